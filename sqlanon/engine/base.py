@@ -1,0 +1,74 @@
+"""The engine interface: run sqlglot expressions, count them, and keep a log of what ran."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from typing import Any, Iterator
+
+import pyarrow as pa
+from sqlglot import exp
+
+
+class Engine:
+    """Runs SQL. Subclasses implement ``_run`` (execute and fully consume) and the few hooks below."""
+
+    dialect = "duckdb"
+
+    def __init__(self) -> None:
+        self.queries = 0
+        self.log: list[str] = []
+        self.keep_log = False
+        self._names = itertools.count(1)
+
+    # -- to implement -------------------------------------------------------------------------
+    def _run(self, sql: str, fetch: str) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def register_arrow(self, name: str, table: pa.Table) -> None:  # pragma: no cover
+        """Create a temporary table ``name`` holding a small Arrow table (hierarchies, codes)."""
+        raise NotImplementedError
+
+    def source_from(self, source) -> exp.Expression:  # pragma: no cover
+        """Return a FROM item for a :class:`sqlanon.source.Source`; reading files is the engine's job."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:  # pragma: no cover
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover
+        pass
+
+    # -- shared ---------------------------------------------------------------------------------
+    def sql_text(self, expression: exp.Expression | str) -> str:
+        if isinstance(expression, str):
+            return expression
+        return expression.sql(dialect=self.dialect)
+
+    def _go(self, expression, fetch: str):
+        sql = self.sql_text(expression)
+        self.queries += 1
+        if self.keep_log:
+            self.log.append(sql)
+        return self._run(sql, fetch)
+
+    def execute(self, expression: exp.Expression | str) -> None:
+        self._go(expression, "none")
+
+    def fetch_all(self, expression: exp.Expression | str) -> list[tuple]:
+        return self._go(expression, "all")
+
+    def fetch_one(self, expression: exp.Expression | str) -> tuple | None:
+        rows = self._go(expression, "all")
+        return rows[0] if rows else None
+
+    def scalar(self, expression: exp.Expression | str) -> Any:
+        row = self.fetch_one(expression)
+        return None if row is None else row[0]
+
+    def fetch_arrow(self, expression: exp.Expression | str) -> pa.Table:
+        return self._go(expression, "arrow")
+
+    def temp_name(self, prefix: str) -> str:
+        return f"sqlanon_{prefix}_{next(self._names)}"

@@ -1,0 +1,130 @@
+"""The embedded DuckDB engine (the default)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any, Iterator
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.engine.base import Engine
+from sqlanon.errors import ConfigError, EngineError
+
+
+def _quote_literal(text: str) -> exp.Literal:
+    return exp.Literal.string(text)
+
+
+class DuckDBEngine(Engine):
+    """DuckDB, in memory or on a ``.duckdb`` file. Results are always consumed fully."""
+
+    dialect = "duckdb"
+
+    def __init__(
+        self,
+        database: str = ":memory:",
+        memory_limit: str | None = None,
+        threads: int | None = None,
+        read_only: bool = False,
+        temp_directory: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.database = database
+        if database != ":memory:" and read_only and not os.path.exists(database):
+            raise ConfigError(f"database file not found: {database}")
+        try:
+            self.con = duckdb.connect(database, read_only=read_only)
+        except duckdb.Error as err:
+            raise EngineError(f"cannot open database {database}: {_one_line(err)}") from None
+        if memory_limit:
+            self._set("memory_limit", memory_limit)
+        if threads:
+            self._set("threads", str(int(threads)))
+        if temp_directory:
+            self._set("temp_directory", temp_directory)
+        # Sorting is not needed for any aggregate; keep insertion order off for less memory.
+        self._set("preserve_insertion_order", "false")
+
+    def _set(self, key: str, value: str) -> None:
+        stmt = exp.Set(
+            expressions=[
+                exp.SetItem(this=exp.EQ(this=exp.to_identifier(key), expression=_quote_literal(value)))
+            ]
+        )
+        try:
+            self.execute(stmt)
+        except EngineError as err:
+            raise ConfigError(f"bad engine setting {key}={value!r}: {err}") from None
+
+    def _run(self, sql: str, fetch: str) -> Any:
+        try:
+            cur = self.con.execute(sql)
+            if fetch == "all":
+                return cur.fetchall()
+            if fetch == "arrow":
+                return cur.to_arrow_table()
+            cur.fetchall()
+            return None
+        except duckdb.Error as err:
+            raise EngineError(_one_line(err)) from None
+
+    def register_arrow(self, name: str, table: pa.Table) -> None:
+        view = f"__sqlanon_arrow_{name}"
+        self.con.register(view, table)
+        try:
+            stmt = exp.Create(
+                this=exp.Table(this=exp.to_identifier(name, quoted=True)),
+                kind="TABLE",
+                properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+                expression=exp.select("*").from_(exp.Table(this=exp.to_identifier(view, quoted=True))),
+            )
+            self.execute(stmt)
+        finally:
+            self.con.unregister(view)
+
+    def source_from(self, source) -> exp.Expression:
+        """Name the source: a table for ``.duckdb`` inputs, a reader function for files."""
+        if source.kind == "table":
+            return source.table_expression()
+        if source.kind == "parquet":
+            paths = source.paths()
+            arg = (
+                exp.Array(expressions=[exp.Literal.string(p) for p in paths])
+                if len(paths) > 1
+                else exp.Literal.string(paths[0])
+            )
+            return exp.Table(this=exp.Anonymous(this="read_parquet", expressions=[arg]))
+        if source.kind == "csv":
+            args: list[exp.Expression] = [exp.Literal.string(source.path)]
+            opts = {"delim": source.delimiter or ",", "header": True, "all_varchar": source.all_varchar}
+            for key, value in opts.items():
+                val = exp.Boolean(this=value) if isinstance(value, bool) else exp.Literal.string(value)
+                args.append(exp.PropertyEQ(this=exp.to_identifier(key), expression=val))
+            return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))
+        raise ConfigError(f"unknown source kind {source.kind!r}")
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            try:
+                self.execute("ROLLBACK")
+            except EngineError:
+                pass
+            raise
+        else:
+            self.execute("COMMIT")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.con.close()
+
+
+def _one_line(err: Exception) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__

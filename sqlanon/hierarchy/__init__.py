@@ -1,0 +1,59 @@
+"""Hierarchies: mapping tables ``leaf -> level1 -> ... -> root``.
+
+A hierarchy *spec* (``--qi COLUMN=SPEC`` or the policy's ``hierarchy:``) is one of
+
+* a path to an ARX-style CSV (``;`` or ``,``, no header, leaf first) — ``--hierarchy-delimiter``;
+* a path to a ``.yaml``/``.yml``/``.json`` tree;
+* ``bands:W1,W2,...`` numeric bands of growing widths (``[lo, hi[``), then ``*``;
+* ``dates``: day -> month -> year -> ``*``;
+* ``mask`` (or ``mask:#``): hide one more trailing character per level (zip codes);
+* ``numeric``: distinct values under ``*`` (for interval cuts of the genetic search);
+* ``flat``: distinct values under ``*`` (a categorical attribute with no taxonomy).
+"""
+
+from __future__ import annotations
+
+import os
+
+from sqlanon.errors import ConfigError
+from sqlanon.hierarchy import builders
+from sqlanon.hierarchy.io import read_csv_hierarchy, read_tree_hierarchy, tree_to_hierarchy, write_csv_hierarchy
+from sqlanon.hierarchy.model import Hierarchy
+
+__all__ = ["Hierarchy", "load_hierarchy", "read_csv_hierarchy", "read_tree_hierarchy", "tree_to_hierarchy", "write_csv_hierarchy", "BUILDERS"]
+
+BUILDERS = ("bands", "dates", "mask", "numeric", "flat")
+
+
+def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None) -> Hierarchy:
+    """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL)."""
+    spec = str(spec).strip()
+    kind, _, arg = spec.partition(":")
+    if kind in BUILDERS and not os.path.exists(spec):
+        if engine is None or source is None:
+            raise ConfigError(f"hierarchy builder {kind!r} for {column!r} needs the source")
+        from sqlanon.stats import distinct_values
+
+        source.require_columns(engine, [column], "quasi-identifier column")
+        values = distinct_values(engine, source, column)
+        if kind == "bands":
+            try:
+                widths = [float(w) for w in arg.split(",") if w.strip()]
+            except ValueError:
+                raise ConfigError(f"bad band widths {arg!r} for {column!r}; write e.g. bands:5,10,20") from None
+            return builders.numeric_bands(values, widths, column)
+        if kind == "dates":
+            return builders.date_parts(values, column)
+        if kind == "mask":
+            return builders.masking(values, column, char=arg or "*")
+        if kind == "numeric":
+            return builders.flat_numeric(values, column)
+        from sqlanon.hierarchy.model import Hierarchy as H
+
+        return H(attribute=column, rows=[[v, "*"] for v in sorted(values)], origin="flat")
+    low = spec.lower()
+    if low.endswith((".yaml", ".yml", ".json")):
+        return read_tree_hierarchy(spec, column)
+    if not os.path.isfile(spec):
+        raise ConfigError(f"hierarchy file not found for {column!r}: {spec}")
+    return read_csv_hierarchy(spec, column, delimiter)

@@ -1,0 +1,89 @@
+"""Hierarchy builders: numeric bands, dates, masking. They take the distinct source values
+(fetched by :mod:`sqlanon.stats`, a small result) and return a :class:`Hierarchy`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+from sqlanon.errors import ConfigError, HierarchyError
+from sqlanon.hierarchy.model import Hierarchy
+
+
+def _num(text: str) -> str:
+    return str(int(text)) if float(text).is_integer() else repr(float(text))
+
+
+def numeric_bands(values: list[str], widths: list[float], attribute: str, origin: float = 0.0) -> Hierarchy:
+    """Bands of growing width, ``[lo, hi[``, each width a multiple of the one before; root ``*``."""
+    if not widths:
+        raise ConfigError(f"bands for {attribute!r} need at least one width, e.g. bands:5,10,20")
+    for a, b in zip(widths, widths[1:]):
+        if b <= a or abs(b / a - round(b / a)) > 1e-9:
+            raise ConfigError(
+                f"band widths for {attribute!r} must grow and each divide the next, got {widths}"
+            )
+    rows = []
+    for value in values:
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            raise HierarchyError(f"column {attribute!r} has non-numeric value {value!r} for a numeric band hierarchy") from None
+        if math.isnan(x):
+            raise HierarchyError(f"column {attribute!r} has NaN, which no band can hold")
+        row = [value]
+        for w in widths:
+            lo = math.floor((x - origin) / w) * w + origin
+            row.append(f"[{_num(str(lo))}, {_num(str(lo + w))}[")
+        row.append("*")
+        rows.append(row)
+    rows.sort(key=lambda r: float(r[0]))
+    return Hierarchy(attribute=attribute, rows=rows, origin=f"bands:{','.join(_num(str(w)) for w in widths)}", numeric=True)
+
+
+def date_parts(values: list[str], attribute: str) -> Hierarchy:
+    """day -> month (YYYY-MM) -> year (YYYY) -> ``*``."""
+    rows = []
+    for value in values:
+        try:
+            day = dt.date.fromisoformat(str(value)[:10])
+        except ValueError:
+            raise HierarchyError(f"column {attribute!r} has {value!r}, which is not an ISO date (YYYY-MM-DD)") from None
+        rows.append([value, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}", "*"])
+    rows.sort(key=lambda r: r[0])
+    return Hierarchy(attribute=attribute, rows=rows, origin="dates")
+
+
+def masking(values: list[str], attribute: str, char: str = "*") -> Hierarchy:
+    """Zip-code style: level i hides the last i characters; the last level is ``*``."""
+    if not values:
+        raise HierarchyError(f"column {attribute!r} has no values to build a masking hierarchy from")
+    width = max(len(v) for v in values)
+    rows = []
+    for value in values:
+        row = [value]
+        for i in range(1, width):
+            keep = max(len(value) - i, 0)
+            row.append(value[:keep] + char * (len(value) - keep))
+        row.append(char)
+        rows.append(row)
+    rows.sort(key=lambda r: r[0])
+    return Hierarchy(attribute=attribute, rows=rows, origin="mask")
+
+
+def flat_numeric(values: list[str], attribute: str) -> Hierarchy:
+    """Distinct numeric values under one root: a numeric QI whose cut is made of intervals."""
+    try:
+        ordered = sorted(values, key=float)
+    except ValueError:
+        bad = next(v for v in values if not _is_number(v))
+        raise HierarchyError(f"column {attribute!r} is marked numeric but has value {bad!r}") from None
+    return Hierarchy(attribute=attribute, rows=[[v, "*"] for v in ordered], origin="numeric", numeric=True)
+
+
+def _is_number(v: str) -> bool:
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False

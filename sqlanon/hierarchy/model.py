@@ -1,0 +1,133 @@
+"""A generalization hierarchy: one row per leaf, one column per level (leaf ... root).
+
+Hierarchies are metadata (thousands of leaves at most), so they live in Python *and* as mapping
+tables in the database. Every level is given small integer codes so frequency sets can be rolled up
+on integers: ``leaf_code -> level-l code`` arrays, and ``level-a code -> level-b code`` arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import pyarrow as pa
+
+from sqlanon.errors import HierarchyError
+
+
+@dataclass
+class Hierarchy:
+    """``rows[i] = [leaf, level1, ..., root]``; all rows have the same length."""
+
+    attribute: str
+    rows: list[list[str]]
+    origin: str = "inline"
+    numeric: bool = False
+    _checked: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # -- validation ------------------------------------------------------------------------------
+    def validate(self) -> None:
+        where = f"hierarchy for {self.attribute!r} ({self.origin})"
+        if not self.rows:
+            raise HierarchyError(f"{where} is empty")
+        width = len(self.rows[0])
+        seen: dict[str, int] = {}
+        for i, row in enumerate(self.rows, start=1):
+            if len(row) != width:
+                raise HierarchyError(
+                    f"{where} is ragged: row {i} ({row[0]!r}) has {len(row)} levels, row 1 has {width}"
+                )
+            for j, cell in enumerate(row):
+                if cell is None or cell == "":
+                    raise HierarchyError(f"{where}: row {i} has an empty or NULL value at level {j}")
+            if row[0] in seen:
+                raise HierarchyError(f"{where}: leaf {row[0]!r} appears twice (rows {seen[row[0]]} and {i})")
+            seen[row[0]] = i
+        # A tree: every value at level l has exactly one parent at level l+1.
+        for level in range(1, width - 1):
+            parent: dict[str, str] = {}
+            for row in self.rows:
+                value, up = row[level], row[level + 1]
+                if parent.setdefault(value, up) != up:
+                    raise HierarchyError(
+                        f"{where} is not a tree: {value!r} at level {level} has parents "
+                        f"{parent[value]!r} and {up!r}"
+                    )
+        self._checked = True
+
+    # -- shape -----------------------------------------------------------------------------------
+    @property
+    def max_level(self) -> int:
+        return len(self.rows[0]) - 1
+
+    @property
+    def leaves(self) -> list[str]:
+        return [r[0] for r in self.rows]
+
+    @cached_property
+    def leaf_index(self) -> dict[str, int]:
+        return {leaf: i for i, leaf in enumerate(self.leaves)}
+
+    def labels(self, level: int) -> list[str]:
+        """Distinct labels at ``level`` in order of first appearance (their codes)."""
+        return self._codes[level][0]
+
+    def leaf_to_level(self, level: int) -> list[int]:
+        """``result[leaf_code]`` = code of its ancestor at ``level``."""
+        return self._codes[level][1]
+
+    def level_to_level(self, low: int, high: int) -> list[int]:
+        """``result[code at low]`` = code at ``high`` (a tree, so it is well defined)."""
+        out = [0] * len(self.labels(low))
+        lo, hi = self.leaf_to_level(low), self.leaf_to_level(high)
+        for leaf in range(len(self.rows)):
+            out[lo[leaf]] = hi[leaf]
+        return out
+
+    def leaves_under(self, level: int) -> list[int]:
+        """``result[code at level]`` = number of leaves below that value (for LM)."""
+        counts = [0] * len(self.labels(level))
+        for code in self.leaf_to_level(level):
+            counts[code] += 1
+        return counts
+
+    @cached_property
+    def _codes(self) -> list[tuple[list[str], list[int]]]:
+        out = []
+        for level in range(self.max_level + 1):
+            index: dict[str, int] = {}
+            codes = []
+            for row in self.rows:
+                codes.append(index.setdefault(row[level], len(index)))
+            out.append((list(index), codes))
+        return out
+
+    def level_of(self, value: str) -> int | None:
+        """Lowest level holding ``value`` as a label (for reading released data back)."""
+        for level in range(self.max_level + 1):
+            if value in set(self.labels(level)):
+                return level
+        return None
+
+    # -- as tables -------------------------------------------------------------------------------
+    def mapping_table(self) -> pa.Table:
+        """``leaf, level_1, ..., level_h`` as strings, plus ``code`` (the leaf code)."""
+        cols = {"code": pa.array(range(len(self.rows)), pa.int32())}
+        for level in range(self.max_level + 1):
+            cols[f"level_{level}"] = pa.array([r[level] for r in self.rows], pa.string())
+        return pa.table(cols)
+
+    def level_name(self, level: int) -> str:
+        return f"level_{level}"
+
+    def describe(self) -> dict:
+        return {
+            "attribute": self.attribute,
+            "origin": self.origin,
+            "leaves": len(self.rows),
+            "levels": self.max_level + 1,
+            "distinct_per_level": [len(self.labels(level)) for level in range(self.max_level + 1)],
+        }

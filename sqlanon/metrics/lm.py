@@ -1,0 +1,57 @@
+"""Iyengar's general loss metric LM, for full-domain levels.
+
+Per row and QI: ``(M_P - 1) / (M - 1)`` where ``M_P`` is the number of leaves below the released
+value and ``M`` the number of leaves of the hierarchy; a suppressed row counts 1 in every QI. The
+value is the mean over QIs of the per-column means over rows.
+"""
+
+from sqlglot import exp
+
+from sqlanon.metrics.base import Metric
+from sqlanon.source import col
+from sqlanon.stats import if_, lit, lookup, sum_
+
+
+def loss_table(h, level: int) -> list[float]:
+    m = len(h.rows)
+    if m <= 1:
+        return [0.0] * len(h.labels(level))
+    return [(c - 1) / (m - 1) for c in h.leaves_under(level)]
+
+
+def column_losses(stats, node) -> list[float]:
+    """Per-QI LM over all rows as if nothing were suppressed (data from per-column frequencies)."""
+    out = []
+    for i, (h, level) in enumerate(zip(stats.hierarchies, node)):
+        losses = loss_table(h, level)
+        freq = stats.leaf_level_freq(i, level)
+        out.append(sum(f * l for f, l in zip(freq, losses)) / stats.rows)
+    return out
+
+
+class LM(Metric):
+    name = "lm"
+
+    def aggregates(self, stats, node):
+        terms = []
+        for i, (h, level) in enumerate(zip(stats.hierarchies, node)):
+            terms.append(lookup(loss_table(h, level), col(stats.qcol(i)), stats.dialect))
+        total = terms[0]
+        for t in terms[1:]:
+            total = exp.Add(this=total, expression=t)
+        released = sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=exp.Paren(this=total)), lit(0.0)))
+        return [("lm_released", released)]
+
+    def value(self, stats, node, ns) -> float:
+        nq = len(stats.qis)
+        released = float(ns.extra["lm_released"] or 0.0)
+        return (released / nq + ns.suppressed) / stats.rows
+
+    def per_column(self, stats, node, ns) -> dict:
+        """Per-column LM; exact only when nothing is suppressed (else suppressed rows count 1)."""
+        cols = column_losses(stats, node)
+        return dict(zip(stats.qis, cols))
+
+    def prior_bound(self, stats, node) -> float:
+        cols = column_losses(stats, node)
+        return sum(cols) / len(cols)

@@ -1,0 +1,59 @@
+"""A privacy model is a predicate over one equivalence class (a row of a node's class table).
+
+Rows of classes that fail any model are suppressed; a node satisfies the requirement when the
+suppressed rows fit the budget (MaxSup). Every model here is monotone under generalization even
+with suppression: merging classes never turns a passing class into a failing one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlanon.stats import ClassNeeds
+
+
+class PrivacyModel:
+    name = "model"
+    needs = ClassNeeds()
+
+    def predicate(self) -> exp.Expression:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def class_ok(self, cls: dict) -> bool:  # pragma: no cover - interface
+        """The same predicate in Python over a class dict (``cnt``, ``s_counts``), for checkers."""
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        return {"model": self.name}
+
+
+@dataclass
+class Requirement:
+    """Privacy models and the suppression budget (absolute rows)."""
+
+    models: list[PrivacyModel]
+    budget: int = 0
+    max_suppression: float = 0.0
+    needs: ClassNeeds = field(default_factory=ClassNeeds)
+
+    def __post_init__(self) -> None:
+        for m in self.models:
+            self.needs = self.needs.merge(m.needs)
+
+    def predicate(self) -> exp.Expression:
+        parts = [m.predicate() for m in self.models]
+        if not parts:
+            return exp.Boolean(this=True)
+        return exp.and_(*parts) if len(parts) > 1 else parts[0]
+
+    def class_ok(self, cls: dict) -> bool:
+        return all(m.class_ok(cls) for m in self.models)
+
+    @property
+    def k(self) -> int:
+        return max([getattr(m, "k", 1) for m in self.models] or [1])
+
+    def describe(self) -> list[dict]:
+        return [m.describe() for m in self.models]

@@ -1,0 +1,26 @@
+"""k-anonymity: every released class holds at least k rows."""
+
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError
+from sqlanon.privacy.base import PrivacyModel
+from sqlanon.source import col
+from sqlanon.stats import lit
+
+
+class KAnonymity(PrivacyModel):
+    name = "k-anonymity"
+
+    def __init__(self, k: int) -> None:
+        if int(k) != k or k < 1:
+            raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
+        self.k = int(k)
+
+    def predicate(self) -> exp.Expression:
+        return exp.GTE(this=col("cnt"), expression=lit(self.k))
+
+    def class_ok(self, cls: dict) -> bool:
+        return cls["cnt"] >= self.k
+
+    def describe(self) -> dict:
+        return {"model": self.name, "k": self.k}

@@ -1,0 +1,17 @@
+"""Searches, by name. A lattice search is ``run(lattice, **options) -> LatticeResult``; other
+searches (bottom-up, top-down, genetic, generate) are ``run(context, **options) -> Plan`` and are
+registered in ``PLANNERS``. Adding one is adding a module and a line here."""
+
+from sqlanon.search import incognito, optimal, samarati
+
+LATTICE_SEARCHES = {
+    "optimal": optimal.run,
+    "samarati": samarati.run,
+    "incognito": incognito.run,
+}
+
+#: flexible planners: name -> "module:function" (imported lazily so one broken module cannot
+#: take the others down)
+PLANNERS: dict[str, str] = {}
+
+SEARCHES = sorted(set(LATTICE_SEARCHES) | set(PLANNERS))

@@ -1,0 +1,163 @@
+"""The lattice of full-domain generalizations and what every lattice search shares.
+
+Nodes are held in a numpy array (one row per node, one column per QI level), so predictive
+tagging is vectorized: a node that satisfies the requirement makes every generalization satisfy
+it (monotonicity, Aggarwal 20.3); a node that fails makes every specialization fail.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sqlanon.errors import ConfigError, UnsatisfiableError
+
+UNKNOWN, SATISFIES, FAILS = 0, 1, -1
+
+
+def describe_requirement(requirement) -> str:
+    parts = [" ".join(f"{k}={v}" for k, v in d.items()) for d in requirement.describe()]
+    return "; ".join(parts) + f" within a budget of {requirement.budget} suppressed rows"
+
+
+@dataclass
+class LatticeResult:
+    node: tuple[int, ...]
+    node_stats: object
+    value: float
+    nodes_evaluated: int
+    nodes_total: int
+    trace: list = field(default_factory=list)
+
+
+class Lattice:
+    def __init__(self, stats, requirement, metric, progress=None, max_nodes: int = 2_000_000) -> None:
+        self.stats = stats
+        self.requirement = requirement
+        self.metric = metric
+        self.progress = progress
+        self.maxes = [h.max_level for h in stats.hierarchies]
+        size = math.prod(m + 1 for m in self.maxes)
+        if size > max_nodes:
+            raise ConfigError(
+                f"the lattice has {size:,} nodes, more than {max_nodes:,}; use fewer levels or "
+                "another search (bottom-up, top-down, genetic)"
+            )
+        self.nodes = np.array(list(itertools.product(*[range(m + 1) for m in self.maxes])), dtype=np.int16)
+        if self.nodes.ndim == 1:
+            self.nodes = self.nodes.reshape(len(self.nodes), len(self.maxes))
+        self.strides = np.array([math.prod(m + 1 for m in self.maxes[i + 1 :]) for i in range(len(self.maxes))], dtype=np.int64)
+        self.height = self.nodes.sum(axis=1).astype(np.int32)
+        self.status = np.zeros(len(self.nodes), dtype=np.int8)
+        self.pruned = np.zeros(len(self.nodes), dtype=bool)
+        self.evaluated: dict[int, tuple] = {}  # idx -> (NodeStats, satisfies, value)
+        self.ok = requirement.predicate()
+        self.best_value = math.inf
+        self.best_idx: int | None = None
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def idx(self, node) -> int:
+        return int(np.dot(np.asarray(node, dtype=np.int64), self.strides))
+
+    def node(self, idx: int) -> tuple[int, ...]:
+        return tuple(int(x) for x in self.nodes[idx])
+
+    @property
+    def top(self) -> int:
+        return len(self.nodes) - 1
+
+    # -- checking ---------------------------------------------------------------------------------
+    def check(self, idx: int) -> bool:
+        """Run the node's query (once), tag the lattice, offer the value to the incumbent."""
+        if idx in self.evaluated:
+            return self.evaluated[idx][1]
+        node = self.node(idx)
+        ns = self.stats.evaluate(node, self.ok, self.metric.aggregates(self.stats, node))
+        satisfies = ns.suppressed <= self.requirement.budget
+        value = self.metric.value(self.stats, node, ns) if satisfies else math.inf
+        self.evaluated[idx] = (ns, satisfies, value)
+        self.tag(idx, satisfies)
+        if satisfies and (value < self.best_value or (value == self.best_value and self.best_idx is not None and self.height[idx] < self.height[self.best_idx])):
+            self.best_value, self.best_idx = value, idx
+        qb = self.metric.query_bound(self.stats, node, ns)
+        if qb is not None and qb >= self.best_value:
+            self.prune_above(idx)
+        if self.progress:
+            self.progress(len(self.evaluated))
+        return satisfies
+
+    def tag(self, idx: int, satisfies: bool) -> None:
+        node = self.nodes[idx]
+        if satisfies:
+            mask = (self.nodes >= node).all(axis=1)
+            self.status[mask] = SATISFIES
+        else:
+            mask = (self.nodes <= node).all(axis=1)
+            self.status[mask] = FAILS
+
+    def prune_above(self, idx: int) -> None:
+        mask = (self.nodes >= self.nodes[idx]).all(axis=1)
+        mask[idx] = False
+        self.pruned |= mask
+
+    def satisfies(self, idx: int) -> bool:
+        if self.status[idx] == UNKNOWN:
+            return self.check(idx)
+        return self.status[idx] == SATISFIES
+
+    def value(self, idx: int) -> float:
+        """The metric value of a node known to satisfy (queries it if it was only tagged)."""
+        if idx not in self.evaluated:
+            self.check(idx)
+        return self.evaluated[idx][2]
+
+    def successors(self, idx: int) -> list[int]:
+        node = self.nodes[idx]
+        return [idx + int(self.strides[i]) for i in range(len(self.maxes)) if node[i] < self.maxes[i]]
+
+    def require_top(self) -> None:
+        """Corollary of monotonicity: if the most general node fails, nothing satisfies."""
+        if not self.satisfies(self.top):
+            ns = self.evaluated[self.top][0]
+            raise UnsatisfiableError(
+                f"no generalization satisfies {self._describe()}: even the most general one "
+                f"suppresses {ns.suppressed} rows, the budget is {self.requirement.budget}"
+            )
+
+    def _describe(self) -> str:
+        return describe_requirement(self.requirement)
+
+    def result(self, trace=None) -> LatticeResult:
+        if self.best_idx is None:
+            raise UnsatisfiableError(f"no generalization satisfies {self._describe()}")
+        ns, _, value = self.evaluated[self.best_idx]
+        return LatticeResult(self.node(self.best_idx), ns, value, len(self.evaluated), len(self.nodes), trace or [])
+
+    # -- Flash-style probing ----------------------------------------------------------------------
+    def probe(self, idx: int, prior: np.ndarray) -> None:
+        """Walk up from ``idx`` through unknown nodes (cheapest bound first) and binary-search the
+        path for its lowest satisfying node; every check tags a whole cone of the lattice."""
+        path = [idx]
+        cur = idx
+        while True:
+            nxt = [s for s in self.successors(cur) if self.status[s] == UNKNOWN]
+            if not nxt:
+                break
+            cur = min(nxt, key=lambda s: (prior[s], s))
+            path.append(cur)
+        lo, hi = 0, len(path) - 1
+        if not self.satisfies(path[hi]):
+            return
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.status[path[mid]] == SATISFIES or (self.status[path[mid]] == UNKNOWN and self.check(path[mid])):
+                hi = mid
+            else:
+                lo = mid + 1
+        if self.status[path[0]] == UNKNOWN:
+            self.check(path[0])

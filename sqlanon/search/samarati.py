@@ -1,0 +1,45 @@
+"""Samarati's binary search on height (Aggarwal 20.3.1).
+
+By monotonicity, if some node of height h satisfies the requirement, some node of every greater
+height does; binary search finds the lowest such height, and among the satisfying nodes of that
+height the one with the best metric is returned (that is Samarati's k-minimal generalization).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sqlanon.search.lattice import SATISFIES, UNKNOWN, Lattice
+
+
+def run(lattice: Lattice, **options) -> object:
+    lattice.require_top()
+    heights = lattice.height
+    by_height = {h: np.flatnonzero(heights == h) for h in range(int(heights.max()) + 1)}
+
+    def exists_at(h: int) -> bool:
+        for idx in by_height[h]:
+            if lattice.status[idx] == SATISFIES or (lattice.status[idx] == UNKNOWN and lattice.check(int(idx))):
+                return True
+        return False
+
+    lo, hi = 0, int(heights.max())
+    trace = []
+    while lo < hi:
+        mid = (lo + hi) // 2
+        found = exists_at(mid)
+        trace.append({"height": mid, "satisfiable": found})
+        if found:
+            hi = mid
+        else:
+            lo = mid + 1
+    lattice.best_value, lattice.best_idx = float("inf"), None
+    for idx in by_height[lo]:
+        if lattice.satisfies(int(idx)):
+            lattice.value(int(idx))
+            ns, _, value = lattice.evaluated[int(idx)]
+            if value < lattice.best_value:
+                lattice.best_value, lattice.best_idx = value, int(idx)
+    result = lattice.result(trace)
+    result.trace.append({"minimal_height": lo})
+    return result

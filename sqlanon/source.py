@@ -1,0 +1,130 @@
+"""Sources: a relation in the engine (a table of a ``.duckdb`` file, Parquet file(s) or glob, CSV).
+
+A source is a SQL ``FROM`` item, never a DataFrame. The engine decides how files are read.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError
+
+FORMATS = ("csv", "parquet", "duckdb")
+
+
+def ident(name: str) -> exp.Identifier:
+    """Always-quoted identifier: ``zip code`` or ``we"ird`` can never inject SQL."""
+    return exp.to_identifier(name, quoted=True)
+
+
+def col(name: str, table: str | None = None) -> exp.Column:
+    return exp.Column(this=ident(name), table=ident(table) if table else None)
+
+
+def table_ref(name: str, schema: str | None = None, alias: str | None = None) -> exp.Table:
+    t = exp.Table(this=ident(name), db=ident(schema) if schema else None)
+    if alias:
+        t = exp.alias_(t, alias, table=True, quoted=True)
+    return t
+
+
+@dataclass
+class Source:
+    """Where the rows are. ``kind`` is ``table`` (in the engine's database), ``parquet`` or ``csv``."""
+
+    kind: str
+    path: str | None = None
+    table: str | None = None
+    delimiter: str | None = None
+    all_varchar: bool = True
+    database: str | None = None
+    _columns: list[tuple[str, str]] | None = field(default=None, repr=False)
+
+    @classmethod
+    def open(
+        cls,
+        path: str,
+        format: str | None = None,
+        table: str | None = None,
+        delimiter: str | None = None,
+    ) -> "Source":
+        """Describe an input given on the command line or in a policy."""
+        fmt = (format or _guess_format(path)).lower()
+        if fmt not in FORMATS:
+            raise ConfigError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        if fmt == "duckdb":
+            if not os.path.isfile(path):
+                raise ConfigError(f"input file not found: {path}")
+            if not table:
+                raise ConfigError(f"--table is required for a .duckdb input ({path})")
+            return cls(kind="table", table=table, database=path)
+        if fmt == "parquet":
+            src = cls(kind="parquet", path=path)
+            src.paths()  # raises when nothing matches
+            return src
+        if not os.path.isfile(path):
+            raise ConfigError(f"input file not found: {path}")
+        if delimiter is not None and len(delimiter.encode()) != 1 and delimiter != "\\t":
+            raise ConfigError(f"--delimiter must be one character, got {delimiter!r}")
+        return cls(kind="csv", path=path, delimiter="\t" if delimiter == "\\t" else delimiter)
+
+    def paths(self) -> list[str]:
+        assert self.path is not None
+        if os.path.isdir(self.path):
+            found = sorted(glob.glob(os.path.join(self.path, "**", "*.parquet"), recursive=True))
+        elif any(ch in self.path for ch in "*?["):
+            found = sorted(glob.glob(self.path, recursive=True))
+        else:
+            found = [self.path] if os.path.isfile(self.path) else []
+        if not found:
+            raise ConfigError(f"input file not found: {self.path}")
+        return found
+
+    def table_expression(self) -> exp.Table:
+        assert self.table is not None
+        schema, name = _split_table(self.table)
+        return table_ref(name, schema)
+
+    def describe(self) -> str:
+        if self.kind == "table":
+            return f"{self.database or 'database'}:{self.table}"
+        return f"{self.kind}:{self.path}"
+
+    def columns(self, engine) -> list[tuple[str, str]]:
+        """Column names and types, from ``DESCRIBE`` of the FROM item (no rows read)."""
+        if self._columns is None:
+            query = exp.select("*").from_(engine.source_from(self)).limit(0)
+            rows = engine.fetch_all(exp.Describe(this=query))
+            self._columns = [(r[0], r[1]) for r in rows]
+        return self._columns
+
+    def column_names(self, engine) -> list[str]:
+        return [c for c, _ in self.columns(engine)]
+
+    def require_columns(self, engine, names, role: str = "column") -> None:
+        have = self.column_names(engine)
+        for name in names:
+            if name not in have:
+                raise ConfigError(
+                    f"unknown {role} {name!r} in {self.describe()}; columns are: {', '.join(have)}"
+                )
+
+
+def _split_table(name: str) -> tuple[str | None, str]:
+    if "." in name and not name.startswith('"'):
+        schema, _, table = name.partition(".")
+        return schema, table
+    return None, name.strip('"')
+
+
+def _guess_format(path: str) -> str:
+    low = path.lower()
+    if low.endswith((".duckdb", ".db")):
+        return "duckdb"
+    if low.endswith(".parquet") or os.path.isdir(path) or "*" in path:
+        return "parquet"
+    return "csv"

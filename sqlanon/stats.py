@@ -1,0 +1,596 @@
+"""Statistics: the only code that turns a question into SQL and an answer back into Python values.
+
+Everything a search asks is answered from **frequency sets**: the distinct tuples of integer-coded
+quasi-identifier values with their counts (plus, when a model or metric needs them, the sensitive
+value and the class value as extra keys). The source is scanned once to build the *base* frequency
+set; a node's frequency set is rolled up from the smallest saved set it generalizes.
+
+Generalizing a code is an inline lookup: on DuckDB ``list_extract([..], code + 1)``, elsewhere a
+portable ``CASE code WHEN 0 THEN .. END`` (see :func:`lookup`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError, HierarchyError, UnsatisfiableError
+from sqlanon.hierarchy.model import Hierarchy
+from sqlanon.source import Source, col, ident, table_ref
+
+# ---------------------------------------------------------------------------------------------
+# small builders
+
+
+def lit(value) -> exp.Expression:
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("non-finite literal")
+        return exp.Literal.number(repr(value) if isinstance(value, float) else value)
+    return exp.Literal.string(str(value))
+
+
+def lookup(values: Sequence, code: exp.Expression, dialect: str) -> exp.Expression:
+    """``values[code]`` (0-based) as SQL. Identity lists collapse to ``code``."""
+    if all(isinstance(v, int) for v in values) and list(values) == list(range(len(values))):
+        return code
+    if len(set(values)) == 1:
+        return lit(values[0])
+    if dialect == "duckdb":
+        arr = exp.Array(expressions=[lit(v) for v in values])
+        return exp.Anonymous(this="list_extract", expressions=[arr, exp.Add(this=code, expression=lit(1))])
+    case = exp.Case(this=code)
+    for i, v in enumerate(values):
+        case = case.when(lit(i), lit(v))
+    return case
+
+
+def sum_(e: exp.Expression) -> exp.Expression:
+    return exp.Sum(this=e)
+
+
+def if_(cond: exp.Expression, then: exp.Expression, other: exp.Expression) -> exp.Expression:
+    return exp.Case().when(cond, then).else_(other)
+
+
+def as_double(e: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=e, to=exp.DataType.build("DOUBLE"))
+
+
+def as_varchar(e: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=e, to=exp.DataType.build("VARCHAR"))
+
+
+def cte_select(ctes: list[tuple[str, exp.Expression]], final: exp.Select) -> exp.Select:
+    for name, body in ctes:
+        final = final.with_(ident(name), as_=body, copy=False)
+    return final
+
+
+def and_all(parts: list[exp.Expression]) -> exp.Expression:
+    if not parts:
+        return exp.Boolean(this=True)
+    return exp.and_(*parts) if len(parts) > 1 else parts[0]
+
+
+def eq_all(left: str, right: str, names: list[str]) -> exp.Expression:
+    return and_all([exp.EQ(this=col(n, left), expression=col(n, right)) for n in names])
+
+
+# ---------------------------------------------------------------------------------------------
+# the requirement: privacy models + suppression budget, expressed as per-class predicates
+
+
+@dataclass
+class ClassNeeds:
+    """Which per-class aggregates a node query must compute."""
+
+    distinct_s: bool = False
+    entropy_s: bool = False
+    emd_equal: bool = False
+    emd_ordered: bool = False
+    majority_y: bool = False
+
+    @property
+    def sensitive(self) -> bool:
+        return self.distinct_s or self.entropy_s or self.emd_equal or self.emd_ordered
+
+    def merge(self, other: "ClassNeeds") -> "ClassNeeds":
+        return ClassNeeds(**{k: getattr(self, k) or getattr(other, k) for k in self.__dataclass_fields__})
+
+
+@dataclass
+class FrequencySet:
+    """A frequency set saved in the database, keyed by codes at ``levels``."""
+
+    table: str
+    levels: tuple[int, ...]
+    rows: int
+
+
+@dataclass
+class NodeStats:
+    node: tuple[int, ...]
+    classes: int
+    rows: int
+    min_class: int
+    max_class: int
+    suppressed: int
+    bad_classes: int
+    extra: dict = field(default_factory=dict)
+
+    def within(self, budget: int) -> bool:
+        return self.suppressed <= budget
+
+
+QI_PREFIX = "q"
+
+
+class Statistics:
+    """Frequency sets of one source under one set of hierarchies, answered by SQL."""
+
+    def __init__(
+        self,
+        engine,
+        source: Source,
+        qis: Sequence[str],
+        hierarchies: Sequence[Hierarchy],
+        sensitive: str | None = None,
+        class_column: str | None = None,
+        needs: ClassNeeds | None = None,
+        keep_sets: int = 12,
+        materialize_rows: int = 250_000,
+    ) -> None:
+        if len(qis) != len(hierarchies):
+            raise ConfigError("one hierarchy per quasi-identifier is required")
+        if len(set(qis)) != len(qis):
+            raise ConfigError(f"a quasi-identifier is listed twice: {list(qis)}")
+        self.engine = engine
+        self.source = source
+        self.qis = list(qis)
+        self.hierarchies = list(hierarchies)
+        self.sensitive = sensitive
+        self.class_column = class_column
+        self.needs = needs or ClassNeeds()
+        self.keep_sets = keep_sets
+        self.materialize_rows = materialize_rows
+        self.saved: list[FrequencySet] = []
+        self.base: FrequencySet | None = None
+        self.rows = 0
+        self.column_freqs: list[list[int]] = []
+        self.sensitive_domain: list[tuple[str, int]] = []
+        self.map_tables: list[str] = []
+        self.domain_table: str | None = None
+        self.nodes_evaluated = 0
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect
+
+    def qcol(self, i: int) -> str:
+        return f"{QI_PREFIX}{i}"
+
+    @property
+    def qnames(self) -> list[str]:
+        return [self.qcol(i) for i in range(len(self.qis))]
+
+    @property
+    def has_s(self) -> bool:
+        return self.needs.sensitive and self.sensitive is not None
+
+    @property
+    def has_y(self) -> bool:
+        return self.needs.majority_y and self.class_column is not None
+
+    # -----------------------------------------------------------------------------------------
+    # preparation: one scan of the source
+
+    def prepare(self) -> None:
+        src_cols = self.source.column_names(self.engine)
+        for name in self.qis:
+            if name not in src_cols:
+                raise ConfigError(
+                    f"unknown quasi-identifier column {name!r} in {self.source.describe()}; "
+                    f"columns are: {', '.join(src_cols)}"
+                )
+        for role, name in (("sensitive column", self.sensitive), ("class column", self.class_column)):
+            if name is not None and name not in src_cols:
+                raise ConfigError(f"unknown {role} {name!r} in {self.source.describe()}")
+        if self.needs.sensitive and self.sensitive is None:
+            raise ConfigError("this privacy model needs --sensitive-column")
+        if self.needs.majority_y and self.class_column is None:
+            raise ConfigError("this metric needs --class-column")
+        for i, h in enumerate(self.hierarchies):
+            name = self.engine.temp_name(f"h{i}")
+            self.engine.register_arrow(name, h.mapping_table())
+            self.map_tables.append(name)
+        self.engine.execute(self.base_query_create())
+        base_name = self._base_name
+        self._validate_base(base_name)
+        self.rows = int(self.engine.scalar(exp.select(sum_(col("cnt"))).from_(table_ref(base_name))) or 0)
+        n_base = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(base_name))))
+        self.base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
+        if self.rows == 0:
+            raise ConfigError(f"input {self.source.describe()} has no rows")
+        self.column_freqs = [self._column_freq(i) for i in range(len(self.qis))]
+        if self.has_s:
+            self._prepare_sensitive_domain()
+
+    @property
+    def _base_name(self) -> str:
+        if not hasattr(self, "_base_name_v"):
+            self._base_name_v = self.engine.temp_name("fs0")
+        return self._base_name_v
+
+    def encoded_select(self) -> exp.Select:
+        """The source joined to the leaf-code tables: ``q0..qn`` codes (-1 unmapped, -2 NULL)."""
+        src = self.engine.source_from(self.source)
+        src = exp.alias_(src, "src", table=True, quoted=True) if not isinstance(src, exp.Alias) else src
+        select = exp.select().from_(src)
+        for i, (name, table) in enumerate(zip(self.qis, self.map_tables)):
+            alias = f"h{i}"
+            cond = exp.EQ(this=col("level_0", alias), expression=as_varchar(col(name, "src")))
+            select = select.join(table_ref(table, alias=alias), on=cond, join_type="left")
+            code = if_(
+                exp.Is(this=col(name, "src"), expression=exp.Null()),
+                lit(-2),
+                exp.Coalesce(this=col("code", alias), expressions=[lit(-1)]),
+            )
+            select = select.select(exp.alias_(code, self.qcol(i), quoted=True))
+        if self.has_s:
+            select = select.select(exp.alias_(as_varchar(col(self.sensitive, "src")), "s", quoted=True))
+        if self.has_y:
+            select = select.select(exp.alias_(as_varchar(col(self.class_column, "src")), "y", quoted=True))
+        return select
+
+    def base_query(self) -> exp.Select:
+        inner = self.encoded_select()
+        keys = self.qnames + (["s"] if self.has_s else []) + (["y"] if self.has_y else [])
+        q = exp.select(*[col(k) for k in keys], exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
+        q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True))
+        return q.group_by(*[col(k) for k in keys])
+
+    def base_query_create(self) -> exp.Create:
+        return create_temp(self._base_name, self.base_query())
+
+    def _validate_base(self, base: str) -> None:
+        if not self.qis:
+            return
+        parts = []
+        for i in range(len(self.qis)):
+            q = col(self.qcol(i))
+            parts.append(sum_(if_(exp.EQ(this=q, expression=lit(-2)), col("cnt"), lit(0))))
+            parts.append(sum_(if_(exp.EQ(this=q, expression=lit(-1)), col("cnt"), lit(0))))
+        if self.has_s:
+            parts.append(sum_(if_(exp.Is(this=col("s"), expression=exp.Null()), col("cnt"), lit(0))))
+        if self.has_y:
+            parts.append(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))))
+        row = self.engine.fetch_one(exp.select(*parts).from_(table_ref(base)))
+        if row is None or row[0] is None:
+            return  # empty input; reported by prepare()
+        for i, name in enumerate(self.qis):
+            nulls, unmapped = int(row[2 * i] or 0), int(row[2 * i + 1] or 0)
+            if nulls:
+                raise HierarchyError(
+                    f"column {name!r} has {nulls} NULL value(s); fill or filter them before anonymizing"
+                )
+            if unmapped:
+                examples = self.unmapped_examples(i)
+                n_distinct = self.unmapped_count(i)
+                raise HierarchyError(
+                    f"column {name!r}: {n_distinct} distinct value(s) in {unmapped} row(s) are missing from "
+                    f"its hierarchy ({self.hierarchies[i].origin}), e.g. "
+                    + ", ".join(repr(e) for e in examples)
+                )
+        k = 2 * len(self.qis)
+        for role, name in (("sensitive", self.sensitive if self.has_s else None), ("class", self.class_column if self.has_y else None)):
+            if name is None:
+                continue
+            if int(row[k] or 0):
+                raise ConfigError(f"{role} column {name!r} has {int(row[k])} NULL value(s)")
+            k += 1
+
+    def _unmapped_select(self, i: int) -> exp.Select:
+        src = exp.alias_(self.engine.source_from(self.source), "src", table=True, quoted=True)
+        name = self.qis[i]
+        cond = exp.EQ(this=col("level_0", "h"), expression=as_varchar(col(name, "src")))
+        return (
+            exp.select(exp.alias_(as_varchar(col(name, "src")), "v", quoted=True))
+            .distinct()
+            .from_(src)
+            .join(table_ref(self.map_tables[i], alias="h"), on=cond, join_type="left")
+            .where(
+                exp.and_(
+                    exp.Is(this=col("code", "h"), expression=exp.Null()),
+                    exp.Not(this=exp.Is(this=col(name, "src"), expression=exp.Null())),
+                )
+            )
+        )
+
+    def unmapped_examples(self, i: int, limit: int = 5) -> list[str]:
+        q = self._unmapped_select(i).order_by(col("v")).limit(limit)
+        return [r[0] for r in self.engine.fetch_all(q)]
+
+    def unmapped_count(self, i: int) -> int:
+        q = exp.select(exp.Count(this=exp.Star())).from_(exp.alias_(exp.Subquery(this=self._unmapped_select(i)), "u", table=True))
+        return int(self.engine.scalar(q))
+
+    def _column_freq(self, i: int) -> list[int]:
+        """Rows per leaf code of QI ``i`` (from the base frequency set, not the source)."""
+        q = (
+            exp.select(col(self.qcol(i)), sum_(col("cnt")))
+            .from_(table_ref(self.base.table))
+            .group_by(col(self.qcol(i)))
+        )
+        freq = [0] * len(self.hierarchies[i].rows)
+        for code, n in self.engine.fetch_all(q):
+            freq[int(code)] = int(n)
+        return freq
+
+    def _prepare_sensitive_domain(self) -> None:
+        q = exp.select(col("s"), sum_(col("cnt"))).from_(table_ref(self.base.table)).group_by(col("s"))
+        domain = [(str(v), int(n)) for v, n in self.engine.fetch_all(q)]
+        try:
+            domain.sort(key=lambda vn: float(vn[0]))
+        except ValueError:
+            domain.sort(key=lambda vn: vn[0])
+        self.sensitive_domain = domain
+        import pyarrow as pa
+
+        name = self.engine.temp_name("sdom")
+        self.engine.register_arrow(
+            name,
+            pa.table(
+                {
+                    "s": pa.array([v for v, _ in domain], pa.string()),
+                    "rnk": pa.array(range(1, len(domain) + 1), pa.int32()),
+                    "q": pa.array([n / self.rows for _, n in domain], pa.float64()),
+                }
+            ),
+        )
+        self.domain_table = name
+
+    # -----------------------------------------------------------------------------------------
+    # node frequency sets
+
+    def pick_set(self, node: Sequence[int]) -> FrequencySet:
+        """The smallest saved frequency set that ``node`` generalizes (the base always qualifies)."""
+        best = self.base
+        if not isinstance(node, tuple):
+            return best
+        for fs in self.saved:
+            if all(a <= b for a, b in zip(fs.levels, node)) and fs.rows < best.rows:
+                best = fs
+        return best
+
+    def generalized_select(self, node, frm: FrequencySet | None = None) -> exp.Select:
+        """The node's frequency set: ``SELECT g0.., [s], [y], SUM(cnt) FROM (recoded set) GROUP BY ..``.
+
+        ``node`` is a tuple of levels or a :class:`sqlanon.plan.Recoding` (always from the base).
+        """
+        from sqlanon.plan import Recoding
+
+        if isinstance(node, Recoding):
+            frm = self.base
+            maps = node.codes
+        else:
+            frm = frm or self.pick_set(node)
+            maps = [
+                h.level_to_level(lo, hi) if lo != hi else list(range(len(h.labels(lo))))
+                for h, lo, hi in zip(self.hierarchies, frm.levels, node)
+            ]
+        gens = [exp.alias_(lookup(m, col(self.qcol(i)), self.dialect), self.qcol(i), quoted=True) for i, m in enumerate(maps)]
+        extras = [col("s")] * self.has_s + [col("y")] * self.has_y
+        inner = exp.select(*gens, *extras, col("cnt"), copy=False).from_(table_ref(frm.table), copy=False)
+        keys = [col(n) for n in self.qnames] + [col("s")] * self.has_s + [col("y")] * self.has_y
+        q = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
+        q = q.from_(exp.alias_(exp.Subquery(this=inner), "r", table=True, quoted=True), copy=False)
+        keys = [col(n) for n in self.qnames] + [col("s")] * self.has_s + [col("y")] * self.has_y
+        return q.group_by(*keys, copy=False) if keys else q
+
+    def class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None) -> tuple[list[tuple[str, exp.Expression]], str]:
+        """CTEs ending in one row per equivalence class with the aggregates ``needs`` asks for."""
+        g = self.qnames
+        ctes: list[tuple[str, exp.Expression]] = [("gen", self.generalized_select(node, frm))]
+        if not (self.has_s or self.has_y):
+            return ctes, "gen"
+        parts: list[str] = []
+        if self.has_s:
+            src = "gen"
+            if self.has_y:
+                ctes.append(("gs", exp.select(*map(col, g), col("s"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("s"))))
+                src = "gs"
+            aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True)]
+            if self.needs.distinct_s:
+                aggs.append(exp.alias_(exp.Count(this=exp.Star()), "distinct_s", quoted=True))
+            if self.needs.entropy_s:
+                aggs.append(exp.alias_(sum_(exp.Mul(this=as_double(col("cnt")), expression=exp.Ln(this=as_double(col("cnt"))))), "nlogn_s", quoted=True))
+            if self.needs.emd_equal:
+                # 0.5 * (sum over present s of (|p - q| - q) + 1): absent values contribute q each.
+                win = exp.Window(this=sum_(col("cnt")), partition_by=list(map(col, g)))
+                ctes.append((
+                    "gsq",
+                    exp.select(*map(col, g), col("s"), col("cnt"), exp.alias_(win, "tot", quoted=True), col("q", "d"))
+                    .from_(table_ref(src, alias="x"))
+                    .join(table_ref(self.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d"))),
+                ))
+                src = "gsq"
+                p = exp.Div(this=as_double(col("cnt")), expression=as_double(col("tot")))
+                term = exp.Sub(this=exp.Abs(this=exp.Sub(this=p, expression=col("q"))), expression=col("q"))
+                aggs.append(exp.alias_(exp.Mul(this=lit(0.5), expression=exp.Paren(this=exp.Add(this=sum_(term), expression=lit(1)))), "emd_equal", quoted=True))
+            ctes.append(("cls_s", exp.select(*map(col, g), *aggs).from_(table_ref(src)).group_by(*map(col, g)) if g else exp.select(*aggs).from_(table_ref(src))))
+            parts.append("cls_s")
+            if self.needs.emd_ordered:
+                ctes.extend(self._emd_ordered_ctes("gs" if self.has_y else "gen"))
+                parts.append("emd")
+        if self.has_y:
+            ctes.append(("gy", exp.select(*map(col, g), col("y"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("y"))))
+            aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True), exp.alias_(exp.Max(this=col("cnt")), "maxy", quoted=True)]
+            ctes.append(("cls_y", exp.select(*map(col, g), *aggs).from_(table_ref("gy")).group_by(*map(col, g)) if g else exp.select(*aggs).from_(table_ref("gy"))))
+            parts.append("cls_y")
+        if len(parts) == 1:
+            return ctes, parts[0]
+        first = parts[0]
+        q = exp.select(*[col(n, first) for n in g], col("cnt", first)).from_(table_ref(first))
+        for other in parts[1:]:
+            q = q.join(table_ref(other), on=eq_all(first, other, g) if g else exp.Boolean(this=True), join_type="inner" if g else "cross")
+        for name in ("distinct_s", "nlogn_s", "emd_equal"):
+            if getattr(self.needs, name, False) and "cls_s" in parts:
+                q = q.select(col(name, "cls_s"))
+        if "emd" in parts:
+            q = q.select(col("emd_ordered", "emd"))
+        if "cls_y" in parts:
+            q = q.select(col("maxy", "cls_y"))
+        ctes.append(("cls", q))
+        return ctes, "cls"
+
+    def _emd_ordered_ctes(self, src: str) -> list[tuple[str, exp.Expression]]:
+        g = self.qnames
+        m = len(self.sensitive_domain)
+        keys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
+        keys = keys.group_by(*map(col, g)) if g else keys
+        cond = and_all([exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in g] + [exp.EQ(this=col("s", "x"), expression=col("s", "d"))])
+        p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
+        grid = (
+            exp.select(*[col(n, "k") for n in g], col("rnk", "d"), exp.alias_(exp.Sub(this=p, expression=col("q", "d")), "diff", quoted=True))
+            .from_(table_ref("keys", alias="k"))
+            .join(table_ref(self.domain_table, alias="d"), join_type="cross")
+            .join(table_ref(src, alias="x"), on=cond, join_type="left")
+        )
+        win = exp.Window(
+            this=sum_(col("diff")),
+            partition_by=list(map(col, g)),
+            order=exp.Order(expressions=[exp.Ordered(this=col("rnk"))]),
+            spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"),
+        )
+        cum = exp.select(*map(col, g), col("rnk"), exp.alias_(win, "c", quoted=True)).from_(table_ref("grid"))
+        denom = lit(float(max(m - 1, 1)))
+        emd = exp.select(*map(col, g), exp.alias_(exp.Div(this=sum_(exp.Abs(this=col("c"))), expression=denom), "emd_ordered", quoted=True))
+        emd = emd.from_(table_ref("cum")).where(exp.LT(this=col("rnk"), expression=lit(m)))
+        emd = emd.group_by(*map(col, g)) if g else emd
+        return [("keys", keys), ("grid", grid), ("cum", cum), ("emd", emd)]
+
+    def node_query(
+        self,
+        node: Sequence[int],
+        ok: exp.Expression,
+        aggregates: Iterable[tuple[str, exp.Expression]] = (),
+        frm: FrequencySet | None = None,
+    ) -> exp.Select:
+        """One statement: roll the node up and aggregate its classes (``ok`` = not suppressed)."""
+        ctes, cls = self.class_ctes(node, frm)
+        flagged = exp.select(exp.Star(), exp.alias_(ok.copy(), "ok", quoted=True), copy=False).from_(table_ref(cls), copy=False)
+        ctes.append(("flagged", flagged))
+        okc = col("ok")
+        cnt = col("cnt")
+        final = exp.select(
+            exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
+            exp.alias_(sum_(cnt), "rows", quoted=True),
+            exp.alias_(exp.Min(this=cnt), "min_class", quoted=True),
+            exp.alias_(exp.Max(this=cnt), "max_class", quoted=True),
+            exp.alias_(sum_(if_(okc, lit(0), cnt)), "suppressed", quoted=True),
+            exp.alias_(sum_(if_(okc, lit(0), lit(1))), "bad_classes", quoted=True),
+            *[exp.alias_(e, name, quoted=True) for name, e in aggregates],
+            copy=False,
+        ).from_(table_ref("flagged"), copy=False)
+        return cte_select(ctes, final)
+
+    def evaluate(
+        self,
+        node: Sequence[int],
+        ok: exp.Expression,
+        aggregates: Sequence[tuple[str, exp.Expression]] = (),
+    ) -> NodeStats:
+        from sqlanon.plan import Recoding
+
+        if not isinstance(node, Recoding):
+            node = tuple(node)
+        frm = self.pick_set(node)
+        if isinstance(node, tuple) and frm.rows > self.materialize_rows and self.keep_sets > 0 and any(node):
+            frm = self._materialize(node, frm)
+        q = self.node_query(node, ok, aggregates, frm)
+        row = self.engine.fetch_one(q)
+        self.nodes_evaluated += 1
+        names = [name for name, _ in aggregates]
+        extra = dict(zip(names, row[6:]))
+        return NodeStats(node, int(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0), int(row[5] or 0), extra)
+
+    def _materialize(self, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
+        name = self.engine.temp_name("fs")
+        self.engine.execute(create_temp(name, self.generalized_select(node, frm)))
+        n = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(name))))
+        fs = FrequencySet(name, node, n)
+        self.saved.append(fs)
+        if len(self.saved) > self.keep_sets:
+            self.saved.sort(key=lambda f: f.rows)
+            victim = self.saved.pop()  # the largest saved set is the least useful
+            self.engine.execute(exp.Drop(this=table_ref(victim.table), kind="TABLE", exists=True))
+        return fs
+
+    def class_histogram(self, node: Sequence[int]) -> list[tuple[int, int]]:
+        """``(class size, number of classes)`` pairs for the node."""
+        ctes, cls = self.class_ctes(node)
+        final = exp.select(col("cnt"), exp.Count(this=exp.Star())).from_(table_ref(cls)).group_by(col("cnt")).order_by(col("cnt"))
+        return [(int(a), int(b)) for a, b in self.engine.fetch_all(cte_select(ctes, final))]
+
+    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expression, table: str) -> exp.Create:
+        """A temp table of the suppressed classes, as generalized *labels* (for the release join)."""
+        ctes, cls = self.class_ctes(node)
+        ctes.append(("flagged", exp.select(exp.Star(), exp.alias_(ok, "ok", quoted=True)).from_(table_ref(cls))))
+        from sqlanon.plan import Recoding
+
+        names = node.labels if isinstance(node, Recoding) else [h.labels(lv) for h, lv in zip(self.hierarchies, node)]
+        labels = []
+        for i, names_i in enumerate(names):
+            labels.append(exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect), self.qcol(i), quoted=True))
+        final = exp.select(*labels).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
+        return create_temp(table, cte_select(ctes, final))
+
+    def drop_all(self) -> None:
+        for fs in self.saved:
+            self.engine.execute(exp.Drop(this=table_ref(fs.table), kind="TABLE", exists=True))
+        self.saved.clear()
+
+    # -----------------------------------------------------------------------------------------
+    # data-independent (per-column) quantities used as exact values or lower bounds
+
+    def leaf_level_freq(self, i: int, level: int) -> list[int]:
+        """Rows per level-``level`` code of QI ``i``."""
+        out = [0] * len(self.hierarchies[i].labels(level))
+        for leaf, code in enumerate(self.hierarchies[i].leaf_to_level(level)):
+            out[code] += self.column_freqs[i][leaf]
+        return out
+
+    def check_budget(self, k: int, budget: int) -> None:
+        if k > self.rows:
+            raise UnsatisfiableError(f"k={k} is larger than the table ({self.rows} rows)")
+
+
+def create_temp(name: str, query: exp.Expression) -> exp.Create:
+    return exp.Create(
+        this=table_ref(name),
+        kind="TABLE",
+        properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+        expression=query,
+    )
+
+
+def distinct_values(engine, source: Source, column: str, limit: int | None = None) -> list[str]:
+    """Distinct non-NULL values of a column, as strings (hierarchy builders; a small result)."""
+    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    v = as_varchar(col(column, "src"))
+    q = exp.select(exp.alias_(v, "v", quoted=True)).distinct().from_(src).where(exp.Not(this=exp.Is(this=col(column, "src"), expression=exp.Null())))
+    if limit:
+        q = q.limit(limit)
+    return [r[0] for r in engine.fetch_all(q)]
+
+
+def count_rows(engine, source: Source) -> int:
+    return int(engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(engine.source_from(source))))
