@@ -203,42 +203,29 @@ class _Krimp:
         self.cov_rank = self.rank[self.cov_elem]
         self.usage = np.zeros(n_el, dtype=np.float64)
         self.usage[:n_items] = item_sup
-        # the code table, kept sorted by rank; containment rows in a growing bool matrix
-        cap = max(64, n_items * 2)
-        self.ctc = np.zeros((cap, R), dtype=bool)
+        # the code table, kept sorted by rank; column j of ``ctt`` = rows containing element j
         self.ct_rank = np.empty(0, dtype=np.int64)
         self.ct_elem = np.empty(0, dtype=np.int64)
-        self.ct_slot = np.empty(0, dtype=np.int64)
-        self.free_slots: list[int] = []
-        self.n_slots = 0
+        self.ctt = np.zeros((R, 0), dtype=bool)
         for i in range(n_items):
             self._insert(i, self.item_rows[i])
         self.size = self._size(self.ct_elem, self.usage[self.ct_elem])
+        self.accepted = 0
+        self.pruned = 0
 
     # -- code table bookkeeping ------------------------------------------------------------------
     def _insert(self, e: int, rows_bool: np.ndarray) -> None:
-        if self.free_slots:
-            slot = self.free_slots.pop()
-        else:
-            slot = self.n_slots
-            self.n_slots += 1
-            if slot >= self.ctc.shape[0]:
-                grown = np.zeros((self.ctc.shape[0] * 2, self.ctc.shape[1]), dtype=bool)
-                grown[: self.ctc.shape[0]] = self.ctc
-                self.ctc = grown
-        self.ctc[slot] = rows_bool
         pos = int(np.searchsorted(self.ct_rank, self.rank[e]))
         self.ct_rank = np.insert(self.ct_rank, pos, self.rank[e])
         self.ct_elem = np.insert(self.ct_elem, pos, e)
-        self.ct_slot = np.insert(self.ct_slot, pos, slot)
+        self.ctt = np.insert(self.ctt, pos, rows_bool, axis=1)
 
     def _remove(self, e: int) -> None:
         pos = int(np.searchsorted(self.ct_rank, self.rank[e]))
         assert self.ct_elem[pos] == e
-        self.free_slots.append(int(self.ct_slot[pos]))
         self.ct_rank = np.delete(self.ct_rank, pos)
         self.ct_elem = np.delete(self.ct_elem, pos)
-        self.ct_slot = np.delete(self.ct_slot, pos)
+        self.ctt = np.delete(self.ctt, pos, axis=1)
 
     def _size(self, elems: np.ndarray, usage: np.ndarray) -> float:
         t, d = total_size(usage, self.stlen_el[elems])
@@ -252,7 +239,7 @@ class _Krimp:
         return out
 
     # -- covering ----------------------------------------------------------------------------------
-    def recover(self, U: np.ndarray, r0: int, elems: np.ndarray, slots: np.ndarray, extra: tuple[int, np.ndarray] | None = None):
+    def recover(self, U: np.ndarray, r0: int, start: int, extra: tuple[int, np.ndarray] | None = None):
         """Re-cover rows ``U`` from cover rank ``r0`` on, with code-table elements ``elems``.
 
         Columns covered by elements ranked before ``r0`` stay as they are. ``extra`` is an element
@@ -277,8 +264,9 @@ class _Krimp:
             new_r[:, xcols] = self.rank[x]
             new_rows.append(np.arange(u))
             new_ids.append(np.full(u, x, dtype=np.int64))
+        elems = self.ct_elem[start:]
         if len(elems):
-            A = self.ctc[slots][:, U].T  # (u, E) containment
+            A = self.ctt[U, start:]  # (u, E) containment
             useful = A.any(axis=0)
             if not useful.all():
                 A = A[:, useful]
@@ -354,7 +342,7 @@ class _Krimp:
         if not len(U):
             return False
         pos = int(np.searchsorted(self.ct_rank, rx))
-        new_e, new_r, ids, delta = self.recover(U, rx, self.ct_elem[pos:], self.ct_slot[pos:], extra=(x, rows))
+        new_e, new_r, ids, delta = self.recover(U, rx, pos, extra=(x, rows))
         new_size = self._trial_size(ids, delta, add=x)
         if not new_size < self.size - 1e-9:
             return False
@@ -378,7 +366,7 @@ class _Krimp:
             U = np.nonzero(self.cov_elem[:, self.firstcol[p]] == p)[0]
             rp = self.rank[p]
             pos = int(np.searchsorted(self.ct_rank, rp))
-            new_e, new_r, ids, delta = self.recover(U, rp, self.ct_elem[pos + 1 :], self.ct_slot[pos + 1 :])
+            new_e, new_r, ids, delta = self.recover(U, rp, pos + 1)
             new_size = self._trial_size(ids, delta)
             if new_size < self.size - 1e-9:
                 self._commit(U, new_e, new_r, ids, delta)

@@ -12,6 +12,10 @@ LATTICE_SEARCHES = {
 
 #: flexible planners: name -> "module:function" (imported lazily so one broken module cannot
 #: take the others down)
-PLANNERS: dict[str, str] = {}
+PLANNERS: dict[str, str] = {
+    "bottom-up": "sqlanon.search.bottom_up:run",
+    "top-down": "sqlanon.search.top_down:run",
+    "genetic": "sqlanon.search.genetic:run",
+}
 
 SEARCHES = sorted(set(LATTICE_SEARCHES) | set(PLANNERS))

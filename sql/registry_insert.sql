@@ -1,0 +1,6 @@
+-- Record one release; :placeholders are filled by sqlanon.registry (values, never identifiers).
+INSERT INTO sqlanon_releases
+SELECT
+  COALESCE(MAX(id), 0) + 1, :created_at, :source, :target, :search, :policy, :transformation,
+  :privacy, :metrics, :rows, :suppressed_rows, :input_hash, :sqlanon_version
+FROM sqlanon_releases

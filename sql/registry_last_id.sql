@@ -1,0 +1,2 @@
+-- The id of the newest release.
+SELECT MAX(id) FROM sqlanon_releases

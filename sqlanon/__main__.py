@@ -1,0 +1,3 @@
+from sqlanon.cli import main
+
+main()

@@ -1,0 +1,384 @@
+"""The ``sqlanon`` command line (typer). Data on stdout, progress on stderr.
+
+Exit codes: 0 ok, 1 error (hierarchy, engine, data), 2 usage (bad flags, policy keys, unknown
+columns, missing files), 3 unsatisfiable (no plan meets the privacy model within the budget).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import List, Optional
+
+import typer
+
+from sqlanon.errors import ConfigError, SqlanonError
+
+EXIT_HELP = "Exit codes: 0 ok, 1 error, 2 usage, 3 unsatisfiable."
+
+app = typer.Typer(
+    name="sqlanon",
+    help="Anonymize tables inside the database: k-anonymity, l-diversity, t-closeness by generated SQL. " + EXIT_HELP,
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+)
+hierarchy_app = typer.Typer(help="Import and inspect generalization hierarchies. " + EXIT_HELP, no_args_is_help=True)
+app.add_typer(hierarchy_app, name="hierarchy")
+
+
+def _err(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+
+
+def _progress(quiet: bool):
+    if quiet:
+        return None
+    return lambda message: typer.echo(f"sqlanon: {message}", err=True)
+
+
+def _run(fn, *args, **kwargs):
+    """Run an API call and map errors to one line and an exit code; nothing else leaks."""
+    try:
+        return fn(*args, **kwargs)
+    except SqlanonError as err:
+        _err(str(err))
+        raise typer.Exit(err.exit_code)
+    except KeyboardInterrupt:
+        _err("interrupted; nothing was written")
+        raise typer.Exit(130)
+    except Exception as err:  # an unexpected failure: still one line, no locals, no row values
+        _err(f"internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
+        raise typer.Exit(1)
+
+
+def _split(values: Optional[List[str]]) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def _options(pairs: Optional[List[str]]) -> dict:
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--option wants KEY=VALUE, got {pair!r}")
+        out[key.replace("-", "_")] = value
+    return out
+
+
+def _policy_from_flags(policy_path, flags: dict, search_options: dict):
+    from sqlanon.policy import Policy, parse_qi_flags
+
+    policy = Policy.from_file(policy_path) if policy_path else Policy()
+    qi = flags.pop("qi")
+    if qi:
+        policy.qi = {**policy.qi, **parse_qi_flags(qi)}
+    policy.update({k: v for k, v in flags.items() if v not in (None, [], False)}, "flags")
+    merged = dict(policy.search_options)
+    merged.update({k: v for k, v in search_options.items() if v not in (None, [], False)})
+    policy.search_options = merged
+    return policy
+
+
+@app.command(help='Find the best generalization meeting the privacy model and write the release.' + " " + EXIT_HELP)
+def anonymize(
+    policy: Optional[str] = typer.Option(None, "--policy", help="YAML policy file; flags given here win over it."),
+    input: Optional[str] = typer.Option(None, "--input", "-i", help="CSV file, Parquet file/folder/glob, or .duckdb file."),
+    format: Optional[str] = typer.Option(None, "--format", help="csv | parquet | duckdb (guessed from the name)."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default ,)."),
+    table: Optional[str] = typer.Option(None, "--table", help="Table to read from a .duckdb input."),
+    qi: Optional[List[str]] = typer.Option(None, "--qi", help="COLUMN=HIERARCHY (CSV path, YAML/JSON tree, bands:5,10,20, dates, mask, numeric, flat). Repeat."),
+    hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter", help="Delimiter of hierarchy CSVs (sniffed when absent)."),
+    k: Optional[int] = typer.Option(None, "--k", help="k of k-anonymity."),
+    l: Optional[float] = typer.Option(None, "--l", help="l of l-diversity on --sensitive-column."),
+    l_diversity: Optional[str] = typer.Option(None, "--l-diversity", help="distinct | entropy."),
+    t: Optional[float] = typer.Option(None, "--t", help="t of t-closeness on --sensitive-column."),
+    t_distance: Optional[str] = typer.Option(None, "--t-distance", help="equal (categorical) | ordered (numeric)."),
+    max_suppression: Optional[float] = typer.Option(None, "--max-suppression", help="Fraction of rows that may be suppressed (MaxSup)."),
+    suppression: Optional[str] = typer.Option(None, "--suppression", help="mask (QIs set to *) | drop."),
+    metric: Optional[str] = typer.Option(None, "--metric", help="precision | height | lm | discernibility | aecs | cm | entropy."),
+    search: Optional[str] = typer.Option(None, "--search", help="optimal | samarati | incognito | bottom-up | top-down | genetic."),
+    sensitive_column: Optional[str] = typer.Option(None, "--sensitive-column"),
+    class_column: Optional[str] = typer.Option(None, "--class-column"),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write a Parquet (or .csv) file."),
+    output_table: Optional[str] = typer.Option(None, "--output-table", help="Write a new table (into the input .duckdb, or --database)."),
+    database: Optional[str] = typer.Option(None, "--database", help=".duckdb file for --output-table with a file input."),
+    in_place: bool = typer.Option(False, "--in-place", help="Replace the input table, in one transaction."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file or table."),
+    drop_column: Optional[List[str]] = typer.Option(None, "--drop-column", help="Leave a column (e.g. a direct identifier) out of the release."),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="DuckDB memory_limit, e.g. 1GB (default: half the RAM)."),
+    threads: Optional[int] = typer.Option(None, "--threads"),
+    registry: Optional[str] = typer.Option(None, "--registry", help="Registry database for file outputs (default: sqlanon_releases.duckdb beside the output)."),
+    report: Optional[str] = typer.Option(None, "--report", help="Also write an HTML report here."),
+    json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON object on stdout."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Plan only; write nothing."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    trace: bool = typer.Option(False, "--trace", help="bottom-up/top-down/genetic: keep and print every step."),
+    previous: Optional[List[str]] = typer.Option(None, "--previous", help="top-down: a previous release (registry id, table or file). Repeat."),
+    x: Optional[List[str]] = typer.Option(None, "--x", help="top-down: X attributes (comma list)."),
+    y: Optional[List[str]] = typer.Option(None, "--y", help="top-down: Y attributes (comma list)."),
+    privacy: Optional[str] = typer.Option(None, "--privacy", help="top-down: xy-anonymity | xy-linkability."),
+    sensitive_values: Optional[List[str]] = typer.Option(None, "--sensitive-values", help="top-down: sensitive Y values (comma list)."),
+    inconsistent: Optional[List[str]] = typer.Option(None, "--inconsistent", help="top-down: inconsistency predicate. Repeat."),
+    iterations: Optional[int] = typer.Option(None, "--iterations", help="genetic: iterations."),
+    population: Optional[int] = typer.Option(None, "--population", help="genetic: population size."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="genetic: random seed."),
+    mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="genetic: mutation rate."),
+    numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="genetic: a numeric QI (intervals). Repeat or comma list."),
+    option: Optional[List[str]] = typer.Option(None, "--option", help="Any search option KEY=VALUE. Repeat."),
+) -> None:
+    from sqlanon.api import anonymize as api_anonymize
+
+    def go():
+        flags = dict(
+            qi=qi, input=input, format=format, delimiter=delimiter, table=table, hierarchy_delimiter=hierarchy_delimiter,
+            k=k, l=l, l_diversity=l_diversity, t=t, t_distance=t_distance, max_suppression=max_suppression,
+            suppression=suppression, metric=metric, search=search, sensitive_column=sensitive_column,
+            class_column=class_column, output=output, output_table=output_table, database=database,
+            in_place=in_place, overwrite=overwrite, drop_columns=drop_column, memory_limit=memory_limit,
+            threads=threads, registry=registry, report=report,
+        )
+        search_options = dict(
+            trace=trace, previous=previous, x=_split(x), y=_split(y), privacy=privacy,
+            sensitive_values=_split(sensitive_values), inconsistent=inconsistent, iterations=iterations,
+            population=population, seed=seed, mutation_rate=mutation_rate, numeric=_split(numeric),
+        )
+        search_options.update(_options(option))
+        pol = _policy_from_flags(policy, flags, search_options)
+        return api_anonymize(pol, progress=_progress(quiet or json_out and False), dry_run=dry_run)
+
+    result = _run(go)
+    _print_report(result, json_out)
+
+
+def _print_report(result: dict, json_out: bool) -> None:
+    if json_out:
+        typer.echo(json.dumps(result, default=str))
+        return
+    trace = result.get("trace")
+    if trace:
+        for i, step in enumerate(trace, 1):
+            typer.echo(f"step {i}: " + ", ".join(f"{k}={v}" for k, v in step.items()))
+    typer.echo(f"search        {result['search']} (k={result['k']})")
+    typer.echo("transformation " + ", ".join(f"{c}={v}" for c, v in result["transformation"].items()))
+    typer.echo(f"metric        {result['metric']['name']} = {result['metric']['value']:.6g}")
+    typer.echo(f"rows          {result['rows']:,} ({result['suppressed_rows']:,} suppressed, budget {result.get('suppression_budget', 0):,})")
+    typer.echo(f"privacy       smallest released class {result['privacy'].get('min_class_size')}, {result['privacy'].get('classes')} classes")
+    typer.echo(f"work          {result['nodes_evaluated']} nodes evaluated, {result['queries']} queries, {result['seconds']} s")
+    typer.echo(f"output        {result['output'] or '(none: no output requested)'}")
+
+
+@app.command(help='Measure k, l, t, suppression and metrics of any table without changing it.' + " " + EXIT_HELP)
+def check(
+    input: str = typer.Option(..., "--input", "-i", help="Table to measure (CSV, Parquet, .duckdb)."),
+    qi: List[str] = typer.Option(..., "--qi", help="COLUMN or COLUMN=HIERARCHY (with a hierarchy, precision and LM are measured). Repeat."),
+    format: Optional[str] = typer.Option(None, "--format"),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter"),
+    table: Optional[str] = typer.Option(None, "--table"),
+    hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
+    k: Optional[int] = typer.Option(None, "--k", help="Report whether the table is k-anonymous."),
+    max_suppression: float = typer.Option(0.0, "--max-suppression"),
+    l: Optional[float] = typer.Option(None, "--l"),
+    t: Optional[float] = typer.Option(None, "--t"),
+    t_distance: str = typer.Option("equal", "--t-distance"),
+    sensitive_column: Optional[str] = typer.Option(None, "--sensitive-column"),
+    class_column: Optional[str] = typer.Option(None, "--class-column"),
+    against: Optional[str] = typer.Option(None, "--against", help="An original table: compare (generated data: NAS, itemsets, dissimilarity)."),
+    against_format: Optional[str] = typer.Option(None, "--against-format"),
+    against_delimiter: Optional[str] = typer.Option(None, "--against-delimiter"),
+    min_sup: int = typer.Option(1, "--min-sup", help="With --against: min support of the compared itemsets."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    from sqlanon.api import check as api_check
+
+    def go():
+        specs = {}
+        for item in qi:
+            column, sep, spec = item.partition("=")
+            specs[column] = spec if sep else None
+        if against:
+            return _against(input, format, delimiter, table, against, against_format, against_delimiter, list(specs), min_sup)
+        has_all = all(specs.values())
+        return api_check(input, specs if has_all else list(specs), format=format, delimiter=delimiter, table=table, k=k, l=l, t=t, t_distance=t_distance, sensitive_column=sensitive_column, class_column=class_column, hierarchy_delimiter=hierarchy_delimiter, max_suppression=max_suppression)
+
+    result = _run(go)
+    if json_out:
+        typer.echo(json.dumps(result, default=str))
+        return
+    for key, value in result.items():
+        typer.echo(f"{key:<16}{json.dumps(value, default=str) if isinstance(value, (dict, list)) else value}")
+    if result.get("k_anonymous") is False:
+        raise typer.Exit(3)
+
+
+def _against(input, format, delimiter, table, against, against_format, against_delimiter, columns, min_sup):
+    try:
+        from sqlanon.generate.scores import compare_tables
+    except ImportError as err:
+        raise ConfigError(f"--against needs the generate module ({err})") from None
+    from sqlanon.engine import connect
+    from sqlanon.source import Source
+
+    released = Source.open(input, format, table, delimiter)
+    original = Source.open(against, against_format, None, against_delimiter)
+    engine = connect(database=released.database or ":memory:")
+    try:
+        return compare_tables(engine, released, original, columns, min_sup)
+    finally:
+        engine.close()
+
+
+@app.command(help='Print the SQL a run executes (base frequency set, final node, release), for any dialect.' + " " + EXIT_HELP)
+def sql(
+    policy: Optional[str] = typer.Option(None, "--policy"),
+    input: Optional[str] = typer.Option(None, "--input", "-i"),
+    format: Optional[str] = typer.Option(None, "--format"),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter"),
+    table: Optional[str] = typer.Option(None, "--table"),
+    qi: Optional[List[str]] = typer.Option(None, "--qi"),
+    hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
+    k: Optional[int] = typer.Option(None, "--k"),
+    max_suppression: Optional[float] = typer.Option(None, "--max-suppression"),
+    metric: Optional[str] = typer.Option(None, "--metric"),
+    search: Optional[str] = typer.Option(None, "--search"),
+    sensitive_column: Optional[str] = typer.Option(None, "--sensitive-column"),
+    class_column: Optional[str] = typer.Option(None, "--class-column"),
+    l: Optional[float] = typer.Option(None, "--l"),
+    t: Optional[float] = typer.Option(None, "--t"),
+    dialect: str = typer.Option("duckdb", "--dialect", help="Render for duckdb, postgres, spark, ... (sqlglot dialects)."),
+) -> None:
+    from sqlanon.api import plan_sql
+
+    def go():
+        import sqlglot
+
+        if dialect not in sqlglot.dialects.DIALECTS and dialect.lower() not in [d.lower() for d in sqlglot.dialects.DIALECTS]:
+            pass
+        try:
+            sqlglot.Dialect.get_or_raise(dialect)
+        except ValueError:
+            raise ConfigError(f"unknown --dialect {dialect!r}") from None
+        flags = dict(qi=qi, input=input, format=format, delimiter=delimiter, table=table, hierarchy_delimiter=hierarchy_delimiter, k=k, max_suppression=max_suppression, metric=metric, search=search, sensitive_column=sensitive_column, class_column=class_column, l=l, t=t)
+        pol = _policy_from_flags(policy, flags, {})
+        return plan_sql(pol, dialect=dialect)
+
+    for title, text in _run(go):
+        typer.echo(f"-- {title}\n{text};\n")
+
+
+@app.command(help='List the releases recorded in a registry.' + " " + EXIT_HELP)
+def releases(
+    database: str = typer.Option(..., "--database", "--registry", help="The .duckdb holding sqlanon_releases."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    import os
+
+    from sqlanon import registry
+    from sqlanon.engine import connect
+
+    def go():
+        if not os.path.isfile(database):
+            raise ConfigError(f"registry database not found: {database}")
+        engine = connect(database=database, read_only=True)
+        try:
+            return registry.list_releases(engine)
+        finally:
+            engine.close()
+
+    rows = _run(go)
+    if json_out:
+        typer.echo(json.dumps(rows, default=str))
+        return
+    if not rows:
+        typer.echo("no releases recorded")
+    for r in rows:
+        typer.echo(f"{r['id']:>4}  {r['created_at']}  {r['search']:<10} {r['source']} -> {r['target']}  rows={r['rows']} suppressed={r['suppressed_rows']}  {json.dumps(r['transformation'])}")
+
+
+@hierarchy_app.command("show", help='Validate a hierarchy and print its shape and first rows.' + " " + EXIT_HELP)
+def hierarchy_show(
+    spec: str = typer.Argument(..., help="A hierarchy CSV/YAML/JSON, or a builder (bands:..., dates, mask) with --input."),
+    column: str = typer.Option("value", "--column", help="Column the hierarchy is for."),
+    input: Optional[str] = typer.Option(None, "--input", help="Source (for builders)."),
+    format: Optional[str] = typer.Option(None, "--format"),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter"),
+    table: Optional[str] = typer.Option(None, "--table"),
+    hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
+    rows: int = typer.Option(10, "--rows", help="Leaf rows to print."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    def go():
+        h, _ = _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter)
+        return h
+
+    h = _run(go)
+    if json_out:
+        typer.echo(json.dumps({**h.describe(), "rows": h.rows[:rows]}))
+        return
+    d = h.describe()
+    typer.echo(f"{d['attribute']}: {d['leaves']} leaves, {d['levels']} levels, distinct per level {d['distinct_per_level']} ({d['origin']})")
+    for r in h.rows[:rows]:
+        typer.echo("  " + " -> ".join(r))
+
+
+@hierarchy_app.command("import", help='Store a validated hierarchy as a mapping table (leaf, level_1, ..., root) in a database.' + " " + EXIT_HELP)
+def hierarchy_import(
+    spec: str = typer.Argument(..., help="A hierarchy CSV/YAML/JSON, or a builder with --input."),
+    column: str = typer.Option(..., "--column", help="Column the hierarchy is for."),
+    database: str = typer.Option(..., "--database", help=".duckdb file to store the mapping table in."),
+    table_name: Optional[str] = typer.Option(None, "--name", help="Mapping table name (default sqlanon_hierarchy_<column>)."),
+    input: Optional[str] = typer.Option(None, "--input"),
+    format: Optional[str] = typer.Option(None, "--format"),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter"),
+    table: Optional[str] = typer.Option(None, "--table"),
+    hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
+    overwrite: bool = typer.Option(False, "--overwrite"),
+) -> None:
+    from sqlanon.hierarchy.store import store_hierarchy
+
+    def go():
+        h, _ = _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter)
+        return store_hierarchy(database, h, table_name, overwrite)
+
+    name = _run(go)
+    typer.echo(f"stored hierarchy for {column!r} as table {name} in {database}")
+
+
+def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter):
+    from sqlanon.hierarchy import BUILDERS, load_hierarchy
+
+    if spec.split(":")[0] in BUILDERS:
+        if not input:
+            raise ConfigError(f"builder {spec!r} needs --input to read the column's values from")
+        from sqlanon.engine import connect
+        from sqlanon.source import Source
+
+        source = Source.open(input, format, table, delimiter)
+        engine = connect(database=source.database or ":memory:")
+        try:
+            return load_hierarchy(spec, column, engine, source, hierarchy_delimiter), source
+        finally:
+            engine.close()
+    return load_hierarchy(spec, column, None, None, hierarchy_delimiter), None
+
+
+def _register_plugins() -> None:
+    try:
+        from sqlanon.cli_generate import register
+    except ImportError:
+        return
+    register(app)
+
+
+_register_plugins()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""The policy: everything a run needs, from a YAML file and/or CLI flags (flags win).
+
+Every key has a CLI flag of the same name (``max_suppression`` is ``--max-suppression``). Unknown
+keys and bad values are :class:`ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import yaml
+
+from sqlanon.errors import ConfigError
+
+LATTICE = ("optimal", "samarati", "incognito")
+
+
+@dataclass
+class Policy:
+    input: str | None = None
+    format: str | None = None
+    delimiter: str | None = None
+    table: str | None = None
+    qi: dict[str, str] = field(default_factory=dict)
+    hierarchy_delimiter: str | None = None
+    k: int | None = None
+    l: float | None = None
+    l_diversity: str = "distinct"
+    t: float | None = None
+    t_distance: str = "equal"
+    max_suppression: float = 0.0
+    suppression: str = "mask"
+    metric: str = "precision"
+    search: str = "optimal"
+    sensitive_column: str | None = None
+    class_column: str | None = None
+    output: str | None = None
+    output_table: str | None = None
+    database: str | None = None
+    in_place: bool = False
+    overwrite: bool = False
+    output_delimiter: str = ","
+    memory_limit: str | None = None
+    threads: int | None = None
+    registry: str | None = None
+    drop_columns: list[str] = field(default_factory=list)
+    search_options: dict[str, Any] = field(default_factory=dict)
+    report: str | None = None
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_file(cls, path: str) -> "Policy":
+        if not os.path.isfile(path):
+            raise ConfigError(f"policy file not found: {path}")
+        with open(path, encoding="utf-8") as fh:
+            try:
+                data = yaml.safe_load(fh) or {}
+            except yaml.YAMLError as err:
+                raise ConfigError(f"policy {path} is not valid YAML: {str(err).splitlines()[0]}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"policy {path} must be a mapping of keys to values")
+        base = os.path.dirname(os.path.abspath(path))
+        policy = cls.from_dict(data, where=f"policy {path}")
+        policy._resolve_paths(base)
+        return policy
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str = "policy") -> "Policy":
+        policy = cls()
+        policy.update(data, where)
+        return policy
+
+    def update(self, data: dict, where: str = "options") -> "Policy":
+        known = set(self.keys())
+        aliases = {"quasi_identifiers": "qi", "quasi-identifiers": "qi", "privacy": None}
+        for raw_key, value in data.items():
+            key = str(raw_key).replace("-", "_")
+            if key in aliases and aliases[key]:
+                key = aliases[key]
+            if key == "privacy" and isinstance(value, dict):
+                self.update(value, f"{where}: privacy")
+                continue
+            if key not in known:
+                raise ConfigError(f"unknown key {raw_key!r} in {where}; known keys: {', '.join(sorted(known))}")
+            if value is None:
+                continue
+            setattr(self, key, _coerce(key, value, where))
+        return self
+
+    def _resolve_paths(self, base: str) -> None:
+        def rel(p):
+            return p if p is None or os.path.isabs(p) or ":" in p.split("/")[0] else os.path.join(base, p)
+
+        for key in ("input", "output", "database", "registry", "report"):
+            value = getattr(self, key)
+            if value and not os.path.isabs(value):
+                setattr(self, key, os.path.join(base, value))
+        self.qi = {c: (os.path.join(base, s) if _is_file_spec(s) and not os.path.isabs(s) else s) for c, s in self.qi.items()}
+        prev = self.search_options.get("previous")
+        if isinstance(prev, list):
+            self.search_options["previous"] = [p if os.path.isabs(p) or p.isdigit() or not os.path.exists(os.path.join(base, p)) else os.path.join(base, p) for p in map(str, prev)]
+
+    def validate(self) -> None:
+        from sqlanon.metrics import METRICS
+        from sqlanon.search import LATTICE_SEARCHES, PLANNERS
+
+        if not self.input:
+            raise ConfigError("no input: give --input PATH (or input: in the policy)")
+        if self.search not in LATTICE_SEARCHES and self.search not in PLANNERS:
+            raise ConfigError(f"unknown search {self.search!r}; choose one of {', '.join(sorted(set(LATTICE_SEARCHES) | set(PLANNERS)))}")
+        if self.metric not in METRICS:
+            raise ConfigError(f"unknown metric {self.metric!r}; choose one of {', '.join(METRICS)}")
+        if self.k is None:
+            raise ConfigError("k is required (--k K)")
+        if not 0.0 <= self.max_suppression <= 1.0:
+            raise ConfigError(f"max_suppression must lie in [0, 1], got {self.max_suppression}")
+        if self.suppression not in ("mask", "drop"):
+            raise ConfigError(f"suppression must be mask or drop, got {self.suppression!r}")
+        if self.l_diversity not in ("distinct", "entropy"):
+            raise ConfigError(f"l_diversity must be distinct or entropy, got {self.l_diversity!r}")
+        if not self.qi and not self.search_options.get("numeric"):
+            raise ConfigError("no quasi-identifiers: give --qi COLUMN=HIERARCHY at least once")
+
+
+_TYPES = {
+    "k": int,
+    "l": float,
+    "t": float,
+    "max_suppression": float,
+    "threads": int,
+    "in_place": bool,
+    "overwrite": bool,
+}
+
+
+def _coerce(key: str, value, where: str):
+    if key == "qi":
+        if isinstance(value, dict):
+            out = {}
+            for c, spec in value.items():
+                if isinstance(spec, dict):
+                    unknown = set(spec) - {"hierarchy"}
+                    if unknown:
+                        raise ConfigError(f"unknown key {sorted(unknown)[0]!r} under qi.{c} in {where}")
+                    spec = spec.get("hierarchy")
+                if spec is None:
+                    raise ConfigError(f"qi.{c} in {where} needs a hierarchy")
+                out[str(c)] = str(spec)
+            return out
+        if isinstance(value, list):
+            return parse_qi_flags([str(v) for v in value])
+        raise ConfigError(f"qi in {where} must map columns to hierarchies")
+    if key == "drop_columns":
+        return [str(v) for v in (value if isinstance(value, list) else [value])]
+    if key == "search_options":
+        if not isinstance(value, dict):
+            raise ConfigError(f"search_options in {where} must be a mapping")
+        return {str(k).replace("-", "_"): v for k, v in value.items()}
+    kind = _TYPES.get(key)
+    if kind is None:
+        return str(value)
+    try:
+        if kind is bool:
+            if isinstance(value, bool):
+                return value
+            if str(value).lower() in ("true", "yes", "1"):
+                return True
+            if str(value).lower() in ("false", "no", "0"):
+                return False
+            raise ValueError
+        if kind is int and (isinstance(value, float) and not value.is_integer()):
+            raise ValueError
+        return kind(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"bad value for {key!r} in {where}: {value!r} is not a {kind.__name__}") from None
+
+
+def parse_qi_flags(flags: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for flag in flags:
+        column, sep, spec = flag.partition("=")
+        if not sep or not column or not spec:
+            raise ConfigError(f"--qi wants COLUMN=HIERARCHY, got {flag!r}")
+        out[column] = spec
+    return out
+
+
+def _is_file_spec(spec: str) -> bool:
+    from sqlanon.hierarchy import BUILDERS
+
+    return spec.split(":")[0] not in BUILDERS

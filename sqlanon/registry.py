@@ -1,0 +1,72 @@
+"""The release registry: every release is recorded in ``sqlanon_releases`` in the target database
+(for file outputs, in a registry database beside the output, ``sqlanon_releases.duckdb``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+from sqlanon.templates import template
+
+REGISTRY_FILE = "sqlanon_releases.duckdb"
+COLUMNS = ["id", "created_at", "source", "target", "search", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash"]
+
+
+def default_registry_for(path: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(path)), REGISTRY_FILE)
+
+
+def ensure(engine) -> None:
+    engine.execute(template("registry_create"))
+
+
+def record(engine, entry: dict) -> int:
+    """Insert a release (inside the caller's transaction when there is one); returns its id."""
+    from sqlanon import __version__
+
+    ensure(engine)
+    values = {
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "source": entry.get("source"),
+        "target": entry.get("target"),
+        "search": entry.get("search"),
+        "policy": json.dumps(entry.get("policy", {}), sort_keys=True, default=str),
+        "transformation": json.dumps(entry.get("transformation", {}), default=str),
+        "privacy": json.dumps(entry.get("privacy", {}), default=str),
+        "metrics": json.dumps(entry.get("metrics", {}), default=str),
+        "rows": int(entry.get("rows", 0)),
+        "suppressed_rows": int(entry.get("suppressed_rows", 0)),
+        "input_hash": entry.get("input_hash"),
+        "sqlanon_version": __version__,
+    }
+    engine.execute(template("registry_insert", **values))
+    return int(engine.scalar(template("registry_last_id")))
+
+
+def list_releases(engine) -> list[dict]:
+    if not _exists(engine):
+        return []
+    rows = engine.fetch_all(template("registry_list"))
+    return [_decode(dict(zip(COLUMNS, r))) for r in rows]
+
+
+def get_release(engine, release_id: int) -> dict | None:
+    if not _exists(engine):
+        return None
+    row = engine.fetch_one(template("registry_get", id=int(release_id)))
+    if row is None:
+        return None
+    cols = ["id", "created_at", "source", "target", "search", "policy", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash"]
+    return _decode(dict(zip(cols, row)))
+
+
+def _exists(engine) -> bool:
+    return bool(engine.scalar(template("registry_exists")))
+
+
+def _decode(d: dict) -> dict:
+    for key in ("policy", "transformation", "privacy", "metrics"):
+        if isinstance(d.get(key), str):
+            d[key] = json.loads(d[key])
+    return d
