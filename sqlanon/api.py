@@ -58,7 +58,6 @@ class Session:
             database = policy.database
         self.engine = connect(database=database, memory_limit=policy.memory_limit or _default_memory_limit(), threads=policy.threads)
         if self.source.kind == "table":
-            self.source.require_columns(self.engine, [], "column")
             _require_table(self.engine, self.source)
 
     def hierarchies(self, qis: dict[str, str]) -> list:

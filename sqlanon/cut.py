@@ -200,27 +200,38 @@ class TreeCoder:
         node split costs its children's costs plus the 0-bits between its children (they must
         become 1).
         """
+        return self.repair_keeping(bits, ())
+
+    def repair_keeping(self, bits: Sequence[int], keep: Sequence[int] = ()) -> list[int]:
+        """Like :meth:`repair`, but the bits at positions ``keep`` (a mutation) are changed only
+        when no valid cut has them: a mutated bit is the new characteristic the child should keep."""
         key = tuple(int(b) for b in bits)
-        hit = self._repair_cache.get(key)
+        keep = tuple(sorted(set(keep)))
+        hit = self._repair_cache.get((key, keep))
         if hit is not None:
             return list(hit)
+        weight = [1] * self.nbits
+        for j in keep:
+            weight[j] = self.nbits + 1
         cut: list[int] = []
-        self._best(self.root, key, cut)
+        self._best(self.root, (key, weight), cut)
         out = self.bits_of(cut)
         if len(self._repair_cache) < 200_000:
-            self._repair_cache[key] = out
+            self._repair_cache[(key, keep)] = out
         return list(out)
 
     def _cost(self, cid: int, bits, memo: dict) -> tuple[int, bool]:
         if cid in memo:
             return memo[cid]
         node = self.cnodes[cid]
-        keep = sum(bits[node["lo"] : node["hi"]])
+        bits, w = bits
+        keep = sum(w[j] for j in range(node["lo"], node["hi"]) if bits[j])
         if not node["children"]:
             memo[cid] = (keep, True)
             return memo[cid]
         kids = node["children"]
-        split = sum(1 - bits[self.cnodes[a]["hi"]] for a in kids[:-1])
+        split = sum(w[self.cnodes[a]["hi"]] for a in kids[:-1] if not bits[self.cnodes[a]["hi"]])
+        bits = (bits, w)
         split += sum(self._cost(a, bits, memo)[0] for a in kids)
         memo[cid] = (keep, True) if keep <= split else (split, False)
         return memo[cid]
@@ -254,8 +265,7 @@ class TreeCoder:
                 pos_group[p] = g
         in_cut = {}
         for g, cid in enumerate(cut):
-            for f in self.cnodes[cid]["full"]:
-                in_cut[f] = g
+            in_cut[self.cnodes[cid]["full"][-1]] = g  # the node whose label is released
         root_group = None
         for leaf in range(self.n_leaves):
             if leaf in self.position:
@@ -355,6 +365,9 @@ class IntervalCoder:
     def repair(self, bits: Sequence[int]) -> list[int]:
         return [int(b) for b in bits]
 
+    def repair_keeping(self, bits: Sequence[int], keep: Sequence[int] = ()) -> list[int]:
+        return [int(b) for b in bits]
+
     def is_valid(self, bits: Sequence[int]) -> bool:
         return len(bits) == self.nbits
 
@@ -391,13 +404,13 @@ class IntervalCoder:
         return len(ivs) - 1
 
     def bits_from_labels(self, labels: Sequence[str]) -> list[int]:
+        """End point ``j`` is used when its two neighbouring values fall in different intervals."""
         ivs = parse_intervals(labels, self.attribute)
-        his = {hi for _, hi in ivs[:-1]}
-        bits = []
-        for j in self.endpoints:
-            bits.append(1 if self.distinct[j] in his else 0)
-        if self.intervals(bits) != [(lo, hi) for lo, hi in ivs]:
-            raise ConfigError(f"intervals {list(labels)} of {self.attribute!r} do not match its end points")
+        where = [self.interval_index(ivs, v) for v in self.distinct]
+        bits = [1 if where[j] != where[j + 1] else 0 for j in self.endpoints]
+        for j in range(len(self.distinct) - 1):
+            if where[j] != where[j + 1] and j not in set(self.endpoints):
+                raise ConfigError(f"intervals {list(labels)} of {self.attribute!r} split values between two potential end points")
         return bits
 
 
@@ -459,8 +472,16 @@ class Layout:
     def join(self, parts: Sequence[Sequence[int]]) -> tuple[int, ...]:
         return tuple(int(b) for p in parts for b in p)
 
-    def repair(self, bits: Sequence[int]) -> tuple[int, ...]:
-        return self.join([c.repair(p) for c, p in zip(self.coders, self.split(bits))])
+    def repair(self, bits: Sequence[int], keep: Sequence[int] = ()) -> tuple[int, ...]:
+        """Every categorical part repaired to its nearest valid cut; positions in ``keep`` (global
+        bit indices, e.g. mutated bits) are kept when a valid cut has them."""
+        if not keep:
+            return self.join([c.repair(p) for c, p in zip(self.coders, self.split(bits))])
+        parts = []
+        for c, p, (a, b) in zip(self.coders, self.split(bits), self.offsets):
+            local = [j - a for j in keep if a <= j < b]
+            parts.append(c.repair_keeping(p, local) if local and not c.numeric else c.repair(p))
+        return self.join(parts)
 
     def is_valid(self, bits: Sequence[int]) -> bool:
         return all(c.is_valid(p) for c, p in zip(self.coders, self.split(bits)))

@@ -52,9 +52,8 @@ class Target:
             return cls(kind="table", table=output_table, overwrite=overwrite)
         if output:
             kind = "csv" if str(output).lower().endswith((".csv", ".tsv", ".txt")) else "parquet"
-            parent = os.path.dirname(os.path.abspath(output))
-            if not os.path.isdir(parent):
-                raise ConfigError(f"output directory does not exist: {parent}")
+            if os.path.isdir(output):
+                raise ConfigError(f"output {output} is a directory; name a file")
             if os.path.exists(output) and not overwrite:
                 raise ConfigError(f"output file already exists: {output} (use --overwrite)")
             return cls(kind=kind, path=output, overwrite=overwrite, delimiter=delimiter)
@@ -141,6 +140,7 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
 
 def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write) -> dict:
     final = target.path
+    os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
     tmp = os.path.join(os.path.dirname(os.path.abspath(final)), f".{os.path.basename(final)}.{uuid.uuid4().hex[:8]}.tmp")
     if target.kind == "parquet":
         params = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
@@ -187,14 +187,16 @@ def _write_table(engine, query, target: Target, source, entry: dict, fail_after_
             if _table_exists(engine, name):
                 if not target.overwrite:
                     raise ConfigError(f"output table {name!r} already exists (use --overwrite)")
-                engine.execute(exp.Drop(this=table_ref(name), kind="TABLE"))
+                engine.execute(exp.Drop(tables=[table_ref(name)], kind="TABLE"))
             engine.execute(exp.Create(this=table_ref(name), kind="TABLE", expression=query))
         else:
             tmp = f"{name}__sqlanon_new"
             engine.execute(exp.Create(this=table_ref(tmp), kind="TABLE", expression=query))
-            engine.execute(exp.Drop(this=source.table_expression(), kind="TABLE"))
+            engine.execute(exp.Drop(tables=[source.table_expression()], kind="TABLE"))
             engine.execute(exp.Alter(this=table_ref(tmp), kind="TABLE", actions=[exp.AlterRename(this=table_ref(name))]))
         release_id = registry.record(engine, entry)
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")
+        if os.environ.get("SQLANON_TEST_CRASH") == "in-transaction":
+            os._exit(9)  # test hook: the process dies with the transaction open
     return {"output": f"table {name}", "release_id": release_id, "registry": getattr(engine, "database", None)}

@@ -37,8 +37,20 @@ def lit(value) -> exp.Expression:
     return exp.Literal.string(str(value))
 
 
-def lookup(values: Sequence, code: exp.Expression, dialect: str) -> exp.Expression:
-    """``values[code]`` (0-based) as SQL. Identity lists collapse to ``code``."""
+class Params(list):
+    """Bound parameters collected while building a statement (DuckDB's ``$n``)."""
+
+
+def lookup(values: Sequence, code: exp.Expression, dialect: str, params: Params | None = None) -> exp.Expression:
+    """``values[code]`` (0-based) as SQL. Identity lists collapse to ``code``.
+
+    With ``params`` (the evaluation hot path on DuckDB) the list is bound as a parameter instead
+    of being inlined: the statement stays small and its text is the same for every node.
+    """
+    if params is not None and dialect == "duckdb":
+        params.append(list(values))
+        ph = exp.Placeholder(this=str(len(params)))
+        return exp.Anonymous(this="list_extract", expressions=[ph, exp.Add(this=code, expression=lit(1))])
     if all(isinstance(v, int) for v in values) and list(values) == list(range(len(values))):
         return code
     if len(set(values)) == 1:
@@ -169,6 +181,7 @@ class Statistics:
         self.map_tables: list[str] = []
         self.domain_table: str | None = None
         self.nodes_evaluated = 0
+        self._sql_cache: dict = {}
 
     @property
     def dialect(self) -> str:
@@ -370,7 +383,22 @@ class Statistics:
                 best = fs
         return best
 
-    def generalized_select(self, node, frm: FrequencySet | None = None) -> exp.Select:
+    def maps(self, node, frm: FrequencySet) -> list[list[int]]:
+        """Per QI, the code map from ``frm``'s levels to the node's (or the recoding's codes)."""
+        from sqlanon.plan import Recoding
+
+        if isinstance(node, Recoding):
+            return node.codes
+        cache = self.__dict__.setdefault("_map_cache", {})
+        out = []
+        for i, (h, lo, hi) in enumerate(zip(self.hierarchies, frm.levels, node)):
+            key = (i, lo, hi)
+            if key not in cache:
+                cache[key] = h.level_to_level(lo, hi) if lo != hi else list(range(len(h.labels(lo))))
+            out.append(cache[key])
+        return out
+
+    def generalized_select(self, node, frm: FrequencySet | None = None, params: Params | None = None) -> exp.Select:
         """The node's frequency set: ``SELECT g0.., [s], [y], SUM(cnt) FROM (recoded set) GROUP BY ..``.
 
         ``node`` is a tuple of levels or a :class:`sqlanon.plan.Recoding` (always from the base).
@@ -379,14 +407,10 @@ class Statistics:
 
         if isinstance(node, Recoding):
             frm = self.base
-            maps = node.codes
         else:
             frm = frm or self.pick_set(node)
-            maps = [
-                h.level_to_level(lo, hi) if lo != hi else list(range(len(h.labels(lo))))
-                for h, lo, hi in zip(self.hierarchies, frm.levels, node)
-            ]
-        gens = [exp.alias_(lookup(m, col(self.qcol(i)), self.dialect), self.qcol(i), quoted=True) for i, m in enumerate(maps)]
+        maps = self.maps(node, frm)
+        gens = [exp.alias_(lookup(m, col(self.qcol(i)), self.dialect, params), self.qcol(i), quoted=True) for i, m in enumerate(maps)]
         extras = [col("s")] * self.has_s + [col("y")] * self.has_y
         inner = exp.select(*gens, *extras, col("cnt"), copy=False).from_(table_ref(frm.table), copy=False)
         keys = [col(n) for n in self.qnames] + [col("s")] * self.has_s + [col("y")] * self.has_y
@@ -395,10 +419,10 @@ class Statistics:
         keys = [col(n) for n in self.qnames] + [col("s")] * self.has_s + [col("y")] * self.has_y
         return q.group_by(*keys, copy=False) if keys else q
 
-    def class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None) -> tuple[list[tuple[str, exp.Expression]], str]:
+    def class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expression]], str]:
         """CTEs ending in one row per equivalence class with the aggregates ``needs`` asks for."""
         g = self.qnames
-        ctes: list[tuple[str, exp.Expression]] = [("gen", self.generalized_select(node, frm))]
+        ctes: list[tuple[str, exp.Expression]] = [("gen", self.generalized_select(node, frm, params))]
         if not (self.has_s or self.has_y):
             return ctes, "gen"
         parts: list[str] = []
@@ -417,7 +441,7 @@ class Statistics:
                 win = exp.Window(this=sum_(col("cnt")), partition_by=list(map(col, g)))
                 ctes.append((
                     "gsq",
-                    exp.select(*map(col, g), col("s"), col("cnt"), exp.alias_(win, "tot", quoted=True), col("q", "d"))
+                    exp.select(*map(col, g), col("s", "x"), col("cnt"), exp.alias_(win, "tot", quoted=True), col("q", "d"))
                     .from_(table_ref(src, alias="x"))
                     .join(table_ref(self.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d"))),
                 ))
@@ -441,8 +465,8 @@ class Statistics:
         q = exp.select(*[col(n, first) for n in g], col("cnt", first)).from_(table_ref(first))
         for other in parts[1:]:
             q = q.join(table_ref(other), on=eq_all(first, other, g) if g else exp.Boolean(this=True), join_type="inner" if g else "cross")
-        for name in ("distinct_s", "nlogn_s", "emd_equal"):
-            if getattr(self.needs, name, False) and "cls_s" in parts:
+        for name, need in (("distinct_s", "distinct_s"), ("nlogn_s", "entropy_s"), ("emd_equal", "emd_equal")):
+            if getattr(self.needs, need) and "cls_s" in parts:
                 q = q.select(col(name, "cls_s"))
         if "emd" in parts:
             q = q.select(col("emd_ordered", "emd"))
@@ -472,8 +496,10 @@ class Statistics:
         )
         cum = exp.select(*map(col, g), col("rnk"), exp.alias_(win, "c", quoted=True)).from_(table_ref("grid"))
         denom = lit(float(max(m - 1, 1)))
-        emd = exp.select(*map(col, g), exp.alias_(exp.Div(this=sum_(exp.Abs(this=col("c"))), expression=denom), "emd_ordered", quoted=True))
-        emd = emd.from_(table_ref("cum")).where(exp.LT(this=col("rnk"), expression=lit(m)))
+        # the last rank's cumulative difference is 0; a CASE (not WHERE) keeps a row per class when m = 1
+        last = if_(exp.LT(this=col("rnk"), expression=lit(m)), exp.Abs(this=col("c")), lit(0.0))
+        emd = exp.select(*map(col, g), exp.alias_(exp.Div(this=sum_(last), expression=denom), "emd_ordered", quoted=True))
+        emd = emd.from_(table_ref("cum"))
         emd = emd.group_by(*map(col, g)) if g else emd
         return [("keys", keys), ("grid", grid), ("cum", cum), ("emd", emd)]
 
@@ -483,9 +509,16 @@ class Statistics:
         ok: exp.Expression,
         aggregates: Iterable[tuple[str, exp.Expression]] = (),
         frm: FrequencySet | None = None,
+        params: Params | None = None,
     ) -> exp.Select:
-        """One statement: roll the node up and aggregate its classes (``ok`` = not suppressed)."""
-        ctes, cls = self.class_ctes(node, frm)
+        """One statement: roll the node up and aggregate its classes (``ok`` = not suppressed).
+
+        ``aggregates`` may be a callable ``f(params) -> [(name, expr)]`` so that its lookups are
+        bound after the roll-up's (parameters are numbered in building order).
+        """
+        ctes, cls = self.class_ctes(node, frm, params)
+        if callable(aggregates):
+            aggregates = aggregates(params)
         flagged = exp.select(exp.Star(), exp.alias_(ok.copy(), "ok", quoted=True), copy=False).from_(table_ref(cls), copy=False)
         ctes.append(("flagged", flagged))
         okc = col("ok")
@@ -515,10 +548,21 @@ class Statistics:
         frm = self.pick_set(node)
         if isinstance(node, tuple) and frm.rows > self.materialize_rows and self.keep_sets > 0 and any(node):
             frm = self._materialize(node, frm)
-        q = self.node_query(node, ok, aggregates, frm)
-        row = self.engine.fetch_one(q)
+        if self.dialect == "duckdb":
+            # hot path: every lookup is a bound parameter, so the text is cached per shape
+            params = Params(self.maps(node, frm))
+            built = aggregates(params) if callable(aggregates) else list(aggregates)
+            key = (frm.table, ok.sql(), tuple((name, e.sql()) for name, e in built))
+            sql = self._sql_cache.get(key)
+            if sql is None:
+                sql = self.node_query(node, ok, built, frm, Params()).sql(dialect=self.dialect)
+                self._sql_cache[key] = sql
+            row = self.engine.fetch_one(sql, params)
+        else:
+            built = aggregates(None) if callable(aggregates) else list(aggregates)
+            row = self.engine.fetch_one(self.node_query(node, ok, built, frm))
         self.nodes_evaluated += 1
-        names = [name for name, _ in aggregates]
+        names = [name for name, _ in built]
         extra = dict(zip(names, row[6:]))
         return NodeStats(node, int(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0), int(row[5] or 0), extra)
 
@@ -529,9 +573,10 @@ class Statistics:
         fs = FrequencySet(name, node, n)
         self.saved.append(fs)
         if len(self.saved) > self.keep_sets:
-            self.saved.sort(key=lambda f: f.rows)
-            victim = self.saved.pop()  # the largest saved set is the least useful
-            self.engine.execute(exp.Drop(this=table_ref(victim.table), kind="TABLE", exists=True))
+            # the largest saved set is the least useful (never the one just made: it is used next)
+            victim = max((f for f in self.saved if f is not fs), key=lambda f: f.rows)
+            self.saved.remove(victim)
+            self.engine.execute(exp.Drop(tables=[table_ref(victim.table)], kind="TABLE", exists=True))
         return fs
 
     def class_histogram(self, node: Sequence[int]) -> list[tuple[int, int]]:
@@ -555,7 +600,7 @@ class Statistics:
 
     def drop_all(self) -> None:
         for fs in self.saved:
-            self.engine.execute(exp.Drop(this=table_ref(fs.table), kind="TABLE", exists=True))
+            self.engine.execute(exp.Drop(tables=[table_ref(fs.table)], kind="TABLE", exists=True))
         self.saved.clear()
 
     # -----------------------------------------------------------------------------------------

@@ -142,7 +142,7 @@ class VidTable:
         return int(self.engine.scalar(exp.select(_count_star()).from_(table_ref(self.name))))
 
     def drop(self) -> None:
-        self.engine.execute(exp.Drop(this=table_ref(self.name), kind="TABLE", exists=True))
+        self.engine.execute(drop_table(self.name))
 
     # -- the paper's O[i] --------------------------------------------------------------------------
     def count_histogram_query(self, K: int) -> exp.Select:
@@ -191,8 +191,8 @@ class VidTable:
                 expression=_sum_all([sum_(_xlogx(col(y))) for y in self.ynames]),
             )
             loss = exp.Div(
-                this=exp.Paren(this=exp.Sub(this=parent_part, expression=child_part)),
-                expression=exp.Mul(this=_double(sum_(col("cnt"))), expression=lit(LN2)),
+                this=exp.Paren(this=exp.Sub(this=exp.Paren(this=parent_part), expression=exp.Paren(this=child_part))),
+                expression=exp.Paren(this=exp.Mul(this=_double(sum_(col("cnt"))), expression=lit(LN2))),
             )
             branch = exp.select(
                 exp.alias_(lit(int(attr)), "attr", quoted=True),
@@ -215,45 +215,47 @@ class VidTable:
         return out
 
     # -- Step 1: candidates (Theorem 1) -------------------------------------------------------------
-    def candidates_query(self, A: int, parents: Sequence[Sequence[int]]) -> exp.Expression:
-        """Per TEA level ``i`` (attribute order): over the anonymity vids, the number of distinct
-        parents of their value, the parent, the smallest segment size and the number of segments.
+    def anonymity_values_query(self, A: int) -> exp.Expression:
+        """Step 1, first pass: the distinct values, per TEA level, of the anonymity vids
+        (``a(vid) = A``) -- a small result (at most the taxonomy nodes); parents are looked up in
+        Python, where the taxonomy lives."""
+        anon = exp.select(*[col(q) for q in self.qnames]).from_(table_ref(self.name)).where(
+            exp.EQ(this=col("cnt"), expression=lit(int(A)))
+        )
+        parts = [
+            exp.select(exp.alias_(lit(i), "lvl", quoted=True), exp.alias_(col(self.qname(i)), "v", quoted=True))
+            .distinct()
+            .from_(table_ref("anon"))
+            for i in range(self.n)
+        ]
+        return _union_all(parts).with_(exp.to_identifier("anon", quoted=True), as_=anon, copy=False)
 
-        A segment of ``G = {c} -> p`` at level ``i`` is the set of children of ``p`` found among the
-        vids that share the anonymity vid's values on the levels above (``q0..q{i-1}``).
-        ``parents[i][node]`` is the parent node id (-1 for the root).
+    def segment_sizes_query(self, A: int, levels: Sequence[tuple[int, Sequence[int]]]) -> exp.Expression:
+        """Step 1, second pass, only for the levels where every anonymity vid has the same parent
+        ``p``: the smallest size of the segments of ``{children} -> p`` holding an anonymity vid.
+
+        A segment at level ``i`` is the set of children of ``p`` among the vids sharing the anonymity
+        vid's values on the levels above (``q0..q{i-1}``): a maximal set of siblings in the TEA index.
         """
         anon = exp.select(*[col(q) for q in self.qnames]).from_(table_ref(self.name)).where(
             exp.EQ(this=col("cnt"), expression=lit(int(A)))
         )
         ctes: list[tuple[str, exp.Expression]] = [("anon", anon)]
         finals = []
-        for i in range(self.n):
+        for i, children in levels:
             prefix = self.qnames[:i]
-            par_anon = lookup(list(parents[i]), col(self.qname(i)), self.dialect)
-            heads = exp.select(*[col(q) for q in prefix], exp.alias_(par_anon, "p", quoted=True)).distinct().from_(table_ref("anon"))
-            par_v = lookup(list(parents[i]), col(self.qname(i), "v"), self.dialect)
-            cond = and_all(
-                [exp.EQ(this=col(q, "v"), expression=col(q, "h")) for q in prefix]
-                + [exp.EQ(this=par_v, expression=col("p", "h"))]
-            )
-            seg = (
-                exp.select(
-                    *[col(q, "h") for q in prefix],
-                    col("p", "h"),
-                    exp.alias_(exp.Count(this=exp.Distinct(expressions=[col(self.qname(i), "v")])), "k", quoted=True),
-                )
-                .from_(table_ref(self.name, alias="v"))
-                .join(table_ref(f"heads{i}", alias="h"), on=cond, join_type="inner")
-                .group_by(*[col(q, "h") for q in prefix], col("p", "h"))
-            )
-            ctes.append((f"heads{i}", heads))
+            seg = exp.select(exp.alias_(exp.Count(this=exp.Distinct(expressions=[col(self.qname(i), "v")])), "k", quoted=True))
+            seg = seg.from_(table_ref(self.name, alias="v")).where(_in(col(self.qname(i), "v"), children))
+            if prefix:
+                heads = exp.select(*[col(q) for q in prefix]).distinct().from_(table_ref("anon"))
+                ctes.append((f"heads{i}", heads))
+                cond = and_all([exp.EQ(this=col(q, "v"), expression=col(q, "h")) for q in prefix])
+                seg = seg.join(table_ref(f"heads{i}", alias="h"), on=cond, join_type="inner")
+                seg = seg.group_by(*[col(q, "h") for q in prefix])
             ctes.append((f"seg{i}", seg))
             finals.append(
                 exp.select(
-                    exp.alias_(lit(i), "lvl", quoted=True),
-                    exp.alias_(exp.Count(this=exp.Distinct(expressions=[col("p")])), "parents", quoted=True),
-                    exp.alias_(exp.Min(this=col("p")), "p", quoted=True),
+                    exp.alias_(lit(int(i)), "lvl", quoted=True),
                     exp.alias_(exp.Min(this=col("k")), "min_k", quoted=True),
                     exp.alias_(_count_star(), "segments", quoted=True),
                 ).from_(table_ref(f"seg{i}"))
@@ -263,12 +265,24 @@ class VidTable:
             final = final.with_(exp.to_identifier(name, quoted=True), as_=body, copy=False)
         return final
 
-    def candidates(self, A: int, parents: Sequence[Sequence[int]]) -> list[dict]:
-        """One dict per level: ``lvl, parents, p, min_k, segments`` (see :meth:`candidates_query`)."""
-        rows = self.engine.fetch_all(self.candidates_query(A, parents))
-        out = []
-        for lvl, n_par, p, min_k, segs in sorted(rows, key=lambda r: int(r[0])):
-            out.append({"lvl": int(lvl), "parents": int(n_par), "p": None if p is None else int(p), "min_k": int(min_k or 0), "segments": int(segs)})
+    def candidates(self, A: int, parents: Sequence[Sequence[int]], children: Sequence[Sequence[Sequence[int]]], valid=None) -> list[dict]:
+        """Step 1 (Section 5.2): walk the anonymity vids up the TEA levels; at each level, either
+        they are all generalized by the same (valid) G, each by a segment of size > 1, or no critical
+        generalization exists at that level. One dict per level:
+        ``lvl, parents, p, min_k, segments`` (``min_k`` 0 when the level was ruled out early)."""
+        pars: list[set[int]] = [set() for _ in range(self.n)]
+        for lvl, v in self.engine.fetch_all(self.anonymity_values_query(A)):
+            pars[int(lvl)].add(int(parents[int(lvl)][int(v)]))
+        out, check = [], []
+        for i in range(self.n):
+            n_par, p = len(pars[i]), (min(pars[i]) if pars[i] else None)
+            out.append({"lvl": i, "parents": n_par, "p": p, "min_k": 0, "segments": 0})
+            if n_par == 1 and p is not None and p >= 0 and (valid is None or (i, p) in valid):
+                check.append((i, children[i][p]))
+        if check:
+            for lvl, min_k, segs in self.engine.fetch_all(self.segment_sizes_query(A, check)):
+                out[int(lvl)]["min_k"] = int(min_k or 0)
+                out[int(lvl)]["segments"] = int(segs)
         return out
 
     def anonymity_vids(self, A: int) -> list[tuple[int, ...]]:
@@ -353,7 +367,7 @@ class VidTable:
         self.discard(pr)
 
     def discard(self, pr: Probe) -> None:
-        self.engine.execute(exp.Drop(this=table_ref(pr.table), kind="TABLE", exists=True))
+        self.engine.execute(drop_table(pr.table))
 
     # -- for tests and reports -------------------------------------------------------------------
     def rows(self) -> list[tuple]:
@@ -365,6 +379,11 @@ class VidTable:
 def class_values_query(base_table: str) -> exp.Select:
     """The class values of a base frequency set with a ``y`` key (a small result)."""
     return exp.select(col("y")).distinct().from_(table_ref(base_table)).order_by(col("y"))
+
+
+def drop_table(name: str) -> exp.Drop:
+    """``DROP TABLE IF EXISTS name`` (sqlglot >= 26 keeps the names in ``tables``)."""
+    return exp.Drop(tables=[table_ref(name)], kind="TABLE", exists=True)
 
 
 def _sum_all(parts: list[exp.Expression]) -> exp.Expression:

@@ -46,21 +46,21 @@ class Engine:
             return expression
         return expression.sql(dialect=self.dialect)
 
-    def _go(self, expression, fetch: str):
+    def _go(self, expression, fetch: str, params=None):
         sql = self.sql_text(expression)
         self.queries += 1
         if self.keep_log:
             self.log.append(sql)
-        return self._run(sql, fetch)
+        return self._run(sql, fetch, params) if params else self._run(sql, fetch)
 
     def execute(self, expression: exp.Expression | str) -> None:
         self._go(expression, "none")
 
-    def fetch_all(self, expression: exp.Expression | str) -> list[tuple]:
-        return self._go(expression, "all")
+    def fetch_all(self, expression: exp.Expression | str, params: list | None = None) -> list[tuple]:
+        return self._go(expression, "all", params)
 
-    def fetch_one(self, expression: exp.Expression | str) -> tuple | None:
-        rows = self._go(expression, "all")
+    def fetch_one(self, expression: exp.Expression | str, params: list | None = None) -> tuple | None:
+        rows = self._go(expression, "all", params)
         return rows[0] if rows else None
 
     def scalar(self, expression: exp.Expression | str) -> Any:

@@ -59,9 +59,9 @@ class DuckDBEngine(Engine):
         except EngineError as err:
             raise ConfigError(f"bad engine setting {key}={value!r}: {err}") from None
 
-    def _run(self, sql: str, fetch: str) -> Any:
+    def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:
         try:
-            cur = self.con.execute(sql)
+            cur = self.con.execute(sql, params) if params else self.con.execute(sql)
             if fetch == "all":
                 return cur.fetchall()
             if fetch == "arrow":

@@ -11,7 +11,7 @@ from sqlanon.hierarchy.model import Hierarchy
 
 
 def _num(text: str) -> str:
-    return str(int(text)) if float(text).is_integer() else repr(float(text))
+    return str(int(float(text))) if float(text).is_integer() else repr(float(text))
 
 
 def numeric_bands(values: list[str], widths: list[float], attribute: str, origin: float = 0.0) -> Hierarchy:

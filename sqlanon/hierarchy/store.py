@@ -23,7 +23,7 @@ def store_hierarchy(database: str, hierarchy: Hierarchy, name: str | None = None
             if exists and not overwrite:
                 raise ConfigError(f"table {name!r} already exists in {database} (use --overwrite)")
             if exists:
-                engine.execute(exp.Drop(this=table_ref(name), kind="TABLE"))
+                engine.execute(exp.Drop(tables=[table_ref(name)], kind="TABLE"))
             tmp = engine.temp_name("hier")
             engine.register_arrow(tmp, hierarchy.mapping_table())
             engine.execute(exp.Create(this=table_ref(name), kind="TABLE", expression=exp.select("*").from_(table_ref(tmp))))

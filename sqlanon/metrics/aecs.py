@@ -12,7 +12,9 @@ class AECS(Metric):
         return stats.rows / max(released_classes, 1)
 
     def prior_bound(self, stats, node) -> float:
-        return 1.0
+        from sqlanon.metrics.discernibility import max_classes
+
+        return stats.rows / max_classes(stats, node)
 
     def query_bound(self, stats, node, ns) -> float:
         return stats.rows / max(ns.classes, 1)

@@ -33,9 +33,12 @@ class LM(Metric):
     name = "lm"
 
     def aggregates(self, stats, node):
+        return lambda params=None: self._aggregates(stats, node, params)
+
+    def _aggregates(self, stats, node, params):
         terms = []
         for i, (h, level) in enumerate(zip(stats.hierarchies, node)):
-            terms.append(lookup(loss_table(h, level), col(stats.qcol(i)), stats.dialect))
+            terms.append(lookup(loss_table(h, level), col(stats.qcol(i)), stats.dialect, params))
         total = terms[0]
         for t in terms[1:]:
             total = exp.Add(this=total, expression=t)

@@ -19,8 +19,12 @@ UNKNOWN, SATISFIES, FAILS = 0, 1, -1
 
 
 def describe_requirement(requirement) -> str:
-    parts = [" ".join(f"{k}={v}" for k, v in d.items()) for d in requirement.describe()]
-    return "; ".join(parts) + f" within a budget of {requirement.budget} suppressed rows"
+    parts = []
+    for d in requirement.describe():
+        d = dict(d)
+        name = d.pop("model")
+        parts.append(name + (" " + " ".join(f"{k}={v}" for k, v in d.items()) if d else ""))
+    return "; ".join(parts) or "the requirement"
 
 
 @dataclass
@@ -55,6 +59,7 @@ class Lattice:
         self.pruned = np.zeros(len(self.nodes), dtype=bool)
         self.evaluated: dict[int, tuple] = {}  # idx -> (NodeStats, satisfies, value)
         self.ok = requirement.predicate()
+        stats.k_hint = requirement.k
         self.best_value = math.inf
         self.best_idx: int | None = None
 
@@ -126,7 +131,7 @@ class Lattice:
             ns = self.evaluated[self.top][0]
             raise UnsatisfiableError(
                 f"no generalization satisfies {self._describe()}: even the most general one "
-                f"suppresses {ns.suppressed} rows, the budget is {self.requirement.budget}"
+                f"would suppress {ns.suppressed} rows, the budget is {self.requirement.budget}"
             )
 
     def _describe(self) -> str:

@@ -1,0 +1,122 @@
+"""``sqlanon generate``: anonymization by data generation (KRIMP code table + generator).
+
+Registered on the main typer app by ``sqlanon.cli`` (``register(app)``). Data (the JSON result)
+on stdout, progress on stderr; errors are one line ``error: ...`` and the error's exit code.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import List, Optional
+
+import typer
+
+from sqlanon.errors import ConfigError, SqlanonError
+
+EXIT_HELP = "Exit codes: 0 ok, 1 error, 2 usage, 3 unsatisfiable."
+
+
+def _split(values: Optional[List[str]]) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def generate_command(
+    input: str = typer.Option(..., "--input", "-i", help="Source: CSV, Parquet file/glob, or .duckdb file (with --table)."),
+    format: Optional[str] = typer.Option(None, "--format", help="csv, parquet or duckdb (default: from the file name)."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (one character; \\t for tab)."),
+    table: Optional[str] = typer.Option(None, "--table", help="Table of a .duckdb input."),
+    columns: Optional[List[str]] = typer.Option(None, "--columns", help="Columns to model and generate (comma separated; default: all)."),
+    min_sup: int = typer.Option(1, "--min-sup", help="Minimum support (rows) of KRIMP's candidate itemsets; acts like k."),
+    laplace: float = typer.Option(0.001, "--laplace", help="Laplace correction added to every code-table usage (> 0)."),
+    rows: Optional[int] = typer.Option(None, "--rows", help="Rows to generate (default: as many as the input)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed (reproducible output)."),
+    candidates: str = typer.Option("all", "--candidates", help="KRIMP candidates: all or closed frequent itemsets."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the generated table to a Parquet (or .csv) file."),
+    output_table: Optional[str] = typer.Option(None, "--output-table", help="Write to a new table of the .duckdb input."),
+    in_place: bool = typer.Option(False, "--in-place", help="Replace the input table (one transaction)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file/table."),
+    no_dissimilarity: bool = typer.Option(False, "--no-dissimilarity", help="Skip the code-table dissimilarity (runs KRIMP on the output)."),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="DuckDB memory_limit, e.g. 1GB."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+) -> None:
+    try:
+        result = run_generate(
+            input=input, format=format, delimiter=delimiter, table=table, columns=_split(columns) or None,
+            min_sup=min_sup, laplace=laplace, rows=rows, seed=seed, candidates=candidates, output=output,
+            output_table=output_table, in_place=in_place, overwrite=overwrite,
+            dissimilarity=not no_dissimilarity, memory_limit=memory_limit,
+            progress=None if quiet else (lambda m: typer.echo(f"sqlanon: {m}", err=True)),
+        )
+    except SqlanonError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(err.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted; nothing was written", err=True)
+        raise typer.Exit(130)
+    except Exception as err:  # one line, no locals, no row values
+        first = str(err).splitlines()[0] if str(err) else ""
+        typer.echo(f"error: internal error: {type(err).__name__}: {first}", err=True)
+        raise typer.Exit(1)
+    if as_json:
+        typer.echo(json.dumps(result, default=str))
+        return
+    for key in ("rows", "code_table_size", "compression_ratio", "nas", "pct_equal_itemsets", "avg_support_diff_pct", "avg_support_new_pct", "dissimilarity", "output", "release_id", "seconds"):
+        if key in result:
+            value = result[key]
+            typer.echo(f"{key:<22}{value:.4f}" if isinstance(value, float) else f"{key:<22}{value}")
+
+
+def run_generate(
+    input: str,
+    format: str | None = None,
+    delimiter: str | None = None,
+    table: str | None = None,
+    columns: list[str] | None = None,
+    min_sup: int = 1,
+    laplace: float = 0.001,
+    rows: int | None = None,
+    seed: int | None = None,
+    candidates: str = "all",
+    output: str | None = None,
+    output_table: str | None = None,
+    in_place: bool = False,
+    overwrite: bool = False,
+    dissimilarity: bool = True,
+    memory_limit: str | None = None,
+    progress=None,
+) -> dict:
+    """The command as a function (used by the CLI and tests)."""
+    from sqlanon.engine import connect
+    from sqlanon.generate.pipeline import run
+    from sqlanon.release import Target
+    from sqlanon.source import Source
+
+    if candidates not in ("all", "closed"):
+        raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")
+    if rows is not None and rows < 0:
+        raise ConfigError(f"--rows must be >= 0, got {rows}")
+    source = Source.open(input, format, table, delimiter)
+    if (output_table or in_place) and source.kind != "table":
+        raise ConfigError("--output-table/--in-place need a .duckdb input (--format duckdb --table T)")
+    target = Target.from_options(output=output, output_table=output_table, in_place=in_place, source=source, overwrite=overwrite)
+    engine = connect(database=source.database or ":memory:", memory_limit=memory_limit)
+    try:
+        return run(
+            engine, source, columns, min_sup=min_sup, laplace=laplace, rows=rows, seed=seed,
+            candidates=candidates, target=target, dissimilarity=dissimilarity, progress=progress,
+        )
+    finally:
+        engine.close()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``generate`` to the main app."""
+    app.command(
+        name="generate",
+        help="Anonymize by data generation: a KRIMP code table of the input and rows generated from it "
+        "(Vreeken, van Leeuwen, Siebes 2007); reports NAS, frequent-pattern similarity and dissimilarity. " + EXIT_HELP,
+    )(generate_command)

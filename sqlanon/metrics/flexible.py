@@ -1,0 +1,347 @@
+"""Iyengar's usage metrics for *flexible* generalizations (valid cuts, numeric intervals).
+
+All of them are computed from frequency sets by SQL (:mod:`sqlanon.stats_genetic`), a batch of
+candidate solutions per statement; what depends on one attribute's cut only is cached per
+attribute (:class:`FlexibleEvaluator`).
+
+* **LM** (general loss): per row and QI, categorical ``(M_P - 1)/(M - 1)`` (``M_P`` leaves below
+  the released node, ``M`` leaves of the tree), numeric ``(U_i - L_i)/(U - L)`` (the released
+  interval's smallest and largest value over the column's bounds); a suppressed row counts 1 in
+  every QI. Per column the mean over rows; LM is the mean over columns.
+* **CM** (classification): ``(suppressed rows + released rows not of their group's majority
+  class) / N``.
+* **cost-matrix CM**: a row of class ``a`` in a group whose majority class is ``b`` costs
+  ``cost[a][b]``; suppressed rows either form one more group (the paper's suggestion, default) or
+  cost a fixed penalty each; over ``N``.
+* **regression**: the dispersion of a numeric target within groups (variance: sum of squared
+  deviations from the group mean; ``mad``: sum of absolute deviations from the group median),
+  suppressed rows forming one more group, normalized by the dispersion of the single group of all
+  rows.
+* **weighted**: ``sum(w_t * metric_t)`` over several targets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Sequence
+
+from sqlanon.errors import ConfigError
+from sqlanon.stats_genetic import ClassTarget, GeneticStats, RegressionTarget
+
+
+# ---------------------------------------------------------------------------------------------
+# metrics: pure formulas over one candidate's aggregates
+
+
+class FlexMetric:
+    name = "metric"
+    needs_lm = False
+
+    def value(self, agg: dict, ev: "FlexibleEvaluator") -> float:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class FlexLM(FlexMetric):
+    name = "lm"
+    needs_lm = True
+
+    def value(self, agg, ev):
+        n, N = ev.n, ev.rows
+        if n == 0 or N == 0:
+            return 0.0
+        total = sum(agg["colsum"]) - float(agg["lm_sup"] or 0.0) + n * agg["suppressed"]
+        return total / (n * N)
+
+
+class FlexCM(FlexMetric):
+    name = "cm"
+
+    def __init__(self, target: int = 0) -> None:
+        self.t = target
+
+    def value(self, agg, ev):
+        return (float(agg[f"minority{self.t}"] or 0) + agg["suppressed"]) / ev.rows
+
+
+class FlexCostCM(FlexMetric):
+    name = "cm-cost"
+
+    def __init__(self, target: int, cost: list[list[float]], suppressed: str | float = "group") -> None:
+        self.t = target
+        self.cost = cost
+        self.suppressed = suppressed
+
+    def value(self, agg, ev):
+        c = len(self.cost)
+        total = 0.0
+        for j in range(c):
+            for m in range(c):
+                if j != m:
+                    total += self.cost[j][m] * float(agg[f"conf{self.t}_{j}_{m}"] or 0)
+        sup = [float(agg[f"sup{self.t}_{j}"] or 0) for j in range(c)]
+        if self.suppressed == "group":
+            if sum(sup) > 0:
+                maj = max(range(c), key=lambda j: (sup[j], -j))
+                total += sum(sup[j] * self.cost[j][maj] for j in range(c))
+        else:
+            total += float(self.suppressed) * agg["suppressed"]
+        return total / ev.rows
+
+
+class FlexRegression(FlexMetric):
+    name = "regression"
+
+    def __init__(self, target: int, dispersion: str = "variance") -> None:
+        self.t = target
+        self.dispersion = dispersion
+
+    def value(self, agg, ev):
+        tot = ev.gstats.totals["regression"][self.t]
+        if self.dispersion == "mad":
+            base = tot["mad"]
+            return float(agg[f"mad{self.t}"]) / base if base > 0 else 0.0
+        n = ev.rows
+        base = tot["s2"] - tot["s1"] * tot["s1"] / n
+        s = agg["suppressed"]
+        sse = float(agg[f"sse{self.t}"] or 0.0)
+        if s:
+            s1, s2 = float(agg[f"sup_s1_{self.t}"] or 0), float(agg[f"sup_s2_{self.t}"] or 0)
+            sse += s2 - s1 * s1 / s
+        return max(sse, 0.0) / base if base > 1e-12 else 0.0
+
+
+class FlexWeighted(FlexMetric):
+    name = "weighted"
+
+    def __init__(self, parts: list[tuple[float, FlexMetric]]) -> None:
+        self.parts = parts
+        self.needs_lm = any(m.needs_lm for _, m in parts)
+
+    def value(self, agg, ev):
+        return sum(w * m.value(agg, ev) for w, m in self.parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# options -> targets and the objective
+
+
+@dataclass
+class Objective:
+    metric: FlexMetric
+    report: dict  # name -> FlexMetric reported besides the objective (lm, cm)
+    class_targets: list[ClassTarget]
+    regression_targets: list[RegressionTarget]
+
+
+def read_cost_matrix(spec, values: list[str]) -> list[list[float]]:
+    """``{"true class": {"assigned class": cost}}`` as JSON text or a .json path; missing pairs are
+    1 off the diagonal and 0 on it."""
+    if isinstance(spec, str):
+        text = spec
+        if os.path.isfile(spec):
+            with open(spec, encoding="utf-8") as fh:
+                text = fh.read()
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ConfigError(f"cost_matrix is neither a JSON file nor JSON text: {err}") from None
+    if not isinstance(spec, dict):
+        raise ConfigError("cost_matrix must map a true class to {assigned class: cost}")
+    for a, row in spec.items():
+        if str(a) not in values:
+            raise ConfigError(f"cost_matrix names class {a!r}, not a value of the class column ({values})")
+        if not isinstance(row, dict) or any(str(b) not in values for b in row):
+            raise ConfigError(f"cost_matrix row {a!r} must map classes of {values} to costs")
+    out = []
+    for a in values:
+        row = {str(k): v for k, v in spec.get(a, {}).items()} if a in spec else {}
+        try:
+            out.append([float(row.get(b, 0.0 if a == b else 1.0)) for b in values])
+        except (TypeError, ValueError):
+            raise ConfigError(f"cost_matrix row {a!r} has a non-numeric cost") from None
+    return out
+
+
+def build_objective(name: str, options: dict, class_column: str | None) -> tuple[Objective, list]:
+    """Objective from ``name`` (lm, cm, cm-cost, regression, weighted) and the search options:
+
+    * ``cost_matrix``: JSON (text or path) for ``cm-cost``; ``cost_suppressed``: ``group`` (default)
+      or a number (cost per suppressed row);
+    * ``regression_target`` (column) and ``dispersion`` (``variance`` | ``mad``);
+    * ``weights``: ``KIND[:COLUMN]=W,...`` with KIND in lm, cm, cm-cost, regression
+      (e.g. ``cm:salary-class=0.7,regression:age=0.3``).
+    """
+    class_targets: list[ClassTarget] = []
+    regression_targets: list[RegressionTarget] = []
+
+    def class_index(column: str | None, confusion: bool = False) -> int:
+        column = column or class_column
+        if not column:
+            raise ConfigError("the CM metric needs --class-column")
+        for i, t in enumerate(class_targets):
+            if t.column == column:
+                t.confusion = t.confusion or confusion
+                return i
+        class_targets.append(ClassTarget(column, confusion=confusion))
+        return len(class_targets) - 1
+
+    def regression_index(column: str | None) -> int:
+        column = column or options.get("regression_target")
+        if not column:
+            raise ConfigError("the regression metric needs --option regression_target=COLUMN")
+        dispersion = str(options.get("dispersion", "variance"))
+        if dispersion not in ("variance", "mad"):
+            raise ConfigError(f"dispersion must be variance or mad, got {dispersion!r}")
+        for i, t in enumerate(regression_targets):
+            if t.column == column:
+                return i
+        regression_targets.append(RegressionTarget(column, dispersion))
+        return len(regression_targets) - 1
+
+    cost_specs: list[tuple[FlexCostCM, object]] = []
+
+    def make(kind: str, column: str | None) -> FlexMetric:
+        if kind == "lm":
+            return FlexLM()
+        if kind == "cm":
+            return FlexCM(class_index(column))
+        if kind == "cm-cost":
+            if "cost_matrix" not in options:
+                raise ConfigError("the cm-cost metric needs --option cost_matrix=JSON|PATH")
+            sup = options.get("cost_suppressed", "group")
+            if sup != "group":
+                try:
+                    sup = float(sup)
+                except ValueError:
+                    raise ConfigError(f"cost_suppressed must be 'group' or a number, got {sup!r}") from None
+            m = FlexCostCM(class_index(column, confusion=True), [], sup)
+            cost_specs.append((m, options["cost_matrix"]))
+            return m
+        if kind == "regression":
+            t = regression_index(column)
+            return FlexRegression(t, regression_targets[t].dispersion)
+        raise ConfigError(f"unknown genetic objective {kind!r}; choose lm, cm, cm-cost, regression or weighted")
+
+    if name == "weighted":
+        spec = options.get("weights")
+        if not spec:
+            raise ConfigError("the weighted objective needs --option weights=KIND[:COLUMN]=W,...")
+        parts = []
+        for item in str(spec).split(","):
+            if not item.strip():
+                continue
+            term, eq, w = item.partition("=")
+            if not eq:
+                raise ConfigError(f"bad weights term {item!r}; write KIND[:COLUMN]=WEIGHT")
+            kind, _, column = term.strip().partition(":")
+            try:
+                weight = float(w)
+            except ValueError:
+                raise ConfigError(f"bad weight {w!r} in {item!r}") from None
+            parts.append((weight, make(kind.strip(), column.strip() or None)))
+        metric: FlexMetric = FlexWeighted(parts)
+    else:
+        metric = make(name, None)
+    report: dict[str, FlexMetric] = {"lm": FlexLM()}
+    if class_column:
+        report["cm"] = FlexCM(class_index(class_column))
+    return Objective(metric, report, class_targets, regression_targets), cost_specs
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluation with per-attribute caching
+
+
+class FlexibleEvaluator:
+    """Scores chromosomes of a :class:`sqlanon.cut.Layout`: per-attribute parts cached, aggregates by
+    one SQL statement per batch, whole-solution results memoized."""
+
+    def __init__(self, stats, layout, objective: Objective, ok, budget: int, cost_specs=()) -> None:
+        self.stats = stats
+        self.layout = layout
+        self.objective = objective
+        self.n = len(layout.qis)
+        self.budget = budget
+        self.gstats = GeneticStats(stats, objective.class_targets, objective.regression_targets, ok)
+        self._cost_specs = list(cost_specs)
+        self.part_cache: list[dict] = [dict() for _ in range(self.n)]
+        self.memo: dict[bytes, dict] = {}
+        self.memo_limit = 1_000_000
+        self.lm = objective.metric.needs_lm or "lm" in objective.report
+        self.part_hits = 0
+        self.part_misses = 0
+
+    def prepare(self) -> None:
+        self.gstats.prepare()
+        self.rows = self.gstats.totals["rows"]
+        for m, spec in self._cost_specs:
+            m.cost = read_cost_matrix(spec, self.gstats.class_targets[m.t].values)
+
+    def part(self, i: int, bits: tuple) -> dict:
+        """What attribute ``i``'s cut contributes, cached by its bit string."""
+        cache = self.part_cache[i]
+        hit = cache.get(bits)
+        if hit is not None:
+            self.part_hits += 1
+            return hit
+        self.part_misses += 1
+        coder = self.layout.coders[i]
+        groups = coder.groups(bits)
+        stride = self.gstats.strides[i] if self.gstats.key_fits else 1
+        keys = [0] * coder.n_leaves
+        loss = [0.0] * coder.n_leaves
+        for g, (_, l, leaves) in enumerate(groups):
+            for leaf in leaves:
+                keys[leaf] = g * stride
+                loss[leaf] = l
+        freq = self.stats.column_freqs[i]
+        entry = {"keys": keys, "code_loss": [l for _, l, _ in groups], "loss": loss, "colsum": sum(f * l for f, l in zip(freq, loss)), "groups": len(groups)}
+        if len(cache) > 50_000:
+            cache.clear()
+        cache[bits] = entry
+        return entry
+
+    def score(self, chromosomes: Sequence[tuple], per_column: bool = False) -> list[dict]:
+        """Aggregates + objective value + reported metrics per chromosome (memoized)."""
+        todo, seen, fresh = [], set(), {}
+        for ch in chromosomes:
+            key = bytes(ch)
+            if (key not in self.memo or per_column) and key not in seen:
+                seen.add(key)
+                todo.append(ch)
+        if todo:
+            cands, parts_of = [], []
+            for ch in todo:
+                parts = [self.part(i, p) for i, p in enumerate(self.layout.split(ch))]
+                parts_of.append(parts)
+                cands.append({"keys": [p["keys"] for p in parts], "loss": [p["code_loss"] for p in parts]})
+            rows = self.gstats.evaluate(cands, lm=self.lm, per_column=per_column)
+            for ch, parts, agg in zip(todo, parts_of, rows):
+                agg = dict(agg)
+                agg["suppressed"] = int(agg["suppressed"] or 0)
+                agg["colsum"] = [p["colsum"] for p in parts]
+                if per_column and self.lm:
+                    agg["lm_sup"] = sum(float(agg[f"lm_sup{i}"] or 0) for i in range(self.n))
+                    agg["lm_per_column"] = [
+                        (agg["colsum"][i] - float(agg[f"lm_sup{i}"] or 0) + agg["suppressed"]) / self.rows
+                        for i in range(self.n)
+                    ]
+                agg["value"] = self.objective.metric.value(agg, self)
+                agg["feasible"] = agg["suppressed"] <= self.budget
+                agg["report"] = {name: m.value(agg, self) for name, m in self.objective.report.items()}
+                if not per_column:
+                    agg = {k: agg[k] for k in ("value", "feasible", "suppressed", "report")}
+                if len(self.memo) >= self.memo_limit:
+                    self.memo.clear()
+                self.memo[bytes(ch)] = agg
+                fresh[bytes(ch)] = agg
+        return [fresh.get(bytes(ch)) or self.memo[bytes(ch)] for ch in chromosomes]
+
+    @property
+    def evaluations(self) -> int:
+        return self.gstats.evaluations
+
+    def drop(self) -> None:
+        self.gstats.drop()

@@ -1,0 +1,449 @@
+"""Bottom-up generalization (Wang, Yu, Chakraborty, ICDM 2004), with its statistics in SQL.
+
+Starting from the most specific data, each iteration applies the valid generalization
+``G = {c} -> p`` (all children of ``p`` are current values of the attribute) that minimizes
+
+    IP(G) = I(G) / P(G)
+
+* ``I(G)`` -- entropy information loss of the class: ``Info(Rp) - sum_c |Rc|/|Rp| Info(Rc)``;
+* ``P(G) = min(AG(VID), K) - A(VID)`` -- anonymity gain capped at K; ``IP = inf`` when ``P = 0``;
+  ties, and the case where no generalization is *critical* (``P = 0`` for all), go to the smaller
+  ``I(G)`` (then larger ``P``, then VID order, then taxonomy order, so runs are reproducible);
+
+until ``A(VID) >= K`` (or, with a suppression budget, until the rows of vids with ``a(vid) < K``
+fit in the budget; those rows are suppressed by the release).
+
+``AG(VID)`` is computed only for the at most ``|VID|`` generalizations that pass Theorem 1 (every
+anonymity vid generalized by a segment of size > 1 of G), and each such computation reads only the
+vids G generalizes (see :mod:`sqlanon.stats_bottom_up`). The sequence of generalizations, with
+``I``, ``P``, ``IP`` and ``A(VID)`` after each, is the trace.
+
+Taxonomies come from the hierarchy tables: a node is a set of leaves, so a chain of single-child
+levels (``Preschool -> Primary School -> Primary education``) is one node, released under its
+lowest label. A flat numeric hierarchy (``--numeric COL``) gets a tree of adjacent intervals
+(``numeric_fanout`` values per node, default 2).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.plan import Plan, Recoding
+from sqlanon.stats_bottom_up import Probe, VidTable, class_values_query
+
+ROUND = 9  # decimals used when comparing I and IP (ties across float summation orders)
+
+
+# ------------------------------------------------------------------------------------------------
+# taxonomy trees
+
+
+@dataclass
+class Taxonomy:
+    """A taxonomy tree over the leaves of a hierarchy. Node ids ``0..L-1`` are the leaf codes."""
+
+    attribute: str
+    labels: list[str]
+    parent: list[int]
+    children: list[list[int]] = field(default_factory=list)
+    n_leaves: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.children:
+            self.children = [[] for _ in self.labels]
+            for node, p in enumerate(self.parent):
+                if p >= 0:
+                    self.children[p].append(node)
+
+    @property
+    def root(self) -> int:
+        return next(i for i, p in enumerate(self.parent) if p < 0)
+
+    def internal(self) -> list[int]:
+        return [i for i, ch in enumerate(self.children) if ch]
+
+    def node(self, label: str) -> int:
+        """The node with this label (the lowest one if a label repeats)."""
+        for i, lab in enumerate(self.labels):
+            if lab == label:
+                return i
+        raise KeyError(label)
+
+    def leaves_under(self, node: int) -> list[int]:
+        out, stack = [], [node]
+        while stack:
+            x = stack.pop()
+            if x < self.n_leaves:
+                out.append(x)
+            stack.extend(self.children[x])
+        return sorted(out)
+
+    @classmethod
+    def from_hierarchy(cls, h, fanout: int = 2) -> "Taxonomy":
+        if h.numeric and h.max_level == 1 and len(h.rows) > 2:
+            return cls.numeric_intervals(h, fanout)
+        leaves = h.leaves
+        n = len(leaves)
+        labels = list(leaves)
+        index: dict[frozenset, int] = {frozenset([i]): i for i in range(n)}
+        # leaf set of every (level, label)
+        sets: dict[tuple[int, str], set] = {}
+        for code, row in enumerate(h.rows):
+            for level, label in enumerate(row):
+                sets.setdefault((level, label), set()).add(code)
+        parent = [-1] * n
+        for code, row in enumerate(h.rows):
+            prev = code
+            for level in range(1, len(row)):
+                s = frozenset(sets[(level, row[level])])
+                node = index.get(s)
+                if node is None:
+                    node = len(labels)
+                    index[s] = node
+                    labels.append(row[level])
+                    parent.append(-1)
+                if node != prev:
+                    parent[prev] = node
+                    prev = node
+        return cls(h.attribute, labels, parent, n_leaves=n)
+
+    @classmethod
+    def numeric_intervals(cls, h, fanout: int = 2) -> "Taxonomy":
+        """Adjacent intervals of the sorted distinct values, ``fanout`` per node, up to the root."""
+        fanout = max(2, int(fanout))
+        leaves = h.leaves
+        order = sorted(range(len(leaves)), key=lambda i: float(leaves[i]))
+        labels = list(leaves)
+        parent = [-1] * len(leaves)
+        span = {i: (leaves[i], leaves[i]) for i in range(len(leaves))}
+        level = order
+        while len(level) > 1:
+            nxt = []
+            for start in range(0, len(level), fanout):
+                group = level[start : start + fanout]
+                if len(group) == 1:
+                    nxt.append(group[0])
+                    continue
+                node = len(labels)
+                lo, hi = span[group[0]][0], span[group[-1]][1]
+                span[node] = (lo, hi)
+                labels.append(f"[{lo}, {hi}]")
+                parent.append(-1)
+                for g in group:
+                    parent[g] = node
+                nxt.append(node)
+            level = nxt
+        if labels and len(leaves) > 1:
+            labels[level[0]] = "*"
+        return cls(h.attribute, labels, parent, n_leaves=len(leaves))
+
+
+# ------------------------------------------------------------------------------------------------
+# the search state
+
+
+@dataclass
+class Step:
+    attr: int
+    parent: int
+    children: list[int]
+    info_loss: float
+    gain: int
+    ip: float
+    critical: bool
+    anonymity_after: int
+    rows_touched: int
+    vids_after: int
+    candidates: list[tuple[int, int]]
+
+
+def _ip(info: float, gain: int) -> float:
+    return info / gain if gain > 0 else math.inf
+
+
+def choice_key(info: float, gain: int, attr: int, parent: int) -> tuple:
+    """The order of generalizations: IP, then I (the paper), then larger P, VID order, node id."""
+    ip = _ip(info, gain)
+    return (round(ip, ROUND) if math.isfinite(ip) else math.inf, round(info, ROUND), -gain, attr, parent)
+
+
+class BottomUp:
+    """Algorithm 1 with the pruning of Section 5, over a :class:`VidTable`."""
+
+    def __init__(self, engine, taxonomies: Sequence[Taxonomy], base_table: str, classes: Sequence[str] | None, K: int, budget: int = 0, prune: bool = True) -> None:
+        self.engine = engine
+        self.tax = list(taxonomies)
+        self.K = int(K)
+        self.budget = int(budget)
+        self.prune = prune
+        self.vids = VidTable(engine, len(self.tax), len(classes) if classes else 1)
+        self.vid_count0 = self.vids.create(base_table, classes)
+        self.vid_count = self.vid_count0
+        self.cut: list[set[int]] = [set(range(t.n_leaves)) for t in self.tax]
+        self.parents = [list(t.parent) for t in self.tax]
+        self.O = self.vids.count_histogram(self.K)  # the paper's O[i], i < K
+        self.info: dict[tuple[int, int], tuple[float, int]] = {}
+        self._valid: set[tuple[int, int]] = set()
+        self._refresh_valid(range(len(self.tax)))
+        self.steps: list[Step] = []
+        self.rows_touched = 0
+        self.probes = 0
+
+    # -- state ----------------------------------------------------------------------------------
+    def _is_valid(self, attr: int, p: int) -> bool:
+        return all(c in self.cut[attr] for c in self.tax[attr].children[p])
+
+    def _refresh_valid(self, attrs) -> None:
+        new = []
+        for a in attrs:
+            for p in self.tax[a].internal():
+                if (a, p) not in self._valid and p not in self.cut[a] and self._is_valid(a, p):
+                    self._valid.add((a, p))
+                    if (a, p) not in self.info:
+                        new.append((a, p, self.tax[a].children[p]))
+        if new:
+            self.info.update(self.vids.info_loss(new))
+
+    def valid(self) -> list[tuple[int, int]]:
+        """Valid generalizations ``(attr, parent)`` in VID then taxonomy order."""
+        return sorted(self._valid)
+
+    @property
+    def anonymity(self) -> int:
+        """A(VID): the smallest a(vid) (from O[i] while it is below K)."""
+        small = [c for c, n in self.O.items() if n > 0]
+        return min(small) if small else self.vids.min_count()
+
+    def violating_rows(self) -> int:
+        return sum(c * n for c, n in self.O.items())
+
+    def k_satisfied(self) -> bool:
+        return self.violating_rows() <= self.budget
+
+    # -- Step 1 ---------------------------------------------------------------------------------
+    def candidates(self) -> list[tuple[int, int]]:
+        """Generalizations passing the "only if" condition of Theorem 1 (at most one per level)."""
+        A = self.anonymity
+        out = []
+        children = [t.children for t in self.tax]
+        for row in self.vids.candidates(A, self.parents, children, self._valid):
+            p = row["p"]
+            if row["parents"] == 1 and p is not None and p >= 0 and row["min_k"] > 1 and (row["lvl"], p) in self._valid:
+                out.append((row["lvl"], p))
+        return out
+
+    # -- Step 2 ---------------------------------------------------------------------------------
+    def anonymity_after(self, pr: Probe) -> int:
+        """AG(VID) = min(A^n_G, A^o_G), capped at K (A^o_G from O[i] minus the generalized vids)."""
+        a_new = pr.min_new if pr.min_new is not None else self.K
+        a_old = self.K
+        for c in sorted(self.O):
+            if self.O[c] - pr.old_hist.get(c, 0) > 0:
+                a_old = c
+                break
+        return min(a_new, a_old, self.K)
+
+    def probe(self, attr: int, p: int) -> Probe:
+        self.probes += 1
+        return self.vids.probe(attr, p, self.tax[attr].children[p], self.K)
+
+    # -- one iteration ----------------------------------------------------------------------------
+    def step(self) -> Step | None:
+        valid = self.valid()
+        if not valid:
+            return None
+        A = self.anonymity
+        cand = self.candidates() if self.prune else valid
+        probes: dict[tuple[int, int], Probe] = {}
+        gains: dict[tuple[int, int], int] = {}
+        for g in cand:
+            pr = self.probe(*g)
+            probes[g] = pr
+            gains[g] = max(0, self.anonymity_after(pr) - A)
+        best = min(valid, key=lambda g: choice_key(self.info[g][0], gains.get(g, 0), g[0], g[1]))
+        for g, pr in probes.items():
+            if g != best:
+                self.vids.discard(pr)
+        pr = probes.get(best) or self.probe(*best)
+        self._apply(pr)
+        info, gain = self.info[best][0], gains.get(best, 0)
+        step = Step(
+            attr=best[0], parent=best[1], children=list(self.tax[best[0]].children[best[1]]),
+            info_loss=info, gain=gain, ip=_ip(info, gain), critical=gain > 0,
+            anonymity_after=self.anonymity, rows_touched=pr.rows_touched,
+            vids_after=self.vid_count, candidates=list(cand) if self.prune else [],
+        )
+        self.steps.append(step)
+        return step
+
+    def _apply(self, pr: Probe) -> None:
+        self.vids.commit(pr)
+        for c, n in pr.old_hist.items():
+            self.O[c] = self.O.get(c, 0) - n
+            if self.O[c] <= 0:
+                del self.O[c]
+        for c, n in pr.new_hist.items():
+            self.O[c] = self.O.get(c, 0) + n
+        a = pr.attr
+        for c in pr.children:
+            self.cut[a].discard(c)
+        self.cut[a].add(pr.parent)
+        self._valid.discard((a, pr.parent))
+        self._refresh_valid([a])
+        self.rows_touched += pr.rows_touched
+        self.vid_count += pr.new_vids - pr.old_vids
+
+    # -- results --------------------------------------------------------------------------------
+    def released(self, attr: int) -> list[int]:
+        """Per leaf code, the node of the current cut holding it."""
+        t = self.tax[attr]
+        out = []
+        for leaf in range(t.n_leaves):
+            x = leaf
+            while x not in self.cut[attr]:
+                x = t.parent[x]
+            out.append(x)
+        return out
+
+    def recoding(self) -> Recoding:
+        return Recoding.from_values([[self.tax[a].labels[x] for x in self.released(a)] for a in range(len(self.tax))])
+
+    def cut_labels(self, attr: int) -> list[str]:
+        t = self.tax[attr]
+        seen, out = set(), []
+        for x in self.released(attr):
+            if x not in seen:
+                seen.add(x)
+                out.append(t.labels[x])
+        return out
+
+    def describe_step(self, s: Step, qis: Sequence[str], number: int) -> dict:
+        t = self.tax[s.attr]
+        d = {
+            "step": number,
+            "attribute": qis[s.attr],
+            "generalization": "{" + ", ".join(t.labels[c] for c in s.children) + "} -> " + t.labels[s.parent],
+            "children": [t.labels[c] for c in s.children],
+            "parent": t.labels[s.parent],
+            "I": round(s.info_loss, 12),
+            "P": s.gain,
+            "IP": round(s.ip, 12) if math.isfinite(s.ip) else None,
+            "critical": s.critical,
+            "A": s.anonymity_after,
+            "candidates": [f"{qis[a]}:{self.tax[a].labels[p]}" for a, p in s.candidates],
+            "rows_touched": s.rows_touched,
+            "vids": s.vids_after,
+        }
+        return d
+
+
+# ------------------------------------------------------------------------------------------------
+# the planner
+
+
+def _class_base(ctx):
+    """A base frequency set with the class as a key: ``ctx.stats`` when it has one, else one scan."""
+    stats = ctx.stats
+    class_column = stats.class_column or ctx.options.get("class_column")
+    if class_column is None:
+        return stats.base.table, None
+    if not stats.has_y or stats.class_column != class_column:
+        from sqlanon.stats import ClassNeeds, Statistics
+
+        stats = Statistics(ctx.engine, ctx.source, ctx.qis, ctx.hierarchies, class_column=class_column, needs=ClassNeeds(majority_y=True))
+        stats.prepare()
+    classes = [str(r[0]) for r in ctx.engine.fetch_all(class_values_query(stats.base.table))]
+    return stats.base.table, classes
+
+
+def _int_option(options: dict, key: str, default: int) -> int:
+    value = options.get(key, default)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"search option {key!r} must be a whole number, got {value!r}") from None
+
+
+def run(ctx) -> Plan:
+    started = time.perf_counter()
+    options = ctx.options or {}
+    requirement = ctx.requirement
+    K = int(requirement.k if requirement.models else options.get("k") or 1)
+    if options.get("k") is not None and not requirement.models:
+        K = int(options["k"])
+    if K < 1:
+        raise ConfigError(f"k must be >= 1 for the bottom-up search, got {K}")
+    budget = int(getattr(requirement, "budget", 0) or 0)
+    if K > ctx.stats.rows:
+        raise UnsatisfiableError(f"k={K} is larger than the table ({ctx.stats.rows} rows)")
+    fanout = _int_option(options, "numeric_fanout", 2)
+    trace = bool(options.get("trace"))
+    prune = str(options.get("pruning", "true")).lower() not in ("false", "0", "no", "off")
+
+    taxonomies = [Taxonomy.from_hierarchy(h, fanout) for h in ctx.hierarchies]
+    base_table, classes = _class_base(ctx)
+    if classes is None:
+        ctx.progress("bottom-up: no --class-column, so I(G) = 0 and generalizations are chosen by anonymity gain")
+    search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, budget, prune=prune)
+    ctx.progress(f"bottom-up: {search.vid_count0:,} vids, A(VID) = {search.anonymity}, K = {K}")
+    only_k = all(type(m).__name__ == "KAnonymity" for m in requirement.models)
+    ok = requirement.predicate()
+
+    def satisfied() -> bool:
+        if not search.k_satisfied():
+            return False
+        if only_k:
+            return True
+        ns = ctx.stats.evaluate(search.recoding(), ok)
+        return ns.suppressed <= budget
+
+    trace_rows = []
+    loss = 0.0
+    while not satisfied():
+        s = search.step()
+        if s is None:
+            raise UnsatisfiableError(
+                f"bottom-up: every quasi-identifier is fully generalized and k={K} still fails "
+                f"within the suppression budget of {budget} rows"
+            )
+        loss += search.info[(s.attr, s.parent)][0] * search.info[(s.attr, s.parent)][1]
+        d = search.describe_step(s, ctx.qis, len(search.steps))
+        trace_rows.append(d)
+        ctx.trace(d)
+        if trace:
+            ctx.progress(
+                f"step {d['step']}: {d['attribute']} {d['generalization']}  I={d['I']:.6g} P={d['P']} "
+                f"IP={'inf' if d['IP'] is None else format(d['IP'], '.6g')}  A(VID)={d['A']}"
+            )
+    recoding = search.recoding()
+    ns = ctx.stats.evaluate(recoding, ok)
+    rows = ctx.stats.rows
+    extra = {
+        "steps": len(search.steps),
+        "vids": search.vid_count0,
+        "vids_final": search.vids.size(),
+        "probes": search.probes,
+        "rows_touched": search.rows_touched,
+        "search_seconds": round(time.perf_counter() - started, 3),
+    }
+    if trace:
+        extra["trace"] = trace_rows
+    search.vids.drop()
+    return Plan(
+        search="bottom-up",
+        qis=list(ctx.qis),
+        recoding=recoding,
+        transformation={q: search.cut_labels(i) for i, q in enumerate(ctx.qis)},
+        requirement=requirement,
+        rows=rows,
+        suppressed_rows=ns.suppressed,
+        metric_name="information_loss",
+        metric_value=(loss / rows) if rows else 0.0,
+        node=None,
+        nodes_evaluated=search.probes,
+        extra=extra,
+    )

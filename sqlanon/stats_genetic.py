@@ -1,0 +1,359 @@
+"""Statistics for the genetic search: fitness of many flexible cuts per statement, by SQL.
+
+The genetic search (:mod:`sqlanon.search.genetic`) scores thousands of candidate solutions. Each
+candidate is a :class:`sqlanon.plan.Recoding` (per QI: leaf code -> released code). Its classes are
+a ``GROUP BY`` of the **frequency set**, never of the source:
+
+1. :meth:`GeneticStats.prepare` scans the source once more into ``gbase``: one row per distinct
+   tuple of leaf codes ``q0..qn`` with ``cnt`` and, per usage target, pivoted class counts
+   (``t{t}_{j}`` = rows of class value ``j``) or sums (``r{t}_s1 = SUM(v)``, ``r{t}_s2 = SUM(v*v)``).
+   For a median-based regression target a second set ``gbase_v{t}`` keeps ``v`` as a key.
+2. :meth:`GeneticStats.evaluate` takes a *batch* of candidates, registers them as a small table
+   ``cand(c, k0.., l0..)`` where ``k_i[leaf]`` is the released code times a stride (so one BIGINT
+   ``key = k0[q0] + k1[q1] + ..`` names the class) and ``l_i[code]`` the LM loss of released
+   value ``code`` (looked up per *class*, decoding the key, for the suppressed classes' LM), and answers every candidate's aggregates in **one** statement::
+
+       cand x gbase -> GROUP BY c, key (classes: cnt, per-target sums) -> flag ok (the privacy
+       predicate, e.g. cnt >= k) -> GROUP BY c (suppressed rows, metric terms)
+
+The per-attribute parts (``k_i``, ``l_i``, the LM column totals) depend on one attribute's cut
+only and are cached per attribute by the caller (:mod:`sqlanon.metrics.flexible`), so a child that
+differs from its parents in one attribute costs one new list.
+
+The list lookups (``list_extract``) are DuckDB's; the engine layer is DuckDB-only today.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError, EngineError
+from sqlanon.source import col, table_ref
+from sqlanon.stats import (
+    as_double,
+    as_varchar,
+    create_temp,
+    cte_select,
+    distinct_values,
+    if_,
+    lit,
+    sum_,
+)
+
+MAX_CLASS_VALUES = 64
+
+
+@dataclass
+class ClassTarget:
+    """A class column for CM / cost-matrix CM: its values (pivoted into ``t{t}_{j}`` columns)."""
+
+    column: str
+    values: list[str] = field(default_factory=list)
+    confusion: bool = False  # also count (true class, majority class) pairs, for cost matrices
+
+
+@dataclass
+class RegressionTarget:
+    """A numeric dependent variable; ``dispersion`` is ``variance`` or ``mad``."""
+
+    column: str
+    dispersion: str = "variance"
+
+
+def _drop(name: str) -> exp.Drop:
+    return exp.Drop(tables=[table_ref(name)], kind="TABLE", exists=True)
+
+
+def _list_at(list_col: str, code: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this="list_extract", expressions=[col(list_col), exp.Add(this=code, expression=lit(1))])
+
+
+def _add_all(terms: list[exp.Expression]) -> exp.Expression:
+    total = terms[0]
+    for t in terms[1:]:
+        total = exp.Add(this=total, expression=t)
+    return total
+
+
+class GeneticStats:
+    """Frequency-set statistics for flexible recodings (one statement per batch of candidates)."""
+
+    def __init__(self, stats, class_targets: Sequence[ClassTarget] = (), regression_targets: Sequence[RegressionTarget] = (),
+                 ok: exp.Expression | None = None) -> None:
+        if stats.engine.dialect != "duckdb":
+            raise EngineError("the genetic search's batched fitness queries need the DuckDB engine")
+        self.stats = stats
+        self.engine = stats.engine
+        self.n = len(stats.qis)
+        self.class_targets = list(class_targets)
+        self.regression_targets = list(regression_targets)
+        self.ok = ok if ok is not None else exp.Boolean(this=True)
+        self.table: str | None = None
+        self.vtables: dict[int, str] = {}
+        self.cand = self.engine.temp_name("ga_cand")
+        self._sql: dict[tuple, str] = {}
+        self.totals: dict = {}
+        self.batches = 0
+        self.evaluations = 0
+        self.key_fits = True
+        self.strides: list[int] = []
+
+    # -----------------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """One scan of the source into ``gbase`` (and ``gbase_v`` for median targets)."""
+        stats, src_cols = self.stats, self.stats.source.column_names(self.engine)
+        for t in [*self.class_targets, *self.regression_targets]:
+            if t.column not in src_cols:
+                raise ConfigError(f"unknown target column {t.column!r} in {stats.source.describe()}")
+        for t in self.class_targets:
+            if not t.values:
+                t.values = sorted(distinct_values(self.engine, stats.source, t.column, limit=MAX_CLASS_VALUES + 1))
+            if len(t.values) > MAX_CLASS_VALUES:
+                raise ConfigError(f"class column {t.column!r} has more than {MAX_CLASS_VALUES} values")
+        inner = stats.encoded_select()
+        for ti, t in enumerate(self.class_targets):
+            inner = inner.select(exp.alias_(as_varchar(col(t.column, "src")), f"y{ti}", quoted=True))
+        for ti, t in enumerate(self.regression_targets):
+            inner = inner.select(exp.alias_(as_double(col(t.column, "src")), f"v{ti}", quoted=True))
+        enc = exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True)
+        q = exp.select(*map(col, stats.qnames), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
+        for ti, t in enumerate(self.class_targets):
+            for j, v in enumerate(t.values):
+                hit = if_(exp.EQ(this=col(f"y{ti}"), expression=lit(v)), lit(1), lit(0))
+                q = q.select(exp.alias_(sum_(hit), f"t{ti}_{j}", quoted=True))
+            q = q.select(exp.alias_(sum_(if_(exp.Is(this=col(f"y{ti}"), expression=exp.Null()), lit(1), lit(0))), f"t{ti}_null", quoted=True))
+        for ti, _ in enumerate(self.regression_targets):
+            v = col(f"v{ti}")
+            q = q.select(exp.alias_(sum_(v), f"r{ti}_s1", quoted=True))
+            q = q.select(exp.alias_(sum_(exp.Mul(this=v, expression=col(f"v{ti}"))), f"r{ti}_s2", quoted=True))
+            q = q.select(exp.alias_(sum_(if_(exp.Is(this=v.copy(), expression=exp.Null()), lit(1), lit(0))), f"r{ti}_null", quoted=True))
+        q = q.from_(enc)
+        if stats.qnames:
+            q = q.group_by(*map(col, stats.qnames))
+        self.table = self.engine.temp_name("ga_base")
+        self.engine.execute(create_temp(self.table, q))
+        for ti, t in enumerate(self.regression_targets):
+            if t.dispersion == "mad":
+                vq = exp.select(*map(col, stats.qnames), col(f"v{ti}"), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
+                vq = vq.from_(exp.alias_(exp.Subquery(this=inner.copy()), "enc", table=True, quoted=True))
+                vq = vq.group_by(*map(col, stats.qnames), col(f"v{ti}"))
+                name = self.engine.temp_name(f"ga_base_v{ti}")
+                self.engine.execute(create_temp(name, vq))
+                self.vtables[ti] = name
+        # totals: N, class counts, regression sums (and the single-group dispersion)
+        aggs = [sum_(col("cnt"))]
+        for ti, t in enumerate(self.class_targets):
+            aggs += [sum_(col(f"t{ti}_{j}")) for j in range(len(t.values))] + [sum_(col(f"t{ti}_null"))]
+        for ti, _ in enumerate(self.regression_targets):
+            aggs += [sum_(col(f"r{ti}_s1")), sum_(col(f"r{ti}_s2")), sum_(col(f"r{ti}_null"))]
+        row = list(self.engine.fetch_one(exp.select(*aggs).from_(table_ref(self.table))))
+        self.totals["rows"] = int(row.pop(0) or 0)
+        self.totals["class"] = []
+        for t in self.class_targets:
+            counts = [int(row.pop(0) or 0) for _ in t.values]
+            nulls = int(row.pop(0) or 0)
+            if nulls:
+                raise ConfigError(f"class column {t.column!r} has {nulls} NULL value(s)")
+            self.totals["class"].append(counts)
+        self.totals["regression"] = []
+        for ti, t in enumerate(self.regression_targets):
+            s1, s2, nulls = float(row.pop(0) or 0), float(row.pop(0) or 0), int(row.pop(0) or 0)
+            if nulls:
+                raise ConfigError(f"regression target {t.column!r} has {nulls} NULL or non-numeric value(s)")
+            total = {"s1": s1, "s2": s2}
+            if t.dispersion == "mad":
+                total["mad"] = self.single_group_mad(ti)
+            self.totals["regression"].append(total)
+        # strides for the one-BIGINT class key
+        stride, self.strides, self.sizes = 1, [], []
+        for h in stats.hierarchies:
+            self.strides.append(stride)
+            self.sizes.append(max(len(h.rows), 1))
+            stride *= max(len(h.rows), 1)
+        self.key_fits = stride < 2**62
+
+    def single_group_mad(self, ti: int) -> float:
+        """Sum of |v - median| over all rows (the regression metric's normalizer)."""
+        return float(self._mad_rows(ti, grouped=False))
+
+    # -----------------------------------------------------------------------------------------
+    # the batched fitness query
+
+    def _key_exprs(self) -> list[tuple[str, exp.Expression]]:
+        if self.key_fits:
+            return [("key", _add_all([_list_at(f"k{i}", col(self.stats.qcol(i))) for i in range(self.n)]) if self.n else lit(0))]
+        return [(f"g{i}", _list_at(f"k{i}", col(self.stats.qcol(i)))) for i in range(self.n)]
+
+    def batch_query(self, lm: bool, per_column: bool) -> exp.Select:
+        keys = self._key_exprs()
+        key_names = [name for name, _ in keys]
+        rsel = [col("c", "cd")] + [exp.alias_(e, name, quoted=True) for name, e in keys]
+        sums = ["cnt"]
+        for ti, t in enumerate(self.class_targets):
+            sums += [f"t{ti}_{j}" for j in range(len(t.values))]
+        for ti, _ in enumerate(self.regression_targets):
+            sums += [f"r{ti}_s1", f"r{ti}_s2"]
+        rsel += [col(s, "b") for s in sums]
+        r = exp.select(*rsel).from_(table_ref(self.table, alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
+        csel = [col("c")] + [col(k) for k in key_names] + [exp.alias_(sum_(col(s)), s, quoted=True) for s in sums]
+        cls = exp.select(*csel).from_(table_ref("r")).group_by(col("c"), *[col(k) for k in key_names])
+        flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("cls"))
+        if lm:
+            # the LM loss of a class follows from its released codes (decoded from the key): looked
+            # up per class, not per base row
+            flagged = exp.select(*[col(n, "cls") for n in ["c", *key_names, *sums]], exp.alias_(self.ok.copy(), "ok", quoted=True))
+            flagged = flagged.from_(table_ref("cls")).join(table_ref(self.cand, alias="cd"), on=exp.EQ(this=col("c", "cls"), expression=col("c", "cd")))
+            for i in range(self.n):
+                if self.key_fits:
+                    code = exp.Mod(this=exp.Paren(this=exp.IntDiv(this=col("key", "cls"), expression=lit(self.strides[i]))), expression=lit(self.sizes[i]))
+                else:
+                    code = col(f"g{i}", "cls")
+                loss = exp.Mul(this=col("cnt", "cls"), expression=_list_at(f"l{i}", code))
+                flagged = flagged.select(exp.alias_(loss, f"rl{i}", quoted=True))
+        okc = col("ok")
+        out = [
+            col("c"),
+            exp.alias_(sum_(if_(okc, lit(0), col("cnt"))), "suppressed", quoted=True),
+            exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
+            exp.alias_(sum_(if_(okc.copy(), lit(0), lit(1))), "bad_classes", quoted=True),
+            exp.alias_(exp.Min(this=col("cnt")), "min_class", quoted=True),
+        ]
+        if lm:
+            if per_column:
+                for i in range(self.n):
+                    out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), col(f"rl{i}"))), f"lm_sup{i}", quoted=True))
+            else:
+                total = _add_all([col(f"rl{i}") for i in range(self.n)]) if self.n else lit(0.0)
+                out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), total)), "lm_sup", quoted=True))
+        for ti, t in enumerate(self.class_targets):
+            ys = [col(f"t{ti}_{j}") for j in range(len(t.values))]
+            most = ys[0] if len(ys) == 1 else exp.Greatest(this=ys[0], expressions=ys[1:])
+            out.append(exp.alias_(sum_(if_(col("ok"), exp.Sub(this=col("cnt"), expression=most), lit(0))), f"minority{ti}", quoted=True))
+            for j in range(len(t.values)):
+                out.append(exp.alias_(sum_(if_(col("ok"), lit(0), col(f"t{ti}_{j}"))), f"sup{ti}_{j}", quoted=True))
+            # the majority class of each released class (first on ties), for cost matrices
+            if len(ys) > 1:
+                maj = exp.Case()
+                for j in range(len(ys) - 1):
+                    cond = exp.and_(*[exp.GTE(this=col(f"t{ti}_{j}"), expression=col(f"t{ti}_{o}")) for o in range(len(ys)) if o != j])
+                    maj = maj.when(cond, lit(j))
+                maj = maj.else_(lit(len(ys) - 1))
+            else:
+                maj = lit(0)
+            for j in range(len(ys) if t.confusion else 0):
+                for m in range(len(ys)):
+                    if j == m:
+                        continue
+                    hit = exp.and_(col("ok"), exp.EQ(this=exp.Paren(this=maj.copy()), expression=lit(m)))
+                    out.append(exp.alias_(sum_(if_(hit, col(f"t{ti}_{j}"), lit(0))), f"conf{ti}_{j}_{m}", quoted=True))
+        for ti, _ in enumerate(self.regression_targets):
+            s1, s2 = col(f"r{ti}_s1"), col(f"r{ti}_s2")
+            sse = exp.Sub(this=s2, expression=exp.Div(this=exp.Mul(this=col(f"r{ti}_s1"), expression=col(f"r{ti}_s1")), expression=as_double(col("cnt"))))
+            out.append(exp.alias_(sum_(if_(col("ok"), sse, lit(0.0))), f"sse{ti}", quoted=True))
+            out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), s1.copy())), f"sup_s1_{ti}", quoted=True))
+            out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), s2.copy())), f"sup_s2_{ti}", quoted=True))
+        final = exp.select(*out).from_(table_ref("flagged")).group_by(col("c")).order_by(col("c"))
+        return cte_select([("r", r), ("cls", cls), ("flagged", flagged)], final)
+
+    def _mad_rows(self, ti: int, grouped: bool = True) -> object:
+        """Sum of absolute deviations from the (lower) median: per candidate within its released
+        classes, suppressed rows forming one more group (``grouped``); or over all rows."""
+        v = f"v{ti}"
+        if not grouped:
+            base = exp.select(col(v), col("cnt")).from_(table_ref(self.vtables[ti]))
+            part: list[exp.Expression] = []
+            grp = exp.select(col(v), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("x")).group_by(col(v))
+            ctes = [("x", base), ("grp", grp)]
+        else:
+            keys = self._key_exprs()
+            key_names = [name for name, _ in keys]
+            x = exp.select(col("c", "cd"), *[exp.alias_(e, n, quoted=True) for n, e in keys], col(v, "b"), col("cnt", "b"))
+            x = x.from_(table_ref(self.vtables[ti], alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
+            # class sizes decide which rows are suppressed
+            sizes = exp.select(col("c"), *map(col, key_names), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("x")).group_by(col("c"), *map(col, key_names))
+            flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("sizes"))
+            cond = exp.and_(*[exp.EQ(this=col(n, "x"), expression=col(n, "f")) for n in ["c", *key_names]])
+            gid = [exp.alias_(if_(col("ok", "f"), col(n, "x"), lit(-1)), n, quoted=True) for n in key_names]
+            y = exp.select(col("c", "x"), *gid, col(v, "x"), col("cnt", "x")).from_(table_ref("x", alias="x")).join(table_ref("flagged", alias="f"), on=cond)
+            grp = exp.select(col("c"), *map(col, key_names), col(v), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("y")).group_by(col("c"), *map(col, key_names), col(v))
+            ctes = [("x", x), ("sizes", sizes), ("flagged", flagged), ("y", y), ("grp", grp)]
+            part = [col("c"), *map(col, key_names)]
+        tot = exp.Window(this=sum_(col("cnt")), partition_by=[p.copy() for p in part] or None)
+        cum = exp.Window(
+            this=sum_(col("cnt")),
+            partition_by=[p.copy() for p in part] or None,
+            order=exp.Order(expressions=[exp.Ordered(this=col(v))]),
+            spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"),
+        )
+        ctes.append(("cum", exp.select(*[p.copy() for p in part], col(v), col("cnt"), exp.alias_(tot, "tot", quoted=True), exp.alias_(cum, "cum", quoted=True)).from_(table_ref("grp"))))
+        med = exp.select(*[p.copy() for p in part], exp.alias_(exp.Min(this=col(v)), "med", quoted=True)).from_(table_ref("cum"))
+        med = med.where(exp.GTE(this=exp.Mul(this=col("cum"), expression=lit(2)), expression=col("tot")))
+        if part:
+            med = med.group_by(*[p.copy() for p in part])
+        ctes.append(("med", med))
+        dev = exp.Mul(this=col("cnt", "g"), expression=exp.Abs(this=exp.Sub(this=col(v, "g"), expression=col("med", "m"))))
+        names = [p.name for p in part]
+        final = exp.select(*([col("c", "g")] if grouped else []), exp.alias_(sum_(dev), "mad", quoted=True))
+        if names:
+            join_on = exp.and_(*[exp.EQ(this=col(n, "g"), expression=col(n, "m")) for n in names])
+            final = final.from_(table_ref("grp", alias="g")).join(table_ref("med", alias="m"), on=join_on)
+        else:
+            final = final.from_(table_ref("grp", alias="g")).join(table_ref("med", alias="m"), join_type="cross")
+        if grouped:
+            final = final.group_by(col("c", "g")).order_by(col("c", "g"))
+            return cte_select(ctes, final)
+        return self.engine.scalar(cte_select(ctes, final)) or 0.0
+
+    def evaluate(self, candidates: Sequence[dict], lm: bool, per_column: bool = False) -> list[dict]:
+        """One statement for a batch. ``candidates[c]`` has ``keys`` (per QI: list, leaf -> released
+        code * stride, or released code when the key does not fit one BIGINT) and, when ``lm``,
+        ``loss`` (per QI: list, released code -> LM loss of that value)."""
+        if not candidates:
+            return []
+        cols = {"c": pa.array(range(len(candidates)), pa.int32())}
+        for i in range(self.n):
+            cols[f"k{i}"] = pa.array([cd["keys"][i] for cd in candidates], pa.list_(pa.int64()))
+        if lm:
+            for i in range(self.n):
+                cols[f"l{i}"] = pa.array([cd["loss"][i] for cd in candidates], pa.list_(pa.float64()))
+        self.engine.register_arrow(self.cand, pa.table(cols))
+        try:
+            sig = ("batch", lm, per_column)
+            if sig not in self._sql:
+                self._sql[sig] = self.engine.sql_text(self.batch_query(lm, per_column))
+            with_names = self._result_names(lm, per_column)
+            rows = self.engine.fetch_all(self._sql[sig])
+            out = [dict(zip(with_names, r)) for r in rows]
+            for ti in self.vtables:
+                sig = ("mad", ti)
+                if sig not in self._sql:
+                    self._sql[sig] = self.engine.sql_text(self._mad_rows(ti))
+                for row, (c, mad) in zip(out, self.engine.fetch_all(self._sql[sig])):
+                    row[f"mad{ti}"] = float(mad or 0.0)
+        finally:
+            self.engine.execute(_drop(self.cand))
+        self.batches += 1
+        self.evaluations += len(candidates)
+        return out
+
+    def _result_names(self, lm: bool, per_column: bool) -> list[str]:
+        names = ["c", "suppressed", "classes", "bad_classes", "min_class"]
+        if lm:
+            names += [f"lm_sup{i}" for i in range(self.n)] if per_column else ["lm_sup"]
+        for ti, t in enumerate(self.class_targets):
+            names.append(f"minority{ti}")
+            names += [f"sup{ti}_{j}" for j in range(len(t.values))]
+            if t.confusion:
+                names += [f"conf{ti}_{j}_{m}" for j in range(len(t.values)) for m in range(len(t.values)) if j != m]
+        for ti, _ in enumerate(self.regression_targets):
+            names += [f"sse{ti}", f"sup_s1_{ti}", f"sup_s2_{ti}"]
+        return names
+
+    def drop(self) -> None:
+        for name in [self.table, *self.vtables.values()]:
+            if name:
+                self.engine.execute(_drop(name))

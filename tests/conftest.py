@@ -1,0 +1,38 @@
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+SHARED = os.environ.get("SQLANON_SHARED", os.path.abspath(os.path.join(HERE, "..", "..", "shared")))
+ADULT = os.path.join(SHARED, "datasets", "adult")
+ADULT_FULL = os.path.join(SHARED, "datasets", "adult-full")
+EXAMPLE = os.path.abspath(os.path.join(HERE, "..", "examples", "adult"))
+ADULT_COLUMNS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation", "salary-class"]
+
+
+def adult_dir() -> str:
+    """The Adult benchmark: ../shared when present, else the copy bundled in examples/."""
+    if os.path.isfile(os.path.join(ADULT, "adult.csv")):
+        return ADULT
+    return EXAMPLE
+
+
+@pytest.fixture(scope="session")
+def adult():
+    d = adult_dir()
+    return {
+        "dir": d,
+        "csv": os.path.join(d, "adult.csv"),
+        "columns": ADULT_COLUMNS,
+        "qi": {c: os.path.join(d, f"adult_hierarchy_{c}.csv") for c in ADULT_COLUMNS},
+    }
+
+
+def qi_flags(qi: dict) -> list[str]:
+    out = []
+    for c, spec in qi.items():
+        out += ["--qi", f"{c}={spec}"]
+    return out

@@ -1,0 +1,189 @@
+"""The generator (Figure 1 of the paper), the scores, and the ``generate`` command."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from sqlanon.engine import connect
+from sqlanon.generate import itemsets as its
+from sqlanon.generate.generator import GeneratorModel, generate
+from sqlanon.generate.krimp import krimp
+from sqlanon.generate.pipeline import generated_arrow
+from sqlanon.generate.scores import LabelledCodeTable, anonymity_from_levels, anonymity_scores, dissimilarity
+from sqlanon.source import Source
+
+UCI = "/work/shared/datasets/uci-krimp"
+
+# Figure 1: domains D1 = {A, B}, D2 = {C, D}, D3 = {E, F}; frequencies Laplace-corrected by 1.
+# The frequencies are those the text states: P(BD | D1) = 3/9, and with D1, D2 set only E(3)
+# and F(3) remain of CT_D3 = {CF(2), E(3), F(3)}.
+ITEMS = ["A", "B", "C", "D", "E", "F"]
+COLUMN = np.array([0, 0, 1, 1, 2, 2])
+FIG1 = {("B", "D"): 3, ("C", "F"): 2, ("A",): 3, ("B",): 3, ("C",): 1, ("D",): 1, ("E",): 3, ("F",): 3}
+
+
+def fig1_model(laplace=1.0):
+    sets = [tuple(ITEMS.index(i) for i in k) for k in FIG1]
+    usage = [f - 1 for f in FIG1.values()]  # the figure shows usage + laplace (1)
+    return GeneratorModel.from_code_table(sets, usage, COLUMN, 3, laplace)
+
+
+def named(p):
+    return {"".join(ITEMS[i] for i in k): round(v, 12) for k, v in p.items()}
+
+
+def test_figure1_selection_probabilities():
+    m = fig1_model()
+    assert named(m.probabilities(0)) == {"BD": round(3 / 9, 12), "A": round(3 / 9, 12), "B": round(3 / 9, 12)}
+    # after BD: D3's selection loses CF (it would re-assign D2); E and F remain, 3 each
+    assert named(m.probabilities(2, {0, 1})) == {"E": 0.5, "F": 0.5}
+    assert named(m.probabilities(2)) == {"CF": 0.25, "E": 0.375, "F": 0.375}
+
+
+def exact_distribution(m: GeneratorModel) -> dict[tuple, float]:
+    """P(transaction) of GenerateTransaction by enumerating every path (uniform domain choice)."""
+    out: dict[tuple, float] = {}
+
+    def walk(filled: frozenset, row: dict, p: float):
+        free = [c for c in range(m.n_columns) if c not in filled]
+        if not free:
+            key = tuple(row[c] for c in range(m.n_columns))
+            out[key] = out.get(key, 0.0) + p
+            return
+        for c in free:
+            for items, q in m.probabilities(c, set(filled)).items():
+                r = dict(row)
+                for i in items:
+                    r[int(m.item_column[i])] = i
+                walk(filled | {int(m.item_column[i]) for i in items}, r, p * q / len(free))
+
+    walk(frozenset(), {}, 1.0)
+    return out
+
+
+def test_figure1_generated_frequencies_match_exact_process():
+    m = fig1_model()
+    exact = exact_distribution(m)
+    assert sum(exact.values()) == pytest.approx(1.0)
+    n = 200_000
+    rows = generate(m, n, seed=7)
+    assert (rows >= 0).all()
+    # every row has one value per domain, from that domain
+    assert (COLUMN[rows] == np.arange(3)[None, :]).all()
+    keys, counts = np.unique(rows, axis=0, return_counts=True)
+    got = {tuple(k.tolist()): c / n for k, c in zip(keys, counts)}
+    assert set(got) <= set(exact)
+    for key, p in exact.items():
+        sd = (p * (1 - p) / n) ** 0.5
+        assert abs(got.get(key, 0.0) - p) <= 5 * sd + 1e-9, (key, got.get(key), p)
+
+
+def test_generator_is_reproducible_and_seed_matters():
+    m = fig1_model()
+    a, b, c = generate(m, 500, seed=3), generate(m, 500, seed=3), generate(m, 500, seed=4)
+    assert (a == b).all()
+    assert not (a == c).all()
+
+
+def test_anonymity_score_by_hand():
+    # original: t1 x1, t2 x2, t3 x2 ; released contains t1 and t3
+    levels = [(1, 1, 1), (2, 2, 1)]
+    r = anonymity_from_levels(levels)
+    assert r["as"] == pytest.approx(1.0 + 0.5 * 0.5)
+    assert r["as_max"] == pytest.approx(1.5)
+    assert r["nas"] == pytest.approx(1.25 / 1.5)
+
+
+def _csv(tmp_path, name, rows):
+    p = tmp_path / name
+    p.write_text("a,b\n" + "\n".join(f"{x},{y}" for x, y in rows) + "\n")
+    return Source.open(str(p), "csv")
+
+
+def test_anonymity_scores_sql(tmp_path):
+    engine = connect()
+    orig = _csv(tmp_path, "o.csv", [("1", "x"), ("2", "y"), ("2", "y"), ("3", "z"), ("3", "z")])
+    rel = _csv(tmp_path, "r.csv", [("1", "x"), ("3", "z"), ("9", "q")])
+    none = _csv(tmp_path, "n.csv", [("7", "q")])
+    assert anonymity_scores(engine, orig, orig, ["a", "b"])["nas"] == pytest.approx(1.0)
+    assert anonymity_scores(engine, rel, orig, ["a", "b"])["nas"] == pytest.approx((1 + 0.5 * 0.5) / 1.5)
+    assert anonymity_scores(engine, none, orig, ["a", "b"])["nas"] == 0.0
+
+
+@pytest.mark.skipif(not os.path.isdir(UCI), reason="uci-krimp data not present")
+def test_iris_nas_self_dissimilarity_and_laplace():
+    engine = connect()
+    src = Source.open(os.path.join(UCI, "iris.csv"), "csv")
+    cols = src.column_names(engine)
+    enc = its.encode(engine, src, cols)
+    c = its.mine(engine, enc, 1, "all")
+    ct = krimp(enc.db, c.items, c.support)
+    assert anonymity_scores(engine, src, src, cols)["nas"] == pytest.approx(1.0)
+    lct = LabelledCodeTable.of(ct, enc)
+    assert dissimilarity(enc, lct, enc, lct) == pytest.approx(0.0, abs=1e-12)
+
+    def mean_nas(laplace):
+        model = GeneratorModel.from_code_table(ct.itemsets, ct.usage, enc.item_column, len(cols), laplace)
+        vals = []
+        for seed in range(8):
+            name = engine.temp_name("g")
+            engine.register_arrow(name, generated_arrow(enc, generate(model, enc.n_rows, seed)))
+            vals.append(anonymity_scores(engine, Source(kind="table", table=name), src, cols)["nas"])
+        return float(np.mean(vals))
+
+    low, mid, high = mean_nas(0.001), mean_nas(20.0), mean_nas(1000.0)
+    assert 0.55 <= low <= 0.9  # the paper reports 0.72 for iris
+    assert low > mid > high
+
+
+@pytest.mark.skipif(not os.path.isdir(UCI), reason="uci-krimp data not present")
+def test_cli_contract(tmp_path):
+    from sqlanon.cli import app
+
+    out = tmp_path / "out.parquet"
+    runner = CliRunner()
+    args = ["generate", "--input", os.path.join(UCI, "iris.csv"), "--format", "csv", "--columns", "a0,a1,a2,a3,a4",
+            "--min-sup", "1", "--laplace", "0.001", "--rows", "150", "--seed", "5", "--output", str(out), "--json", "--quiet"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    for key in ("rows", "code_table_size", "compression_ratio", "nas", "pct_equal_itemsets", "dissimilarity", "seconds"):
+        assert key in data
+    assert data["rows"] == 150 and data["code_table_size"] == 13
+    assert round(data["compression_ratio"], 2) == 45.65
+    table = pq.read_table(out)
+    assert table.num_rows == 150 and table.column_names == ["a0", "a1", "a2", "a3", "a4"]
+    # same seed, same output
+    out2 = tmp_path / "out2.parquet"
+    args2 = args[:]
+    args2[args2.index(str(out))] = str(out2)
+    assert runner.invoke(app, args2).exit_code == 0
+    assert pq.read_table(out2).equals(table)
+    # unknown column: usage error, exit 2, one line
+    bad = runner.invoke(app, ["generate", "--input", os.path.join(UCI, "iris.csv"), "--columns", "nope", "--output", str(tmp_path / "x.parquet")])
+    assert bad.exit_code == 2
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_generate_in_place_duckdb(tmp_path):
+    import duckdb
+
+    db = str(tmp_path / "d.duckdb")
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE t AS SELECT (i % 3)::INTEGER AS a, CASE WHEN i % 3 = 0 THEN 'x' ELSE 'y' END AS b FROM range(60) r(i)")
+    con.close()
+    from sqlanon.cli_generate import run_generate
+
+    r = run_generate(db, "duckdb", table="t", min_sup=2, seed=1, in_place=True, dissimilarity=False)
+    assert r["rows"] == 60 and r["release_id"] is not None
+    con = duckdb.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 60
+    assert con.execute("SELECT data_type FROM information_schema.columns WHERE table_name = 't' AND column_name = 'a'").fetchone()[0] == "INTEGER"
+    con.close()

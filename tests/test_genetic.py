@@ -1,0 +1,349 @@
+"""The genetic search (Iyengar 2002): Figure 4, oracle tests of LM/CM/cost-CM/regression against a
+slow pure-Python computation on random data, GA runs re-checked independently, CLI and API."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import random
+import statistics
+from collections import Counter, defaultdict
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sqlanon.cut import INTERVAL, Layout
+from sqlanon.engine import connect
+from sqlanon.hierarchy import load_hierarchy
+from sqlanon.hierarchy.model import Hierarchy
+from sqlanon.metrics import METRICS
+from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
+from sqlanon.privacy import KAnonymity, Requirement
+from sqlanon.search import genetic
+from sqlanon.search.context import SearchContext
+from sqlanon.source import Source
+from sqlanon.stats import ClassNeeds, Statistics
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def write_parquet(path, rows: list[dict]) -> str:
+    cols = {k: [str(r[k]) for r in rows] for k in rows[0]}
+    pq.write_table(pa.table(cols), path)
+    return str(path)
+
+
+def make_ctx(path, qis: dict, k: int, metric="lm", class_column=None, options=None, budget=None):
+    eng = connect()
+    src = Source.open(path)
+    hs = [spec if isinstance(spec, Hierarchy) else load_hierarchy(spec, c, eng, src) for c, spec in qis.items()]
+    m = METRICS[metric]()
+    stats = Statistics(eng, src, list(qis), hs, class_column=class_column, needs=m.needs)
+    stats.prepare()
+    req = Requirement([KAnonymity(k)], budget=stats.rows if budget is None else budget)
+    opts = {"k": k, **(options or {})}
+    return SearchContext(eng, src, list(qis), hs, stats, req, m, opts)
+
+
+def released(rows, qis, hierarchies, transformation, numeric):
+    """Brute force, independent of sqlanon.cut: released value per row and QI, and its LM loss."""
+    out = []
+    losses = []
+    for r in rows:
+        vals, ls = [], []
+        for q, h in zip(qis, hierarchies):
+            cut = transformation[q]
+            if q in numeric:
+                x = float(r[q])
+                ivs = [tuple(float(v) for v in INTERVAL.match(c).groups()) for c in cut]
+                i = next(i for i, (lo, hi) in enumerate(ivs) if lo <= x <= hi)
+                allv = [float(row[0]) for row in h.rows]
+                U, L = max(allv), min(allv)
+                vals.append(cut[i])
+                ls.append((ivs[i][1] - ivs[i][0]) / (U - L) if U > L else 0.0)
+            else:
+                path = next(row for row in h.rows if row[0] == str(r[q]))
+                hit = [v for v in cut if v in path]
+                assert len(hit) == 1
+                m_p = sum(1 for row in h.rows if hit[0] in row)
+                vals.append(hit[0])
+                ls.append((m_p - 1) / (len(h.rows) - 1))
+        out.append(tuple(vals))
+        losses.append(ls)
+    return out, losses
+
+
+def brute_metrics(rows, qis, hierarchies, transformation, numeric, k, y=None, cost=None, values=None, target=None):
+    rel, losses = released(rows, qis, hierarchies, transformation, numeric)
+    sizes = Counter(rel)
+    sup = [sizes[t] < k for t in rel]
+    n, nq = len(rows), len(qis)
+    lm_cols = [sum(1.0 if s else l[i] for s, l in zip(sup, losses)) / n for i in range(nq)]
+    out = {"suppressed": sum(sup), "lm": sum(lm_cols) / nq, "lm_per_column": lm_cols}
+    if y:
+        groups = defaultdict(list)
+        for r, t, s in zip(rows, rel, sup):
+            groups[None if s else t].append(r[y])
+        cm = sum(sup)
+        costv = 0.0
+        for key, ys in groups.items():
+            c = Counter(ys)
+            best = max(c.values())
+            maj = min(v for v in c if c[v] == best and values.index(v) == min(values.index(u) for u in c if c[u] == best))
+            if key is not None:
+                cm += len(ys) - best
+            if cost:
+                costv += sum(cost[values.index(v)][values.index(maj)] for v in ys)
+        out["cm"] = cm / n
+        out["cm_cost"] = costv / n
+    if target:
+        groups = defaultdict(list)
+        for r, t, s in zip(rows, rel, sup):
+            groups[None if s else t].append(float(r[target]))
+        allv = [float(r[target]) for r in rows]
+        mu = sum(allv) / n
+        base = sum((v - mu) ** 2 for v in allv)
+        sse = sum(sum((v - sum(g) / len(g)) ** 2 for v in g) for g in groups.values())
+        out["variance"] = sse / base
+
+        def mad(g):
+            g = sorted(g)
+            med = g[(len(g) - 1) // 2]  # the lower median (any median minimizes it)
+            return sum(abs(v - med) for v in g)
+
+        out["mad"] = sum(mad(g) for g in groups.values()) / mad(allv)
+    return out
+
+
+def random_table(seed, n=300):
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        rows.append({
+            "a": f"a{min(int(rng.expovariate(0.4)), 7)}",
+            "b": f"b{rng.randrange(5)}",
+            "x": str(rng.choice([1, 2, 3, 5, 8, 13, 21, 34])),
+            "y": rng.choice(["p", "q", "r"]) if rng.random() < 0.5 else "p",
+            "t": str(round(rng.gauss(50, 10), 1)),
+        })
+    ha = Hierarchy("a", [[f"a{i}", f"A{i // 3}", f"AA{i // 6}", "*"] for i in range(8)])
+    hb = Hierarchy("b", [[f"b{i}", f"B{i % 2}", "*"] for i in range(5)])
+    return rows, ha, hb
+
+
+# ---------------------------------------------------------------------------------------------
+# Figure 4: 20 points, X and Y in [0, 10], k = 5, the cut X {[0,7.5],(7.5,10]} Y {[0,3.5],(3.5,10]}
+
+FIG4 = [
+    # X <= 7.5, Y <= 3.5: four *, one box
+    (1, 1, "*"), (2, 3, "*"), (4, 2, "*"), (6, 1, "*"), (5, 3, "box"),
+    # X <= 7.5, Y > 3.5: four box, one *
+    (1, 6, "box"), (3, 8, "box"), (5, 5, "box"), (7, 9, "box"), (2, 4, "*"),
+    # X > 7.5, Y <= 3.5: five *
+    (8, 1, "*"), (9, 2, "*"), (10, 3, "*"), (8, 3, "*"), (9, 0, "*"),
+    # X > 7.5, Y > 3.5: four box and the * at (9, 9)
+    (8, 6, "box"), (10, 8, "box"), (9, 5, "box"), (10, 10, "box"), (9, 9, "*"),
+]
+
+
+@pytest.fixture
+def fig4(tmp_path):
+    rows = [{"X": x, "Y": y, "cls": c} for x, y, c in FIG4]
+    path = write_parquet(tmp_path / "fig4.parquet", rows)
+    return rows, path
+
+
+def test_figure4_cm_is_0_15(fig4):
+    rows, path = fig4
+    ctx = make_ctx(path, {"X": "numeric", "Y": "numeric"}, 5, "cm", "cls", {"numeric": ["X", "Y"]})
+    layout = genetic.layout_for(ctx.qis, ctx.hierarchies, ctx.stats.column_freqs, ctx.options)
+    t = {"X": ["[0, 7]", "[8, 10]"], "Y": ["[0, 3]", "[4, 10]"]}  # the end points 7.5 and 3.5
+    bits = layout.bits_from_transformation(t)
+    objective, costs = build_objective("cm", {}, "cls")
+    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+    ev.prepare()
+    agg = ev.score([bits])[0]
+    assert agg["suppressed"] == 0
+    assert agg["value"] == pytest.approx(0.15)
+    ns = ctx.stats.evaluate(layout.recoding(bits), ctx.requirement.predicate())
+    assert ns.suppressed == 0 and ns.classes == 4 and ns.min_class == 5
+    # the search finds a solution at least this good, and its CM re-checks by brute force
+    ctx.options.update({"iterations": 400, "population": 30, "seed": 7})
+    plan = genetic.run(ctx)
+    assert plan.metric_value <= 0.15 + 1e-12
+    brute = brute_metrics(rows, ["X", "Y"], ctx.hierarchies, plan.transformation, {"X", "Y"}, 5, y="cls", values=["*", "box"])
+    assert plan.metric_value == pytest.approx(brute["cm"])
+    assert plan.suppressed_rows == brute["suppressed"]
+
+
+# ---------------------------------------------------------------------------------------------
+# oracle: every metric from SQL equals the brute force, on random data and random cuts
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_metrics_match_brute_force(tmp_path, seed):
+    rows, ha, hb = random_table(seed)
+    path = write_parquet(tmp_path / "r.parquet", rows)
+    k = [2, 3, 5, 10][seed]
+    cost = [[0, 2, 1], [5, 0, 1], [3, 0.5, 0]]
+    opts = {"numeric": ["x"], "cost_matrix": json.dumps({"p": {"q": 2, "r": 1}, "q": {"p": 5, "r": 1}, "r": {"p": 3, "q": 0.5}}),
+            "regression_target": "t"}
+    ctx = make_ctx(path, {"a": ha, "b": hb, "x": "numeric"}, k, "cm", "y", opts)
+    layout = genetic.layout_for(ctx.qis, ctx.hierarchies, ctx.stats.column_freqs, ctx.options)
+    rng = random.Random(seed)
+    chroms = [layout.repair([rng.random() < d for _ in range(layout.nbits)]) for d in [0.0, 1.0] + [rng.random() for _ in range(10)]]
+    results = {}
+    for name, extra in [("lm", {}), ("cm", {}), ("cm-cost", {}), ("regression", {}), ("regression", {"dispersion": "mad"})]:
+        objective, costs = build_objective(name, {**opts, **extra}, "y")
+        ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+        ev.prepare()
+        label = name + extra.get("dispersion", "")
+        results[label] = ev.score(chroms, per_column=(name == "lm"))
+        if name == "cm-cost":
+            assert ev.gstats.class_targets[0].values == ["p", "q", "r"]
+        ev.drop()
+    for i, ch in enumerate(chroms):
+        t = layout.transformation(ch)
+        b = brute_metrics(rows, ["a", "b", "x"], ctx.hierarchies, t, {"x"}, k, y="y", cost=cost, values=["p", "q", "r"], target="t")
+        assert results["lm"][i]["suppressed"] == b["suppressed"]
+        assert results["lm"][i]["value"] == pytest.approx(b["lm"])
+        assert results["lm"][i]["lm_per_column"] == pytest.approx(b["lm_per_column"])
+        assert results["cm"][i]["value"] == pytest.approx(b["cm"])
+        assert results["lm"][i]["report"]["cm"] == pytest.approx(b["cm"])
+        assert results["cm-cost"][i]["value"] == pytest.approx(b["cm_cost"])
+        assert results["regression"][i]["value"] == pytest.approx(b["variance"])
+        assert results["regressionmad"][i]["value"] == pytest.approx(b["mad"])
+        # the spine's statistics agree on what is suppressed
+        ns = ctx.stats.evaluate(layout.recoding(ch), ctx.requirement.predicate())
+        assert ns.suppressed == b["suppressed"]
+
+
+def test_weighted_sum(tmp_path):
+    rows, ha, hb = random_table(11)
+    path = write_parquet(tmp_path / "r.parquet", rows)
+    opts = {"numeric": ["x"], "regression_target": "t", "weights": "cm=0.25,lm=0.5,regression:t=2"}
+    ctx = make_ctx(path, {"a": ha, "b": hb, "x": "numeric"}, 4, "cm", "y", opts)
+    layout = genetic.layout_for(ctx.qis, ctx.hierarchies, ctx.stats.column_freqs, ctx.options)
+    rng = random.Random(1)
+    chroms = [layout.repair([rng.random() < 0.4 for _ in range(layout.nbits)]) for _ in range(5)]
+    objective, costs = build_objective("weighted", opts, "y")
+    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+    ev.prepare()
+    for ch, agg in zip(chroms, ev.score(chroms)):
+        b = brute_metrics(rows, ["a", "b", "x"], ctx.hierarchies, layout.transformation(ch), {"x"}, 4, y="y", values=["p", "q", "r"], target="t")
+        assert agg["value"] == pytest.approx(0.25 * b["cm"] + 0.5 * b["lm"] + 2 * b["variance"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the search: valid, reproducible, optimal on a space small enough to enumerate
+
+
+def test_ga_finds_the_optimum_of_a_small_space_and_is_reproducible(tmp_path):
+    rows, ha, hb = random_table(5, n=200)
+    path = write_parquet(tmp_path / "r.parquet", rows)
+    ctx = make_ctx(path, {"a": ha, "b": hb}, 6, "lm", None, {"iterations": 300, "population": 20, "seed": 3, "batch": 4})
+    plan = genetic.run(ctx)
+    layout = genetic.layout_for(ctx.qis, ctx.hierarchies, ctx.stats.column_freqs, ctx.options)
+    assert layout.nbits <= 12
+    # brute force over every valid cut
+    best = math.inf
+    for bits in itertools.product([0, 1], repeat=layout.nbits):
+        if not layout.is_valid(bits):
+            continue
+        b = brute_metrics(rows, ["a", "b"], ctx.hierarchies, layout.transformation(bits), set(), 6)
+        best = min(best, b["lm"])
+    assert plan.metric_value == pytest.approx(best)
+    b = brute_metrics(rows, ["a", "b"], ctx.hierarchies, plan.transformation, set(), 6)
+    assert plan.metric_value == pytest.approx(b["lm"]) and plan.suppressed_rows == b["suppressed"]
+    assert plan.extra["evaluations"] > 0 and plan.extra["best_so_far"]
+    again = genetic.run(make_ctx(path, {"a": ha, "b": hb}, 6, "lm", None, {"iterations": 300, "population": 20, "seed": 3, "batch": 4}))
+    assert again.transformation == plan.transformation and again.extra["chromosome"] == plan.extra["chromosome"]
+
+
+def test_budget_is_respected(tmp_path):
+    rows, ha, hb = random_table(8)
+    path = write_parquet(tmp_path / "r.parquet", rows)
+    ctx = make_ctx(path, {"a": ha, "b": hb, "x": "numeric"}, 10, "lm", None, {"numeric": ["x"], "iterations": 200, "population": 20, "seed": 1}, budget=3)
+    plan = genetic.run(ctx)
+    assert plan.suppressed_rows <= 3
+    ns = ctx.stats.evaluate(plan.recoding, ctx.requirement.predicate())
+    assert ns.suppressed == plan.suppressed_rows and ns.min_class >= 10 or ns.suppressed > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# repair keeps a mutated bit (Figure 5: setting b3 forces b2, b4, b5, b6)
+
+
+def test_repair_keeping_a_mutated_bit():
+    from test_cut import WORK
+
+    from sqlanon.cut import TreeCoder
+
+    c = TreeCoder(Hierarchy("workclass", WORK))
+    assert c.repair_keeping([0, 0, 1, 0, 0, 0, 0], [2]) == [0, 1, 1, 1, 1, 1, 0]
+
+
+# ---------------------------------------------------------------------------------------------
+# end to end: CLI and Python API, the release re-checked without sqlanon
+
+
+def fig4_csv(tmp_path):
+    path = tmp_path / "fig4.csv"
+    with open(path, "w") as fh:
+        fh.write("X,Y,cls\n")
+        for x, y, c in FIG4:
+            fh.write(f"{x},{y},{c}\n")
+    return str(path)
+
+
+def recheck_release(out, k, json_report):
+    rows = pq.read_table(out).to_pylist()
+    assert len(rows) == 20
+    sup = [r for r in rows if r["X"] == "*" and r["Y"] == "*"]
+    classes = defaultdict(list)
+    for r in rows:
+        if not (r["X"] == "*" and r["Y"] == "*"):
+            classes[(r["X"], r["Y"])].append(r["cls"])
+    assert all(len(v) >= k for v in classes.values())
+    assert len(sup) == json_report["suppressed_rows"]
+    cm = (len(sup) + sum(len(v) - max(Counter(v).values()) for v in classes.values())) / len(rows)
+    assert cm == pytest.approx(json_report["cm"])
+    for (x, y) in classes:
+        assert x in json_report["transformation"]["X"] and y in json_report["transformation"]["Y"]
+
+
+def test_cli_end_to_end(tmp_path):
+    from typer.testing import CliRunner
+
+    from sqlanon.cli import app
+
+    out = str(tmp_path / "out.parquet")
+    args = ["anonymize", "--input", fig4_csv(tmp_path), "--numeric", "X", "--numeric", "Y", "--k", "5",
+            "--max-suppression", "1.0", "--search", "genetic", "--metric", "cm", "--class-column", "cls",
+            "--iterations", "300", "--population", "20", "--seed", "4", "--mutation-rate", "0.05",
+            "--output", out, "--json", "--quiet"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout[res.stdout.index("{"):])
+    assert report["search"] == "genetic"
+    assert report["cm"] <= 0.15 + 1e-12
+    assert {"lm", "lm_per_column", "evaluations", "evaluations_per_second"} <= set(report)
+    assert all(INTERVAL.match(v) for v in report["transformation"]["X"])
+    recheck_release(out, 5, report)
+
+
+def test_python_api_lm(tmp_path):
+    from sqlanon.api import anonymize
+
+    out = str(tmp_path / "out.parquet")
+    report = anonymize(input=fig4_csv(tmp_path), qi={}, k=5, max_suppression=1.0, search="genetic", metric="lm",
+                       class_column="cls", output=out,
+                       search_options={"numeric": ["X", "Y"], "iterations": 200, "population": 20, "seed": 2})
+    assert report["metric"]["name"] == "lm"
+    assert report["lm"] == pytest.approx(report["metric"]["value"])
+    assert report["lm"] == pytest.approx(sum(report["lm_per_column"].values()) / 2)
+    recheck_release(out, 5, report)

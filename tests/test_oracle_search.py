@@ -1,0 +1,203 @@
+"""Oracle tests for the lattice searches: on small random tables, each search's answer is checked
+against exhaustive enumeration of the lattice, every node evaluated in pure Python."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import random
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import oracle_brute as brute  # noqa: E402
+
+import sqlanon.api  # noqa: E402
+from sqlanon.engine import connect  # noqa: E402
+from sqlanon.errors import UnsatisfiableError  # noqa: E402
+from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
+from sqlanon.metrics import METRICS  # noqa: E402
+from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness  # noqa: E402
+from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
+from sqlanon.search.lattice import Lattice  # noqa: E402
+from sqlanon.source import Source  # noqa: E402
+from sqlanon.stats import ClassNeeds, Statistics  # noqa: E402
+
+SEEDS = list(range(6))
+FRACTIONS = (0.0, 0.08)
+
+
+def approx(x):
+    return pytest.approx(x, rel=1e-9, abs=1e-9)
+
+
+def make_stats(engine, case, needs: ClassNeeds, materialize_rows=0):
+    hierarchies = [Hierarchy(attribute=q, rows=[list(r) for r in h]) for q, h in zip(case.qis, case.hier_rows)]
+    stats = Statistics(
+        engine,
+        Source.open(case.path),
+        case.qis,
+        hierarchies,
+        sensitive=case.sensitive,
+        class_column=case.class_column,
+        needs=needs,
+        keep_sets=4,
+        materialize_rows=materialize_rows,
+    )
+    stats.prepare()
+    return stats
+
+
+def models_for(name: str, rng: random.Random):
+    k = rng.randint(2, 6)
+    if name == "k":
+        return [KAnonymity(k)], brute.Spec(k=k)
+    if name == "k+distinct-l":
+        return [KAnonymity(k), DistinctLDiversity(2)], brute.Spec(k=k, l_distinct=2)
+    if name == "entropy-l":
+        return [EntropyLDiversity(1.6)], brute.Spec(l_entropy=1.6)
+    if name == "t-closeness":
+        return [TCloseness(0.25, "equal")], brute.Spec(t_equal=0.25)
+    raise AssertionError(name)
+
+
+def satisfying(table: dict) -> dict:
+    return {node: m for node, (_, ok, m) in table.items() if ok}
+
+
+def check_optimal(case, stats, models, spec, fraction, metric_names, where):
+    budget = math.floor(fraction * case.n + 1e-9)
+    table = brute.exhaustive(case, spec, budget)
+    sat = satisfying(table)
+    if not sat:
+        for search in LATTICE_SEARCHES.values():
+            with pytest.raises(UnsatisfiableError):
+                search(Lattice(stats, Requirement(models, budget=budget), METRICS["height"]()))
+        return 0
+    for mname in metric_names:
+        expected = min(m[mname] for m in sat.values())
+        lattice = Lattice(stats, Requirement(models, budget=budget), METRICS[mname]())
+        res = LATTICE_SEARCHES["optimal"](lattice)
+        tag = f"{where} budget={budget} metric={mname} optimal node={res.node}"
+        assert res.node in sat, tag + " does not satisfy the requirement"
+        assert table[res.node][0] == res.node_stats.suppressed, tag
+        assert sat[res.node][mname] == approx(expected), tag
+        assert res.value == approx(expected), tag
+    return len(sat)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_optimal_incognito_samarati_equal_exhaustive(seed, tmp_path):
+    rng = random.Random(104729 * seed + 3)
+    n_qi = rng.randint(2, 3)
+    depths = [rng.randint(1, 3) for _ in range(2)] if n_qi == 2 else [rng.randint(1, 2) for _ in range(3)]
+    case = brute.random_case(rng, tmp_path, n_qi=n_qi, n_rows=rng.randint(40, 220), depths=depths)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds(distinct_s=True, majority_y=True), materialize_rows=rng.choice([0, 250_000, 250_000]))
+        for name in ("k", "k+distinct-l"):
+            models, spec = models_for(name, rng)
+            for fraction in FRACTIONS:
+                where = f"seed={seed} model={name}"
+                if not check_optimal(case, stats, models, spec, fraction, list(METRICS), where):
+                    continue
+                budget = math.floor(fraction * case.n + 1e-9)
+                table = brute.exhaustive(case, spec, budget)
+                sat = satisfying(table)
+                for mname in rng.sample(list(METRICS), 2):
+                    metric = METRICS[mname]()
+                    expected = min(m[mname] for m in sat.values())
+                    # incognito: the same optimum
+                    res = LATTICE_SEARCHES["incognito"](Lattice(stats, Requirement(models, budget=budget), metric))
+                    tag = f"{where} budget={budget} metric={mname} incognito node={res.node}"
+                    assert res.node in sat, tag
+                    assert sat[res.node][mname] == approx(expected), tag
+                    # samarati: a node of the minimal satisfying height, best of that height
+                    h_min = min(sum(n) for n in sat)
+                    res = LATTICE_SEARCHES["samarati"](Lattice(stats, Requirement(models, budget=budget), metric))
+                    tag = f"{where} budget={budget} metric={mname} samarati node={res.node}"
+                    assert res.node in sat, tag
+                    assert sum(res.node) == h_min, tag
+                    best_at_h = min(m[mname] for n, m in sat.items() if sum(n) == h_min)
+                    assert sat[res.node][mname] == approx(best_at_h), tag
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+@pytest.mark.parametrize("name", ["entropy-l", "t-closeness"])
+def test_optimal_with_entropy_l_and_t_closeness(seed, name, tmp_path):
+    """Entropy l-diversity and t-closeness are monotone only without suppression; with a budget
+    the search must still find the exhaustive optimum."""
+    rng = random.Random(seed)
+    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=rng.randint(60, 200), depths=[rng.randint(1, 3), rng.randint(1, 3)])
+    engine = connect(threads=1)
+    try:
+        needs = ClassNeeds(entropy_s=True) if name == "entropy-l" else ClassNeeds(emd_equal=True)
+        stats = make_stats(engine, case, needs)
+        models, spec = models_for(name, rng)
+        for fraction in (0.0, 0.1, 0.3):
+            check_optimal(case, stats, models, spec, fraction, ["precision", "discernibility", "lm"], f"seed={seed} model={name}")
+    finally:
+        engine.close()
+
+
+def test_unsatisfiable_when_the_top_node_fails(tmp_path):
+    rng = random.Random(99)
+    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=80)
+    distinct = len({r[case.sensitive] for r in case.rows})
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds(distinct_s=True))
+        # l larger than the number of sensitive values: even one class of every row fails
+        req = Requirement([KAnonymity(2), DistinctLDiversity(distinct + 1)], budget=case.n - 1)
+        for name, search in LATTICE_SEARCHES.items():
+            with pytest.raises(UnsatisfiableError, match=r"even the most general one (would )?suppress(es)? \d+ rows, the budget is \d+"):
+                search(Lattice(stats, req, METRICS["precision"]()))
+        # the whole table may be suppressed: then the top node is within the budget
+        req = Requirement([DistinctLDiversity(distinct + 1)], budget=case.n)
+        res = LATTICE_SEARCHES["optimal"](Lattice(stats, req, METRICS["height"]()))
+        assert res.node_stats.suppressed == case.n
+        assert res.node == tuple(0 for _ in case.qis)
+    finally:
+        engine.close()
+
+
+def write_hierarchy_csvs(case, tmp_path) -> dict:
+    specs = {}
+    for i, (q, rows) in enumerate(zip(case.qis, case.hier_rows)):
+        path = tmp_path / f"h{i}.csv"
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh, delimiter=";", lineterminator="\n").writerows(rows)
+        specs[q] = str(path)
+    return specs
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_api_dry_run_finds_the_exhaustive_optimum(seed, tmp_path):
+    rng = random.Random(seed)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=150, depths=[2, 1, 2])
+    qi = write_hierarchy_csvs(case, tmp_path)
+    for search, metric, k, frac, l in [("optimal", "lm", 3, 0.05, None), ("optimal", "cm", 4, 0.0, 2), ("incognito", "discernibility", 2, 0.1, 2), ("samarati", "height", 5, 0.02, None)]:
+        report = sqlanon.api.anonymize(
+            input=case.path, qi=qi, k=k, l=l, sensitive_column=case.sensitive if l else None,
+            class_column=case.class_column, metric=metric, search=search, max_suppression=frac, dry_run=True,
+        )
+        budget = math.floor(frac * case.n + 1e-9)
+        spec = brute.Spec(k=k, l_distinct=int(l) if l else None)
+        table = brute.exhaustive(case, spec, budget)
+        sat = satisfying(table)
+        node = tuple(report["transformation"][q] for q in case.qis)
+        tag = f"seed={seed} {search} {metric} node={node}"
+        assert node in sat, tag
+        assert report["suppressed_rows"] == table[node][0], tag
+        assert report["suppression_budget"] == budget
+        assert report["rows"] == case.n
+        if search == "samarati":
+            assert sum(node) == min(sum(n) for n in sat), tag
+        else:
+            assert report["metric"]["value"] == approx(min(m[metric] for m in sat.values())), tag
+        assert report["output"] is None

@@ -1,0 +1,174 @@
+"""Release targets, atomicity, the registry, and the check / sql / releases commands."""
+
+import json
+import os
+import subprocess
+import sys
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+import sqlanon
+import sqlanon.cli
+from checker import check_k, check_l_diversity, read_rows
+from sqlanon.errors import SqlanonError
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def people(tmp_path):
+    """A small table with a zip code, an age, a sensitive disease and a class."""
+    import random
+
+    rnd = random.Random(7)
+    lines = ["id,zip,age,disease,buys"]
+    for i in range(300):
+        lines.append(f"{i},{rnd.choice(['12345', '12346', '12355', '12356', '13001', '13002'])},{rnd.randint(20, 59)},{rnd.choice(['flu', 'cold', 'hiv', 'cancer'])},{rnd.choice(['yes', 'no'])}")
+    data = tmp_path / "people.csv"
+    data.write_text("\n".join(lines) + "\n")
+    db = str(tmp_path / "people.duckdb")
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?, all_varchar=true)", [str(data)])
+    con.close()
+    return {"dir": tmp_path, "csv": str(data), "db": db, "qi": {"zip": "mask", "age": "bands:5,10,20"}}
+
+
+def table_rows(db, table):
+    con = duckdb.connect(db)
+    try:
+        cols = [r[0] for r in con.execute(f'DESCRIBE "{table}"').fetchall()]
+        return [dict(zip(cols, r)) for r in con.execute(f'SELECT * FROM "{table}"').fetchall()]
+    finally:
+        con.close()
+
+
+def test_parquet_and_csv_outputs_are_valid(people, tmp_path):
+    for name in ("out.parquet", "out.csv"):
+        out = str(tmp_path / name)
+        report = sqlanon.anonymize(input=people["csv"], qi=people["qi"], k=5, max_suppression=0.02, output=out)
+        rows = read_rows(out)
+        assert len(rows) == 300 and list(rows[0]) == ["id", "zip", "age", "disease", "buys"]
+        verdict = check_k(rows, ["zip", "age"], 5, 0.02)
+        assert verdict["ok"], verdict["problems"]
+        assert verdict["suppressed"] == report["suppressed_rows"]
+    reg = duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb"))
+    assert reg.execute("SELECT COUNT(*), MIN(rows) FROM sqlanon_releases").fetchone() == (2, 300)
+    reg.close()
+
+
+def test_drop_suppression_removes_rows(people, tmp_path):
+    out = str(tmp_path / "drop.parquet")
+    # six zips of ~50 rows: with k=50 suppressing the small ones beats generalizing zip to *
+    report = sqlanon.anonymize(input=people["csv"], qi={"zip": "flat"}, k=50, max_suppression=0.9, suppression="drop", output=out)
+    rows = read_rows(out)
+    assert report["transformation"] == {"zip": 0}
+    assert 0 < report["suppressed_rows"] < 300
+    assert len(rows) == 300 - report["suppressed_rows"]
+    assert check_k(rows, ["zip"], 50, 0.0)["ok"]
+
+
+def test_l_diversity_release(people, tmp_path):
+    out = str(tmp_path / "l.parquet")
+    sqlanon.anonymize(input=people["csv"], qi=people["qi"], k=3, l=3, sensitive_column="disease", max_suppression=0.05, output=out)
+    rows = read_rows(out)
+    assert check_k(rows, ["zip", "age"], 3, 0.05)["ok"]
+    assert check_l_diversity(rows, ["zip", "age"], "disease", 3)
+
+
+def test_in_place_replaces_table_and_records_release(people):
+    before = table_rows(people["db"], "people")
+    result = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", people["db"], "--table", "people", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--in-place", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    after = table_rows(people["db"], "people")
+    assert len(after) == len(before) and sorted(r["id"] for r in after) == sorted(r["id"] for r in before)
+    assert check_k(after, ["zip", "age"], 5, 0.0)["ok"]
+    con = duckdb.connect(people["db"])
+    assert con.execute("SELECT COUNT(*) FROM sqlanon_releases").fetchone()[0] == 1
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    con.close()
+    assert tables == {"people", "sqlanon_releases"}
+    listed = runner.invoke(sqlanon.cli.app, ["releases", "--database", people["db"], "--json"])
+    assert listed.exit_code == 0 and json.loads(listed.stdout)[0]["target"] == "table people"
+
+
+def test_in_place_failure_leaves_original(people):
+    before = table_rows(people["db"], "people")
+    with pytest.raises(SqlanonError, match="simulated failure"):
+        sqlanon.api.anonymize(input=people["db"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
+    assert table_rows(people["db"], "people") == before
+    con = duckdb.connect(people["db"])
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    con.close()
+    assert tables == {"people"}  # no half-written table, no registry entry
+
+
+def test_in_place_crash_mid_transaction_leaves_original(people):
+    """The process dies inside the transaction (after the new table and registry row were
+    written, before COMMIT): on reopening, DuckDB has the original table and nothing else."""
+    before = table_rows(people["db"], "people")
+    env = dict(os.environ, SQLANON_TEST_CRASH="in-transaction")
+    proc = subprocess.run([sys.executable, "-m", "sqlanon", "anonymize", "--input", people["db"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"], env=env, capture_output=True, text=True)
+    assert proc.returncode == 9, proc.stderr
+    assert table_rows(people["db"], "people") == before
+    con = duckdb.connect(people["db"])
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    con.close()
+    assert tables == {"people"}
+
+
+def test_file_failure_leaves_nothing(people, tmp_path):
+    out = str(tmp_path / "never.parquet")
+    with pytest.raises(SqlanonError):
+        sqlanon.api.anonymize(input=people["csv"], qi=people["qi"], k=5, output=out, _fail_after_write=True)
+    assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(people["csv"]), os.path.basename(people["db"])])
+
+
+def test_output_table_from_file_input(people, tmp_path):
+    db = str(tmp_path / "target.duckdb")
+    report = sqlanon.anonymize(input=people["csv"], qi=people["qi"], k=4, output_table="people_k4", database=db)
+    assert report["release_id"] == 1
+    assert check_k(table_rows(db, "people_k4"), ["zip", "age"], 4, 0.0)["ok"]
+
+
+def test_drop_columns(people, tmp_path):
+    out = str(tmp_path / "no_id.parquet")
+    sqlanon.anonymize(input=people["csv"], qi=people["qi"], k=4, output=out, drop_columns=["id"])
+    assert list(read_rows(out)[0]) == ["zip", "age", "disease", "buys"]
+
+
+def test_check_command(people, tmp_path):
+    out = str(tmp_path / "c.parquet")
+    report = sqlanon.anonymize(input=people["csv"], qi={"zip": "mask", "age": "flat"}, k=5, max_suppression=0.1, output=out, sensitive_column="disease", l=2)
+    result = runner.invoke(sqlanon.cli.app, ["check", "--input", out, "--qi", "zip", "--qi", "age", "--k", "5", "--max-suppression", "0.1", "--sensitive-column", "disease", "--l", "2", "--class-column", "buys", "--json"])
+    assert result.exit_code == 0, result.output
+    measured = json.loads(result.stdout)
+    assert measured["k"] >= 5 and measured["k_anonymous"] is True
+    assert measured["suppressed_rows"] == report["suppressed_rows"]
+    assert measured["l_distinct"] >= 2
+    assert 0.0 <= measured["metrics"]["cm"] <= 1.0
+    # the raw input is not 5-anonymous: exit 3
+    raw = runner.invoke(sqlanon.cli.app, ["check", "--input", people["csv"], "--qi", "zip", "--qi", "age", "--k", "5"])
+    assert raw.exit_code == 3
+
+
+def test_sql_command_prints_portable_sql(people):
+    args = ["sql", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
+    duck = runner.invoke(sqlanon.cli.app, args)
+    assert duck.exit_code == 0, duck.output
+    assert "-- base frequency set" in duck.stdout and "-- release" in duck.stdout and "READ_CSV" in duck.stdout.upper()
+    for dialect in ("spark", "postgres"):
+        other = runner.invoke(sqlanon.cli.app, args + ["--dialect", dialect])
+        assert other.exit_code == 0, other.output
+        text = other.stdout.upper()
+        assert "LIST_EXTRACT" not in text and "READ_CSV" not in text and "CASE" in text
+    bad = runner.invoke(sqlanon.cli.app, args + ["--dialect", "klingon"])
+    assert bad.exit_code == 2
+
+
+def test_html_report(people, tmp_path):
+    html = tmp_path / "r.html"
+    sqlanon.anonymize(input=people["csv"], qi=people["qi"], k=4, report=str(html))
+    text = html.read_text()
+    assert "sqlanon release report" in text and "transformation" in text.lower()
