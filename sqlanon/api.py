@@ -118,7 +118,8 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         stats.prepare()
         say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
-        if policy.k > stats.rows:
+        linkability = policy.search == "top-down" and str(policy.search_options.get("privacy", "")).endswith("linkability")
+        if policy.k > stats.rows and not linkability:  # a linkability threshold may be a percent
             raise UnsatisfiableError(f"k={policy.k} is larger than the table ({stats.rows} rows)")
         for model in requirement.models:
             if isinstance(model, TCloseness):
@@ -182,6 +183,7 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
     options = dict(policy.search_options)
     options.setdefault("k", policy.k)
     options.setdefault("metric", policy.metric)
+    options.setdefault("registry", policy.registry)
     ctx = SearchContext(session.engine, session.source, stats.qis, stats.hierarchies, stats, requirement, metric, options, say)
     plan = getattr(module, func)(ctx)
     if ctx.steps and "trace" not in plan.extra and options.get("trace"):

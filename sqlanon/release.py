@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from sqlanon import registry
 from sqlanon.errors import ConfigError, SqlanonError
-from sqlanon.source import col, ident, table_ref
+from sqlanon.source import drop_table, col, ident, table_ref
 from sqlanon.stats import as_varchar, create_temp, lit
 
 SUPPRESSED = "*"
@@ -187,12 +187,12 @@ def _write_table(engine, query, target: Target, source, entry: dict, fail_after_
             if _table_exists(engine, name):
                 if not target.overwrite:
                     raise ConfigError(f"output table {name!r} already exists (use --overwrite)")
-                engine.execute(exp.Drop(tables=[table_ref(name)], kind="TABLE"))
+                engine.execute(drop_table(table_ref(name)))
             engine.execute(exp.Create(this=table_ref(name), kind="TABLE", expression=query))
         else:
             tmp = f"{name}__sqlanon_new"
             engine.execute(exp.Create(this=table_ref(tmp), kind="TABLE", expression=query))
-            engine.execute(exp.Drop(tables=[source.table_expression()], kind="TABLE"))
+            engine.execute(drop_table(source.table_expression()))
             engine.execute(exp.Alter(this=table_ref(tmp), kind="TABLE", actions=[exp.AlterRename(this=table_ref(name))]))
         release_id = registry.record(engine, entry)
         if fail_after_write:

@@ -32,6 +32,11 @@ def table_ref(name: str, schema: str | None = None, alias: str | None = None) ->
     return t
 
 
+def drop_table(table: exp.Table, if_exists: bool = False) -> exp.Drop:
+    """``DROP TABLE [IF EXISTS] t`` (sqlglot 30 wants ``tables=[...]``; ``this=`` renders no name)."""
+    return exp.Drop(tables=[table], kind="TABLE", exists=if_exists)
+
+
 @dataclass
 class Source:
     """Where the rows are. ``kind`` is ``table`` (in the engine's database), ``parquet`` or ``csv``."""

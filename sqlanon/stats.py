@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError, HierarchyError, UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.source import Source, col, ident, table_ref
+from sqlanon.source import drop_table, Source, col, ident, table_ref
 
 # ---------------------------------------------------------------------------------------------
 # small builders
@@ -158,7 +158,7 @@ class Statistics:
         class_column: str | None = None,
         needs: ClassNeeds | None = None,
         keep_sets: int = 12,
-        materialize_rows: int = 250_000,
+        materialize_rows: int = 100_000,
     ) -> None:
         if len(qis) != len(hierarchies):
             raise ConfigError("one hierarchy per quasi-identifier is required")
@@ -546,8 +546,6 @@ class Statistics:
         if not isinstance(node, Recoding):
             node = tuple(node)
         frm = self.pick_set(node)
-        if isinstance(node, tuple) and frm.rows > self.materialize_rows and self.keep_sets > 0 and any(node):
-            frm = self._materialize(node, frm)
         if self.dialect == "duckdb":
             # hot path: every lookup is a bound parameter, so the text is cached per shape
             params = Params(self.maps(node, frm))
@@ -564,19 +562,27 @@ class Statistics:
         self.nodes_evaluated += 1
         names = [name for name, _ in built]
         extra = dict(zip(names, row[6:]))
+        classes = int(row[0])
+        if (
+            isinstance(node, tuple)
+            and self.keep_sets > 0
+            and frm.rows > self.materialize_rows
+            and classes * 4 < frm.rows
+        ):
+            # worth keeping: later generalizations of this node roll up from a 4x smaller set
+            self._materialize(node, frm, classes)
         return NodeStats(node, int(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0), int(row[5] or 0), extra)
 
-    def _materialize(self, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
+    def _materialize(self, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
         name = self.engine.temp_name("fs")
         self.engine.execute(create_temp(name, self.generalized_select(node, frm)))
-        n = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(name))))
-        fs = FrequencySet(name, node, n)
+        fs = FrequencySet(name, node, rows)
         self.saved.append(fs)
         if len(self.saved) > self.keep_sets:
             # the largest saved set is the least useful (never the one just made: it is used next)
             victim = max((f for f in self.saved if f is not fs), key=lambda f: f.rows)
             self.saved.remove(victim)
-            self.engine.execute(exp.Drop(tables=[table_ref(victim.table)], kind="TABLE", exists=True))
+            self.engine.execute(drop_table(table_ref(victim.table), if_exists=True))
         return fs
 
     def class_histogram(self, node: Sequence[int]) -> list[tuple[int, int]]:
@@ -600,7 +606,7 @@ class Statistics:
 
     def drop_all(self) -> None:
         for fs in self.saved:
-            self.engine.execute(exp.Drop(tables=[table_ref(fs.table)], kind="TABLE", exists=True))
+            self.engine.execute(drop_table(table_ref(fs.table), if_exists=True))
         self.saved.clear()
 
     # -----------------------------------------------------------------------------------------

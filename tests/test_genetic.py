@@ -347,3 +347,15 @@ def test_python_api_lm(tmp_path):
     assert report["lm"] == pytest.approx(report["metric"]["value"])
     assert report["lm"] == pytest.approx(sum(report["lm_per_column"].values()) / 2)
     recheck_release(out, 5, report)
+
+
+def test_bad_options_are_config_errors(tmp_path):
+    from sqlanon.errors import ConfigError
+
+    rows, ha, hb = random_table(2, n=50)
+    path = write_parquet(tmp_path / "r.parquet", rows)
+    for opts in ({"objective": "nope"}, {"population": 1}, {"mutation_rate": 2}, {"objective": "cm-cost"},
+                 {"objective": "regression"}, {"objective": "weighted", "weights": "lm"}):
+        ctx = make_ctx(path, {"a": ha, "b": hb}, 2, "lm", "y", {"iterations": 1, **opts})
+        with pytest.raises(ConfigError):
+            genetic.run(ctx)

@@ -91,6 +91,22 @@ def extra_aggregates(needs: ClassNeeds, with_y: bool) -> list:
     return aggs
 
 
+def combined_aggregates(stats, node, metrics, extra):
+    """Every metric's aggregates plus ours, as one list (or one callable when a metric binds
+    parameters: ``aggregates(stats, node)`` may return ``f(params) -> [(name, expr)]``)."""
+    parts = [m.aggregates(stats, node) for m in metrics]
+    if not any(callable(p) for p in parts):
+        return [a for p in parts for a in p] + extra
+
+    def build(params=None):
+        out = []
+        for p in parts:
+            out.extend(p(params) if callable(p) else p)
+        return out + extra
+
+    return build
+
+
 def pick_nodes(case, rng, count=4):
     nodes = case.all_nodes()
     chosen = {nodes[0], nodes[-1]}
@@ -114,8 +130,7 @@ def test_statistics_equal_brute_force(seed, tmp_path):
             metrics = {m: METRICS[m]() for m in metric_names}
             values = {}
             for node in nodes:
-                aggs = [a for m in metrics.values() for a in m.aggregates(stats, node)]
-                aggs += extra_aggregates(stats.needs, with_y)
+                aggs = combined_aggregates(stats, node, metrics.values(), extra_aggregates(stats.needs, with_y))
                 ns = stats.evaluate(node, req.predicate(), aggs)
                 b = brute.evaluate(case, node, spec)
                 where = f"seed={seed} config={name} node={node}"

@@ -47,6 +47,8 @@ class DuckDBEngine(Engine):
             self._set("temp_directory", temp_directory)
         # Sorting is not needed for any aggregate; keep insertion order off for less memory.
         self._set("preserve_insertion_order", "false")
+        # DuckDB draws its progress bar on stdout for long queries: that would corrupt --json.
+        self._set("enable_progress_bar", "false")
 
     def _set(self, key: str, value: str) -> None:
         stmt = exp.Set(

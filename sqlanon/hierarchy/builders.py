@@ -18,6 +18,9 @@ def numeric_bands(values: list[str], widths: list[float], attribute: str, origin
     """Bands of growing width, ``[lo, hi[``, each width a multiple of the one before; root ``*``."""
     if not widths:
         raise ConfigError(f"bands for {attribute!r} need at least one width, e.g. bands:5,10,20")
+    bad = [w for w in widths if not (math.isfinite(w) and w > 0)]
+    if bad:
+        raise ConfigError(f"band widths for {attribute!r} must be positive numbers, got {widths}")
     for a, b in zip(widths, widths[1:]):
         if b <= a or abs(b / a - round(b / a)) > 1e-9:
             raise ConfigError(

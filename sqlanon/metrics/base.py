@@ -33,6 +33,10 @@ class Metric:
     def query_bound(self, stats, node, ns) -> float | None:
         return None
 
+    def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
+        """A lower bound knowing at least ``suppressed`` rows are suppressed (default: prior)."""
+        return prior
+
     def class_value(self, classes: list[dict], rows: int, hierarchies, levels) -> float:  # pragma: no cover
         """Brute-force Python computation over released classes, for oracle tests."""
         raise NotImplementedError

@@ -56,5 +56,14 @@ class LM(Metric):
         return dict(zip(stats.qis, cols))
 
     def prior_bound(self, stats, node) -> float:
-        cols = column_losses(stats, node)
-        return sum(cols) / len(cols)
+        cache = stats.__dict__.setdefault("_lm_cache", {})
+        key = tuple(node)
+        if key not in cache:
+            cols = column_losses(stats, node)
+            cache[key] = sum(cols) / len(cols)
+        return cache[key]
+
+    def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
+        """Suppressing a row replaces its loss (at most the largest row loss u) by 1."""
+        worst = sum(max(loss_table(h, level)) for h, level in zip(stats.hierarchies, node)) / len(node)
+        return prior + suppressed * (1.0 - worst) / stats.rows

@@ -20,3 +20,6 @@ class Precision(Metric):
 
     def prior_bound(self, stats, node) -> float:
         return level_loss(stats, node)
+
+    def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
+        return prior + suppressed * (1.0 - prior) / stats.rows

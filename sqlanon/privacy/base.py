@@ -1,8 +1,11 @@
 """A privacy model is a predicate over one equivalence class (a row of a node's class table).
 
 Rows of classes that fail any model are suppressed; a node satisfies the requirement when the
-suppressed rows fit the budget (MaxSup). Every model here is monotone under generalization even
-with suppression: merging classes never turns a passing class into a failing one.
+suppressed rows fit the budget (MaxSup). k-anonymity and distinct l-diversity are monotone under
+generalization even with suppression: a class merged with a passing class passes, so suppressed
+rows never grow. Entropy l-diversity and t-closeness are monotone only *without* suppression:
+merging a passing class with a failing one can fail (``{x, y}`` + ``{x x x x x}``), so with a budget
+a generalization may suppress more rows than its specialization (``monotone_with_suppression``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from sqlanon.stats import ClassNeeds
 class PrivacyModel:
     name = "model"
     needs = ClassNeeds()
+    #: False when merging a passing class with a failing one can fail (then, with a suppression
+    #: budget, neither satisfaction nor suppressed rows are monotone over the lattice)
+    monotone_with_suppression = True
 
     def predicate(self) -> exp.Expression:  # pragma: no cover - interface
         raise NotImplementedError
@@ -50,6 +56,12 @@ class Requirement:
 
     def class_ok(self, cls: dict) -> bool:
         return all(m.class_ok(cls) for m in self.models)
+
+    @property
+    def monotone(self) -> bool:
+        """Whether satisfaction and suppressed rows are monotone over the lattice (predictive
+        tagging, binary search on height, Incognito's subset pruning are valid)."""
+        return self.budget == 0 or all(getattr(m, "monotone_with_suppression", True) for m in self.models)
 
     @property
     def k(self) -> int:

@@ -42,6 +42,7 @@ class DistinctLDiversity(PrivacyModel):
 class EntropyLDiversity(PrivacyModel):
     name = "entropy-l-diversity"
     needs = ClassNeeds(entropy_s=True)
+    monotone_with_suppression = False  # {x, y} passes l=2, merged with {x x x x} it fails
 
     def __init__(self, l: float) -> None:
         self.l = float(_check_l(l))

@@ -33,6 +33,7 @@ def emd_ordered(p: dict, q: dict, order: list) -> float:
 
 class TCloseness(PrivacyModel):
     name = "t-closeness"
+    monotone_with_suppression = False  # a close class merged with a far one can be far
 
     def __init__(self, t: float, distance: str = "equal") -> None:
         if not 0 <= t <= 1:

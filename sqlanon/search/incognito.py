@@ -19,6 +19,14 @@ from sqlanon.search.optimal import TOL, priors
 
 
 def run(lattice: Lattice, **options) -> object:
+    if not lattice.requirement.monotone:
+        # Incognito's subset pruning needs monotonicity, which entropy l-diversity and t-closeness
+        # lose with a suppression budget: the bound-ordered optimal search is exact without it
+        from sqlanon.search import optimal
+
+        result = optimal.run(lattice, **options)
+        result.trace.append({"fallback": "optimal (requirement not monotone with suppression)"})
+        return result
     n = len(lattice.maxes)
     maxes = lattice.maxes
     satisfying: dict[tuple[int, ...], set[tuple[int, ...]]] = {}

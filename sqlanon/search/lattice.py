@@ -57,6 +57,8 @@ class Lattice:
         self.height = self.nodes.sum(axis=1).astype(np.int32)
         self.status = np.zeros(len(self.nodes), dtype=np.int8)
         self.pruned = np.zeros(len(self.nodes), dtype=bool)
+        # suppressed rows are anti-monotone: s(n) >= s(g) for every evaluated generalization g
+        self.s_lower = np.zeros(len(self.nodes), dtype=np.int64)
         self.evaluated: dict[int, tuple] = {}  # idx -> (NodeStats, satisfies, value)
         self.ok = requirement.predicate()
         stats.k_hint = requirement.k
@@ -87,6 +89,9 @@ class Lattice:
         value = self.metric.value(self.stats, node, ns) if satisfies else math.inf
         self.evaluated[idx] = (ns, satisfies, value)
         self.tag(idx, satisfies)
+        if ns.suppressed and self.requirement.monotone:
+            below = (self.nodes <= self.nodes[idx]).all(axis=1)
+            np.maximum(self.s_lower, np.where(below, ns.suppressed, 0), out=self.s_lower)
         if satisfies and (value < self.best_value or (value == self.best_value and self.best_idx is not None and self.height[idx] < self.height[self.best_idx])):
             self.best_value, self.best_idx = value, idx
         qb = self.metric.query_bound(self.stats, node, ns)
@@ -98,6 +103,10 @@ class Lattice:
 
     def tag(self, idx: int, satisfies: bool) -> None:
         node = self.nodes[idx]
+        if not self.requirement.monotone:
+            # entropy l-diversity / t-closeness with a budget: a node says nothing about others
+            self.status[idx] = SATISFIES if satisfies else FAILS
+            return
         if satisfies:
             mask = (self.nodes >= node).all(axis=1)
             self.status[mask] = SATISFIES
@@ -126,8 +135,9 @@ class Lattice:
         return [idx + int(self.strides[i]) for i in range(len(self.maxes)) if node[i] < self.maxes[i]]
 
     def require_top(self) -> None:
-        """Corollary of monotonicity: if the most general node fails, nothing satisfies."""
-        if not self.satisfies(self.top):
+        """Corollary of monotonicity: if the most general node fails, nothing satisfies.
+        (Without monotonicity a more specific node may still fit the budget: nothing to conclude.)"""
+        if not self.satisfies(self.top) and self.requirement.monotone:
             ns = self.evaluated[self.top][0]
             raise UnsatisfiableError(
                 f"no generalization satisfies {self._describe()}: even the most general one "

@@ -4,7 +4,9 @@ Best-first over the lattice by the metric's data-free lower bound (``prior_bound
 cheapest unvisited bound is no better than the incumbent, nothing can beat it. Whether a node
 satisfies the privacy model is found by Flash-style probes (binary search on a path of
 generalizations) with predictive tagging, so most nodes are decided without a query; monotone
-query bounds (discernibility, AECS, CM) prune whole cones above a node.
+query bounds (discernibility, AECS, CM) prune whole cones above a node. Suppressed rows are
+anti-monotone, so each evaluated node also bounds the suppression of all its specializations, and
+metrics that charge suppressed rows (precision, LM) turn that into a sharper bound.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ def run(lattice: Lattice, **options) -> object:
             break
         if lattice.pruned[idx] or lattice.status[idx] == FAILS:
             continue
+        if lattice.s_lower[idx] and idx not in lattice.evaluated:
+            bound = lattice.metric.suppressed_bound(lattice.stats, lattice.node(idx), prior[idx], int(lattice.s_lower[idx]))
+            if bound >= lattice.best_value - TOL * max(1.0, abs(lattice.best_value)):
+                continue
         if lattice.status[idx] == UNKNOWN:
             lattice.probe(idx, prior)
         if lattice.status[idx] == SATISFIES and not lattice.pruned[idx]:

@@ -25,6 +25,14 @@ def run(lattice: Lattice, **options) -> object:
 
     lo, hi = 0, int(heights.max())
     trace = []
+    if not lattice.requirement.monotone:
+        # no monotonicity (entropy l-diversity / t-closeness with a budget): scan heights upwards
+        while lo <= hi and not exists_at(lo):
+            trace.append({"height": lo, "satisfiable": False})
+            lo += 1
+        if lo > hi:
+            return lattice.result(trace)  # raises UnsatisfiableError
+        hi = lo
     while lo < hi:
         mid = (lo + hi) // 2
         found = exists_at(mid)

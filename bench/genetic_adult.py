@@ -1,0 +1,251 @@
+"""Iyengar 2002, Figures 6-8 on Adult: genetic search optimizing CM and LM for k = 10 .. 500.
+
+    python bench/genetic_adult.py [--seconds 60] [--ks 10,25,...] [--metrics cm,lm] [--lattice]
+
+Data: ../shared/datasets/adult-full/adult.csv, values trimmed, rows with a '?' dropped (30,162
+rows), written once to a Parquet file in --work. QIs: age and education-num numeric (intervals
+with an end point between neighbouring values), workclass, marital-status, occupation, race, sex,
+native-country categorical (the dataset's hierarchies). Class: salary-class.
+
+Prints per (metric, k): CM, LM, suppressed rows, evaluations, evaluations/s, wall seconds, and the
+10-fold cross-validated error of a decision tree (scikit-learn, entropy criterion: a C4.5 stand-in)
+trained on the released QIs; writes a table (CSV) and a plot (PNG). ``--lattice`` also runs the
+optimal full-domain lattice search under LM at k = 10 and 100 (age by the dataset's age hierarchy,
+education-num by bands 2,4,8,16) and scores its best node with the flexible LM for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+SHARED = os.environ.get("SQLANON_SHARED", os.path.abspath(os.path.join(HERE, "..", "..", "shared")))
+DATA = os.path.join(SHARED, "datasets", "adult-full")
+H = os.path.join(DATA, "hierarchies")
+QI = {
+    "age": "numeric",
+    "workclass": os.path.join(H, "workclass.csv"),
+    "education-num": "numeric",
+    "marital-status": os.path.join(H, "marital.csv"),
+    "occupation": os.path.join(H, "occupation.csv"),
+    "race": os.path.join(H, "race.csv"),
+    "sex": os.path.join(H, "sex.csv"),
+    "native-country": os.path.join(H, "country.csv"),
+}
+CLASS = "salary-class"
+PAPER_CM = 0.18
+PAPER_LM = {10: 0.21, 500: 0.49}
+
+
+def clean_parquet(work: str) -> str:
+    """The 30,162-row table (bench setup, by DuckDB directly)."""
+    import duckdb
+
+    out = os.path.join(work, "adult_clean.parquet")
+    if os.path.exists(out):
+        return out
+    con = duckdb.connect()
+    src = os.path.join(DATA, "adult.csv")
+    rel = con.read_csv(src, header=True, all_varchar=True, delimiter=",")
+    cols = rel.columns
+    sel = ", ".join(f'trim("{c}") AS "{c.strip()}"' for c in cols)
+    where = " AND ".join(f"trim(\"{c}\") <> '?'" for c in cols)
+    con.execute(f"COPY (SELECT {sel} FROM read_csv(?, header=true, all_varchar=true, delim=',') WHERE {where}) TO '{out}' (FORMAT parquet)", [src])
+    return out
+
+
+def context(path, k, metric, options, qi=QI):
+    from sqlanon.engine import connect
+    from sqlanon.hierarchy import load_hierarchy
+    from sqlanon.metrics import METRICS
+    from sqlanon.privacy import KAnonymity, Requirement
+    from sqlanon.search.context import SearchContext
+    from sqlanon.source import Source
+    from sqlanon.stats import ClassNeeds, Statistics
+
+    eng = connect(memory_limit="3GB")
+    src = Source.open(path)
+    hs = [load_hierarchy(spec, c, eng, src) for c, spec in qi.items()]
+    stats = Statistics(eng, src, list(qi), hs, class_column=CLASS, needs=ClassNeeds(majority_y=True))
+    stats.prepare()
+    req = Requirement([KAnonymity(k)], budget=stats.rows, max_suppression=1.0)
+    return SearchContext(eng, src, list(qi), hs, stats, req, METRICS[metric](), {"k": k, **options})
+
+
+def tree_error(path, transformation, suppressed_classes_fn=None, folds=10) -> float:
+    """10-fold CV error of a decision tree on the released QIs (released values one-hot)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+    from sklearn.model_selection import cross_val_score
+    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.tree import DecisionTreeClassifier
+
+    table = pq.read_table(path, columns=list(QI) + [CLASS]).to_pylist()
+    X = [[r[q] for q in QI] for r in table]
+    y = np.array([r[CLASS] for r in table])
+    if transformation is not None:
+        X = release_rows(X, transformation)
+    enc = OneHotEncoder(handle_unknown="ignore")
+    Xe = enc.fit_transform(X)
+    clf = DecisionTreeClassifier(criterion="entropy", min_samples_leaf=5, random_state=0)
+    return float(1.0 - cross_val_score(clf, Xe, y, cv=folds).mean())
+
+
+def release_rows(X, transformation):
+    """Apply a released transformation to plain rows (bench only; the library does this in SQL)."""
+    import csv as _csv
+    from collections import Counter
+
+    from sqlanon.cut import INTERVAL
+
+    maps = []
+    for j, q in enumerate(QI):
+        cut = transformation["transformation"][q]
+        if QI[q] == "numeric":
+            ivs = [tuple(float(v) for v in INTERVAL.match(c).groups()) for c in cut]
+            maps.append(lambda v, ivs=ivs, cut=cut: next(c for c, (lo, hi) in zip(cut, ivs) if float(v) <= hi))
+        else:
+            with open(QI[q], newline="") as fh:
+                rows = [[c.strip() for c in r] for r in _csv.reader(fh, skipinitialspace=True) if r]
+            anc = {}
+            for r in rows:
+                hit = [v for v in cut if v in r]
+                anc[r[0]] = hit[0] if hit else "*"
+            maps.append(lambda v, anc=anc: anc[v])
+    out = [[m(v) for m, v in zip(maps, row)] for row in X]
+    k = transformation["k"]
+    sizes = Counter(tuple(r) for r in out)
+    return [r if sizes[tuple(r)] >= k else ["*"] * len(r) for r in out]
+
+
+def run_one(path, k, metric, args):
+    from sqlanon.search import genetic
+
+    opts = {"iterations": args.iterations, "population": args.population, "seed": args.seed, "mutation_rate": args.mutation_rate,
+            "batch": args.batch, "time_limit": args.seconds, "numeric": ["age", "education-num"]}
+    ctx = context(path, k, metric, opts)
+    t0 = time.perf_counter()
+    plan = genetic.run(ctx)
+    wall = time.perf_counter() - t0
+    ns = ctx.stats.evaluate(plan.recoding, ctx.requirement.predicate())
+    assert ns.suppressed == plan.suppressed_rows
+    row = {
+        "metric": metric, "k": k, "cm": round(plan.extra["cm"], 4), "lm": round(plan.extra["lm"], 4),
+        "suppressed": plan.suppressed_rows, "evaluations": plan.extra["evaluations"], "iterations": plan.extra["iterations"],
+        "evals_per_s": plan.extra["evaluations_per_second"], "seconds": round(wall, 1),
+    }
+    if not args.no_tree:
+        row["tree_error"] = round(tree_error(path, {"transformation": plan.transformation, "k": k}), 4)
+    row["transformation"] = json.dumps(plan.transformation)
+    return row, plan
+
+
+def lattice_compare(path, k, args):
+    """The optimal full-domain node under LM, scored with the flexible LM (same definition)."""
+    from sqlanon.metrics import METRICS
+    from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
+    from sqlanon.search import genetic, optimal
+    from sqlanon.search.lattice import Lattice
+
+    qi = dict(QI, **{"age": os.path.join(H, "age.csv"), "education-num": "bands:2,4,8,16"})
+    ctx = context(path, k, "lm", {}, qi)
+    t0 = time.perf_counter()
+    res = optimal.run(Lattice(ctx.stats, ctx.requirement, METRICS["lm"]()))
+    node = res.node
+    # the node as a flexible solution: numeric QIs as intervals, categorical as level cuts
+    gctx = context(path, k, "lm", {"numeric": ["age", "education-num"]})
+    layout = genetic.layout_for(gctx.qis, gctx.hierarchies, gctx.stats.column_freqs, gctx.options)
+    t = {}
+    for q, h, level in zip(ctx.qis, ctx.hierarchies, node):
+        labels = h.labels(level)
+        per_leaf = [labels[c] for c in h.leaf_to_level(level)]
+        if q in ("age", "education-num"):
+            groups = {}
+            for leaf, lab in zip(h.leaves, per_leaf):
+                groups.setdefault(lab, []).append(float(leaf))
+            used = set(float(v) for v in layout.coders[list(QI).index(q)].distinct)
+            ivs = sorted((min(vs & used if (vs := set(v)) & used else vs), max(vs & used if vs & used else vs)) for v in groups.values() if set(v) & used)
+            t[q] = [f"[{int(lo)}, {int(hi)}]" for lo, hi in ivs]
+        else:
+            t[q] = list(dict.fromkeys(per_leaf))
+    bits = layout.bits_from_transformation(t)
+    objective, costs = build_objective("lm", {}, CLASS)
+    ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement.predicate(), gctx.requirement.budget, costs)
+    ev.prepare()
+    agg = ev.score([bits])[0]
+    return {"k": k, "node": list(node), "lattice_lm_spine": round(res.value, 4), "lattice_lm_flexible": round(agg["value"], 4),
+            "suppressed": agg["suppressed"], "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ks", default="10,25,50,75,100,150,200,250,500")
+    ap.add_argument("--metrics", default="cm,lm")
+    ap.add_argument("--seconds", type=float, default=60.0, help="time limit per run")
+    ap.add_argument("--iterations", type=int, default=1_000_000)
+    ap.add_argument("--population", type=int, default=150)
+    ap.add_argument("--mutation-rate", type=float, default=0.005)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--work", default="/tmp/sqlanon_genetic_bench")
+    ap.add_argument("--no-tree", action="store_true")
+    ap.add_argument("--lattice", action="store_true")
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    path = clean_parquet(args.work)
+    ks = [int(k) for k in args.ks.split(",")]
+    rows = []
+    if not args.no_tree:
+        print(f"decision tree error on the original data: {tree_error(path, None):.4f}", flush=True)
+    for metric in args.metrics.split(","):
+        for k in ks:
+            row, _ = run_one(path, k, metric, args)
+            rows.append(row)
+            print(json.dumps({k2: v for k2, v in row.items() if k2 != "transformation"}), flush=True)
+    tag = args.metrics.replace(",", "_")
+    out_csv = os.path.join(args.work, f"genetic_adult_{tag}.csv")
+    with open(out_csv, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"table: {out_csv}")
+    print(f"{'metric':>6} {'k':>4} {'CM':>7} {'LM':>7} {'supp':>6} {'evals':>7} {'ev/s':>6} {'sec':>6} {'tree err':>8}")
+    for r in rows:
+        print(f"{r['metric']:>6} {r['k']:>4} {r['cm']:>7.4f} {r['lm']:>7.4f} {r['suppressed']:>6} {r['evaluations']:>7} {r['evals_per_s']:>6} {r['seconds']:>6} {r.get('tree_error', float('nan')):>8.4f}")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax, metric in zip(axes, args.metrics.split(",")):
+            sel = [r for r in rows if r["metric"] == metric]
+            ax.plot([r["k"] for r in sel], [r["cm"] for r in sel], "o-", label="CM")
+            ax.plot([r["k"] for r in sel], [r["lm"] for r in sel], "s--", label="LM")
+            if "tree_error" in sel[0]:
+                ax.plot([r["k"] for r in sel], [r["tree_error"] for r in sel], "^:", label="tree error")
+            ax.set_xscale("log")
+            ax.set_title(f"optimizing {metric.upper()} (Adult, 8 QIs)")
+            ax.set_xlabel("k")
+            ax.legend()
+        png = os.path.join(args.work, f"genetic_adult_{tag}.png")
+        fig.tight_layout()
+        fig.savefig(png)
+        print(f"plot: {png}")
+    except Exception as err:  # pragma: no cover - plotting is optional
+        print(f"no plot: {err}")
+    if args.lattice:
+        for k in (10, 100):
+            print(json.dumps(lattice_compare(path, k, args)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

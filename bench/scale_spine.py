@@ -1,0 +1,94 @@
+"""Scale benchmark of the spine: optimal full-domain k-anonymization of an Adult-like Parquet file.
+
+Prints, for each setting, the wall time and peak RSS of ``sqlanon anonymize`` (a child process, DuckDB
+memory_limit 1GB) next to one plain ``COUNT(*) ... GROUP BY`` of the 9 QI columns over the same file
+(also a child process, same limit), and their ratio — the figure to watch (aim: under 10x).
+
+    python bench/scale_spine.py --rows 10000000            # generates bench/out/adult_10m.parquet once
+    python bench/scale_spine.py --rows 30162 --adult       # the Adult benchmark itself
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+ADULT = os.path.join(ROOT, "examples", "adult")
+COLUMNS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation", "salary-class"]
+
+GROUP_BY = r'''
+import duckdb, sys, time
+con = duckdb.connect()
+con.execute("SET memory_limit = '{limit}'")
+con.execute("SET enable_progress_bar = false")
+cols = {cols!r}
+q = ", ".join('"' + c.replace('"', '""') + '"' for c in cols)
+t = time.perf_counter()
+n = con.execute("SELECT COUNT(*) FROM (SELECT " + q + ", COUNT(*) FROM " + {src!r} + " GROUP BY " + q + ")").fetchone()[0]
+print(n, time.perf_counter() - t)
+'''
+
+
+def measured(cmd: list[str]) -> tuple[float, float, str]:
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out_chunks = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, rusage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t
+    if status != 0:
+        raise SystemExit(f"command failed ({status}): {' '.join(cmd)}\n{err}")
+    return seconds, rusage.ru_maxrss / 1024.0, out_chunks
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--adult", action="store_true", help="run on the Adult CSV itself")
+    ap.add_argument("--memory-limit", default="1GB")
+    ap.add_argument("--settings", default="10:0.0,10:0.05", help="k:max_suppression pairs")
+    ap.add_argument("--metric", default="precision")
+    args = ap.parse_args()
+    if args.adult:
+        src_path = os.path.join(ADULT, "adult.csv")
+        src_sql = f"read_csv('{src_path}', delim=';', header=true, all_varchar=true)"
+        input_flags = ["--input", src_path, "--format", "csv", "--delimiter", ";"]
+    else:
+        src_path = os.path.join(HERE, "out", f"adult_{args.rows // 1_000_000}m.parquet" if args.rows >= 1_000_000 else f"adult_{args.rows}.parquet")
+        if not os.path.exists(src_path):
+            sys.path.insert(0, HERE)
+            from adult_like import generate
+
+            t = time.perf_counter()
+            generate(args.rows, src_path)
+            print(f"generated {src_path} ({args.rows:,} rows) in {time.perf_counter() - t:.1f} s")
+        src_sql = f"read_parquet('{src_path}')"
+        input_flags = ["--input", src_path]
+    code = GROUP_BY.format(limit=args.memory_limit, cols=COLUMNS, src=src_sql)
+    gb_seconds, gb_rss, out = measured([sys.executable, "-c", code])
+    groups, gb_inner = out.split()
+    print(f"plain GROUP BY of the 9 QIs: {int(groups):,} groups, {float(gb_inner):.2f} s query ({gb_seconds:.2f} s with process start), peak RSS {gb_rss:.0f} MB")
+    qi = []
+    for c in COLUMNS:
+        qi += ["--qi", f"{c}={os.path.join(ADULT, f'adult_hierarchy_{c}.csv')}"]
+    print(f"{'k':>4} {'maxsup':>7} {'seconds':>8} {'ratio':>7} {'peak RSS MB':>12} {'nodes':>6} {'queries':>8}  transformation / metric")
+    for setting in args.settings.split(","):
+        k, sup = setting.split(":")
+        out_path = os.path.join(HERE, "out", "scale_release.parquet")
+        cmd = [sys.executable, "-m", "sqlanon", "anonymize", *input_flags, *qi, "--k", k, "--max-suppression", sup,
+               "--metric", args.metric, "--search", "optimal", "--memory-limit", args.memory_limit,
+               "--output", out_path, "--overwrite", "--registry", os.path.join(HERE, "out", "scale_registry.duckdb"), "--json", "-q"]
+        seconds, rss, out = measured(cmd)
+        r = json.loads(out)
+        node = [r["transformation"][c] for c in COLUMNS]
+        print(f"{k:>4} {sup:>7} {seconds:>8.1f} {seconds / float(gb_inner):>6.1f}x {rss:>12.0f} {r['nodes_evaluated']:>6} {r['queries']:>8}  {node} {r['metric']['value']:.4f} (suppressed {r['suppressed_rows']:,})")
+
+
+if __name__ == "__main__":
+    main()
