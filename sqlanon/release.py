@@ -138,6 +138,17 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
     return _write_table(engine, query, target, stats.source, entry, fail_after_write)
 
 
+def write_query(engine, query, target: Target, source, entry: dict, registry_path: str | None = None) -> dict:
+    """Write any release query (e.g. generated rows) to a target, atomically, and record it."""
+    entry = dict(entry)
+    entry["target"] = target.describe()
+    if target.kind == "none":
+        return {"output": None, "release_id": None}
+    if target.kind in ("parquet", "csv"):
+        return _write_file(engine, query, target, entry, registry_path, False)
+    return _write_table(engine, query, target, source, entry, False)
+
+
 def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write) -> dict:
     final = target.path
     os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)

@@ -560,18 +560,63 @@ class Statistics:
             built = aggregates(None) if callable(aggregates) else list(aggregates)
             row = self.engine.fetch_one(self.node_query(node, ok, built, frm))
         self.nodes_evaluated += 1
-        names = [name for name, _ in built]
+        ns = self._node_stats(node, row, [name for name, _ in built])
+        self._maybe_materialize([(node, frm, ns.classes)])
+        return ns
+
+    def evaluate_many(self, nodes: Sequence, ok: exp.Expression, aggregates=None) -> list[NodeStats]:
+        """Several nodes in one statement (a ``UNION ALL`` of their roll-ups): measured 3-4x
+        cheaper per node than one statement each (``bench/grouping_sets.py``).
+
+        ``aggregates`` is ``None`` or a function ``node -> aggregates`` (as for :meth:`evaluate`).
+        """
+        from sqlanon.plan import Recoding
+
+        nodes = [n if isinstance(n, Recoding) else tuple(n) for n in nodes]
+        if len(nodes) == 1:
+            return [self.evaluate(nodes[0], ok, aggregates(nodes[0]) if aggregates else ())]
+        params = Params() if self.dialect == "duckdb" else None
+        parts, names, sources = [], [], []
+        for i, node in enumerate(nodes):
+            frm = self.pick_set(node)
+            aggs = aggregates(node) if aggregates else ()
+            built = aggs(params) if callable(aggs) else list(aggs)
+            q = self.node_query(node, ok, built, frm, params)
+            q = q.select(exp.alias_(lit(i), "node_index", quoted=True), copy=False)
+            parts.append(exp.select("*").from_(exp.alias_(exp.Subquery(this=q), f"n{i}", table=True, quoted=True)))
+            names.append([name for name, _ in built])
+            sources.append(frm)
+        union = parts[0]
+        for part in parts[1:]:
+            union = exp.union(union, part, distinct=False, copy=False)
+        rows = self.engine.fetch_all(union, params or None)
+        out: list = [None] * len(nodes)
+        for row in rows:
+            i = int(row[-1])
+            out[i] = self._node_stats(nodes[i], row[:-1], names[i])
+        self.nodes_evaluated += len(nodes)
+        self._maybe_materialize([(n, f, ns.classes) for n, f, ns in zip(nodes, sources, out)])
+        return out
+
+    def _node_stats(self, node, row, names) -> NodeStats:
         extra = dict(zip(names, row[6:]))
-        classes = int(row[0])
-        if (
-            isinstance(node, tuple)
-            and self.keep_sets > 0
-            and frm.rows > self.materialize_rows
-            and classes * 4 < frm.rows
-        ):
-            # worth keeping: later generalizations of this node roll up from a 4x smaller set
-            self._materialize(node, frm, classes)
         return NodeStats(node, int(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0), int(row[5] or 0), extra)
+
+    def _maybe_materialize(self, evaluated) -> None:
+        """Keep the smallest evaluated node's set when it is 4x smaller than the set it came from:
+        later generalizations of it roll up from there."""
+        best = None
+        for node, frm, classes in evaluated:
+            if (
+                isinstance(node, tuple)
+                and self.keep_sets > 0
+                and frm.rows > self.materialize_rows
+                and classes * 4 < frm.rows
+                and (best is None or classes < best[2])
+            ):
+                best = (node, frm, classes)
+        if best:
+            self._materialize(*best)
 
     def _materialize(self, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
         name = self.engine.temp_name("fs")

@@ -212,3 +212,22 @@ def test_entropy_metric_is_suppression_agnostic(tmp_path):
     assert values == [approx(values[0])] * 4
     assert values[0] == approx(brute.evaluate(case, node, brute.Spec(k=1)).metrics["entropy"])
     assert not math.isnan(values[0])
+
+
+def test_single_sensitive_value_keeps_every_class(tmp_path):
+    """With one sensitive value in the whole table every EMD is 0 (no class may vanish from a join)."""
+    rng = random.Random(77)
+    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
+    for r in case.rows:
+        r[case.sensitive] = "42"
+    case.path = brute.write_csv(tmp_path / "one_value.csv", case)
+    req = Requirement([TCloseness(0.0, "ordered"), TCloseness(0.0, "equal"), DistinctLDiversity(1)])
+    stats = make_stats(case, req, True, rng)
+    try:
+        for node in case.all_nodes():
+            ns = stats.evaluate(node, req.predicate(), extra_aggregates(stats.needs, True))
+            b = brute.evaluate(case, node, brute.Spec(t_ordered=0.0, t_equal=0.0, l_distinct=1))
+            assert (ns.classes, ns.suppressed, ns.min_class) == (b.classes, 0, b.min_class), node
+            assert ns.extra["x_max_emd_ordered"] == 0.0 and ns.extra["x_max_emd_equal"] == pytest.approx(0.0, abs=1e-12)
+    finally:
+        stats.engine.close()

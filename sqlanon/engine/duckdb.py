@@ -63,11 +63,11 @@ class DuckDBEngine(Engine):
 
     def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:
         try:
+            if fetch == "arrow":  # the relation API hands Arrow over without an extra copy
+                return self.con.sql(sql, params=params).to_arrow_table()
             cur = self.con.execute(sql, params) if params else self.con.execute(sql)
             if fetch == "all":
                 return cur.fetchall()
-            if fetch == "arrow":
-                return cur.to_arrow_table()
             cur.fetchall()
             return None
         except duckdb.Error as err:

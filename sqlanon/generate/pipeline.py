@@ -50,11 +50,7 @@ def write_release(engine, query: exp.Select, target, source: Source, entry: dict
     entry = dict(entry)
     entry.setdefault("input_hash", release.input_hash(engine, source))
     entry["target"] = target.describe()
-    if hasattr(release, "write_query"):
-        return release.write_query(engine, query, target, source, entry, registry_path=registry_path)
-    if target.kind in ("parquet", "csv"):
-        return release._write_file(engine, query, target, entry, registry_path, False)
-    return release._write_table(engine, query, target, source, entry, False)
+    return release.write_query(engine, query, target, source, entry, registry_path=registry_path)
 
 
 def run(

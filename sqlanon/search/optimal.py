@@ -25,22 +25,49 @@ def priors(lattice: Lattice) -> np.ndarray:
     return np.array([metric.prior_bound(stats, lattice.node(i)) for i in range(len(lattice))], dtype=np.float64)
 
 
-def run(lattice: Lattice, **options) -> object:
+BATCH = 16
+
+
+def _worth(lattice: Lattice, prior: np.ndarray, idx: int) -> bool:
+    """Can this node still beat the incumbent (by its prior and its suppression bound)?"""
+    best = lattice.best_value - TOL * max(1.0, abs(lattice.best_value))
+    if prior[idx] >= best or lattice.pruned[idx] or lattice.status[idx] == FAILS:
+        return False
+    if lattice.s_lower[idx] and idx not in lattice.evaluated:
+        bound = lattice.metric.suppressed_bound(lattice.stats, lattice.node(idx), prior[idx], int(lattice.s_lower[idx]))
+        if bound >= best:
+            return False
+    return True
+
+
+def run(lattice: Lattice, batch: int = BATCH, **options) -> object:
     lattice.require_top()
     prior = priors(lattice)
     order = np.lexsort((np.arange(len(lattice)), lattice.height, prior))
-    for idx in order:
+    for pos, idx in enumerate(order):
         idx = int(idx)
         if prior[idx] >= lattice.best_value - TOL * max(1.0, abs(lattice.best_value)):
             break
-        if lattice.pruned[idx] or lattice.status[idx] == FAILS:
+        if not _worth(lattice, prior, idx):
             continue
-        if lattice.s_lower[idx] and idx not in lattice.evaluated:
-            bound = lattice.metric.suppressed_bound(lattice.stats, lattice.node(idx), prior[idx], int(lattice.s_lower[idx]))
-            if bound >= lattice.best_value - TOL * max(1.0, abs(lattice.best_value)):
-                continue
+        if lattice.status[idx] == SATISFIES and idx not in lattice.evaluated and batch > 1:
+            # its value is needed: fetch it with the next few such nodes in one statement
+            group = [idx]
+            for nxt in order[pos + 1 :]:
+                nxt = int(nxt)
+                if prior[nxt] >= lattice.best_value:
+                    break
+                if lattice.status[nxt] == SATISFIES and nxt not in lattice.evaluated and _worth(lattice, prior, nxt):
+                    group.append(nxt)
+                    if len(group) == batch:
+                        break
+            lattice.check_many(group)
+            continue
         if lattice.status[idx] == UNKNOWN:
-            lattice.probe(idx, prior)
+            if lattice.requirement.monotone:
+                lattice.probe(idx, prior)
+            else:  # a probe's checks say nothing about other nodes here
+                lattice.check(idx)
         if lattice.status[idx] == SATISFIES and not lattice.pruned[idx]:
             lattice.value(idx)
     return lattice.result()

@@ -17,9 +17,15 @@ def run(lattice: Lattice, **options) -> object:
     heights = lattice.height
     by_height = {h: np.flatnonzero(heights == h) for h in range(int(heights.max()) + 1)}
 
+    # within a height, try the most general-looking nodes first: they are likeliest to satisfy
+    spread = np.array([sum(lv / m if m else 0 for lv, m in zip(lattice.node(i), lattice.maxes)) for i in range(len(lattice))])
+
     def exists_at(h: int) -> bool:
-        for idx in by_height[h]:
-            if lattice.status[idx] == SATISFIES or (lattice.status[idx] == UNKNOWN and lattice.check(int(idx))):
+        nodes = sorted((int(i) for i in by_height[h]), key=lambda i: -spread[i])
+        if any(lattice.status[i] == SATISFIES for i in nodes):
+            return True
+        for idx in nodes:  # one at a time: each failing check tags its specializations
+            if lattice.status[idx] == UNKNOWN and lattice.check(idx):
                 return True
         return False
 
@@ -42,9 +48,11 @@ def run(lattice: Lattice, **options) -> object:
         else:
             lo = mid + 1
     lattice.best_value, lattice.best_idx = float("inf"), None
-    for idx in by_height[lo]:
+    candidates = [int(i) for i in by_height[lo] if lattice.status[int(i)] != -1]
+    for start in range(0, len(candidates), 16):
+        lattice.check_many(candidates[start : start + 16])
+    for idx in candidates:
         if lattice.satisfies(int(idx)):
-            lattice.value(int(idx))
             ns, _, value = lattice.evaluated[int(idx)]
             if value < lattice.best_value:
                 lattice.best_value, lattice.best_idx = value, int(idx)
