@@ -25,7 +25,7 @@ from sqlanon.source import Source
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--input", default="/work/shared/datasets/adult/adult.csv")
+    ap.add_argument("--input", default=os.path.join(os.environ.get("SQLANON_SHARED", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")), "datasets", "adult", "adult.csv"))
     ap.add_argument("--min-sup", type=int, default=30)
     ap.add_argument("--laplace", type=float, default=0.001)
     ap.add_argument("--candidates", default="all")

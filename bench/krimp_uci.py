@@ -40,7 +40,7 @@ PAPER = {  # NAS, % equal, avg sup diff, avg sup new, dissimilarity; README NAS 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default="/work/shared/datasets/uci-krimp")
+    ap.add_argument("--data", default=os.path.join(os.environ.get("SQLANON_SHARED", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")), "datasets", "uci-krimp"))
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--dissimilarity-runs", type=int, default=3, help="runs (per data set) that also run KRIMP on the output")
     ap.add_argument("--only", nargs="*", default=None)

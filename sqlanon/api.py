@@ -327,6 +327,10 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
                 "aecs": n / max(released_classes + (1 if sup else 0), 1),
             },
         }
+        histogram = stats.class_histogram(node)
+        out["class_size_histogram"] = [[size, count] for size, count in histogram[:50]]
+        if len(histogram) > 50:
+            out["class_size_histogram"].append(["more", sum(c for _, c in histogram[50:])])
         if k is not None:
             out["k_anonymous"] = out["k"] is not None and out["k"] >= k and sup <= math.floor(max_suppression * n + 1e-9)
         if "l_distinct" in e:

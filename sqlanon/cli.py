@@ -148,7 +148,7 @@ def anonymize(
         )
         search_options.update(_options(option))
         pol = _policy_from_flags(policy, flags, search_options)
-        return api_anonymize(pol, progress=_progress(quiet or json_out and False), dry_run=dry_run)
+        return api_anonymize(pol, progress=_progress(quiet), dry_run=dry_run)
 
     result = _run(go)
     _print_report(result, json_out)
@@ -255,8 +255,6 @@ def sql(
     def go():
         import sqlglot
 
-        if dialect not in sqlglot.dialects.DIALECTS and dialect.lower() not in [d.lower() for d in sqlglot.dialects.DIALECTS]:
-            pass
         try:
             sqlglot.Dialect.get_or_raise(dialect)
         except ValueError:

@@ -19,7 +19,9 @@ from sqlanon.generate.pipeline import generated_arrow
 from sqlanon.generate.scores import LabelledCodeTable, anonymity_from_levels, anonymity_scores, dissimilarity
 from sqlanon.source import Source
 
-UCI = "/work/shared/datasets/uci-krimp"
+from conftest import SHARED  # noqa: E402
+
+UCI = os.path.join(SHARED, "datasets", "uci-krimp")
 
 # Figure 1: domains D1 = {A, B}, D2 = {C, D}, D3 = {E, F}; frequencies Laplace-corrected by 1.
 # The frequencies are those the text states: P(BD | D1) = 3/9, and with D1, D2 set only E(3)

@@ -15,7 +15,9 @@ from sqlanon.generate import itemsets as its
 from sqlanon.generate.krimp import WeightedDatabase, encoded_size_bruteforce, krimp
 from sqlanon.source import Source
 
-UCI = "/work/shared/datasets/uci-krimp"
+from conftest import SHARED  # noqa: E402
+
+UCI = os.path.join(SHARED, "datasets", "uci-krimp")
 
 
 def _csv(tmp_path, rows, name="t.csv"):

@@ -19,8 +19,10 @@ from sqlanon.hierarchy import load_hierarchy, read_csv_hierarchy, tree_to_hierar
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.source import Source
 
-ADULT = Path("/work/shared/datasets/adult")
-ADULT_FULL = Path("/work/shared/datasets/adult-full/hierarchies")
+from conftest import SHARED  # noqa: E402
+
+ADULT = Path(SHARED) / "datasets" / "adult"
+ADULT_FULL = Path(SHARED) / "datasets" / "adult-full" / "hierarchies"
 
 # (leaves, levels) per ARX file, from the dataset README
 ADULT_SHAPES = {

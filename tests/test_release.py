@@ -147,6 +147,9 @@ def test_check_command(people, tmp_path):
     assert measured["k"] >= 5 and measured["k_anonymous"] is True
     assert measured["suppressed_rows"] == report["suppressed_rows"]
     assert measured["l_distinct"] >= 2
+    hist = measured["class_size_histogram"]
+    assert sum(size * count for size, count in hist) == 300  # every row in exactly one class
+    assert sum(count for _, count in hist) == measured["classes"] + (1 if measured["suppressed_rows"] else 0)
     assert 0.0 <= measured["metrics"]["cm"] <= 1.0
     # the raw input is not 5-anonymous: exit 3
     raw = runner.invoke(sqlanon.cli.app, ["check", "--input", people["csv"], "--qi", "zip", "--qi", "age", "--k", "5"])
@@ -172,3 +175,15 @@ def test_html_report(people, tmp_path):
     sqlanon.anonymize(input=people["csv"], qi=people["qi"], k=4, report=str(html))
     text = html.read_text()
     assert "sqlanon release report" in text and "transformation" in text.lower()
+
+
+def test_engine_keeps_stdout_clean_and_memory_limited():
+    """DuckDB draws a progress bar on stdout for long queries; it must be off so --json output
+    stays one JSON object. The memory limit given is the one in force."""
+    from sqlanon.engine import connect
+
+    engine = connect(memory_limit="1GB")
+    bar, limit = engine.fetch_one("SELECT current_setting('enable_progress_bar'), current_setting('memory_limit')")
+    engine.close()
+    assert bar is False
+    assert limit.replace(" ", "").upper().startswith(("953.6MIB", "1.0GB", "1GB", "1000.0MB", "953MIB"))
