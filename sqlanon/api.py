@@ -418,3 +418,126 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         return out
     finally:
         session.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# check a plan: what a transformation (levels or a flexible cut) achieves on a table
+
+
+def load_transformation(spec: str | dict) -> dict:
+    """A transformation from a dict, a JSON string, or a JSON file (a whole ``--json`` report or
+    just its ``transformation`` object)."""
+    import json
+
+    if isinstance(spec, dict):
+        data = spec
+    else:
+        text = spec
+        if os.path.isfile(spec):
+            with open(spec, encoding="utf-8") as fh:
+                text = fh.read()
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            raise ConfigError(f"--transformation is neither a JSON file nor JSON: {str(spec)[:60]!r}") from None
+    if isinstance(data, dict) and isinstance(data.get("transformation"), dict):
+        data = data["transformation"]
+    if not isinstance(data, dict) or not data:
+        raise ConfigError("--transformation must map each quasi-identifier to a level or a cut")
+    return data
+
+
+def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int = 1, max_suppression: float = 0.0, class_column: str | None = None, numeric=(), hierarchy_delimiter: str | None = None, memory_limit: str | None = None) -> dict:
+    """Apply a transformation to a table *in SQL, without writing anything* and measure it: rows
+    suppressed under k, the smallest released class, LM (per column, intervals or tree cuts), CM
+    with ``class_column``, precision for full-domain levels."""
+    from sqlanon.metrics.lm import loss_table
+    from sqlanon.stats import ClassNeeds
+
+    transformation = load_transformation(transformation)
+    policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter)
+    session = Session(policy)
+    try:
+        columns = list(qi)
+        missing = [c for c in columns if c not in transformation]
+        if missing:
+            raise ConfigError(f"the transformation has no entry for quasi-identifier {missing[0]!r}")
+        hierarchies = session.hierarchies(qi)
+        needs = ClassNeeds(majority_y=class_column is not None)
+        stats = Statistics(session.engine, session.source, columns, hierarchies, None, class_column, needs)
+        stats.prepare()
+        levels = [transformation[c] for c in columns]
+        if all(isinstance(v, int) for v in levels):
+            for c, v, h in zip(columns, levels, hierarchies):
+                if not 0 <= v <= h.max_level:
+                    raise ConfigError(f"level {v} of {c!r} is outside its hierarchy (0..{h.max_level})")
+            recoding = Recoding.from_node(hierarchies, levels)
+        else:
+            from sqlanon.cut import recoding_from_transformation
+
+            recoding = recoding_from_transformation(transformation, columns, hierarchies, numeric)
+        requirement = Requirement([KAnonymity(k)], budget=math.floor(max_suppression * stats.rows + 1e-9))
+        # per released value of each QI: its LM loss (tree: leaves below it; interval: its width)
+        losses = []
+        for i, (h, labels) in enumerate(zip(hierarchies, recoding.labels)):
+            m = len(h.rows)
+            if h.numeric or all(lbl.startswith(("[", "(")) for lbl in labels):
+                values = [float(r[0]) for r in h.rows]
+                span = (max(values) - min(values)) or 1.0
+                lo = [math.inf] * len(labels)
+                hi = [-math.inf] * len(labels)
+                for leaf, code in enumerate(recoding.codes[i]):
+                    lo[code], hi[code] = min(lo[code], values[leaf]), max(hi[code], values[leaf])
+                from sqlanon.cut import parse_intervals
+
+                try:
+                    ivs = parse_intervals(labels, columns[i])
+                    losses.append([(b - a) / span for a, b in ivs])
+                except (ConfigError, Exception):
+                    losses.append([(b - a) / span if b >= a else 0.0 for a, b in zip(lo, hi)])
+            else:
+                under = [0] * len(labels)
+                for code in recoding.codes[i]:
+                    under[code] += 1
+                losses.append([(u - 1) / (m - 1) if m > 1 else 0.0 for u in under])
+
+        def aggs(params):
+            from sqlanon.stats import lookup
+
+            total = None
+            for i, loss in enumerate(losses):
+                term = lookup(loss, col(stats.qcol(i)), stats.dialect, params)
+                total = term if total is None else exp.Add(this=total, expression=term)
+            out = [
+                ("min_released", exp.Min(this=if_(col("ok"), col("cnt"), exp.Null()))),
+                ("lm_released", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=exp.Paren(this=total)), lit(0.0)))),
+            ]
+            for i, loss in enumerate(losses):
+                out.append((f"lm_{i}", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=lookup(loss, col(stats.qcol(i)), stats.dialect, params)), lit(0.0)))))
+            if stats.has_y:
+                out.append(("cm_released", sum_(if_(col("ok"), exp.Sub(this=col("cnt"), expression=col("maxy")), lit(0)))))
+            return out
+
+        ns = stats.evaluate(recoding, requirement.predicate(), aggs)
+        n, sup = stats.rows, ns.suppressed
+        per_column = {c: (float(ns.extra[f"lm_{i}"] or 0.0) + sup) / n for i, c in enumerate(columns)}
+        out = {
+            "input": session.source.describe(),
+            "rows": n,
+            "k": k,
+            "suppressed_rows": sup,
+            "suppression_budget": requirement.budget,
+            "within_budget": sup <= requirement.budget,
+            "classes": ns.classes - ns.bad_classes,
+            "min_class_size": ns.extra["min_released"],
+            "metrics": {"lm": sum(per_column.values()) / len(columns), "lm_per_column": per_column},
+            "queries": session.engine.queries,
+        }
+        if stats.has_y:
+            out["metrics"]["cm"] = (float(ns.extra["cm_released"] or 0) + sup) / n
+        if all(isinstance(v, int) for v in levels):
+            p = sum(v / h.max_level if h.max_level else 0.0 for v, h in zip(levels, hierarchies)) / len(levels)
+            out["metrics"]["precision"] = (p * (n - sup) + sup) / n
+        return out
+    finally:
+        session.close()

@@ -190,6 +190,8 @@ def check(
     against_format: Optional[str] = typer.Option(None, "--against-format"),
     against_delimiter: Optional[str] = typer.Option(None, "--against-delimiter"),
     min_sup: int = typer.Option(1, "--min-sup", help="With --against: min support of the compared itemsets."),
+    transformation: Optional[str] = typer.Option(None, "--transformation", help="A plan to measure on this table without writing: an anonymize --json report (file or text) or its transformation. --qi then needs hierarchies."),
+    numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="With --transformation: QIs cut into intervals."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     from sqlanon.api import check as api_check
@@ -199,6 +201,12 @@ def check(
         for item in qi:
             column, sep, spec = item.partition("=")
             specs[column] = spec if sep else None
+        if transformation:
+            from sqlanon.api import check_plan
+
+            if not all(specs.values()):
+                raise ConfigError("--transformation needs a hierarchy for every --qi (COLUMN=HIERARCHY)")
+            return check_plan(input, specs, transformation, format=format, delimiter=delimiter, table=table, k=k or 1, max_suppression=max_suppression, class_column=class_column, numeric=_split(numeric), hierarchy_delimiter=hierarchy_delimiter)
         if against:
             return _against(input, format, delimiter, table, against, against_format, against_delimiter, list(specs), min_sup)
         has_all = all(specs.values())
@@ -207,11 +215,11 @@ def check(
     result = _run(go)
     if json_out:
         typer.echo(json.dumps(result, default=str))
-        return
-    for key, value in result.items():
-        typer.echo(f"{key:<16}{json.dumps(value, default=str) if isinstance(value, (dict, list)) else value}")
-    if result.get("k_anonymous") is False:
-        raise typer.Exit(3)
+    else:
+        for key, value in result.items():
+            typer.echo(f"{key:<16}{json.dumps(value, default=str) if isinstance(value, (dict, list)) else value}")
+    if result.get("k_anonymous") is False or result.get("within_budget") is False:
+        raise typer.Exit(3)  # the table (or plan) does not meet the k asked for
 
 
 def _against(input, format, delimiter, table, against, against_format, against_delimiter, columns, min_sup):

@@ -130,8 +130,21 @@ class Tree:
         return bool(common)
 
     def depth_steps(self, node_id: int, leaf: int) -> int:
-        """Generalization steps from ``leaf`` up to ``node_id`` (the node's lowest level)."""
-        return self.nodes[node_id].level
+        """Generalization steps from ``leaf`` up to ``node_id``: how many times the value changes
+        on the way up the leaf's row (the paper's distortion, "one unit each time a value is
+        generalized to the parent value"). A tree written with a leaf repeated to pad a shallow
+        branch (``Never-married, Never-married, *``) counts one step to ``*``, not the padded level.
+
+        >>> from sqlanon.hierarchy.model import Hierarchy
+        >>> t = Tree(Hierarchy("m", [["civ", "Married", "*"], ["af", "Married", "*"], ["never", "never", "*"]]))
+        >>> t.depth_steps(0, 0), t.depth_steps(0, 2), t.depth_steps(t.by_set[frozenset([0, 1])], 0)
+        (2, 1, 1)
+        """
+        row = self.hierarchy.rows[leaf]
+        level = self.nodes[node_id].level
+        top = len(row) - 1
+        steps = sum(1 for i in range(1, min(level, top) + 1) if row[i] != row[i - 1])
+        return steps + (1 if level > top else 0)  # a synthetic root above several top values
 
 
 def parse_inconsistent(spec) -> tuple[tuple[str, str], tuple[str, str]]:

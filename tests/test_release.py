@@ -187,3 +187,29 @@ def test_engine_keeps_stdout_clean_and_memory_limited():
     engine.close()
     assert bar is False
     assert limit.replace(" ", "").upper().startswith(("953.6MIB", "1.0GB", "1GB", "1000.0MB", "953MIB"))
+
+
+def test_check_transformation_remeasures_a_plan(people, tmp_path):
+    """A plan's transformation (levels, or a flexible cut with intervals) measured on the original
+    by `check --transformation` gives the numbers the search reported."""
+    qi = {"zip": "mask", "age": "bands:5,10,20"}
+    report = sqlanon.anonymize(input=people["csv"], qi=qi, k=8, max_suppression=0.1, metric="lm")
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    args = ["check", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--transformation", str(path), "--k", "8", "--max-suppression", "0.1", "--json"]
+    result = runner.invoke(sqlanon.cli.app, args)
+    assert result.exit_code == 0, result.output
+    measured = json.loads(result.stdout)
+    assert measured["suppressed_rows"] == report["suppressed_rows"] and measured["within_budget"]
+    assert measured["min_class_size"] >= 8
+    assert measured["metrics"]["lm"] == pytest.approx(report["metric"]["value"], abs=1e-12)
+    # a budget the plan does not fit: exit 3
+    tight = runner.invoke(sqlanon.cli.app, args[:-5] + ["--k", "50", "--max-suppression", "0.0", "--json"])
+    assert tight.exit_code == 3
+
+    flexible = sqlanon.anonymize(input=people["csv"], qi={"zip": "mask"}, k=8, max_suppression=0.1, metric="cm", class_column="buys", search="genetic",
+                                 search_options={"numeric": ["age"], "iterations": 150, "population": 16, "seed": 3})
+    measured = sqlanon.api.check_plan(people["csv"], {"zip": "mask", "age": "numeric"}, flexible, k=8, max_suppression=0.1, class_column="buys", numeric=["age"])
+    assert measured["suppressed_rows"] == flexible["suppressed_rows"]
+    assert measured["metrics"]["cm"] == pytest.approx(flexible["cm"], abs=1e-12)
+    assert measured["metrics"]["lm"] == pytest.approx(flexible["lm"], abs=1e-9)

@@ -90,8 +90,9 @@ class CatAttr:
         return self.tree.nodes[node].label
 
     def distortion(self) -> float:
-        """Paper's distortion: one unit per generalization step, per record."""
-        return float(sum(self.freq[l] * self.tree.nodes[self.leaf_node[l]].level for l in range(len(self.freq))))
+        """Paper's distortion: one unit per generalization step (value -> parent value), per record;
+        a shallow branch padded to the hierarchy's height counts its real steps, not its level."""
+        return float(sum(self.freq[l] * self.tree.depth_steps(self.leaf_node[l], l) for l in range(len(self.freq)) if self.freq[l]))
 
 
 class NumAttr:
