@@ -17,21 +17,66 @@ T1_ATTRS = ["marital-status", "relationship", "sex", "education", "occupation", 
 JOIN = ["marital-status", "relationship", "sex"]
 T2_ONLY = ["native-country", "race"]
 CLASS = "salary-class"
+# A hand-built relationship tree (adult-full has none; its README suggests this shape).
 RELATIONSHIP_TREE = "Husband,Spouse,*\nWife,Spouse,*\nOwn-child,Not-spouse,*\nNot-in-family,Not-spouse,*\nOther-relative,Not-spouse,*\nUnmarried,Not-spouse,*\n"
 
+# The paper's taxonomies. Section 6: "We adopted the taxonomy trees in [5]" (Fung, Wang, Yu, ICDE
+# 2005). The authors publish them with their TDS code (github.com/McGill-DMaS/Privacy-TDS,
+# exp/erTopN/adultRU0.hchy, CC BY-NC-SA 4.0); re-expressed here as trees (a leaf is ``None`` or a
+# list item). Their shape is exactly Table 2's (# leaves / # levels, root and leaves included):
+# education 16/5, occupation 14/3, workclass 8/5, marital-status 7/4, relationship 6/3, sex 2/2.
+# Branches are of unequal depth (Never-married, Not-in-family, Preschool sit right below a high
+# node); the loader pads them by repeating the leaf, and the search and the distortion count the
+# real steps.
+PAPER_TREES = {
+    "marital-status": {"*": {
+        "Married": {"Partner-present": ["Married-civ-spouse", "Married-AF-spouse"],
+                    "Partner-absent": ["Divorced", "Separated", "Widowed", "Married-spouse-absent"]},
+        "Never-married": None}},
+    "relationship": {"*": {"In-family": ["Wife", "Own-child", "Husband"], "Not-in-family": None, "Other-relative": None, "Unmarried": None}},
+    "sex": {"*": ["Female", "Male"]},
+    "education": {"*": {
+        "Without-Post-Secondary": {"Preschool": None, "Elementary": ["1st-4th", "5th-6th", "7th-8th"],
+                                   "Secondary": {"Junior-Secondary": ["9th", "10th"], "Senior-Secondary": ["11th", "12th", "HS-grad"]}},
+        "Post-secondary": {"Some-college": None, "Assoc": ["Assoc-acdm", "Assoc-voc"],
+                           "University": {"Bachelors": None, "Prof-school": None, "Post-grad": ["Masters", "Doctorate"]}}}},
+    "occupation": {"*": {
+        "White-collar": ["Exec-managerial", "Prof-specialty", "Sales", "Adm-clerical"],
+        "Blue-collar": ["Tech-support", "Craft-repair", "Machine-op-inspct", "Handlers-cleaners", "Transport-moving", "Priv-house-serv"],
+        "Other": ["Protective-serv", "Armed-Forces", "Farming-fishing", "Other-service"]}},
+    "workclass": {"*": {
+        "Worked": {"With-Pay": {"Private": None, "Self-emp": ["Self-emp-not-inc", "Self-emp-inc"], "Gov": ["Federal-gov", "Local-gov", "State-gov"]},
+                   "Without-pay": None},
+        "Never-worked": None}},
+}
 
-def hierarchy_specs(workdir: str) -> dict[str, str]:
-    rel = os.path.join(workdir, "relationship.csv")
-    with open(rel, "w") as fh:
-        fh.write(RELATIONSHIP_TREE)
-    return {
-        "marital-status": os.path.join(H, "marital.csv"),
-        "relationship": rel,
-        "sex": os.path.join(H, "sex.csv"),
-        "education": os.path.join(H, "education.csv"),
-        "occupation": os.path.join(H, "occupation.csv"),
-        "workclass": os.path.join(H, "workclass.csv"),
-    }
+ANJANA_FILES = {"marital-status": "marital.csv", "sex": "sex.csv", "education": "education.csv", "occupation": "occupation.csv", "workclass": "workclass.csv"}
+TAXONOMIES = ("paper", "anjana")
+
+
+def hierarchy_specs(workdir: str, taxonomies: str = "paper", swap: dict[str, str] | None = None) -> dict[str, str]:
+    """``--qi`` specs for T1's attributes: ``paper`` (the trees of [5], default) or ``anjana`` (the
+    CSVs shipped with adult-full + the hand-built relationship tree). ``swap`` takes single
+    attributes from the other set ({attribute: "paper"|"anjana"}), for ablations."""
+    import json
+
+    if taxonomies not in TAXONOMIES:
+        raise SystemExit(f"--taxonomies must be one of {TAXONOMIES}")
+    out = {}
+    for a in T1_ATTRS:
+        kind = (swap or {}).get(a, taxonomies)
+        if kind == "paper":
+            path = os.path.join(workdir, f"paper_{a}.json")
+            with open(path, "w") as fh:
+                json.dump(PAPER_TREES[a], fh)
+        elif a == "relationship":
+            path = os.path.join(workdir, "relationship.csv")
+            with open(path, "w") as fh:
+                fh.write(RELATIONSHIP_TREE)
+        else:
+            path = os.path.join(H, ANJANA_FILES[a])
+        out[a] = path
+    return out
 
 
 def load_adult():

@@ -5,7 +5,7 @@ q attributes of Xi (chosen uniformly) given random values and the others inherit
 (X,Y)-anonymity with Y = K1 and k = 40. Each size runs in a fresh process (peak RSS is that
 process's); the paper spent 885 s at 1M records per table (Pentium IV, 1 GB RAM).
 
-    python bench/top_down_scale.py [--sizes 200000,400000,600000,800000,1000000] [--q 2]
+    python bench/top_down_scale.py [--sizes 200000,400000,600000,800000,1000000] [--q 2] [--taxonomies paper|anjana]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from _top_down_common import CLASS, JOIN, T1_ATTRS, T2_ONLY, hierarchy_specs, load_adult, run_planner
+from _top_down_common import CLASS, JOIN, T1_ATTRS, T2_ONLY, TAXONOMIES, hierarchy_specs, load_adult, run_planner
 
 PAPER_1M_SECONDS = 885
 
@@ -67,6 +67,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="200000,400000,600000,800000,1000000")
     ap.add_argument("--q", type=int, default=2)
     ap.add_argument("--memory-limit", default="4GB")
+    ap.add_argument("--taxonomies", default="paper", choices=TAXONOMIES)
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--t1")
     ap.add_argument("--t2")
@@ -75,10 +76,10 @@ def main() -> None:
     if args.child:
         return child(args)
     work = tempfile.mkdtemp(prefix="sqlanon_scale_")
-    qi = hierarchy_specs(work)
+    qi = hierarchy_specs(work, args.taxonomies)
     df = load_adult()
     rng = np.random.default_rng(11)
-    print(f"enlarged Set A (q={args.q}), Top6 (X,Y)-anonymity, Y=K1, k=40; paper: {PAPER_1M_SECONDS} s at 1M per table")
+    print(f"enlarged Set A (q={args.q}, {args.taxonomies} taxonomies), Top6 (X,Y)-anonymity, Y=K1, k=40; paper: {PAPER_1M_SECONDS} s at 1M per table")
     print(f"{'records/table':>13} {'seconds':>8} {'search s':>8} {'peak RSS MB':>11} {'steps':>5} {'queries':>7} {'A_Y(X)':>6} {'join rows (estimated)':>22} {'paper s':>8}")
     for size in [int(s) for s in args.sizes.split(",")]:
         t1 = enlarge(df, T1_ATTRS + [CLASS], "K1", size, args.q, rng)

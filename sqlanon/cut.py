@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from sqlanon.hierarchy.builders import is_number
 from sqlanon.errors import ConfigError, HierarchyError
 
 # ---------------------------------------------------------------------------------------------
@@ -332,7 +333,7 @@ class IntervalCoder:
         try:
             vals = [float(r[0]) for r in hierarchy.rows]
         except ValueError:
-            bad = next(r[0] for r in hierarchy.rows if not _isnum(r[0]))
+            bad = next(r[0] for r in hierarchy.rows if not is_number(r[0]))
             raise HierarchyError(f"column {self.attribute!r} is marked numeric but has value {bad!r}") from None
         if any(math.isnan(v) for v in vals):
             raise HierarchyError(f"column {self.attribute!r} has NaN, which no interval can hold")
@@ -427,14 +428,6 @@ def parse_intervals(labels: Sequence[str], attribute: str) -> list[tuple[float, 
     if not out:
         raise ConfigError(f"no interval given for {attribute!r}")
     return out
-
-
-def _isnum(s: str) -> bool:
-    try:
-        float(s)
-        return True
-    except ValueError:
-        return False
 
 
 # ---------------------------------------------------------------------------------------------

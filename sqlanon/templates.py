@@ -26,15 +26,7 @@ def _text(name: str) -> str:
 def template(name: str, **values) -> exp.Expression:
     """Parse ``sql/<name>.sql`` and replace placeholders; plain Python values become literals."""
     tree = sqlglot.parse_one(_text(name), read="duckdb")
-    filled = {k: v if isinstance(v, exp.Expression) else _literal(v) for k, v in values.items()}
+    from sqlanon.stats import lit
+
+    filled = {k: v if isinstance(v, exp.Expression) else lit(v) for k, v in values.items()}
     return exp.replace_placeholders(tree, **filled)
-
-
-def _literal(value) -> exp.Expression:
-    if value is None:
-        return exp.Null()
-    if isinstance(value, bool):
-        return exp.Boolean(this=value)
-    if isinstance(value, (int, float)):
-        return exp.Literal.number(value)
-    return exp.Literal.string(str(value))

@@ -312,3 +312,51 @@ def test_continuous_attribute_split_on_the_fly(tmp_path):
     t1r = released(read_rows(t1), plan, hs)
     join = materialized_join([t1r, read_rows(t2)], {"a": Tree(hs[1])})
     assert anonymity_on_rows(join, ["0.age", "0.a", "1.a", "1.d"], ["0.K1"]) >= 5
+
+
+# ------------------------------------------------------------------------------------------------
+# specialization semantics checked against Section 5 / 6 of the paper
+
+
+def test_blocked_value_does_not_block_its_siblings(tmp_path):
+    """TDS specializes one value v -> {children}: A12 -> {a1, a2} would leave a1 alone (1 row < k),
+    so only that specialization is invalid; the sibling A34 -> {a3, a4} is still performed."""
+    rows = [[i, a, "y" if i % 2 else "n"] for i, a in enumerate(["a1"] + ["a2"] * 10 + ["a3"] * 6 + ["a4"] * 6)]
+    t1 = write_csv(tmp_path / "t1.csv", ["K1", "a", "cls"], rows)
+    (tmp_path / "a.csv").write_text(A_TREE)
+    plan, hs = plan_for(t1, {"a": str(tmp_path / "a.csv")}, "cls", previous=[], x=["a"], y=["K1"], k=5)
+    assert sorted(plan.transformation["a"]) == ["A12", "a3", "a4"]
+    assert [s["value"] for s in plan.extra["steps"]] == ["*", "A34"]
+    assert plan.extra["privacy_achieved"] == 6
+
+
+def test_distortion_counts_steps_in_an_unbalanced_taxonomy(tmp_path):
+    """Distortion (Section 6): one unit each time a value is generalized to its parent. In
+    {*: {M: [m1, m2], n}} a record n generalized to * has 1 unit, m1 -> * has 2, m1 -> M has 1."""
+    import json
+
+    tree = tmp_path / "t.json"
+    tree.write_text(json.dumps({"*": {"M": ["m1", "m2"], "n": None}}))
+    rows = [[i, v, "n"] for i, v in enumerate(["m1"] * 3 + ["m2"] * 3 + ["n"] * 4)]
+    t1 = write_csv(tmp_path / "t1.csv", ["K1", "v", "cls"], rows)
+    plan, _ = plan_for(t1, {"v": str(tree)}, "cls", previous=[], x=["v"], y=["K1"], k=10)
+    assert plan.transformation["v"] == ["*"]
+    assert plan.extra["distortion"]["categorical"] == pytest.approx((6 * 2 + 4 * 1) / 10)
+    plan, _ = plan_for(t1, {"v": str(tree)}, "cls", previous=[], x=["v"], y=["K1"], k=4)
+    assert sorted(plan.transformation["v"]) == ["M", "n"]
+    assert plan.extra["distortion"]["categorical"] == pytest.approx(6 * 1 / 10)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("k", [2, 3])
+def test_top6_requirement_is_k_anonymity_of_t1(tmp_path, seed, k):
+    """Section 6.1: with X holding every attribute of T1, every join attribute and every attribute of
+    T2, and Y = K1, a_Y(x1 x2) = |P1| (Case 1), so the (X,Y)-anonymity release is the
+    k-anonymization of T1 on att(T1) (XYE = KAE, XYD = KAD for Top6)."""
+    paths, rels, qi = random_tables(tmp_path, seed)
+    xy, _ = plan_for(paths["t1"], qi, "cls", previous=[paths["t2"]], x=["a", "b", "c", "d"], y=["K1"], k=k)
+    ka, _ = plan_for(paths["t1"], qi, "cls", previous=[], x=["a", "b", "c"], y=["K1"], k=k)
+    assert xy.extra["distinct_y_case"] == "case1"
+    assert xy.transformation == ka.transformation
+    assert xy.extra["privacy_achieved"] == ka.extra["privacy_achieved"]
+    assert xy.extra["distortion"] == ka.extra["distortion"]

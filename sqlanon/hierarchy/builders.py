@@ -79,12 +79,12 @@ def flat_numeric(values: list[str], attribute: str) -> Hierarchy:
     try:
         ordered = sorted(values, key=float)
     except ValueError:
-        bad = next(v for v in values if not _is_number(v))
+        bad = next(v for v in values if not is_number(v))
         raise HierarchyError(f"column {attribute!r} is marked numeric but has value {bad!r}") from None
     return Hierarchy(attribute=attribute, rows=[[v, "*"] for v in ordered], origin="numeric", numeric=True)
 
 
-def _is_number(v: str) -> bool:
+def is_number(v: str) -> bool:
     try:
         float(v)
         return True
