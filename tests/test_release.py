@@ -213,3 +213,21 @@ def test_check_transformation_remeasures_a_plan(people, tmp_path):
     assert measured["suppressed_rows"] == flexible["suppressed_rows"]
     assert measured["metrics"]["cm"] == pytest.approx(flexible["cm"], abs=1e-12)
     assert measured["metrics"]["lm"] == pytest.approx(flexible["lm"], abs=1e-9)
+
+
+def test_parquet_folder_and_glob_inputs(people, tmp_path):
+    """A folder of Parquet files and a glob are one source (read by the engine, never by pandas)."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    con = duckdb.connect()
+    for part in range(3):
+        con.execute(f"COPY (SELECT * FROM read_csv('{people['csv']}', all_varchar=true) WHERE CAST(id AS INTEGER) % 3 = {part}) TO '{folder}/part{part}.parquet' (FORMAT PARQUET)")
+    con.close()
+    for source in (str(folder), str(folder / "part*.parquet")):
+        out = str(tmp_path / f"out_{len(source)}.parquet")
+        report = sqlanon.anonymize(input=source, qi=people["qi"], k=5, output=out)
+        assert report["rows"] == 300
+        rows = read_rows(out)
+        assert len(rows) == 300 and check_k(rows, ["zip", "age"], 5, 0.0)["ok"]
+    missing = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", str(tmp_path / "nothing*.parquet"), "--qi", "zip=mask", "--k", "2"])
+    assert missing.exit_code == 2 and "input file not found" in missing.stderr
