@@ -5,7 +5,11 @@
 Prints: (1) code tables vs the reference of the data's README (sizes, L%); (2) the generator
 (Laplace 0.001, as many rows as the original, mean of --runs seeds): NAS, % equal frequent
 itemsets, average support difference / support of new itemsets, dissimilarity, vs the paper's
-Table 1 and the README's NAS ranges; (3) NAS of a table against itself; (4) NAS as Laplace grows.
+Table 1 and the README's NAS ranges; (3) NAS of a table against itself; (4) the paper's "Orig.
+internal" baseline: dissimilarity of the original and random half-size samples of it; (5) the
+Laplace correction: per value, the exact expected NAS and share of generated rows that copy an
+original row (``expected_anonymity``), the sampled mean NAS of --runs runs, and -- as an ablation,
+not the paper's generator -- the exact NAS with the correction on singletons only.
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ import time
 
 from sqlanon.engine import connect
 from sqlanon.generate import itemsets as its
-from sqlanon.generate.generator import GeneratorModel, generate
+import numpy as np
+
+from sqlanon.generate.generator import GeneratorModel, expected_anonymity, generate
 from sqlanon.generate.krimp import krimp
 from sqlanon.generate.pipeline import generated_arrow
-from sqlanon.generate.scores import anonymity_scores, compare_tables, labelled
+from sqlanon.generate.scores import LabelledCodeTable, anonymity_scores, compare_tables, dissimilarity, labelled
 from sqlanon.source import Source
 
 CODE_TABLES = [  # data, candidates, reference non-singletons, reference L%
@@ -44,6 +50,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--dissimilarity-runs", type=int, default=3, help="runs (per data set) that also run KRIMP on the output")
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--internal-runs", type=int, default=3, help="half-size samples per data set for the internal baseline (0: skip)")
+    ap.add_argument("--internal-skip", nargs="*", default=["nursery"], help="data sets without the internal baseline (KRIMP per sample)")
+    ap.add_argument("--laplace", nargs="*", type=float, default=[0.001, 0.1, 1.0, 10.0, 100.0])
     args = ap.parse_args()
     engine = connect()
     built = {}
@@ -93,19 +102,43 @@ def main() -> None:
     for name, (src, enc, ct) in built.items():
         print(f"{name:<8} {anonymity_scores(engine, src, src, enc.columns)['nas']:.3f}")
 
-    if "iris" in built:
-        print("\n== NAS as Laplace grows (iris, mean of 10 runs) ==")
-        src, enc, ct = built["iris"]
-        for lap in (0.001, 0.1, 1.0, 10.0, 100.0):
-            model = GeneratorModel.from_code_table(ct.itemsets, ct.usage, enc.item_column, len(enc.columns), lap)
+    internal = {"iris": 0.047, "led7": 0.028, "nursery": 0.011, "pima": 0.110}  # paper, Table 1
+    if args.internal_runs > 0:
+        print(f"\n== internal baseline: dissimilarity(original, random half-size sample), mean of {args.internal_runs} ==")
+        for name, (src, enc, ct) in built.items():
+            if name in args.internal_skip:
+                continue
+            full = np.repeat(enc.db.rows, enc.db.weights, axis=0)
             vals = []
-            for seed in range(10):
+            for seed in range(args.internal_runs):
+                sample = full[np.random.default_rng(seed).choice(len(full), len(full) // 2, replace=False)]
+                tname = engine.temp_name("half")
+                engine.register_arrow(tname, generated_arrow(enc, sample))
+                es = its.encode(engine, Source(kind="table", table=tname), enc.columns)
+                cs = its.mine(engine, es, 1, "all")
+                cts = krimp(es.db, cs.items, cs.support)
+                vals.append(dissimilarity(enc, LabelledCodeTable.of(ct, enc), es, LabelledCodeTable.of(cts, es)))
+                its.drop(engine, es)
+                engine.execute(its.drop_table(tname))
+            print(f"{name:<8} {statistics.mean(vals):.3f}  (paper {internal[name]:.3f})", flush=True)
+
+    print(f"\n== Laplace correction: exact E[NAS] | sampled NAS (mean of {args.runs}) | exact share of generated rows that copy an original row | ablation: E[NAS] with the correction on singletons only ==")
+    for name, (src, enc, ct) in built.items():
+        usage = np.asarray(ct.usage, dtype=np.float64)
+        single = np.array([len(x) == 1 for x in ct.itemsets])
+        for lap in args.laplace:
+            model = GeneratorModel.from_code_table(ct.itemsets, ct.usage, enc.item_column, len(enc.columns), lap)
+            ex = expected_anonymity(model, enc.db.rows, enc.db.weights, enc.n_rows)
+            abl = GeneratorModel(list(ct.itemsets), usage + np.where(single, lap, 0.0), enc.item_column, len(enc.columns))
+            ex_abl = expected_anonymity(abl, enc.db.rows, enc.db.weights, enc.n_rows)
+            vals = []
+            for seed in range(args.runs):
                 tname = engine.temp_name("gen")
                 engine.register_arrow(tname, generated_arrow(enc, generate(model, enc.n_rows, seed)))
                 vals.append(anonymity_scores(engine, Source(kind="table", table=tname), src, enc.columns)["nas"])
                 engine.execute(its.drop_table(tname))
-            print(f"laplace {lap:>7}: NAS {statistics.mean(vals):.3f}")
-
+            print(f"{name:<8} laplace {lap:>7}: E[NAS] {ex['nas']:.3f}  NAS {statistics.mean(vals):.3f}  "
+                  f"copies {ex['original_share']:.3f}  | singletons-only E[NAS] {ex_abl['nas']:.3f} (copies {ex_abl['original_share']:.3f})", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -30,7 +30,7 @@ def generate_command(
     table: Optional[str] = typer.Option(None, "--table", help="Table of a .duckdb input."),
     columns: Optional[List[str]] = typer.Option(None, "--columns", help="Columns to model and generate (comma separated; default: all)."),
     min_sup: int = typer.Option(1, "--min-sup", help="Minimum support (rows) of KRIMP's candidate itemsets; acts like k."),
-    laplace: float = typer.Option(0.001, "--laplace", help="Laplace correction added to every code-table usage (> 0)."),
+    laplace: float = typer.Option(0.001, "--laplace", help="Laplace correction added to every code-table usage (> 0); larger = fewer generated rows copy an original row (NAS need not fall, see docs/generate.md)."),
     rows: Optional[int] = typer.Option(None, "--rows", help="Rows to generate (default: as many as the input)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed (reproducible output)."),
     candidates: str = typer.Option("all", "--candidates", help="KRIMP candidates: all or closed frequent itemsets."),

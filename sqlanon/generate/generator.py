@@ -10,6 +10,13 @@ Rows are generated independently, so all rows are advanced together ("waves", on
 per wave, at most one wave per column): the same distribution as the paper's row-at-a-time loop,
 vectorized. A ``seed`` makes the output reproducible (numpy PCG64). The generated rows are
 synthetic, not source rows; they are handed to the release writer as one Arrow table.
+
+:func:`row_probabilities` gives the *exact* probability that ``GenerateTransaction`` returns a
+given row (a recursion over the set of filled domains), and :func:`expected_anonymity` turns it
+into the expected NAS of ``n`` generated rows (rows are independent, so an original transaction
+with probability ``p`` occurs at least once with probability ``1 - (1 - p)^n``) and the expected
+share of generated rows that copy an original row. Both are exact, without sampling noise, which
+is how the Laplace experiments of ``bench/krimp_uci.py`` and the tests measure trends.
 """
 
 from __future__ import annotations
@@ -103,3 +110,65 @@ def generate(model: GeneratorModel, n_rows: int, seed: int | None = None) -> np.
             filled[rows] |= model.masks[chosen]
         active = active[filled[active] != full]
     return out
+
+
+MAX_EXACT_COLUMNS = 20  # the exact recursion memoizes up to 2^columns filled-domain states
+
+
+def row_probabilities(model: GeneratorModel, rows: np.ndarray) -> np.ndarray:
+    """P(``GenerateTransaction`` returns exactly ``rows[r]``), for item-id rows of shape (R, columns).
+
+    ``P(F)`` = probability of completing the row from filled domains ``F``: the mean over the
+    unfilled domains ``c`` (picked uniformly) of the sum over the elements ``e`` of ``CT_c`` that
+    set no filled domain (weight ``w_e / W(c, F)``, ``W`` over all such elements) *and* agree with
+    the row, of ``P(F | columns(e))``. Vectorized over rows, memoized over ``F``.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    m = model.n_columns
+    if m > MAX_EXACT_COLUMNS:
+        raise ConfigError(f"exact generator probabilities handle at most {MAX_EXACT_COLUMNS} columns, got {m}")
+    R = len(rows)
+    n_el = len(model.itemsets)
+    # agree[r, e]: element e is a subset of row r
+    agree = np.ones((R, n_el), dtype=bool)
+    for c in range(m):
+        v = model.values[:, c]
+        has = v >= 0
+        agree[:, has] &= rows[:, c][:, None] == v[has][None, :]
+    masks = [int(x) for x in model.masks]
+    full = (1 << m) - 1
+    memo: dict[int, np.ndarray] = {full: np.ones(R)}
+
+    def complete(F: int) -> np.ndarray:
+        got = memo.get(F)
+        if got is not None:
+            return got
+        free = [c for c in range(m) if not (F >> c) & 1]
+        tot = np.zeros(R)
+        for c in free:
+            elems = [int(e) for e in model.by_column[c] if not (masks[int(e)] & F)]
+            W = float(model.weights[elems].sum())
+            for e in elems:
+                a = agree[:, e]
+                if a.any():
+                    tot += a * (float(model.weights[e]) / W) * complete(F | masks[e])
+        tot /= len(free)
+        memo[F] = tot
+        return tot
+
+    return complete(0)
+
+
+def expected_anonymity(model: GeneratorModel, rows: np.ndarray, counts: np.ndarray, n_rows: int) -> dict:
+    """Expected AS/NAS (Definitions 1-2) of ``n_rows`` generated rows against the original whose
+    distinct rows are ``rows`` with multiplicities ``counts``; also ``original_share``, the expected
+    fraction of generated rows that are a copy of some original row."""
+    p = row_probabilities(model, rows)
+    counts = np.asarray(counts, dtype=np.int64)
+    found = 1.0 - (1.0 - p) ** int(n_rows)
+    as_p = as_o = 0.0
+    for s in np.unique(counts):
+        sel = counts == s
+        as_p += float(found[sel].mean()) / float(s)
+        as_o += 1.0 / float(s)
+    return {"as": as_p, "as_max": as_o, "nas": as_p / as_o if as_o else 0.0, "original_share": float(p.sum())}
