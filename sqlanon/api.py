@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import math
 import os
-import sys
 import time
 from typing import Any, Callable
 
@@ -261,7 +260,6 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
     read back as levels of the hierarchy so precision and LM can be measured too. A row whose QIs
     are all ``*`` counts as suppressed.
     """
-    from sqlanon.hierarchy.model import Hierarchy
     from sqlanon.metrics.lm import loss_table
 
     policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter)
@@ -380,11 +378,6 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
     """The SQL a run executes, rendered for ``dialect``: the base frequency set, the final node's
     evaluation and the release query. The search itself runs on DuckDB to find the final node."""
     policy = _as_policy(policy, options)
-    report_plan: dict = {}
-
-    def capture(stats, plan):
-        report_plan["stats"], report_plan["plan"] = stats, plan
-
     policy.validate()
     session = Session(policy)
     try:
@@ -451,7 +444,6 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
     """Apply a transformation to a table *in SQL, without writing anything* and measure it: rows
     suppressed under k, the smallest released class, LM (per column, intervals or tree cuts), CM
     with ``class_column``, precision for full-domain levels."""
-    from sqlanon.metrics.lm import loss_table
     from sqlanon.stats import ClassNeeds
 
     transformation = load_transformation(transformation)

@@ -7,7 +7,6 @@ columns, missing files), 3 unsatisfiable (no plan meets the privacy model within
 from __future__ import annotations
 
 import json
-import sys
 from typing import List, Optional
 
 import typer

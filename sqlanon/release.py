@@ -19,8 +19,8 @@ from sqlglot import exp
 
 from sqlanon import registry
 from sqlanon.errors import ConfigError, SqlanonError
-from sqlanon.source import drop_table, col, ident, table_ref
-from sqlanon.stats import as_varchar, create_temp, lit
+from sqlanon.source import drop_table, col, table_ref
+from sqlanon.stats import as_varchar, lit
 
 SUPPRESSED = "*"
 

@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 
-from sqlanon.search.lattice import FAILS, SATISFIES, UNKNOWN, Lattice
+from sqlanon.search.lattice import Lattice
 from sqlanon.search.optimal import TOL, priors
 
 

@@ -11,7 +11,6 @@ metrics that charge suppressed rows (precision, LM) turn that into a sharper bou
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
