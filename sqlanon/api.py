@@ -156,7 +156,16 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
 
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say) -> Plan:
     if policy.search in LATTICE_SEARCHES:
-        lattice = Lattice(stats, requirement, metric)
+        last = [time.perf_counter()]
+
+        def tick(evaluated: int) -> None:  # a line every few seconds on long searches
+            now = time.perf_counter()
+            if now - last[0] >= 5.0:
+                last[0] = now
+                best = lattice.best_value
+                say(f"{evaluated} nodes evaluated of {len(lattice):,}" + (f", best {metric.name} so far {best:.6g}" if best < math.inf else ""))
+
+        lattice = Lattice(stats, requirement, metric, progress=tick)
         result = LATTICE_SEARCHES[policy.search](lattice, **policy.search_options)
         node = result.node
         recoding = Recoding.from_node(stats.hierarchies, node)
