@@ -42,9 +42,20 @@ def _default_memory_limit() -> str:
 class Session:
     """An engine, a source and the hierarchies of one run (shared by anonymize/check/sql)."""
 
-    def __init__(self, policy: Policy, progress: Callable[[str], None] | None = None) -> None:
+    def __init__(self, policy: Policy, progress: Callable[[str], None] | None = None, connection=None) -> None:
         self.policy = policy
         self.progress = progress or (lambda message: None)
+        if connection is not None:
+            # a table of the caller's open DuckDB connection (e.g. a dbt-duckdb model's session)
+            from sqlanon.engine import DuckDBEngine
+
+            name = policy.table or policy.input
+            if not name:
+                raise ConfigError("with connection=..., name the input table (table=...)")
+            self.source = Source(kind="table", table=name, database=None)
+            self.engine = DuckDBEngine(connection=connection, memory_limit=policy.memory_limit)
+            _require_table(self.engine, self.source)
+            return
         self.source = Source.open(policy.input, policy.format, policy.table, policy.delimiter)
         database = ":memory:"
         if self.source.kind == "table":
@@ -93,17 +104,21 @@ def qi_specs(policy: Policy) -> dict[str, str]:
     return qis
 
 
-def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[str], None] | None = None, dry_run: bool = False, _fail_after_write: bool = False, **options: Any) -> dict:
+def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[str], None] | None = None, dry_run: bool = False, connection=None, _fail_after_write: bool = False, **options: Any) -> dict:
     """Find the plan and write the release; returns the report (the CLI's ``--json`` object).
 
     ``policy`` may be a :class:`Policy`, a dict of policy keys or a YAML path; keyword options
-    override it (same names as the policy keys / CLI flags).
+    override it (same names as the policy keys / CLI flags). ``connection`` runs on an open DuckDB
+    connection instead (``table=`` names the input; outputs go to its database; the connection is
+    not closed, and an open transaction of the caller's is joined rather than committed).
     """
     started = time.perf_counter()
     policy = _as_policy(policy, options)
+    if connection is not None and not policy.input:
+        policy.input = policy.table
     policy.validate()
     say = progress or (lambda message: None)
-    session = Session(policy, say)
+    session = Session(policy, say, connection)
     try:
         target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter)
         qis = qi_specs(policy)

@@ -96,7 +96,7 @@ class Source:
 
     def describe(self) -> str:
         if self.kind == "table":
-            return f"{self.database or 'database'}:{self.table}"
+            return f"{self.database or 'connection'}:{self.table}"
         return f"{self.kind}:{self.path}"
 
     def columns(self, engine) -> list[tuple[str, str]]:

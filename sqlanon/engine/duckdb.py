@@ -30,9 +30,19 @@ class DuckDBEngine(Engine):
         threads: int | None = None,
         read_only: bool = False,
         temp_directory: str | None = None,
+        connection: "duckdb.DuckDBPyConnection | None" = None,
     ) -> None:
         super().__init__()
         self.database = database
+        self.borrowed = connection is not None
+        self._temps: list[str] = []
+        if self.borrowed:
+            # someone else's connection (a dbt-duckdb model's ``session``): use it, never close it,
+            # change no setting but the ones asked for, and drop our temp tables when done
+            self.con = connection
+            if memory_limit:
+                self._set("memory_limit", memory_limit)
+            return
         if database != ":memory:" and read_only and not os.path.exists(database):
             raise ConfigError(f"database file not found: {database}")
         try:
@@ -108,8 +118,16 @@ class DuckDBEngine(Engine):
             return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))
         raise ConfigError(f"unknown source kind {source.kind!r}")
 
+    def in_transaction(self) -> bool:
+        """Is an explicit transaction open? (Outside one, every statement gets a new id.)"""
+        probe = exp.select(exp.Anonymous(this="txid_current"))
+        return self.scalar(probe) == self.scalar(probe)
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
+        if self.borrowed and self.in_transaction():
+            yield  # the caller's transaction is open: our writes are part of it, theirs to commit
+            return
         self.execute("BEGIN TRANSACTION")
         try:
             yield
@@ -122,7 +140,19 @@ class DuckDBEngine(Engine):
         else:
             self.execute("COMMIT")
 
+    def temp_name(self, prefix: str) -> str:
+        name = super().temp_name(prefix)
+        self._temps.append(name)
+        return name
+
     def close(self) -> None:
+        if self.borrowed:
+            from sqlanon.source import drop_table, table_ref
+
+            for name in self._temps:
+                with contextlib.suppress(EngineError):
+                    self.execute(drop_table(table_ref(name), if_exists=True))
+            return
         with contextlib.suppress(Exception):
             self.con.close()
 
