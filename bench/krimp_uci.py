@@ -19,14 +19,20 @@ import os
 import statistics
 import time
 
-from sqlanon.engine import connect
-from sqlanon.generate import itemsets as its
 import numpy as np
 
+from sqlanon.engine import connect
+from sqlanon.generate import itemsets as its
 from sqlanon.generate.generator import GeneratorModel, expected_anonymity, generate
 from sqlanon.generate.krimp import krimp
 from sqlanon.generate.pipeline import generated_arrow
-from sqlanon.generate.scores import LabelledCodeTable, anonymity_scores, compare_tables, dissimilarity, labelled
+from sqlanon.generate.scores import (
+    LabelledCodeTable,
+    anonymity_scores,
+    compare_tables,
+    dissimilarity,
+    labelled,
+)
 from sqlanon.source import Source
 
 CODE_TABLES = [  # data, candidates, reference non-singletons, reference L%

@@ -9,17 +9,26 @@ import os
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from conftest import SHARED  # noqa: E402
 from typer.testing import CliRunner
 
 from sqlanon.engine import connect
 from sqlanon.generate import itemsets as its
-from sqlanon.generate.generator import GeneratorModel, expected_anonymity, generate, row_probabilities
+from sqlanon.generate.generator import (
+    GeneratorModel,
+    expected_anonymity,
+    generate,
+    row_probabilities,
+)
 from sqlanon.generate.krimp import krimp
 from sqlanon.generate.pipeline import generated_arrow
-from sqlanon.generate.scores import LabelledCodeTable, anonymity_from_levels, anonymity_scores, dissimilarity
+from sqlanon.generate.scores import (
+    LabelledCodeTable,
+    anonymity_from_levels,
+    anonymity_scores,
+    dissimilarity,
+)
 from sqlanon.source import Source
-
-from conftest import SHARED  # noqa: E402
 
 UCI = os.path.join(SHARED, "datasets", "uci-krimp")
 
@@ -246,8 +255,8 @@ def test_nas_falls_with_laplace_on_unique_rows(tmp_path):
     exp_ = [expected_anonymity(m, enc.db.rows, enc.db.weights, enc.n_rows) for m in models.values()]
     nas = [e["nas"] for e in exp_]
     share = [e["original_share"] for e in exp_]
-    assert all(a > b for a, b in zip(nas, nas[1:])), nas
-    assert all(a > b for a, b in zip(share, share[1:])), share
+    assert all(a > b for a, b in itertools.pairwise(nas)), nas
+    assert all(a > b for a, b in itertools.pairwise(share)), share
     assert nas[0] - nas[-1] > 0.1
 
     def sampled(m):
@@ -285,7 +294,7 @@ def test_iris_laplace_diversity_not_nas():
                               enc.db.rows, enc.db.weights, enc.n_rows) for lap in laps]
     share = [r["original_share"] for r in res]
     nas = [r["nas"] for r in res]
-    assert all(a > b for a, b in zip(share, share[1:])), share
+    assert all(a > b for a, b in itertools.pairwise(share)), share
     assert share[0] - share[-1] > 0.2
     assert max(nas) - min(nas) < 0.03, nas  # flat: 0.695, 0.701, 0.704, 0.686
     # ablation: Laplace on the singletons only
@@ -293,5 +302,5 @@ def test_iris_laplace_diversity_not_nas():
     for lap in laps:
         m = GeneratorModel(list(ct.itemsets), usage + np.where(single, lap, 0.0), enc.item_column, len(cols))
         abl.append(expected_anonymity(m, enc.db.rows, enc.db.weights, enc.n_rows)["nas"])
-    assert all(a >= b for a, b in zip(abl, abl[1:])), abl
+    assert all(a >= b for a, b in itertools.pairwise(abl)), abl
     assert abl[0] - abl[-1] > 0.1
