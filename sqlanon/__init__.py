@@ -13,8 +13,8 @@ def anonymize(*args, **kwargs):
 
 
 def check(*args, **kwargs):
-    """See :func:`sqlanon.api.check`."""
-    from sqlanon.api import check as _check
+    """See :func:`sqlanon.check.check`."""
+    from sqlanon.check import check as _check
 
     return _check(*args, **kwargs)
 

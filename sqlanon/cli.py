@@ -193,7 +193,7 @@ def check(
     numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="With --transformation: QIs cut into intervals."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
-    from sqlanon.api import check as api_check
+    from sqlanon.check import check as api_check
 
     def go():
         specs = {}
@@ -201,7 +201,7 @@ def check(
             column, sep, spec = item.partition("=")
             specs[column] = spec if sep else None
         if transformation:
-            from sqlanon.api import check_plan
+            from sqlanon.check import check_plan
 
             if not all(specs.values()):
                 raise ConfigError("--transformation needs a hierarchy for every --qi (COLUMN=HIERARCHY)")
