@@ -315,7 +315,5 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
 def __getattr__(name: str):
     """``check``, ``check_plan`` and ``load_transformation`` live in :mod:`sqlanon.check`."""
     if name in ("check", "check_plan", "load_transformation"):
-        from sqlanon import check as measuring
-
-        return getattr(measuring, name)
+        return getattr(importlib.import_module("sqlanon.check"), name)
     raise AttributeError(f"module 'sqlanon.api' has no attribute {name!r}")
