@@ -1,11 +1,23 @@
 """Iyengar 2002, Figures 6-8 on Adult: genetic search optimizing CM and LM for k = 10 .. 500.
 
-    python bench/genetic_adult.py [--seconds 60] [--ks 10,25,...] [--metrics cm,lm] [--lattice]
+    python bench/genetic_adult.py [--seconds 60] [--ks 10,25,...] [--metrics cm,lm] [--trees paper] [--lattice]
 
 Data: ../shared/datasets/adult-full/adult.csv, values trimmed, rows with a '?' dropped (30,162
 rows), written once to a Parquet file in --work. QIs: age and education-num numeric (intervals
 with an end point between neighbouring values), workclass, marital-status, occupation, race, sex,
 native-country categorical (the dataset's hierarchies). Class: salary-class.
+
+``--trees`` picks the categorical taxonomies (``bench/genetic_trees/``):
+
+* ``dataset``: the ANJANA CSVs as they are (with a ``?`` leaf in workclass, occupation and
+  native-country, which no complete row holds but which counts in ``M``);
+* ``paper`` (default): what the paper says of its trees: work class is Figure 1 (Self-employed /
+  Government / Private / Unemployed, 8 leaves), marital status has the nodes Married / Was married /
+  Never married (section 5, the k = 250 solution); race and sex flat; occupation and native-country
+  the dataset's trees without ``?`` (the paper does not show them);
+* ``shaped``: ``paper`` with occupation and native-country replaced by *plausible* trees of the
+  shape Iyengar's trees have according to Wang, Yu, Chakraborty (ICDM 2004, Table 1: occupation 14
+  leaves / 3 levels, country 41 leaves / 4 levels). Not the paper's trees, which are unpublished.
 
 Prints per (metric, k): CM, LM, suppressed rows, evaluations, evaluations/s, wall seconds, and the
 10-fold cross-validated error of a decision tree (scikit-learn, entropy criterion: a C4.5 stand-in)
@@ -39,6 +51,20 @@ QI = {
     "sex": os.path.join(H, "sex.csv"),
     "native-country": os.path.join(H, "country.csv"),
 }
+TREES = os.path.join(HERE, "genetic_trees")
+PAPER_QI = dict(QI, **{
+    "workclass": os.path.join(TREES, "workclass.yaml"),
+    "marital-status": os.path.join(TREES, "marital.yaml"),
+    "occupation": os.path.join(TREES, "occupation.yaml"),
+    "race": os.path.join(TREES, "race.yaml"),
+    "sex": os.path.join(TREES, "sex.yaml"),
+    "native-country": os.path.join(TREES, "country.yaml"),
+})
+SHAPED_QI = dict(PAPER_QI, **{
+    "occupation": os.path.join(TREES, "occupation_shaped.yaml"),
+    "native-country": os.path.join(TREES, "country_shaped.yaml"),
+})
+TREE_SETS = {"dataset": QI, "paper": PAPER_QI, "shaped": SHAPED_QI}
 CLASS = "salary-class"
 PAPER_CM = 0.18
 PAPER_LM = {10: 0.21, 500: 0.49}
@@ -79,7 +105,7 @@ def context(path, k, metric, options, qi=QI):
     return SearchContext(eng, src, list(qi), hs, stats, req, METRICS[metric](), {"k": k, **options})
 
 
-def tree_error(path, transformation, suppressed_classes_fn=None, folds=10) -> float:
+def tree_error(path, transformation, qi=QI, folds=10) -> float:
     """10-fold CV error of a decision tree on the released QIs (released values one-hot)."""
     import numpy as np
     import pyarrow.parquet as pq
@@ -87,33 +113,32 @@ def tree_error(path, transformation, suppressed_classes_fn=None, folds=10) -> fl
     from sklearn.preprocessing import OneHotEncoder
     from sklearn.tree import DecisionTreeClassifier
 
-    table = pq.read_table(path, columns=list(QI) + [CLASS]).to_pylist()
-    X = [[r[q] for q in QI] for r in table]
+    table = pq.read_table(path, columns=list(qi) + [CLASS]).to_pylist()
+    X = [[r[q] for q in qi] for r in table]
     y = np.array([r[CLASS] for r in table])
     if transformation is not None:
-        X = release_rows(X, transformation)
+        X = release_rows(X, transformation, qi)
     enc = OneHotEncoder(handle_unknown="ignore")
     Xe = enc.fit_transform(X)
     clf = DecisionTreeClassifier(criterion="entropy", min_samples_leaf=5, random_state=0)
     return float(1.0 - cross_val_score(clf, Xe, y, cv=folds).mean())
 
 
-def release_rows(X, transformation):
+def release_rows(X, transformation, qi=QI):
     """Apply a released transformation to plain rows (bench only; the library does this in SQL)."""
-    import csv as _csv
     from collections import Counter
 
     from sqlanon.cut import INTERVAL
+    from sqlanon.hierarchy import load_hierarchy
 
     maps = []
-    for j, q in enumerate(QI):
+    for j, q in enumerate(qi):
         cut = transformation["transformation"][q]
-        if QI[q] == "numeric":
+        if qi[q] == "numeric":
             ivs = [tuple(float(v) for v in INTERVAL.match(c).groups()) for c in cut]
             maps.append(lambda v, ivs=ivs, cut=cut: next(c for c, (lo, hi) in zip(cut, ivs) if float(v) <= hi))
         else:
-            with open(QI[q], newline="") as fh:
-                rows = [[c.strip() for c in r] for r in _csv.reader(fh, skipinitialspace=True) if r]
+            rows = load_hierarchy(qi[q], q).rows
             anc = {}
             for r in rows:
                 hit = [v for v in cut if v in r]
@@ -130,19 +155,21 @@ def run_one(path, k, metric, args):
 
     opts = {"iterations": args.iterations, "population": args.population, "seed": args.seed, "mutation_rate": args.mutation_rate,
             "batch": args.batch, "time_limit": args.seconds, "numeric": ["age", "education-num"]}
-    ctx = context(path, k, metric, opts)
+    qi = TREE_SETS[args.trees]
+    ctx = context(path, k, metric, opts, qi)
     t0 = time.perf_counter()
     plan = genetic.run(ctx)
     wall = time.perf_counter() - t0
     ns = ctx.stats.evaluate(plan.recoding, ctx.requirement.predicate())
     assert ns.suppressed == plan.suppressed_rows
     row = {
-        "metric": metric, "k": k, "cm": round(plan.extra["cm"], 4), "lm": round(plan.extra["lm"], 4),
+        "trees": args.trees, "metric": metric, "k": k, "cm": round(plan.extra["cm"], 4), "lm": round(plan.extra["lm"], 4),
         "suppressed": plan.suppressed_rows, "evaluations": plan.extra["evaluations"], "iterations": plan.extra["iterations"],
         "evals_per_s": plan.extra["evaluations_per_second"], "seconds": round(wall, 1),
     }
     if not args.no_tree:
-        row["tree_error"] = round(tree_error(path, {"transformation": plan.transformation, "k": k}), 4)
+        row["tree_error"] = round(tree_error(path, {"transformation": plan.transformation, "k": k}, qi), 4)
+    row["lm_per_column"] = json.dumps({q: round(v, 4) for q, v in plan.extra["lm_per_column"].items()})
     row["transformation"] = json.dumps(plan.transformation)
     return row, plan
 
@@ -158,13 +185,14 @@ def lattice_compare(path, k, args):
     with open(edu, "w") as fh:  # bands of 2, 4, 8 over 1..16, then *
         for v in range(1, 17):
             fh.write(",".join([str(v)] + [f'"[{(v - 1) // w * w + 1}, {(v - 1) // w * w + w}]"' for w in (2, 4, 8)] + ["*"]) + "\n")
-    qi = dict(QI, **{"age": os.path.join(H, "age.csv"), "education-num": edu})
+    trees = TREE_SETS[args.trees]
+    qi = dict(trees, **{"age": os.path.join(H, "age.csv"), "education-num": edu})
     ctx = context(path, k, "lm", {}, qi)
     t0 = time.perf_counter()
     res = optimal.run(Lattice(ctx.stats, ctx.requirement, METRICS["lm"]()))
     node = res.node
     # the node as a flexible solution: numeric QIs as intervals, categorical as level cuts
-    gctx = context(path, k, "lm", {"numeric": ["age", "education-num"]})
+    gctx = context(path, k, "lm", {"numeric": ["age", "education-num"]}, trees)
     layout = genetic.layout_for(gctx.qis, gctx.hierarchies, gctx.stats.column_freqs, gctx.options)
     t = {}
     for q, h, level in zip(ctx.qis, ctx.hierarchies, node):
@@ -192,7 +220,7 @@ def lattice_compare(path, k, args):
     ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement.predicate(), gctx.requirement.budget, costs)
     ev.prepare()
     agg = ev.score([bits])[0]
-    return {"k": k, "node": list(node), "lattice_lm_spine": round(res.value, 4), "lattice_lm_flexible": round(agg["value"], 4),
+    return {"trees": args.trees, "k": k, "node": list(node), "lattice_lm_spine": round(res.value, 4), "lattice_lm_flexible": round(agg["value"], 4),
             "suppressed": agg["suppressed"], "seconds": round(time.perf_counter() - t0, 1)}
 
 
@@ -209,6 +237,8 @@ def main() -> None:
     ap.add_argument("--work", default="/tmp/sqlanon_genetic_bench")
     ap.add_argument("--no-tree", action="store_true")
     ap.add_argument("--lattice", action="store_true")
+    ap.add_argument("--trees", choices=sorted(TREE_SETS), default="paper",
+                    help="categorical taxonomies: dataset (ANJANA CSVs), paper (default), shaped (see above)")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     path = clean_parquet(args.work)
@@ -220,12 +250,12 @@ def main() -> None:
         for k in ks:
             row, _ = run_one(path, k, metric, args)
             rows.append(row)
-            print(json.dumps({k2: v for k2, v in row.items() if k2 != "transformation"}), flush=True)
+            print(json.dumps({k2: v for k2, v in row.items() if k2 not in ("transformation", "lm_per_column")}), flush=True)
     if not rows:
         for k in (10, 100):
             print(json.dumps(lattice_compare(path, k, args)), flush=True)
         return
-    tag = args.metrics.replace(",", "_")
+    tag = args.metrics.replace(",", "_") + f"_{args.trees}"
     out_csv = os.path.join(args.work, f"genetic_adult_{tag}.csv")
     with open(out_csv, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
