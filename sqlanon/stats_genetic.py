@@ -109,11 +109,34 @@ class GeneticStats:
         for t in [*self.class_targets, *self.regression_targets]:
             if t.column not in src_cols:
                 raise ConfigError(f"unknown target column {t.column!r} in {stats.source.describe()}")
+        # The shared base frequency set already holds the class column as ``y`` when the run's
+        # metric needs it: then roll up from it instead of scanning the source again.
+        from_base = not self.regression_targets and all(
+            t.column == stats.class_column and stats.has_y for t in self.class_targets
+        )
         for t in self.class_targets:
             if not t.values:
-                t.values = sorted(distinct_values(self.engine, stats.source, t.column, limit=MAX_CLASS_VALUES + 1))
+                if from_base:
+                    found = self.engine.fetch_all(exp.select(col("y")).distinct().from_(table_ref(stats.base.table)).limit(MAX_CLASS_VALUES + 1))
+                    t.values = sorted(str(r[0]) for r in found if r[0] is not None)
+                else:
+                    t.values = sorted(distinct_values(self.engine, stats.source, t.column, limit=MAX_CLASS_VALUES + 1))
             if len(t.values) > MAX_CLASS_VALUES:
                 raise ConfigError(f"class column {t.column!r} has more than {MAX_CLASS_VALUES} values")
+        if from_base:
+            weight = col("cnt")
+            q = exp.select(*map(col, stats.qnames), exp.alias_(sum_(weight), "cnt", quoted=True))
+            for ti, t in enumerate(self.class_targets):
+                for j, v in enumerate(t.values):
+                    q = q.select(exp.alias_(sum_(if_(exp.EQ(this=col("y"), expression=lit(v)), col("cnt"), lit(0))), f"t{ti}_{j}", quoted=True))
+                q = q.select(exp.alias_(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))), f"t{ti}_null", quoted=True))
+            q = q.from_(table_ref(stats.base.table))
+            if stats.qnames:
+                q = q.group_by(*map(col, stats.qnames))
+            self.table = self.engine.temp_name("ga_base")
+            self.engine.execute(create_temp(self.table, q))
+            self._totals()
+            return
         inner = stats.encoded_select()
         for ti, t in enumerate(self.class_targets):
             inner = inner.select(exp.alias_(as_varchar(col(t.column, "src")), f"y{ti}", quoted=True))
@@ -144,7 +167,11 @@ class GeneticStats:
                 name = self.engine.temp_name(f"ga_base_v{ti}")
                 self.engine.execute(create_temp(name, vq))
                 self.vtables[ti] = name
-        # totals: N, class counts, regression sums (and the single-group dispersion)
+        self._totals()
+
+    def _totals(self) -> None:
+        """N, class counts, regression sums (and the single-group dispersion), and key strides."""
+        stats = self.stats
         aggs = [sum_(col("cnt"))]
         for ti, t in enumerate(self.class_targets):
             aggs += [sum_(col(f"t{ti}_{j}")) for j in range(len(t.values))] + [sum_(col(f"t{ti}_null"))]

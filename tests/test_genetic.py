@@ -400,3 +400,37 @@ def test_bad_options_are_config_errors(tmp_path):
         ctx = make_ctx(path, {"a": ha, "b": hb}, 2, "lm", "y", {"iterations": 1, **opts})
         with pytest.raises(ConfigError):
             genetic.run(ctx)
+
+
+def test_genetic_base_rolled_up_from_the_shared_frequency_set(tmp_path):
+    """With the class column already in the shared base frequency set (``y``), the genetic
+    statistics roll up from it instead of rescanning the source: same table either way."""
+    import csv as _csv
+
+    from sqlanon.engine import connect
+    from sqlanon.source import Source, table_ref
+    from sqlanon.stats import ClassNeeds, Statistics
+    from sqlanon.stats_genetic import ClassTarget, GeneticStats
+    from sqlglot import exp
+
+    rows, ha, hb = random_table(5)
+    path = tmp_path / "t.csv"
+    with open(path, "w", newline="") as fh:
+        w = _csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    tables = []
+    for needs in (ClassNeeds(majority_y=True), ClassNeeds()):  # y in the base set / not
+        engine = connect()
+        source = Source.open(str(path))
+        stats = Statistics(engine, source, ["a", "b"], [ha, hb], class_column="y", needs=needs)
+        stats.prepare()
+        queries = engine.queries
+        gs = GeneticStats(stats, class_targets=[ClassTarget("y")])
+        gs.prepare()
+        got = engine.fetch_all(exp.select("*").from_(table_ref(gs.table)))
+        tables.append((sorted(got), gs.totals, engine.queries - queries, stats.has_y))
+        engine.close()
+    (with_y, totals_y, _, has_y), (scanned, totals_s, _, no_y) = tables
+    assert has_y and not no_y
+    assert with_y == scanned and totals_y == totals_s
