@@ -42,6 +42,15 @@ from sqlanon.stats_top_down import IncTable, LossyJoinStats, MatchTable, PrevSpe
 # per-attribute cut state
 
 
+
+def merge_class_hist(class_hist, leaves) -> dict:
+    """Class counts of a set of leaves (summed per class value)."""
+    out: dict = {}
+    for leaf in leaves:
+        for c, n in class_hist[leaf].items():
+            out[c] = out.get(c, 0) + n
+    return out
+
 class CatAttr:
     """A categorical attribute: a cut of its taxonomy tree."""
 
@@ -56,11 +65,7 @@ class CatAttr:
         return sum(self.freq[l] for l in self.tree.nodes[node].leaves)
 
     def hist(self, leaves) -> dict:
-        out: dict = {}
-        for l in leaves:
-            for c, n in self.class_hist[l].items():
-                out[c] = out.get(c, 0) + n
-        return out
+        return merge_class_hist(self.class_hist, leaves)
 
     def children(self, node: int) -> list[frozenset]:
         return [self.tree.nodes[c].leaves for c in self.tree.nodes[node].children]
@@ -120,11 +125,7 @@ class NumAttr:
         return sum(self.freq[l] for l in self._leaves(node))
 
     def hist(self, leaves) -> dict:
-        out: dict = {}
-        for l in leaves:
-            for c, n in self.class_hist[l].items():
-                out[c] = out.get(c, 0) + n
-        return out
+        return merge_class_hist(self.class_hist, leaves)
 
     def child_ids(self, node: int) -> list[int]:
         if node not in self._split:
