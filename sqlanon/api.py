@@ -127,7 +127,8 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         metric = METRICS[policy.metric]()
         needs = requirement.needs.merge(metric.needs)
         class_column = policy.class_column
-        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs)
+        writes = not dry_run and target.kind != "none"
+        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes)
         t0 = time.perf_counter()
         stats.prepare()
         say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
@@ -153,6 +154,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
                 "metrics": {"name": plan.metric_name, "value": plan.metric_value},
                 "rows": stats.rows,
                 "suppressed_rows": plan.suppressed_rows,
+                "input_hash": stats.input_hash,
             }
             written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write)
             report["output"] = written["output"]

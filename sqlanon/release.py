@@ -104,12 +104,12 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
 
 def input_hash(engine, source) -> str:
     """Order-independent hash of every input row (to tie a release to its input)."""
-    names = source.column_names(engine)
-    src = engine.source_from(source)
-    h = exp.Anonymous(this="hash", expressions=[col(n) for n in names])
-    q = exp.select(exp.Count(this=exp.Star()), exp.Anonymous(this="bit_xor", expressions=[h])).from_(src)
+    from sqlanon.stats import format_input_hash, row_hash_expr
+
+    h = row_hash_expr(source.column_names(engine))
+    q = exp.select(exp.Count(this=exp.Star()), exp.Anonymous(this="bit_xor", expressions=[h])).from_(engine.source_from(source))
     n, x = engine.fetch_one(q)
-    return f"{int(n)}:{int(x or 0):016x}"
+    return format_input_hash(n, x)
 
 
 def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(), registry_path: str | None = None, entry: dict | None = None, fail_after_write: bool = False) -> dict:
@@ -131,7 +131,8 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
         engine.execute(stats.bad_class_labels_create(node, plan.requirement.predicate(), bad))
     query = release_select(stats, maps, bad, suppression, drop_columns)
     entry = dict(entry or {})
-    entry.setdefault("input_hash", input_hash(engine, stats.source))
+    if not entry.get("input_hash"):  # the base scan usually computed it already (row_hash)
+        entry["input_hash"] = stats.input_hash or input_hash(engine, stats.source)
     entry["target"] = target.describe()
     if target.kind in ("parquet", "csv"):
         return _write_file(engine, query, target, entry, registry_path, fail_after_write)

@@ -159,6 +159,7 @@ class Statistics:
         needs: ClassNeeds | None = None,
         keep_sets: int = 12,
         materialize_rows: int = 100_000,
+        row_hash: bool = False,
     ) -> None:
         if len(qis) != len(hierarchies):
             raise ConfigError("one hierarchy per quasi-identifier is required")
@@ -182,6 +183,11 @@ class Statistics:
         self.domain_table: str | None = None
         self.nodes_evaluated = 0
         self._sql_cache: dict = {}
+        self._seen: dict = {}  # evaluated node -> class count (rows of its set), newest last
+        # with row_hash, the base scan also XORs a hash of every input row per group, so the
+        # release can tie itself to its input without scanning the source again
+        self.row_hash = row_hash
+        self.input_hash: str | None = None
 
     @property
     def dialect(self) -> str:
@@ -227,8 +233,13 @@ class Statistics:
         self.engine.execute(self.base_query_create())
         base_name = self._base_name
         self._validate_base(base_name)
-        self.rows = int(self.engine.scalar(exp.select(sum_(col("cnt"))).from_(table_ref(base_name))) or 0)
-        n_base = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(base_name))))
+        totals = [sum_(col("cnt")), exp.Count(this=exp.Star())]
+        if self.row_hash:
+            totals.append(exp.Anonymous(this="bit_xor", expressions=[col("h")]))
+        row = self.engine.fetch_one(exp.select(*totals).from_(table_ref(base_name)))
+        self.rows, n_base = int(row[0] or 0), int(row[1] or 0)
+        if self.row_hash:
+            self.input_hash = format_input_hash(self.rows, row[2])
         self.base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
         if self.rows == 0:
             raise ConfigError(f"input {self.source.describe()} has no rows")
@@ -261,12 +272,16 @@ class Statistics:
             select = select.select(exp.alias_(as_varchar(col(self.sensitive, "src")), "s", quoted=True))
         if self.has_y:
             select = select.select(exp.alias_(as_varchar(col(self.class_column, "src")), "y", quoted=True))
+        if self.row_hash:
+            select = select.select(exp.alias_(row_hash_expr(self.source.column_names(self.engine), "src"), "rh", quoted=True))
         return select
 
     def base_query(self) -> exp.Select:
         inner = self.encoded_select()
         keys = self.qnames + (["s"] if self.has_s else []) + (["y"] if self.has_y else [])
         q = exp.select(*[col(k) for k in keys], exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
+        if self.row_hash:
+            q = q.select(exp.alias_(exp.Anonymous(this="bit_xor", expressions=[col("rh")]), "h", quoted=True))
         q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True))
         return q.group_by(*[col(k) for k in keys])
 
@@ -374,7 +389,20 @@ class Statistics:
     # node frequency sets
 
     def pick_set(self, node: Sequence[int]) -> FrequencySet:
-        """The smallest saved frequency set that ``node`` generalizes (the base always qualifies)."""
+        """The smallest saved frequency set that ``node`` generalizes (the base always qualifies).
+
+        If an already evaluated specialization of ``node`` has a much smaller set than that, it is
+        saved now (its second use) and used: sets are kept only when they are reused.
+        """
+        frm = self._smallest_saved(node)
+        candidate = self._reuse_candidate(node, frm)
+        if candidate is not None:
+            seen, classes = candidate
+            del self._seen[seen]
+            frm = self._materialize(seen, self._smallest_saved(seen), classes)
+        return frm
+
+    def _smallest_saved(self, node: Sequence[int]) -> FrequencySet:
         best = self.base
         if not isinstance(node, tuple):
             return best
@@ -603,20 +631,23 @@ class Statistics:
         return NodeStats(node, int(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0), int(row[5] or 0), extra)
 
     def _maybe_materialize(self, evaluated) -> None:
-        """Keep the smallest evaluated node's set when it is 4x smaller than the set it came from:
-        later generalizations of it roll up from there."""
+        """Remember evaluated nodes and their class counts (candidates for saving; see
+        :meth:`pick_set`). Nothing is written here: a set is saved on its second use only."""
+        for node, _frm, classes in evaluated:
+            if isinstance(node, tuple):
+                self._seen[node] = classes
+        while len(self._seen) > 512:
+            self._seen.pop(next(iter(self._seen)))
+
+    def _reuse_candidate(self, node, frm: FrequencySet):
+        """An evaluated, unsaved specialization of ``node`` whose set is 4x smaller than ``frm``."""
+        if self.keep_sets <= 0 or frm.rows <= self.materialize_rows or not isinstance(node, tuple):
+            return None
         best = None
-        for node, frm, classes in evaluated:
-            if (
-                isinstance(node, tuple)
-                and self.keep_sets > 0
-                and frm.rows > self.materialize_rows
-                and classes * 4 < frm.rows
-                and (best is None or classes < best[2])
-            ):
-                best = (node, frm, classes)
-        if best:
-            self._materialize(*best)
+        for seen, classes in self._seen.items():
+            if classes * 4 < frm.rows and (best is None or classes < best[1]) and seen != node and all(a <= b for a, b in zip(seen, node)):
+                best = (seen, classes)
+        return best
 
     def _materialize(self, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
         name = self.engine.temp_name("fs")
@@ -676,6 +707,15 @@ def create_temp(name: str, query: exp.Expression) -> exp.Create:
         properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
         expression=query,
     )
+
+
+def row_hash_expr(columns, table: str | None = None) -> exp.Expression:
+    """``hash(c1, c2, ...)`` of one input row (DuckDB); XOR-ed over rows it is order-independent."""
+    return exp.Anonymous(this="hash", expressions=[col(c, table) for c in columns])
+
+
+def format_input_hash(rows: int, xor) -> str:
+    return f"{int(rows)}:{int(xor or 0):016x}"
 
 
 def distinct_values(engine, source: Source, column: str, limit: int | None = None) -> list[str]:

@@ -231,3 +231,26 @@ def test_parquet_folder_and_glob_inputs(people, tmp_path):
         assert len(rows) == 300 and check_k(rows, ["zip", "age"], 5, 0.0)["ok"]
     missing = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", str(tmp_path / "nothing*.parquet"), "--qi", "zip=mask", "--k", "2"])
     assert missing.exit_code == 2 and "input file not found" in missing.stderr
+
+
+def test_input_hash_comes_from_the_base_scan(people, tmp_path, monkeypatch):
+    """The registry's input hash equals an independent full-scan hash of the input, yet the release
+    does not scan the source for it (the base frequency set carries per-group XORs)."""
+    from sqlanon import release
+    from sqlanon.engine import connect
+    from sqlanon.source import Source
+
+    engine = connect()
+    expected = release.input_hash(engine, Source.open(people["csv"]))
+    engine.close()
+
+    def no_rescan(*args, **kwargs):
+        raise AssertionError("the release scanned the source again for its input hash")
+
+    monkeypatch.setattr(release, "input_hash", no_rescan)
+    out = str(tmp_path / "h.parquet")
+    sqlanon.anonymize(input=people["csv"], qi=people["qi"], k=5, max_suppression=0.05, output=out)
+    reg = duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb"))
+    recorded = reg.execute("SELECT input_hash FROM sqlanon_releases").fetchone()[0]
+    reg.close()
+    assert recorded == expected and recorded.startswith("300:")

@@ -32,7 +32,7 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.generate.krimp import MAX_COLUMNS, WeightedDatabase
 from sqlanon.source import Source, col, table_ref
-from sqlanon.stats import and_all, as_varchar, create_temp, lit, sum_
+from sqlanon.stats import as_varchar, create_temp, lit, sum_
 
 _RUN = re.compile(r"(\d+)")
 
