@@ -295,11 +295,6 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         out = []
         original = session.engine.dialect
         session.engine.dialect = dialect
-        if dialect != "duckdb":
-            # other engines name the source as a table; reading files is the engine's job
-            from sqlanon.source import table_ref
-
-            session.engine.source_from = lambda source: table_ref("source")
         try:
             out.append(("base frequency set", stats.base_query().sql(dialect=dialect, pretty=True)))
             out.append(("final node", stats.node_query(node, requirement.predicate(), metric.aggregates(stats, node) if plan.node is not None else [], stats.base).sql(dialect=dialect, pretty=True)))

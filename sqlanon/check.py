@@ -182,7 +182,8 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
         stats = Statistics(session.engine, session.source, columns, hierarchies, None, class_column, needs)
         stats.prepare()
         levels = [transformation[c] for c in columns]
-        if all(isinstance(v, int) for v in levels):
+        flexible = not all(isinstance(v, int) for v in levels)
+        if not flexible:
             for c, v, h in zip(columns, levels, hierarchies):
                 if not 0 <= v <= h.max_level:
                     raise ConfigError(f"level {v} of {c!r} is outside its hierarchy (0..{h.max_level})")
@@ -196,20 +197,16 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
         losses = []
         for i, (h, labels) in enumerate(zip(hierarchies, recoding.labels)):
             m = len(h.rows)
-            if h.numeric or all(lbl.startswith(("[", "(")) for lbl in labels):
+            if flexible and (h.numeric or columns[i] in set(numeric)):
+                # Iyengar's numeric LM: (U_i - L_i) / (U - L), U_i and L_i the largest and smallest
+                # values the interval holds, U - L the column's range
                 values = [float(r[0]) for r in h.rows]
                 span = (max(values) - min(values)) or 1.0
                 lo = [math.inf] * len(labels)
                 hi = [-math.inf] * len(labels)
                 for leaf, code in enumerate(recoding.codes[i]):
                     lo[code], hi[code] = min(lo[code], values[leaf]), max(hi[code], values[leaf])
-                from sqlanon.cut import parse_intervals
-
-                try:
-                    ivs = parse_intervals(labels, columns[i])
-                    losses.append([(b - a) / span for a, b in ivs])
-                except (ConfigError, Exception):
-                    losses.append([(b - a) / span if b >= a else 0.0 for a, b in zip(lo, hi)])
+                losses.append([(b - a) / span if b >= a else 0.0 for a, b in zip(lo, hi)])
             else:
                 under = [0] * len(labels)
                 for code in recoding.codes[i]:

@@ -98,7 +98,13 @@ class DuckDBEngine(Engine):
             self.con.unregister(view)
 
     def source_from(self, source) -> exp.Expression:
-        """Name the source: a table for ``.duckdb`` inputs, a reader function for files."""
+        """Name the source: a table for ``.duckdb`` inputs, a reader function for files. When the
+        SQL is being rendered for another dialect (``sqlanon sql --dialect``), file readers are
+        DuckDB's own, so the source is named as a plain table ``source`` there."""
+        if self.dialect != "duckdb":
+            from sqlanon.source import table_ref
+
+            return table_ref("source") if source.kind != "table" else source.table_expression()
         if source.kind == "table":
             return source.table_expression()
         if source.kind == "parquet":
