@@ -28,7 +28,7 @@ from sqlanon.search import LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice import Lattice
 from sqlanon.source import Source, col
-from sqlanon.stats import Statistics, if_
+from sqlanon.stats import ClassNeeds, Statistics, if_
 
 
 def _default_memory_limit() -> str:
@@ -127,6 +127,10 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         metric = METRICS[policy.metric]()
         needs = requirement.needs.merge(metric.needs)
         class_column = policy.class_column
+        if class_column and policy.search in PLANNERS:
+            # the flexible planners use the class: keep it in the shared base frequency set so
+            # they roll up from it instead of scanning the source again
+            needs = needs.merge(ClassNeeds(majority_y=True))
         writes = not dry_run and target.kind != "none"
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes)
         t0 = time.perf_counter()

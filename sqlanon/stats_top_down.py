@@ -2,9 +2,10 @@
 
 The join of the current release T1 with the previous releases T2..Tp is **never built**. Instead:
 
-* T1 is scanned once into a *base* frequency set keyed by the leaf codes of its X and join
-  attributes (plus the class, the Y value when distinct Y values must be counted, and one count
-  column per sensitive value): ``base1``.
+* T1's *base* frequency set ``base1`` is keyed by the leaf codes of its X and join attributes
+  (plus the class, the Y value when distinct Y values must be counted, and one count column per
+  sensitive value). It is rolled up from the run's shared base frequency set when that holds all
+  of it (no Y values, no sensitive counts); otherwise T1 is scanned once more for it.
 * each previous release Ti is scanned once into its partitions ``part_i`` keyed by its join values
   (as ids of taxonomy nodes) and its X values, with ``n = |Pi|``, ``a = a_Yi(Pi)`` and the
   per-sensitive-value counts ``|Pi[y]|``; and into ``key_i``, the same aggregated per join key.
@@ -114,9 +115,11 @@ class Result:
 
 
 class LossyJoinStats:
-    def __init__(self, engine, t1_source, t1: T1Spec, prevs: list[PrevSpec], n_sens: int, mode: str) -> None:
+    def __init__(self, engine, t1_source, t1: T1Spec, prevs: list[PrevSpec], n_sens: int, mode: str, shared=None) -> None:
         self.engine = engine
         self.t1_source = t1_source
+        #: the run's :class:`sqlanon.stats.Statistics` (its base frequency set), if already prepared
+        self.shared = shared
         self.t1 = t1
         self.prevs = prevs
         self.n_sens = n_sens
@@ -154,6 +157,23 @@ class LossyJoinStats:
             ind = if_(exp.EQ(this=as_varchar(col(column, "src")), expression=lit(value)), lit(1), lit(0))
             aggs.append(exp.alias_(sum_(ind), f"s{k}", quoted=True))
         sel = sel.select(*keys, *aggs)
+        return sel.group_by(*[lit(j + 1) for j in range(len(keys))]) if keys else sel
+
+    def base1_from_shared(self) -> exp.Select | None:
+        """``base1`` rolled up from the shared base frequency set (same leaf codes, the class as
+        ``y``), when that set holds everything ``base1`` needs: no Y values and no sensitive counts
+        of T1. ``None`` otherwise (then :meth:`base1_select` scans T1)."""
+        t1, stats = self.t1, self.shared
+        if stats is None or getattr(stats, "base", None) is None or t1.y.mode == "values" or t1.sens:
+            return None
+        if t1.class_column and not (stats.has_y and stats.class_column == t1.class_column):
+            return None
+        if list(stats.map_tables) != list(t1.map_tables):
+            return None
+        keys: list[exp.Expression] = [exp.alias_(col(stats.qcol(i)), f"q{i}", quoted=True) for i in t1.used]
+        if t1.class_column:
+            keys.append(exp.alias_(col("y"), "cls", quoted=True))
+        sel = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref(stats.base.table))
         return sel.group_by(*[lit(j + 1) for j in range(len(keys))]) if keys else sel
 
     def prel_select(self, r: int) -> exp.Select:
@@ -202,7 +222,7 @@ class LossyJoinStats:
 
     def prepare(self) -> None:
         eng = self.engine
-        eng.execute(create_temp(self.base1, self.base1_select()))
+        eng.execute(create_temp(self.base1, self.base1_from_shared() or self.base1_select()))
         self.rows1 = int(eng.scalar(exp.select(sum_(col("cnt"))).from_(table_ref(self.base1))) or 0)
         for r, p in enumerate(self.prevs):
             for c, labels in enumerate(p.join_labels):

@@ -115,3 +115,25 @@ def test_cli_unsatisfiable_exit_code(tmp_path):
         args += ["--qi", f"{q}={p}"]
     res = CliRunner().invoke(cli.app, args)
     assert res.exit_code == 3
+
+
+@pytest.mark.parametrize("search", ["bottom-up", "genetic"])
+def test_api_class_planners_scan_the_source_once(tmp_path, monkeypatch, search):
+    """The class is kept in the shared base frequency set, so the planner rolls up from it: the
+    source's rows are grouped into a base set once per run (the release's write is the only other
+    read of the source, and it is not a base set)."""
+    from sqlanon import stats as stats_mod
+
+    rows, hier, k, data, paths = _write_case(tmp_path, seed=46)
+    created = []
+    original = stats_mod.Statistics.base_query
+
+    def counting(self):
+        created.append(self.class_column if self.has_y else None)
+        return original(self)
+
+    monkeypatch.setattr(stats_mod.Statistics, "base_query", counting)
+    extra = {"metric": "cm", "search_options": {"iterations": 200, "population": 20, "seed": 1}} if search == "genetic" else {}
+    report = api.anonymize(input=data, qi=paths, k=k, search=search, class_column="cls", output=str(tmp_path / "o.csv"), **extra)
+    assert created == ["cls"]
+    _check(_read(tmp_path / "o.csv"), list(hier), k, report)

@@ -360,3 +360,45 @@ def test_top6_requirement_is_k_anonymity_of_t1(tmp_path, seed, k):
     assert xy.transformation == ka.transformation
     assert xy.extra["privacy_achieved"] == ka.extra["privacy_achieved"]
     assert xy.extra["distortion"] == ka.extra["distortion"]
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+@pytest.mark.parametrize("x,y", [(["a", "b", "c", "d"], ["K1"]), (["c", "d"], ["K1", "K2"]), (["c", "d"], ["u"])])
+def test_base1_rolls_up_from_the_shared_base_without_rescanning_t1(tmp_path, seed, x, y, monkeypatch):
+    """With the class in the shared base set and no Y values of T1 to count, T1's base set is a
+    roll-up of the shared one (no second scan of T1); the plan equals the one from a scan."""
+    from sqlanon.stats_top_down import LossyJoinStats
+
+    paths, _, qi = random_tables(tmp_path, seed)
+    opts = dict(previous=[paths["t2"]], x=x, y=y, k=2)
+    calls = {"scan": 0, "shared": 0}
+    original_scan, original_shared = LossyJoinStats.base1_select, LossyJoinStats.base1_from_shared
+
+    def counting_scan(self):
+        calls["scan"] += 1
+        return original_scan(self)
+
+    def counting_shared(self):
+        q = original_shared(self)
+        calls["shared"] += q is not None
+        return q
+
+    monkeypatch.setattr(LossyJoinStats, "base1_select", counting_scan)
+    monkeypatch.setattr(LossyJoinStats, "base1_from_shared", counting_shared)
+    try:
+        rolled, _ = plan_for(paths["t1"], qi, "cls", **opts)
+    except UnsatisfiableError:
+        rolled = None
+    uses_values = "u" in y  # u is a non-key column of T1: its values must be counted (distinct mode)
+    assert calls == ({"scan": 1, "shared": 0} if uses_values else {"scan": 0, "shared": 1})
+    # the same search with the shared set unusable (no class in it): T1 is scanned
+    monkeypatch.setattr(LossyJoinStats, "base1_from_shared", lambda self: None)
+    try:
+        scanned, _ = plan_for(paths["t1"], qi, "cls", **opts)
+    except UnsatisfiableError:
+        scanned = None
+    assert (rolled is None) == (scanned is None)
+    if rolled is not None:
+        assert rolled.transformation == scanned.transformation
+        assert rolled.extra["privacy_achieved"] == scanned.extra["privacy_achieved"]
+        assert rolled.extra["join_rows_estimated"] == scanned.extra["join_rows_estimated"]

@@ -438,7 +438,7 @@ def run(ctx) -> Plan:
         force_pairs = True
     else:
         force_pairs = False
-    lj = LossyJoinStats(engine, ctx.source, t1, prevs, len(sens), mode)
+    lj = LossyJoinStats(engine, ctx.source, t1, prevs, len(sens), mode, shared=stats)
     lj.prepare()
     ctx.progress(f"top-down: T1 {lj.rows1:,} rows, previous {lj.rows_prev}, distinct-Y mode {mode}")
 
