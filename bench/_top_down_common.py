@@ -48,6 +48,21 @@ PAPER_TREES = {
         "Worked": {"With-Pay": {"Private": None, "Self-emp": ["Self-emp-not-inc", "Self-emp-inc"], "Gov": ["Federal-gov", "Local-gov", "State-gov"]},
                    "Without-pay": None},
         "Never-worked": None}},
+    # Not used by the top-down benchmark (race and native-country are T2's, kept flat there); the
+    # same file's trees for the two other attributes of the 7-attribute VID of Iyengar (KDD 2002)
+    # and Wang/Yu/Chakraborty (ICDM 2004), which the file names "restrictive7". Used by
+    # bench/bottom_up_adult.py --taxonomies tds and bench/genetic_adult.py --trees tds.
+    "race": {"*": {"White": None, "Colored": ["Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"]}},
+    "native-country": {"*": {
+        "North-America": {"USA": ["United-States", "Outlying-US(Guam-USVI-etc)"], "Canada": None},
+        "Middle-America": ["Mexico", "Honduras", "Guatemala", "Nicaragua", "El-Salvador"],
+        "South-America": {"Western-South-America": ["Ecuador", "Peru"], "Northern-South-America": ["Columbia"],
+                          "Caribbean": ["Puerto-Rico", "Dominican-Republic", "Jamaica", "Cuba", "Haiti", "Trinadad&Tobago"]},
+        "Europe": {"Western-Europe": ["France", "England", "Ireland", "Scotland", "Holand-Netherlands"],
+                   "Southern-Europe": ["Italy", "Greece"], "Southwestern-Europe": ["Portugal"],
+                   "Southeastern-Europe": ["Yugoslavia"], "Central-Europe": ["Hungary", "Germany", "Poland"]},
+        "Asia": {"Southeastern-Asia": ["Philippines", "Thailand", "Cambodia", "Vietnam", "Laos"], "Southern-Asia": ["India"],
+                 "Eastern-Asia": ["Japan", "China", "Hong", "Taiwan", "South"], "Middle-East": ["Iran"]}}},
 }
 
 ANJANA_FILES = {"marital-status": "marital.csv", "sex": "sex.csv", "education": "education.csv", "occupation": "occupation.csv", "workclass": "workclass.csv"}

@@ -113,7 +113,9 @@ def hierarchies_for(kind: str, qis: list[str], qidx: list[int], rows: list[list[
     out = []
     for q, i in zip(qis, qidx):
         present = {r[i] for r in rows}
-        if q in paper_tax.PAPER_LIKE and (kind == "paper-like" or (kind == "anjana+education" and q == "education")):
+        if q in paper_tax.PAPER_LIKE and kind in ("tds", "reconstructed"):
+            out.append(paper_tax.hierarchy(q, present, kind=kind))
+        elif q in paper_tax.PAPER_LIKE and (kind == "paper-like" or (kind == "anjana+education" and q == "education")):
             out.append(paper_tax.hierarchy(q, present))
         else:
             out.append(load_hierarchy(q, os.path.join(DATA, "hierarchies", HIER[q]), present))
@@ -143,7 +145,7 @@ def main() -> None:
     ap.add_argument("--only-fold", type=int, default=None, help="evaluate one fold only: a fixed split (e.g. --folds 3 --only-fold 0 = 2/3 train, 1/3 test)")
     ap.add_argument("--no-age", action="store_true", help="the paper's VID: the 7 categorical attributes only")
     ap.add_argument("--search-on", choices=["all", "train"], default="all", help="all: search once on all 30,162 rows (the paper's training set and K scale); train: on the training folds only")
-    ap.add_argument("--taxonomies", choices=["anjana", "paper-like", "anjana+education"], default="anjana")
+    ap.add_argument("--taxonomies", choices=["anjana", "reconstructed", "tds", "paper-like", "anjana+education"], default="anjana")
     ap.add_argument("--max-suppression", type=float, default=0.0, help="suppression budget (fraction of rows; the paper has none)")
     args = ap.parse_args()
     tag = (
