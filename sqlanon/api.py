@@ -17,7 +17,8 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from sqlanon import release as release_mod
-from sqlanon.engine import connect
+from sqlanon.engine import connect, is_postgres_url
+from sqlanon.engine.postgres import redact
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.hierarchy import load_hierarchy
 from sqlanon.metrics import METRICS
@@ -60,13 +61,16 @@ class Session:
         database = ":memory:"
         if self.source.kind == "table":
             database = self.source.database
-            if policy.output_table and policy.database and os.path.abspath(policy.database) != os.path.abspath(database):
+            if policy.output_table and policy.database and not is_postgres_url(database) and os.path.abspath(policy.database) != os.path.abspath(database):
                 raise ConfigError("--output-table writes into the input database; --database must name the same file")
         elif policy.output_table:
             if not policy.database:
                 raise ConfigError("--output-table with a file input needs --database PATH.duckdb to write into")
             database = policy.database
-        self.engine = connect(database=database, memory_limit=policy.memory_limit or _default_memory_limit(), threads=policy.threads)
+        if is_postgres_url(database):  # the server's memory is its own: set work_mem only when asked
+            self.engine = connect(database=database, memory_limit=policy.memory_limit)
+        else:
+            self.engine = connect(database=database, memory_limit=policy.memory_limit or _default_memory_limit(), threads=policy.threads)
         if self.source.kind == "table":
             _require_table(self.engine, self.source)
 
@@ -84,7 +88,7 @@ def _require_table(engine, source) -> None:
     try:
         source.columns(engine)
     except EngineError:
-        raise ConfigError(f"table {source.table!r} not found in {source.database}") from None
+        raise ConfigError(f"table {source.table!r} not found in {redact(source.database) if source.database else 'the connection'}") from None
 
 
 def build_requirement(policy: Policy, rows: int | None = None) -> Requirement:

@@ -282,10 +282,10 @@ def releases(
     import os
 
     from sqlanon import registry
-    from sqlanon.engine import connect
+    from sqlanon.engine import connect, is_postgres_url
 
     def go():
-        if not os.path.isfile(database):
+        if not is_postgres_url(database) and not os.path.isfile(database):
             raise ConfigError(f"registry database not found: {database}")
         engine = connect(database=database, read_only=True)
         try:

@@ -106,7 +106,7 @@ def input_hash(engine, source) -> str:
     """Order-independent hash of every input row (to tie a release to its input)."""
     from sqlanon.stats import format_input_hash, row_hash_expr
 
-    h = row_hash_expr(source.column_names(engine))
+    h = row_hash_expr(source.column_names(engine), None, engine.dialect)
     q = exp.select(exp.Count(this=exp.Star()), exp.Anonymous(this="bit_xor", expressions=[h])).from_(engine.source_from(source))
     n, x = engine.fetch_one(q)
     return format_input_hash(n, x)
@@ -154,17 +154,8 @@ def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_
     final = target.path
     os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
     tmp = os.path.join(os.path.dirname(os.path.abspath(final)), f".{os.path.basename(final)}.{uuid.uuid4().hex[:8]}.tmp")
-    if target.kind == "parquet":
-        params = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
-    else:
-        params = [
-            exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("CSV")),
-            exp.CopyParameter(this=exp.var("HEADER"), expression=exp.Boolean(this=True)),
-            exp.CopyParameter(this=exp.var("DELIMITER"), expression=exp.Literal.string(target.delimiter)),
-        ]
-    copy = exp.Copy(this=exp.Subquery(this=query), kind=False, files=[exp.Literal.string(tmp)], params=params)
     try:
-        engine.execute(copy)
+        engine.write_file(query, tmp, target.kind, target.delimiter)
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")
         os.replace(tmp, final)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 
 STABLE_KEYS = ("search", "k", "transformation", "metric", "suppressed_rows", "rows", "nodes_evaluated", "queries", "seconds", "output")
 
@@ -27,5 +28,9 @@ def write_html(report: dict, path: str) -> None:
         + "<h2>Hierarchies</h2>" + "".join(table(h) for h in report.get("hierarchies", []))
         + "</body></html>"
     )
-    with open(path, "w", encoding="utf-8") as fh:
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(doc)
+    os.replace(tmp, path)

@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 
-FORMATS = ("csv", "parquet", "duckdb")
+FORMATS = ("csv", "parquet", "duckdb", "postgres")
 
 
 def ident(name: str) -> exp.Identifier:
@@ -61,6 +61,10 @@ class Source:
         fmt = (format or _guess_format(path)).lower()
         if fmt not in FORMATS:
             raise ConfigError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        if fmt == "postgres":
+            if not table:
+                raise ConfigError("--table is required for a postgresql:// input")
+            return cls(kind="table", table=table, database=path)
         if fmt == "duckdb":
             if not os.path.isfile(path):
                 raise ConfigError(f"input file not found: {path}")
@@ -96,15 +100,16 @@ class Source:
 
     def describe(self) -> str:
         if self.kind == "table":
-            return f"{self.database or 'connection'}:{self.table}"
+            from sqlanon.engine.postgres import redact
+
+            return f"{redact(self.database) if self.database else 'connection'}:{self.table}"
         return f"{self.kind}:{self.path}"
 
     def columns(self, engine) -> list[tuple[str, str]]:
         """Column names and types, from ``DESCRIBE`` of the FROM item (no rows read)."""
         if self._columns is None:
             query = exp.select("*").from_(engine.source_from(self)).limit(0)
-            rows = engine.fetch_all(exp.Describe(this=query))
-            self._columns = [(r[0], r[1]) for r in rows]
+            self._columns = engine.describe_columns(query)
         return self._columns
 
     def column_names(self, engine) -> list[str]:
@@ -128,6 +133,8 @@ def _split_table(name: str) -> tuple[str | None, str]:
 
 def _guess_format(path: str) -> str:
     low = path.lower()
+    if low.startswith(("postgresql://", "postgres://")):
+        return "postgres"
     if low.endswith((".duckdb", ".db")):
         return "duckdb"
     if low.endswith(".parquet") or os.path.isdir(path) or "*" in path:

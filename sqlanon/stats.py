@@ -273,7 +273,7 @@ class Statistics:
         if self.has_y:
             select = select.select(exp.alias_(as_varchar(col(self.class_column, "src")), "y", quoted=True))
         if self.row_hash:
-            select = select.select(exp.alias_(row_hash_expr(self.source.column_names(self.engine), "src"), "rh", quoted=True))
+            select = select.select(exp.alias_(row_hash_expr(self.source.column_names(self.engine), "src", self.dialect), "rh", quoted=True))
         return select
 
     def base_query(self) -> exp.Select:
@@ -709,9 +709,14 @@ def create_temp(name: str, query: exp.Expression) -> exp.Create:
     )
 
 
-def row_hash_expr(columns, table: str | None = None) -> exp.Expression:
-    """``hash(c1, c2, ...)`` of one input row (DuckDB); XOR-ed over rows it is order-independent."""
-    return exp.Anonymous(this="hash", expressions=[col(c, table) for c in columns])
+def row_hash_expr(columns, table: str | None = None, dialect: str = "duckdb") -> exp.Expression:
+    """A 64-bit hash of one input row; XOR-ed over rows it is order-independent. DuckDB:
+    ``hash(c1, c2, ...)``; PostgreSQL: ``hashtextextended(ROW(c1, c2, ...)::TEXT, 0)``."""
+    cols = [col(c, table) for c in columns]
+    if dialect == "postgres":
+        row_text = exp.cast(exp.Anonymous(this="ROW", expressions=cols), "TEXT")
+        return exp.Anonymous(this="hashtextextended", expressions=[row_text, lit(0)])
+    return exp.Anonymous(this="hash", expressions=cols)
 
 
 def format_input_hash(rows: int, xor) -> str:

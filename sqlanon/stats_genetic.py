@@ -31,7 +31,7 @@ from typing import Sequence
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlanon.errors import ConfigError, EngineError
+from sqlanon.errors import ConfigError
 from sqlanon.source import col, table_ref
 from sqlanon.stats import (
     as_double,
@@ -85,7 +85,7 @@ class GeneticStats:
     def __init__(self, stats, class_targets: Sequence[ClassTarget] = (), regression_targets: Sequence[RegressionTarget] = (),
                  ok: exp.Expression | None = None) -> None:
         if stats.engine.dialect != "duckdb":
-            raise EngineError("the genetic search's batched fitness queries need the DuckDB engine")
+            raise ConfigError(f"the genetic search runs on the DuckDB engine only (its batched fitness queries use DuckDB lists), not on {stats.engine.dialect}; copy the table into DuckDB or use another --search")
         self.stats = stats
         self.engine = stats.engine
         self.n = len(stats.qis)

@@ -5,12 +5,18 @@
 
 from sqlanon.engine.base import Engine
 from sqlanon.engine.duckdb import DuckDBEngine
+from sqlanon.engine.postgres import PostgresEngine, is_postgres_url
 
-ENGINES = {"duckdb": DuckDBEngine}
+ENGINES = {"duckdb": DuckDBEngine, "postgres": PostgresEngine}
 
 
-def connect(name: str = "duckdb", **kwargs) -> Engine:
+def connect(name: str | None = None, **kwargs) -> Engine:
+    """An engine by name; without a name, by its ``database``: a ``postgresql://`` URL is
+    PostgreSQL, anything else (a ``.duckdb`` path or ``:memory:``) DuckDB."""
     from sqlanon.errors import ConfigError
+
+    if name is None:
+        name = "postgres" if is_postgres_url(kwargs.get("database")) else "duckdb"
 
     try:
         cls = ENGINES[name]
@@ -19,4 +25,4 @@ def connect(name: str = "duckdb", **kwargs) -> Engine:
     return cls(**kwargs)
 
 
-__all__ = ["Engine", "DuckDBEngine", "ENGINES", "connect"]
+__all__ = ["Engine", "DuckDBEngine", "PostgresEngine", "ENGINES", "connect", "is_postgres_url"]

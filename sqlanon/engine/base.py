@@ -33,6 +33,10 @@ class Engine:
         """Return a FROM item for a :class:`sqlanon.source.Source`; reading files is the engine's job."""
         raise NotImplementedError
 
+    def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:  # pragma: no cover
+        """Write the rows of ``query`` to ``path`` as ``parquet`` or ``csv`` (with a header)."""
+        raise NotImplementedError
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:  # pragma: no cover
         raise NotImplementedError
@@ -69,6 +73,10 @@ class Engine:
 
     def fetch_arrow(self, expression: exp.Expression | str) -> pa.Table:
         return self._go(expression, "arrow")
+
+    def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
+        """``(name, type)`` of the columns ``query`` returns (``DESCRIBE``; engines may override)."""
+        return [(r[0], r[1]) for r in self.fetch_all(exp.Describe(this=query))]
 
     def temp_name(self, prefix: str) -> str:
         return f"sqlanon_{prefix}_{next(self._names)}"

@@ -124,6 +124,18 @@ class DuckDBEngine(Engine):
             return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))
         raise ConfigError(f"unknown source kind {source.kind!r}")
 
+    def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
+        """``COPY (query) TO path``: DuckDB writes the file itself, rows never reach Python."""
+        if kind == "parquet":
+            params = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
+        else:
+            params = [
+                exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("CSV")),
+                exp.CopyParameter(this=exp.var("HEADER"), expression=exp.Boolean(this=True)),
+                exp.CopyParameter(this=exp.var("DELIMITER"), expression=exp.Literal.string(delimiter)),
+            ]
+        self.execute(exp.Copy(this=exp.Subquery(this=query), kind=False, files=[exp.Literal.string(path)], params=params))
+
     def in_transaction(self) -> bool:
         """Is an explicit transaction open? (Outside one, every statement gets a new id.)"""
         probe = exp.select(exp.Anonymous(this="txid_current"))

@@ -221,11 +221,13 @@ def resolve_previous(ref: str, engine, registry: str | None = None, depth: int =
         return ref, Source.open(ref)
     if ref.isdigit() and depth == 0:
         from sqlanon import registry as reg_mod
-        from sqlanon.engine import connect
+        from sqlanon.engine import connect, is_postgres_url
 
-        places = [p for p in (registry, getattr(engine, "database", None), os.path.join(os.getcwd(), reg_mod.REGISTRY_FILE)) if p and p != ":memory:" and os.path.exists(p)]
+        db = getattr(engine, "database", None) or ""
+        candidates = (registry, db, os.path.join(os.getcwd(), reg_mod.REGISTRY_FILE))
+        places = [p for p in candidates if p and p != ":memory:" and (is_postgres_url(p) or os.path.exists(p))]
         for place in places:
-            if os.path.abspath(place) == os.path.abspath(getattr(engine, "database", "") or ""):
+            if place == db or (not is_postgres_url(place) and not is_postgres_url(db) and os.path.abspath(place) == os.path.abspath(db)):
                 entry = reg_mod.get_release(engine, int(ref))
             else:
                 other = connect(database=place, read_only=True)

@@ -1,0 +1,203 @@
+"""PostgreSQL through psycopg 3: the same statements as DuckDB, rendered by sqlglot for ``postgres``.
+
+What differs from the embedded engine, and where it is handled:
+
+* the source is a table of the database (``--input postgresql://... --table NAME``); files are
+  DuckDB's to read (:meth:`PostgresEngine.source_from` refuses them with a clear error);
+* small Arrow tables (hierarchy code tables) are loaded into temporary tables with ``COPY``;
+* node queries use the portable ``CASE code WHEN ...`` lookup instead of DuckDB's bound lists
+  (:func:`sqlanon.stats.lookup` decides by dialect);
+* the input hash is ``hashtextextended`` of the row's text form (DuckDB uses ``hash``), so hashes
+  are comparable between runs on the same engine only.
+
+Statements run in autocommit mode; :meth:`PostgresEngine.transaction` opens one explicit
+transaction (the in-place release). ``psycopg`` is an optional dependency (``pip install
+'sqlanon[postgres]'``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.engine.base import Engine
+from sqlanon.errors import ConfigError, EngineError
+
+URL_PREFIXES = ("postgresql://", "postgres://")
+PARQUET_BATCH = 50_000
+
+_ARROW_TO_PG = {
+    pa.int8(): "SMALLINT",
+    pa.int16(): "SMALLINT",
+    pa.int32(): "INTEGER",
+    pa.int64(): "BIGINT",
+    pa.float32(): "REAL",
+    pa.float64(): "DOUBLE PRECISION",
+    pa.bool_(): "BOOLEAN",
+    pa.string(): "TEXT",
+    pa.large_string(): "TEXT",
+}
+
+
+def is_postgres_url(text: str | None) -> bool:
+    return bool(text) and str(text).startswith(URL_PREFIXES)
+
+
+class PostgresEngine(Engine):
+    """A PostgreSQL database named by a ``postgresql://`` URL."""
+
+    dialect = "postgres"
+
+    def __init__(self, database: str, memory_limit: str | None = None, threads: int | None = None, **_: Any) -> None:
+        super().__init__()
+        try:
+            import psycopg
+        except ImportError:  # pragma: no cover - depends on the installation
+            raise ConfigError("a postgresql:// input needs psycopg: pip install 'sqlanon[postgres]'") from None
+        self._psycopg = psycopg
+        self.database = database
+        try:
+            self.con = psycopg.connect(database, autocommit=True)
+        except psycopg.Error as err:
+            raise EngineError(f"cannot connect to {redact(database)}: {_one_line(err)}") from None
+        if memory_limit:
+            # the closest PostgreSQL knob: memory per sort/hash before spilling to disk
+            self._setting("work_mem", _pg_memory(memory_limit))
+
+    def _setting(self, key: str, value: str) -> None:
+        stmt = exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.to_identifier(key), expression=exp.Literal.string(value)))])
+        try:
+            self.execute(stmt)
+        except EngineError as err:
+            raise ConfigError(f"bad engine setting {key}={value!r}: {err}") from None
+
+    def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:
+        try:
+            with self.con.cursor() as cur:
+                cur.execute(sql, params) if params else cur.execute(sql)
+                if fetch == "none":
+                    return None
+                rows = cur.fetchall() if cur.description is not None else []
+                if fetch == "all":
+                    return rows
+                names = [d.name for d in cur.description or []]
+                return pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)}) if names else pa.table({})
+        except self._psycopg.Error as err:
+            raise EngineError(_one_line(err)) from None
+
+    def register_arrow(self, name: str, table: pa.Table) -> None:
+        columns = []
+        for field in table.schema:
+            pg_type = _ARROW_TO_PG.get(field.type)
+            if pg_type is None:
+                raise EngineError(f"cannot load Arrow type {field.type} into PostgreSQL (column {field.name!r})")
+            columns.append(exp.ColumnDef(this=exp.to_identifier(field.name, quoted=True), kind=exp.DataType.build(pg_type, dialect="postgres")))
+        create = exp.Create(
+            this=exp.Schema(this=exp.Table(this=exp.to_identifier(name, quoted=True)), expressions=columns),
+            kind="TABLE",
+            properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+        )
+        self.execute(create)
+        copy_target = exp.Schema(this=exp.Table(this=exp.to_identifier(name, quoted=True)), expressions=[exp.to_identifier(f.name, quoted=True) for f in table.schema])
+        copy_sql = "COPY " + copy_target.sql(dialect="postgres") + " FROM STDIN"
+        self.queries += 1
+        try:
+            with self.con.cursor() as cur, cur.copy(copy_sql) as copy:
+                for row in zip(*[table.column(i).to_pylist() for i in range(table.num_columns)]):
+                    copy.write_row(row)
+        except self._psycopg.Error as err:
+            raise EngineError(_one_line(err)) from None
+
+    def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
+        """PostgreSQL has no ``DESCRIBE``: run the (``LIMIT 0``) query and read its description."""
+        sql = self.sql_text(query)
+        self.queries += 1
+        try:
+            with self.con.cursor() as cur:
+                cur.execute(sql)
+                cur.fetchall()
+                types = self.con.adapters.types
+                return [(d.name, getattr(types.get(d.type_code), "name", str(d.type_code)).upper()) for d in cur.description]
+        except self._psycopg.Error as err:
+            raise EngineError(_one_line(err)) from None
+
+    def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
+        """A client-side file (``COPY ... TO`` would write on the server): CSV streams through
+        ``COPY (query) TO STDOUT`` as bytes; Parquet reads a server-side cursor in batches of
+        ``PARQUET_BATCH`` rows. Memory stays bounded by one batch either way."""
+        sql = self.sql_text(query)
+        self.queries += 1
+        try:
+            if kind == "csv":
+                options = exp.Tuple(expressions=[exp.var("FORMAT CSV"), exp.var("HEADER"), exp.var("DELIMITER " + exp.Literal.string(delimiter).sql(dialect="postgres"))])
+                copy_sql = "COPY (" + sql + ") TO STDOUT " + options.sql(dialect="postgres")
+                with open(path, "wb") as fh, self.con.cursor() as cur, cur.copy(copy_sql) as copy:
+                    for block in copy:
+                        fh.write(block)
+                return
+            import pyarrow.parquet as pq
+
+            writer = None
+            with self.con.transaction(), self.con.cursor(name=self.temp_name("cursor")) as cur:
+                cur.execute(sql)
+                names = None
+                while True:
+                    rows = cur.fetchmany(PARQUET_BATCH)
+                    if names is None:
+                        names = [d.name for d in cur.description]
+                    if not rows and writer is not None:
+                        break
+                    batch = pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)})
+                    if writer is None:  # a column with no value in the first batch is text
+                        schema = pa.schema([pa.field(f.name, pa.string() if pa.types.is_null(f.type) else f.type) for f in batch.schema])
+                        writer = pq.ParquetWriter(path, schema)
+                    writer.write_table(batch.cast(writer.schema))
+                    if not rows:
+                        break
+            if writer is not None:
+                writer.close()
+        except self._psycopg.Error as err:
+            raise EngineError(_one_line(err)) from None
+
+    def source_from(self, source) -> exp.Expression:
+        if source.kind != "table":
+            raise ConfigError(f"the postgres engine reads tables of its database, not {source.kind} files ({source.describe()})")
+        return source.table_expression()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        try:
+            with self.con.transaction():
+                yield
+        except self._psycopg.Error as err:
+            raise EngineError(_one_line(err)) from None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.con.close()
+
+
+def redact(url: str) -> str:
+    """The URL without its password (for messages)."""
+    head, sep, rest = url.partition("://")
+    if "@" in rest:
+        cred, at, host = rest.rpartition("@")
+        return f"{head}{sep}{cred.split(':', 1)[0]}{at}{host}"
+    return url
+
+
+def _pg_memory(limit: str) -> str:
+    """DuckDB-style ``1GB``/``500MB`` to PostgreSQL's ``1GB``/``500MB`` units (kB, MB, GB, TB)."""
+    text = limit.strip().upper().replace(" ", "").replace("IB", "B")
+    for unit in ("KB", "MB", "GB", "TB"):
+        if text.endswith(unit) and text[: -len(unit)].isdigit():
+            return text[: -len(unit)] + ("kB" if unit == "KB" else unit)
+    raise ConfigError(f"bad --memory-limit {limit!r}: write e.g. 500MB or 2GB")
+
+
+def _one_line(err: Exception) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__
