@@ -85,10 +85,10 @@ def _policy_from_flags(policy_path, flags: dict, search_options: dict):
 @app.command(help='Find the best generalization meeting the privacy model and write the release.' + " " + EXIT_HELP)
 def anonymize(
     policy: Optional[str] = typer.Option(None, "--policy", help="YAML policy file; flags given here win over it."),
-    input: Optional[str] = typer.Option(None, "--input", "-i", help="CSV file, Parquet file/folder/glob, or .duckdb file."),
-    format: Optional[str] = typer.Option(None, "--format", help="csv | parquet | duckdb (guessed from the name)."),
+    input: Optional[str] = typer.Option(None, "--input", "-i", help="CSV file, Parquet file/folder/glob, .duckdb file, or postgresql:// URL (with --table)."),
+    format: Optional[str] = typer.Option(None, "--format", help="csv | parquet | duckdb | postgres (guessed from the name or URL)."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default ,)."),
-    table: Optional[str] = typer.Option(None, "--table", help="Table to read from a .duckdb input."),
+    table: Optional[str] = typer.Option(None, "--table", help="Table to read from a .duckdb or postgresql:// input."),
     qi: Optional[List[str]] = typer.Option(None, "--qi", help="COLUMN=HIERARCHY (CSV path, YAML/JSON tree, bands:5,10,20, dates, mask, numeric, flat). Repeat."),
     hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter", help="Delimiter of hierarchy CSVs (sniffed when absent)."),
     k: Optional[int] = typer.Option(None, "--k", help="k of k-anonymity."),
@@ -172,7 +172,7 @@ def _print_report(result: dict, json_out: bool) -> None:
 
 @app.command(help='Measure k, l, t, suppression and metrics of any table without changing it.' + " " + EXIT_HELP)
 def check(
-    input: str = typer.Option(..., "--input", "-i", help="Table to measure (CSV, Parquet, .duckdb)."),
+    input: str = typer.Option(..., "--input", "-i", help="Table to measure (CSV, Parquet, .duckdb, or a postgresql:// URL with --table)."),
     qi: List[str] = typer.Option(..., "--qi", help="COLUMN or COLUMN=HIERARCHY (with a hierarchy, precision and LM are measured). Repeat."),
     format: Optional[str] = typer.Option(None, "--format"),
     delimiter: Optional[str] = typer.Option(None, "--delimiter"),

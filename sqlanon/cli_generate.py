@@ -24,7 +24,7 @@ def _split(values: Optional[List[str]]) -> list[str]:
 
 
 def generate_command(
-    input: str = typer.Option(..., "--input", "-i", help="Source: CSV, Parquet file/glob, or .duckdb file (with --table)."),
+    input: str = typer.Option(..., "--input", "-i", help="Source: CSV, Parquet file/glob, .duckdb file or postgresql:// URL (both with --table)."),
     format: Optional[str] = typer.Option(None, "--format", help="csv, parquet or duckdb (default: from the file name)."),
     delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (one character; \\t for tab)."),
     table: Optional[str] = typer.Option(None, "--table", help="Table of a .duckdb input."),

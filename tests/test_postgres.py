@@ -223,3 +223,17 @@ def test_top_down_with_a_previous_release_in_the_database(people, tmp_path):
     assert t2_release["transformation"] == {"Job": 0}
     by_id = sqlanon.api.anonymize(input=people["url"], table="t1", qi=qi, dry_run=True, search_options=dict(xy, previous=[str(t2_release["release_id"])]), **opts)
     assert by_id["transformation"] == pg["transformation"]
+
+
+def test_generate_same_code_table_and_rows_as_duckdb(people):
+    """KRIMP and the generator on a PostgreSQL table: the same code table, and with a seed the
+    same generated rows as on DuckDB (written client-side as CSV)."""
+    outs = {}
+    for name, flags in (("duck", ["--input", people["csv"]]), ("pg", ["--input", people["url"], "--table", "people"])):
+        out = str(people["dir"] / f"gen_{name}.csv")
+        res = runner.invoke(sqlanon.cli.app, ["generate", *flags, "--columns", "zip,disease,buys", "--min-sup", "5", "--seed", "3", "--output", out, "--json", "-q"])
+        assert res.exit_code == 0, res.output
+        outs[name] = (json.loads(res.stdout.strip().splitlines()[-1]), sorted(tuple(r.values()) for r in read_rows(out)))
+    (duck, duck_rows), (pg, pg_rows_) = outs["duck"], outs["pg"]
+    assert pg["code_table_size"] == duck["code_table_size"] and pg["total_bits"] == pytest.approx(duck["total_bits"])
+    assert pg_rows_ == duck_rows and len(pg_rows_) == 300
