@@ -102,7 +102,7 @@ class PostgresEngine(Engine):
         )
         self.execute(create)
         copy_target = exp.Schema(this=exp.Table(this=exp.to_identifier(name, quoted=True)), expressions=[exp.to_identifier(f.name, quoted=True) for f in table.schema])
-        copy_sql = "COPY " + copy_target.sql(dialect="postgres") + " FROM STDIN"
+        copy_sql = exp.Copy(this=copy_target, kind=True, files=[exp.var("STDIN")]).sql(dialect="postgres")
         self.queries += 1
         try:
             with self.con.cursor() as cur, cur.copy(copy_sql) as copy:
@@ -132,8 +132,12 @@ class PostgresEngine(Engine):
         self.queries += 1
         try:
             if kind == "csv":
-                options = exp.Tuple(expressions=[exp.var("FORMAT CSV"), exp.var("HEADER"), exp.var("DELIMITER " + exp.Literal.string(delimiter).sql(dialect="postgres"))])
-                copy_sql = "COPY (" + sql + ") TO STDOUT " + options.sql(dialect="postgres")
+                params = [
+                    exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("CSV")),
+                    exp.CopyParameter(this=exp.var("HEADER")),
+                    exp.CopyParameter(this=exp.var("DELIMITER"), expression=exp.Literal.string(delimiter)),
+                ]
+                copy_sql = exp.Copy(this=exp.Subquery(this=query), kind=False, files=[exp.var("STDOUT")], params=params).sql(dialect="postgres")
                 with open(path, "wb") as fh, self.con.cursor() as cur, cur.copy(copy_sql) as copy:
                     for block in copy:
                         fh.write(block)
