@@ -74,9 +74,25 @@ class Engine:
     def fetch_arrow(self, expression: exp.Expression | str) -> pa.Table:
         return self._go(expression, "arrow")
 
+    def set_option(self, key: str, value: str) -> None:
+        """``SET key = 'value'`` (an engine setting); a refused one is the user's error."""
+        from sqlanon.errors import ConfigError, EngineError
+
+        stmt = exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.to_identifier(key), expression=exp.Literal.string(value)))])
+        try:
+            self.execute(stmt)
+        except EngineError as err:
+            raise ConfigError(f"bad engine setting {key}={value!r}: {err}") from None
+
     def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
         """``(name, type)`` of the columns ``query`` returns (``DESCRIBE``; engines may override)."""
         return [(r[0], r[1]) for r in self.fetch_all(exp.Describe(this=query))]
 
     def temp_name(self, prefix: str) -> str:
         return f"sqlanon_{prefix}_{next(self._names)}"
+
+
+def one_line(err: Exception) -> str:
+    """The first line of a driver's error message (messages stay one line)."""
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__

@@ -10,12 +10,8 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlanon.engine.base import Engine
+from sqlanon.engine.base import Engine, one_line
 from sqlanon.errors import ConfigError, EngineError
-
-
-def _quote_literal(text: str) -> exp.Literal:
-    return exp.Literal.string(text)
 
 
 class DuckDBEngine(Engine):
@@ -41,35 +37,24 @@ class DuckDBEngine(Engine):
             # change no setting but the ones asked for, and drop our temp tables when done
             self.con = connection
             if memory_limit:
-                self._set("memory_limit", memory_limit)
+                self.set_option("memory_limit", memory_limit)
             return
         if database != ":memory:" and read_only and not os.path.exists(database):
             raise ConfigError(f"database file not found: {database}")
         try:
             self.con = duckdb.connect(database, read_only=read_only)
         except duckdb.Error as err:
-            raise EngineError(f"cannot open database {database}: {_one_line(err)}") from None
+            raise EngineError(f"cannot open database {database}: {one_line(err)}") from None
         if memory_limit:
-            self._set("memory_limit", memory_limit)
+            self.set_option("memory_limit", memory_limit)
         if threads:
-            self._set("threads", str(int(threads)))
+            self.set_option("threads", str(int(threads)))
         if temp_directory:
-            self._set("temp_directory", temp_directory)
+            self.set_option("temp_directory", temp_directory)
         # Sorting is not needed for any aggregate; keep insertion order off for less memory.
-        self._set("preserve_insertion_order", "false")
+        self.set_option("preserve_insertion_order", "false")
         # DuckDB draws its progress bar on stdout for long queries: that would corrupt --json.
-        self._set("enable_progress_bar", "false")
-
-    def _set(self, key: str, value: str) -> None:
-        stmt = exp.Set(
-            expressions=[
-                exp.SetItem(this=exp.EQ(this=exp.to_identifier(key), expression=_quote_literal(value)))
-            ]
-        )
-        try:
-            self.execute(stmt)
-        except EngineError as err:
-            raise ConfigError(f"bad engine setting {key}={value!r}: {err}") from None
+        self.set_option("enable_progress_bar", "false")
 
     def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:
         try:
@@ -81,7 +66,7 @@ class DuckDBEngine(Engine):
             cur.fetchall()
             return None
         except duckdb.Error as err:
-            raise EngineError(_one_line(err)) from None
+            raise EngineError(one_line(err)) from None
 
     def register_arrow(self, name: str, table: pa.Table) -> None:
         view = f"__sqlanon_arrow_{name}"
@@ -173,8 +158,3 @@ class DuckDBEngine(Engine):
             return
         with contextlib.suppress(Exception):
             self.con.close()
-
-
-def _one_line(err: Exception) -> str:
-    text = str(err).strip().splitlines()
-    return text[0] if text else type(err).__name__

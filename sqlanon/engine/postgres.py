@@ -23,7 +23,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlanon.engine.base import Engine
+from sqlanon.engine.base import Engine, one_line
 from sqlanon.errors import ConfigError, EngineError
 
 URL_PREFIXES = ("postgresql://", "postgres://")
@@ -62,17 +62,10 @@ class PostgresEngine(Engine):
         try:
             self.con = psycopg.connect(database, autocommit=True)
         except psycopg.Error as err:
-            raise EngineError(f"cannot connect to {redact(database)}: {_one_line(err)}") from None
+            raise EngineError(f"cannot connect to {redact(database)}: {one_line(err)}") from None
         if memory_limit:
             # the closest PostgreSQL knob: memory per sort/hash before spilling to disk
-            self._setting("work_mem", _pg_memory(memory_limit))
-
-    def _setting(self, key: str, value: str) -> None:
-        stmt = exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.to_identifier(key), expression=exp.Literal.string(value)))])
-        try:
-            self.execute(stmt)
-        except EngineError as err:
-            raise ConfigError(f"bad engine setting {key}={value!r}: {err}") from None
+            self.set_option("work_mem", _pg_memory(memory_limit))
 
     def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:
         try:
@@ -86,7 +79,7 @@ class PostgresEngine(Engine):
                 names = [d.name for d in cur.description or []]
                 return pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)}) if names else pa.table({})
         except self._psycopg.Error as err:
-            raise EngineError(_one_line(err)) from None
+            raise EngineError(one_line(err)) from None
 
     def register_arrow(self, name: str, table: pa.Table) -> None:
         columns = []
@@ -109,7 +102,7 @@ class PostgresEngine(Engine):
                 for row in zip(*[table.column(i).to_pylist() for i in range(table.num_columns)]):
                     copy.write_row(row)
         except self._psycopg.Error as err:
-            raise EngineError(_one_line(err)) from None
+            raise EngineError(one_line(err)) from None
 
     def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
         """PostgreSQL has no ``DESCRIBE``: run the (``LIMIT 0``) query and read its description."""
@@ -122,7 +115,7 @@ class PostgresEngine(Engine):
                 types = self.con.adapters.types
                 return [(d.name, getattr(types.get(d.type_code), "name", str(d.type_code)).upper()) for d in cur.description]
         except self._psycopg.Error as err:
-            raise EngineError(_one_line(err)) from None
+            raise EngineError(one_line(err)) from None
 
     def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
         """A client-side file (``COPY ... TO`` would write on the server): CSV streams through
@@ -164,7 +157,7 @@ class PostgresEngine(Engine):
             if writer is not None:
                 writer.close()
         except self._psycopg.Error as err:
-            raise EngineError(_one_line(err)) from None
+            raise EngineError(one_line(err)) from None
 
     def source_from(self, source) -> exp.Expression:
         if source.kind != "table":
@@ -177,7 +170,7 @@ class PostgresEngine(Engine):
             with self.con.transaction():
                 yield
         except self._psycopg.Error as err:
-            raise EngineError(_one_line(err)) from None
+            raise EngineError(one_line(err)) from None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -200,8 +193,3 @@ def _pg_memory(limit: str) -> str:
         if text.endswith(unit) and text[: -len(unit)].isdigit():
             return text[: -len(unit)] + ("kB" if unit == "KB" else unit)
     raise ConfigError(f"bad --memory-limit {limit!r}: write e.g. 500MB or 2GB")
-
-
-def _one_line(err: Exception) -> str:
-    text = str(err).strip().splitlines()
-    return text[0] if text else type(err).__name__
