@@ -25,19 +25,28 @@ sys.path.insert(0, HERE)
 from scale_spine import ADULT, COLUMNS, measured  # noqa: E402
 
 
-def load_into_postgres(url: str, arrow_table) -> float:
-    import psycopg
+LOAD = r"""
+import sys, time, duckdb, psycopg
+url, src_sql = sys.argv[1], sys.argv[2]
+table = duckdb.connect().sql("SELECT * FROM " + src_sql).to_arrow_table()
+t = time.perf_counter()
+with psycopg.connect(url, autocommit=True) as con:
+    con.execute("DROP TABLE IF EXISTS adult")
+    con.execute("CREATE TABLE adult (" + ", ".join('"' + c + '" TEXT' for c in table.column_names) + ")")
+    with con.cursor().copy("COPY adult FROM STDIN") as copy:
+        for batch in table.to_batches(100_000):
+            for row in zip(*[c.to_pylist() for c in batch.columns]):
+                copy.write_row(row)
+    con.execute("ANALYZE adult")
+print(table.num_rows, time.perf_counter() - t)
+"""
 
-    t = time.perf_counter()
-    with psycopg.connect(url, autocommit=True) as con:
-        con.execute("DROP TABLE IF EXISTS adult")
-        con.execute("CREATE TABLE adult (" + ", ".join('"' + c + '" TEXT' for c in arrow_table.column_names) + ")")
-        with con.cursor().copy("COPY adult FROM STDIN") as copy:
-            for batch in arrow_table.to_batches(100_000):
-                for row in zip(*[c.to_pylist() for c in batch.columns]):
-                    copy.write_row(row)
-        con.execute("ANALYZE adult")
-    return time.perf_counter() - t
+
+def load_into_postgres(url: str, src_sql: str) -> tuple[int, float]:
+    """In a child process, so this process stays small (a child's peak RSS starts at its parent's)."""
+    _, _, out = measured([sys.executable, "-c", LOAD, url, src_sql])
+    rows, seconds = out.split()
+    return int(rows), float(seconds)
 
 
 def pg_group_by(url: str) -> float:
@@ -57,7 +66,9 @@ def duck_group_by(src_sql: str) -> float:
     q = ", ".join('"' + c + '"' for c in COLUMNS)
     t = time.perf_counter()
     con.execute("SELECT COUNT(*) FROM (SELECT " + q + ", COUNT(*) FROM " + src_sql + " GROUP BY " + q + ")").fetchone()
-    return time.perf_counter() - t
+    seconds = time.perf_counter() - t
+    con.close()
+    return seconds
 
 
 def main() -> None:
@@ -65,7 +76,6 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=0, help="0: Adult itself; else an Adult-like table of this many rows")
     ap.add_argument("--settings", default="5:0.05,10:0.0,100:0.0", help="k:max_suppression pairs")
     args = ap.parse_args()
-    import duckdb
     import pgserver
 
     if args.rows:
@@ -80,12 +90,11 @@ def main() -> None:
         path = os.path.join(ADULT, "adult.csv")
         duck_flags = ["--input", path, "--format", "csv", "--delimiter", ";"]
         src_sql = f"read_csv('{path}', delim=';', header=true, all_varchar=true)"
-    table = duckdb.connect().sql("SELECT * FROM " + src_sql).to_arrow_table()
     server = pgserver.get_server(tempfile.mkdtemp(prefix="sqlanon_pg_"), cleanup_mode="stop")
     url = server.get_uri()
     try:
-        load_s = load_into_postgres(url, table)
-        print(f"{table.num_rows:,} rows; loaded into PostgreSQL in {load_s:.1f} s (not counted)")
+        rows, load_s = load_into_postgres(url, src_sql)
+        print(f"{rows:,} rows; loaded into PostgreSQL in {load_s:.1f} s (not counted)")
         gb = {"duckdb": duck_group_by(src_sql), "postgres": pg_group_by(url)}
         print(f"plain GROUP BY of the 9 QIs: duckdb {gb['duckdb']:.2f} s, postgres {gb['postgres']:.2f} s")
         qi = []

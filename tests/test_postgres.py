@@ -237,3 +237,22 @@ def test_generate_same_code_table_and_rows_as_duckdb(people):
     (duck, duck_rows), (pg, pg_rows_) = outs["duck"], outs["pg"]
     assert pg["code_table_size"] == duck["code_table_size"] and pg["total_bits"] == pytest.approx(duck["total_bits"])
     assert pg_rows_ == duck_rows and len(pg_rows_) == 300
+
+
+def test_weird_identifiers_and_schema_qualified_table(people):
+    """A column named with a quote, a space and SQL in it, in a table with a quote and capitals in
+    its name inside its own schema; the release goes in place (one transaction)."""
+    col = 'zip "code"; DROP TABLE t; --'
+    with psycopg.connect(people["url"], autocommit=True) as con:
+        con.execute('CREATE SCHEMA s')
+        con.execute('CREATE TABLE s."We""ird" ("zip ""code""; DROP TABLE t; --" TEXT, v INTEGER)')
+        con.execute('INSERT INTO s."We""ird" VALUES (\'12345\', 1), (\'12346\', 2), (\'12355\', 3), (\'12356\', 4)')
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--output-table", "out table", "-q"])
+    assert res.exit_code == 0, res.output
+    with psycopg.connect(people["url"]) as con:
+        rows = con.execute('SELECT "zip ""code""; DROP TABLE t; --", v FROM "out table" ORDER BY v').fetchall()
+        assert rows == [("1234*", 1), ("1234*", 2), ("1235*", 3), ("1235*", 4)]
+        assert con.execute('SELECT COUNT(*) FROM s."We""ird"').fetchone()[0] == 4
+    sql = runner.invoke(sqlanon.cli.app, ["sql", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--dialect", "postgres"])
+    assert sql.exit_code == 0, sql.output
+    assert '"zip ""code""; DROP TABLE t; --"' in sql.stdout and '"s"."We""ird"' in sql.stdout
