@@ -47,14 +47,18 @@ class Session:
         self.policy = policy
         self.progress = progress or (lambda message: None)
         if connection is not None:
-            # a table of the caller's open DuckDB connection (e.g. a dbt-duckdb model's session)
-            from sqlanon.engine import DuckDBEngine
+            # a table of the caller's open connection: DuckDB (e.g. a dbt-duckdb model's session)
+            # or psycopg 3 (PostgreSQL)
+            from sqlanon.engine import DuckDBEngine, PostgresEngine
 
             name = policy.table or policy.input
             if not name:
                 raise ConfigError("with connection=..., name the input table (table=...)")
             self.source = Source(kind="table", table=name, database=None)
-            self.engine = DuckDBEngine(connection=connection, memory_limit=policy.memory_limit)
+            if type(connection).__module__.startswith("psycopg"):
+                self.engine = PostgresEngine(connection=connection, memory_limit=policy.memory_limit)
+            else:
+                self.engine = DuckDBEngine(connection=connection, memory_limit=policy.memory_limit)
             _require_table(self.engine, self.source)
             return
         self.source = Source.open(policy.input, policy.format, policy.table, policy.delimiter)
@@ -113,7 +117,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
 
     ``policy`` may be a :class:`Policy`, a dict of policy keys or a YAML path; keyword options
     override it (same names as the policy keys / CLI flags). ``connection`` runs on an open DuckDB
-    connection instead (``table=`` names the input; outputs go to its database; the connection is
+    (or psycopg 3 PostgreSQL) connection instead (``table=`` names the input; outputs go to its database; the connection is
     not closed, and an open transaction of the caller's is joined rather than committed).
     """
     started = time.perf_counter()

@@ -256,3 +256,29 @@ def test_weird_identifiers_and_schema_qualified_table(people):
     sql = runner.invoke(sqlanon.cli.app, ["sql", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--dialect", "postgres"])
     assert sql.exit_code == 0, sql.output
     assert '"zip ""code""; DROP TABLE t; --"' in sql.stdout and '"s"."We""ird"' in sql.stdout
+
+
+def test_borrowed_psycopg_connection_joins_the_callers_transaction(people):
+    """``anonymize(connection=<psycopg connection>)``: the connection stays open, sqlanon's temp
+    tables are gone afterwards, a failing call leaves the caller's transaction usable, and writes
+    made inside the caller's open transaction are the caller's to commit or roll back."""
+    con = psycopg.connect(people["url"])  # autocommit off: the caller controls transactions
+    try:
+        con.execute("SELECT 1")  # the caller's transaction is open
+        with pytest.raises(SqlanonError, match="table 'nope' not found"):
+            sqlanon.api.anonymize(connection=con, table="nope", qi=people["qi"], k=5, output_table="x")
+        report = sqlanon.api.anonymize(connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
+        assert report["output"] == "table people_k5"
+        rows = con.execute("SELECT COUNT(*) FROM people_k5").fetchone()[0]
+        assert rows == 300  # visible inside the caller's transaction
+        temps = con.execute("SELECT COUNT(*) FROM pg_class WHERE relname LIKE 'sqlanon%' AND relpersistence = 't'").fetchone()[0]
+        assert temps == 0
+        con.rollback()
+        assert "people_k5" not in pg_tables(people["url"])  # rolled back with the caller's transaction
+        sqlanon.api.anonymize(connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
+        con.commit()
+        assert {"people_k5", "sqlanon_releases"} <= pg_tables(people["url"])
+        assert check_k(as_text(pg_rows(people["url"], "people_k5")), ["zip", "age"], 5, 0.0)["ok"]
+        assert not con.closed
+    finally:
+        con.close()

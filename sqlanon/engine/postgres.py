@@ -5,8 +5,8 @@ What differs from the embedded engine, and where it is handled:
 * the source is a table of the database (``--input postgresql://... --table NAME``); files are
   DuckDB's to read (:meth:`PostgresEngine.source_from` refuses them with a clear error);
 * small Arrow tables (hierarchy code tables) are loaded into temporary tables with ``COPY``;
-* node queries use the portable ``CASE code WHEN ...`` lookup instead of DuckDB's bound lists
-  (:func:`sqlanon.stats.lookup` decides by dialect);
+* node queries generalize codes by indexing a literal array, ``(ARRAY[...])[code + 1]`` (1-based
+  like DuckDB's lists, which are bound as parameters there; :func:`sqlanon.stats.lookup`);
 * the input hash is ``hashtextextended`` of the row's text form (DuckDB uses ``hash``), so hashes
   are comparable between runs on the same engine only.
 
@@ -51,13 +51,24 @@ class PostgresEngine(Engine):
 
     dialect = "postgres"
 
-    def __init__(self, database: str, memory_limit: str | None = None, threads: int | None = None, **_: Any) -> None:
+    def __init__(self, database: str | None = None, memory_limit: str | None = None, threads: int | None = None, connection=None, **_: Any) -> None:
         super().__init__()
         try:
             import psycopg
         except ImportError:  # pragma: no cover - depends on the installation
             raise ConfigError("a postgresql:// input needs psycopg: pip install 'sqlanon[postgres]'") from None
         self._psycopg = psycopg
+        self.borrowed = connection is not None
+        self._temps: list[str] = []
+        if self.borrowed:
+            # the caller's open psycopg connection: never closed; our temp tables are dropped when
+            # done; if the caller has a transaction open, our writes join it (a savepoint) and are
+            # theirs to commit
+            self.con = connection
+            self.database = None
+            if memory_limit:
+                self.set_option("work_mem", _pg_memory(memory_limit))
+            return
         self.database = database
         try:
             self.con = psycopg.connect(database, autocommit=True)
@@ -67,9 +78,18 @@ class PostgresEngine(Engine):
             # the closest PostgreSQL knob: memory per sort/hash before spilling to disk
             self.set_option("work_mem", _pg_memory(memory_limit))
 
+    def _statement(self):
+        """Where one statement runs. On a borrowed connection outside autocommit, each statement
+        gets its own ``transaction()`` block: a savepoint inside the caller's open transaction (a
+        failing statement then leaves the caller's transaction usable), else a transaction of its
+        own."""
+        if self.borrowed and not self.con.autocommit:
+            return self.con.transaction()
+        return contextlib.nullcontext()
+
     def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:
         try:
-            with self.con.cursor() as cur:
+            with self._statement(), self.con.cursor() as cur:
                 cur.execute(sql, params) if params else cur.execute(sql)
                 if fetch == "none":
                     return None
@@ -93,14 +113,15 @@ class PostgresEngine(Engine):
             kind="TABLE",
             properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
         )
-        self.execute(create)
         copy_target = exp.Schema(this=exp.Table(this=exp.to_identifier(name, quoted=True)), expressions=[exp.to_identifier(f.name, quoted=True) for f in table.schema])
         copy_sql = exp.Copy(this=copy_target, kind=True, files=[exp.var("STDIN")]).sql(dialect="postgres")
-        self.queries += 1
+        self.queries += 2
         try:
-            with self.con.cursor() as cur, cur.copy(copy_sql) as copy:
-                for row in zip(*[table.column(i).to_pylist() for i in range(table.num_columns)]):
-                    copy.write_row(row)
+            with self._statement(), self.con.cursor() as cur:
+                cur.execute(self.sql_text(create))
+                with cur.copy(copy_sql) as copy:
+                    for row in zip(*[table.column(i).to_pylist() for i in range(table.num_columns)]):
+                        copy.write_row(row)
         except self._psycopg.Error as err:
             raise EngineError(one_line(err)) from None
 
@@ -109,7 +130,7 @@ class PostgresEngine(Engine):
         sql = self.sql_text(query)
         self.queries += 1
         try:
-            with self.con.cursor() as cur:
+            with self._statement(), self.con.cursor() as cur:
                 cur.execute(sql)
                 cur.fetchall()
                 types = self.con.adapters.types
@@ -131,7 +152,7 @@ class PostgresEngine(Engine):
                     exp.CopyParameter(this=exp.var("DELIMITER"), expression=exp.Literal.string(delimiter)),
                 ]
                 copy_sql = exp.Copy(this=exp.Subquery(this=query), kind=False, files=[exp.var("STDOUT")], params=params).sql(dialect="postgres")
-                with open(path, "wb") as fh, self.con.cursor() as cur, cur.copy(copy_sql) as copy:
+                with open(path, "wb") as fh, self._statement(), self.con.cursor() as cur, cur.copy(copy_sql) as copy:
                     for block in copy:
                         fh.write(block)
                 return
@@ -172,7 +193,19 @@ class PostgresEngine(Engine):
         except self._psycopg.Error as err:
             raise EngineError(one_line(err)) from None
 
+    def temp_name(self, prefix: str) -> str:
+        name = super().temp_name(prefix)
+        self._temps.append(name)
+        return name
+
     def close(self) -> None:
+        if self.borrowed:
+            from sqlanon.source import drop_table, table_ref
+
+            for name in self._temps:
+                with contextlib.suppress(EngineError):
+                    self.execute(drop_table(table_ref(name), if_exists=True))
+            return
         with contextlib.suppress(Exception):
             self.con.close()
 
