@@ -26,6 +26,24 @@ hierarchy_app = typer.Typer(help="Import and inspect generalization hierarchies.
 app.add_typer(hierarchy_app, name="hierarchy")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"sqlanon {version('sqlanon')}")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            typer.echo("sqlanon (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Anonymize tables inside the database."""
+
+
 def _err(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
 

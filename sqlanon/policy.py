@@ -93,12 +93,10 @@ class Policy:
         return self
 
     def _resolve_paths(self, base: str) -> None:
-        def rel(p):
-            return p if p is None or os.path.isabs(p) or ":" in p.split("/")[0] else os.path.join(base, p)
-
+        """Paths in a policy file are relative to it; URLs (``postgresql://...``) are left alone."""
         for key in ("input", "output", "database", "registry", "report"):
             value = getattr(self, key)
-            if value and not os.path.isabs(value):
+            if value and not os.path.isabs(value) and "://" not in value:
                 setattr(self, key, os.path.join(base, value))
         self.qi = {c: (os.path.join(base, s) if _is_file_spec(s) and not os.path.isabs(s) else s) for c, s in self.qi.items()}
         prev = self.search_options.get("previous")

@@ -282,3 +282,16 @@ def test_borrowed_psycopg_connection_joins_the_callers_transaction(people):
         assert not con.closed
     finally:
         con.close()
+
+
+def test_policy_file_with_a_postgres_url(people, tmp_path):
+    """A policy's paths are relative to it, but a URL stays a URL."""
+    import yaml
+
+    policy = tmp_path / "sub" / "policy.yaml"
+    policy.parent.mkdir()
+    policy.write_text(yaml.safe_dump({"input": people["url"], "table": "people", "qi": people["qi"], "k": 5, "output": "out/r.csv"}))
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--policy", str(policy), "--json", "-q"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout.strip().splitlines()[-1])["output"] == str(tmp_path / "sub" / "out" / "r.csv")
+    assert check_k(read_rows(str(tmp_path / "sub" / "out" / "r.csv")), ["zip", "age"], 5, 0.0)["ok"]

@@ -171,10 +171,16 @@ def test_sql_command_prints_portable_sql(people):
 
 
 def test_html_report(people, tmp_path):
-    html = tmp_path / "r.html"
+    html = tmp_path / "reports" / "r.html"  # its folder is created
     sqlanon.anonymize(input=people["csv"], qi=people["qi"], k=4, report=str(html))
     text = html.read_text()
     assert "sqlanon release report" in text and "transformation" in text.lower()
+    assert os.listdir(tmp_path / "reports") == ["r.html"]
+
+
+def test_version_flag():
+    result = runner.invoke(sqlanon.cli.app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.startswith("sqlanon ")
 
 
 def test_engine_keeps_stdout_clean_and_memory_limited():
