@@ -20,6 +20,8 @@ class Engine:
         self.log: list[str] = []
         self.keep_log = False
         self._names = itertools.count(1)
+        self.borrowed = False  # True on a caller's connection: never closed, temp tables dropped
+        self._temps: list[str] = []
 
     # -- to implement -------------------------------------------------------------------------
     def _run(self, sql: str, fetch: str) -> Any:  # pragma: no cover - interface
@@ -41,8 +43,15 @@ class Engine:
     def transaction(self) -> Iterator[None]:  # pragma: no cover
         raise NotImplementedError
 
-    def close(self) -> None:  # pragma: no cover
-        pass
+    def close(self) -> None:
+        """Close the connection; a borrowed one stays open and only loses our temp tables."""
+        if self.borrowed:
+            self.drop_temps()
+            return
+        con = getattr(self, "con", None)
+        if con is not None:
+            with contextlib.suppress(Exception):
+                con.close()
 
     # -- shared ---------------------------------------------------------------------------------
     def sql_text(self, expression: exp.Expression | str) -> str:
@@ -89,7 +98,19 @@ class Engine:
         return [(r[0], r[1]) for r in self.fetch_all(exp.Describe(this=query))]
 
     def temp_name(self, prefix: str) -> str:
-        return f"sqlanon_{prefix}_{next(self._names)}"
+        name = f"sqlanon_{prefix}_{next(self._names)}"
+        self._temps.append(name)
+        return name
+
+    def drop_temps(self) -> None:
+        """Drop every table named by :meth:`temp_name` (on a borrowed connection, at close)."""
+        from sqlanon.errors import EngineError
+        from sqlanon.source import drop_table, table_ref
+
+        for name in self._temps:
+            with contextlib.suppress(EngineError):
+                self.execute(drop_table(table_ref(name), if_exists=True))
+        self._temps.clear()
 
 
 def one_line(err: Exception) -> str:

@@ -31,7 +31,6 @@ class DuckDBEngine(Engine):
         super().__init__()
         self.database = database
         self.borrowed = connection is not None
-        self._temps: list[str] = []
         if self.borrowed:
             # someone else's connection (a dbt-duckdb model's ``session``): use it, never close it,
             # change no setting but the ones asked for, and drop our temp tables when done
@@ -142,19 +141,3 @@ class DuckDBEngine(Engine):
             raise
         else:
             self.execute("COMMIT")
-
-    def temp_name(self, prefix: str) -> str:
-        name = super().temp_name(prefix)
-        self._temps.append(name)
-        return name
-
-    def close(self) -> None:
-        if self.borrowed:
-            from sqlanon.source import drop_table, table_ref
-
-            for name in self._temps:
-                with contextlib.suppress(EngineError):
-                    self.execute(drop_table(table_ref(name), if_exists=True))
-            return
-        with contextlib.suppress(Exception):
-            self.con.close()

@@ -59,7 +59,6 @@ class PostgresEngine(Engine):
             raise ConfigError("a postgresql:// input needs psycopg: pip install 'sqlanon[postgres]'") from None
         self._psycopg = psycopg
         self.borrowed = connection is not None
-        self._temps: list[str] = []
         if self.borrowed:
             # the caller's open psycopg connection: never closed; our temp tables are dropped when
             # done; if the caller has a transaction open, our writes join it (a savepoint) and are
@@ -192,22 +191,6 @@ class PostgresEngine(Engine):
                 yield
         except self._psycopg.Error as err:
             raise EngineError(one_line(err)) from None
-
-    def temp_name(self, prefix: str) -> str:
-        name = super().temp_name(prefix)
-        self._temps.append(name)
-        return name
-
-    def close(self) -> None:
-        if self.borrowed:
-            from sqlanon.source import drop_table, table_ref
-
-            for name in self._temps:
-                with contextlib.suppress(EngineError):
-                    self.execute(drop_table(table_ref(name), if_exists=True))
-            return
-        with contextlib.suppress(Exception):
-            self.con.close()
 
 
 def redact(url: str) -> str:
