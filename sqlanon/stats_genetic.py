@@ -20,7 +20,7 @@ The per-attribute parts (``k_i``, ``l_i``, the LM column totals) depend on one a
 only and are cached per attribute by the caller (:mod:`sqlanon.metrics.flexible`), so a child that
 differs from its parents in one attribute costs one new list.
 
-The list lookups (``list_extract``) are DuckDB's; the engine layer is DuckDB-only today.
+The list lookups index 1-based arrays (DuckDB lists, PostgreSQL arrays): ``k0[q0 + 1]``.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ def _drop(name: str) -> exp.Drop:
 
 
 def _list_at(list_col: str, code: exp.Expression) -> exp.Expression:
-    return exp.Anonymous(this="list_extract", expressions=[col(list_col), exp.Add(this=code, expression=lit(1))])
+    """``list_col[code]`` (0-based code; DuckDB lists and PostgreSQL arrays are 1-based)."""
+    return exp.Bracket(this=col(list_col), expressions=[exp.Add(this=code, expression=lit(1))])
 
 
 def _add_all(terms: list[exp.Expression]) -> exp.Expression:
@@ -84,8 +85,8 @@ class GeneticStats:
 
     def __init__(self, stats, class_targets: Sequence[ClassTarget] = (), regression_targets: Sequence[RegressionTarget] = (),
                  ok: exp.Expression | None = None) -> None:
-        if stats.engine.dialect != "duckdb":
-            raise ConfigError(f"the genetic search runs on the DuckDB engine only (its batched fitness queries use DuckDB lists), not on {stats.engine.dialect}; copy the table into DuckDB or use another --search")
+        if stats.engine.dialect not in ("duckdb", "postgres"):
+            raise ConfigError(f"the genetic search runs on DuckDB and PostgreSQL (its batched fitness queries index 1-based arrays), not on {stats.engine.dialect}")
         self.stats = stats
         self.engine = stats.engine
         self.n = len(stats.qis)

@@ -39,6 +39,8 @@ _ARROW_TO_PG = {
     pa.bool_(): "BOOLEAN",
     pa.string(): "TEXT",
     pa.large_string(): "TEXT",
+    pa.list_(pa.int64()): "BIGINT[]",
+    pa.list_(pa.float64()): "DOUBLE PRECISION[]",
 }
 
 
