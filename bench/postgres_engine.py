@@ -75,6 +75,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rows", type=int, default=0, help="0: Adult itself; else an Adult-like table of this many rows")
     ap.add_argument("--settings", default="5:0.05,10:0.0,100:0.0", help="k:max_suppression pairs")
+    ap.add_argument("--genetic", action="store_true", help="also a seeded genetic run (LM, k=10, age numeric) on both engines: evaluations per second")
     args = ap.parse_args()
     import pgserver
 
@@ -112,6 +113,18 @@ def main() -> None:
                 results[engine] = r
                 same = "" if engine == "duckdb" else ("yes" if r["transformation"] == results["duckdb"]["transformation"] and abs(r["metric"]["value"] - results["duckdb"]["metric"]["value"]) < 1e-9 else "NO")
                 print(f"{k:>4} {sup:>6} {engine:>9} {seconds:>8.1f} {seconds / gb[engine]:>9.1f}x {rss:>7.0f} {r['nodes_evaluated']:>6} {r['queries']:>8} {1000 * seconds / r['queries']:>8.1f}  {same}")
+        if args.genetic:
+            ga = ["--qi", "age=numeric", "--numeric", "age", "--k", "10", "--search", "genetic", "--metric", "lm",
+                  "--option", "seed=1", "--option", "iterations=3000", "--dry-run", "--json", "-q"]
+            for c in COLUMNS:
+                if c != "age":
+                    ga += ["--qi", f"{c}={os.path.join(ADULT, f'adult_hierarchy_{c}.csv')}"]
+            runs = {}
+            for engine, flags in (("duckdb", duck_flags), ("postgres", ["--input", url, "--table", "adult"])):
+                seconds, rss, out = measured([sys.executable, "-m", "sqlanon", "anonymize", *flags, *ga])
+                runs[engine] = r = json.loads(out)
+                same = "" if engine == "duckdb" else ("yes" if r["transformation"] == runs["duckdb"]["transformation"] else "NO")
+                print(f"genetic {engine:>9}: {seconds:6.1f} s, {r['evaluations']} evaluations, {r['evaluations_per_second']} per second, LM {r['lm']:.4f}  {same}")
     finally:
         server.cleanup()
 
