@@ -306,3 +306,15 @@ def test_policy_file_with_a_postgres_url(people, tmp_path):
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout.strip().splitlines()[-1])["output"] == str(tmp_path / "sub" / "out" / "r.csv")
     assert check_k(read_rows(str(tmp_path / "sub" / "out" / "r.csv")), ["zip", "age"], 5, 0.0)["ok"]
+
+
+def test_in_place_refuses_a_table_a_view_depends_on(people):
+    """DROP fails on a table with a dependent view: the transaction rolls back, the error says
+    why in one line, and table and view are as they were."""
+    with psycopg.connect(people["url"], autocommit=True) as con:
+        con.execute("CREATE VIEW people_view AS SELECT zip FROM people")
+    before = sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"])
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"])
+    assert res.exit_code == 1 and "depend" in res.output and len(res.output.strip().splitlines()) == 1, res.output
+    assert sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"]) == before
+    assert pg_tables(people["url"]) == {"people", "people_view"}
