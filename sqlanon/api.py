@@ -289,7 +289,8 @@ def _policy_dict(policy: Policy) -> dict:
 
 def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb", **options) -> list[tuple[str, str]]:
     """The SQL a run executes, rendered for ``dialect``: the base frequency set, the final node's
-    evaluation and the release query. The search itself runs on DuckDB to find the final node."""
+    evaluation and the release query. The search itself runs on the input's engine to find the
+    final node."""
     policy = _as_policy(policy, options)
     policy.validate()
     session = Session(policy)

@@ -17,6 +17,19 @@ def default_registry_for(path: str) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(path)), REGISTRY_FILE)
 
 
+def _without_passwords(value):
+    """The entry with every ``postgresql://user:password@...`` URL in it redacted."""
+    from sqlanon.engine.postgres import is_postgres_url, redact
+
+    if isinstance(value, dict):
+        return {k: _without_passwords(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_passwords(v) for v in value]
+    if isinstance(value, str) and is_postgres_url(value):
+        return redact(value)
+    return value
+
+
 def ensure(engine) -> None:
     engine.execute(template("registry_create"))
 
@@ -26,6 +39,7 @@ def record(engine, entry: dict) -> int:
     from sqlanon import __version__
 
     ensure(engine)
+    entry = _without_passwords(entry)
     values = {
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "source": entry.get("source"),

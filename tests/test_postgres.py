@@ -174,6 +174,17 @@ def test_bad_input_on_postgres(people):
     res = runner.invoke(sqlanon.cli.app, base + ["--input", secret, "--table", "people"])
     assert res.exit_code == 1 and "cannot connect" in res.output and "no_such_db" in res.output
     assert "s3cret" not in res.output
+    # a password that works (the test server trusts local connections): not in the registry either
+    with_password = head.replace("postgres:@", "postgres:s3cret@") + (f"?{query}" if query else "")
+    assert "s3cret" in with_password
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", with_password, "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "pw", "--json", "-q"])
+    assert res.exit_code == 0 and "s3cret" not in res.output, res.output
+    with psycopg.connect(people["url"]) as con:
+        stored = con.execute("SELECT * FROM sqlanon_releases").fetchall()
+        assert stored and not any("s3cret" in str(row) for row in stored)
+        con.execute("DROP TABLE pw")
+        con.execute("DROP TABLE sqlanon_releases")
+        con.commit()
     # NULL in a quasi-identifier: the same one-line error as on DuckDB, nothing written
     with psycopg.connect(people["url"], autocommit=True) as con:
         con.execute("UPDATE people SET zip = NULL WHERE id = 3")
