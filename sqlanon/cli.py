@@ -367,7 +367,9 @@ def hierarchy_import(
         return store_hierarchy(database, h, table_name, overwrite)
 
     name = _run(go)
-    typer.echo(f"stored hierarchy for {column!r} as table {name} in {database}")
+    from sqlanon.engine.postgres import redact
+
+    typer.echo(f"stored hierarchy for {column!r} as table {name} in {redact(database)} (use it as --qi {column}=table:{name})")
 
 
 def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter):

@@ -393,3 +393,27 @@ def test_cli_import_errors(tmp_path):
             assert con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'sqlanon_hierarchy_%'").fetchall() == [(0,)]
         finally:
             con.close()
+
+
+def test_stored_hierarchy_is_usable_as_table_spec(tmp_path):
+    """``hierarchy import`` then ``--qi age=table:NAME``: the same plan as from the CSV, and a clear
+    error for a missing table or one without level columns."""
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?, delim=';', all_varchar=true)", [str(ADULT / "adult.csv")])
+    con.execute("CREATE TABLE not_a_hierarchy (a VARCHAR)")
+    con.close()
+    path = str(ADULT / "adult_hierarchy_age.csv")
+    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "import", path, "--column", "age", "--database", str(db), "--name", "age map"])
+    assert r.exit_code == 0 and "--qi age=table:age map" in r.output, r.output
+    base = ["anonymize", "--input", str(db), "--table", "people", "--k", "10", "--dry-run", "--json", "-q", "--qi", f"sex={ADULT / 'adult_hierarchy_sex.csv'}"]
+    from_csv = runner.invoke(sqlanon.cli.app, base + ["--qi", f"age={path}"])
+    from_table = runner.invoke(sqlanon.cli.app, base + ["--qi", "age=table:age map"])
+    assert from_csv.exit_code == 0 and from_table.exit_code == 0, from_table.output
+    a, b = (json.loads(x.stdout.strip().splitlines()[-1]) for x in (from_csv, from_table))
+    assert a["transformation"] == b["transformation"] and a["metric"] == b["metric"]
+    assert b["hierarchies"][1]["origin"] == "table age map" and b["hierarchies"][1]["leaves"] == 100
+    missing = runner.invoke(sqlanon.cli.app, base + ["--qi", "age=table:nope"])
+    assert missing.exit_code == 2 and "hierarchy table 'nope' for 'age' not found" in missing.output
+    wrong = runner.invoke(sqlanon.cli.app, base + ["--qi", "age=table:not_a_hierarchy"])
+    assert wrong.exit_code == 1 and "has no level_0 .. level_N columns (columns: a)" in wrong.output

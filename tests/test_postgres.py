@@ -329,3 +329,16 @@ def test_in_place_refuses_a_table_a_view_depends_on(people):
     assert res.exit_code == 1 and "depend" in res.output and len(res.output.strip().splitlines()) == 1, res.output
     assert sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"]) == before
     assert pg_tables(people["url"]) == {"people", "people_view"}
+
+
+def test_stored_hierarchy_in_postgres(people, tmp_path):
+    """``hierarchy import --database URL`` stores the mapping table in PostgreSQL;
+    ``--qi zip=table:NAME`` reads it back: the same plan as from the file."""
+    tree = tmp_path / "zip.csv"
+    tree.write_text("".join(f"{z};{z[:4]}*;{z[:3]}**;*\n" for z in ["12345", "12346", "12355", "12356", "13001", "13002"]))
+    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "import", str(tree), "--column", "zip", "--database", people["url"]])
+    assert r.exit_code == 0 and "table:sqlanon_hierarchy_zip" in r.output, r.output
+    assert "sqlanon_hierarchy_zip" in pg_tables(people["url"])
+    a = sqlanon.api.anonymize(input=people["url"], table="people", qi={"zip": str(tree)}, k=20, dry_run=True)
+    b = sqlanon.api.anonymize(input=people["url"], table="people", qi={"zip": "table:sqlanon_hierarchy_zip"}, k=20, dry_run=True)
+    assert a["transformation"] == b["transformation"] and a["metric"] == b["metric"]

@@ -8,14 +8,15 @@ A hierarchy *spec* (``--qi COLUMN=SPEC`` or the policy's ``hierarchy:``) is one 
 * ``dates``: day -> month -> year -> ``*``;
 * ``mask`` (or ``mask:#``): hide one more trailing character per level (zip codes);
 * ``numeric``: distinct values under ``*`` (for interval cuts of the genetic search);
-* ``flat``: distinct values under ``*`` (a categorical attribute with no taxonomy).
+* ``flat``: distinct values under ``*`` (a categorical attribute with no taxonomy);
+* ``table:NAME``: a mapping table in the input's own database (``sqlanon hierarchy import``).
 """
 
 from __future__ import annotations
 
 import os
 
-from sqlanon.errors import ConfigError
+from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.hierarchy import builders
 from sqlanon.hierarchy.io import read_csv_hierarchy, read_tree_hierarchy, tree_to_hierarchy, write_csv_hierarchy
 from sqlanon.hierarchy.model import Hierarchy
@@ -25,10 +26,36 @@ __all__ = ["Hierarchy", "load_hierarchy", "read_csv_hierarchy", "read_tree_hiera
 BUILDERS = ("bands", "dates", "mask", "numeric", "flat")
 
 
+def read_stored_hierarchy(name: str, column: str, engine) -> Hierarchy:
+    """A mapping table stored by ``sqlanon hierarchy import`` (``level_0`` = leaf, ...,
+    ``level_h`` = root; other columns ignored), read from the input's own database."""
+    from sqlglot import exp
+
+    from sqlanon.errors import EngineError
+    from sqlanon.hierarchy.model import Hierarchy as H
+    from sqlanon.source import Source
+
+    if engine is None:
+        raise ConfigError(f"hierarchy table {name!r} for {column!r} needs the input's database")
+    ref = Source(kind="table", table=name).table_expression()
+    try:
+        names = [c for c, _ in engine.describe_columns(exp.select("*").from_(ref).limit(0))]
+    except EngineError:
+        raise ConfigError(f"hierarchy table {name!r} for {column!r} not found in the input's database") from None
+    levels = sorted((int(c[len("level_"):]), c) for c in names if c.startswith("level_") and c[len("level_"):].isdigit())
+    if not levels or [n for n, _ in levels] != list(range(len(levels))):
+        raise HierarchyError(f"hierarchy table {name!r} for {column!r} has no level_0 .. level_N columns (columns: {', '.join(names)})")
+    q = exp.select(*[exp.cast(exp.column(c, quoted=True), "VARCHAR") for _, c in levels]).from_(ref)
+    rows = [["" if v is None else str(v) for v in r] for r in engine.fetch_all(q)]
+    return H(attribute=column, rows=rows, origin=f"table {name}")
+
+
 def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None) -> Hierarchy:
     """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL)."""
     spec = str(spec).strip()
     kind, _, arg = spec.partition(":")
+    if kind == "table" and arg and not os.path.exists(spec):
+        return read_stored_hierarchy(arg, column, engine)
     if kind in BUILDERS and not os.path.exists(spec):
         if engine is None or source is None:
             raise ConfigError(f"hierarchy builder {kind!r} for {column!r} needs the source")
