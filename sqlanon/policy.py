@@ -191,4 +191,4 @@ def parse_qi_flags(flags: list[str]) -> dict[str, str]:
 def _is_file_spec(spec: str) -> bool:
     from sqlanon.hierarchy import BUILDERS
 
-    return spec.split(":")[0] not in BUILDERS
+    return spec.split(":")[0] not in (*BUILDERS, "table")

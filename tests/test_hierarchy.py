@@ -413,6 +413,13 @@ def test_stored_hierarchy_is_usable_as_table_spec(tmp_path):
     a, b = (json.loads(x.stdout.strip().splitlines()[-1]) for x in (from_csv, from_table))
     assert a["transformation"] == b["transformation"] and a["metric"] == b["metric"]
     assert b["hierarchies"][1]["origin"] == "table age map" and b["hierarchies"][1]["leaves"] == 100
+    # the same from a policy file in another folder: table:NAME is not a path to resolve
+    policy = tmp_path / "policies" / "p.yaml"
+    policy.parent.mkdir()
+    policy.write_text(f"input: {db}\ntable: people\nk: 10\nqi:\n  sex: {ADULT / 'adult_hierarchy_sex.csv'}\n  age: 'table:age map'\n")
+    from_policy = runner.invoke(sqlanon.cli.app, ["anonymize", "--policy", str(policy), "--dry-run", "--json", "-q"])
+    assert from_policy.exit_code == 0, from_policy.output
+    assert json.loads(from_policy.stdout.strip().splitlines()[-1])["transformation"] == b["transformation"]
     missing = runner.invoke(sqlanon.cli.app, base + ["--qi", "age=table:nope"])
     assert missing.exit_code == 2 and "hierarchy table 'nope' for 'age' not found" in missing.output
     wrong = runner.invoke(sqlanon.cli.app, base + ["--qi", "age=table:not_a_hierarchy"])
