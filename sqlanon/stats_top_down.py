@@ -152,12 +152,7 @@ class LossyJoinStats:
             keys.append(exp.alias_(_yv([as_varchar(col(c, "src")) for c in t1.y.columns]), "yv", quoted=True))
         if t1.class_column:
             keys.append(exp.alias_(as_varchar(col(t1.class_column, "src")), "cls", quoted=True))
-        aggs = [exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True)]
-        for k, column, value in t1.sens:
-            ind = if_(exp.EQ(this=as_varchar(col(column, "src")), expression=lit(value)), lit(1), lit(0))
-            aggs.append(exp.alias_(sum_(ind), f"s{k}", quoted=True))
-        sel = sel.select(*keys, *aggs)
-        return sel.group_by(*[lit(j + 1) for j in range(len(keys))]) if keys else sel
+        return _counted(sel, keys, t1.sens)
 
     def base1_from_shared(self) -> exp.Select | None:
         """``base1`` rolled up from the shared base frequency set (same leaf codes, the class as
@@ -190,12 +185,7 @@ class LossyJoinStats:
             keys.append(exp.alias_(as_varchar(col(name, "src")), f"x{c}", quoted=True))
         if p.y.mode == "values":
             keys.append(exp.alias_(_yv([as_varchar(col(c, "src")) for c in p.y.columns]), "yv", quoted=True))
-        aggs = [exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True)]
-        for k, column, value in p.sens:
-            ind = if_(exp.EQ(this=as_varchar(col(column, "src")), expression=lit(value)), lit(1), lit(0))
-            aggs.append(exp.alias_(sum_(ind), f"s{k}", quoted=True))
-        sel = sel.select(*keys, *aggs)
-        return sel.group_by(*[lit(j + 1) for j in range(len(keys))]) if keys else sel
+        return _counted(sel, keys, p.sens)
 
     def _dict_name(self, r: int, c: int) -> str:
         return f"{self.prel[r]}_d{c}"
@@ -558,6 +548,16 @@ class LossyJoinStats:
         if row is None:
             return None
         return {"x": dict(zip(xk, row[: len(xk)])), "ay": row[len(xk)], "ax": row[len(xk) + 1], "l": list(row[len(xk) + 2:])}
+
+
+def _counted(sel: exp.Select, keys: list[exp.Expression], sens) -> exp.Select:
+    """A release's scan grouped by ``keys``: rows (``cnt``) and one count per sensitive value."""
+    aggs = [exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True)]
+    for k, column, value in sens:
+        ind = if_(exp.EQ(this=as_varchar(col(column, "src")), expression=lit(value)), lit(1), lit(0))
+        aggs.append(exp.alias_(sum_(ind), f"s{k}", quoted=True))
+    sel = sel.select(*keys, *aggs)
+    return sel.group_by(*[lit(j + 1) for j in range(len(keys))]) if keys else sel
 
 
 def _yv(parts: list[exp.Expression]) -> exp.Expression:
