@@ -12,7 +12,7 @@ A record of the current release T1 *matches* a record of a previous release Ti w
   (``Person``) still matches.
 
 Everything here is metadata (taxonomy trees, a handful of values): the planner uses it to build
-the small match tables that the SQL in :mod:`sqlanon.stats_top_down` joins on, and the tests use
+the small match tables that the SQL in :mod:`sqlanon.stats.top_down` joins on, and the tests use
 :func:`records_match` as the slow reference.
 
 Inconsistency specs (``--inconsistent``, repeatable, or the policy's ``inconsistent:`` list) are

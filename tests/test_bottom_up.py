@@ -11,7 +11,7 @@ from sqlanon.errors import UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.search import bottom_up
 from sqlanon.search.bottom_up import BottomUp, Taxonomy, _class_base
-from sqlanon.stats_bottom_up import VidTable
+from sqlanon.stats.bottom_up import VidTable
 
 from bottom_up_helpers import (
     EX1_HIERARCHIES,

@@ -410,7 +410,7 @@ def test_genetic_base_rolled_up_from_the_shared_frequency_set(tmp_path):
     from sqlanon.engine import connect
     from sqlanon.source import Source, table_ref
     from sqlanon.stats import ClassNeeds, Statistics
-    from sqlanon.stats_genetic import ClassTarget, GeneticStats
+    from sqlanon.stats.genetic import ClassTarget, GeneticStats
     from sqlglot import exp
 
     rows, ha, hb = random_table(5)

@@ -367,7 +367,7 @@ def test_top6_requirement_is_k_anonymity_of_t1(tmp_path, seed, k):
 def test_base1_rolls_up_from_the_shared_base_without_rescanning_t1(tmp_path, seed, x, y, monkeypatch):
     """With the class in the shared base set and no Y values of T1 to count, T1's base set is a
     roll-up of the shared one (no second scan of T1); the plan equals the one from a scan."""
-    from sqlanon.stats_top_down import LossyJoinStats
+    from sqlanon.stats.top_down import LossyJoinStats
 
     paths, _, qi = random_tables(tmp_path, seed)
     opts = dict(previous=[paths["t2"]], x=x, y=y, k=2)

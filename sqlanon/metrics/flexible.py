@@ -1,6 +1,6 @@
 """Iyengar's usage metrics for *flexible* generalizations (valid cuts, numeric intervals).
 
-All of them are computed from frequency sets by SQL (:mod:`sqlanon.stats_genetic`), a batch of
+All of them are computed from frequency sets by SQL (:mod:`sqlanon.stats.genetic`), a batch of
 candidate solutions per statement; what depends on one attribute's cut only is cached per
 attribute (:class:`FlexibleEvaluator`).
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from sqlanon.errors import ConfigError
-from sqlanon.stats_genetic import ClassTarget, GeneticStats, RegressionTarget
+from sqlanon.stats.genetic import ClassTarget, GeneticStats, RegressionTarget
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ fit in the budget; those rows are suppressed by the release).
 
 ``AG(VID)`` is computed only for the at most ``|VID|`` generalizations that pass Theorem 1 (every
 anonymity vid generalized by a segment of size > 1 of G), and each such computation reads only the
-vids G generalizes (see :mod:`sqlanon.stats_bottom_up`). The sequence of generalizations, with
+vids G generalizes (see :mod:`sqlanon.stats.bottom_up`). The sequence of generalizations, with
 ``I``, ``P``, ``IP`` and ``A(VID)`` after each, is the trace.
 
 Taxonomies come from the hierarchy tables: a node is a set of leaves, so a chain of single-child
@@ -33,7 +33,7 @@ from typing import Sequence
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.plan import Plan, Recoding
-from sqlanon.stats_bottom_up import Probe, VidTable, class_values_query
+from sqlanon.stats.bottom_up import Probe, VidTable, class_values_query
 
 ROUND = 9  # decimals used when comparing I and IP (ties across float summation orders)
 

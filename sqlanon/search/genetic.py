@@ -13,7 +13,7 @@ masked, and counted by the metric. The search is GENITOR (Whitley 1989), steady 
   worst**.
 
 Fitness comes from the frequency set by SQL (:mod:`sqlanon.metrics.flexible`,
-:mod:`sqlanon.stats_genetic`): the children of ``batch`` consecutive iterations are scored by one
+:mod:`sqlanon.stats.genetic`): the children of ``batch`` consecutive iterations are scored by one
 statement, then inserted one by one in order (``batch=1`` is textbook GENITOR; a batch much smaller
 than the population changes nothing measurable and is ~4x faster). Results are memoized per
 solution and the per-attribute parts per attribute cut.

@@ -12,7 +12,7 @@ change) satisfies an (X,Y)-privacy requirement, while T1 stays useful:
    again;
 3. stop when no valid candidate remains: T1 is maximally specialized.
 
-All join statistics come from :mod:`sqlanon.stats_top_down` (SQL over per-release aggregates; the
+All join statistics come from :mod:`sqlanon.stats.top_down` (SQL over per-release aggregates; the
 join is never built). Each iteration runs one statement for the current state plus one per
 attribute that still has candidates (all candidates of an attribute are evaluated together).
 
@@ -36,7 +36,7 @@ from sqlanon.plan import Plan, Recoding
 from sqlanon.privacy.xy import SensitiveValue, XYAnonymity, XYLinkability, parse_sensitive, parse_threshold
 from sqlanon.source import Source
 from sqlanon.stats import distinct_values
-from sqlanon.stats_top_down import IncTable, LossyJoinStats, MatchTable, PrevSpec, Result, SideY, T1Spec
+from sqlanon.stats.top_down import IncTable, LossyJoinStats, MatchTable, PrevSpec, Result, SideY, T1Spec
 
 # ------------------------------------------------------------------------------------------------
 # per-attribute cut state

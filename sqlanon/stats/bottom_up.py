@@ -32,7 +32,7 @@ from typing import Sequence
 from sqlglot import exp
 
 from sqlanon.source import col, table_ref
-from sqlanon.stats import and_all, create_temp, if_, lit, lookup, sum_
+from sqlanon.stats.core import and_all, create_temp, if_, lit, lookup, sum_
 
 LN2 = math.log(2.0)
 

@@ -33,7 +33,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.source import col, table_ref
-from sqlanon.stats import (
+from sqlanon.stats.core import (
     as_double,
     as_varchar,
     create_temp,

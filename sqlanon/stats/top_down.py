@@ -45,7 +45,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.source import col, table_ref
-from sqlanon.stats import as_double, as_varchar, create_temp, cte_select, if_, lit, lookup, sum_
+from sqlanon.stats.core import as_double, as_varchar, create_temp, cte_select, if_, lit, lookup, sum_
 
 SEP = "\x1f"
 
