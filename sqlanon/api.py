@@ -27,7 +27,7 @@ from sqlanon.policy import Policy
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
 from sqlanon.search import LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
-from sqlanon.search.lattice import Lattice
+from sqlanon.search.lattice import Lattice, level_bounds
 from sqlanon.source import Source, col
 from sqlanon.stats import ClassNeeds, Statistics, if_
 
@@ -105,6 +105,29 @@ def build_requirement(policy: Policy, rows: int | None = None) -> Requirement:
     return Requirement(models, budget=budget, max_suppression=policy.max_suppression)
 
 
+def make_metric(policy: Policy, qis: list[str]):
+    """The policy's metric, with its attribute weights (``weights:``; unlisted QIs weigh 1)."""
+    if not policy.weights:
+        return METRICS[policy.metric]()
+    for name in policy.weights:
+        if name not in qis:
+            raise ConfigError(f"weights names {name!r}, which is not a quasi-identifier ({', '.join(qis)})")
+    return METRICS[policy.metric](weights=[policy.weights.get(q, 1.0) for q in qis])
+
+
+def require_lattice_search(policy: Policy) -> None:
+    """Weights and level bounds are honoured by the lattice searches; the flexible planners
+    (bottom-up, top-down, genetic) choose cuts with their own metrics: refuse, never ignore."""
+    if policy.search in LATTICE_SEARCHES:
+        return
+    for key, flag in (("weights", "--weights"), ("min_level", "--min-level"), ("max_level", "--max-level")):
+        if getattr(policy, key):
+            raise ConfigError(
+                f"{flag} is honoured by the lattice searches ({', '.join(sorted(LATTICE_SEARCHES))}); "
+                f"search {policy.search} chooses flexible cuts and cannot honour it"
+            )
+
+
 def qi_specs(policy: Policy) -> dict[str, str]:
     qis = dict(policy.qi)
     for column in policy.search_options.get("numeric", []) or []:
@@ -130,9 +153,11 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
     try:
         target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter)
         qis = qi_specs(policy)
+        require_lattice_search(policy)
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
-        metric = METRICS[policy.metric]()
+        metric = make_metric(policy, list(qis))
+        level_bounds(hierarchies, list(qis), policy.min_level, policy.max_level)  # errors before the scan
         needs = requirement.needs.merge(metric.needs)
         class_column = policy.class_column
         if class_column and policy.search in PLANNERS:
@@ -194,7 +219,8 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
                 best = lattice.best_value
                 say(f"{evaluated} nodes evaluated of {len(lattice):,}" + (f", best {metric.name} so far {best:.6g}" if best < math.inf else ""))
 
-        lattice = Lattice(stats, requirement, metric, progress=tick)
+        bounds = level_bounds(stats.hierarchies, stats.qis, policy.min_level, policy.max_level)
+        lattice = Lattice(stats, requirement, metric, progress=tick, bounds=bounds)
         result = LATTICE_SEARCHES[policy.search](lattice, **policy.search_options)
         node = result.node
         recoding = Recoding.from_node(stats.hierarchies, node)
@@ -210,7 +236,7 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
             metric_value=float(result.value),
             node=node,
             nodes_evaluated=result.nodes_evaluated,
-            extra={"nodes_total": result.nodes_total},
+            extra={"nodes_total": result.nodes_total, **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {})},
         )
     module_name, _, func = PLANNERS[policy.search].partition(":")
     try:
@@ -260,6 +286,10 @@ def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) 
         "quasi_identifiers": stats.qis,
         "hierarchies": [h.describe() for h in stats.hierarchies],
     }
+    if policy.weights:  # as the metric used them: normalized by the largest
+        from sqlanon.metrics.base import normalize_weights
+
+        report["weights"] = dict(zip(stats.qis, normalize_weights([policy.weights.get(q, 1.0) for q in stats.qis])))
     for key, value in plan.extra.items():
         report.setdefault(key, value)
     return report
@@ -296,9 +326,10 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
     session = Session(policy)
     try:
         qis = qi_specs(policy)
+        require_lattice_search(policy)
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
-        metric = METRICS[policy.metric]()
+        metric = make_metric(policy, list(qis))
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, policy.class_column, requirement.needs.merge(metric.needs))
         stats.prepare()
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)

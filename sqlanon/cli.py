@@ -146,6 +146,12 @@ def anonymize(
     mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="genetic: mutation rate."),
     numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="genetic: a numeric QI (intervals). Repeat or comma list."),
     option: Optional[List[str]] = typer.Option(None, "--option", help="Any search option KEY=VALUE. Repeat."),
+    weights: Optional[List[str]] = typer.Option(None, "--weights", help="Attribute weights COLUMN=W (comma list or repeat) for precision, lm, entropy, height."),
+    min_level: Optional[List[str]] = typer.Option(None, "--min-level", help="Lowest level a lattice search may choose, COLUMN=LEVEL. Repeat."),
+    max_level: Optional[List[str]] = typer.Option(None, "--max-level", help="Highest level a lattice search may choose, COLUMN=LEVEL. Repeat."),
+    microaggregate: Optional[List[str]] = typer.Option(None, "--microaggregate", help="Release a numeric column as its class mean or median, COLUMN=mean|median. Repeat."),
+    local_recoding: bool = typer.Option(False, "--local-recoding", help="Re-anonymize suppressed rows with more general transformations (ARX local recoding)."),
+    local_iterations: Optional[int] = typer.Option(None, "--local-iterations", help="Local recoding: at most N further transformations (default 10)."),
 ) -> None:
     from sqlanon.api import anonymize as api_anonymize
 
@@ -156,7 +162,8 @@ def anonymize(
             suppression=suppression, metric=metric, search=search, sensitive_column=sensitive_column,
             class_column=class_column, output=output, output_table=output_table, database=database,
             in_place=in_place, overwrite=overwrite, drop_columns=drop_column, memory_limit=memory_limit,
-            threads=threads, registry=registry, report=report,
+            threads=threads, registry=registry, report=report, weights=weights, min_level=min_level,
+            max_level=max_level, microaggregate=microaggregate, local_recoding=local_recoding,
         )
         search_options = dict(
             trace=trace, previous=previous, x=_split(x), y=_split(y), privacy=privacy,
@@ -165,6 +172,8 @@ def anonymize(
         )
         search_options.update(_options(option))
         pol = _policy_from_flags(policy, flags, search_options)
+        if local_iterations is not None:  # 0 is a value (and refused), not an absence
+            pol.update({"local_iterations": local_iterations}, "flags")
         return api_anonymize(pol, progress=_progress(quiet), dry_run=dry_run)
 
     result = _run(go)

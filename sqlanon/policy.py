@@ -48,6 +48,14 @@ class Policy:
     drop_columns: list[str] = field(default_factory=list)
     search_options: dict[str, Any] = field(default_factory=dict)
     report: str | None = None
+    # attribute weights and per-QI level bounds (docs/transformations.md)
+    weights: dict[str, float] = field(default_factory=dict)
+    min_level: dict[str, int] = field(default_factory=dict)
+    max_level: dict[str, int] = field(default_factory=dict)
+    # microaggregation (column -> mean | median) and local recoding
+    microaggregate: dict[str, str] = field(default_factory=dict)
+    local_recoding: bool = False
+    local_iterations: int | None = None
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -133,7 +141,39 @@ _TYPES = {
     "threads": int,
     "in_place": bool,
     "overwrite": bool,
+    "local_recoding": bool,
+    "local_iterations": int,
 }
+
+#: keys holding ``COLUMN -> value`` maps: a mapping, ``"a=1,b=2"`` or a list of ``"a=1"``
+_PAIR_TYPES = {"weights": float, "min_level": int, "max_level": int, "microaggregate": str}
+
+
+def parse_pairs(key: str, value, kind, where: str = "flags") -> dict:
+    """``{column: value}`` from a mapping, ``"a=1,b=2"`` text or a list of ``"a=1"`` items."""
+    items: list[tuple[str, object]] = []
+    if isinstance(value, dict):
+        items = [(str(c), v) for c, v in value.items()]
+    else:
+        for part in value if isinstance(value, (list, tuple)) else [value]:
+            for item in str(part).split(","):
+                if not item.strip():
+                    continue
+                column, sep, v = item.partition("=")
+                if not sep or not column.strip() or not v.strip():
+                    raise ConfigError(f"{key} in {where} wants COLUMN=VALUE, got {item.strip()!r}")
+                items.append((column.strip(), v.strip()))
+    out = {}
+    for column, v in items:
+        try:
+            if isinstance(v, bool) or v is None:
+                raise ValueError
+            if kind is int and isinstance(v, float) and not v.is_integer():
+                raise ValueError
+            out[column] = kind(v) if kind is not str else str(v).strip().lower()
+        except (TypeError, ValueError):
+            raise ConfigError(f"bad value for {key} {column!r} in {where}: {v!r} is not {'an int' if kind is int else 'a number'}") from None
+    return out
 
 
 def _coerce(key: str, value, where: str):
@@ -153,6 +193,8 @@ def _coerce(key: str, value, where: str):
         if isinstance(value, list):
             return parse_qi_flags([str(v) for v in value])
         raise ConfigError(f"qi in {where} must map columns to hierarchies")
+    if key in _PAIR_TYPES:
+        return parse_pairs(key, value, _PAIR_TYPES[key], where)
     if key == "drop_columns":
         return [str(v) for v in (value if isinstance(value, list) else [value])]
     if key == "search_options":

@@ -8,11 +8,31 @@ Each metric gives
   frequencies), used to order and stop the optimal search;
 * ``query_bound(stats, node, ns)``: optionally a lower bound that holds for the node *and all its
   generalizations* (monotone), used to prune whole sub-lattices.
+
+**Attribute weights** (ARX's ``ARXConfiguration.setAttributeWeight``): a multi-dimensional metric
+(precision, LM, entropy, height) computes one value per QI and aggregates them; with weights, each
+QI's value is multiplied by its weight divided by the largest weight (ARX's
+``AbstractMetricMultiDimensional``), then aggregated as before (arithmetic mean for precision and
+LM, sum for entropy and height). Single-dimensional metrics (discernibility, AECS, CM) score classes,
+not attributes: they refuse weights.
 """
 
 from __future__ import annotations
 
+import math
+
+from sqlanon.errors import ConfigError
 from sqlanon.stats import ClassNeeds
+
+
+def normalize_weights(weights) -> list[float]:
+    """ARX's normalization: each weight over the largest (all 1 when every weight is 0)."""
+    ws = [float(w) for w in weights]
+    for w in ws:
+        if not math.isfinite(w) or w < 0:
+            raise ConfigError(f"attribute weights must be finite and >= 0, got {w!r}")
+    top = max(ws, default=0.0)
+    return [1.0] * len(ws) if top == 0 else [w / top for w in ws]
 
 
 class Metric:
@@ -20,6 +40,21 @@ class Metric:
     needs = ClassNeeds()
     #: True when the value never decreases under generalization *without* suppression.
     monotone_without_suppression = True
+    #: multi-dimensional (one value per QI): attribute weights apply
+    weighted = False
+
+    def __init__(self, weights=None) -> None:
+        """``weights``: one number per QI (in QI order), or None (all equal)."""
+        if weights is not None and not self.weighted:
+            raise ConfigError(
+                f"metric {self.name} scores equivalence classes, not attributes: attribute weights "
+                "apply to precision, lm, entropy and height"
+            )
+        self.weights = normalize_weights(weights) if weights is not None else None
+
+    def w(self, i: int) -> float:
+        """The normalized weight of QI ``i`` (1 without weights)."""
+        return 1.0 if self.weights is None else self.weights[i]
 
     def aggregates(self, stats, node) -> list:
         return []

@@ -4,6 +4,7 @@
 of the *input* with that value (or with a value generalizing to it). As in ARX the value does not
 depend on which rows are suppressed, so it is known from per-column frequencies alone: a node is
 scored without a query, and the data is only asked whether it satisfies the privacy model.
+With attribute weights each QI's sum is multiplied by its normalized weight (ARX: SUM aggregate).
 """
 
 import math
@@ -25,6 +26,7 @@ def column_entropy(stats, i: int, level: int) -> float:
 
 class Entropy(Metric):
     name = "entropy"
+    weighted = True
 
     def value(self, stats, node, ns) -> float:
         return self.prior_bound(stats, node)
@@ -36,5 +38,5 @@ class Entropy(Metric):
             key = (i, level)
             if key not in cache:
                 cache[key] = column_entropy(stats, i, level)
-            total += cache[key]
+            total += self.w(i) * cache[key]
         return total

@@ -1,13 +1,17 @@
-"""Height: the sum of generalization levels (Samarati; Aggarwal 20.3)."""
+"""Height: the sum of generalization levels (Samarati; Aggarwal 20.3); with attribute weights,
+ARX's ``MetricMDHeight``: the sum of each level times its QI's normalized weight."""
 
 from sqlanon.metrics.base import Metric
 
 
 class Height(Metric):
     name = "height"
+    weighted = True
 
     def value(self, stats, node, ns) -> float:
-        return float(sum(node))
+        return self.prior_bound(stats, node)
 
     def prior_bound(self, stats, node) -> float:
-        return float(sum(node))
+        if self.weights is None:
+            return float(sum(node))
+        return float(sum(w * lv for w, lv in zip(self.weights, node)))

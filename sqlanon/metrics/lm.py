@@ -2,7 +2,8 @@
 
 Per row and QI: ``(M_P - 1) / (M - 1)`` where ``M_P`` is the number of leaves below the released
 value and ``M`` the number of leaves of the hierarchy; a suppressed row counts 1 in every QI. The
-value is the mean over QIs of the per-column means over rows.
+value is the mean over QIs of the per-column means over rows; with attribute weights each column's
+mean is multiplied by its normalized weight first (ARX's weighted ``MetricMDNMLoss``).
 """
 
 from sqlglot import exp
@@ -31,6 +32,7 @@ def column_losses(stats, node) -> list[float]:
 
 class LM(Metric):
     name = "lm"
+    weighted = True
 
     def aggregates(self, stats, node):
         return lambda params=None: self._aggregates(stats, node, params)
@@ -38,7 +40,10 @@ class LM(Metric):
     def _aggregates(self, stats, node, params):
         terms = []
         for i, (h, level) in enumerate(zip(stats.hierarchies, node)):
-            terms.append(lookup(loss_table(h, level), col(stats.qcol(i)), stats.dialect, params))
+            losses = loss_table(h, level)
+            if self.weights is not None:
+                losses = [self.w(i) * x for x in losses]
+            terms.append(lookup(losses, col(stats.qcol(i)), stats.dialect, params))
         total = terms[0]
         for t in terms[1:]:
             total = exp.Add(this=total, expression=t)
@@ -48,7 +53,10 @@ class LM(Metric):
     def value(self, stats, node, ns) -> float:
         nq = len(stats.qis)
         released = float(ns.extra["lm_released"] or 0.0)
-        return (released / nq + ns.suppressed) / stats.rows
+        return (released / nq + ns.suppressed * self._suppressed_loss(nq)) / stats.rows
+
+    def _suppressed_loss(self, nq: int) -> float:
+        return sum(self.weights) / nq if self.weights is not None else 1.0
 
     def per_column(self, stats, node, ns) -> dict:
         """Per-column LM; exact only when nothing is suppressed (else suppressed rows count 1)."""
@@ -57,13 +65,13 @@ class LM(Metric):
 
     def prior_bound(self, stats, node) -> float:
         cache = stats.__dict__.setdefault("_lm_cache", {})
-        key = tuple(node)
+        key = (tuple(node), tuple(self.weights) if self.weights is not None else None)
         if key not in cache:
             cols = column_losses(stats, node)
-            cache[key] = sum(cols) / len(cols)
+            cache[key] = sum(self.w(i) * c for i, c in enumerate(cols)) / len(cols)
         return cache[key]
 
     def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
         """Suppressing a row replaces its loss (at most the largest row loss u) by 1."""
-        worst = sum(max(loss_table(h, level)) for h, level in zip(stats.hierarchies, node)) / len(node)
-        return prior + suppressed * (1.0 - worst) / stats.rows
+        worst = sum(self.w(i) * max(loss_table(h, level)) for i, (h, level) in enumerate(zip(stats.hierarchies, node))) / len(node)
+        return prior + suppressed * (self._suppressed_loss(len(node)) - worst) / stats.rows

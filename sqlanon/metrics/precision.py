@@ -1,25 +1,33 @@
-"""Precision loss (1 - Sweeney's precision), as ARX computes it: the mean over rows and QIs of
-``level / max level``, with every QI of a suppressed row counting 1."""
+"""Precision loss (1 - Sweeney's precision), as ARX computes it (``MetricMDNMPrecision``): per QI
+the mean over rows of ``level / max level``, a suppressed row counting 1; the arithmetic mean over
+QIs, each QI's value times its normalized attribute weight (1 without weights)."""
 
 from sqlanon.metrics.base import Metric
 
 
-def level_loss(stats, node) -> float:
-    parts = [lvl / h.max_level if h.max_level else 0.0 for lvl, h in zip(node, stats.hierarchies)]
+def level_loss(stats, node, weights=None) -> float:
+    ws = weights or [1.0] * len(node)
+    parts = [w * (lvl / h.max_level if h.max_level else 0.0) for w, lvl, h in zip(ws, node, stats.hierarchies)]
     return sum(parts) / len(parts) if parts else 0.0
+
+
+def suppressed_loss(weights, n_qis: int) -> float:
+    """A suppressed row's loss: 1 in every QI, weighted and averaged."""
+    return (sum(weights) / n_qis if weights else 1.0) if n_qis else 0.0
 
 
 class Precision(Metric):
     name = "precision"
     monotone_without_suppression = True
+    weighted = True
 
     def value(self, stats, node, ns) -> float:
-        p = level_loss(stats, node)
+        p = level_loss(stats, node, self.weights)
         n = stats.rows
-        return (p * (n - ns.suppressed) + ns.suppressed) / n
+        return (p * (n - ns.suppressed) + ns.suppressed * suppressed_loss(self.weights, len(node))) / n
 
     def prior_bound(self, stats, node) -> float:
-        return level_loss(stats, node)
+        return level_loss(stats, node, self.weights)
 
     def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
-        return prior + suppressed * (1.0 - prior) / stats.rows
+        return prior + suppressed * (suppressed_loss(self.weights, len(node)) - prior) / stats.rows

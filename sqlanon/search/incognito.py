@@ -28,13 +28,13 @@ def run(lattice: Lattice, **options) -> object:
         result.trace.append({"fallback": "optimal (requirement not monotone with suppression)"})
         return result
     n = len(lattice.maxes)
-    maxes = lattice.maxes
+    maxes, mins = lattice.maxes, lattice.mins
     satisfying: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
     trace = []
     for size in range(1, n + 1):
         for subset in itertools.combinations(range(n), size):
             cands = []
-            for levels in itertools.product(*[range(maxes[a] + 1) for a in subset]):
+            for levels in itertools.product(*[range(mins[a], maxes[a] + 1) for a in subset]):
                 if size > 1 and not all(
                     tuple(levels[j] for j in range(size) if j != drop) in satisfying[tuple(a for j, a in enumerate(subset) if j != drop)]
                     for drop in range(size)

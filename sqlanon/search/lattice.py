@@ -37,23 +37,58 @@ class LatticeResult:
     trace: list = field(default_factory=list)
 
 
+def level_bounds(hierarchies, qis, min_level: dict | None = None, max_level: dict | None = None) -> list[tuple[int, int]]:
+    """Per QI, the ``(lowest, highest)`` level a search may choose (``--min-level``/``--max-level``).
+
+    Every name must be a QI and every level within its hierarchy (``0..max``), lowest <= highest:
+    otherwise a :class:`ConfigError` naming the culprit.
+    """
+    min_level, max_level = dict(min_level or {}), dict(max_level or {})
+    for flag, given in (("min_level", min_level), ("max_level", max_level)):
+        for name, level in given.items():
+            if name not in qis:
+                raise ConfigError(f"{flag} names {name!r}, which is not a quasi-identifier ({', '.join(qis)})")
+            h = hierarchies[qis.index(name)]
+            if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level <= h.max_level:
+                raise ConfigError(f"{flag} {name}={level!r} is outside its hierarchy's levels (0..{h.max_level})")
+    out = []
+    for name, h in zip(qis, hierarchies):
+        lo, hi = min_level.get(name, 0), max_level.get(name, h.max_level)
+        if lo > hi:
+            raise ConfigError(f"min_level {name}={lo} is above max_level {name}={hi}")
+        out.append((lo, hi))
+    return out
+
+
 class Lattice:
-    def __init__(self, stats, requirement, metric, progress=None, max_nodes: int = 2_000_000) -> None:
+    """The full-domain lattice, restricted to per-QI level ``bounds`` (``[(lowest, highest)]``, one
+    pair per QI; default: every level). A node outside the bounds is never built, evaluated or
+    returned: ``self.mins``/``self.maxes`` are the per-QI level range every search walks."""
+
+    def __init__(self, stats, requirement, metric, progress=None, max_nodes: int = 2_000_000, bounds=None) -> None:
         self.stats = stats
         self.requirement = requirement
         self.metric = metric
         self.progress = progress
-        self.maxes = [h.max_level for h in stats.hierarchies]
-        size = math.prod(m + 1 for m in self.maxes)
+        if bounds is None:
+            bounds = [(0, h.max_level) for h in stats.hierarchies]
+        if len(bounds) != len(stats.hierarchies) or any(not 0 <= lo <= hi <= h.max_level for (lo, hi), h in zip(bounds, stats.hierarchies)):
+            raise ConfigError(f"level bounds {list(bounds)} do not fit the hierarchies")
+        self.mins = [int(lo) for lo, _ in bounds]
+        self.maxes = [int(hi) for _, hi in bounds]
+        size = math.prod(hi - lo + 1 for lo, hi in zip(self.mins, self.maxes))
         if size > max_nodes:
             raise ConfigError(
                 f"the lattice has {size:,} nodes, more than {max_nodes:,}; use fewer levels or "
                 "another search (bottom-up, top-down, genetic)"
             )
-        self.nodes = np.array(list(itertools.product(*[range(m + 1) for m in self.maxes])), dtype=np.int16)
+        self.nodes = np.array(list(itertools.product(*[range(lo, hi + 1) for lo, hi in zip(self.mins, self.maxes)])), dtype=np.int16)
         if self.nodes.ndim == 1:
             self.nodes = self.nodes.reshape(len(self.nodes), len(self.maxes))
-        self.strides = np.array([math.prod(m + 1 for m in self.maxes[i + 1 :]) for i in range(len(self.maxes))], dtype=np.int64)
+        spans = [hi - lo + 1 for lo, hi in zip(self.mins, self.maxes)]
+        self.strides = np.array([math.prod(spans[i + 1 :]) for i in range(len(spans))], dtype=np.int64)
+        self.offset = np.array(self.mins, dtype=np.int64)
+        self.bounded = any(lo > 0 or hi < h.max_level for lo, hi, h in zip(self.mins, self.maxes, stats.hierarchies))
         self.height = self.nodes.sum(axis=1).astype(np.int32)
         self.status = np.zeros(len(self.nodes), dtype=np.int8)
         self.pruned = np.zeros(len(self.nodes), dtype=bool)
@@ -69,7 +104,11 @@ class Lattice:
         return len(self.nodes)
 
     def idx(self, node) -> int:
-        return int(np.dot(np.asarray(node, dtype=np.int64), self.strides))
+        return int(np.dot(np.asarray(node, dtype=np.int64) - self.offset, self.strides))
+
+    def contains(self, node) -> bool:
+        """Is ``node`` inside the level bounds?"""
+        return all(lo <= lv <= hi for lv, lo, hi in zip(node, self.mins, self.maxes))
 
     def node(self, idx: int) -> tuple[int, ...]:
         return tuple(int(x) for x in self.nodes[idx])
@@ -153,7 +192,9 @@ class Lattice:
         if not self.satisfies(self.top) and self.requirement.monotone:
             ns = self.evaluated[self.top][0]
             raise UnsatisfiableError(
-                f"no generalization satisfies {self._describe()}: even the most general one "
+                f"no generalization satisfies {self._describe()}: even the most general one"
+                + (f" within the level bounds ({self.node(self.top)})" if self.bounded else "")
+                + " "
                 f"would suppress {ns.suppressed} rows, the budget is {self.requirement.budget}"
             )
 

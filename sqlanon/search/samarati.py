@@ -18,7 +18,7 @@ def run(lattice: Lattice, **options) -> object:
     by_height = {h: np.flatnonzero(heights == h) for h in range(int(heights.max()) + 1)}
 
     # within a height, try the most general-looking nodes first: they are likeliest to satisfy
-    spread = np.array([sum(lv / m if m else 0 for lv, m in zip(lattice.node(i), lattice.maxes)) for i in range(len(lattice))])
+    spread = np.array([sum((lv - lo) / (hi - lo) if hi > lo else 0 for lv, lo, hi in zip(lattice.node(i), lattice.mins, lattice.maxes)) for i in range(len(lattice))])
 
     def exists_at(h: int) -> bool:
         nodes = sorted((int(i) for i in by_height[h]), key=lambda i: -spread[i])
