@@ -128,6 +128,22 @@ def require_lattice_search(policy: Policy) -> None:
             )
 
 
+def check_transforms(policy: Policy, session: Session, requirement: Requirement, qis: list[str]) -> None:
+    """Local recoding and microaggregation options, refused before the scan when they cannot work."""
+    if policy.local_iterations is not None and not policy.local_recoding:
+        raise ConfigError("--local-iterations needs --local-recoding")
+    if policy.local_recoding:
+        from sqlanon import local_recoding
+
+        local_recoding.require_supported(requirement, policy.metric, policy.search, LATTICE_SEARCHES)
+        if policy.local_iterations is not None and policy.local_iterations < 1:
+            raise ConfigError(f"local_iterations must be at least 1, got {policy.local_iterations}")
+    if policy.microaggregate:
+        from sqlanon import microaggregation
+
+        microaggregation.validate(policy.microaggregate, session.source.columns(session.engine), qis, policy, session.engine, session.source)
+
+
 def qi_specs(policy: Policy) -> dict[str, str]:
     qis = dict(policy.qi)
     for column in policy.search_options.get("numeric", []) or []:
@@ -158,6 +174,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         requirement = build_requirement(policy)
         metric = make_metric(policy, list(qis))
         level_bounds(hierarchies, list(qis), policy.min_level, policy.max_level)  # errors before the scan
+        check_transforms(policy, session, requirement, list(qis))
         needs = requirement.needs.merge(metric.needs)
         class_column = policy.class_column
         if class_column and policy.search in PLANNERS:
@@ -193,7 +210,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
                 "suppressed_rows": plan.suppressed_rows,
                 "input_hash": stats.input_hash,
             }
-            written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write)
+            written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write, microaggregate=policy.microaggregate)
             report["output"] = written["output"]
             report["release_id"] = written["release_id"]
             say(f"wrote {written['output']} (release {written['release_id']})")
@@ -224,7 +241,7 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
         result = LATTICE_SEARCHES[policy.search](lattice, **policy.search_options)
         node = result.node
         recoding = Recoding.from_node(stats.hierarchies, node)
-        return Plan(
+        plan = Plan(
             search=policy.search,
             qis=stats.qis,
             recoding=recoding,
@@ -238,6 +255,21 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
             nodes_evaluated=result.nodes_evaluated,
             extra={"nodes_total": result.nodes_total, **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {})},
         )
+        if policy.local_recoding:
+            from sqlanon import local_recoding
+
+            first = local_recoding.Step(tuple(node), stats, stats.rows, plan.suppressed_rows, plan.metric_value, result.nodes_evaluated)
+            iterations = policy.local_iterations if policy.local_iterations is not None else local_recoding.DEFAULT_ITERATIONS
+            steps = local_recoding.recode(first, requirement, metric, LATTICE_SEARCHES[policy.search], bounds, iterations, say)
+            plan.local = steps
+            plan.suppressed_rows = steps[-1].suppressed
+            plan.metric_value = local_recoding.combined_value(steps, metric, len(stats.qis), stats.rows)
+            plan.nodes_evaluated = sum(s.nodes_evaluated for s in steps)
+            plan.extra["local_recoding"] = {
+                "rounds": local_recoding.describe(steps, stats.qis),
+                "global_optimum": {"suppressed_rows": first.suppressed, "metric": first.value},
+            }
+        return plan
     module_name, _, func = PLANNERS[policy.search].partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -262,6 +294,18 @@ def verify_plan(stats: Statistics, plan: Plan) -> dict:
     aggs = [("min_released", min_released)]
     if stats.has_s and stats.needs.distinct_s:
         aggs.append(("min_distinct_s", exp.Min(this=if_(col("ok"), col("distinct_s"), exp.Null()))))
+    if plan.local:  # every round re-evaluated on its own rows
+        out: dict = {"classes": 0, "min_class_size": None, "suppressed_rows": plan.suppressed_rows}
+        for step in plan.local:
+            ns = step.stats.evaluate(step.node, ok, aggs)
+            if ns.suppressed != step.suppressed or ns.rows != step.rows:
+                raise AssertionError(f"local recoding round at {step.node}: plan says {step.suppressed} of {step.rows} rows suppressed, the data says {ns.suppressed} of {ns.rows}")
+            out["classes"] += ns.classes - ns.bad_classes
+            for key, name in (("min_class_size", "min_released"), ("min_distinct_sensitive", "min_distinct_s")):
+                v = ns.extra.get(name)
+                if v is not None:
+                    out[key] = v if out.get(key) is None else min(out[key], v)
+        return out
     ns = stats.evaluate(node, ok, aggs)
     if ns.suppressed != plan.suppressed_rows:
         raise AssertionError(f"plan says {plan.suppressed_rows} suppressed rows, the data says {ns.suppressed}")
@@ -330,6 +374,7 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
         metric = make_metric(policy, list(qis))
+        check_transforms(policy, session, requirement, list(qis))
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, policy.class_column, requirement.needs.merge(metric.needs))
         stats.prepare()
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
@@ -337,11 +382,17 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         node = plan.node if plan.node is not None else plan.recoding
         maps = [f"sqlanon_map{i}" for i in range(len(stats.qis))]
         out = []
+        rounds = None
+        if plan.local or policy.microaggregate:  # built (its small tables registered) on the input's engine
+            rounds = release_mod.rounds_query(stats, plan, policy.suppression, policy.drop_columns, policy.microaggregate)
         original = session.engine.dialect
         session.engine.dialect = dialect
         try:
             out.append(("base frequency set", stats.base_query().sql(dialect=dialect, pretty=True)))
             out.append(("final node", stats.node_query(node, requirement.predicate(), metric.aggregates(stats, node) if plan.node is not None else [], stats.base).sql(dialect=dialect, pretty=True)))
+            if rounds is not None:  # local recoding / microaggregation: one release statement
+                out.append(("release", rounds.sql(dialect=dialect, pretty=True)))
+                return out
             bad = "sqlanon_bad" if plan.suppressed_rows else None
             if bad:
                 out.append(("suppressed classes", stats.bad_class_labels_create(node, requirement.predicate(), bad).sql(dialect=dialect, pretty=True)))

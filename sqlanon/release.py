@@ -112,7 +112,29 @@ def input_hash(engine, source) -> str:
     return format_input_hash(n, x)
 
 
-def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(), registry_path: str | None = None, entry: dict | None = None, fail_after_write: bool = False) -> dict:
+def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate=None):
+    """The release of a plan with local recoding rounds and/or microaggregated columns
+    (:mod:`sqlanon.release_rounds`); registers its small tables on the engine."""
+    from sqlanon.release_rounds import round_maps, rounds_select
+
+    steps = plan.local or []
+    nodes = [s.node for s in steps] if steps else [plan.node]
+    maps = round_maps(stats.engine, stats, nodes)
+    ok = plan.requirement.predicate()
+    bads = []
+    for r, node in enumerate(nodes):
+        round_stats = steps[r].stats if steps else stats
+        failing = steps[r].suppressed if steps else plan.suppressed_rows
+        if not failing:
+            bads.append(None)
+            continue
+        name = stats.engine.temp_name(f"bad{r}")
+        stats.engine.execute(round_stats.bad_class_labels_create(node, ok, name))
+        bads.append(name)
+    return rounds_select(stats, maps, bads, suppression, drop_columns, microaggregate)
+
+
+def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(), registry_path: str | None = None, entry: dict | None = None, fail_after_write: bool = False, microaggregate: dict | None = None) -> dict:
     """Write the plan's release; returns ``{"output": ..., "release_id": ...}``.
 
     ``fail_after_write`` is for tests: it raises after the data is written but before the
@@ -123,13 +145,16 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
         raise ConfigError(f"--suppression must be mask or drop, got {suppression!r}")
     if target.kind == "none":
         return {"output": None, "release_id": None}
-    maps = mapping_tables(engine, stats, plan.recoding)
-    bad = None
-    if plan.suppressed_rows:
-        bad = engine.temp_name("bad")
-        node = plan.node if plan.node is not None else plan.recoding
-        engine.execute(stats.bad_class_labels_create(node, plan.requirement.predicate(), bad))
-    query = release_select(stats, maps, bad, suppression, drop_columns)
+    if plan.local or microaggregate:
+        query = rounds_query(stats, plan, suppression, drop_columns, microaggregate)
+    else:
+        maps = mapping_tables(engine, stats, plan.recoding)
+        bad = None
+        if plan.suppressed_rows:
+            bad = engine.temp_name("bad")
+            node = plan.node if plan.node is not None else plan.recoding
+            engine.execute(stats.bad_class_labels_create(node, plan.requirement.predicate(), bad))
+        query = release_select(stats, maps, bad, suppression, drop_columns)
     entry = dict(entry or {})
     if not entry.get("input_hash"):  # the base scan usually computed it already (row_hash)
         entry["input_hash"] = stats.input_hash or input_hash(engine, stats.source)

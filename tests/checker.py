@@ -93,3 +93,62 @@ def released_multiset(rows: list[dict], qis: list[str]) -> Counter:
 def precision(levels: dict[str, int], hierarchies, rows: int, suppressed: int) -> float:
     p = sum(levels[q] / (len(next(iter(hierarchies[q].values()))) - 1) for q in levels) / len(levels)
     return (p * (rows - suppressed) + suppressed) / rows
+
+
+def expected_local_release(original: list[dict], hierarchies, rounds: list[dict[str, int]], k: int) -> tuple[Counter, int]:
+    """Brute force of local recoding with k-anonymity: round 1 generalizes every row by
+    ``rounds[0]``; the rows of classes smaller than k go to round 2, whose classes are formed by
+    those rows alone under ``rounds[1]``; and so on. Rows left at the end are suppressed."""
+    qis = list(rounds[0])
+    left = list(original)
+    out = Counter()
+    for levels in rounds:
+        gen = [tuple(hierarchies[q][str(r[q])][levels[q]] for q in qis) for r in left]
+        sizes = Counter(gen)
+        nxt = []
+        for r, g in zip(left, gen):
+            if sizes[g] >= k:
+                out[g] += 1
+            else:
+                nxt.append(r)
+        left = nxt
+    out[tuple(STAR for _ in qis)] += len(left)
+    if not left:
+        del out[tuple(STAR for _ in qis)]
+    return out, len(left)
+
+
+def local_precision(original_rows: int, hierarchies, rounds: list[dict[str, int]], released: list[int], suppressed: int) -> float:
+    """Precision loss of a local recoding: each round's released rows at that round's levels."""
+    total = 0.0
+    for levels, n in zip(rounds, released):
+        p = sum(levels[q] / (len(next(iter(hierarchies[q].values()))) - 1) for q in levels) / len(levels)
+        total += p * n
+    return (total + suppressed) / original_rows
+
+
+def check_microaggregation(original: list[dict], released: list[dict], key: str, qis: list[str], column: str, fn: str = "mean", tol: float = 1e-6) -> dict:
+    """Rows are matched by ``key`` (an id column kept in the release). Released rows are grouped
+    by their released QI values (a microaggregated QI is part of the key as its printed value);
+    in every group, each row's ``column`` must equal the mean/median of the group's original
+    values. Suppressed rows (every QI ``*``, or NULL where a QI is itself aggregated) must hold no
+    value (NULL)."""
+    import statistics
+
+    by_id = {str(r[key]): r for r in original}
+    groups: dict[tuple, list[dict]] = {}
+    problems = []
+    for r in released:
+        if all(r[q] is None or str(r[q]) == STAR for q in qis if q != column):
+            if r[column] not in (None, ""):
+                problems.append(f"suppressed row {r[key]} holds {column}={r[column]!r}")
+            continue
+        groups.setdefault(tuple(str(r[q]) for q in qis), []).append(r)
+    for g, members in groups.items():
+        values = [float(by_id[str(m[key])][column]) for m in members]
+        want = statistics.fmean(values) if fn == "mean" else statistics.median(values)
+        for m in members:
+            if m[column] is None or abs(float(m[column]) - want) > tol * max(1.0, abs(want)):
+                problems.append(f"class {g}: {column}={m[column]!r}, the class {fn} is {want}")
+                break
+    return {"ok": not problems, "problems": problems[:5], "classes": len(groups)}
