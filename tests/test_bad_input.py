@@ -110,7 +110,10 @@ def test_k_larger_than_table(small):
 def test_unsatisfiable_l_diversity(small):
     result = invoke(base(small, "--sensitive-column", "disease", "--l", "3"))
     assert result.exit_code == 3
-    assert error_line(result).startswith("error: no generalization satisfies k-anonymity k=2; distinct-l-diversity l=3: even the most general one would suppress 6 rows, the budget is 0")
+    line = error_line(result)
+    assert line.startswith("error: no transformation satisfies k-anonymity k=2; distinct-l-diversity l=3 within the suppression budget of 0 rows")
+    assert "distinct-l-diversity l=3 fails (alone it suppresses 6 rows)" in line and "k-anonymity k=2 fails" not in line
+    assert line.endswith("the least diverse class has 2 distinct sensitive values (l=3)")
     nothing_written(small)
 
 

@@ -24,3 +24,9 @@ class KAnonymity(PrivacyModel):
 
     def describe(self) -> dict:
         return {"model": self.name, "k": self.k}
+
+    def worst(self) -> list[tuple[str, exp.Expression]]:
+        return [("min_class", exp.Min(this=col("cnt")))]
+
+    def describe_worst(self, v: dict) -> str:
+        return f"the smallest class has {v['min_class']} rows (k={self.k})"

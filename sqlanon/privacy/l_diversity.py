@@ -38,6 +38,12 @@ class DistinctLDiversity(PrivacyModel):
     def describe(self) -> dict:
         return {"model": self.name, "l": self.l}
 
+    def worst(self) -> list[tuple[str, exp.Expression]]:
+        return [("min_distinct", exp.Min(this=col("distinct_s")))]
+
+    def describe_worst(self, v: dict) -> str:
+        return f"the least diverse class has {v['min_distinct']} distinct sensitive values (l={self.l})"
+
 
 class EntropyLDiversity(PrivacyModel):
     name = "entropy-l-diversity"
@@ -47,10 +53,20 @@ class EntropyLDiversity(PrivacyModel):
     def __init__(self, l: float) -> None:
         self.l = float(_check_l(l))
 
-    def predicate(self) -> exp.Expression:
+    @staticmethod
+    def entropy() -> exp.Expression:
         n = as_double(col("cnt"))
-        entropy = exp.Sub(this=exp.Ln(this=n), expression=exp.Div(this=col("nlogn_s"), expression=n))
-        return exp.GTE(this=entropy, expression=lit(math.log(self.l) - EPS))
+        return exp.Sub(this=exp.Ln(this=n), expression=exp.Div(this=col("nlogn_s"), expression=n))
+
+    def predicate(self) -> exp.Expression:
+        return exp.GTE(this=self.entropy(), expression=lit(math.log(self.l) - EPS))
+
+    def worst(self) -> list[tuple[str, exp.Expression]]:
+        return [("min_entropy", exp.Min(this=self.entropy()))]
+
+    def describe_worst(self, v: dict) -> str:
+        h = v["min_entropy"]
+        return f"the least diverse class has entropy {h:.4g} = log({math.exp(h):.3g}) (l={self.l:g})" if h is not None else ""
 
     def class_ok(self, cls: dict) -> bool:
         n = sum(cls["s_counts"].values())

@@ -60,3 +60,10 @@ class TCloseness(PrivacyModel):
 
     def describe(self) -> dict:
         return {"model": self.name, "t": self.t, "distance": self.distance}
+
+    def worst(self) -> list[tuple[str, exp.Expression]]:
+        return [("max_distance", exp.Max(this=col("emd_equal" if self.distance == "equal" else "emd_ordered")))]
+
+    def describe_worst(self, v: dict) -> str:
+        d = v["max_distance"]
+        return f"the farthest class is at distance {d:.4g} (t={self.t:g})" if d is not None else ""

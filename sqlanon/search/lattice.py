@@ -190,20 +190,28 @@ class Lattice:
         """Corollary of monotonicity: if the most general node fails, nothing satisfies.
         (Without monotonicity a more specific node may still fit the budget: nothing to conclude.)"""
         if not self.satisfies(self.top) and self.requirement.monotone:
-            ns = self.evaluated[self.top][0]
-            raise UnsatisfiableError(
-                f"no generalization satisfies {self._describe()}: even the most general one"
-                + (f" within the level bounds ({self.node(self.top)})" if self.bounded else "")
-                + " "
-                f"would suppress {ns.suppressed} rows, the budget is {self.requirement.budget}"
-            )
+            raise self.unsatisfiable(self.top)
+
+    def unsatisfiable(self, idx: int | None = None):
+        """The :class:`UnsatisfiableError` naming the failing model(s) and the closest node
+        (``idx``, or the evaluated node suppressing the fewest rows)."""
+        from sqlanon.privacy.diagnosis import closest, unsatisfiable
+
+        if idx is None:
+            node = closest((self.node(i), ns) for i, (ns, _, _) in self.evaluated.items())
+            if node is None:  # nothing evaluated: the most general node is the natural witness
+                node = self.node(self.top)
+        else:
+            node = self.node(idx)
+        scope = "within the level bounds" if self.bounded else ""
+        return unsatisfiable(self.stats, self.requirement, node, scope=scope)
 
     def _describe(self) -> str:
         return describe_requirement(self.requirement)
 
     def result(self, trace=None) -> LatticeResult:
         if self.best_idx is None:
-            raise UnsatisfiableError(f"no generalization satisfies {self._describe()}")
+            raise self.unsatisfiable()
         ns, _, value = self.evaluated[self.best_idx]
         return LatticeResult(self.node(self.best_idx), ns, value, len(self.evaluated), len(self.nodes), trace or [])
 
