@@ -25,6 +25,7 @@ from sqlanon.metrics import METRICS
 from sqlanon.plan import Plan, Recoding
 from sqlanon.policy import Policy
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
+from sqlanon.privacy import options as privacy_options
 from sqlanon.search import LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice import Lattice, level_bounds
@@ -97,9 +98,9 @@ def _require_table(engine, source) -> None:
 
 def build_requirement(policy: Policy, rows: int | None = None) -> Requirement:
     models: list = [] if policy.search == "top-down" else [KAnonymity(policy.k)]
-    if policy.l is not None:
+    if policy.l is not None and policy.l_diversity != "recursive":  # recursive: sqlanon.privacy.options
         models.append(DistinctLDiversity(policy.l) if policy.l_diversity == "distinct" else EntropyLDiversity(policy.l))
-    if policy.t is not None:
+    if policy.t is not None and policy.t_distance != "hierarchical":
         models.append(TCloseness(policy.t, policy.t_distance))
     budget = math.floor(policy.max_suppression * rows + 1e-9) if rows is not None else 0
     return Requirement(models, budget=budget, max_suppression=policy.max_suppression)
@@ -172,6 +173,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         require_lattice_search(policy)
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
+        model_extras = privacy_options.add_models(policy, session, requirement)
         metric = make_metric(policy, list(qis))
         level_bounds(hierarchies, list(qis), policy.min_level, policy.max_level)  # errors before the scan
         check_transforms(policy, session, requirement, list(qis))
@@ -182,9 +184,10 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
             # they roll up from it instead of scanning the source again
             needs = needs.merge(ClassNeeds(majority_y=True))
         writes = not dry_run and target.kind != "none"
-        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes)
+        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes, **model_extras)
         t0 = time.perf_counter()
         stats.prepare()
+        privacy_options.bind(requirement, stats)
         say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
         linkability = policy.search == "top-down" and str(policy.search_options.get("privacy", "")).endswith("linkability")
@@ -373,10 +376,12 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         require_lattice_search(policy)
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
+        model_extras = privacy_options.add_models(policy, session, requirement)
         metric = make_metric(policy, list(qis))
         check_transforms(policy, session, requirement, list(qis))
-        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, policy.class_column, requirement.needs.merge(metric.needs))
+        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, policy.class_column, requirement.needs.merge(metric.needs), **model_extras)
         stats.prepare()
+        privacy_options.bind(requirement, stats)
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
         plan = run_search(policy, session, stats, requirement, metric, lambda m: None)
         node = plan.node if plan.node is not None else plan.recoding

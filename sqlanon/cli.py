@@ -141,7 +141,7 @@ def anonymize(
     sensitive_values: Optional[List[str]] = typer.Option(None, "--sensitive-values", help="top-down: sensitive Y values (comma list)."),
     inconsistent: Optional[List[str]] = typer.Option(None, "--inconsistent", help="top-down: inconsistency predicate. Repeat."),
     iterations: Optional[int] = typer.Option(None, "--iterations", help="genetic: iterations."),
-    population: Optional[int] = typer.Option(None, "--population", help="genetic: population size."),
+    population: Optional[str] = typer.Option(None, "--population", help="k-map / delta-presence: the population TABLE (in the input's database) or file; genetic: the population size."),
     seed: Optional[int] = typer.Option(None, "--seed", help="genetic: random seed."),
     mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="genetic: mutation rate."),
     numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="genetic: a numeric QI (intervals). Repeat or comma list."),
@@ -152,6 +152,18 @@ def anonymize(
     microaggregate: Optional[List[str]] = typer.Option(None, "--microaggregate", help="Release a numeric column as its class mean or median, COLUMN=mean|median. Repeat."),
     local_recoding: bool = typer.Option(False, "--local-recoding", help="Re-anonymize suppressed rows with more general transformations (ARX local recoding)."),
     local_iterations: Optional[int] = typer.Option(None, "--local-iterations", help="Local recoding: at most N further transformations (default 10)."),
+    c: Optional[float] = typer.Option(None, "--c", help="c of recursive (c,l)-diversity (with --l-diversity recursive --l L)."),
+    t_hierarchy: Optional[str] = typer.Option(None, "--t-hierarchy", help="Hierarchy of --sensitive-column for --t-distance hierarchical."),
+    k_map: Optional[int] = typer.Option(None, "--k-map", help="k of k-map: every class matches >= k population records (--population TABLE or --population-size N)."),
+    population_size: Optional[int] = typer.Option(None, "--population-size", help="k-map with an estimated population of N records."),
+    k_map_estimator: Optional[str] = typer.Option(None, "--k-map-estimator", help="Estimated k-map: poisson (default) | zero-truncated-poisson."),
+    k_map_significance: Optional[float] = typer.Option(None, "--k-map-significance", help="Estimated k-map: significance level (default 0.01)."),
+    delta_min: Optional[float] = typer.Option(None, "--delta-min", help="delta-presence lower bound (with --population)."),
+    delta_max: Optional[float] = typer.Option(None, "--delta-max", help="delta-presence upper bound (with --population)."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", help="SafePub (epsilon, delta)-differential privacy: total epsilon."),
+    delta: Optional[float] = typer.Option(None, "--delta", help="SafePub: delta."),
+    epsilon_search: Optional[float] = typer.Option(None, "--epsilon-search", help="SafePub: part of epsilon spent on choosing the generalization (default 10%)."),
+    safepub_steps: Optional[int] = typer.Option(None, "--safepub-steps", help="SafePub: steps of the exponential-mechanism search (default 100)."),
 ) -> None:
     from sqlanon.api import anonymize as api_anonymize
 
@@ -164,20 +176,41 @@ def anonymize(
             in_place=in_place, overwrite=overwrite, drop_columns=drop_column, memory_limit=memory_limit,
             threads=threads, registry=registry, report=report, weights=weights, min_level=min_level,
             max_level=max_level, microaggregate=microaggregate, local_recoding=local_recoding,
+            c=c, t_hierarchy=t_hierarchy, k_map=k_map, population_size=population_size,
+            k_map_estimator=k_map_estimator, k_map_significance=k_map_significance,
+            delta_min=delta_min, delta_max=delta_max, epsilon=epsilon, delta=delta,
+            epsilon_search=epsilon_search, safepub_steps=safepub_steps,
         )
         search_options = dict(
             trace=trace, previous=previous, x=_split(x), y=_split(y), privacy=privacy,
             sensitive_values=_split(sensitive_values), inconsistent=inconsistent, iterations=iterations,
-            population=population, seed=seed, mutation_rate=mutation_rate, numeric=_split(numeric),
+            seed=seed, mutation_rate=mutation_rate, numeric=_split(numeric),
         )
         search_options.update(_options(option))
         pol = _policy_from_flags(policy, flags, search_options)
+        _route_model_flags(pol, population, seed)
         if local_iterations is not None:  # 0 is a value (and refused), not an absence
             pol.update({"local_iterations": local_iterations}, "flags")
         return api_anonymize(pol, progress=_progress(quiet), dry_run=dry_run)
 
     result = _run(go)
     _print_report(result, json_out)
+
+
+def _route_model_flags(pol, population, seed) -> None:
+    """``--population``: the genetic search's population size (a number, with --search genetic),
+    else the population table of k-map / delta-presence. ``--seed`` with SafePub seeds its sampling."""
+    if population is not None:
+        if pol.search == "genetic":
+            try:
+                pol.search_options["population"] = int(population)
+            except ValueError:
+                raise ConfigError(f"--population with the genetic search is its population size, got {population!r}") from None
+        else:
+            pol.update({"population": population}, "flags")
+    if seed is not None and pol.epsilon is not None:
+        pol.search_options.pop("seed", None)
+        pol.update({"seed": seed}, "flags")
 
 
 def _print_report(result: dict, json_out: bool) -> None:

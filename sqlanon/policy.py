@@ -56,6 +56,23 @@ class Policy:
     microaggregate: dict[str, str] = field(default_factory=dict)
     local_recoding: bool = False
     local_iterations: int | None = None
+    # more privacy models (sqlanon/privacy/options.py): recursive (c,l)-diversity (l_diversity:
+    # recursive, c), hierarchical t-closeness (t_distance: hierarchical, t_hierarchy), k-map,
+    # delta-presence (population table), SafePub differential privacy (epsilon, delta)
+    c: float | None = None
+    t_hierarchy: str | None = None
+    k_map: int | None = None
+    population: str | None = None
+    population_size: int | None = None
+    k_map_estimator: str | None = None  # poisson (default with population_size) | zero-truncated-poisson
+    k_map_significance: float | None = None  # default 0.01 with population_size
+    delta_min: float | None = None
+    delta_max: float | None = None
+    epsilon: float | None = None
+    delta: float | None = None
+    epsilon_search: float | None = None
+    safepub_steps: int | None = None
+    seed: int | None = None
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -107,6 +124,10 @@ class Policy:
             if value and not os.path.isabs(value) and "://" not in value:
                 setattr(self, key, os.path.join(base, value))
         self.qi = {c: (os.path.join(base, s) if _is_file_spec(s) and not os.path.isabs(s) else s) for c, s in self.qi.items()}
+        if self.t_hierarchy and _is_file_spec(self.t_hierarchy) and not os.path.isabs(self.t_hierarchy):
+            self.t_hierarchy = os.path.join(base, self.t_hierarchy)
+        if self.population and not os.path.isabs(self.population) and os.path.exists(os.path.join(base, self.population)):
+            self.population = os.path.join(base, self.population)  # a file beside the policy; else a table name
         prev = self.search_options.get("previous")
         if isinstance(prev, list):
             self.search_options["previous"] = [p if os.path.isabs(p) or p.isdigit() or not os.path.exists(os.path.join(base, p)) else os.path.join(base, p) for p in map(str, prev)]
@@ -122,13 +143,15 @@ class Policy:
         if self.metric not in METRICS:
             raise ConfigError(f"unknown metric {self.metric!r}; choose one of {', '.join(METRICS)}")
         if self.k is None:
-            raise ConfigError("k is required (--k K)")
+            if self.k_map is None and self.delta_min is None and self.delta_max is None and self.epsilon is None:
+                raise ConfigError("k is required (--k K)")
+            self.k = 1  # another model is asked for (k-map, delta-presence, SafePub): no k-anonymity on top
         if not 0.0 <= self.max_suppression <= 1.0:
             raise ConfigError(f"max_suppression must lie in [0, 1], got {self.max_suppression}")
         if self.suppression not in ("mask", "drop"):
             raise ConfigError(f"suppression must be mask or drop, got {self.suppression!r}")
-        if self.l_diversity not in ("distinct", "entropy"):
-            raise ConfigError(f"l_diversity must be distinct or entropy, got {self.l_diversity!r}")
+        if self.l_diversity not in ("distinct", "entropy", "recursive"):
+            raise ConfigError(f"l_diversity must be distinct, entropy or recursive, got {self.l_diversity!r}")
         if not self.qi and not self.search_options.get("numeric"):
             raise ConfigError("no quasi-identifiers: give --qi COLUMN=HIERARCHY at least once")
 
@@ -143,6 +166,17 @@ _TYPES = {
     "overwrite": bool,
     "local_recoding": bool,
     "local_iterations": int,
+    "c": float,
+    "k_map": int,
+    "population_size": int,
+    "k_map_significance": float,
+    "delta_min": float,
+    "delta_max": float,
+    "epsilon": float,
+    "delta": float,
+    "epsilon_search": float,
+    "safepub_steps": int,
+    "seed": int,
 }
 
 #: keys holding ``COLUMN -> value`` maps: a mapping, ``"a=1,b=2"`` or a list of ``"a=1"``

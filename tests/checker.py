@@ -152,3 +152,80 @@ def check_microaggregation(original: list[dict], released: list[dict], key: str,
                 problems.append(f"class {g}: {column}={m[column]!r}, the class {fn} is {want}")
                 break
     return {"ok": not problems, "problems": problems[:5], "classes": len(groups)}
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 14 models: recursive (c,l)-diversity, hierarchical t-closeness, k-map, delta-presence
+
+
+def released_classes(rows: list[dict], qis: list[str]) -> dict[tuple, list[dict]]:
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if not is_suppressed(r, qis):
+            groups.setdefault(tuple(str(r[q]) for q in qis), []).append(r)
+    return groups
+
+
+def check_recursive_cl(rows, qis, sensitive, c, l) -> list[str]:
+    """Every released class: sorted counts r1 >= ... >= rm, r1 < c * (r_l + ... + r_m)."""
+    problems = []
+    for key, members in released_classes(rows, qis).items():
+        r = sorted(Counter(str(m[sensitive]) for m in members).values(), reverse=True)
+        if len(r) < l or not r[0] < c * sum(r[l - 1 :]):
+            problems.append(f"class {key}: counts {r} fail recursive ({c},{l})-diversity")
+    return problems
+
+
+def hierarchical_emd(p: dict, q: dict, tree_rows: list[list[str]]) -> float:
+    """Li et al.'s hierarchical EMD, computed over the tree: for every inner node N (by its path
+    from the root), cost = height(N)/H * min(positive, negative) extra of its children."""
+    height = len(tree_rows[0]) - 1
+    # node id = the path from the root down to it (labels may repeat at different places)
+    def node_of(row, level):
+        return tuple(reversed(row[level:]))
+
+    extra: dict[tuple, float] = {}
+    for row in tree_rows:
+        d = p.get(row[0], 0.0) - q.get(row[0], 0.0)
+        for level in range(height + 1):
+            extra[node_of(row, level)] = extra.get(node_of(row, level), 0.0) + d
+    total = 0.0
+    for node in {node_of(r, lv) for r in tree_rows for lv in range(1, height + 1)}:
+        level = height + 1 - len(node)
+        children = {node_of(r, level - 1) for r in tree_rows if node_of(r, level) == node}
+        pos = sum(extra[ch] for ch in children if extra[ch] > 0)
+        neg = -sum(extra[ch] for ch in children if extra[ch] < 0)
+        total += level / height * min(pos, neg)
+    return total
+
+
+def check_t_hierarchical(rows, qis, sensitive, t, tree_rows, original: list[dict]) -> list[str]:
+    n = len(original)
+    q = {v: c / n for v, c in Counter(str(r[sensitive]) for r in original).items()}
+    problems = []
+    for key, members in released_classes(rows, qis).items():
+        p = {v: c / len(members) for v, c in Counter(str(m[sensitive]) for m in members).items()}
+        d = hierarchical_emd(p, q, tree_rows)
+        if d > t + 1e-9:
+            problems.append(f"class {key}: hierarchical EMD {d:.4f} > t={t}")
+    return problems
+
+
+def population_classes(population: list[dict], hierarchies, levels: dict[str, int]) -> Counter:
+    """The population generalized by the release's levels: rows per class of labels."""
+    return Counter(tuple(hierarchies[q][str(r[q])][levels[q]] for q in levels) for r in population)
+
+
+def check_k_map(rows, qis, population, hierarchies, levels, k) -> list[str]:
+    pop = population_classes(population, hierarchies, levels)
+    return [f"class {key}: {pop.get(key, 0)} population matches < k={k}" for key in released_classes(rows, qis) if pop.get(key, 0) < k]
+
+
+def check_delta_presence(rows, qis, population, hierarchies, levels, dmin, dmax) -> list[str]:
+    pop = population_classes(population, hierarchies, levels)
+    problems = []
+    for key, members in released_classes(rows, qis).items():
+        d = len(members) / pop[key] if pop.get(key) else float("inf")
+        if not dmin - 1e-12 <= d <= dmax + 1e-12:
+            problems.append(f"class {key}: delta {d:.4f} outside [{dmin}, {dmax}]")
+    return problems

@@ -2,7 +2,11 @@
 sensitive distribution P and the table's Q is at most t.
 
 * ``equal`` distance (categorical): ``EMD = 1/2 * sum |p_i - q_i|``;
-* ``ordered`` distance (numeric, values sorted): ``EMD = 1/(m-1) * sum_i |sum_{j<=i} (p_j - q_j)|``.
+* ``ordered`` distance (numeric, values sorted): ``EMD = 1/(m-1) * sum_i |sum_{j<=i} (p_j - q_j)|``;
+* ``hierarchical`` distance (categorical with a hierarchy of height H; Li et al. 2007, Sec. 4.3):
+  ``EMD = sum over inner nodes N of height(N)/H * min(pos_extra(N), neg_extra(N))``, where
+  ``extra(N)`` is the sum of ``p_i - q_i`` over the leaves under N and ``pos_extra``/``neg_extra``
+  add the positive / (absolute) negative extras of N's children.
 """
 
 from sqlglot import exp
@@ -20,6 +24,26 @@ def emd_equal(p: dict, q: dict) -> float:
     return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in keys)
 
 
+def emd_hierarchical(p: dict, q: dict, rows: list[list[str]]) -> float:
+    """``rows``: the sensitive hierarchy, ``[leaf, level1, ..., root]`` per leaf."""
+    height = len(rows[0]) - 1
+    if height < 1:
+        return 0.0
+    total = 0.0
+    for level in range(height):
+        extra: dict[tuple, float] = {}  # (parent, child) at this level -> extra(child)
+        for r in rows:
+            key = (r[level + 1], r[level])
+            extra[key] = extra.get(key, 0.0) + p.get(r[0], 0.0) - q.get(r[0], 0.0)
+        pos: dict[str, float] = {}
+        neg: dict[str, float] = {}
+        for (parent, _), e in extra.items():
+            pos[parent] = pos.get(parent, 0.0) + max(e, 0.0)
+            neg[parent] = neg.get(parent, 0.0) + max(-e, 0.0)
+        total += (level + 1) / height * sum(min(pos[n], neg[n]) for n in pos)
+    return total
+
+
 def emd_ordered(p: dict, q: dict, order: list) -> float:
     m = len(order)
     if m <= 1:
@@ -35,20 +59,24 @@ class TCloseness(PrivacyModel):
     name = "t-closeness"
     monotone_with_suppression = False  # a close class merged with a far one can be far
 
-    def __init__(self, t: float, distance: str = "equal") -> None:
+    COLUMNS = {"equal": "emd_equal", "ordered": "emd_ordered", "hierarchical": "emd_hier"}
+
+    def __init__(self, t: float, distance: str = "equal", hierarchy=None) -> None:
         if not 0 <= t <= 1:
             raise ConfigError(f"t must lie in [0, 1], got {t!r}")
-        if distance not in ("equal", "ordered"):
-            raise ConfigError(f"t-closeness distance must be equal or ordered, got {distance!r}")
+        if distance not in self.COLUMNS:
+            raise ConfigError(f"t-closeness distance must be equal, ordered or hierarchical, got {distance!r}")
+        if distance == "hierarchical" and hierarchy is None:
+            raise ConfigError("t-closeness with the hierarchical distance needs a hierarchy of the sensitive column (t_hierarchy / --t-hierarchy)")
         self.t = float(t)
         self.distance = distance
-        self.needs = ClassNeeds(emd_equal=distance == "equal", emd_ordered=distance == "ordered")
+        self.hierarchy = hierarchy  # hierarchical: the sensitive column's Hierarchy
+        self.needs = ClassNeeds(emd_equal=distance == "equal", emd_ordered=distance == "ordered", emd_hierarchical=distance == "hierarchical")
         self.global_dist: dict | None = None
         self.order: list | None = None
 
     def predicate(self) -> exp.Expression:
-        column = "emd_equal" if self.distance == "equal" else "emd_ordered"
-        return exp.LTE(this=col(column), expression=lit(self.t + EPS))
+        return exp.LTE(this=col(self.COLUMNS[self.distance]), expression=lit(self.t + EPS))
 
     def class_ok(self, cls: dict) -> bool:
         n = sum(cls["s_counts"].values())
@@ -56,13 +84,15 @@ class TCloseness(PrivacyModel):
         assert self.global_dist is not None, "set global_dist before checking in Python"
         if self.distance == "equal":
             return emd_equal(p, self.global_dist) <= self.t + EPS
+        if self.distance == "hierarchical":
+            return emd_hierarchical(p, self.global_dist, self.hierarchy.rows) <= self.t + EPS
         return emd_ordered(p, self.global_dist, self.order) <= self.t + EPS
 
     def describe(self) -> dict:
         return {"model": self.name, "t": self.t, "distance": self.distance}
 
     def worst(self) -> list[tuple[str, exp.Expression]]:
-        return [("max_distance", exp.Max(this=col("emd_equal" if self.distance == "equal" else "emd_ordered")))]
+        return [("max_distance", exp.Max(this=col(self.COLUMNS[self.distance])))]
 
     def describe_worst(self, v: dict) -> str:
         d = v["max_distance"]

@@ -116,10 +116,16 @@ class ClassNeeds:
     emd_equal: bool = False
     emd_ordered: bool = False
     majority_y: bool = False
+    #: recursive (c,l)-diversity: ``top_s`` (r1) and ``tail_s`` (r_l + ... + r_m); the l (0 = not asked)
+    recursive_l: int = 0
+    #: hierarchical t-closeness: ``emd_hier`` (ground distance from the sensitive hierarchy)
+    emd_hierarchical: bool = False
+    #: k-map / delta-presence: ``pop_cnt``, the class's rows in the population table
+    population: bool = False
 
     @property
     def sensitive(self) -> bool:
-        return self.distinct_s or self.entropy_s or self.emd_equal or self.emd_ordered
+        return self.distinct_s or self.entropy_s or self.emd_equal or self.emd_ordered or bool(self.recursive_l) or self.emd_hierarchical
 
     def merge(self, other: "ClassNeeds") -> "ClassNeeds":
         return ClassNeeds(**{k: getattr(self, k) or getattr(other, k) for k in self.__dataclass_fields__})
@@ -167,6 +173,8 @@ class Statistics:
         keep_sets: int = 12,
         materialize_rows: int = 100_000,
         row_hash: bool = False,
+        population: Source | None = None,
+        sensitive_hierarchy: Hierarchy | None = None,
     ) -> None:
         if len(qis) != len(hierarchies):
             raise ConfigError("one hierarchy per quasi-identifier is required")
@@ -195,6 +203,13 @@ class Statistics:
         # release can tie itself to its input without scanning the source again
         self.row_hash = row_hash
         self.input_hash: str | None = None
+        # k-map / delta-presence: the population table, coded like the source (its own base set)
+        self.population = population
+        self.pop_base: FrequencySet | None = None
+        self.pop_rows = 0
+        # hierarchical t-closeness: the sensitive column's hierarchy, stored as (s, lvl, child, parent)
+        self.sensitive_hierarchy = sensitive_hierarchy
+        self.s_hier_table: str | None = None
 
     @property
     def dialect(self) -> str:
@@ -253,6 +268,14 @@ class Statistics:
         self.column_freqs = [self._column_freq(i) for i in range(len(self.qis))]
         if self.has_s:
             self._prepare_sensitive_domain()
+            if self.needs.emd_hierarchical:
+                from sqlanon.stats.models import prepare_sensitive_hierarchy
+
+                prepare_sensitive_hierarchy(self)
+        if self.needs.population:
+            from sqlanon.stats.models import prepare_population
+
+            prepare_population(self)
 
     @property
     def _base_name(self) -> str:
@@ -260,9 +283,11 @@ class Statistics:
             self._base_name_v = self.engine.temp_name("fs0")
         return self._base_name_v
 
-    def encoded_select(self) -> exp.Select:
-        """The source joined to the leaf-code tables: ``q0..qn`` codes (-1 unmapped, -2 NULL)."""
-        src = self.engine.source_from(self.source)
+    def encoded_select(self, source: Source | None = None) -> exp.Select:
+        """The source joined to the leaf-code tables: ``q0..qn`` codes (-1 unmapped, -2 NULL).
+        With ``source`` (the population table), the codes only."""
+        codes_only = source is not None
+        src = self.engine.source_from(source or self.source)
         src = exp.alias_(src, "src", table=True, quoted=True) if not isinstance(src, exp.Alias) else src
         select = exp.select().from_(src)
         for i, (name, table) in enumerate(zip(self.qis, self.map_tables)):
@@ -275,6 +300,8 @@ class Statistics:
                 exp.Coalesce(this=col("code", alias), expressions=[lit(-1)]),
             )
             select = select.select(exp.alias_(code, self.qcol(i), quoted=True))
+        if codes_only:
+            return select
         if self.has_s:
             select = select.select(exp.alias_(as_varchar(col(self.sensitive, "src")), "s", quoted=True))
         if self.has_y:
@@ -455,7 +482,17 @@ class Statistics:
         return q.group_by(*keys, copy=False) if keys else q
 
     def class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expression]], str]:
-        """CTEs ending in one row per equivalence class with the aggregates ``needs`` asks for."""
+        """CTEs ending in one row per equivalence class with the aggregates ``needs`` asks for
+        (and, for k-map / delta-presence, ``pop_cnt``: the class's rows in the population)."""
+        ctes, cls = self._class_ctes(node, frm, params)
+        if self.needs.population:
+            from sqlanon.stats.models import population_ctes
+
+            more, cls = population_ctes(self, node, cls, params)
+            ctes.extend(more)
+        return ctes, cls
+
+    def _class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expression]], str]:
         g = self.qnames
         ctes: list[tuple[str, exp.Expression]] = [("gen", self.generalized_select(node, frm, params))]
         if not (self.has_s or self.has_y):
@@ -489,6 +526,15 @@ class Statistics:
             if self.needs.emd_ordered:
                 ctes.extend(self._emd_ordered_ctes("gs" if self.has_y else "gen"))
                 parts.append("emd")
+            if self.needs.recursive_l or self.needs.emd_hierarchical:
+                from sqlanon.stats.models import hierarchical_emd_ctes, recursive_ctes
+
+                if self.needs.recursive_l:
+                    ctes.extend(recursive_ctes(self, "gs" if self.has_y else "gen"))
+                    parts.append("rec")
+                if self.needs.emd_hierarchical:
+                    ctes.extend(hierarchical_emd_ctes(self, "gs" if self.has_y else "gen"))
+                    parts.append("hemd")
         if self.has_y:
             ctes.append(("gy", exp.select(*map(col, g), col("y"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("y"))))
             aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True), exp.alias_(exp.Max(this=col("cnt")), "maxy", quoted=True)]
@@ -505,6 +551,10 @@ class Statistics:
                 q = q.select(col(name, "cls_s"))
         if "emd" in parts:
             q = q.select(col("emd_ordered", "emd"))
+        if "rec" in parts:
+            q = q.select(col("top_s", "rec"), col("tail_s", "rec"))
+        if "hemd" in parts:
+            q = q.select(col("emd_hier", "hemd"))
         if "cls_y" in parts:
             q = q.select(col("maxy", "cls_y"))
         ctes.append(("cls", q))
@@ -583,7 +633,7 @@ class Statistics:
         frm = self.pick_set(node)
         if self.dialect == "duckdb":
             # hot path: every lookup is a bound parameter, so the text is cached per shape
-            params = Params(self.maps(node, frm))
+            params = Params(self.maps(node, frm) + (self.maps(node, self.pop_base) if self.needs.population else []))
             built = aggregates(params) if callable(aggregates) else list(aggregates)
             key = (frm.table, ok.sql(), tuple((name, e.sql()) for name, e in built))
             sql = self._sql_cache.get(key)

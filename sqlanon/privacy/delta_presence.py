@@ -1,0 +1,54 @@
+"""delta-presence (Nergiz, Atzori, Clifton, "Hiding the presence of individuals from shared
+databases", SIGMOD 2007): the input is a research subset of a population table held in the
+database; for every released class, the probability that a population member of the class is in
+the subset, ``delta = cnt / pop_cnt``, lies in ``[delta_min, delta_max]``. As in ARX's
+``DPresence``, only classes holding subset rows are released and checked.
+
+Monotone without suppression (a merged class's delta lies between its parts'), not with a budget.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError
+from sqlanon.privacy.base import PrivacyModel
+from sqlanon.source import col
+from sqlanon.stats import ClassNeeds, as_double, lit
+
+EPS = 1e-12
+
+
+class DeltaPresence(PrivacyModel):
+    name = "delta-presence"
+    needs = ClassNeeds(population=True)
+    monotone_with_suppression = False
+
+    def __init__(self, delta_min: float = 0.0, delta_max: float = 1.0) -> None:
+        if not 0.0 <= delta_min <= delta_max <= 1.0:
+            raise ConfigError(f"delta-presence needs 0 <= delta_min <= delta_max <= 1, got delta_min={delta_min!r}, delta_max={delta_max!r}")
+        self.delta_min = float(delta_min)
+        self.delta_max = float(delta_max)
+
+    @staticmethod
+    def delta() -> exp.Expression:
+        return exp.Div(this=as_double(col("cnt")), expression=as_double(col("pop_cnt")))
+
+    def predicate(self) -> exp.Expression:
+        d = self.delta()
+        return exp.and_(exp.GTE(this=d, expression=lit(self.delta_min - EPS)), exp.LTE(this=d.copy(), expression=lit(self.delta_max + EPS)))
+
+    def class_ok(self, cls: dict) -> bool:
+        d = cls["cnt"] / cls["pop_cnt"]
+        return self.delta_min - EPS <= d <= self.delta_max + EPS
+
+    def describe(self) -> dict:
+        return {"model": self.name, "delta_min": self.delta_min, "delta_max": self.delta_max}
+
+    def worst(self) -> list[tuple[str, exp.Expression]]:
+        return [("min_delta", exp.Min(this=self.delta())), ("max_delta", exp.Max(this=self.delta()))]
+
+    def describe_worst(self, v: dict) -> str:
+        if v.get("min_delta") is None:
+            return ""
+        return f"class deltas range over [{v['min_delta']:.4g}, {v['max_delta']:.4g}] (allowed [{self.delta_min:g}, {self.delta_max:g}])"

@@ -1,0 +1,113 @@
+"""k-map (Sweeney 2002; El Emam & Dankar, "Protecting privacy using k-anonymity", JAMIA 2008):
+every released class matches at least k records of the *population*, not of the sample.
+
+* against a population table held in the database (``population: TABLE``): the class's
+  population count ``pop_cnt`` (the population coded by the same hierarchies, rolled up per node)
+  is at least k. The input must be a subset of the population (checked when the scan is built).
+* with an estimated population (``population_size: N``, sampling fraction ``pi = rows / N``):
+  the population count of a class is unknown, so, as in ARX's ``KMap`` with a cell size estimator,
+  k-map is replaced by k'-anonymity on the sample, where k' is the smallest class size whose
+  estimated population count reaches k with probability ``1 - significance``:
+  ``poisson`` (Pannekoek's D3): population cell ~ Poisson(lambda = pi * k); ``zero-truncated-poisson``
+  (D4). k' never exceeds k nor the table.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError
+from sqlanon.privacy.base import PrivacyModel
+from sqlanon.source import col
+from sqlanon.stats import ClassNeeds, lit
+
+ESTIMATORS = ("poisson", "zero-truncated-poisson")
+
+
+def _poisson_pmf(j: int, lam: float) -> float:
+    return math.exp(-lam + j * math.log(lam) - math.lgamma(j + 1)) if lam > 0 else float(j == 0)
+
+
+def derived_k(k: int, sampling_fraction: float, significance: float, estimator: str = "poisson") -> tuple[int, float]:
+    """``(k', type I error)`` as ARX's ``KMap.calculateKPoisson`` / ``calculateKZeroPoisson`` define
+    them: lambda = sampling_fraction * k; Poisson: the first c with ``P(X <= c) >= 1 - significance``
+    (c counted from 0), k' = c + 2; zero-truncated: the first c >= 1 with the truncated CDF at c
+    reaching ``1 - significance``, k' = c + 1. Then ``min(k, k')``."""
+    lam = sampling_fraction * k
+    threshold = 1.0 - significance
+    if estimator == "poisson":
+        counter, value = 0, 0.0
+        while value < threshold:
+            value = sum(_poisson_pmf(j, lam) for j in range(counter + 1))
+            counter += 1
+        return min(k, counter + 1), 1.0 - value
+    if estimator == "zero-truncated-poisson":
+        v2 = 1.0 - _poisson_pmf(0, lam)
+        counter, value = 1, 0.0
+        while value < threshold:
+            value += _poisson_pmf(counter, lam) / v2
+            counter += 1
+        return min(k, counter), 1.0 - value
+    raise ConfigError(f"k-map estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+
+
+class KMap(PrivacyModel):
+    name = "k-map"
+
+    def __init__(self, k: int, population_size: int | None = None, estimator: str = "poisson", significance: float = 0.01) -> None:
+        if isinstance(k, bool) or int(k) != k or k < 1:
+            raise ConfigError(f"k-map k must be a whole number >= 1, got {k!r}")
+        self.k_map = int(k)  # not ``k``: Requirement.k (a class-size lower bound) must not see it
+        self.population_size = population_size
+        self.estimator = estimator
+        self.significance = float(significance)
+        self.derived_k: int | None = None
+        self.type1_error: float | None = None
+        if population_size is None:
+            self.needs = ClassNeeds(population=True)
+        else:
+            if estimator not in ESTIMATORS:
+                raise ConfigError(f"k_map_estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+            if not 0 < self.significance < 1:
+                raise ConfigError(f"k_map_significance must lie in (0, 1), got {significance!r}")
+            self.needs = ClassNeeds()
+
+    @property
+    def estimated(self) -> bool:
+        return self.population_size is not None
+
+    def bind(self, rows: int) -> None:
+        """With an estimated population: derive k' from the sample's size."""
+        if not self.estimated:
+            return
+        if self.population_size < rows:
+            raise ConfigError(f"population_size {self.population_size} is smaller than the input ({rows} rows)")
+        k2, err = derived_k(self.k_map, rows / self.population_size, self.significance, self.estimator)
+        self.derived_k, self.type1_error = min(k2, rows), err
+
+    def predicate(self) -> exp.Expression:
+        if self.estimated:
+            assert self.derived_k is not None, "bind() the model to the table first"
+            return exp.GTE(this=col("cnt"), expression=lit(self.derived_k))
+        return exp.GTE(this=col("pop_cnt"), expression=lit(self.k_map))
+
+    def class_ok(self, cls: dict) -> bool:
+        if self.estimated:
+            return cls["cnt"] >= self.derived_k
+        return cls["pop_cnt"] >= self.k_map
+
+    def describe(self) -> dict:
+        d = {"model": self.name, "k": self.k_map}
+        if self.estimated:
+            d.update(population_size=self.population_size, estimator=self.estimator, significance=self.significance, derived_k=self.derived_k)
+        return d
+
+    def worst(self) -> list[tuple[str, exp.Expression]]:
+        return [("min_match", exp.Min(this=col("cnt" if self.estimated else "pop_cnt")))]
+
+    def describe_worst(self, v: dict) -> str:
+        if self.estimated:
+            return f"the smallest class has {v['min_match']} rows (k-map k={self.k_map} estimated as k'={self.derived_k})"
+        return f"the class with the fewest population matches has {v['min_match']} (k-map k={self.k_map})"

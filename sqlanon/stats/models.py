@@ -1,0 +1,173 @@
+"""Per-class statistics for the ARX privacy models beyond k, distinct/entropy l and t (issue 14).
+
+Each is a few CTEs over a node's frequency set (``gen``/``gs``: one row per class and sensitive
+value), joined into the class table by :meth:`sqlanon.stats.Statistics.class_ctes`:
+
+* **recursive (c,l)-diversity** (Machanavajjhala et al. 2007, Def. 4.3): with the class's sensitive
+  counts sorted ``r_1 >= r_2 >= ... >= r_m``, ``top_s = r_1`` and ``tail_s = r_l + ... + r_m``
+  (a ``ROW_NUMBER`` over the class's sensitive values: a window over the frequency set, never rows);
+* **hierarchical t-closeness** (Li, Li, Venkatasubramanian 2007, Sec. 4.3): ``emd_hier`` =
+  ``sum over inner nodes N of height(N)/H * min(pos_extra(N), neg_extra(N))`` where ``extra(C)`` is
+  the sum of ``p_i - q_i`` over the leaves under child C, from a small table ``(s, lvl, child,
+  parent, w)`` of the sensitive hierarchy (``w = (lvl + 1) / H``);
+* **k-map / delta-presence** (Sweeney 2002; Nergiz, Atzori, Clifton 2007): ``pop_cnt``, the rows of
+  the population table in the class; the population is coded by the same hierarchies into its own
+  base frequency set once, and rolled up per node like the source's.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError, HierarchyError
+from sqlanon.source import col, table_ref
+from sqlanon.stats.core import FrequencySet, and_all, as_double, create_temp, if_, lit, lookup, sum_
+
+
+def _g(stats) -> list[str]:
+    return stats.qnames
+
+
+def recursive_ctes(stats, src: str) -> list[tuple[str, exp.Expression]]:
+    g = _g(stats)
+    l = int(stats.needs.recursive_l)
+    win = exp.Window(
+        this=exp.RowNumber(),
+        partition_by=[col(n) for n in g],
+        order=exp.Order(expressions=[exp.Ordered(this=col("cnt"), desc=True)]),
+    )
+    rk = exp.select(*map(col, g), col("cnt"), exp.alias_(win, "rn", quoted=True)).from_(table_ref(src))
+    aggs = [
+        exp.alias_(exp.Max(this=col("cnt")), "top_s", quoted=True),
+        exp.alias_(sum_(if_(exp.GTE(this=col("rn"), expression=lit(l)), col("cnt"), lit(0))), "tail_s", quoted=True),
+    ]
+    rec = exp.select(*map(col, g), *aggs).from_(table_ref("rk"))
+    rec = rec.group_by(*map(col, g)) if g else rec
+    return [("rk", rk), ("rec", rec)]
+
+
+def hierarchical_emd_ctes(stats, src: str) -> list[tuple[str, exp.Expression]]:
+    g = _g(stats)
+    keys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
+    keys = keys.group_by(*map(col, g)) if g else keys
+    cond = and_all([exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in g] + [exp.EQ(this=col("s", "x"), expression=col("s", "d"))])
+    p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
+    grid = (
+        exp.select(*[col(n, "k") for n in g], col("s", "d"), exp.alias_(exp.Sub(this=p, expression=col("q", "d")), "diff", quoted=True))
+        .from_(table_ref("hkeys", alias="k"))
+        .join(table_ref(stats.domain_table, alias="d"), join_type="cross")
+        .join(table_ref(src, alias="x"), on=cond, join_type="left")
+    )
+    by = [col(n, "gr") for n in g] + [col("lvl", "h"), col("parent", "h"), col("child", "h"), col("w", "h")]
+    ext = (
+        exp.select(*by, exp.alias_(sum_(col("diff", "gr")), "extra", quoted=True))
+        .from_(table_ref("hgrid", alias="gr"))
+        .join(table_ref(stats.s_hier_table, alias="h"), on=exp.EQ(this=col("s", "gr"), expression=col("s", "h")))
+        .group_by(*by)
+    )
+    pos = sum_(if_(exp.GT(this=col("extra"), expression=lit(0)), col("extra"), lit(0.0)))
+    neg = sum_(if_(exp.LT(this=col("extra"), expression=lit(0)), exp.Neg(this=col("extra")), lit(0.0)))
+    least = if_(exp.LT(this=pos, expression=neg), pos.copy(), neg.copy())
+    cost_by = [col(n) for n in g] + [col("lvl"), col("parent"), col("w")]
+    cost = exp.select(*cost_by, exp.alias_(exp.Mul(this=col("w"), expression=exp.Paren(this=least)), "c", quoted=True)).from_(table_ref("hext")).group_by(*cost_by)
+    emd = exp.select(*map(col, g), exp.alias_(sum_(col("c")), "emd_hier", quoted=True)).from_(table_ref("hcost"))
+    emd = emd.group_by(*map(col, g)) if g else emd
+    return [("hkeys", keys), ("hgrid", grid), ("hext", ext), ("hcost", cost), ("hemd", emd)]
+
+
+def prepare_sensitive_hierarchy(stats) -> None:
+    """Register ``(s, lvl, child, parent, w)`` for every sensitive value of the table."""
+    h = stats.sensitive_hierarchy
+    if h is None:
+        raise ConfigError("hierarchical t-closeness needs a hierarchy for the sensitive column (t_hierarchy / --t-hierarchy)")
+    if h.max_level < 1:
+        raise HierarchyError(f"the hierarchy of sensitive column {stats.sensitive!r} ({h.origin}) has no level above its leaves")
+    index = {leaf: i for i, leaf in enumerate(h.leaves)}
+    missing = [v for v, _ in stats.sensitive_domain if v not in index]
+    if missing:
+        raise HierarchyError(
+            f"sensitive column {stats.sensitive!r}: {len(missing)} value(s) are missing from its hierarchy ({h.origin}), e.g. "
+            + ", ".join(repr(v) for v in missing[:5])
+        )
+    H = h.max_level
+    levels = [h.leaf_to_level(lv) for lv in range(H + 1)]
+    s, lvl, child, parent, w = [], [], [], [], []
+    for v, _ in stats.sensitive_domain:
+        i = index[v]
+        for lv in range(H):
+            s.append(v)
+            lvl.append(lv)
+            child.append(int(levels[lv][i]))
+            parent.append(int(levels[lv + 1][i]))
+            w.append((lv + 1) / H)
+    name = stats.engine.temp_name("shier")
+    stats.engine.register_arrow(
+        name,
+        pa.table({"s": pa.array(s, pa.string()), "lvl": pa.array(lvl, pa.int32()), "child": pa.array(child, pa.int32()), "parent": pa.array(parent, pa.int32()), "w": pa.array(w, pa.float64())}),
+    )
+    stats.s_hier_table = name
+
+
+def prepare_population(stats) -> None:
+    """Scan the population table once into its own base frequency set (QI codes only) and check
+    that the input is a subset of it (every input QI tuple occurs at least as often there)."""
+    pop = stats.population
+    if pop is None:
+        raise ConfigError("k-map and delta-presence with a population need population: TABLE (--population)")
+    have = pop.column_names(stats.engine)
+    for name in stats.qis:
+        if name not in have:
+            raise ConfigError(f"population {pop.describe()} has no quasi-identifier column {name!r}; columns are: {', '.join(have)}")
+    g = stats.qnames
+    inner = stats.encoded_select(pop)
+    q = exp.select(*map(col, g), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
+    q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True)).group_by(*map(col, g))
+    name = stats.engine.temp_name("pfs0")
+    stats.engine.execute(create_temp(name, q))
+    parts = [exp.Count(this=exp.Star()), sum_(col("cnt"))]
+    for n in g:
+        parts.append(sum_(if_(exp.LT(this=col(n), expression=lit(0)), col("cnt"), lit(0))))
+    row = stats.engine.fetch_one(exp.select(*parts).from_(table_ref(name)))
+    n_sets, stats.pop_rows = int(row[0] or 0), int(row[1] or 0)
+    for i, qi in enumerate(stats.qis):
+        if int(row[2 + i] or 0):
+            raise HierarchyError(
+                f"population {pop.describe()}: column {qi!r} has {int(row[2 + i])} row(s) that are NULL or missing from its hierarchy ({stats.hierarchies[i].origin})"
+            )
+    stats.pop_base = FrequencySet(name, tuple(0 for _ in g), n_sets)
+    # the input must lie inside the population: no input QI tuple more often than there
+    src = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref(stats.base.table)).group_by(*map(col, g))
+    cond = and_all([exp.EQ(this=col(n, "i"), expression=col(n, "p")) for n in g])
+    pc = exp.Coalesce(this=col("cnt", "p"), expressions=[lit(0)])
+    excess = sum_(if_(exp.GT(this=col("cnt", "i"), expression=pc), exp.Sub(this=col("cnt", "i"), expression=pc.copy()), lit(0)))
+    check = (
+        exp.select(excess)
+        .from_(exp.alias_(exp.Subquery(this=src), "i", table=True, quoted=True))
+        .join(table_ref(name, alias="p"), on=cond, join_type="left")
+    )
+    extra = int(stats.engine.scalar(check) or 0)
+    if extra:
+        raise ConfigError(
+            f"the input is not a subset of population {pop.describe()}: {extra} input row(s) have quasi-identifier values that occur less often in the population"
+        )
+
+
+def population_select(stats, node, params=None) -> exp.Select:
+    g = _g(stats)
+    maps = stats.maps(node, stats.pop_base)
+    gens = [exp.alias_(lookup(m, col(n), stats.dialect, params), n, quoted=True) for n, m in zip(g, maps)]
+    inner = exp.select(*gens, col("cnt")).from_(table_ref(stats.pop_base.table))
+    q = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "cnt", quoted=True))
+    return q.from_(exp.alias_(exp.Subquery(this=inner), "r", table=True, quoted=True)).group_by(*map(col, g))
+
+
+def population_ctes(stats, node, cls: str, params=None) -> tuple[list[tuple[str, exp.Expression]], str]:
+    g = _g(stats)
+    cond = and_all([exp.EQ(this=col(n, "c"), expression=col(n, "p")) for n in g])
+    clsp = (
+        exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("c")), exp.alias_(exp.Coalesce(this=col("cnt", "p"), expressions=[lit(0)]), "pop_cnt", quoted=True))
+        .from_(table_ref(cls, alias="c"))
+        .join(table_ref("pgen", alias="p"), on=cond, join_type="left")
+    )
+    return [("pgen", population_select(stats, node, params)), ("clsp", clsp)], "clsp"
