@@ -12,5 +12,6 @@ CREATE TABLE IF NOT EXISTS sqlanon_releases (
   rows BIGINT,
   suppressed_rows BIGINT,
   input_hash VARCHAR,
-  sqlanon_version VARCHAR
+  sqlanon_version VARCHAR,
+  report VARCHAR
 )

@@ -2,5 +2,5 @@
 INSERT INTO sqlanon_releases
 SELECT
   COALESCE(MAX(id), 0) + 1, :created_at, :source, :target, :search, :policy, :transformation,
-  :privacy, :metrics, :rows, :suppressed_rows, :input_hash, :sqlanon_version
+  :privacy, :metrics, :rows, :suppressed_rows, :input_hash, :sqlanon_version, :report
 FROM sqlanon_releases

@@ -201,6 +201,8 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         verified = verify_plan(stats, plan)
         say(f"search {policy.search}: {plan.nodes_evaluated} nodes evaluated, {session.engine.queries} queries")
         report = build_report(policy, stats, plan, verified)
+        add_risk_and_utility(report, policy, stats, plan)
+        sql_listing = report_sql(policy, stats, plan) if policy.report or writes else None
         if not dry_run and target.kind != "none":
             entry = {
                 "source": session.source.describe(),
@@ -212,6 +214,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
                 "rows": stats.rows,
                 "suppressed_rows": plan.suppressed_rows,
                 "input_hash": stats.input_hash,
+                "report": {**report, "sql": sql_listing},
             }
             written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write, microaggregate=policy.microaggregate)
             report["output"] = written["output"]
@@ -222,7 +225,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         if policy.report:
             from sqlanon.report import write_html
 
-            write_html(report, policy.report)
+            write_html(report, policy.report, sql=sql_listing)
         return report
     finally:
         session.close()
@@ -340,6 +343,34 @@ def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) 
     for key, value in plan.extra.items():
         report.setdefault(key, value)
     return report
+
+
+def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: Plan) -> None:
+    """``risk`` (before/after, :mod:`sqlanon.risk`), ``utility`` (per QI, :mod:`sqlanon.utility`)
+    and the class-size histograms: a few aggregate statements over the frequency sets."""
+    from sqlanon import risk, utility
+
+    threshold = policy.risk_threshold or risk.DEFAULT_THRESHOLD
+    report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.population_fraction)
+    report["input"] = stats.source.describe()
+    if plan.local:  # rounds over different row sets: per-column figures of the first round only
+        report["utility"] = None
+        return
+    node = plan.node if plan.node is not None else plan.recoding
+    report["utility"] = utility.column_utility(stats, node, plan.requirement.predicate(), plan.suppressed_rows, plan.transformation if plan.node is not None else None)
+
+
+def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str, str]]:
+    """The statements that produced the plan's figures (base frequency set, final node), pretty."""
+    try:
+        node = plan.node if plan.node is not None else plan.recoding
+        aggs = make_metric(policy, stats.qis).aggregates(stats, node) if plan.node is not None else []
+        return [
+            ("base frequency set", stats.base_query().sql(dialect=stats.dialect, pretty=True)),
+            ("final node", stats.node_query(node, plan.requirement.predicate(), aggs, stats.base).sql(dialect=stats.dialect, pretty=True)),
+        ]
+    except Exception as err:  # the report never fails a finished run over its SQL listing
+        return [("unavailable", f"{type(err).__name__}: {err}")]
 
 
 def _as_policy(policy, options: dict) -> Policy:

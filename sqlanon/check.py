@@ -19,8 +19,10 @@ from sqlanon.source import col
 from sqlanon.stats import Statistics, if_, lit, sum_
 
 
-def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float = 0.0) -> dict:
-    """Measure a (released) table: class sizes, l, t, suppressed rows and metrics.
+def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None) -> dict:
+    """Measure a (released) table: class sizes, l, t, suppressed rows and metrics; with ``risk``
+    its re-identification risk (:mod:`sqlanon.risk`; ``population_fraction`` adds population
+    uniqueness estimates, ``risk_threshold`` the prosecutor threshold).
 
     ``qi`` is a list of columns, or a mapping column -> hierarchy spec; with hierarchies, values are
     read back as levels of the hierarchy so precision and LM can be measured too. A row whose QIs
@@ -28,6 +30,11 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
     """
     from sqlanon.metrics.lm import loss_table
 
+    from sqlanon.risk import DEFAULT_THRESHOLD, validate_options
+
+    if (population_fraction is not None or risk_threshold is not None) and not risk:
+        raise ConfigError("--population-fraction and --risk-threshold need --risk")
+    validate_options(risk_threshold, population_fraction)
     policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter)
     session = Session(policy)
     try:
@@ -95,6 +102,10 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         out["class_size_histogram"] = [[size, count] for size, count in histogram[:50]]
         if len(histogram) > 50:
             out["class_size_histogram"].append(["more", sum(c for _, c in histogram[50:])])
+        if risk:
+            from sqlanon.risk import measure
+
+            out["risk"] = measure(stats, node, not_star, threshold=risk_threshold or DEFAULT_THRESHOLD, population_fraction=population_fraction)
         if k is not None:
             out["k_anonymous"] = out["k"] is not None and out["k"] >= k and sup <= math.floor(max_suppression * n + 1e-9)
         if "l_distinct" in e:

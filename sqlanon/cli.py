@@ -164,6 +164,8 @@ def anonymize(
     delta: Optional[float] = typer.Option(None, "--delta", help="SafePub: delta."),
     epsilon_search: Optional[float] = typer.Option(None, "--epsilon-search", help="SafePub: part of epsilon spent on choosing the generalization (default 10%)."),
     safepub_steps: Optional[int] = typer.Option(None, "--safepub-steps", help="SafePub: steps of the exponential-mechanism search (default 100)."),
+    population_fraction: Optional[float] = typer.Option(None, "--population-fraction", help="Report: the input is this fraction of its population; estimate population uniques."),
+    risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help="Report: prosecutor risk threshold (default 0.2)."),
 ) -> None:
     from sqlanon.api import anonymize as api_anonymize
 
@@ -180,6 +182,7 @@ def anonymize(
             k_map_estimator=k_map_estimator, k_map_significance=k_map_significance,
             delta_min=delta_min, delta_max=delta_max, epsilon=epsilon, delta=delta,
             epsilon_search=epsilon_search, safepub_steps=safepub_steps,
+            population_fraction=population_fraction, risk_threshold=risk_threshold,
         )
         search_options = dict(
             trace=trace, previous=previous, x=_split(x), y=_split(y), privacy=privacy,
@@ -251,6 +254,9 @@ def check(
     min_sup: int = typer.Option(1, "--min-sup", help="With --against: min support of the compared itemsets."),
     transformation: Optional[str] = typer.Option(None, "--transformation", help="A plan to measure on this table without writing: an anonymize --json report (file or text) or its transformation. --qi then needs hierarchies."),
     numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="With --transformation: QIs cut into intervals."),
+    risk: bool = typer.Option(False, "--risk", help="Re-identification risk: prosecutor, journalist, marketer, sample uniques (docs/risk.md)."),
+    population_fraction: Optional[float] = typer.Option(None, "--population-fraction", help="With --risk: the table is this fraction of its population; estimate population uniques (Pitman, Zayatz, SNB, Dankar)."),
+    risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help="With --risk: prosecutor risk threshold for 'records above' (default 0.2)."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     from sqlanon.check import check as api_check
@@ -260,6 +266,8 @@ def check(
         for item in qi:
             column, sep, spec = item.partition("=")
             specs[column] = spec if sep else None
+        if (risk or population_fraction is not None or risk_threshold is not None) and (transformation or against):
+            raise ConfigError("--risk measures the table itself; it cannot be combined with --transformation or --against")
         if transformation:
             from sqlanon.check import check_plan
 
@@ -269,14 +277,23 @@ def check(
         if against:
             return _against(input, format, delimiter, table, against, against_format, against_delimiter, list(specs), min_sup)
         has_all = all(specs.values())
-        return api_check(input, specs if has_all else list(specs), format=format, delimiter=delimiter, table=table, k=k, l=l, t=t, t_distance=t_distance, sensitive_column=sensitive_column, class_column=class_column, hierarchy_delimiter=hierarchy_delimiter, max_suppression=max_suppression)
+        return api_check(input, specs if has_all else list(specs), format=format, delimiter=delimiter, table=table, k=k, l=l, t=t, t_distance=t_distance, sensitive_column=sensitive_column, class_column=class_column, hierarchy_delimiter=hierarchy_delimiter, max_suppression=max_suppression, risk=risk, population_fraction=population_fraction, risk_threshold=risk_threshold)
 
     result = _run(go)
     if json_out:
         typer.echo(json.dumps(result, default=str))
     else:
+        if "risk" in result:
+            from sqlanon.risk import text_lines
+
+            result = dict(result)
+            lines = text_lines(result.pop("risk"))
+        else:
+            lines = []
         for key, value in result.items():
             typer.echo(f"{key:<16}{json.dumps(value, default=str) if isinstance(value, (dict, list)) else value}")
+        for line in lines:
+            typer.echo(line)
     if result.get("k_anonymous") is False or result.get("within_budget") is False:
         raise typer.Exit(3)  # the table (or plan) does not meet the k asked for
 
@@ -361,6 +378,23 @@ def releases(
         typer.echo("no releases recorded")
     for r in rows:
         typer.echo(f"{r['id']:>4}  {r['created_at']}  {r['search']:<10} {r['source']} -> {r['target']}  rows={r['rows']} suppressed={r['suppressed_rows']}  {json.dumps(r['transformation'])}")
+
+
+@app.command(help="Write the HTML report of a past release, from the report stored in its registry." + " " + EXIT_HELP)
+def report(
+    release: int = typer.Option(..., "--release", help="Release id (see `sqlanon releases`)."),
+    database: str = typer.Option(..., "--database", "--registry", help="The .duckdb (or postgresql:// URL) holding sqlanon_releases."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="HTML file to write (default: sqlanon-release-ID.html)."),
+) -> None:
+    from sqlanon.report import for_release, write_html
+
+    def go():
+        entry, stored = for_release(database, release)
+        path = output or f"sqlanon-release-{release}.html"
+        write_html(stored, path, release_id=entry["id"], created_at=entry.get("created_at"))
+        return path
+
+    typer.echo(_run(go))
 
 
 @hierarchy_app.command("show", help='Validate a hierarchy and print its shape and first rows.' + " " + EXIT_HELP)

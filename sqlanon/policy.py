@@ -73,6 +73,9 @@ class Policy:
     epsilon_search: float | None = None
     safepub_steps: int | None = None
     seed: int | None = None
+    # re-identification risk in the report (docs/risk.md)
+    population_fraction: float | None = None
+    risk_threshold: float | None = None
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -152,6 +155,9 @@ class Policy:
             raise ConfigError(f"suppression must be mask or drop, got {self.suppression!r}")
         if self.l_diversity not in ("distinct", "entropy", "recursive"):
             raise ConfigError(f"l_diversity must be distinct, entropy or recursive, got {self.l_diversity!r}")
+        from sqlanon.risk import validate_options
+
+        validate_options(self.risk_threshold, self.population_fraction)
         if not self.qi and not self.search_options.get("numeric"):
             raise ConfigError("no quasi-identifiers: give --qi COLUMN=HIERARCHY at least once")
 
@@ -177,6 +183,8 @@ _TYPES = {
     "epsilon_search": float,
     "safepub_steps": int,
     "seed": int,
+    "population_fraction": float,
+    "risk_threshold": float,
 }
 
 #: keys holding ``COLUMN -> value`` maps: a mapping, ``"a=1,b=2"`` or a list of ``"a=1"``

@@ -32,6 +32,7 @@ def _without_passwords(value):
 
 def ensure(engine) -> None:
     engine.execute(template("registry_create"))
+    engine.execute(template("registry_add_report"))
 
 
 def record(engine, entry: dict) -> int:
@@ -53,6 +54,7 @@ def record(engine, entry: dict) -> int:
         "suppressed_rows": int(entry.get("suppressed_rows", 0)),
         "input_hash": entry.get("input_hash"),
         "sqlanon_version": __version__,
+        "report": json.dumps(entry["report"], default=str) if entry.get("report") is not None else None,
     }
     engine.execute(template("registry_insert", **values))
     return int(engine.scalar(template("registry_last_id")))
@@ -77,6 +79,15 @@ def get_release(engine, release_id: int) -> dict | None:
 
 def _exists(engine) -> bool:
     return bool(engine.scalar(template("registry_exists")))
+
+
+def get_report(engine, release_id: int) -> dict | None:
+    """The report stored with a release (aggregates only), or None (no such release, or a
+    registry written before reports were stored)."""
+    if not _exists(engine) or not engine.scalar(template("registry_has_report")):
+        return None
+    text = engine.scalar(template("registry_get_report", id=int(release_id)))
+    return json.loads(text) if text else None
 
 
 def _decode(d: dict) -> dict:

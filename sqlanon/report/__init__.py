@@ -1,0 +1,133 @@
+"""Report: the JSON object of a run (stable keys, see README) and its HTML page.
+
+The page is one self-contained file rendered from ``templates/report.html.j2`` (jinja2 with
+autoescape): inline SVG plots, no script, nothing loaded from the network. It holds aggregates
+only, so its size does not grow with the table.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+from sqlanon.report import charts
+
+STABLE_KEYS = ("search", "k", "transformation", "metric", "suppressed_rows", "rows", "nodes_evaluated", "queries", "seconds", "output")
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+
+RISK_DEFINITIONS = (
+    ("highest prosecutor risk", lambda r: r["prosecutor"]["highest"], "1 / size of the smallest released class"),
+    ("average prosecutor risk", lambda r: r["prosecutor"]["average"], "classes / released records"),
+    ("records at the highest risk", lambda r: r["prosecutor"]["records_at_highest"], "share of records in the smallest classes"),
+    ("records above threshold", lambda r: r["prosecutor"]["records_above_threshold"], "share of records whose risk 1/size exceeds the threshold"),
+    ("journalist risk (bound)", lambda r: r["journalist"]["highest"], "1 / smallest population class; bounded by the prosecutor figure"),
+    ("marketer risk (bound)", lambda r: r["marketer"]["average"], "expected share of records re-identified; bounded by the average"),
+    ("sample uniques", lambda r: r["sample_uniques"]["share"], "share of records alone in their class"),
+    ("population uniques", lambda r: (r.get("population_uniques") or {}).get("fraction"), "estimated share of population records that are unique (Dankar et al.'s rule)"),
+)
+
+
+def _environment():
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape(["html", "j2"], default=True), undefined=jinja2.ChainableUndefined)
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.2f} %"
+
+
+def _models_text(models, k) -> str:
+    if not models:
+        return f"k-anonymity (k={k})" if k is not None else "?"
+    parts = []
+    for m in models if isinstance(models, list) else [models]:
+        if isinstance(m, dict):
+            rest = ", ".join(f"{key}={value}" for key, value in m.items() if key != "model")
+            parts.append(f"{m.get('model', '?')}" + (f" ({rest})" if rest else ""))
+        else:
+            parts.append(str(m))
+    return "; ".join(parts)
+
+
+def render(report: dict, *, sql: list | None = None, release_id=None, created_at: str | None = None) -> str:
+    """The report page as a string."""
+    from sqlanon import __version__
+
+    risk = report.get("risk") or {}
+    before, after = risk.get("before"), risk.get("after")
+    risk_rows = []
+    if after:
+        for name, fn, definition in RISK_DEFINITIONS:
+            b, a = (fn(before) if before else None), fn(after)
+            if name == "population uniques" and a is None and (b is None):
+                continue
+            risk_rows.append({"name": name + (f" ({_pct(after['prosecutor']['threshold'])})" if name == "records above threshold" else ""), "before": _pct(b), "after": _pct(a), "definition": definition})
+        pu = after.get("population_uniques")
+        if pu:
+            risk_rows[-1]["definition"] += f"; sampling fraction {pu['sampling_fraction']:g}, model {pu['model']}"
+    utility = report.get("utility") or {}
+    top = max((sum(1 for v in u["before"] if not v.get("other")) for u in utility.values()), default=0)
+    dist_plots = {name: (charts.distribution_chart(name, "input", u["before"], 0), charts.distribution_chart(name, "release", u["after"], 1)) for name, u in utility.items()}
+    min_class = (report.get("privacy") or {}).get("min_class_size")
+    models = _models_text((report.get("privacy") or {}).get("models"), report.get("k"))
+    policy = {key: report.get(key) for key in ("search", "k", "max_suppression", "suppression_budget", "metric", "quasi_identifiers", "weights", "privacy") if report.get(key) is not None}
+    if report.get("policy"):
+        policy = {"policy": report["policy"], **policy}
+    page = _environment().get_template("report.html.j2").render(
+        r=report,
+        release_id=release_id if release_id is not None else report.get("release_id"),
+        created_at=created_at or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        version=__version__,
+        models=models,
+        k_met=min_class is not None and report.get("k") is not None and min_class >= report["k"],
+        risk_before=before,
+        risk_after=after,
+        risk_rows=risk_rows,
+        risk_plot=charts.risk_chart(before, after),
+        class_plot=charts.class_size_chart(before["class_sizes"] if before else None, after["class_sizes"] if after else None),
+        utility=utility,
+        loss_plot=charts.loss_chart(utility) if utility else None,
+        dist_plots=dist_plots,
+        top=top,
+        policy_json=json.dumps(policy, indent=2, default=str, sort_keys=True),
+        sql=sql if sql is not None else report.get("sql") or [],
+    )
+    return page
+
+
+def write_html(report: dict, path: str, *, sql: list | None = None, release_id=None, created_at: str | None = None) -> None:
+    """Render and write atomically (a temp file beside ``path``, then renamed)."""
+    doc = render(report, sql=sql, release_id=release_id, created_at=created_at)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(doc)
+    os.replace(tmp, path)
+
+
+def for_release(database: str, release_id: int) -> tuple[dict, dict]:
+    """``(registry entry, stored report)`` of a past release; ConfigError when it has none."""
+    from sqlanon import registry
+    from sqlanon.engine import connect, is_postgres_url
+    from sqlanon.errors import ConfigError
+
+    if not is_postgres_url(database) and not os.path.isfile(database):
+        raise ConfigError(f"registry database not found: {database}")
+    engine = connect(database=database, read_only=True)
+    try:
+        entry = registry.get_release(engine, release_id)
+        if entry is None:
+            raise ConfigError(f"release {release_id} is not in the registry {database}")
+        stored = registry.get_report(engine, release_id)
+    finally:
+        engine.close()
+    if not stored:
+        raise ConfigError(f"release {release_id} in {database} was recorded without a report (made by an older sqlanon); re-run it to get one")
+    stored.setdefault("output", entry.get("target"))
+    stored.setdefault("input", entry.get("source"))
+    stored["release_id"] = entry["id"]
+    stored["policy"] = entry.get("policy")
+    return entry, stored

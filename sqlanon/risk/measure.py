@@ -1,0 +1,107 @@
+"""Re-identification risk of a table (or of a plan applied to it) measured by SQL on its frequency
+set: two small aggregate statements over the equivalence classes, never rows.
+
+Only *released* classes count: suppressed records carry no quasi-identifier values to link (ARX
+likewise leaves suppressed records out of its risk analysis). ``n`` below is the number of
+released records, ``f_j`` the size of released class ``j``.
+
+* prosecutor risk of a record = ``1 / f_j`` (the attacker knows the target is in the table):
+  highest = ``1 / min f_j``, average = ``#classes / n``, share of records whose risk exceeds a
+  threshold ``t`` = ``sum(f_j : 1/f_j > t) / n``;
+* journalist risk (the target may not be in the table) = ``1 / min F_j`` with ``F_j >= f_j`` the
+  class size in the population; without a population table it is bounded by the prosecutor figure
+  and reported as that bound (as ARX's "estimated journalist risk");
+* marketer risk (share of records re-identified when all are matched) = ``(1/n) sum f_j / F_j``,
+  bounded likewise by ``#classes / n``;
+* sample uniques = records in classes of size 1; population uniques: :mod:`sqlanon.risk.population`.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sqlanon.source import col, table_ref
+from sqlanon.stats import as_double, cte_select, if_, lit, sum_
+
+DEFAULT_THRESHOLD = 0.2
+
+
+def class_risk_queries(stats, node, ok: exp.Expression, threshold: float) -> tuple[exp.Select, exp.Select]:
+    """The two statements: prosecutor figures over the released classes, and the class-size
+    histogram (``size, classes``) they come from."""
+    def released():
+        ctes, cls = stats.class_ctes(node)
+        ctes.append(("flagged", exp.select(col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
+        ctes.append(("released", exp.select(col("cnt")).from_(table_ref("flagged")).where(col("ok"))))
+        return ctes
+
+    cnt = col("cnt")
+    risk = exp.Div(this=lit(1.0), expression=as_double(cnt))
+    figures = exp.select(
+        exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
+        exp.alias_(sum_(cnt), "records", quoted=True),
+        exp.alias_(exp.Max(this=risk), "highest", quoted=True),
+        exp.alias_(exp.Min(this=risk), "lowest", quoted=True),
+        exp.alias_(sum_(if_(exp.GT(this=risk.copy(), expression=lit(float(threshold))), cnt, lit(0))), "above", quoted=True),
+        exp.alias_(sum_(if_(exp.EQ(this=cnt.copy(), expression=lit(1)), lit(1), lit(0))), "uniques", quoted=True),
+    ).from_(table_ref("released"))
+    histogram = exp.select(cnt, exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True)).from_(table_ref("released")).group_by(cnt).order_by(cnt)
+    return cte_select(released(), figures), cte_select(released(), histogram)
+
+
+def measure(stats, node, ok: exp.Expression | None = None, *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
+    """Risk figures of ``node`` (a level tuple or a Recoding) over ``stats``' source; ``ok`` marks
+    released classes (default: every class)."""
+    ok = ok if ok is not None else exp.Boolean(this=True)
+    q_figures, q_hist = class_risk_queries(stats, node, ok, threshold)
+    row = stats.engine.fetch_one(q_figures)
+    hist = [(int(s), int(c)) for s, c in stats.engine.fetch_all(q_hist)]
+    return figures_from(row, hist, threshold, population_fraction)
+
+
+def figures_from(row, hist: list[tuple[int, int]], threshold: float, population_fraction: float | None) -> dict:
+    """Assemble the risk object from the two statements' answers."""
+    classes, records = int(row[0] or 0), int(row[1] or 0)
+    highest = float(row[2]) if row[2] is not None else 0.0
+    average = classes / records if records else 0.0
+    uniques = int(row[5] or 0)
+    at_highest = hist[0][0] * hist[0][1] if hist else 0
+    out = {
+        "records": records,
+        "classes": classes,
+        "prosecutor": {
+            "highest": highest,
+            "average": average,
+            "lowest": float(row[3]) if row[3] is not None else 0.0,
+            "records_at_highest": at_highest / records if records else 0.0,
+            "threshold": threshold,
+            "records_above_threshold": (int(row[4] or 0) / records) if records else 0.0,
+        },
+        "journalist": {"highest": highest, "bound": "prosecutor (population class sizes unknown)"},
+        "marketer": {"average": average, "bound": "prosecutor average (population class sizes unknown)"},
+        "sample_uniques": {"records": uniques, "share": uniques / records if records else 0.0},
+        "class_sizes": compact_histogram([[s, c] for s, c in hist]),
+    }
+    if population_fraction is not None:
+        from sqlanon.risk.population import population_uniqueness
+
+        out["population_uniques"] = population_uniqueness(dict(hist), population_fraction)
+    return out
+
+
+def validate_options(threshold: float | None, population_fraction: float | None) -> None:
+    from sqlanon.errors import ConfigError
+
+    if threshold is not None and not 0.0 < threshold <= 1.0:
+        raise ConfigError(f"--risk-threshold must lie in (0, 1], got {threshold}")
+    if population_fraction is not None and not 0.0 < population_fraction <= 1.0:
+        raise ConfigError(f"--population-fraction must lie in (0, 1], got {population_fraction}")
+
+
+def compact_histogram(hist: list, limit: int = 100) -> list:
+    """At most ``limit`` ``[size, classes]`` pairs (smallest sizes, exact); larger sizes summed into
+    one ``[">=size", classes, records]`` entry so the report stays small on any table."""
+    if len(hist) <= limit:
+        return hist
+    head, tail = hist[: limit - 1], hist[limit - 1 :]
+    return head + [[f">={tail[0][0]}", sum(c for _, c in tail), sum(s * c for s, c in tail)]]
