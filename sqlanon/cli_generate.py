@@ -40,6 +40,8 @@ def generate_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file/table."),
     no_dissimilarity: bool = typer.Option(False, "--no-dissimilarity", help="Skip the code-table dissimilarity (runs KRIMP on the output)."),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="DuckDB memory_limit, e.g. 1GB."),
+    report: Optional[str] = typer.Option(None, "--report", help="Also write an HTML report here (risk of input and generated table, NAS, itemset overlap)."),
+    population_fraction: Optional[float] = typer.Option(None, "--population-fraction", help="Risk: the input is this fraction of its population; estimate population uniques."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ) -> None:
@@ -50,6 +52,7 @@ def generate_command(
             output_table=output_table, in_place=in_place, overwrite=overwrite,
             dissimilarity=not no_dissimilarity, memory_limit=memory_limit,
             progress=None if quiet else (lambda m: typer.echo(f"sqlanon: {m}", err=True)),
+            report=report, population_fraction=population_fraction,
         )
     except SqlanonError as err:
         typer.echo(f"error: {err}", err=True)
@@ -88,6 +91,8 @@ def run_generate(
     dissimilarity: bool = True,
     memory_limit: str | None = None,
     progress=None,
+    report: str | None = None,
+    population_fraction: float | None = None,
 ) -> dict:
     """The command as a function (used by the CLI and tests)."""
     from sqlanon.engine import connect
@@ -99,16 +104,25 @@ def run_generate(
         raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")
     if rows is not None and rows < 0:
         raise ConfigError(f"--rows must be >= 0, got {rows}")
+    from sqlanon.risk import validate_options
+
+    validate_options(None, population_fraction)
     source = Source.open(input, format, table, delimiter)
     if (output_table or in_place) and source.kind != "table":
         raise ConfigError("--output-table/--in-place need a .duckdb input (--format duckdb --table T)")
     target = Target.from_options(output=output, output_table=output_table, in_place=in_place, source=source, overwrite=overwrite)
     engine = connect(database=source.database or ":memory:", memory_limit=memory_limit)
     try:
-        return run(
+        result = run(
             engine, source, columns, min_sup=min_sup, laplace=laplace, rows=rows, seed=seed,
             candidates=candidates, target=target, dissimilarity=dissimilarity, progress=progress,
+            population_fraction=population_fraction,
         )
+        if report:
+            from sqlanon.report import write_html
+
+            write_html({**result, "search": "generate", "input": source.describe()}, report)
+        return result
     finally:
         engine.close()
 

@@ -15,7 +15,7 @@ import sqlanon
 import sqlanon.cli
 from browser import find_chromium, inspect_page
 from checker import is_suppressed, read_rows
-from sqlanon.check import check_plan
+from sqlanon.check import check, check_plan
 from sqlanon.hierarchy.builders import date_parts, masking, numeric_bands
 from sqlanon.hierarchy.io import read_csv_hierarchy
 from sqlanon.utility import level_meaning
@@ -131,3 +131,25 @@ def test_browser_check_can_fail(tmp_path):
     facts = inspect_page(str(bad), executable=CHROMIUM)
     assert len(facts["errors"]) >= 2
     assert facts["charts"][0]["bars"] == [] and facts["charts"][0]["width"] == 0
+
+
+def test_generate_report_has_risk_and_scores(tmp_path):
+    from sqlanon.cli_generate import run_generate
+
+    rnd = random.Random(1)
+    data = tmp_path / "g.csv"
+    data.write_text("\n".join(["a,b,c"] + [f"{rnd.choice('xyz')},{rnd.randint(1, 5)},{rnd.choice(['p', 'q'])}" for _ in range(300)]) + "\n")
+    html = tmp_path / "g.html"
+    r = run_generate(input=str(data), min_sup=5, seed=1, output=str(tmp_path / "g.parquet"), report=str(html))
+    # the generated table's risk, re-measured by check on the written file
+    again = check(str(tmp_path / "g.parquet"), ["a", "b", "c"], risk=True)["risk"]
+    assert r["risk"]["after"]["prosecutor"] == again["prosecutor"]
+    before = check(str(data), ["a", "b", "c"], risk=True)["risk"]
+    assert r["risk"]["before"]["class_sizes"] == before["class_sizes"]
+    page = html.read_text(encoding="utf-8")
+    assert "NAS (normalized anonymity score)" in page and "equal frequent itemsets" in page
+    if CHROMIUM or IN_CI:
+        need_chromium()
+        facts = inspect_page(str(html), executable=CHROMIUM)
+        assert facts["errors"] == [] and len(facts["charts"]) == 2
+        assert all(any(w > 0 and h > 0 for w, h in c["bars"]) for c in facts["charts"])

@@ -67,6 +67,8 @@ def run(
     dissimilarity: bool = True,
     registry_path: str | None = None,
     progress: Callable[[str], None] | None = None,
+    risk: bool = True,
+    population_fraction: float | None = None,
 ) -> dict:
     """Build the code table, generate ``rows`` rows (default: as many as the source), score, write."""
     say = progress or (lambda message: None)
@@ -121,6 +123,16 @@ def run(
         result.update(sc)
         say(f"NAS {sc['nas']:.3f}, {sc['pct_equal_itemsets']:.1f}% equal itemsets" + (f", dissimilarity {sc['dissimilarity']:.3f}" if "dissimilarity" in sc else ""))
 
+    if risk:  # re-identification risk of the input and of the generated table, every column a QI
+        from sqlanon.risk.measure import measure_table
+
+        t = time.perf_counter()
+        result["risk"] = {
+            "before": measure_table(engine, source, list(columns), population_fraction=population_fraction),
+            "after": measure_table(engine, Source(kind="table", table=name), list(columns), population_fraction=population_fraction),
+        }
+        phases["risk"] = time.perf_counter() - t
+
     t = time.perf_counter()
     types = dict(source.columns(engine))
     entry = {
@@ -132,6 +144,7 @@ def run(
         "metrics": {k: result[k] for k in ("pct_equal_itemsets", "avg_support_diff_pct", "avg_support_new_pct", "dissimilarity") if k in result},
         "rows": n,
         "suppressed_rows": 0,
+        "report": {**result, "search": "generate", "input": source.describe()} if risk else None,
     }
     written = write_release(engine, release_query(name, list(columns), types), target, source, entry, registry_path)
     phases["write"] = time.perf_counter() - t

@@ -105,3 +105,18 @@ def compact_histogram(hist: list, limit: int = 100) -> list:
         return hist
     head, tail = hist[: limit - 1], hist[limit - 1 :]
     return head + [[f">={tail[0][0]}", sum(c for _, c in tail), sum(s * c for s, c in tail)]]
+
+
+def measure_table(engine, source, columns: list[str], *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
+    """Risk of a table as it is, every column in ``columns`` a quasi-identifier (generated data:
+    ``sqlanon generate``). Builds the table's frequency set with flat hierarchies, then measures."""
+    from sqlanon.hierarchy import load_hierarchy
+    from sqlanon.stats import Statistics
+
+    flats = [load_hierarchy("flat", c, engine, source) for c in columns]
+    stats = Statistics(engine, source, columns, flats)
+    stats.prepare()
+    try:
+        return measure(stats, tuple(0 for _ in columns), threshold=threshold, population_fraction=population_fraction)
+    finally:
+        stats.drop_all()
