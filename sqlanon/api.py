@@ -225,7 +225,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         if policy.report:
             from sqlanon.report import write_html
 
-            write_html(report, policy.report, sql=sql_listing)
+            write_html({**report, "policy": redact_policy(_policy_dict(policy))}, policy.report, sql=sql_listing)
         return report
     finally:
         session.close()
@@ -358,6 +358,13 @@ def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: 
         return
     node = plan.node if plan.node is not None else plan.recoding
     report["utility"] = utility.column_utility(stats, node, plan.requirement.predicate(), plan.suppressed_rows, plan.transformation if plan.node is not None else None)
+
+
+def redact_policy(policy: dict) -> dict:
+    """The policy as the registry stores it (PostgreSQL passwords redacted)."""
+    from sqlanon.registry import _without_passwords
+
+    return _without_passwords(policy)
 
 
 def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str, str]]:
