@@ -153,3 +153,20 @@ def test_generate_report_has_risk_and_scores(tmp_path):
         facts = inspect_page(str(html), executable=CHROMIUM)
         assert facts["errors"] == [] and len(facts["charts"]) == 2
         assert all(any(w > 0 and h > 0 for w, h in c["bars"]) for c in facts["charts"])
+
+
+def test_report_size_does_not_grow_with_rows():
+    """Aggregates only: a histogram with thousands of class sizes is cut to 100 entries (the tail
+    summed with its records), top values to 10 per QI; the page stays small."""
+    from sqlanon.report import render
+    from sqlanon.report.charts import class_size_buckets
+    from sqlanon.risk.measure import compact_histogram, figures_from
+
+    hist = [(s, 3) for s in range(1, 5001)]
+    risk = figures_from((15000, sum(s * c for s, c in hist), 1.0, 1 / 5000, 10, 3), hist, 0.2, 0.1)
+    assert len(risk["class_sizes"]) <= 100 and risk["class_sizes"][-1][0] == "5000-9999"
+    assert sum(x[2] if isinstance(x[0], str) else x[0] * x[1] for x in risk["class_sizes"]) == sum(s * c for s, c in hist)
+    assert class_size_buckets(risk["class_sizes"]) == pytest.approx(class_size_buckets(hist))
+    assert compact_histogram([[1, 2]]) == [[1, 2]]
+    page = render({"k": 5, "rows": 10**7, "risk": {"before": risk, "after": risk}, "transformation": {}})
+    assert len(page) < 60_000

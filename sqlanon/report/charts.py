@@ -24,8 +24,8 @@ def class_size_buckets(hist: list) -> list[float]:
     total = 0
     for entry in hist:
         size, classes = entry[0], entry[1]
-        if isinstance(size, str):  # the summed tail of a compacted histogram: [">=s", classes, records]
-            size, n = int(size.lstrip(">=")), entry[2]
+        if isinstance(size, str):  # a summed range of a compacted histogram: ["lo-hi", classes, records]
+            size, n = int(size.split("-")[0]), entry[2]
         else:
             n = size * classes
         total += n

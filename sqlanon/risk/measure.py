@@ -98,13 +98,28 @@ def validate_options(threshold: float | None, population_fraction: float | None)
         raise ConfigError(f"--population-fraction must lie in (0, 1], got {population_fraction}")
 
 
+#: edges of the ranges a compacted histogram's tail is summed into (1-2-5 steps: every bucket of
+#: the report's chart is a union of these ranges)
+EDGES = tuple(sorted({m * 10**e for e in range(0, 13) for m in (1, 2, 5)} | {3, 4}))
+
+
 def compact_histogram(hist: list, limit: int = 100) -> list:
-    """At most ``limit`` ``[size, classes]`` pairs (smallest sizes, exact); larger sizes summed into
-    one ``[">=size", classes, records]`` entry so the report stays small on any table."""
+    """At most about ``limit`` ``[size, classes]`` pairs: the smallest sizes exactly, larger ones
+    summed per 1-2-5 range as ``["lo-hi", classes, records]`` so the report stays small."""
     if len(hist) <= limit:
         return hist
-    head, tail = hist[: limit - 1], hist[limit - 1 :]
-    return head + [[f">={tail[0][0]}", sum(c for _, c in tail), sum(s * c for s, c in tail)]]
+    head, tail = hist[: limit - 20], hist[limit - 20 :]
+    out = list(head)
+    groups: dict = {}
+    for size, classes in tail:
+        lo = max(e for e in EDGES if e <= size)
+        hi = min(e for e in EDGES if e > size) - 1
+        key = (max(lo, tail[0][0]), hi)
+        c, r = groups.get(key, (0, 0))
+        groups[key] = (c + classes, r + size * classes)
+    for (lo, hi), (c, r) in sorted(groups.items()):
+        out.append([f"{lo}-{hi}", c, r])
+    return out
 
 
 def measure_table(engine, source, columns: list[str], *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
