@@ -170,3 +170,17 @@ def test_report_size_does_not_grow_with_rows():
     assert compact_histogram([[1, 2]]) == [[1, 2]]
     page = render({"k": 5, "rows": 10**7, "risk": {"before": risk, "after": risk}, "transformation": {}})
     assert len(page) < 60_000
+
+
+def test_flexible_release_utility(release, tmp_path):
+    """A flexible plan (bottom-up cuts): per-column LM equals check_plan's over the same cuts, and
+    levels are reported as flexible cuts."""
+    qi = {"zip": "mask", "job": "flat"}
+    r = sqlanon.anonymize(input=release["data"], qi=qi, k=4, search="bottom-up", output=str(tmp_path / "flex.csv"), report=str(tmp_path / "flex.html"))
+    u = r["utility"]
+    assert all(v["level"] is None and v["precision"] is None and v["meaning"].startswith("flexible cut") for v in u.values())
+    plan = check_plan(release["data"], qi, r["transformation"], k=4)
+    for c in qi:
+        assert u[c]["lm"] == pytest.approx(plan["metrics"]["lm_per_column"][c])
+    assert r["risk"]["after"]["prosecutor"]["highest"] <= 0.25
+    assert "flexible" in (tmp_path / "flex.html").read_text(encoding="utf-8")
