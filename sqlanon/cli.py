@@ -182,7 +182,6 @@ def anonymize(
             k_map_estimator=k_map_estimator, k_map_significance=k_map_significance,
             delta_min=delta_min, delta_max=delta_max, epsilon=epsilon, delta=delta,
             epsilon_search=epsilon_search, safepub_steps=safepub_steps,
-            population_fraction=population_fraction, risk_threshold=risk_threshold,
         )
         search_options = dict(
             trace=trace, previous=previous, x=_split(x), y=_split(y), privacy=privacy,
@@ -194,6 +193,9 @@ def anonymize(
         _route_model_flags(pol, population, seed)
         if local_iterations is not None:  # 0 is a value (and refused), not an absence
             pol.update({"local_iterations": local_iterations}, "flags")
+        for key, value in (("population_fraction", population_fraction), ("risk_threshold", risk_threshold)):
+            if value is not None:  # 0 is a value (and refused), not an absence
+                pol.update({key: value}, "flags")
         return api_anonymize(pol, progress=_progress(quiet), dry_run=dry_run)
 
     result = _run(go)

@@ -263,3 +263,12 @@ def test_risk_in_registry_and_json_report(tmp_path):
         engine.close()
     assert stored["risk"] == report["risk"]
     assert stored["sql"] and stored["sql"][0][0] == "base frequency set"
+
+
+@pytest.mark.parametrize("flag,value", [("--population-fraction", "2"), ("--population-fraction", "0"), ("--risk-threshold", "1.5")])
+def test_anonymize_refuses_bad_risk_options_before_writing(tmp_path, flag, value):
+    path = write_table(tmp_path, 6)
+    out = tmp_path / "out.parquet"
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", path, "--qi", "zip=mask", "--k", "2", "--output", str(out), flag, value, "-q"])
+    assert res.exit_code == 2 and flag in res.output
+    assert not out.exists() and not (tmp_path / "sqlanon_releases.duckdb").exists()
