@@ -186,7 +186,11 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         writes = not dry_run and target.kind != "none"
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes, **model_extras)
         t0 = time.perf_counter()
-        stats.prepare()
+        keep_log, session.engine.keep_log = session.engine.keep_log, True  # the report shows the base set's SQL as it ran
+        try:
+            stats.prepare()
+        finally:
+            session.engine.keep_log = keep_log
         privacy_options.bind(requirement, stats)
         say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
@@ -372,8 +376,12 @@ def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str,
     try:
         node = plan.node if plan.node is not None else plan.recoding
         aggs = make_metric(policy, stats.qis).aggregates(stats, node) if plan.node is not None else []
+        import sqlglot
+
+        ran = [text for text in stats.engine.log if stats.base.table in text and text.lstrip().upper().startswith("CREATE")]
+        base = sqlglot.transpile(ran[0], read=stats.dialect, write=stats.dialect, pretty=True)[0] if ran else "(not recorded)"
         return [
-            ("base frequency set", stats.base_query().sql(dialect=stats.dialect, pretty=True)),
+            ("base frequency set", base),
             ("final node", stats.node_query(node, plan.requirement.predicate(), aggs, stats.base).sql(dialect=stats.dialect, pretty=True)),
         ]
     except Exception as err:  # the report never fails a finished run over its SQL listing
