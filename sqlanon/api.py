@@ -263,7 +263,7 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
             metric_value=float(result.value),
             node=node,
             nodes_evaluated=result.nodes_evaluated,
-            extra={"nodes_total": result.nodes_total, **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {})},
+            extra={"nodes_total": result.nodes_total, "statements": result.statements, **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {})},
         )
         if policy.local_recoding:
             from sqlanon import local_recoding

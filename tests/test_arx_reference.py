@@ -90,7 +90,9 @@ def test_cli_contract_json(adult, original, tmp_path):
     for key in ("search", "k", "transformation", "metric", "suppressed_rows", "rows", "nodes_evaluated", "queries", "seconds", "output"):
         assert key in obj
     assert obj["metric"]["name"] == "precision" and obj["metric"]["value"] == pytest.approx(0.4140, abs=5e-5)
-    assert obj["rows"] == 30162 and obj["output"] == out and obj["queries"] >= obj["nodes_evaluated"]
+    assert obj["rows"] == 30162 and obj["output"] == out
+    # nodes are evaluated in batches: fewer node statements than nodes, every one a query
+    assert obj["queries"] >= obj["statements"] and obj["statements"] < obj["nodes_evaluated"]
     levels = {c: obj["transformation"][c] for c in ADULT_COLUMNS}
     assert _verify_release(out, original, levels, 10, 0.05) == obj["suppressed_rows"] == 1237
 

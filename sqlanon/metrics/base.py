@@ -72,6 +72,36 @@ class Metric:
         """A lower bound knowing at least ``suppressed`` rows are suppressed (default: prior)."""
         return prior
 
+    def suppressed_bounds(self, stats, nodes, prior, suppressed):
+        """:meth:`suppressed_bound` for many nodes at once (numpy arrays: nodes x QIs, priors,
+        suppressed rows); metrics with a closed form vectorize it."""
+        import numpy as np
+
+        return np.array([self.suppressed_bound(stats, tuple(int(x) for x in n), float(p), int(s)) for n, p, s in zip(nodes, prior, suppressed)], dtype=np.float64)
+
+    def batch_parts(self, stats, frm, params=None):
+        """For the batch statement (:mod:`sqlanon.stats.batch`): ``(row expressions, final
+        aggregates)``. Row expressions are computed per row of the joined frequency set (``r``:
+        the set at ``frm.levels``, ``n``: the node table with levels ``l0..``) and summed per
+        class under the same name; final aggregates run over the flagged classes of each node.
+        Default: the one-node aggregates when they do not depend on the node; None otherwise
+        (the search then uses one statement per node)."""
+        aggs = self.aggregates(stats, None)
+        if callable(aggs):
+            return None
+        return [], list(aggs)
+
+    def prior_terms(self, stats):
+        """Per QI, the prior bound's term at each level, when the prior is their sum (so the
+        priors of a whole lattice are one numpy gather); None otherwise."""
+        return None
+
+    def known_value(self, stats, node, budget: int) -> float | None:
+        """The value of a node known to satisfy the requirement, when it needs no query (the
+        metric does not depend on the data, or nothing may be suppressed and the prior is then
+        exact); None when the node's frequency set is needed."""
+        return None
+
     def class_value(self, classes: list[dict], rows: int, hierarchies, levels) -> float:  # pragma: no cover
         """Brute-force Python computation over released classes, for oracle tests."""
         raise NotImplementedError

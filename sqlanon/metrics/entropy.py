@@ -31,6 +31,12 @@ class Entropy(Metric):
     def value(self, stats, node, ns) -> float:
         return self.prior_bound(stats, node)
 
+    def known_value(self, stats, node, budget: int) -> float:
+        return self.prior_bound(stats, node)
+
+    def prior_terms(self, stats):
+        return [[self.w(i) * column_entropy(stats, i, lv) for lv in range(h.max_level + 1)] for i, h in enumerate(stats.hierarchies)]
+
     def prior_bound(self, stats, node) -> float:
         cache = stats.__dict__.setdefault("_entropy_cache", {})
         total = 0.0

@@ -11,6 +11,12 @@ class Height(Metric):
     def value(self, stats, node, ns) -> float:
         return self.prior_bound(stats, node)
 
+    def known_value(self, stats, node, budget: int) -> float:
+        return self.prior_bound(stats, node)
+
+    def prior_terms(self, stats):
+        return [[float(self.w(i) * lv) for lv in range(h.max_level + 1)] for i, h in enumerate(stats.hierarchies)]
+
     def prior_bound(self, stats, node) -> float:
         if self.weights is None:
             return float(sum(node))

@@ -20,14 +20,16 @@ def loss_table(h, level: int) -> list[float]:
     return [(c - 1) / (m - 1) for c in h.leaves_under(level)]
 
 
+def column_losses_one(stats, i: int, level: int) -> float:
+    """QI ``i``'s LM at ``level`` over all rows as if nothing were suppressed."""
+    losses = loss_table(stats.hierarchies[i], level)
+    freq = stats.leaf_level_freq(i, level)
+    return sum(f * l for f, l in zip(freq, losses)) / stats.rows
+
+
 def column_losses(stats, node) -> list[float]:
     """Per-QI LM over all rows as if nothing were suppressed (data from per-column frequencies)."""
-    out = []
-    for i, (h, level) in enumerate(zip(stats.hierarchies, node)):
-        losses = loss_table(h, level)
-        freq = stats.leaf_level_freq(i, level)
-        out.append(sum(f * l for f, l in zip(freq, losses)) / stats.rows)
-    return out
+    return [column_losses_one(stats, i, level) for i, level in enumerate(node)]
 
 
 class LM(Metric):
@@ -49,6 +51,26 @@ class LM(Metric):
             total = exp.Add(this=total, expression=t)
         released = sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=exp.Paren(this=total)), lit(0.0)))
         return [("lm_released", released)]
+
+    def batch_parts(self, stats, frm, params=None):
+        """Per joined row, ``cnt * sum_i loss_i`` with each QI's loss looked up by (level, code)."""
+        from sqlanon.stats.batch import flat_lookup, index_expr
+
+        terms = []
+        for i, h in enumerate(stats.hierarchies):
+            low = frm.levels[i]
+
+            def losses(lv, h=h, low=low, i=i):
+                table = loss_table(h, lv)
+                to = h.level_to_level(low, lv) if lv != low else range(len(h.labels(low)))
+                return [self.w(i) * table[g] for g in to]
+
+            terms.append(lookup(flat_lookup(stats, i, low, losses, 0.0), index_expr(stats, i), stats.dialect, params))
+        total = terms[0]
+        for t in terms[1:]:
+            total = exp.Add(this=total, expression=t)
+        row = exp.Mul(this=col("cnt", "r"), expression=exp.Paren(this=total))
+        return [("lm_part", row)], [("lm_released", sum_(if_(col("ok"), col("lm_part"), lit(0.0))))]
 
     def value(self, stats, node, ns) -> float:
         nq = len(stats.qis)
@@ -75,3 +97,20 @@ class LM(Metric):
         """Suppressing a row replaces its loss (at most the largest row loss u) by 1."""
         worst = sum(self.w(i) * max(loss_table(h, level)) for i, (h, level) in enumerate(zip(stats.hierarchies, node))) / len(node)
         return prior + suppressed * (self._suppressed_loss(len(node)) - worst) / stats.rows
+
+    def suppressed_bounds(self, stats, nodes, prior, suppressed):
+        import numpy as np
+
+        nq = len(stats.hierarchies)
+        worst = np.zeros(len(nodes), dtype=np.float64)
+        for i, h in enumerate(stats.hierarchies):
+            per_level = np.array([self.w(i) * max(loss_table(h, lv)) for lv in range(h.max_level + 1)])
+            worst += per_level[np.asarray(nodes)[:, i]]
+        return prior + suppressed * (self._suppressed_loss(nq) - worst / nq) / stats.rows
+
+    def prior_terms(self, stats):
+        nq = len(stats.hierarchies)
+        return [[self.w(i) * c / nq for c in (column_losses_one(stats, i, lv) for lv in range(h.max_level + 1))] for i, h in enumerate(stats.hierarchies)]
+
+    def known_value(self, stats, node, budget: int) -> float | None:
+        return self.prior_bound(stats, node) if budget == 0 else None

@@ -31,3 +31,14 @@ class Precision(Metric):
 
     def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
         return prior + suppressed * (suppressed_loss(self.weights, len(node)) - prior) / stats.rows
+
+    def suppressed_bounds(self, stats, nodes, prior, suppressed):
+        return prior + suppressed * (suppressed_loss(self.weights, len(stats.qis)) - prior) / stats.rows
+
+    def prior_terms(self, stats):
+        nq = len(stats.hierarchies)
+        return [[self.w(i) * (lvl / h.max_level if h.max_level else 0.0) / nq for lvl in range(h.max_level + 1)] for i, h in enumerate(stats.hierarchies)]
+
+    def known_value(self, stats, node, budget: int) -> float | None:
+        # exactly what value() gives with nothing suppressed (same floating-point steps)
+        return self.prior_bound(stats, node) * stats.rows / stats.rows if budget == 0 else None

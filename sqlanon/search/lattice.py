@@ -35,6 +35,7 @@ class LatticeResult:
     nodes_evaluated: int
     nodes_total: int
     trace: list = field(default_factory=list)
+    statements: int = 0  # node-evaluating statements (a batch of nodes counts once)
 
 
 def level_bounds(hierarchies, qis, min_level: dict | None = None, max_level: dict | None = None) -> list[tuple[int, int]]:
@@ -95,6 +96,8 @@ class Lattice:
         # suppressed rows are anti-monotone: s(n) >= s(g) for every evaluated generalization g
         self.s_lower = np.zeros(len(self.nodes), dtype=np.int64)
         self.evaluated: dict[int, tuple] = {}  # idx -> (NodeStats, satisfies, value)
+        self.is_evaluated = np.zeros(len(self.nodes), dtype=bool)
+        self.statements = 0  # node-evaluating statements run (one per check or batch)
         self.ok = requirement.predicate()
         stats.k_hint = requirement.k
         self.best_value = math.inf
@@ -124,13 +127,18 @@ class Lattice:
             return self.evaluated[idx][1]
         node = self.node(idx)
         ns = self.stats.evaluate(node, self.ok, self.metric.aggregates(self.stats, node))
+        self.statements += 1
         return self._record(idx, ns)
 
     def check_many(self, idxs: list[int]) -> list[bool]:
-        """Evaluate several nodes in one statement (cheaper per node than one each)."""
+        """Evaluate several nodes in one statement (the batch statement of
+        :mod:`sqlanon.stats.batch` when the requirement and metric allow it)."""
         todo = [i for i in dict.fromkeys(idxs) if i not in self.evaluated]
-        if todo:
-            results = self.stats.evaluate_many([self.node(i) for i in todo], self.ok, lambda n: self.metric.aggregates(self.stats, n))
+        if len(todo) == 1:
+            self.check(todo[0])
+        elif todo:
+            results = self.stats.evaluate_many([self.node(i) for i in todo], self.ok, lambda n: self.metric.aggregates(self.stats, n), metric=self.metric)
+            self.statements += 1
             for i, ns in zip(todo, results):
                 self._record(i, ns)
         return [self.evaluated[i][1] for i in idxs]
@@ -140,6 +148,7 @@ class Lattice:
         satisfies = ns.suppressed <= self.requirement.budget
         value = self.metric.value(self.stats, node, ns) if satisfies else math.inf
         self.evaluated[idx] = (ns, satisfies, value)
+        self.is_evaluated[idx] = True
         self.tag(idx, satisfies)
         if ns.suppressed and self.requirement.monotone:
             below = (self.nodes <= self.nodes[idx]).all(axis=1)
@@ -165,6 +174,12 @@ class Lattice:
         else:
             mask = (self.nodes <= node).all(axis=1)
             self.status[mask] = FAILS
+
+    def offer(self, idx: int, value: float) -> None:
+        """A node tagged as satisfying whose value is known without a query (``Metric.known_value``):
+        it becomes the incumbent if it is better. Its statistics are fetched only if it wins."""
+        if value < self.best_value or (value == self.best_value and self.best_idx is not None and self.height[idx] < self.height[self.best_idx]):
+            self.best_value, self.best_idx = value, idx
 
     def prune_above(self, idx: int) -> None:
         mask = (self.nodes >= self.nodes[idx]).all(axis=1)
@@ -212,8 +227,10 @@ class Lattice:
     def result(self, trace=None) -> LatticeResult:
         if self.best_idx is None:
             raise self.unsatisfiable()
+        if self.best_idx not in self.evaluated:  # an incumbent offered by its known value
+            self.check(self.best_idx)
         ns, _, value = self.evaluated[self.best_idx]
-        return LatticeResult(self.node(self.best_idx), ns, value, len(self.evaluated), len(self.nodes), trace or [])
+        return LatticeResult(self.node(self.best_idx), ns, value, len(self.evaluated), len(self.nodes), trace or [], self.statements)
 
     # -- Flash-style probing ----------------------------------------------------------------------
     def probe(self, idx: int, prior: np.ndarray) -> None:

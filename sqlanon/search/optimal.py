@@ -1,72 +1,176 @@
-"""Optimal full-domain search: the best node under the metric, provably.
+"""Optimal full-domain search: the best node under the metric, provably, in few statements.
 
-Best-first over the lattice by the metric's data-free lower bound (``prior_bound``): once the
-cheapest unvisited bound is no better than the incumbent, nothing can beat it. Whether a node
-satisfies the privacy model is found by Flash-style probes (binary search on a path of
-generalizations) with predictive tagging, so most nodes are decided without a query; monotone
-query bounds (discernibility, AECS, CM) prune whole cones above a node. Suppressed rows are
-anti-monotone, so each evaluated node also bounds the suppression of all its specializations, and
-metrics that charge suppressed rows (precision, LM) turn that into a sharper bound.
+The pruning follows ARX's Flash (Kohlmayer et al. 2012) and its use of metric bounds, written for
+batches of nodes per statement:
+
+* **closures**: a node that satisfies makes every generalization satisfy, one that fails makes
+  every specialization fail (when the requirement is monotone: k-anonymity and distinct
+  l-diversity with a budget, every model without one);
+* **bounds**: ``prior_bound`` (known without data) orders the search and stops it once the cheapest
+  unvisited bound is no better than the incumbent, so no node worse than the best found is ever
+  evaluated; the suppressed rows of an evaluated node bound those of all its specializations
+  (``suppressed_bounds``), and monotone query bounds (discernibility, AECS, CM) prune whole cones;
+* **known values**: a node tagged as satisfying whose value needs no data (entropy, height, or any
+  metric when nothing may be suppressed) is scored without a query;
+* **paths**: whether the cheapest undecided nodes satisfy is found by Flash's probes (a path of
+  generalizations upwards through undecided nodes, binary-searched for its lowest satisfying
+  node), several probes in lockstep: each round evaluates every probe's next node, plus nodes
+  whose value is needed, in one statement (:meth:`Lattice.check_many`).
+
+``batch`` caps the nodes per statement and ``probes`` the probes run side by side (both options of
+``--search-option``); ``probes=1, batch=1`` is the one-node-per-statement search.
 """
 
 from __future__ import annotations
-
 
 import numpy as np
 
 from sqlanon.search.lattice import FAILS, SATISFIES, UNKNOWN, Lattice
 
 TOL = 1e-12
+BATCH = 64
+PROBES = 32
 
 
 def priors(lattice: Lattice) -> np.ndarray:
+    """The metric's data-free lower bound of every node (one numpy gather when it is additive)."""
     stats, metric = lattice.stats, lattice.metric
-    return np.array([metric.prior_bound(stats, lattice.node(i)) for i in range(len(lattice))], dtype=np.float64)
+    terms = metric.prior_terms(stats)
+    if terms is None:
+        return np.array([metric.prior_bound(stats, lattice.node(i)) for i in range(len(lattice))], dtype=np.float64)
+    out = np.zeros(len(lattice), dtype=np.float64)
+    for i, t in enumerate(terms):
+        out += np.asarray(t, dtype=np.float64)[lattice.nodes[:, i]]
+    return out
 
 
-BATCH = 16
+def _threshold(lattice: Lattice) -> float:
+    return lattice.best_value - TOL * max(1.0, abs(lattice.best_value))
 
 
-def _worth(lattice: Lattice, prior: np.ndarray, idx: int) -> bool:
-    """Can this node still beat the incumbent (by its prior and its suppression bound)?"""
-    best = lattice.best_value - TOL * max(1.0, abs(lattice.best_value))
-    if prior[idx] >= best or lattice.pruned[idx] or lattice.status[idx] == FAILS:
-        return False
-    if lattice.s_lower[idx] and idx not in lattice.evaluated:
-        bound = lattice.metric.suppressed_bound(lattice.stats, lattice.node(idx), prior[idx], int(lattice.s_lower[idx]))
-        if bound >= best:
-            return False
-    return True
+def open_nodes(lattice: Lattice, prior: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Nodes (in search order) that may still beat the incumbent: not evaluated, not known to
+    fail, not pruned, and neither their prior nor their suppression bound is worse than it."""
+    best = _threshold(lattice)
+    mask = (prior < best) & ~lattice.is_evaluated & ~lattice.pruned & (lattice.status != FAILS)
+    bounded = mask & (lattice.s_lower > 0)
+    if bounded.any():
+        where = np.flatnonzero(bounded)
+        bound = lattice.metric.suppressed_bounds(lattice.stats, lattice.nodes[where], prior[where], lattice.s_lower[where].astype(np.float64))
+        mask[where[bound >= best]] = False
+    return order[mask[order]]
 
 
-def run(lattice: Lattice, batch: int = BATCH, **options) -> object:
+def offer_known(lattice: Lattice, cands: np.ndarray) -> bool:
+    """Score the satisfying candidates whose value needs no query; True if the incumbent moved."""
+    budget = lattice.requirement.budget
+    moved = False
+    for idx in cands[lattice.status[cands] == SATISFIES]:
+        idx = int(idx)
+        value = lattice.metric.known_value(lattice.stats, lattice.node(idx), budget)
+        if value is None:
+            return moved  # this metric needs data: nothing is known without a query
+        before = lattice.best_idx
+        lattice.offer(idx, value)
+        moved = moved or lattice.best_idx != before
+        lattice.pruned[idx] = True  # scored: never evaluate it for its value
+        break  # candidates come in bound order: the first one decides (the rest are worse or equal)
+    return moved
+
+
+class Probe:
+    """Flash's path probe: the lowest satisfying node on a path of generalizations."""
+
+    def __init__(self, lattice: Lattice, start: int, prior: np.ndarray) -> None:
+        path = [start]
+        cur = start
+        while True:
+            nxt = [s for s in lattice.successors(cur) if lattice.status[s] == UNKNOWN]
+            if not nxt:
+                break
+            cur = min(nxt, key=lambda s: (prior[s], s))
+            path.append(cur)
+        self.path = path
+        self.lo, self.hi = 0, len(path) - 1
+        self.top_checked = False
+        self.done = False
+
+    def next_node(self, lattice: Lattice) -> int | None:
+        """The next node this probe needs evaluated (None when finished); decided nodes advance
+        the search without a query."""
+        while not self.done:
+            if not self.top_checked:
+                top = self.path[self.hi]
+                if lattice.status[top] == UNKNOWN:
+                    return top
+                self.top_checked = True
+                if lattice.status[top] != SATISFIES:
+                    self.done = True
+                    return None
+                continue
+            if self.lo >= self.hi:
+                self.done = True
+                return None
+            mid = (self.lo + self.hi) // 2
+            st = lattice.status[self.path[mid]]
+            if st == UNKNOWN:
+                return self.path[mid]
+            if st == SATISFIES:
+                self.hi = mid
+            else:
+                self.lo = mid + 1
+        return None
+
+
+def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -> object:
+    batch, probes = max(1, int(batch)), max(1, int(probes))
     lattice.require_top()
     prior = priors(lattice)
     order = np.lexsort((np.arange(len(lattice)), lattice.height, prior))
-    for pos, idx in enumerate(order):
-        idx = int(idx)
-        if prior[idx] >= lattice.best_value - TOL * max(1.0, abs(lattice.best_value)):
+    monotone = lattice.requirement.monotone
+    active: list[Probe] = []
+    while True:
+        active = [p for p in active if not p.done]
+        cands = open_nodes(lattice, prior, order)
+        if offer_known(lattice, cands):
+            cands = open_nodes(lattice, prior, order)
+        if not len(cands) and not active:
             break
-        if not _worth(lattice, prior, idx):
-            continue
-        if lattice.status[idx] == SATISFIES and idx not in lattice.evaluated and batch > 1:
-            # its value is needed: fetch it with the next few such nodes in one statement
-            group = [idx]
-            for nxt in order[pos + 1 :]:
-                nxt = int(nxt)
-                if prior[nxt] >= lattice.best_value:
+        todo: list[int] = []
+        if monotone:
+            # keep ``probes`` probes going, started from the cheapest undecided nodes
+            starts = [p.path[0] for p in active]
+            scanned = 0
+            for idx in cands:
+                if len(starts) >= probes or scanned >= 4 * probes + batch:
                     break
-                if lattice.status[nxt] == SATISFIES and nxt not in lattice.evaluated and _worth(lattice, prior, nxt):
-                    group.append(nxt)
-                    if len(group) == batch:
-                        break
-            lattice.check_many(group)
-            continue
-        if lattice.status[idx] == UNKNOWN:
-            if lattice.requirement.monotone:
-                lattice.probe(idx, prior)
-            else:  # a probe's checks say nothing about other nodes here
-                lattice.check(idx)
-        if lattice.status[idx] == SATISFIES and not lattice.pruned[idx]:
-            lattice.value(idx)
+                idx = int(idx)
+                if lattice.status[idx] != UNKNOWN:
+                    continue
+                scanned += 1
+                if starts:
+                    others = lattice.nodes[starts]
+                    node = lattice.nodes[idx]
+                    if ((others <= node).all(axis=1) | (others >= node).all(axis=1)).any():
+                        continue  # its path would overlap a running probe's
+                active.append(Probe(lattice, idx, prior))
+                starts.append(idx)
+            for p in active:
+                nxt = p.next_node(lattice)
+                if nxt is not None and nxt not in todo:
+                    todo.append(nxt)
+            # nodes known to satisfy whose value needs their frequency set
+            for idx in cands:
+                if len(todo) >= batch:
+                    break
+                if lattice.status[idx] == SATISFIES and int(idx) not in todo:
+                    todo.append(int(idx))
+            if not todo and active:
+                continue  # every probe finished on nodes decided meanwhile
+        else:
+            # a node says nothing about others: evaluate the cheapest candidates
+            todo = [int(i) for i in cands[:batch]]
+        if not todo:
+            break
+        lattice.check_many(todo[: max(batch, probes)])
     return lattice.result()
