@@ -37,10 +37,11 @@ def batch_size(set_rows: int, join_rows: int = JOIN_ROWS, max_nodes: int = MAX_N
 
 
 def supported(stats, metric) -> bool:
-    """Whether the batch statement can answer this search (class aggregates over sensitive or
-    class values are left to the per-node statements)."""
-    if stats.has_s or stats.has_y or not stats.qis:
-        return False
+    """Whether the batch statement can answer this search (class aggregates over sensitive,
+    class or population values are left to the per-node statements)."""
+    needs = stats.needs
+    if not stats.qis or any(getattr(needs, name) for name in needs.__dataclass_fields__):
+        return False  # sensitive, class or population aggregates: the one-node statements have them
     return metric is None or metric.batch_parts(stats, stats.base, None) is not None
 
 
