@@ -174,6 +174,10 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
         model_extras = privacy_options.add_models(policy, session, requirement)
+        if policy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
+            from sqlanon.privacy import safepub
+
+            session.safepub = safepub.prepare(policy, session, requirement)
         metric = make_metric(policy, list(qis))
         level_bounds(hierarchies, list(qis), policy.min_level, policy.max_level)  # errors before the scan
         check_transforms(policy, session, requirement, list(qis))
@@ -195,7 +199,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
         linkability = policy.search == "top-down" and str(policy.search_options.get("privacy", "")).endswith("linkability")
-        if policy.k > stats.rows and not linkability:  # a linkability threshold may be a percent
+        if policy.k > stats.rows and not linkability and policy.epsilon is None:  # a linkability threshold may be a percent
             raise UnsatisfiableError(f"k={policy.k} is larger than the table ({stats.rows} rows)")
         for model in requirement.models:
             if isinstance(model, TCloseness):
@@ -248,7 +252,12 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
 
         bounds = level_bounds(stats.hierarchies, stats.qis, policy.min_level, policy.max_level)
         lattice = Lattice(stats, requirement, metric, progress=tick, bounds=bounds)
-        result = LATTICE_SEARCHES[policy.search](lattice, **policy.search_options)
+        if getattr(session, "safepub", None) is not None:
+            from sqlanon.privacy import safepub
+
+            result = safepub.run(lattice, session.safepub, policy.metric, say)
+        else:
+            result = LATTICE_SEARCHES[policy.search](lattice, **policy.search_options)
         node = result.node
         recoding = Recoding.from_node(stats.hierarchies, node)
         plan = Plan(
@@ -265,6 +274,8 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
             nodes_evaluated=result.nodes_evaluated,
             extra={"nodes_total": result.nodes_total, "statements": result.statements, **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {})},
         )
+        if getattr(session, "safepub", None) is not None:
+            plan.extra["safepub"] = {**session.safepub.describe(), **result.safepub}
         if policy.local_recoding:
             from sqlanon import local_recoding
 

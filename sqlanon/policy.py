@@ -145,6 +145,8 @@ class Policy:
             raise ConfigError(f"unknown search {self.search!r}; choose one of {', '.join(sorted(set(LATTICE_SEARCHES) | set(PLANNERS)))}")
         if self.metric not in METRICS:
             raise ConfigError(f"unknown metric {self.metric!r}; choose one of {', '.join(METRICS)}")
+        if self.epsilon is not None and self.k is not None:
+            raise ConfigError("k is derived from epsilon and delta with SafePub (--epsilon): do not give --k")
         if self.k is None:
             if self.k_map is None and self.delta_min is None and self.delta_max is None and self.epsilon is None:
                 raise ConfigError("k is required (--k K)")

@@ -47,6 +47,10 @@ def validate(policy) -> None:
     for key in ("k_map_estimator", "k_map_significance"):
         if getattr(policy, key) is not None and policy.population_size is None:
             raise ConfigError(f"{key} applies to k-map with an estimated population (--population-size)")
+    if policy.epsilon is None:  # SafePub keys without --epsilon are refused there
+        from sqlanon.privacy import safepub
+
+        safepub.validate(policy)
     uses = [name for name, on in (("recursive (c,l)-diversity", recursive), ("hierarchical t-closeness", hierarchical), ("k-map", policy.k_map is not None), ("delta-presence", delta)) if on]
     if uses:
         from sqlanon.search import LATTICE_SEARCHES

@@ -1,0 +1,313 @@
+"""SafePub: (epsilon, delta)-differential privacy by random sampling and generalization
+(Bild, Kuhn, Prasser, "SafePub: A Truthful Data Anonymization Algorithm With Strong Privacy
+Guarantees", PoPETs 2018(1):67-87), written from the paper and ARX's implementation
+(``EDDifferentialPrivacy``, ``ParameterCalculationDouble``, ``DataDependentEDDPAlgorithm``,
+``ExponentialMechanism`` and the metrics' ``getScore``).
+
+The mechanism, for a total budget ``epsilon = epsilon_anon + epsilon_search`` and ``delta``:
+
+1. **Sampling.** Every record is kept independently with probability
+   ``beta = 1 - exp(-epsilon_anon)``. In SQL: ``u = hash(record, its copy number among identical
+   records, seed) / 2^64`` and the record is kept when ``u < beta`` (a temp table in the database).
+2. **Search.** Starting at the most general transformation, ``steps`` times: add the pivot's direct
+   specializations to the candidates, drop the pivot, and draw the next pivot with the exponential
+   mechanism (``P(x) ~ exp(0.5 * epsilon_search / steps * score(x))``, scores divided by their
+   sensitivity). The output is the pivot with the best score (as the paper and ARX do).
+3. **k-anonymization.** Every class of the chosen transformation smaller than ``k`` is suppressed
+   (no budget: suppression is part of the mechanism), ``k`` being the smallest integer with
+   ``delta >= d(k)``, ``d(k) = max_{n >= n_m} sum_{j > gamma n}^{n} C(n, j) beta^j (1 - beta)^{n-j}``,
+   ``gamma = (e^epsilon_anon - 1 + beta) / e^epsilon_anon``, ``n_m = ceil(k / gamma - 1)`` (Li, Qardaji,
+   Su, ASIACCS 2012, Theorem 5; SafePub Sec. 3). The maximum is taken up to the first n where the
+   Chernoff bound ``c_n = exp(-n (gamma ln(gamma/beta) - (gamma - beta)))`` falls below it.
+   (ARX's loop returns one more than this smallest k; we return the smallest.)
+
+Guarantee (SafePub, Theorems 1-2 with sequential composition): steps 1 and 3 together are
+``(epsilon_anon, delta)``-DP (Li et al.); each exponential-mechanism draw is
+``epsilon_search / steps``-DP, so the draws together are ``epsilon_search``-DP; the whole release is
+``(epsilon_anon + epsilon_search, delta)``-DP **as proved in the paper for its algorithm**, which
+outputs the best-scoring pivot. ``safepub_output: last`` returns the last drawn pivot instead,
+whose privacy follows from sequential composition alone without that argument. The guarantee
+holds only when the seed is secret: with ``seed`` the run is reproducible (tests, benchmarks), and
+whoever knows the seed knows the sample.
+
+Score functions (higher is better, already divided by the sensitivity), with ``N`` input rows,
+``S`` suppressed rows counting every row *not sampled*, ``k`` as above:
+
+* ``precision`` (Sec. 5.1): ``-(sum_i [R * level_i/height_i + S]) / (d (k - 1))`` (``R`` released
+  rows, ``d`` QIs; no division when k = 1);
+* ``discernibility`` (Sec. 5.2): ``-(N S + sum over released classes of size^2) / (N (k^2/(k-1) + 1))``
+  (``N * 5`` when k = 1);
+* ``aecs`` (group size): released classes ``+ 1`` when any row is suppressed or not sampled.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import secrets
+
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError
+from sqlanon.source import Source, col, table_ref
+from sqlanon.stats import if_, lit, sum_
+
+SCORES = ("precision", "discernibility", "aecs")
+DEFAULT_STEPS = 100
+DEFAULT_SEARCH_SHARE = 0.1
+
+
+# ------------------------------------------------------------------------------------------------
+# parameters
+
+
+def beta(epsilon_anon: float) -> float:
+    return 1.0 - math.exp(-epsilon_anon)
+
+
+def _binom_tail(frm: int, n: int, b: float) -> float:
+    """``sum_{j=frm}^{n} C(n, j) b^j (1-b)^{n-j}`` in log space."""
+    if frm > n:
+        return 0.0
+    lb, l1b = math.log(b), math.log1p(-b)
+    total = 0.0
+    for j in range(max(frm, 0), n + 1):
+        total += math.exp(math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * lb + (n - j) * l1b)
+    return total
+
+
+def delta_of(k: int, epsilon_anon: float) -> float:
+    """``d(k, beta, epsilon)`` of Li, Qardaji, Su: the delta that sampling with beta and suppressing
+    classes below k guarantees."""
+    b = beta(epsilon_anon)
+    gamma = (math.exp(epsilon_anon) - 1.0 + b) / math.exp(epsilon_anon)
+    n_m = math.ceil(k / gamma - 1.0)
+    d, bound, n = -math.inf, math.inf, max(n_m, 0)
+    while d < bound:
+        d = max(d, _binom_tail(math.floor(n * gamma) + 1, n, b))
+        bound = math.exp(-n * (gamma * math.log(gamma / b) - (gamma - b)))
+        n += 1
+    return d
+
+
+def derive_k(epsilon_anon: float, delta: float, limit: int = 100_000) -> int:
+    """The smallest k with ``d(k) <= delta``."""
+    for k in range(1, limit + 1):
+        if delta_of(k, epsilon_anon) <= delta:
+            return k
+    raise ConfigError(f"no k up to {limit} reaches delta={delta} with epsilon_anon={epsilon_anon}")
+
+
+# ------------------------------------------------------------------------------------------------
+# options
+
+
+def validate(policy) -> None:
+    if policy.epsilon is None:
+        for key in ("delta", "epsilon_search", "safepub_steps", "seed"):
+            if getattr(policy, key) is not None:
+                raise ConfigError(f"{key} belongs to SafePub differential privacy: give --epsilon with it")
+        return
+    if policy.delta is None:
+        raise ConfigError("SafePub differential privacy needs --delta with --epsilon")
+    if not policy.epsilon > 0:
+        raise ConfigError(f"epsilon must be > 0, got {policy.epsilon}")
+    if not 0 < policy.delta < 1:
+        raise ConfigError(f"delta must lie in (0, 1), got {policy.delta}")
+    if policy.epsilon_search is not None and not 0 < policy.epsilon_search < policy.epsilon:
+        raise ConfigError(f"epsilon_search must lie in (0, epsilon={policy.epsilon}), got {policy.epsilon_search}")
+    if policy.safepub_steps is not None and policy.safepub_steps < 1:
+        raise ConfigError(f"safepub_steps must be at least 1, got {policy.safepub_steps}")
+    from sqlanon.search import LATTICE_SEARCHES
+
+    if policy.search not in LATTICE_SEARCHES:
+        raise ConfigError(f"SafePub chooses a full-domain generalization over the lattice; search {policy.search} cannot be used with --epsilon")
+    if policy.metric not in SCORES:
+        raise ConfigError(f"SafePub scores transformations with {', '.join(SCORES)}; metric {policy.metric} has no score function")
+    if policy.max_suppression not in (0.0, 1.0):
+        raise ConfigError("SafePub suppresses every class smaller than its derived k (no budget): --max-suppression does not apply")
+    for key, flag in (("l", "--l"), ("t", "--t"), ("k_map", "--k-map"), ("delta_min", "--delta-min"), ("delta_max", "--delta-max"), ("population", "--population")):
+        if getattr(policy, key) is not None:
+            raise ConfigError(f"SafePub differential privacy is not combined with other models here; {flag} cannot be honoured with --epsilon")
+    for key, flag in (("local_recoding", "--local-recoding"), ("in_place", "--in-place"), ("weights", "--weights")):
+        if getattr(policy, key):
+            raise ConfigError(f"{flag} cannot be used with SafePub (--epsilon)")
+    option = str(policy.search_options.get("safepub_output", "best"))
+    if option not in ("best", "last"):
+        raise ConfigError(f"safepub_output must be best or last, got {option!r}")
+
+
+class Params:
+    """The derived parameters of one run."""
+
+    def __init__(self, policy) -> None:
+        self.epsilon = float(policy.epsilon)
+        self.delta = float(policy.delta)
+        self.epsilon_search = float(policy.epsilon_search) if policy.epsilon_search is not None else DEFAULT_SEARCH_SHARE * self.epsilon
+        self.epsilon_anon = self.epsilon - self.epsilon_search
+        self.steps = int(policy.safepub_steps) if policy.safepub_steps is not None else DEFAULT_STEPS
+        self.beta = beta(self.epsilon_anon)
+        self.k = derive_k(self.epsilon_anon, self.delta)
+        self.seeded = policy.seed is not None
+        self.seed = int(policy.seed) if self.seeded else secrets.randbits(62)
+        self.output = str(policy.search_options.get("safepub_output", "best"))
+        self.input_rows = 0
+        self.sample_rows = 0
+
+    def describe(self) -> dict:
+        return {
+            "epsilon": self.epsilon, "delta": self.delta, "epsilon_anon": self.epsilon_anon, "epsilon_search": self.epsilon_search,
+            "steps": self.steps, "beta": self.beta, "k": self.k, "input_rows": self.input_rows, "sample_rows": self.sample_rows,
+            "seeded": self.seeded, "output": self.output,
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+# sampling by SQL
+
+
+def uniform(columns: list[str], table: str, seed: int, dialect: str) -> exp.Expression:
+    """A per-record uniform number in [0, 1) from a hash of the record, its copy number ``dup``
+    among identical records, and the seed."""
+    cols = [col(c, table) for c in columns] + [col("dup", table), lit(seed)]
+    if dialect == "postgres":
+        text = exp.cast(exp.Anonymous(this="ROW", expressions=cols), "TEXT")
+        h = exp.Anonymous(this="hashtextextended", expressions=[text, lit(0)])  # signed 64 bits
+        return exp.Div(this=exp.Add(this=exp.cast(h, "DOUBLE"), expression=lit(9223372036854775808.0)), expression=lit(18446744073709551616.0))
+    if dialect == "spark":
+        h = exp.Anonymous(this="xxhash64", expressions=cols)
+        return exp.Div(this=exp.Add(this=exp.cast(h, "DOUBLE"), expression=lit(9223372036854775808.0)), expression=lit(18446744073709551616.0))
+    h = exp.Anonymous(this="hash", expressions=cols)  # DuckDB: UBIGINT
+    return exp.Div(this=exp.cast(h, "DOUBLE"), expression=lit(18446744073709551616.0))
+
+
+def sample_query(engine, source: Source, b: float, seed: int) -> exp.Select:
+    columns = source.column_names(engine)
+    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    win = exp.Window(this=exp.RowNumber(), partition_by=[col(c, "src") for c in columns])
+    numbered = exp.select(*[col(c, "src") for c in columns], exp.alias_(win, "dup", quoted=True)).from_(src)
+    keep = exp.LT(this=uniform(columns, "n", seed, engine.dialect), expression=lit(b))
+    return exp.select(*[col(c, "n") for c in columns]).from_(exp.alias_(exp.Subquery(this=numbered), "n", table=True, quoted=True)).where(keep)
+
+
+def sample(session, params: Params) -> Source:
+    """Create the sample as a temp table; the session's source becomes it."""
+    from sqlanon.stats.core import count_rows, create_temp
+
+    engine = session.engine
+    params.input_rows = count_rows(engine, session.source)
+    name = engine.temp_name("safepub_sample")
+    engine.execute(create_temp(name, sample_query(engine, session.source, params.beta, params.seed)))
+    params.sample_rows = int(engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(name))))
+    return Source(kind="table", table=name, database=session.source.database)
+
+
+# ------------------------------------------------------------------------------------------------
+# scores and the search
+
+
+def score_aggregates(stats, node) -> list[tuple[str, exp.Expression]]:
+    okc = col("ok")
+    sq = exp.Mul(this=exp.cast(col("cnt"), "DOUBLE"), expression=exp.cast(col("cnt"), "DOUBLE"))
+    return [("sp_classes", sum_(if_(okc, lit(1), lit(0)))), ("sp_sq", sum_(if_(okc, sq, lit(0.0))))]
+
+
+def score(metric: str, ns, node, heights: list[int], params: Params) -> float:
+    """The node's score, divided by its sensitivity (higher is better)."""
+    n = params.input_rows
+    released = ns.rows - ns.suppressed
+    suppressed = ns.suppressed + (params.input_rows - ns.rows)  # rows not sampled count as suppressed
+    k = params.k
+    if metric == "precision":
+        d = len(node)
+        total = sum(released * (lv / h if h else 0.0) + suppressed for lv, h in zip(node, heights))
+        s = -total / d
+        return s / (k - 1) if k > 1 else s
+    if metric == "discernibility":
+        pen = n * suppressed + float(ns.extra.get("sp_sq") or 0.0)
+        sens = n * (5.0 if k == 1 else k * k / (k - 1) + 1.0)
+        return -pen / sens
+    if metric == "aecs":
+        return float(ns.extra.get("sp_classes") or 0) + (1.0 if suppressed > 0 else 0.0)
+    raise ConfigError(f"no SafePub score for metric {metric!r}")
+
+
+def exponential_draw(rng, candidates: list[int], scores: dict[int, float], epsilon: float) -> int:
+    exps = [0.5 * epsilon * scores[c] for c in candidates]
+    shift = max(exps)
+    weights = [math.exp(e - shift) for e in exps]
+    return rng.choices(candidates, weights=weights)[0]
+
+
+def run(lattice, params: Params, metric_name: str, say=lambda m: None):
+    """The SafePub search over the (bounded) lattice; returns a LatticeResult-like object."""
+    from sqlanon.search.lattice import LatticeResult
+
+    stats = lattice.stats
+    heights = [h.max_level for h in stats.hierarchies]
+    rng = random.Random(params.seed) if params.seeded else random.SystemRandom()
+    scores: dict[int, float] = {}
+    ns_of: dict[int, object] = {}
+
+    def evaluate(idxs: list[int]) -> None:
+        todo = [i for i in idxs if i not in scores]
+        if not todo:
+            return
+        nodes = [lattice.node(i) for i in todo]
+        results = stats.evaluate_many(nodes, lattice.ok, lambda n: score_aggregates(stats, n))
+        for i, node, ns in zip(todo, nodes, results):
+            ns_of[i] = ns
+            scores[i] = score(metric_name, ns, node, heights, params)
+
+    pivot = lattice.top
+    evaluate([pivot])
+    best, best_score = pivot, scores[pivot]
+    candidates: dict[int, None] = {pivot: None}
+    trace = []
+    eps_step = params.epsilon_search / params.steps
+    for step in range(1, params.steps + 1):
+        preds = predecessors(lattice, pivot)
+        evaluate([p for p in preds if p not in scores])
+        for p in preds:
+            candidates.setdefault(p, None)
+        candidates.pop(pivot, None)
+        if not candidates:
+            break
+        pivot = exponential_draw(rng, list(candidates), scores, eps_step)
+        trace.append({"step": step, "pivot": lattice.node(pivot)})
+        if scores[pivot] > best_score:
+            best, best_score = pivot, scores[pivot]
+    chosen = pivot if params.output == "last" else best
+    lattice.check(chosen)  # once more with the metric's own aggregates (every class < k suppressed)
+    ns, _, value = lattice.evaluated[chosen]
+    say(f"safepub: {len(scores)} transformations scored in {len(trace)} steps; chosen {lattice.node(chosen)} (score {scores[chosen]:.6g})")
+    result = LatticeResult(lattice.node(chosen), ns, value, len(scores), len(lattice), [])
+    result.safepub = {"score": scores[chosen], "steps_run": len(trace), "scored": len(scores)}
+    return result
+
+
+def predecessors(lattice, idx: int) -> list[int]:
+    node = lattice.nodes[idx]
+    return [idx - int(lattice.strides[i]) for i in range(len(lattice.maxes)) if node[i] > lattice.mins[i]]
+
+
+def prepare(policy, session, requirement) -> Params:
+    """Validate, derive k and beta, draw the sample (the session's source becomes it), and make
+    the requirement k-anonymity with k and no budget. The seed is dropped from the policy so
+    that no report or registry entry records it."""
+    from sqlanon.errors import UnsatisfiableError
+    from sqlanon.privacy import KAnonymity
+
+    validate(policy)
+    params = Params(policy)
+    policy.seed = None
+    session.source = sample(session, params)
+    if params.sample_rows == 0:
+        raise UnsatisfiableError(f"SafePub: the random sample (beta={params.beta:.4g}) of {params.input_rows} rows is empty; nothing can be released")
+    policy.k = params.k
+    policy.max_suppression = 1.0
+    requirement.models = [KAnonymity(params.k)]
+    requirement.max_suppression = 1.0
+    say = session.progress
+    say(f"safepub: epsilon_anon={params.epsilon_anon:.4g}, beta={params.beta:.4g}, k={params.k}; sampled {params.sample_rows:,} of {params.input_rows:,} rows")
+    return params
