@@ -171,6 +171,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter)
         qis = qi_specs(policy)
         require_lattice_search(policy)
+        session.source.require_columns(session.engine, policy.drop_columns, "--drop-column")
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
         model_extras = privacy_options.add_models(policy, session, requirement)

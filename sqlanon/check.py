@@ -264,3 +264,19 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
         return out
     finally:
         session.close()
+
+
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+
+
+class _CallableModule(_types.ModuleType):
+    """``sqlanon.check(...)`` keeps working after ``import sqlanon.check``: importing a submodule
+    rebinds the package attribute ``check`` from the function to this module, so the module
+    itself is callable (it calls :func:`check`)."""
+
+    def __call__(self, *args, **kwargs):
+        return check(*args, **kwargs)
+
+
+_sys.modules[__name__].__class__ = _CallableModule

@@ -54,19 +54,33 @@ def _progress(quiet: bool):
     return lambda message: typer.echo(f"sqlanon: {message}", err=True)
 
 
-def _run(fn, *args, **kwargs):
-    """Run an API call and map errors to one line and an exit code; nothing else leaks."""
+def _fail(message: str, exit_code: int, json_out: bool) -> typer.Exit:
+    """One line on stderr; under ``--json`` also one JSON object on stdout."""
+    _err(message)
+    if json_out:
+        typer.echo(json.dumps({"error": message, "exit_code": exit_code}))
+    return typer.Exit(exit_code)
+
+
+def _run(fn, *args, json_out: bool = False, **kwargs):
+    """Run an API call and map errors to one line and an exit code; nothing else leaks.
+    ``SQLANON_DEBUG=1`` re-raises instead, with the traceback."""
+    import os
+
     try:
         return fn(*args, **kwargs)
     except SqlanonError as err:
-        _err(str(err))
-        raise typer.Exit(err.exit_code)
+        if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
+            raise
+        raise _fail(str(err), err.exit_code, json_out)
     except KeyboardInterrupt:
-        _err("interrupted; nothing was written")
-        raise typer.Exit(130)
+        if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
+            raise
+        raise _fail("interrupted; nothing was written", 130, json_out)
     except Exception as err:  # an unexpected failure: still one line, no locals, no row values
-        _err(f"internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
-        raise typer.Exit(1)
+        if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
+            raise
+        raise _fail(f"internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", 1, json_out)
 
 
 def _split(values: Optional[List[str]]) -> list[str]:
@@ -86,6 +100,11 @@ def _options(pairs: Optional[List[str]]) -> dict:
     return out
 
 
+def _given(value) -> bool:
+    """Was a flag given? ``0`` and ``0.0`` are values (``v in (None, [], False)`` is true for 0)."""
+    return value is not None and value is not False and not (isinstance(value, list) and not value)
+
+
 def _policy_from_flags(policy_path, flags: dict, search_options: dict):
     from sqlanon.policy import Policy, parse_qi_flags
 
@@ -93,9 +112,9 @@ def _policy_from_flags(policy_path, flags: dict, search_options: dict):
     qi = flags.pop("qi")
     if qi:
         policy.qi = {**policy.qi, **parse_qi_flags(qi)}
-    policy.update({k: v for k, v in flags.items() if v not in (None, [], False)}, "flags")
+    policy.update({k: v for k, v in flags.items() if _given(v)}, "flags")
     merged = dict(policy.search_options)
-    merged.update({k: v for k, v in search_options.items() if v not in (None, [], False)})
+    merged.update({k: v for k, v in search_options.items() if _given(v)})
     policy.search_options = merged
     return policy
 
@@ -198,7 +217,7 @@ def anonymize(
                 pol.update({key: value}, "flags")
         return api_anonymize(pol, progress=_progress(quiet), dry_run=dry_run)
 
-    result = _run(go)
+    result = _run(go, json_out=json_out)
     _print_report(result, json_out)
 
 
@@ -281,7 +300,7 @@ def check(
         has_all = all(specs.values())
         return api_check(input, specs if has_all else list(specs), format=format, delimiter=delimiter, table=table, k=k, l=l, t=t, t_distance=t_distance, sensitive_column=sensitive_column, class_column=class_column, hierarchy_delimiter=hierarchy_delimiter, max_suppression=max_suppression, risk=risk, population_fraction=population_fraction, risk_threshold=risk_threshold)
 
-    result = _run(go)
+    result = _run(go, json_out=json_out)
     if json_out:
         typer.echo(json.dumps(result, default=str))
     else:
@@ -372,7 +391,7 @@ def releases(
         finally:
             engine.close()
 
-    rows = _run(go)
+    rows = _run(go, json_out=json_out)
     if json_out:
         typer.echo(json.dumps(rows, default=str))
         return
@@ -415,7 +434,7 @@ def hierarchy_show(
         h, _ = _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter)
         return h
 
-    h = _run(go)
+    h = _run(go, json_out=json_out)
     if json_out:
         typer.echo(json.dumps({**h.describe(), "rows": h.rows[:rows]}))
         return

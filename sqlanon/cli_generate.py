@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from sqlanon.errors import ConfigError, SqlanonError
+from sqlanon.errors import ConfigError
 
 EXIT_HELP = "Exit codes: 0 ok, 1 error, 2 usage, 3 unsatisfiable."
 
@@ -45,25 +45,18 @@ def generate_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ) -> None:
-    try:
-        result = run_generate(
-            input=input, format=format, delimiter=delimiter, table=table, columns=_split(columns) or None,
-            min_sup=min_sup, laplace=laplace, rows=rows, seed=seed, candidates=candidates, output=output,
-            output_table=output_table, in_place=in_place, overwrite=overwrite,
-            dissimilarity=not no_dissimilarity, memory_limit=memory_limit,
-            progress=None if quiet else (lambda m: typer.echo(f"sqlanon: {m}", err=True)),
-            report=report, population_fraction=population_fraction,
-        )
-    except SqlanonError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(err.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("error: interrupted; nothing was written", err=True)
-        raise typer.Exit(130)
-    except Exception as err:  # one line, no locals, no row values
-        first = str(err).splitlines()[0] if str(err) else ""
-        typer.echo(f"error: internal error: {type(err).__name__}: {first}", err=True)
-        raise typer.Exit(1)
+    from sqlanon.cli import _run
+
+    result = _run(
+        run_generate,
+        input=input, format=format, delimiter=delimiter, table=table, columns=_split(columns) or None,
+        min_sup=min_sup, laplace=laplace, rows=rows, seed=seed, candidates=candidates, output=output,
+        output_table=output_table, in_place=in_place, overwrite=overwrite,
+        dissimilarity=not no_dissimilarity, memory_limit=memory_limit,
+        progress=None if quiet else (lambda m: typer.echo(f"sqlanon: {m}", err=True)),
+        report=report, population_fraction=population_fraction,
+        json_out=as_json,
+    )
     if as_json:
         typer.echo(json.dumps(result, default=str))
         return

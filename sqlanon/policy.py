@@ -151,6 +151,9 @@ class Policy:
             if self.k_map is None and self.delta_min is None and self.delta_max is None and self.epsilon is None:
                 raise ConfigError("k is required (--k K)")
             self.k = 1  # another model is asked for (k-map, delta-presence, SafePub): no k-anonymity on top
+        from sqlanon.policy_checks import check_policy
+
+        check_policy(self)
         if not 0.0 <= self.max_suppression <= 1.0:
             raise ConfigError(f"max_suppression must lie in [0, 1], got {self.max_suppression}")
         if self.suppression not in ("mask", "drop"):
@@ -259,6 +262,8 @@ def _coerce(key: str, value, where: str):
             raise ValueError
         if kind is int and (isinstance(value, float) and not value.is_integer()):
             raise ValueError
+        if isinstance(value, bool):  # ``k: true`` is not k=1
+            raise ValueError
         return kind(value)
     except (TypeError, ValueError):
         raise ConfigError(f"bad value for {key!r} in {where}: {value!r} is not a {kind.__name__}") from None
@@ -270,6 +275,8 @@ def parse_qi_flags(flags: list[str]) -> dict[str, str]:
         column, sep, spec = flag.partition("=")
         if not sep or not column or not spec:
             raise ConfigError(f"--qi wants COLUMN=HIERARCHY, got {flag!r}")
+        if column in out:
+            raise ConfigError(f"--qi names column {column!r} twice ({column}={out[column]} and {flag}); give one hierarchy per column")
         out[column] = spec
     return out
 

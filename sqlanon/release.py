@@ -51,7 +51,9 @@ class Target:
         if output_table:
             return cls(kind="table", table=output_table, overwrite=overwrite)
         if output:
-            kind = "csv" if str(output).lower().endswith((".csv", ".tsv", ".txt")) else "parquet"
+            from sqlanon.policy_checks import output_kind
+
+            kind = output_kind(output)
             if os.path.isdir(output):
                 raise ConfigError(f"output {output} is a directory; name a file")
             if os.path.exists(output) and not overwrite:

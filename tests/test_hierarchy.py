@@ -19,10 +19,13 @@ from sqlanon.hierarchy import load_hierarchy, read_csv_hierarchy, tree_to_hierar
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.source import Source
 
-from conftest import SHARED  # noqa: E402
+from conftest import SHARED, adult_dir  # noqa: E402
 
-ADULT = Path(SHARED) / "datasets" / "adult"
+# ../shared when present, else the copies bundled with the repository (a fresh clone has no ../shared)
+ADULT = Path(adult_dir())
 ADULT_FULL = Path(SHARED) / "datasets" / "adult-full" / "hierarchies"
+if not ADULT_FULL.is_dir():
+    ADULT_FULL = Path(__file__).parent / "data" / "adult-full-hierarchies"
 
 # (leaves, levels) per ARX file, from the dataset README
 ADULT_SHAPES = {

@@ -46,7 +46,7 @@ class DuckDBEngine(Engine):
             raise EngineError(f"cannot open database {database}: {one_line(err)}") from None
         if memory_limit:
             self.set_option("memory_limit", memory_limit)
-        if threads:
+        if threads is not None:
             self.set_option("threads", str(int(threads)))
         if temp_directory:
             self.set_option("temp_directory", temp_directory)
@@ -64,8 +64,14 @@ class DuckDBEngine(Engine):
                 return cur.fetchall()
             cur.fetchall()
             return None
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
         except duckdb.Error as err:
             raise EngineError(one_line(err)) from None
+        except RuntimeError as err:  # Ctrl-C during a statement: DuckDB raises RuntimeError("Query interrupted")
+            if "interrupted" in str(err).lower():
+                raise KeyboardInterrupt from None
+            raise
 
     def register_arrow(self, name: str, table: pa.Table) -> None:
         view = f"__sqlanon_arrow_{name}"

@@ -20,7 +20,7 @@ def read_csv_hierarchy(path: str, attribute: str, delimiter: str | None = None) 
     """
     if not os.path.isfile(path):
         raise ConfigError(f"hierarchy file not found: {path}")
-    with open(path, newline="", encoding="utf-8") as fh:
+    with open(path, newline="", encoding="utf-8-sig") as fh:  # a BOM is not part of the first leaf
         text = fh.read()
     if delimiter is None:
         first = text.splitlines()[0] if text else ""
@@ -40,7 +40,7 @@ def read_tree_hierarchy(path: str, attribute: str) -> Hierarchy:
     """
     if not os.path.isfile(path):
         raise ConfigError(f"hierarchy file not found: {path}")
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8-sig") as fh:
         try:
             tree = json.load(fh) if path.lower().endswith(".json") else yaml.safe_load(fh)
         except (json.JSONDecodeError, yaml.YAMLError) as err:

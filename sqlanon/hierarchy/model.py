@@ -46,6 +46,10 @@ class Hierarchy:
             if row[0] in seen:
                 raise HierarchyError(f"{where}: leaf {row[0]!r} appears twice (rows {seen[row[0]]} and {i})")
             seen[row[0]] = i
+        roots = list(dict.fromkeys(row[-1] for row in self.rows))
+        if len(roots) != 1:
+            shown = ", ".join(repr(r) for r in roots[:3]) + (", ..." if len(roots) > 3 else "")
+            raise HierarchyError(f"{where} has {len(roots)} roots ({shown}); its last level must be one value (e.g. '*')")
         # A tree: every value at level l has exactly one parent at level l+1.
         for level in range(1, width - 1):
             parent: dict[str, str] = {}

@@ -1,0 +1,259 @@
+"""Inputs that used to exit 0 and do the wrong thing (issue 10, "Silent wrong results" and
+"Misleading errors"): each test here failed on the main of that day."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+import sqlanon
+import sqlanon.cli
+from sqlanon.cli import _policy_from_flags
+from sqlanon.errors import ConfigError, HierarchyError
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def people(tmp_path):
+    """Six rows; zip masked one digit gives classes of 2, 2 and one odd row (99999) that a
+    k=2 release must suppress or generalize away."""
+    data = tmp_path / "people.csv"
+    data.write_text("name,zip,age,disease\nann,12345,31,flu\nbob,12346,32,flu\ncid,12355,41,cold\ndan,12356,45,flu\neve,99999,33,cold\n")
+    return {"dir": tmp_path, "csv": str(data), "out": str(tmp_path / "out.parquet")}
+
+
+def invoke(args, **kwargs):
+    return runner.invoke(sqlanon.cli.app, args, **kwargs)
+
+
+def error_line(result) -> str:
+    lines = [l for l in result.stderr.splitlines() if l.startswith("error:")]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def released(path):
+    return duckdb.sql(f"SELECT * FROM read_parquet('{path}')").fetchall()
+
+
+# -- a flag given is a flag used ----------------------------------------------------------------
+
+
+def test_unknown_drop_column_is_an_error_naming_the_columns(people):
+    """``--drop-column nmae`` used to be ignored and the direct identifier ``name`` published."""
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--drop-column", "nmae", "--output", people["out"], "-q"])
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == f"error: unknown --drop-column 'nmae' in csv:{people['csv']}; columns are: name, zip, age, disease"
+    assert not os.path.exists(people["out"])
+    with pytest.raises(ConfigError, match="unknown --drop-column 'nmae'"):
+        sqlanon.anonymize(input=people["csv"], qi={"zip": "mask"}, k=2, max_suppression=0.5, drop_columns=["nmae"], output=people["out"])
+    # the right name drops it
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--drop-column", "name", "--output", people["out"], "-q"])
+    assert r.exit_code == 0, r.output
+    assert "name" not in duckdb.sql(f"SELECT * FROM read_parquet('{people['out']}')").columns
+
+
+def test_max_suppression_zero_flag_wins_over_the_policy(people, tmp_path):
+    policy = tmp_path / "p.yaml"
+    policy.write_text(f"input: {people['csv']}\nqi:\n  zip: mask\nk: 2\nmax_suppression: 0.5\n")
+    r = invoke(["anonymize", "--policy", str(policy), "--json", "-q"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["suppressed_rows"] == 1  # the policy's budget is used ...
+    r = invoke(["anonymize", "--policy", str(policy), "--max-suppression", "0", "--json", "-q"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    assert report["max_suppression"] == 0.0 and report["suppressed_rows"] == 0  # ... unless the flag says 0
+
+
+def test_zero_valued_flags_are_merged_over_a_policy(tmp_path):
+    policy = tmp_path / "p.yaml"
+    policy.write_text("input: x.csv\nqi:\n  zip: mask\nk: 5\nmax_suppression: 0.05\nthreads: 2\nsearch_options:\n  seed: 7\n")
+    flags = dict(qi=None, k=None, max_suppression=0.0, threads=None)
+    pol = _policy_from_flags(str(policy), flags, {"seed": 0, "trace": False})
+    assert pol.max_suppression == 0.0 and pol.search_options["seed"] == 0 and pol.threads == 2
+
+
+def test_k_zero_says_k_must_be_at_least_one(people):
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "0", "--output", people["out"]])
+    assert r.exit_code == 2
+    assert error_line(r) == "error: k must be at least 1, got 0"
+    with pytest.raises(ConfigError, match="k must be at least 1, got -3"):
+        sqlanon.anonymize(input=people["csv"], qi={"zip": "mask"}, k=-3, dry_run=True)
+
+
+def test_threads_zero_is_refused_not_ignored(people):
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--threads", "0", "--output", people["out"]])
+    assert r.exit_code == 2
+    assert error_line(r) == "error: threads must be at least 1, got 0"
+    assert not os.path.exists(people["out"])
+
+
+def test_threads_flag_is_used(people, monkeypatch):
+    seen = []
+    from sqlanon.engine.duckdb import DuckDBEngine
+
+    original = DuckDBEngine.set_option
+    monkeypatch.setattr(DuckDBEngine, "set_option", lambda self, key, value: (seen.append((key, value)), original(self, key, value))[1])
+    sqlanon.anonymize(input=people["csv"], qi={"zip": "mask"}, k=1, threads=1, dry_run=True)
+    assert ("threads", "1") in seen
+
+
+def test_check_is_callable_twice(people):
+    """``import sqlanon.check`` rebinds ``sqlanon.check`` to the submodule: the first call did it."""
+    first = sqlanon.check(people["csv"], ["zip"], k=1)
+    second = sqlanon.check(people["csv"], ["zip"], k=1)
+    assert first == second and first["rows"] == 5
+    import sqlanon.check as module
+
+    assert sqlanon.check(people["csv"], ["zip"])["rows"] == 5
+    assert module.check(people["csv"], ["zip"])["rows"] == 5
+
+
+# -- contradictions that used to release ------------------------------------------------------
+
+
+def test_hierarchy_with_two_roots_is_refused(people, tmp_path):
+    h = tmp_path / "zip.csv"
+    h.write_text("12345;1234*;A\n12346;1234*;A\n12355;1235*;B\n12356;1235*;B\n99999;9999*;B\n")
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", f"zip={h}", "--k", "2", "--output", people["out"]])
+    assert r.exit_code == 1
+    assert error_line(r) == f"error: hierarchy for 'zip' ({h}) has 2 roots ('A', 'B'); its last level must be one value (e.g. '*')"
+    assert not os.path.exists(people["out"])
+    from sqlanon.hierarchy.model import Hierarchy
+
+    with pytest.raises(HierarchyError, match=r"has 2 roots \('X', 'Y'\)"):
+        Hierarchy("v", [["a", "X"], ["b", "Y"]])
+
+
+def test_duplicate_qi_is_refused(people):
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--qi", "zip=flat", "--k", "2", "--output", people["out"]])
+    assert r.exit_code == 2
+    assert error_line(r) == "error: --qi names column 'zip' twice (zip=mask and zip=flat); give one hierarchy per column"
+    assert not os.path.exists(people["out"])
+
+
+def test_l_zero_is_refused(people):
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--sensitive-column", "disease", "--l", "0", "--output", people["out"]])
+    assert r.exit_code == 2
+    assert error_line(r) == "error: l must be at least 1, got 0"
+    assert not os.path.exists(people["out"])
+
+
+def test_sensitive_column_that_is_also_a_qi_is_refused(people):
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--qi", "disease=flat", "--k", "2", "--sensitive-column", "disease", "--l", "2", "--output", people["out"]])
+    assert r.exit_code == 2
+    assert "sensitive column 'disease' is also a quasi-identifier" in error_line(r)
+    assert not os.path.exists(people["out"])
+
+
+@pytest.mark.parametrize("value", ["true", "false", "yes"])
+def test_policy_k_true_is_not_k_one(people, tmp_path, value):
+    policy = tmp_path / "p.yaml"
+    policy.write_text(f"input: {people['csv']}\nqi:\n  zip: mask\nk: {value}\noutput: {people['out']}\n")
+    r = invoke(["anonymize", "--policy", str(policy)])
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: bad value for 'k' in policy {policy}: {value in ('true', 'yes')!r} is not a int"
+    assert not os.path.exists(people["out"])
+
+
+def test_registry_that_is_not_a_database_is_refused(people):
+    reg = os.path.join(people["dir"], "x.csv")
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "1", "--output", people["out"], "--registry", reg])
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: --registry {reg}: a registry is a DuckDB database file; name it .duckdb"
+    assert not os.path.exists(people["out"]) and not os.path.exists(reg)
+
+
+@pytest.mark.parametrize("name", ["x.json", "x", "x.xlsx"])
+def test_output_of_an_unknown_file_type_is_refused(people, name):
+    out = os.path.join(people["dir"], name)
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "1", "--output", out])
+    assert r.exit_code == 2
+    assert "unknown file type" in error_line(r) and "name a .parquet or .csv file" in error_line(r)
+    assert not os.path.exists(out)
+
+
+# -- misleading errors ------------------------------------------------------------------------
+
+
+def test_hierarchy_csv_with_a_bom(people, tmp_path):
+    """Excel writes a UTF-8 BOM; it used to become part of the first leaf ('\\ufeff12345')."""
+    h = tmp_path / "zip.csv"
+    h.write_bytes("12345;1234*;*\n12346;1234*;*\n12355;1235*;*\n12356;1235*;*\n99999;9999*;*\n".encode("utf-8-sig"))
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", f"zip={h}", "--k", "2", "--max-suppression", "0.5", "--output", people["out"], "-q"])
+    assert r.exit_code == 0, r.output
+    assert sorted(row[1] for row in released(people["out"])) == ["*", "1234*", "1234*", "1235*", "1235*"]
+
+
+def test_json_error_is_one_object_on_stdout(people):
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zap=mask", "--k", "2", "--output", people["out"], "--json"])
+    assert r.exit_code == 2
+    obj = json.loads(r.stdout)
+    assert obj == {"error": f"unknown quasi-identifier column 'zap' in csv:{people['csv']}; columns are: name, zip, age, disease", "exit_code": 2}
+    assert error_line(r) == "error: " + obj["error"]
+    r = invoke(["check", "--input", people["csv"], "--qi", "zap", "--json"])
+    assert r.exit_code == 2 and json.loads(r.stdout)["exit_code"] == 2
+    r = invoke(["releases", "--database", os.path.join(people["dir"], "none.duckdb"), "--json"])
+    assert r.exit_code == 2 and json.loads(r.stdout)["error"].startswith("registry database not found")
+
+
+def test_debug_reraises_with_the_traceback(people, monkeypatch):
+    monkeypatch.setenv("SQLANON_DEBUG", "1")
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "0"])
+    assert r.exit_code != 0
+    assert isinstance(r.exception, ConfigError) and r.exc_info[2] is not None
+    monkeypatch.setenv("SQLANON_DEBUG", "0")
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "0"])
+    assert r.exit_code == 2 and not isinstance(r.exception, ConfigError)
+
+
+INTERRUPTIBLE = textwrap.dedent(
+    """
+    import sys
+    from sqlanon.engine.duckdb import DuckDBEngine
+    original = DuckDBEngine.write_file
+
+    def slow_write(self, query, path, kind, delimiter=","):
+        original(self, query, path, kind, delimiter)  # the file is half there when Ctrl-C comes
+        print("writing", file=sys.stderr, flush=True)
+        self.execute("SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b")
+
+    DuckDBEngine.write_file = slow_write
+    from sqlanon.cli import main
+    sys.argv = ["sqlanon", *sys.argv[1:]]
+    main()
+    """
+)
+
+
+def test_ctrl_c_during_the_write(people, tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(INTERRUPTIBLE)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"], "--threads", "1"],
+        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith("writing"):
+            break
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    err = "".join(lines) + err
+    assert proc.returncode == 130, err
+    assert "error: interrupted; nothing was written" in err.splitlines()
+    assert "internal error" not in err
+    assert not os.path.exists(people["out"])
+    assert [f for f in os.listdir(people["dir"]) if f.endswith(".tmp") or f.startswith("sqlanon_releases")] == []
