@@ -88,12 +88,25 @@ class Session:
 
 
 def _require_table(engine, source) -> None:
+    """Look the input table up in the catalog by its parsed parts (schema-aware, case as the
+    database treats it); refuse a missing one naming the table (or its missing schema)."""
     from sqlanon.errors import EngineError
+    from sqlanon.table_name import TableName, lookup, schema_exists
 
-    try:
+    where = redact(source.database) if source.database else "the connection"
+    parsed = TableName.parse(source.table, engine.dialect)
+    found = lookup(engine, parsed)
+    if found is not None:
+        source.resolved = found
+        return
+    try:  # not in the catalog under that spelling: a name only the database's search path finds
         source.columns(engine)
+        return
     except EngineError:
-        raise ConfigError(f"table {source.table!r} not found in {redact(source.database) if source.database else 'the connection'}") from None
+        pass
+    if not schema_exists(engine, parsed):
+        raise ConfigError(f"schema {parsed.schema!r} of table {source.table!r} not found in {where}")
+    raise ConfigError(f"table {source.table!r} not found in {where}")
 
 
 def build_requirement(policy: Policy, rows: int | None = None) -> Requirement:
@@ -169,6 +182,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
     session = Session(policy, say, connection)
     try:
         target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter)
+        release_mod.check_target(session.engine, target, session.source)
         qis = qi_specs(policy)
         require_lattice_search(policy)
         session.source.require_columns(session.engine, policy.drop_columns, "--drop-column")
@@ -459,7 +473,7 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
             bad = "sqlanon_bad" if plan.suppressed_rows else None
             if bad:
                 out.append(("suppressed classes", stats.bad_class_labels_create(node, requirement.predicate(), bad).sql(dialect=dialect, pretty=True)))
-            out.append(("release", release_mod.release_select(stats, maps, bad, policy.suppression, policy.drop_columns).sql(dialect=dialect, pretty=True)))
+            out.append(("release", release_mod.release_select(stats, maps, bad, policy.suppression, policy.drop_columns, release_mod.ungeneralized(stats, plan.recoding)).sql(dialect=dialect, pretty=True)))
         finally:
             session.engine.dialect = original
         return out

@@ -21,6 +21,7 @@ from sqlanon import registry
 from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.source import drop_table, col, table_ref
 from sqlanon.stats import as_varchar, lit
+from sqlanon.table_name import BASE_TABLE, VIEW, TableName, lookup, schema_exists
 
 SUPPRESSED = "*"
 
@@ -75,8 +76,11 @@ def mapping_tables(engine, stats, recoding) -> list[str]:
     return names
 
 
-def release_select(stats, maps: list[str], bad_table: str | None, suppression: str = "mask", drop_columns=()) -> exp.Select:
-    """The release query over the source, column order kept, QIs replaced by released values."""
+def release_select(stats, maps: list[str], bad_table: str | None, suppression: str = "mask", drop_columns=(), ungeneralized=frozenset()) -> exp.Select:
+    """The release query over the source, column order kept, QIs replaced by released values.
+
+    QIs in ``ungeneralized`` (indexes; left at level 0) keep the source column and its type,
+    unless masked rows need the text ``*`` in them; generalized QIs are text (VARCHAR)."""
     engine, source = stats.engine, stats.source
     src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
     q = exp.select().from_(src)
@@ -93,8 +97,12 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
         if name in drop_columns:
             continue
         if name in qi_index:
+            masked = bool(bad_table) and suppression == "mask"
+            if qi_index[name] in ungeneralized and not masked:
+                q = q.select(col(name, "src"))
+                continue
             value = col("value", f"m{qi_index[name]}")
-            if bad_table and suppression == "mask":
+            if masked:
                 value = exp.Case().when(is_bad, lit(SUPPRESSED)).else_(value)
             q = q.select(exp.alias_(value, name, quoted=True))
         else:
@@ -112,6 +120,11 @@ def input_hash(engine, source) -> str:
     q = exp.select(exp.Count(this=exp.Star()), exp.Anonymous(this="bit_xor", expressions=[h])).from_(engine.source_from(source))
     n, x = engine.fetch_one(q)
     return format_input_hash(n, x)
+
+
+def ungeneralized(stats, recoding) -> set[int]:
+    """Indexes of the QIs a recoding leaves as they are (every leaf released as itself)."""
+    return {i for i, h in enumerate(stats.hierarchies) if recoding.values(i) == h.leaves}
 
 
 def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate=None):
@@ -156,7 +169,7 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
             bad = engine.temp_name("bad")
             node = plan.node if plan.node is not None else plan.recoding
             engine.execute(stats.bad_class_labels_create(node, plan.requirement.predicate(), bad))
-        query = release_select(stats, maps, bad, suppression, drop_columns)
+        query = release_select(stats, maps, bad, suppression, drop_columns, ungeneralized(stats, plan.recoding))
     entry = dict(entry or {})
     if not entry.get("input_hash"):  # the base scan usually computed it already (row_hash)
         entry["input_hash"] = stats.input_hash or input_hash(engine, stats.source)
@@ -203,27 +216,47 @@ def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_
     return {"output": final, "release_id": release_id, "registry": reg}
 
 
-def _table_exists(engine, name: str) -> bool:
-    q = exp.select(exp.Count(this=exp.Star())).from_(table_ref("tables", "information_schema")).where(
-        exp.EQ(this=col("table_name"), expression=exp.Literal.string(name))
-    )
-    return bool(engine.scalar(q))
+def check_target(engine, target: Target, source) -> TableName | None:
+    """Refuse a table target that cannot be written, before anything is scanned: an existing
+    output table without ``--overwrite``, a view in the way, a missing schema, ``--in-place`` on
+    a view. Returns the existing table (as the catalog spells it), if any."""
+    if target.kind == "in_place":
+        name = source.table_name(engine.dialect)
+        kind = name.kind or (lookup(engine, name) or name).kind
+        if kind is not None and kind != BASE_TABLE:
+            raise ConfigError(f"--in-place rewrites a table; {source.table!r} is a {kind.lower()} (write the release with --output-table instead)")
+        return name
+    if target.kind != "table":
+        return None
+    name = TableName.parse(target.table, engine.dialect)
+    existing = lookup(engine, name)
+    if existing is None:
+        if not schema_exists(engine, name):
+            raise ConfigError(f"schema {name.schema!r} of output table {target.table!r} not found (create it first)")
+        return None
+    if existing.kind == VIEW:
+        raise ConfigError(f"output table {target.table!r} is a view; name another table")
+    if not target.overwrite:
+        raise ConfigError(f"output table {target.table!r} already exists (use --overwrite)")
+    return existing
 
 
 def _write_table(engine, query, target: Target, source, entry: dict, fail_after_write) -> dict:
     name = target.table
     with engine.transaction():
         if target.kind == "table":
-            if _table_exists(engine, name):
-                if not target.overwrite:
-                    raise ConfigError(f"output table {name!r} already exists (use --overwrite)")
-                engine.execute(drop_table(table_ref(name)))
-            engine.execute(exp.Create(this=table_ref(name), kind="TABLE", expression=query))
+            existing = check_target(engine, target, source)
+            if existing is not None:  # replaced under the name the catalog has for it
+                engine.execute(drop_table(existing.expression()))
+            created = existing or TableName.parse(name, engine.dialect)
+            engine.execute(exp.Create(this=created.expression(), kind="TABLE", expression=query))
         else:
-            tmp = f"{name}__sqlanon_new"
-            engine.execute(exp.Create(this=table_ref(tmp), kind="TABLE", expression=query))
-            engine.execute(drop_table(source.table_expression()))
-            engine.execute(exp.Alter(this=table_ref(tmp), kind="TABLE", actions=[exp.AlterRename(this=table_ref(name))]))
+            check_target(engine, target, source)
+            original = source.table_name(engine.dialect)
+            tmp = original.sibling(f"{original.name}__sqlanon_new")
+            engine.execute(exp.Create(this=tmp.expression(), kind="TABLE", expression=query))
+            engine.execute(drop_table(original.expression()))
+            engine.execute(exp.Alter(this=tmp.expression(), kind="TABLE", actions=[exp.AlterRename(this=table_ref(original.name))]))
         release_id = registry.record(engine, entry)
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")

@@ -47,6 +47,8 @@ class Source:
     delimiter: str | None = None
     all_varchar: bool = True
     database: str | None = None
+    #: the table as the catalog spells it (:func:`sqlanon.table_name.lookup`), once looked up
+    resolved: "object | None" = field(default=None, repr=False)
     _columns: list[tuple[str, str]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -93,10 +95,16 @@ class Source:
             raise ConfigError(f"input file not found: {self.path}")
         return found
 
-    def table_expression(self) -> exp.Table:
+    def table_name(self, dialect: str = "duckdb"):
+        """The input table as a :class:`sqlanon.table_name.TableName` (schema-qualified names
+        parsed, never one quoted string)."""
+        from sqlanon.table_name import TableName
+
         assert self.table is not None
-        schema, name = _split_table(self.table)
-        return table_ref(name, schema)
+        return self.resolved if self.resolved is not None else TableName.parse(self.table, dialect)
+
+    def table_expression(self) -> exp.Table:
+        return self.table_name().expression()
 
     def describe(self) -> str:
         if self.kind == "table":
@@ -122,13 +130,6 @@ class Source:
                 raise ConfigError(
                     f"unknown {role} {name!r} in {self.describe()}; columns are: {', '.join(have)}"
                 )
-
-
-def _split_table(name: str) -> tuple[str | None, str]:
-    if "." in name and not name.startswith('"'):
-        schema, _, table = name.partition(".")
-        return schema, table
-    return None, name.strip('"')
 
 
 def _guess_format(path: str) -> str:
