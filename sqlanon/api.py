@@ -44,7 +44,7 @@ def _default_memory_limit() -> str:
 class Session:
     """An engine, a source and the hierarchies of one run (shared by anonymize/check/sql)."""
 
-    def __init__(self, policy: Policy, progress: Callable[[str], None] | None = None, connection=None) -> None:
+    def __init__(self, policy: Policy, progress: Callable[[str], None] | None = None, connection=None, read_only: bool = False) -> None:
         self.policy = policy
         self.progress = progress or (lambda message: None)
         if connection is not None:
@@ -75,7 +75,10 @@ class Session:
         if is_postgres_url(database):  # the server's memory is its own: set work_mem only when asked
             self.engine = connect(database=database, memory_limit=policy.memory_limit)
         else:
-            self.engine = connect(database=database, memory_limit=policy.memory_limit or _default_memory_limit(), threads=policy.threads)
+            # a .duckdb input that is only read (check, sql, --dry-run, --output to a file) is opened
+            # read-only: it works on a read-only file and beside other readers of the warehouse
+            only_read = self.source.kind == "table" and (read_only or not (policy.output_table or policy.in_place))
+            self.engine = connect(database=database, memory_limit=policy.memory_limit or _default_memory_limit(), threads=policy.threads, read_only=only_read)
         if self.source.kind == "table":
             _require_table(self.engine, self.source)
 
@@ -179,7 +182,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         policy.input = policy.table
     policy.validate()
     say = progress or (lambda message: None)
-    session = Session(policy, say, connection)
+    session = Session(policy, say, connection, read_only=dry_run)
     try:
         target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter)
         release_mod.check_target(session.engine, target, session.source)
@@ -239,7 +242,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
                 "input_hash": stats.input_hash,
                 "report": {**report, "sql": sql_listing},
             }
-            written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write, microaggregate=policy.microaggregate)
+            written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write, microaggregate=policy.microaggregate, say=say)
             report["output"] = written["output"]
             report["release_id"] = written["release_id"]
             say(f"wrote {written['output']} (release {written['release_id']})")

@@ -329,7 +329,7 @@ def _against(input, format, delimiter, table, against, against_format, against_d
 
     released = Source.open(input, format, table, delimiter)
     original = Source.open(against, against_format, None, against_delimiter)
-    engine = connect(database=released.database or ":memory:")
+    engine = connect(database=released.database or ":memory:", read_only=bool(released.database))
     try:
         return compare_tables(engine, released, original, columns, min_sup)
     finally:
@@ -479,7 +479,7 @@ def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delim
         from sqlanon.source import Source
 
         source = Source.open(input, format, table, delimiter)
-        engine = connect(database=source.database or ":memory:")
+        engine = connect(database=source.database or ":memory:", read_only=bool(source.database))
         try:
             return load_hierarchy(spec, column, engine, source, hierarchy_delimiter), source
         finally:

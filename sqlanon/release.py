@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -149,7 +148,7 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
     return rounds_select(stats, maps, bads, suppression, drop_columns, microaggregate)
 
 
-def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(), registry_path: str | None = None, entry: dict | None = None, fail_after_write: bool = False, microaggregate: dict | None = None) -> dict:
+def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(), registry_path: str | None = None, entry: dict | None = None, fail_after_write: bool = False, microaggregate: dict | None = None, say=None) -> dict:
     """Write the plan's release; returns ``{"output": ..., "release_id": ...}``.
 
     ``fail_after_write`` is for tests: it raises after the data is written but before the
@@ -175,25 +174,28 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
         entry["input_hash"] = stats.input_hash or input_hash(engine, stats.source)
     entry["target"] = target.describe()
     if target.kind in ("parquet", "csv"):
-        return _write_file(engine, query, target, entry, registry_path, fail_after_write)
+        return _write_file(engine, query, target, entry, registry_path, fail_after_write, say)
     return _write_table(engine, query, target, stats.source, entry, fail_after_write)
 
 
-def write_query(engine, query, target: Target, source, entry: dict, registry_path: str | None = None) -> dict:
+def write_query(engine, query, target: Target, source, entry: dict, registry_path: str | None = None, say=None) -> dict:
     """Write any release query (e.g. generated rows) to a target, atomically, and record it."""
     entry = dict(entry)
     entry["target"] = target.describe()
     if target.kind == "none":
         return {"output": None, "release_id": None}
     if target.kind in ("parquet", "csv"):
-        return _write_file(engine, query, target, entry, registry_path, False)
+        return _write_file(engine, query, target, entry, registry_path, False, say)
     return _write_table(engine, query, target, source, entry, False)
 
 
-def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write) -> dict:
+def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write, say=None) -> dict:
+    from sqlanon.leftovers import clean_stale_temp_files, temp_path
+
     final = target.path
     os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
-    tmp = os.path.join(os.path.dirname(os.path.abspath(final)), f".{os.path.basename(final)}.{uuid.uuid4().hex[:8]}.tmp")
+    clean_stale_temp_files(final, say)
+    tmp = temp_path(final)
     try:
         engine.write_file(query, tmp, target.kind, target.delimiter)
         if fail_after_write:

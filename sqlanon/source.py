@@ -83,6 +83,25 @@ class Source:
             raise ConfigError(f"--delimiter must be one character, got {delimiter!r}")
         return cls(kind="csv", path=path, delimiter="\t" if delimiter == "\\t" else delimiter)
 
+    def csv_header(self) -> list[str]:
+        """The column names in a CSV's first line (only that line is read)."""
+        import csv
+
+        assert self.path is not None
+        with open(self.path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+            first = fh.readline()
+        names = [n.strip() for n in next(csv.reader([first], delimiter=self.delimiter or ",", quotechar='"'), [])]
+        if not first.strip() or not names:
+            raise ConfigError(f"input {self.path} has no header line (the first line names the columns)")
+        seen: set[str] = set()
+        for i, name in enumerate(names, start=1):
+            if not name.strip():
+                raise ConfigError(f"input {self.path}: column {i} of the header has no name")
+            if name in seen:
+                raise ConfigError(f"input {self.path}: the header names column {name!r} twice")
+            seen.add(name)
+        return names
+
     def paths(self) -> list[str]:
         assert self.path is not None
         if os.path.isdir(self.path):

@@ -257,3 +257,147 @@ def test_ctrl_c_during_the_write(people, tmp_path):
     assert "internal error" not in err
     assert not os.path.exists(people["out"])
     assert [f for f in os.listdir(people["dir"]) if f.endswith(".tmp") or f.startswith("sqlanon_releases")] == []
+
+
+def test_memory_limit_too_small_says_so(people, tmp_path):
+    """It used to say "table not found" (the existence probe ran out of memory)."""
+    db = str(tmp_path / "w.duckdb")
+    con = duckdb.connect(db)
+    con.execute(f"CREATE TABLE patients AS SELECT * FROM read_csv('{people['csv']}', all_varchar=true)")
+    con.close()
+    for args in (["--input", people["csv"]], ["--input", db, "--table", "patients"]):
+        r = invoke(["anonymize", *args, "--qi", "zip=mask", "--k", "2", "--memory-limit", "1KB", "--output", people["out"]])
+        assert r.exit_code == 1
+        assert error_line(r).startswith("error: out of memory under --memory-limit 1KB; give a larger --memory-limit")
+        assert not os.path.exists(people["out"])
+
+
+def test_releases_of_a_file_that_is_not_a_database(people):
+    r = invoke(["releases", "--database", people["csv"]])
+    assert r.exit_code == 2
+    assert error_line(r) == f"error: {people['csv']} is not a DuckDB database file"
+
+
+@pytest.mark.parametrize(
+    "text, line, found",
+    [
+        ("a,b\n1,2\n3,4,5\n6,7\n", 3, 3),  # read as ONE column by DuckDB's sniffer
+        ("a,b\n1,2\n3\n6,7\n", 3, 1),
+        ("a,b\n1,2\n6,7\n8,9\n10,11,12\n", 5, 3),  # read as NO rows by DuckDB's sniffer
+    ],
+)
+def test_ragged_csv_names_the_line(tmp_path, text, line, found):
+    data = tmp_path / "ragged.csv"
+    data.write_text(text)
+    out = tmp_path / "out.parquet"
+    r = invoke(["anonymize", "--input", str(data), "--qi", "a=mask", "--k", "1", "--output", str(out)])
+    assert r.exit_code == 1
+    assert error_line(r) == f"error: {data}: line {line} has {found} field(s), the header has 2 (a ragged CSV; check the delimiter and quoting)"
+    assert not os.path.exists(out)
+    r = invoke(["check", "--input", str(data), "--qi", "a"])
+    assert r.exit_code == 1 and f"line {line} has {found} field(s)" in error_line(r)
+
+
+def test_csv_header_problems(tmp_path):
+    for text, message in (
+        ("", "has no header line"),
+        ("a,a\n1,2\n", "the header names column 'a' twice"),
+        ("a,,c\n1,2,3\n", "column 2 of the header has no name"),
+    ):
+        data = tmp_path / "h.csv"
+        data.write_text(text)
+        r = invoke(["anonymize", "--input", str(data), "--qi", "a=mask", "--k", "1", "--dry-run"])
+        assert r.exit_code == 2 and message in error_line(r), r.output
+
+
+# -- locks and leftovers ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def warehouse(people, tmp_path):
+    db = str(tmp_path / "warehouse.duckdb")
+    con = duckdb.connect(db)
+    con.execute(f"CREATE TABLE patients AS SELECT * FROM read_csv('{people['csv']}', all_varchar=true)")
+    con.close()
+    return db
+
+
+HOLD_READ = textwrap.dedent(
+    """
+    import sys, duckdb
+    con = duckdb.connect(sys.argv[1], read_only=True)
+    con.execute("SELECT COUNT(*) FROM patients").fetchall()
+    print("holding", flush=True)
+    sys.stdin.read()  # until the test closes our stdin
+    """
+)
+
+
+def test_inputs_only_read_are_opened_read_only_beside_another_reader(people, warehouse, tmp_path):
+    """Another process reads the warehouse (DuckDB: a shared lock); check, sql, --dry-run and
+    --output to a file still work, because they open it read-only. A write needs the file."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_READ, warehouse], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        common = ["--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "2"]
+        out = str(tmp_path / "rel.parquet")
+        for args in (
+            ["check", "--input", warehouse, "--table", "patients", "--qi", "zip"],
+            ["sql", *common],
+            ["anonymize", *common, "--max-suppression", "0.5", "--dry-run", "-q"],
+            ["anonymize", *common, "--max-suppression", "0.5", "--output", out, "-q"],
+        ):
+            r = invoke(args)
+            assert r.exit_code == 0, (args, r.output)
+        assert len(released(out)) == 5
+        r = invoke(["anonymize", *common, "--max-suppression", "0.5", "--output-table", "rel", "-q"])
+        assert r.exit_code == 1 and "lock" in error_line(r).lower()
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+
+def test_only_read_inputs_open_read_only(people, warehouse, tmp_path, monkeypatch):
+    """On a read-only file (root ignores file modes, so the engine's flag is what is checked)."""
+    import sqlanon.engine.duckdb as engine_mod
+
+    modes = []
+    original = engine_mod.duckdb.connect
+    monkeypatch.setattr(engine_mod.duckdb, "connect", lambda database=":memory:", read_only=False, **kw: (modes.append((database, read_only)), original(database, read_only=read_only, **kw))[1])
+    sqlanon.anonymize(input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, dry_run=True)
+    sqlanon.anonymize(input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, output=str(tmp_path / "r.parquet"))
+    sqlanon.check(warehouse, ["zip"], table="patients")
+    sqlanon.api.plan_sql(input=warehouse, table="patients", qi={"zip": "mask"}, k=2)
+    assert [m for m in modes if m[0] == warehouse] == [(warehouse, True)] * 4
+    modes.clear()
+    sqlanon.anonymize(input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, output_table="rel")
+    assert [m for m in modes if m[0] == warehouse] == [(warehouse, False)]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may open a file without write permission for writing")
+def test_read_only_file(people, warehouse, tmp_path):
+    os.chmod(warehouse, 0o444)
+    r = invoke(["anonymize", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", str(tmp_path / "r.parquet"), "-q"])
+    assert r.exit_code == 0, r.output
+
+
+def test_stale_temp_files_of_a_killed_run_are_removed(people):
+    """A killed run leaves ``.NAME.<pid>-<hex>.tmp``; the next run to that target removes it (and
+    says so), but not a file of a live writer, nor other people's files."""
+    folder = people["dir"]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    stale = os.path.join(folder, f".out.parquet.{dead}-0123abcd.tmp")
+    live = os.path.join(folder, f".out.parquet.{os.getppid()}-89abcdef.tmp")
+    old_style = os.path.join(folder, ".out.parquet.fedcba98.tmp")
+    other = os.path.join(folder, ".other.parquet.1-0123abcd.tmp")
+    mine = os.path.join(folder, "notes.tmp")
+    for path in (stale, live, old_style, other, mine):
+        with open(path, "wb") as fh:
+            fh.write(b"x" * 1000)
+    os.utime(old_style, (time.time() - 3600, time.time() - 3600))
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"]])
+    assert r.exit_code == 0, r.output
+    assert f"sqlanon: removed .out.parquet.{dead}-0123abcd.tmp (1,000 bytes), left beside out.parquet by an interrupted run" in r.stderr
+    assert not os.path.exists(stale) and not os.path.exists(old_style)
+    assert all(os.path.exists(p) for p in (live, other, mine))
+    assert [f for f in os.listdir(folder) if f.startswith(".out.parquet")] == [os.path.basename(live)]

@@ -14,6 +14,34 @@ from sqlanon.engine.base import Engine, one_line
 from sqlanon.errors import ConfigError, EngineError
 
 
+def _csv_message(err: Exception, sql: str) -> str | None:
+    """A CSV parse error as one line naming the file and the line, without the line's values
+    (DuckDB's message quotes the offending row)."""
+    import re
+
+    text = str(err)
+    line = re.search(r"CSV Error on Line: (\d+)", text)
+    if not line:
+        return None
+    path = re.search(r"read_csv\('((?:[^']|'')*)'", sql, re.IGNORECASE)
+    where = path.group(1).replace("''", "'") if path else "the CSV input"
+    counts = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
+    if counts:
+        return f"{where}: line {line.group(1)} has {counts.group(2)} field(s), the header has {counts.group(1)} (a ragged CSV; check the delimiter and quoting)"
+    reason = next((l.strip() for l in text.splitlines()[1:] if l.strip() and not l.startswith("Original Line")), "cannot be parsed")
+    return f"{where}: line {line.group(1)}: {reason}"
+
+
+def is_duckdb_file(path: str) -> bool:
+    """Does ``path`` hold a DuckDB database (its header carries ``DUCK`` at byte 8)?"""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(12)
+    except OSError:
+        return False
+    return head[8:12] == b"DUCK"
+
+
 class DuckDBEngine(Engine):
     """DuckDB, in memory or on a ``.duckdb`` file. Results are always consumed fully."""
 
@@ -30,6 +58,7 @@ class DuckDBEngine(Engine):
     ) -> None:
         super().__init__()
         self.database = database
+        self.memory_limit = memory_limit
         self.borrowed = connection is not None
         if self.borrowed:
             # someone else's connection (a dbt-duckdb model's ``session``): use it, never close it,
@@ -40,6 +69,8 @@ class DuckDBEngine(Engine):
             return
         if database != ":memory:" and read_only and not os.path.exists(database):
             raise ConfigError(f"database file not found: {database}")
+        if database != ":memory:" and os.path.isfile(database) and os.path.getsize(database) > 0 and not is_duckdb_file(database):
+            raise ConfigError(f"{database} is not a DuckDB database file")
         try:
             self.con = duckdb.connect(database, read_only=read_only)
         except duckdb.Error as err:
@@ -66,8 +97,11 @@ class DuckDBEngine(Engine):
             return None
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
+        except duckdb.OutOfMemoryException as err:
+            limit = f"--memory-limit {self.memory_limit}" if self.memory_limit else "DuckDB's memory_limit"
+            raise EngineError(f"out of memory under {limit}; give a larger --memory-limit ({one_line(err)})") from None
         except duckdb.Error as err:
-            raise EngineError(one_line(err)) from None
+            raise EngineError(_csv_message(err, sql) or one_line(err)) from None
         except RuntimeError as err:  # Ctrl-C during a statement: DuckDB raises RuntimeError("Query interrupted")
             if "interrupted" in str(err).lower():
                 raise KeyboardInterrupt from None
@@ -105,10 +139,26 @@ class DuckDBEngine(Engine):
                 else exp.Literal.string(paths[0])
             )
             return exp.Table(this=exp.Anonymous(this="read_parquet", expressions=[arg]))
-        if source.kind == "csv":
+        if source.kind == "csv" and source.all_varchar:
+            # the header names the columns and every row must have as many fields: a ragged row is
+            # an error naming its line, never a row read by a sniffer's guess (DuckDB's sniffer
+            # can read a ragged file as one column, or as no rows)
+            header = source.csv_header()
+            columns = exp.Struct(expressions=[exp.PropertyEQ(this=exp.Literal.string(c), expression=exp.Literal.string("VARCHAR")) for c in header])
             args: list[exp.Expression] = [exp.Literal.string(source.path)]
-            opts = {"delim": source.delimiter or ",", "header": True, "all_varchar": source.all_varchar}
+            opts = {"delim": source.delimiter or ",", "header": True, "auto_detect": False, "quote": '"', "escape": '"', "columns": columns}
             for key, value in opts.items():
+                if isinstance(value, bool):
+                    val = exp.Boolean(this=value)
+                elif isinstance(value, exp.Expression):
+                    val = value
+                else:
+                    val = exp.Literal.string(value)
+                args.append(exp.PropertyEQ(this=exp.to_identifier(key), expression=val))
+            return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))
+        if source.kind == "csv":
+            args = [exp.Literal.string(source.path)]
+            for key, value in {"delim": source.delimiter or ",", "header": True}.items():
                 val = exp.Boolean(this=value) if isinstance(value, bool) else exp.Literal.string(value)
                 args.append(exp.PropertyEQ(this=exp.to_identifier(key), expression=val))
             return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))

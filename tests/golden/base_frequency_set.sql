@@ -6,7 +6,15 @@ FROM (
   SELECT
     CASE WHEN "src"."age" IS NULL THEN -2 ELSE COALESCE("h0"."code", -1) END AS "q0",
     CASE WHEN "src"."zip" IS NULL THEN -2 ELSE COALESCE("h1"."code", -1) END AS "q1"
-  FROM READ_CSV('fixtures/people.csv', delim := ',', header := TRUE, all_varchar := TRUE) AS "src"
+  FROM READ_CSV(
+    'fixtures/people.csv',
+    delim := ',',
+    header := TRUE,
+    auto_detect := FALSE,
+    quote := '"',
+    escape := '"',
+    "columns" := {'id': 'VARCHAR', 'age': 'VARCHAR', 'zip': 'VARCHAR', 'sex': 'VARCHAR', 'disease': 'VARCHAR', 'salary': 'VARCHAR'}
+  ) AS "src"
   LEFT JOIN "sqlanon_h0_N" AS "h0"
     ON "h0"."level_0" = CAST("src"."age" AS TEXT)
   LEFT JOIN "sqlanon_h1_N" AS "h1"

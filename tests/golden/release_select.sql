@@ -5,7 +5,15 @@ SELECT
   "src"."sex",
   "src"."disease",
   "src"."salary"
-FROM READ_CSV('fixtures/people.csv', delim := ',', header := TRUE, all_varchar := TRUE) AS "src"
+FROM READ_CSV(
+  'fixtures/people.csv',
+  delim := ',',
+  header := TRUE,
+  auto_detect := FALSE,
+  quote := '"',
+  escape := '"',
+  "columns" := {'id': 'VARCHAR', 'age': 'VARCHAR', 'zip': 'VARCHAR', 'sex': 'VARCHAR', 'disease': 'VARCHAR', 'salary': 'VARCHAR'}
+) AS "src"
 INNER JOIN "sqlanon_map0" AS "m0"
   ON "m0"."leaf" = CAST("src"."age" AS TEXT)
 INNER JOIN "sqlanon_map1" AS "m1"
