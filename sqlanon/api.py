@@ -80,7 +80,11 @@ class Session:
             only_read = self.source.kind == "table" and (read_only or not (policy.output_table or policy.in_place))
             self.engine = connect(database=database, memory_limit=policy.memory_limit or _default_memory_limit(), threads=policy.threads, read_only=only_read)
         if self.source.kind == "table":
-            _require_table(self.engine, self.source)
+            try:
+                _require_table(self.engine, self.source)
+            except BaseException:
+                self.engine.close()  # a refused input leaves no connection (and no file lock) behind
+                raise
 
     def hierarchies(self, qis: dict[str, str]) -> list:
         self.source.require_columns(self.engine, list(qis), "quasi-identifier column")

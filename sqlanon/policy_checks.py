@@ -58,5 +58,7 @@ def check_policy(policy) -> None:
             "a column is either generalized (--qi) or protected (--sensitive-column), not both"
         )
     if policy.output:
+        if os.path.isdir(policy.output):
+            raise ConfigError(f"output {policy.output} is a directory; name a file")
         output_kind(policy.output)
     check_registry_path(policy.registry)

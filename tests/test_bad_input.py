@@ -181,3 +181,238 @@ def test_missing_duckdb_table(tmp_path):
     result = invoke(["anonymize", "--input", db, "--table", "nope", "--qi", "a=mask", "--k", "2", "--in-place"])
     assert result.exit_code == 2
     assert error_line(result) == f"error: table 'nope' not found in {db}"
+
+
+# =============================================================================================
+# The matrix: one row per bad input -- the command line, the exit code, a fragment of the one
+# error line, and "nothing written": every file in the folder (and every table of the warehouse)
+# hashed before and after, no new file.
+
+import hashlib  # noqa: E402
+
+WAREHOUSE_SQL = [
+    "CREATE SCHEMA s1",
+    "CREATE TABLE patients (name VARCHAR, zip VARCHAR, age VARCHAR, disease VARCHAR)",
+    "INSERT INTO patients VALUES ('ann','12345','31','flu'),('bob','12346','32','flu'),('cid','12355','41','cold'),('dan','12356','45','flu'),('eve','12345','33','cold'),('fay','12346','36','cold')",
+    "CREATE TABLE s1.patients AS SELECT * FROM patients",
+    "CREATE TABLE released AS SELECT * FROM patients",
+    "CREATE VIEW patients_v AS SELECT * FROM patients",
+]
+
+FILES = {
+    "people.csv": "name,zip,age,disease\nann,12345,31,flu\nbob,12346,32,flu\ncid,12355,41,cold\ndan,12356,45,flu\neve,12345,33,cold\nfay,12346,36,cold\n",
+    "empty.csv": "name,zip,age\n",
+    "noheader.csv": "",
+    "twice.csv": "a,a\n1,2\n",
+    "ragged.csv": "name,zip\nann,12345\nbob,12346,x\n",
+    "nulls.csv": "zip,age\n12345,31\n12346,\n",
+    "age.csv": "".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(20, 60)),
+    "age_short.csv": "31;30-39;*\n32;30-39;*\n",
+    "age_ragged.csv": "31;30-39;*\n32;*\n",
+    "age_dag.csv": "31;30-39;A;*\n32;30-39;B;*\n",
+    "age_roots.csv": "".join(f"{a};{a // 10 * 10}s;{'young' if a < 40 else 'old'}\n" for a in range(20, 60)),
+    "age_twice.csv": "31;30-39;*\n31;30-39;*\n",
+    "age_empty.csv": "\n",
+    "age_hole.csv": "31;;*\n",
+    "bad.yaml": "{a: [b\n",
+    "two_roots.yaml": "A: [x]\nB: [y]\n",
+    "existing.parquet": "precious",
+    "not_a_db.duckdb": "this is not a database\n",
+    "p_missing_k.yaml": "input: people.csv\nqi:\n  zip: mask\n",
+    "p_bad_yaml.yaml": "input: [people.csv\n",
+    "p_list.yaml": "- input\n- k\n",
+    "p_unknown.yaml": "input: people.csv\nkk: 3\n",
+    "p_k_text.yaml": "input: people.csv\nqi:\n  zip: mask\nk: three\n",
+    "p_k_true.yaml": "input: people.csv\nqi:\n  zip: mask\nk: true\n",
+    "p_qi_scalar.yaml": "input: people.csv\nqi: 5\nk: 2\n",
+    "p_qi_key.yaml": "input: people.csv\nqi:\n  zip: {hierarchy: mask, levels: 2}\nk: 2\n",
+    "p_qi_none.yaml": "input: people.csv\nqi:\n  zip: {}\nk: 2\n",
+    "p_options.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 2\nsearch_options: [1]\n",
+    "p_ms.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 2\nmax_suppression: lots\n",
+}
+
+A = ["anonymize", "--input", "{csv}", "--qi", "zip=mask"]  # a good start
+W = ["anonymize", "--input", "{db}", "--qi", "zip=mask", "--k", "2"]  # the warehouse
+
+CASES = [
+    # -- inputs
+    ("missing csv", ["anonymize", "--input", "{dir}/nope.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found: {dir}/nope.csv"),
+    ("missing parquet", ["anonymize", "--input", "{dir}/nope.parquet", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
+    ("missing parquet glob", ["anonymize", "--input", "{dir}/*.parquet.x", "--format", "parquet", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
+    ("missing duckdb", ["anonymize", "--input", "{dir}/nope.duckdb", "--table", "t", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
+    ("duckdb without table", ["anonymize", "--input", "{db}", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "--table is required for a .duckdb input"),
+    ("postgres without table", ["anonymize", "--input", "postgresql://nobody@localhost/x", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "--table is required for a postgresql:// input"),
+    ("unknown format", [*A, "--k", "2", "--format", "xls", "--output", "{out}"], 2, "unknown --format 'xls'"),
+    ("long delimiter", [*A, "--k", "2", "--delimiter", "ab", "--output", "{out}"], 2, "--delimiter must be one character"),
+    ("empty table", ["anonymize", "--input", "{dir}/empty.csv", "--qi", "age={dir}/age.csv", "--k", "2", "--output", "{out}"], 2, "has no rows"),
+    ("no header", ["anonymize", "--input", "{dir}/noheader.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "has no header line"),
+    ("header twice", ["anonymize", "--input", "{dir}/twice.csv", "--qi", "a=mask", "--k", "2", "--output", "{out}"], 2, "the header names column 'a' twice"),
+    ("ragged csv", ["anonymize", "--input", "{dir}/ragged.csv", "--qi", "zip=mask", "--k", "1", "--output", "{out}"], 1, "ragged.csv: line 3 has 3 field(s), the header has 2"),
+    ("not a duckdb file", ["anonymize", "--input", "{dir}/not_a_db.duckdb", "--table", "t", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "not_a_db.duckdb is not a DuckDB database file"),
+    ("missing table", [*W, "--table", "nope", "--output", "{out}"], 2, "table 'nope' not found in {db}"),
+    ("missing schema", [*W, "--table", "s9.patients", "--output", "{out}"], 2, "schema 's9' of table 's9.patients' not found"),
+    ("missing table in schema", [*W, "--table", "s1.nope", "--output", "{out}"], 2, "table 's1.nope' not found"),
+    ("in place on a view", [*W, "--table", "patients_v", "--in-place"], 2, "'patients_v' is a view"),
+    ("in place on a csv", [*A, "--k", "2", "--in-place"], 2, "--in-place needs a table input"),
+    ("nulls in a qi", ["anonymize", "--input", "{dir}/nulls.csv", "--qi", "age={dir}/age.csv", "--k", "1", "--output", "{out}"], 1, "column 'age' has 1 NULL value(s)"),
+    # -- columns
+    ("unknown qi", ["anonymize", "--input", "{csv}", "--qi", "agee={dir}/age.csv", "--k", "2", "--output", "{out}"], 2, "unknown quasi-identifier column 'agee'"),
+    ("unknown qi in a table", [*W, "--table", "patients", "--qi", "zap=mask", "--output", "{out}"], 2, "unknown quasi-identifier column 'zap'"),
+    ("unknown drop column", [*A, "--k", "2", "--drop-column", "nmae", "--output", "{out}"], 2, "unknown --drop-column 'nmae'"),
+    ("unknown drop column in place", [*W, "--table", "patients", "--drop-column", "nmae", "--in-place"], 2, "unknown --drop-column 'nmae'"),
+    ("unknown sensitive column", [*A, "--k", "2", "--sensitive-column", "dis", "--l", "2", "--output", "{out}"], 2, "unknown sensitive column 'dis'"),
+    ("unknown class column", [*A, "--k", "2", "--class-column", "cls", "--search", "bottom-up", "--output", "{out}"], 2, "unknown class column 'cls'"),
+    ("sensitive is a qi", [*A, "--qi", "disease=flat", "--k", "2", "--sensitive-column", "disease", "--l", "2", "--output", "{out}"], 2, "sensitive column 'disease' is also a quasi-identifier"),
+    ("duplicate qi", [*A, "--qi", "zip=flat", "--k", "2", "--output", "{out}"], 2, "--qi names column 'zip' twice"),
+    ("qi without hierarchy", ["anonymize", "--input", "{csv}", "--qi", "zip", "--k", "2", "--output", "{out}"], 2, "--qi wants COLUMN=HIERARCHY, got 'zip'"),
+    ("no qi", ["anonymize", "--input", "{csv}", "--k", "2", "--output", "{out}"], 2, "no quasi-identifiers"),
+    ("no input", ["anonymize", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "no input"),
+    # -- hierarchies
+    ("hierarchy file missing", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/nope.csv", "--k", "2", "--output", "{out}"], 2, "hierarchy file not found"),
+    ("value missing from hierarchy", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_short.csv", "--k", "2", "--output", "{out}"], 1, "missing from its hierarchy"),
+    ("ragged hierarchy", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_ragged.csv", "--k", "2", "--output", "{out}"], 1, "is ragged: row 2 ('32') has 2 levels, row 1 has 3"),
+    ("hierarchy not a tree", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_dag.csv", "--k", "2", "--output", "{out}"], 1, "is not a tree"),
+    ("hierarchy with two roots", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_roots.csv", "--k", "2", "--output", "{out}"], 1, "has 2 roots ('young', 'old')"),
+    ("hierarchy leaf twice", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_twice.csv", "--k", "2", "--output", "{out}"], 1, "leaf '31' appears twice"),
+    ("hierarchy empty", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_empty.csv", "--k", "2", "--output", "{out}"], 1, "is empty"),
+    ("hierarchy empty cell", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_hole.csv", "--k", "2", "--output", "{out}"], 1, "empty or NULL value at level 1"),
+    ("hierarchy bad yaml", ["anonymize", "--input", "{csv}", "--qi", "disease={dir}/bad.yaml", "--k", "2", "--output", "{out}"], 1, "is not valid YAML/JSON"),
+    ("tree with two roots", ["anonymize", "--input", "{csv}", "--qi", "disease={dir}/two_roots.yaml", "--k", "2", "--output", "{out}"], 1, "must have exactly one root key"),
+    ("bad band widths", ["anonymize", "--input", "{csv}", "--qi", "age=bands:x", "--k", "2", "--output", "{out}"], 2, "bad band widths 'x'"),
+    ("bands on text", ["anonymize", "--input", "{csv}", "--qi", "disease=bands:5,10", "--k", "2", "--output", "{out}"], 1, "non-numeric value"),
+    ("unknown builder", ["anonymize", "--input", "{csv}", "--qi", "zip=magic:3", "--k", "2", "--output", "{out}"], 2, "hierarchy file not found for 'zip': magic:3"),
+    ("stored hierarchy missing", ["anonymize", "--input", "{db}", "--table", "patients", "--qi", "zip=table:nope", "--k", "2", "--output", "{out}"], 2, "nope"),
+    # -- privacy parameters
+    ("no k", [*A, "--output", "{out}"], 2, "k is required"),
+    ("k zero", [*A, "--k", "0", "--output", "{out}"], 2, "k must be at least 1, got 0"),
+    ("k negative", [*A, "--k", "-3", "--output", "{out}"], 2, "k must be at least 1, got -3"),
+    ("k not a number", [*A, "--k", "abc", "--output", "{out}"], 2, "Invalid value for '--k'"),
+    ("k larger than the table", [*A, "--k", "100", "--output", "{out}"], 3, "k=100 is larger than the table (6 rows)"),
+    ("k larger than a warehouse table", [*W[:-2], "--k", "7", "--table", "patients", "--in-place"], 3, "k=7 is larger than the table (6 rows)"),
+    ("l zero", [*A, "--k", "2", "--sensitive-column", "disease", "--l", "0", "--output", "{out}"], 2, "l must be at least 1, got 0"),
+    ("l without sensitive column", [*A, "--k", "2", "--l", "2", "--output", "{out}"], 2, "needs --sensitive-column"),
+    ("l unsatisfiable", [*A, "--k", "2", "--sensitive-column", "disease", "--l", "3", "--output", "{out}"], 3, "no transformation satisfies"),
+    ("l unsatisfiable in place", [*W, "--table", "patients", "--sensitive-column", "disease", "--l", "3", "--in-place"], 3, "no transformation satisfies"),
+    ("unknown l-diversity", [*A, "--k", "2", "--sensitive-column", "disease", "--l", "2", "--l-diversity", "recursive", "--output", "{out}"], 2, "l_diversity must be distinct or entropy"),
+    ("t above one", [*A, "--k", "2", "--sensitive-column", "disease", "--t", "1.5", "--output", "{out}"], 2, "t must lie in [0, 1]"),
+    ("unknown t distance", [*A, "--k", "2", "--sensitive-column", "disease", "--t", "0.5", "--t-distance", "far", "--output", "{out}"], 2, "distance must be equal or ordered"),
+    ("t without sensitive column", [*A, "--k", "2", "--t", "0.5", "--output", "{out}"], 2, "needs --sensitive-column"),
+    ("max suppression above one", [*A, "--k", "2", "--max-suppression", "1.5", "--output", "{out}"], 2, "max_suppression must lie in [0, 1]"),
+    ("max suppression negative", [*A, "--k", "2", "--max-suppression", "-0.1", "--output", "{out}"], 2, "max_suppression must lie in [0, 1]"),
+    ("unknown suppression", [*A, "--k", "2", "--suppression", "hide", "--output", "{out}"], 2, "suppression must be mask or drop"),
+    ("unknown metric", [*A, "--k", "2", "--metric", "beauty", "--output", "{out}"], 2, "unknown metric 'beauty'"),
+    ("unknown search", [*A, "--k", "2", "--search", "magic", "--output", "{out}"], 2, "unknown search 'magic'"),
+    ("threads zero", [*A, "--k", "2", "--threads", "0", "--output", "{out}"], 2, "threads must be at least 1, got 0"),
+    ("memory limit too small", [*A, "--k", "2", "--memory-limit", "1KB", "--output", "{out}"], 1, "out of memory under --memory-limit 1KB"),
+    ("memory limit too small in place", [*W, "--table", "patients", "--memory-limit", "1KB", "--in-place"], 1, "out of memory under --memory-limit 1KB"),
+    ("memory limit nonsense", [*A, "--k", "2", "--memory-limit", "lots", "--output", "{out}"], 2, "bad engine setting memory_limit='lots'"),
+    ("weights of a non-qi", [*A, "--k", "2", "--weights", "age=2", "--output", "{out}"], 2, "weights names 'age', which is not a quasi-identifier"),
+    ("weights with genetic", [*A, "--k", "2", "--weights", "zip=2", "--search", "genetic", "--output", "{out}"], 2, "--weights is honoured by the lattice searches"),
+    ("min level without value", [*A, "--k", "2", "--min-level", "zip", "--output", "{out}"], 2, "min_level in flags wants COLUMN=VALUE"),
+    ("max level above the hierarchy", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--k", "2", "--max-level", "age=7", "--output", "{out}"], 2, "max_level age=7 is outside its hierarchy's levels (0..2)"),
+    ("unknown microaggregate", ["anonymize", "--input", "{csv}", "--qi", "zip=mask", "--k", "2", "--microaggregate", "age=mode", "--output", "{out}"], 2, "the function must be one of mean, median"),
+    ("local iterations alone", [*A, "--k", "2", "--local-iterations", "3", "--output", "{out}"], 2, "--local-iterations needs --local-recoding"),
+    ("option without value", [*A, "--k", "2", "--option", "iterations", "--output", "{out}"], 2, "--option wants KEY=VALUE, got 'iterations'"),
+    # -- outputs
+    ("output exists", [*A, "--k", "2", "--output", "{dir}/existing.parquet"], 2, "output file already exists"),
+    ("output is a folder", [*A, "--k", "2", "--output", "{dir}"], 2, "is a directory"),
+    ("output json", [*A, "--k", "2", "--output", "{dir}/x.json"], 2, "unknown file type ('.json')"),
+    ("output without suffix", [*A, "--k", "2", "--output", "{dir}/release"], 2, "unknown file type (no suffix)"),
+    ("two targets", [*W, "--table", "patients", "--output", "{out}", "--in-place"], 2, "give only one of --output, --output-table, --in-place"),
+    ("output table without database", [*A, "--k", "2", "--output-table", "t"], 2, "needs --database"),
+    ("output table exists", [*W, "--table", "patients", "--output-table", "released"], 2, "output table 'released' already exists (use --overwrite)"),
+    ("output table exists, other case", [*W, "--table", "patients", "--output-table", "RELEASED"], 2, "output table 'RELEASED' already exists"),
+    ("output table in a missing schema", [*W, "--table", "patients", "--output-table", "s2.t"], 2, "schema 's2' of output table 's2.t' not found"),
+    ("output table is a view", [*W, "--table", "patients", "--output-table", "patients_v", "--overwrite"], 2, "output table 'patients_v' is a view"),
+    ("output table into another database", [*W, "--table", "patients", "--output-table", "t", "--database", "{dir}/other.duckdb"], 2, "--database must name the same file"),
+    ("registry csv", [*A, "--k", "2", "--output", "{out}", "--registry", "{dir}/x.csv"], 2, "a registry is a DuckDB database file"),
+    ("registry folder", [*A, "--k", "2", "--output", "{out}", "--registry", "{dir}/reg.duckdb"], 2, "is a directory"),
+    # -- policy files
+    ("policy missing", ["anonymize", "--policy", "{dir}/nope.yaml"], 2, "policy file not found"),
+    ("policy bad yaml", ["anonymize", "--policy", "{dir}/p_bad_yaml.yaml"], 2, "is not valid YAML"),
+    ("policy a list", ["anonymize", "--policy", "{dir}/p_list.yaml"], 2, "must be a mapping of keys to values"),
+    ("policy unknown key", ["anonymize", "--policy", "{dir}/p_unknown.yaml"], 2, "unknown key 'kk'"),
+    ("policy k text", ["anonymize", "--policy", "{dir}/p_k_text.yaml"], 2, "bad value for 'k'"),
+    ("policy k true", ["anonymize", "--policy", "{dir}/p_k_true.yaml"], 2, "bad value for 'k' in policy {dir}/p_k_true.yaml: True is not a int"),
+    ("policy without k", ["anonymize", "--policy", "{dir}/p_missing_k.yaml"], 2, "k is required"),
+    ("policy qi scalar", ["anonymize", "--policy", "{dir}/p_qi_scalar.yaml"], 2, "must map columns to hierarchies"),
+    ("policy qi unknown key", ["anonymize", "--policy", "{dir}/p_qi_key.yaml"], 2, "unknown key 'levels' under qi.zip"),
+    ("policy qi without hierarchy", ["anonymize", "--policy", "{dir}/p_qi_none.yaml"], 2, "qi.zip in policy"),
+    ("policy search options", ["anonymize", "--policy", "{dir}/p_options.yaml"], 2, "search_options in policy"),
+    ("policy max suppression text", ["anonymize", "--policy", "{dir}/p_ms.yaml"], 2, "bad value for 'max_suppression'"),
+    ("policy k zero from flag", ["anonymize", "--policy", "{dir}/p_missing_k.yaml", "--k", "0"], 2, "k must be at least 1, got 0"),
+    # -- other commands
+    ("check unknown column", ["check", "--input", "{csv}", "--qi", "zap"], 2, "unknown quasi-identifier column 'zap'"),
+    ("check missing input", ["check", "--input", "{dir}/nope.csv", "--qi", "zip"], 2, "input file not found"),
+    ("check ragged", ["check", "--input", "{dir}/ragged.csv", "--qi", "zip"], 1, "line 3 has 3 field(s)"),
+    ("check missing table", ["check", "--input", "{db}", "--table", "nope", "--qi", "zip"], 2, "table 'nope' not found"),
+    ("sql unknown dialect", ["sql", "--input", "{csv}", "--qi", "zip=mask", "--k", "2", "--dialect", "klingon"], 2, "unknown --dialect 'klingon'"),
+    ("sql k zero", ["sql", "--input", "{csv}", "--qi", "zip=mask", "--k", "0"], 2, "k must be at least 1, got 0"),
+    ("releases missing database", ["releases", "--database", "{dir}/nope.duckdb"], 2, "registry database not found"),
+    ("releases of a csv", ["releases", "--database", "{csv}"], 2, "is not a DuckDB database file"),
+    ("hierarchy show missing", ["hierarchy", "show", "{dir}/nope.csv"], 2, "hierarchy file not found"),
+    ("hierarchy show builder without input", ["hierarchy", "show", "bands:5"], 2, "needs --input"),
+    ("hierarchy show two roots", ["hierarchy", "show", "{dir}/age_roots.csv"], 1, "has 2 roots"),
+    ("hierarchy import ragged", ["hierarchy", "import", "{dir}/age_ragged.csv", "--column", "age", "--database", "{db}"], 1, "is ragged"),
+]
+
+
+def _snapshot(folder) -> dict:
+    """Every file's hash; for DuckDB databases, every table's rows (the bytes of a database
+    file may change on a mere open)."""
+    out = {}
+    for root, dirs, files in os.walk(folder):
+        for name in files + [d + "/" for d in dirs]:
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, folder)
+            if name.endswith("/"):
+                out[rel] = "dir"
+            elif name.endswith(".duckdb") and name != "not_a_db.duckdb":
+                con = duckdb.connect(path, read_only=True)
+                try:
+                    tables = con.execute("SELECT table_schema, table_name, table_type FROM information_schema.tables ORDER BY ALL").fetchall()
+                    digest = hashlib.sha256(repr(tables).encode())
+                    for schema, table, _ in tables:
+                        rows = con.execute(f'SELECT * FROM "{schema}"."{table}" ORDER BY ALL').fetchall()
+                        types = con.execute(f'DESCRIBE "{schema}"."{table}"').fetchall()
+                        digest.update(repr((types, rows)).encode())
+                    out[rel] = digest.hexdigest()
+                finally:
+                    con.close()
+            else:
+                with open(path, "rb") as fh:
+                    out[rel] = hashlib.sha256(fh.read()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def bad(tmp_path):
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "reg.duckdb").mkdir()
+    db = tmp_path / "warehouse.duckdb"
+    con = duckdb.connect(str(db))
+    for statement in WAREHOUSE_SQL:
+        con.execute(statement)
+    con.close()
+    return {"dir": str(tmp_path), "csv": str(tmp_path / "people.csv"), "db": str(db), "out": str(tmp_path / "out.parquet")}
+
+
+@pytest.mark.parametrize("args, exit_code, fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_matrix(bad, args, exit_code, fragment):
+    before = _snapshot(bad["dir"])
+    argv = [a.format(**bad) for a in args]
+    result = invoke(argv + (["-q"] if argv[0] == "anonymize" else []))
+    assert result.exit_code == exit_code, result.output
+    fragment = fragment.format(**bad)
+    if fragment.startswith("Invalid value"):  # a usage error of the flag parser itself
+        assert fragment in result.stderr
+    else:
+        line = error_line(result)
+        assert fragment in line, line
+        assert "internal error" not in line and "Traceback" not in result.output
+    assert _snapshot(bad["dir"]) == before  # nothing written, nothing left behind
+
+
+def test_matrix_size():
+    assert len(CASES) >= 80 and len({c[0] for c in CASES}) == len(CASES)

@@ -75,16 +75,20 @@ class DuckDBEngine(Engine):
             self.con = duckdb.connect(database, read_only=read_only)
         except duckdb.Error as err:
             raise EngineError(f"cannot open database {database}: {one_line(err)}") from None
-        if memory_limit:
-            self.set_option("memory_limit", memory_limit)
-        if threads is not None:
-            self.set_option("threads", str(int(threads)))
-        if temp_directory:
-            self.set_option("temp_directory", temp_directory)
-        # Sorting is not needed for any aggregate; keep insertion order off for less memory.
-        self.set_option("preserve_insertion_order", "false")
-        # DuckDB draws its progress bar on stdout for long queries: that would corrupt --json.
-        self.set_option("enable_progress_bar", "false")
+        try:
+            if memory_limit:
+                self.set_option("memory_limit", memory_limit)
+            if threads is not None:
+                self.set_option("threads", str(int(threads)))
+            if temp_directory:
+                self.set_option("temp_directory", temp_directory)
+            # Sorting is not needed for any aggregate; keep insertion order off for less memory.
+            self.set_option("preserve_insertion_order", "false")
+            # DuckDB draws its progress bar on stdout for long queries: that would corrupt --json.
+            self.set_option("enable_progress_bar", "false")
+        except BaseException:
+            self.con.close()  # a refused setting leaves no open connection behind
+            raise
 
     def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:
         try:
