@@ -274,12 +274,14 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
 
         bounds = level_bounds(stats.hierarchies, stats.qis, policy.min_level, policy.max_level)
         lattice = Lattice(stats, requirement, metric, progress=tick, bounds=bounds)
+        searched = time.perf_counter()
         if getattr(session, "safepub", None) is not None:
             from sqlanon.privacy import safepub
 
             result = safepub.run(lattice, session.safepub, policy.metric, say)
         else:
             result = LATTICE_SEARCHES[policy.search](lattice, **policy.search_options)
+        searched = time.perf_counter() - searched
         node = result.node
         recoding = Recoding.from_node(stats.hierarchies, node)
         plan = Plan(
@@ -294,7 +296,7 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
             metric_value=float(result.value),
             node=node,
             nodes_evaluated=result.nodes_evaluated,
-            extra={"nodes_total": result.nodes_total, "statements": result.statements, **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {})},
+            extra={"nodes_total": result.nodes_total, "statements": result.statements, "search_seconds": round(searched, 3), **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {})},
         )
         if getattr(session, "safepub", None) is not None:
             plan.extra["safepub"] = {**session.safepub.describe(), **result.safepub}

@@ -24,6 +24,8 @@ Options (``ctx.options``; CLI flags or ``--option KEY=VALUE``):
 per bit), ``batch`` (16), ``selection_bias`` (1.5), ``crossover`` (``two-point`` | ``uniform``),
 ``time_limit`` (seconds, none), ``numeric`` (list of QIs cut into intervals), ``max_endpoints``
 (128: more distinct values are quantized to this many equal-frequency end points),
+``seed_lattice`` (true: start from the full-domain lattice optimum under LM when cheap,
+:mod:`sqlanon.search.seeding`),
 ``prune_unused`` (true: leaves holding no row get no chromosome bit), ``objective`` (lm | cm |
 cm-cost | regression | weighted; default the ``--metric``), and the metric options of
 :func:`sqlanon.metrics.flexible.build_objective` (``cost_matrix``, ``cost_suppressed``,
@@ -56,6 +58,7 @@ DEFAULTS = {
     "time_limit": None,
     "max_endpoints": 128,
     "prune_unused": True,
+    "seed_lattice": True,
 }
 
 
@@ -78,6 +81,7 @@ def parse_options(options: dict) -> dict:
     except (TypeError, ValueError) as err:
         raise ConfigError(f"bad genetic search option: {err}") from None
     out["prune_unused"] = _bool(out["prune_unused"])
+    out["seed_lattice"] = _bool(out["seed_lattice"])
     numeric = out.get("numeric") or []
     out["numeric"] = [numeric] if isinstance(numeric, str) else list(numeric)
     if out["population"] < 2:
@@ -119,6 +123,7 @@ class GA:
         self.children = 0
         self.inserted = 0
         self.unique: set[bytes] = set()
+        self.seeds: list[tuple] = []  # chromosomes to start from (e.g. the lattice optimum)
 
     @staticmethod
     def rank_key(agg: dict) -> tuple:
@@ -132,8 +137,8 @@ class GA:
     def initial(self) -> list[tuple]:
         """Random chromosomes of varied density (repaired), plus the all-general solution."""
         n, size = self.layout.nbits, self.opts["population"]
-        out = [tuple([0] * n)]
-        seen = {out[0]}
+        out = list(dict.fromkeys([tuple([0] * n), *self.seeds]))
+        seen = set(out)
         tries = 0
         while len(out) < size and tries < 20 * size:
             tries += 1
@@ -282,6 +287,10 @@ def run(ctx) -> Plan:
                  f"{opts['iterations']} iterations, objective {name}")
     try:
         ga = GA(layout, ev, opts, ctx.progress, ctx.trace)
+        if opts.get("seed_lattice", True):
+            from sqlanon.search.seeding import lattice_seed
+
+            ga.seeds = lattice_seed(ctx, layout, name)
         best = ga.run()
         agg = ev.score([best], per_column=True)[0]
     finally:
