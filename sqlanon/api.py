@@ -458,6 +458,8 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
         model_extras = privacy_options.add_models(policy, session, requirement)
+        if policy.epsilon is not None:
+            raise ConfigError("plan_sql (sqlanon sql) does not render SafePub runs: their sample is random; use anonymize --dry-run")
         metric = make_metric(policy, list(qis))
         check_transforms(policy, session, requirement, list(qis))
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, policy.class_column, requirement.needs.merge(metric.needs), **model_extras)

@@ -209,3 +209,9 @@ def test_policy_file_keys(tmp_path):
     res = CliRunner().invoke(sqlanon.cli.app, ["anonymize", "--policy", str(path), "--dry-run", "--json", "-q"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["privacy"]["models"][-1]["model"] == "k-map"
+
+
+def test_plan_sql_refuses_safepub(tmp_path):
+    case, qi = case_files(tmp_path, n=60)
+    with pytest.raises(ConfigError, match="does not render SafePub"):
+        sqlanon.api.plan_sql(input=case.path, qi=qi, epsilon=1.0, delta=1e-5)
