@@ -73,11 +73,11 @@ def main() -> None:
     code = GROUP_BY.format(limit=args.memory_limit, cols=COLUMNS, src=src_sql)
     gb_seconds, gb_rss, out = measured([sys.executable, "-c", code])
     groups, gb_inner = out.split()
-    print(f"plain GROUP BY of the 9 QIs: {int(groups):,} groups, {float(gb_inner):.2f} s query ({gb_seconds:.2f} s with process start), peak RSS {gb_rss:.0f} MB")
+    print(f"plain GROUP BY of the 9 QIs: {int(groups):,} groups, {float(gb_inner):.2f} s query ({gb_seconds:.2f} s with process start), peak RSS {gb_rss:.0f} MB; load average {os.getloadavg()[0]:.1f} (2 cores)", flush=True)
     qi = []
     for c in COLUMNS:
         qi += ["--qi", f"{c}={os.path.join(ADULT, f'adult_hierarchy_{c}.csv')}"]
-    print(f"{'k':>4} {'maxsup':>7} {'seconds':>8} {'ratio':>7} {'peak RSS MB':>12} {'nodes':>6} {'queries':>8}  transformation / metric")
+    print(f"{'k':>4} {'maxsup':>7} {'seconds':>8} {'ratio':>7} {'peak RSS MB':>12} {'nodes':>6} {'stmts':>6} {'queries':>8} {'search s':>9}  transformation / metric")
     for setting in args.settings.split(","):
         k, sup = setting.split(":")
         out_path = os.path.join(HERE, "out", "scale_release.parquet")
@@ -87,7 +87,8 @@ def main() -> None:
         seconds, rss, out = measured(cmd)
         r = json.loads(out)
         node = [r["transformation"][c] for c in COLUMNS]
-        print(f"{k:>4} {sup:>7} {seconds:>8.1f} {seconds / float(gb_inner):>6.1f}x {rss:>12.0f} {r['nodes_evaluated']:>6} {r['queries']:>8}  {node} {r['metric']['value']:.4f} (suppressed {r['suppressed_rows']:,})")
+        print(f"{k:>4} {sup:>7} {seconds:>8.1f} {seconds / float(gb_inner):>6.1f}x {rss:>12.0f} {r['nodes_evaluated']:>6} {r.get('statements', 0):>6} {r['queries']:>8} {r.get('search_seconds', float('nan')):>9.1f}  {node} {r['metric']['value']:.4f} (suppressed {r['suppressed_rows']:,})", flush=True)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
 
 
 if __name__ == "__main__":

@@ -24,9 +24,9 @@ from sqlglot import exp
 
 from sqlanon.source import col, ident, table_ref
 
-#: rows of ``set x nodes`` one statement may hold (before grouping): about 8M rows of a few small
-#: integers keep one statement under ~0.5 GB in DuckDB (bench/batch_curve.py)
-JOIN_ROWS = 8_000_000
+#: rows of ``set x nodes`` one statement may hold before grouping (its hash table can hold as
+#: many groups, ~70 bytes each): 4M keeps a statement near 0.3 GB, inside a 1 GB memory limit
+JOIN_ROWS = 4_000_000
 MAX_NODES = 64
 NODE_ID = "nid"
 
@@ -116,11 +116,17 @@ def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
     groups: dict[int, list[int]] = {}
     for j, node in enumerate(nodes):
         groups.setdefault(int(node[key]), []).append(j)
-    out = []
-    for g, members in enumerate(groups.values()):
+    meets = []
+    for members in groups.values():
         group_nodes = [nodes[j] for j in members]
         meet = tuple(min(n[i] for n in group_nodes) for i in range(n_qis))
-        frm = stats._smallest_saved(meet)
+        # an evaluated node's set much smaller than the smallest saved one the group generalizes
+        # is saved now, on its second use (as for one-node statements: Statistics.pick_set)
+        stats.pick_set(meet)
+        meets.append((members, group_nodes, meet))
+    out = []
+    for g, (members, group_nodes, meet) in enumerate(meets):
+        frm = stats._smallest_saved(meet)  # after every group's pick_set: only sets that still exist
         if len(group_nodes) > 1 and meet != frm.levels:
             # the group is rolled up to its meet first (inside the statement): a smaller join
             out.append((members, group_nodes, frm, FrequencySet(f"meet{g}", meet, 0)))
