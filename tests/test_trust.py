@@ -244,13 +244,18 @@ def test_ctrl_c_during_the_write(people, tmp_path):
         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
     lines = []
-    for line in proc.stderr:
-        lines.append(line)
-        if line.startswith("writing"):
-            break
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    try:
+        for line in proc.stderr:
+            lines.append(line)
+            if line.startswith("writing"):
+                break
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # never leave the endless statement running
+            proc.kill()
+            proc.wait()
     err = "".join(lines) + err
     assert proc.returncode == 130, err
     assert "error: interrupted; nothing was written" in err.splitlines()
