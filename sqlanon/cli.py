@@ -90,16 +90,6 @@ def _split(values: Optional[List[str]]) -> list[str]:
     return out
 
 
-def _options(pairs: Optional[List[str]]) -> dict:
-    out = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--option wants KEY=VALUE, got {pair!r}")
-        out[key.replace("-", "_")] = value
-    return out
-
-
 def _given(value) -> bool:
     """Was a flag given? ``0`` and ``0.0`` are values (``v in (None, [], False)`` is true for 0)."""
     return value is not None and value is not False and not (isinstance(value, list) and not value)
@@ -114,7 +104,7 @@ def _policy_from_flags(policy_path, flags: dict, search_options: dict):
         policy.qi = {**policy.qi, **parse_qi_flags(qi)}
     policy.update({k: v for k, v in flags.items() if _given(v)}, "flags")
     merged = dict(policy.search_options)
-    merged.update({k: v for k, v in search_options.items() if _given(v)})
+    merged.update(search_options)  # already only the options given (0 is a value)
     policy.search_options = merged
     return policy
 
@@ -202,12 +192,13 @@ def anonymize(
             delta_min=delta_min, delta_max=delta_max, epsilon=epsilon, delta=delta,
             epsilon_search=epsilon_search, safepub_steps=safepub_steps,
         )
-        search_options = dict(
-            trace=trace, previous=previous, x=_split(x), y=_split(y), privacy=privacy,
+        from sqlanon.options import cli_search_options
+
+        search_options = cli_search_options(
+            option, trace=trace, previous=previous, x=_split(x), y=_split(y), privacy=privacy,
             sensitive_values=_split(sensitive_values), inconsistent=inconsistent, iterations=iterations,
             seed=seed, mutation_rate=mutation_rate, numeric=_split(numeric),
         )
-        search_options.update(_options(option))
         pol = _policy_from_flags(policy, flags, search_options)
         _route_model_flags(pol, population, seed)
         if local_iterations is not None:  # 0 is a value (and refused), not an absence
@@ -416,6 +407,21 @@ def report(
         return path
 
     typer.echo(_run(go))
+
+
+@app.command("schema", help="Print the JSON Schema of the policy file or of the anonymize --json report. " + EXIT_HELP)
+def schema_command(
+    name: str = typer.Argument(..., help="policy | report"),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write it to this file instead of stdout."),
+) -> None:
+    from sqlanon import schema as schema_mod
+
+    text = _run(lambda: schema_mod.dumps(schema_mod.schema(name)))
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    typer.echo(text, nl=False)
 
 
 @hierarchy_app.command("show", help='Validate a hierarchy and print its shape and first rows.' + " " + EXIT_HELP)

@@ -163,6 +163,9 @@ class Policy:
         from sqlanon.risk import validate_options
 
         validate_options(self.risk_threshold, self.population_fraction)
+        from sqlanon.options import parse_search_options
+
+        self.search_options = parse_search_options(self.search, self.search_options, "search_options")
         if not self.qi and not self.search_options.get("numeric"):
             raise ConfigError("no quasi-identifiers: give --qi COLUMN=HIERARCHY at least once")
 

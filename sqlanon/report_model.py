@@ -1,0 +1,68 @@
+"""The ``--json`` report of ``sqlanon anonymize`` (and ``Release.to_dict()``): its stable keys.
+
+The model documents and checks the keys every run reports; searches, privacy models and the risk
+report add keys of their own (``trace``, ``lm``, ``evaluations``, ``level_bounds``, ...), so
+further keys are allowed. ``sqlanon schema report`` prints its JSON Schema
+(``schemas/report.schema.json``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class MetricValue(_Open):
+    name: str = Field(description="The metric optimized (precision, lm, ...).")
+    value: float = Field(description="Its value for the released plan (lower is better).")
+
+
+class PrivacySummary(_Open):
+    models: list[dict[str, Any]] = Field(description="The privacy models required, with their parameters.")
+    classes: int = Field(description="Equivalence classes released (suppressed ones not counted).")
+    min_class_size: Optional[int] = Field(description="Smallest released class (re-measured on the data).")
+    suppressed_rows: int = Field(description="Rows suppressed (re-measured on the data).")
+    min_distinct_sensitive: Optional[int] = Field(None, description="Smallest number of distinct sensitive values in a released class.")
+
+
+class HierarchySummary(_Open):
+    attribute: str
+    origin: str
+    leaves: int
+    levels: int
+    distinct_per_level: list[int]
+
+
+class Report(_Open):
+    """One anonymization run: what was asked, what plan was chosen, what it achieves."""
+
+    model_config = ConfigDict(title="sqlanon anonymize --json report")
+    search: str = Field(description="The search that chose the plan.")
+    k: Optional[int] = Field(description="k of k-anonymity.")
+    transformation: dict[str, Union[int, list[str]]] = Field(
+        description="Per quasi-identifier: the hierarchy level (lattice searches) or the released values of a flexible cut."
+    )
+    metric: MetricValue
+    suppressed_rows: int
+    rows: int = Field(description="Rows of the input.")
+    nodes_evaluated: int
+    queries: int = Field(description="SQL statements executed.")
+    seconds: Optional[float] = Field(description="Wall time of the run.")
+    output: Optional[str] = Field(description="Where the release was written (a path or 'table NAME'); null when nothing was written.")
+    release_id: Optional[int] = Field(None, description="Id of the release in the registry (when written).")
+    max_suppression: float
+    suppression_budget: int = Field(description="Rows that may be suppressed (MaxSup budget).")
+    privacy: PrivacySummary
+    quasi_identifiers: list[str]
+    hierarchies: list[HierarchySummary]
+    weights: Optional[dict[str, float]] = Field(None, description="Attribute weights as the metric used them (normalized).")
+
+
+def validate_report(report: dict) -> Report:
+    """Check a report against the model (raises pydantic's ValidationError)."""
+    return Report.model_validate(report)
