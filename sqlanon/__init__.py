@@ -20,3 +20,22 @@ def check(*args, **kwargs):
 
 
 __all__ = ["anonymize", "check", "SqlanonError", "ConfigError", "HierarchyError", "UnsatisfiableError", "EngineError", "__version__"]
+
+
+#: the Python API's nouns, imported on first use (``sqlanon.bands(5, 10, 20)``,
+#: ``sqlanon.KAnonymity(5)``, ``sqlanon.Release``): name -> module
+_LAZY = {
+    "bands": "sqlanon.frontdoor", "mask": "sqlanon.frontdoor", "dates": "sqlanon.frontdoor",
+    "flat": "sqlanon.frontdoor", "numeric": "sqlanon.frontdoor", "stored": "sqlanon.frontdoor",
+    "Hierarchy": "sqlanon.hierarchy", "Policy": "sqlanon.policy", "Release": "sqlanon.result",
+    "KAnonymity": "sqlanon.privacy", "DistinctLDiversity": "sqlanon.privacy",
+    "EntropyLDiversity": "sqlanon.privacy", "TCloseness": "sqlanon.privacy",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sqlanon' has no attribute {name!r}")

@@ -172,14 +172,31 @@ def qi_specs(policy: Policy) -> dict[str, str]:
     return qis
 
 
-def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[str], None] | None = None, dry_run: bool = False, connection=None, _fail_after_write: bool = False, **options: Any) -> dict:
-    """Find the plan and write the release; returns the report (the CLI's ``--json`` object).
+def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry_run: bool = False, connection=None, _fail_after_write: bool = False, **options: Any):
+    """Find the plan and write the release; returns a :class:`sqlanon.result.Release` (the CLI's
+    ``--json`` object, as a dict, with ``.relation()``, ``.to_arrow()``, ``.to_dict()``).
 
-    ``policy`` may be a :class:`Policy`, a dict of policy keys or a YAML path; keyword options
-    override it (same names as the policy keys / CLI flags). ``connection`` runs on an open DuckDB
-    (or psycopg 3 PostgreSQL) connection instead (``table=`` names the input; outputs go to its database; the connection is
-    not closed, and an open transaction of the caller's is joined rather than committed).
+    ``policy`` may be a :class:`Policy`, a dict of policy keys, a YAML path, or a **DuckDB
+    relation** (the input); keyword options override it (same names as the policy keys / CLI
+    flags; ``qi`` values may be builder calls or Hierarchy objects, ``privacy`` a list of privacy
+    model objects, see :mod:`sqlanon.frontdoor`). ``connection`` runs on an open DuckDB (or psycopg
+    3 PostgreSQL) connection instead (``table=`` names the input; outputs go to its database; the
+    connection is not closed, and an open transaction of the caller's is joined rather than
+    committed). On a DuckDB connection with no output, the release is the lazy ``.relation()``.
     """
+    from sqlanon.frontdoor import normalize
+
+    policy, options, rel_input, connection = normalize(policy, options, connection)
+    try:
+        return _anonymize(policy, progress=progress, dry_run=dry_run, connection=connection, _fail_after_write=_fail_after_write, rel_input=rel_input, **options)
+    finally:
+        if rel_input is not None:
+            rel_input.release()
+
+
+def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_input=None, **options):
+    from sqlanon.result import Release
+
     started = time.perf_counter()
     policy = _as_policy(policy, options)
     if connection is not None and not policy.input:
@@ -209,7 +226,7 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
             # the flexible planners use the class: keep it in the shared base frequency set so
             # they roll up from it instead of scanning the source again
             needs = needs.merge(ClassNeeds(majority_y=True))
-        writes = not dry_run and target.kind != "none"
+        writes = not dry_run and (target.kind != "none" or connection is not None)
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes, **model_extras)
         t0 = time.perf_counter()
         keep_log, session.engine.keep_log = session.engine.keep_log, True  # the report shows the base set's SQL as it ran
@@ -233,9 +250,10 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
         report = build_report(policy, stats, plan, verified)
         add_risk_and_utility(report, policy, stats, plan)
         sql_listing = report_sql(policy, stats, plan) if policy.report or writes else None
-        if not dry_run and target.kind != "none":
+        state: dict = {}
+        if not dry_run:
             entry = {
-                "source": session.source.describe(),
+                "source": rel_input.describe() if rel_input is not None else session.source.describe(),
                 "search": policy.search,
                 "policy": _policy_dict(policy),
                 "transformation": plan.transformation,
@@ -246,17 +264,28 @@ def anonymize(policy: Policy | dict | str | None = None, *, progress: Callable[[
                 "input_hash": stats.input_hash,
                 "report": {**report, "sql": sql_listing},
             }
+        if not dry_run and target.kind == "none" and connection is not None:
+            from sqlanon.result import lazy_release
+
+            state = lazy_release(session.engine, stats, plan, policy, entry, rel_input)
+            if state:
+                report["output"], report["release_id"] = "relation", state["release_id"]
+                say(f"release relation ready (release {state['release_id']}); nothing written")
+        if not dry_run and target.kind != "none":
             written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write, microaggregate=policy.microaggregate, say=say)
             report["output"] = written["output"]
             report["release_id"] = written["release_id"]
             say(f"wrote {written['output']} (release {written['release_id']})")
+            state = {"kind": target.kind, "path": target.path, "delimiter": target.delimiter, "table": target.table,
+                     "database": getattr(session.engine, "database", None), "postgres": session.engine.dialect == "postgres",
+                     "connection": connection if session.engine.dialect == "duckdb" else None}
         report["queries"] = session.engine.queries
         report["seconds"] = round(time.perf_counter() - started, 3)
         if policy.report:
             from sqlanon.report import write_html
 
             write_html({**report, "policy": redact_policy(_policy_dict(policy))}, policy.report, sql=sql_listing)
-        return report
+        return Release(report, **state)
     finally:
         session.close()
 
@@ -442,7 +471,12 @@ def _as_policy(policy, options: dict) -> Policy:
 def _policy_dict(policy: Policy) -> dict:
     from dataclasses import asdict
 
-    return {k: v for k, v in asdict(policy).items() if v not in (None, [], {}, False)}
+    from sqlanon.hierarchy import Hierarchy
+
+    out = {k: v for k, v in asdict(policy).items() if v not in (None, [], {}, False) and k != "qi"}
+    if policy.qi:  # a Hierarchy object is recorded by what it is, not by its rows
+        out["qi"] = {c: (f"hierarchy object ({spec.origin}, {len(spec.rows)} leaves)" if isinstance(spec, Hierarchy) else spec) for c, spec in policy.qi.items()}
+    return out
 
 
 def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb", **options) -> list[tuple[str, str]]:

@@ -238,7 +238,7 @@ def _coerce(key: str, value, where: str):
                     spec = spec.get("hierarchy")
                 if spec is None:
                     raise ConfigError(f"qi.{c} in {where} needs a hierarchy")
-                out[str(c)] = str(spec)
+                out[str(c)] = spec if _is_hierarchy(spec) else str(spec)  # API: Hierarchy objects stay objects
             return out
         if isinstance(value, list):
             return parse_qi_flags([str(v) for v in value])
@@ -284,7 +284,15 @@ def parse_qi_flags(flags: list[str]) -> dict[str, str]:
     return out
 
 
+def _is_hierarchy(spec) -> bool:
+    from sqlanon.hierarchy import Hierarchy
+
+    return isinstance(spec, Hierarchy)
+
+
 def _is_file_spec(spec: str) -> bool:
     from sqlanon.hierarchy import BUILDERS
 
+    if _is_hierarchy(spec):
+        return False
     return spec.split(":")[0] not in (*BUILDERS, "table")

@@ -148,6 +148,21 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
     return rounds_select(stats, maps, bads, suppression, drop_columns, microaggregate)
 
 
+def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None) -> exp.Select:
+    """The release query of a final plan; registers its small tables (mappings, suppressed
+    classes) as temp tables on the engine."""
+    engine = stats.engine
+    if plan.local or microaggregate:
+        return rounds_query(stats, plan, suppression, drop_columns, microaggregate)
+    maps = mapping_tables(engine, stats, plan.recoding)
+    bad = None
+    if plan.suppressed_rows:
+        bad = engine.temp_name("bad")
+        node = plan.node if plan.node is not None else plan.recoding
+        engine.execute(stats.bad_class_labels_create(node, plan.requirement.predicate(), bad))
+    return release_select(stats, maps, bad, suppression, drop_columns, ungeneralized(stats, plan.recoding))
+
+
 def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(), registry_path: str | None = None, entry: dict | None = None, fail_after_write: bool = False, microaggregate: dict | None = None, say=None) -> dict:
     """Write the plan's release; returns ``{"output": ..., "release_id": ...}``.
 
@@ -159,16 +174,7 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
         raise ConfigError(f"--suppression must be mask or drop, got {suppression!r}")
     if target.kind == "none":
         return {"output": None, "release_id": None}
-    if plan.local or microaggregate:
-        query = rounds_query(stats, plan, suppression, drop_columns, microaggregate)
-    else:
-        maps = mapping_tables(engine, stats, plan.recoding)
-        bad = None
-        if plan.suppressed_rows:
-            bad = engine.temp_name("bad")
-            node = plan.node if plan.node is not None else plan.recoding
-            engine.execute(stats.bad_class_labels_create(node, plan.requirement.predicate(), bad))
-        query = release_select(stats, maps, bad, suppression, drop_columns, ungeneralized(stats, plan.recoding))
+    query = release_query(stats, plan, suppression, drop_columns, microaggregate)
     entry = dict(entry or {})
     if not entry.get("input_hash"):  # the base scan usually computed it already (row_hash)
         entry["input_hash"] = stats.input_hash or input_hash(engine, stats.source)

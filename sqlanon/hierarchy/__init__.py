@@ -51,7 +51,14 @@ def read_stored_hierarchy(name: str, column: str, engine) -> Hierarchy:
 
 
 def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None) -> Hierarchy:
-    """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL)."""
+    """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL); a
+    :class:`Hierarchy` object (Python API) is used as it is, for ``column``."""
+    if isinstance(spec, Hierarchy):
+        if spec.attribute == column:
+            return spec
+        import dataclasses
+
+        return dataclasses.replace(spec, attribute=column)
     spec = str(spec).strip()
     kind, _, arg = spec.partition(":")
     if kind == "table" and arg and not os.path.exists(spec):

@@ -26,8 +26,9 @@ class DistinctLDiversity(PrivacyModel):
     name = "distinct-l-diversity"
     needs = ClassNeeds(distinct_s=True)
 
-    def __init__(self, l: int) -> None:
+    def __init__(self, l: int, column: str | None = None) -> None:
         self.l = int(_check_l(l))
+        self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
 
     def predicate(self) -> exp.Expression:
         return exp.GTE(this=col("distinct_s"), expression=lit(self.l))
@@ -50,8 +51,9 @@ class EntropyLDiversity(PrivacyModel):
     needs = ClassNeeds(entropy_s=True)
     monotone_with_suppression = False  # {x, y} passes l=2, merged with {x x x x} it fails
 
-    def __init__(self, l: float) -> None:
+    def __init__(self, l: float, column: str | None = None) -> None:
         self.l = float(_check_l(l))
+        self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
 
     @staticmethod
     def entropy() -> exp.Expression:

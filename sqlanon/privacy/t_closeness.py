@@ -61,7 +61,8 @@ class TCloseness(PrivacyModel):
 
     COLUMNS = {"equal": "emd_equal", "ordered": "emd_ordered", "hierarchical": "emd_hier"}
 
-    def __init__(self, t: float, distance: str = "equal", hierarchy=None) -> None:
+    def __init__(self, t: float, distance: str = "equal", hierarchy=None, column: str | None = None) -> None:
+        self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
         if not 0 <= t <= 1:
             raise ConfigError(f"t must lie in [0, 1], got {t!r}")
         if distance not in self.COLUMNS:
