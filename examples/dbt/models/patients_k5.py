@@ -1,25 +1,24 @@
 """A dbt-duckdb Python model: 5-anonymize the `patients` seed inside the dbt database.
 
-sqlanon runs on dbt's own DuckDB connection (`session`), reads the upstream table by name, writes
-its release as a table in the same database (recorded in `sqlanon_releases` there) and the model
-returns it. Hierarchies: zip codes masked digit by digit, ages in 5/10/20-year bands.
+`dbt.ref("patients")` is a DuckDB relation on dbt's own connection (`session`). sqlanon plans on
+it there and returns the release as a lazy relation; dbt materializes it once, into this model's
+own table (in the target's schema, e.g. `analytics.patients_k5`). The release is recorded in
+`sqlanon_releases` (target `relation`). Hierarchies: zip codes masked digit by digit, ages in
+5/10/20-year bands, sex flat.
 """
 
 
 def model(dbt, session):
     import sqlanon
+    from sqlanon import KAnonymity, bands, flat, mask
 
     dbt.config(materialized="table")
-    upstream = dbt.ref("patients")  # declares the dependency; sqlanon reads the table itself
-    del upstream
-    sqlanon.anonymize(
+    release = sqlanon.anonymize(
+        dbt.ref("patients"),
         connection=session,
-        table="patients",
-        qi={"zip": "mask", "age": "bands:5,10,20", "sex": "flat"},
-        k=5,
+        qi={"zip": mask(), "age": bands(5, 10, 20), "sex": flat()},
+        privacy=[KAnonymity(5)],
         max_suppression=0.05,
         metric="lm",
-        output_table="patients_k5_release",
-        overwrite=True,
     )
-    return session.table("patients_k5_release")
+    return release.relation()
