@@ -202,7 +202,10 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
     if connection is not None and not policy.input:
         policy.input = policy.table
     policy.validate()
-    say = progress or (lambda message: None)
+    from sqlanon.progress import as_reporter
+
+    reporter = as_reporter(progress)
+    say = reporter.message
     session = Session(policy, say, connection, read_only=dry_run)
     try:
         target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter)
@@ -229,11 +232,12 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         writes = not dry_run and (target.kind != "none" or connection is not None)
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes, **model_extras)
         t0 = time.perf_counter()
-        keep_log, session.engine.keep_log = session.engine.keep_log, True  # the report shows the base set's SQL as it ran
-        try:
-            stats.prepare()
-        finally:
-            session.engine.keep_log = keep_log
+        with reporter.phase("base scan", engine=session.engine):
+            keep_log, session.engine.keep_log = session.engine.keep_log, True  # the report shows the base set's SQL as it ran
+            try:
+                stats.prepare()
+            finally:
+                session.engine.keep_log = keep_log
         privacy_options.bind(requirement, stats)
         say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
@@ -244,7 +248,8 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
             if isinstance(model, TCloseness):
                 model.global_dist = {v: n / stats.rows for v, n in stats.sensitive_domain}
                 model.order = [v for v, _ in stats.sensitive_domain]
-        plan = run_search(policy, session, stats, requirement, metric, say)
+        with reporter.phase(f"search {policy.search}") as phase:
+            plan = run_search(policy, session, stats, requirement, metric, say, phase)
         verified = verify_plan(stats, plan)
         say(f"search {policy.search}: {plan.nodes_evaluated} nodes evaluated, {session.engine.queries} queries")
         report = build_report(policy, stats, plan, verified)
@@ -272,7 +277,8 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
                 report["output"], report["release_id"] = "relation", state["release_id"]
                 say(f"release relation ready (release {state['release_id']}); nothing written")
         if not dry_run and target.kind != "none":
-            written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write, microaggregate=policy.microaggregate, say=say)
+            with reporter.phase("write", engine=session.engine):
+                written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write, microaggregate=policy.microaggregate, say=say)
             report["output"] = written["output"]
             report["release_id"] = written["release_id"]
             say(f"wrote {written['output']} (release {written['release_id']})")
@@ -290,11 +296,13 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         session.close()
 
 
-def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say) -> Plan:
+def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
     if policy.search in LATTICE_SEARCHES:
         last = [time.perf_counter()]
 
         def tick(evaluated: int) -> None:  # a line every few seconds on long searches
+            if phase is not None:
+                phase.update(evaluated, len(lattice))
             now = time.perf_counter()
             if now - last[0] >= 5.0:
                 last[0] = now

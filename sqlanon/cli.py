@@ -42,16 +42,27 @@ def _main(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Anonymize tables inside the database."""
+    import os
+
+    from sqlanon.progress import configure_logging_from_env
+
+    configure_logging_from_env(os.environ)
 
 
 def _err(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
 
 
-def _progress(quiet: bool):
-    if quiet:
+def _progress(quiet: bool, json_out: bool = False):
+    """Progress on stderr only on a terminal (rich: a live line per phase, messages above it);
+    silent under --quiet, --json or when stderr is not a TTY (logging: SQLANON_LOG=INFO|DEBUG)."""
+    import sys
+
+    if quiet or json_out or not sys.stderr.isatty():
         return None
-    return lambda message: typer.echo(f"sqlanon: {message}", err=True)
+    from sqlanon.progress import RichReporter
+
+    return RichReporter()
 
 
 def _fail(message: str, exit_code: int, json_out: bool) -> typer.Exit:
@@ -206,7 +217,7 @@ def anonymize(
         for key, value in (("population_fraction", population_fraction), ("risk_threshold", risk_threshold)):
             if value is not None:  # 0 is a value (and refused), not an absence
                 pol.update({key: value}, "flags")
-        return api_anonymize(pol, progress=_progress(quiet), dry_run=dry_run)
+        return api_anonymize(pol, progress=_progress(quiet, json_out), dry_run=dry_run)
 
     result = _run(go, json_out=json_out)
     _print_report(result, json_out)

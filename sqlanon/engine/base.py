@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 from typing import Any, Iterator
 
 import pyarrow as pa
 from sqlglot import exp
 
+
+_sql_log = logging.getLogger("sqlanon.sql")
 
 class Engine:
     """Runs SQL. Subclasses implement ``_run`` (execute and fully consume) and the few hooks below."""
@@ -62,6 +65,8 @@ class Engine:
     def _go(self, expression, fetch: str, params=None):
         sql = self.sql_text(expression)
         self.queries += 1
+        if _sql_log.isEnabledFor(logging.DEBUG):  # logger "sqlanon.sql": every statement run
+            _sql_log.debug("%s", sql)
         if self.keep_log:
             self.log.append(sql)
         return self._run(sql, fetch, params) if params else self._run(sql, fetch)

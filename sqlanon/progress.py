@@ -1,0 +1,148 @@
+"""Progress and logging of a run.
+
+* ``logging``: messages of a run go to the logger ``sqlanon`` (INFO); every SQL statement an
+  engine executes goes to ``sqlanon.sql`` (DEBUG). sqlanon installs no handler (a library must
+  not); the CLI turns them on with ``SQLANON_LOG=INFO`` or ``SQLANON_LOG=DEBUG``.
+* :class:`Reporter`: what :func:`sqlanon.anonymize` reports to. Its ``progress=`` argument may
+  be a callable taking a message (as before) or a Reporter. A run has three phases: the base
+  scan, the search and the write; :meth:`Reporter.phase` marks them.
+* :class:`RichReporter`: the CLI's on a terminal: a live line per phase on stderr (spinner,
+  bar, counts, elapsed time) with the messages above it. The base scan and the write are one
+  statement each: their bar is DuckDB's own progress of that statement (``query_progress``,
+  polled from a thread; DuckDB's printing stays off so stdout is never touched). The CLI uses it
+  only when stderr is a TTY and neither ``--json`` nor ``--quiet`` is given; otherwise it is
+  silent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from typing import Callable, Iterator
+
+log = logging.getLogger("sqlanon")
+sql_log = logging.getLogger("sqlanon.sql")
+
+
+class Phase:
+    """A handle on a running phase: ``update(completed, total)`` (a count, e.g. nodes)."""
+
+    def update(self, completed: float, total: float | None = None) -> None:
+        pass
+
+
+class Reporter:
+    """Messages to a callback (and the ``sqlanon`` logger); phases are logged at DEBUG."""
+
+    def __init__(self, say: Callable[[str], None] | None = None) -> None:
+        self._say = say
+
+    def message(self, text: str) -> None:
+        log.info("%s", text)
+        if self._say is not None:
+            self._say(text)
+
+    @contextlib.contextmanager
+    def phase(self, name: str, total: float | None = None, engine=None) -> Iterator[Phase]:
+        log.debug("phase %s: start", name)
+        try:
+            yield Phase()
+        finally:
+            log.debug("phase %s: end", name)
+
+
+def as_reporter(progress) -> Reporter:
+    if isinstance(progress, Reporter):
+        return progress
+    return Reporter(progress)
+
+
+class _RichPhase(Phase):
+    def __init__(self, bar, task) -> None:
+        self.bar, self.task = bar, task
+
+    def update(self, completed: float, total: float | None = None) -> None:
+        self.bar.update(self.task, completed=completed, **({"total": total} if total is not None else {}))
+
+
+class RichReporter(Reporter):
+    """Live progress on stderr with rich (the CLI, on a terminal)."""
+
+    def __init__(self, console=None) -> None:
+        super().__init__(None)
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.console = console if console is not None else Console(stderr=True)
+        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self.console, transient=False)
+
+    def message(self, text: str) -> None:
+        log.info("%s", text)
+        self.console.print(f"sqlanon: {text}", markup=False, highlight=False)
+
+    @contextlib.contextmanager
+    def phase(self, name: str, total: float | None = None, engine=None) -> Iterator[Phase]:
+        poll = _query_progress(engine)
+        self.bar.start()
+        task = self.bar.add_task(name, total=100 if poll else total)
+        handle = _RichPhase(self.bar, task)
+        stop = threading.Event()
+        thread = None
+        if poll:
+            def run() -> None:
+                while not stop.wait(0.2):
+                    with contextlib.suppress(Exception):
+                        pct = poll()
+                        if pct is not None and pct >= 0:
+                            self.bar.update(task, completed=min(100.0, pct))
+
+            thread = threading.Thread(target=run, daemon=True)
+            thread.start()
+        try:
+            yield handle
+            if poll:
+                self.bar.update(task, completed=100)
+            elif self.bar.tasks[task].total is None:
+                self.bar.update(task, total=1, completed=1)
+            else:
+                self.bar.update(task, completed=self.bar.tasks[task].total)
+        finally:
+            stop.set()
+            if thread is not None:
+                thread.join()
+            self.bar.stop()
+
+
+def _query_progress(engine):
+    """DuckDB's progress of the running statement (percent), when the engine is an embedded
+    DuckDB of sqlanon's own (a borrowed connection's settings are left alone)."""
+    con = getattr(engine, "con", None)
+    if engine is None or getattr(engine, "dialect", None) != "duckdb" or getattr(engine, "borrowed", True) or not hasattr(con, "query_progress"):
+        return None
+    if not getattr(engine, "_progress_tracking", False):
+        from sqlanon.errors import SqlanonError
+
+        try:  # track progress without DuckDB printing its own bar (on stdout)
+            engine.set_option("enable_progress_bar_print", "false")
+            engine.set_option("enable_progress_bar", "true")
+        except SqlanonError:
+            return None
+        engine._progress_tracking = True
+    return con.query_progress
+
+
+def configure_logging_from_env(environ) -> None:
+    """``SQLANON_LOG=INFO|DEBUG``: log the run (DEBUG: every SQL statement) on stderr."""
+    level = str(environ.get("SQLANON_LOG", "")).strip().upper()
+    if not level:
+        return
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        level = "INFO"
+    root = logging.getLogger("sqlanon")
+    if not any(getattr(h, "_sqlanon_env", False) for h in root.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        handler._sqlanon_env = True
+        root.addHandler(handler)
+    root.setLevel(level)
