@@ -30,6 +30,7 @@ _LAZY = {
     "Hierarchy": "sqlanon.hierarchy", "Policy": "sqlanon.policy", "Release": "sqlanon.result",
     "KAnonymity": "sqlanon.privacy", "DistinctLDiversity": "sqlanon.privacy",
     "EntropyLDiversity": "sqlanon.privacy", "TCloseness": "sqlanon.privacy",
+    "RecursiveCLDiversity": "sqlanon.privacy", "KMap": "sqlanon.privacy", "DeltaPresence": "sqlanon.privacy",
 }
 
 

@@ -21,7 +21,7 @@ import uuid
 from typing import Any, Callable
 
 from sqlanon.errors import ConfigError
-from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, PrivacyModel, TCloseness
+from sqlanon.privacy import DeltaPresence, DistinctLDiversity, EntropyLDiversity, KAnonymity, KMap, PrivacyModel, RecursiveCLDiversity, TCloseness
 
 __all__ = ["bands", "mask", "dates", "flat", "numeric", "stored", "privacy_keys", "RelationInput", "normalize"]
 
@@ -93,12 +93,32 @@ def _t(m: TCloseness) -> dict:
     return out
 
 
+def _recursive_cl(m: RecursiveCLDiversity) -> dict:
+    return {"l": m.l, "c": m.c, "l_diversity": "recursive"}
+
+
+def _k_map(m: KMap) -> dict:
+    """k-map; without population_size, give population= (the population table) as a keyword."""
+    out = {"k_map": m.k_map}
+    if m.population_size is not None:
+        out.update(population_size=m.population_size, k_map_estimator=m.estimator, k_map_significance=m.significance)
+    return out
+
+
+def _delta(m: DeltaPresence) -> dict:
+    """delta-presence; give population= (the population table) as a keyword."""
+    return {"delta_min": m.delta_min, "delta_max": m.delta_max}
+
+
 #: privacy model class -> its policy keys (a model added to sqlanon.privacy adds a line here)
 TO_POLICY: dict[type, Callable[[Any], dict]] = {
     KAnonymity: _k,
     DistinctLDiversity: _distinct_l,
     EntropyLDiversity: _entropy_l,
+    RecursiveCLDiversity: _recursive_cl,
     TCloseness: _t,
+    KMap: _k_map,
+    DeltaPresence: _delta,
 }
 
 
