@@ -12,11 +12,11 @@ not read is an error, never silently ignored:
 >>> parse_search_options("genetic", {"iteratons": "5"})
 Traceback (most recent call last):
 ...
-sqlanon.errors.ConfigError: unknown search option 'iteratons' for search genetic (did you mean 'iterations'?); it reads: batch, cost_matrix, cost_suppressed, crossover, dispersion, iterations, max_endpoints, mutation_rate, numeric, objective, population, prune_unused, regression_target, seed, selection_bias, time_limit, trace, weights
+sqlanon.errors.ConfigError: unknown search option 'iteratons' for search genetic (did you mean 'iterations'?); it reads: batch, cost_matrix, cost_suppressed, crossover, dispersion, iterations, max_endpoints, mutation_rate, numeric, objective, population, prune_unused, regression_target, seed, seed_lattice, selection_bias, time_limit, trace, weights
 >>> parse_search_options("optimal", {"iterations": 5})
 Traceback (most recent call last):
 ...
-sqlanon.errors.ConfigError: search option 'iterations' is read by search genetic, not by optimal; optimal reads: batch, numeric
+sqlanon.errors.ConfigError: search option 'iterations' is read by search genetic, not by optimal; optimal reads: batch, numeric, probes
 
 Adding a search is adding its model to :data:`SEARCH_OPTIONS` (a search without a model reads
 only the common options). The defaults declared here are the searches' own defaults (tests
@@ -75,7 +75,8 @@ class OptimalOptions(SearchOptions):
     """``--search optimal``: the bound-ordered exhaustive lattice search."""
 
     model_config = ConfigDict(title="optimal search options")
-    batch: int = Field(16, ge=1, description="Nodes whose metric value is fetched by one statement.")
+    batch: int = Field(64, ge=1, description="Nodes evaluated by one statement.")
+    probes: int = Field(32, ge=1, description="Flash-style probes (paths to the cheapest undecided nodes) run side by side.")
 
 
 class SamaratiOptions(SearchOptions):
@@ -89,7 +90,8 @@ class IncognitoOptions(SearchOptions):
     requirement is not monotone, hence ``batch``)."""
 
     model_config = ConfigDict(title="incognito search options")
-    batch: int = Field(16, ge=1, description="Optimal fallback: nodes fetched by one statement.")
+    batch: int = Field(64, ge=1, description="Optimal fallback: nodes evaluated by one statement.")
+    probes: int = Field(32, ge=1, description="Optimal fallback: probes run side by side.")
 
 
 class BottomUpOptions(SearchOptions):
@@ -131,6 +133,7 @@ class GeneticOptions(SearchOptions):
     time_limit: Optional[float] = Field(None, gt=0, description="Stop after this many seconds (none: no limit).")
     max_endpoints: int = Field(128, ge=1, description="Numeric QIs with more distinct values are quantized to this many end points.")
     prune_unused: bool = Field(True, description="Leaves holding no row get no chromosome bit.")
+    seed_lattice: bool = Field(True, description="Start from the full-domain lattice optimum under LM when cheap.")
     objective: Optional[Literal["lm", "cm", "cm-cost", "regression", "weighted"]] = Field(None, description="What to optimize (default: the --metric, lm or cm).")
     cost_matrix: Optional[Union[str, dict[str, dict[str, float]]]] = Field(None, description="cm-cost: {true class: {assigned class: cost}} as a mapping, JSON text or a .json path.")
     cost_suppressed: Union[Literal["group"], float] = Field("group", description="cm-cost: cost of a suppressed row ('group' or a number).")

@@ -142,6 +142,7 @@ def test_declared_defaults_are_the_searches_defaults():
         assert g[key].default == value, key
     assert SEARCH_OPTIONS["optimal"].model_fields["batch"].default == optimal.BATCH
     assert SEARCH_OPTIONS["incognito"].model_fields["batch"].default == optimal.BATCH
+    assert SEARCH_OPTIONS["optimal"].model_fields["probes"].default == optimal.PROBES
 
 
 def test_every_search_has_an_options_model():
