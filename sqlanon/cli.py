@@ -54,12 +54,15 @@ def _err(message: str) -> None:
 
 
 def _progress(quiet: bool, json_out: bool = False):
-    """Progress on stderr only on a terminal (rich: a live line per phase, messages above it);
-    silent under --quiet, --json or when stderr is not a TTY (logging: SQLANON_LOG=INFO|DEBUG)."""
+    """On a terminal (and not --json): rich progress, a live line per phase with the messages
+    above it. Otherwise no bars: the messages as plain ``sqlanon: ...`` lines on stderr. --quiet:
+    nothing (logging still works: SQLANON_LOG=INFO|DEBUG)."""
     import sys
 
-    if quiet or json_out or not sys.stderr.isatty():
+    if quiet:
         return None
+    if json_out or not sys.stderr.isatty():
+        return lambda message: typer.echo(f"sqlanon: {message}", err=True)
     from sqlanon.progress import RichReporter
 
     return RichReporter()

@@ -42,11 +42,17 @@ def test_sql_is_logged_at_debug_and_messages_at_info(data, caplog):
     assert any(m.startswith("base frequency set") for m in info) and any(m.startswith("wrote ") for m in info)
 
 
-def test_cli_is_silent_when_not_a_tty(data):
+def test_no_progress_bars_when_not_a_tty(data):
+    """Not a terminal, or --json: no bars (no escape codes, no bar glyphs), only plain message lines;
+    -q: nothing on stderr."""
     tmp, path = data
-    result = runner.invoke(sqlanon.cli.app, args(path, str(tmp / "a.parquet")))
-    assert result.exit_code == 0 and result.stderr == ""
-    result = runner.invoke(sqlanon.cli.app, args(path, str(tmp / "b.parquet"), "--json"))
+    for extra in ([], ["--json"]):
+        result = runner.invoke(sqlanon.cli.app, args(path, str(tmp / f"a{len(extra)}.parquet"), *extra))
+        assert result.exit_code == 0
+        lines = result.stderr.splitlines()
+        assert lines and all(line.startswith("sqlanon: ") for line in lines)
+        assert "\x1b" not in result.stderr and "━" not in result.stderr
+    result = runner.invoke(sqlanon.cli.app, args(path, str(tmp / "b.parquet"), "--json", "-q"))
     assert result.exit_code == 0 and result.stderr == "" and json.loads(result.stdout)["rows"] == 3000
 
 
