@@ -26,7 +26,7 @@ from sqlanon.plan import Plan, Recoding
 from sqlanon.policy import Policy
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
 from sqlanon.privacy import options as privacy_options
-from sqlanon.search import LATTICE_SEARCHES, PLANNERS
+from sqlanon.search import HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice import Lattice, level_bounds
 from sqlanon.source import Source, col
@@ -139,7 +139,7 @@ def make_metric(policy: Policy, qis: list[str]):
 def require_lattice_search(policy: Policy) -> None:
     """Weights and level bounds are honoured by the lattice searches; the flexible planners
     (bottom-up, top-down, genetic) choose cuts with their own metrics: refuse, never ignore."""
-    if policy.search in LATTICE_SEARCHES:
+    if policy.search in LATTICE_SEARCHES or policy.search in HEURISTIC_SEARCHES or policy.search == "auto":
         return
     for key, flag in (("weights", "--weights"), ("min_level", "--min-level"), ("max_level", "--max-level")):
         if getattr(policy, key):
@@ -297,7 +297,15 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
 
 
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
-    if policy.search in LATTICE_SEARCHES:
+    from sqlanon.search.choose import choose_search, refuse_limits
+
+    search, chosen = choose_search(policy, stats)
+    refuse_limits(search, policy.search_options)
+    if search in HEURISTIC_SEARCHES:
+        from sqlanon.search.choose import run_heuristic
+
+        return run_heuristic(search, policy, stats, requirement, metric, say, chosen)
+    if search in LATTICE_SEARCHES:
         last = [time.perf_counter()]
 
         def tick(evaluated: int) -> None:  # a line every few seconds on long searches
@@ -317,12 +325,12 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
 
             result = safepub.run(lattice, session.safepub, policy.metric, say)
         else:
-            result = LATTICE_SEARCHES[policy.search](lattice, **policy.search_options)
+            result = LATTICE_SEARCHES[search](lattice, **policy.search_options)
         searched = time.perf_counter() - searched
         node = result.node
         recoding = Recoding.from_node(stats.hierarchies, node)
         plan = Plan(
-            search=policy.search,
+            search=search,
             qis=stats.qis,
             recoding=recoding,
             transformation={q: int(level) for q, level in zip(stats.qis, node)},
@@ -333,7 +341,7 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
             metric_value=float(result.value),
             node=node,
             nodes_evaluated=result.nodes_evaluated,
-            extra={"nodes_total": result.nodes_total, "statements": result.statements, "search_seconds": round(searched, 3), **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {})},
+            extra={"nodes_total": result.nodes_total, "statements": result.statements, "search_seconds": round(searched, 3), **chosen, **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {})},
         )
         if getattr(session, "safepub", None) is not None:
             plan.extra["safepub"] = {**session.safepub.describe(), **result.safepub}
@@ -342,7 +350,7 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
 
             first = local_recoding.Step(tuple(node), stats, stats.rows, plan.suppressed_rows, plan.metric_value, result.nodes_evaluated)
             iterations = policy.local_iterations if policy.local_iterations is not None else local_recoding.DEFAULT_ITERATIONS
-            steps = local_recoding.recode(first, requirement, metric, LATTICE_SEARCHES[policy.search], bounds, iterations, say)
+            steps = local_recoding.recode(first, requirement, metric, LATTICE_SEARCHES[search], bounds, iterations, say)
             plan.local = steps
             plan.suppressed_rows = steps[-1].suppressed
             plan.metric_value = local_recoding.combined_value(steps, metric, len(stats.qis), stats.rows)

@@ -140,7 +140,7 @@ def anonymize(
     max_suppression: Optional[float] = typer.Option(None, "--max-suppression", help="Fraction of rows that may be suppressed (MaxSup)."),
     suppression: Optional[str] = typer.Option(None, "--suppression", help="mask (QIs set to *) | drop."),
     metric: Optional[str] = typer.Option(None, "--metric", help="precision | height | lm | discernibility | aecs | cm | entropy."),
-    search: Optional[str] = typer.Option(None, "--search", help="optimal | samarati | incognito | bottom-up | top-down | genetic."),
+    search: Optional[str] = typer.Option(None, "--search", help="optimal | samarati | incognito | lightning (heuristic, wide tables) | auto | bottom-up | top-down | genetic."),
     sensitive_column: Optional[str] = typer.Option(None, "--sensitive-column"),
     class_column: Optional[str] = typer.Option(None, "--class-column"),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write a Parquet (or .csv) file."),
@@ -168,6 +168,8 @@ def anonymize(
     seed: Optional[int] = typer.Option(None, "--seed", help="genetic: random seed."),
     mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="genetic: mutation rate."),
     numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="genetic: a numeric QI (intervals). Repeat or comma list."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="lightning/auto (default 30) and genetic: stop searching after this many seconds."),
+    step_limit: Optional[int] = typer.Option(None, "--step-limit", help="lightning/auto: stop after this many node evaluations."),
     option: Optional[List[str]] = typer.Option(None, "--option", help="Any search option KEY=VALUE. Repeat."),
     weights: Optional[List[str]] = typer.Option(None, "--weights", help="Attribute weights COLUMN=W (comma list or repeat) for precision, lm, entropy, height."),
     min_level: Optional[List[str]] = typer.Option(None, "--min-level", help="Lowest level a lattice search may choose, COLUMN=LEVEL. Repeat."),
@@ -215,6 +217,9 @@ def anonymize(
         )
         pol = _policy_from_flags(policy, flags, search_options)
         _route_model_flags(pol, population, seed)
+        for key, value in (("time_limit", time_limit), ("step_limit", step_limit)):
+            if value is not None:  # 0 is a value (and refused by the search), not an absence
+                pol.search_options[key] = value
         if local_iterations is not None:  # 0 is a value (and refused), not an absence
             pol.update({"local_iterations": local_iterations}, "flags")
         for key, value in (("population_fraction", population_fraction), ("risk_threshold", risk_threshold)):

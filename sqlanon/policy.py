@@ -137,12 +137,12 @@ class Policy:
 
     def validate(self) -> None:
         from sqlanon.metrics import METRICS
-        from sqlanon.search import LATTICE_SEARCHES, PLANNERS
+        from sqlanon.search import SEARCHES
 
         if not self.input:
             raise ConfigError("no input: give --input PATH (or input: in the policy)")
-        if self.search not in LATTICE_SEARCHES and self.search not in PLANNERS:
-            raise ConfigError(f"unknown search {self.search!r}; choose one of {', '.join(sorted(set(LATTICE_SEARCHES) | set(PLANNERS)))}")
+        if self.search not in SEARCHES:
+            raise ConfigError(f"unknown search {self.search!r}; choose one of {', '.join(SEARCHES)}")
         if self.metric not in METRICS:
             raise ConfigError(f"unknown metric {self.metric!r}; choose one of {', '.join(METRICS)}")
         if self.epsilon is not None and self.k is not None:

@@ -284,5 +284,5 @@ def exhaustive(case: Case, spec: Spec, budget: int) -> dict:
     out = {}
     for node in case.all_nodes():
         b = evaluate(case, node, spec)
-        out[node] = (b.suppressed, b.suppressed <= budget, b.metrics)
+        out[node] = (b.suppressed, b.suppressed <= budget and b.suppressed < case.n, b.metrics)
     return out

@@ -87,7 +87,9 @@ def unsatisfiable(stats, requirement, node, *, qis=None, scope: str = "", label:
     except Exception:  # never hide the real verdict behind a failing diagnosis
         return UnsatisfiableError(f"no transformation satisfies {requirement_label(requirement)} within the suppression budget of {budget:,} rows")
     failing = [m for m in per_model if m["suppressed_rows"] > budget]
-    if failing:
+    if rows and ns.suppressed >= rows and ns.suppressed <= budget:
+        fault = "it would suppress every row, and a release of nothing is refused"
+    elif failing:
         fault = "; ".join(f"{m['model']} fails (alone it suppresses {m['suppressed_rows']:,} rows)" for m in failing)
     elif per_model:
         fault = "the models fail together (" + ", ".join(f"{m['model']} alone suppresses {m['suppressed_rows']:,}" for m in per_model) + ")"

@@ -1,4 +1,5 @@
-"""Searches, by name. A lattice search is ``run(lattice, **options) -> LatticeResult``; other
+"""Searches, by name. ``HEURISTIC_SEARCHES`` walk the lattice without building it (wide tables);
+``auto`` picks ``optimal`` when the lattice is small enough to search exactly, else ``lightning``. A lattice search is ``run(lattice, **options) -> LatticeResult``; other
 searches (bottom-up, top-down, genetic, generate) are ``run(context, **options) -> Plan`` and are
 registered in ``PLANNERS``. Adding one is adding a module and a line here."""
 
@@ -10,6 +11,13 @@ LATTICE_SEARCHES = {
     "incognito": incognito.run,
 }
 
+#: lattice searches that never build the lattice: ``run(stats, requirement, metric, bounds, options,
+#: progress) -> LatticeResult``
+HEURISTIC_SEARCHES = {"lightning": "sqlanon.search.lightning:run"}
+
+#: ``--search auto``: exact search up to this many lattice nodes, the heuristic above it
+AUTO_EXACT_MAX_NODES = 100_000
+
 #: flexible planners: name -> "module:function" (imported lazily so one broken module cannot
 #: take the others down)
 PLANNERS: dict[str, str] = {
@@ -18,4 +26,4 @@ PLANNERS: dict[str, str] = {
     "genetic": "sqlanon.search.genetic:run",
 }
 
-SEARCHES = sorted(set(LATTICE_SEARCHES) | set(PLANNERS))
+SEARCHES = sorted(set(LATTICE_SEARCHES) | set(PLANNERS) | set(HEURISTIC_SEARCHES) | {"auto"})

@@ -27,6 +27,13 @@ def describe_requirement(requirement) -> str:
     return "; ".join(parts) or "the requirement"
 
 
+def releasable(ns, budget: int) -> bool:
+    """A node may be returned only if its suppressed rows fit the budget *and* it releases at least
+    one row: a release that suppresses everything is no answer, whatever the budget allows.
+    (Both parts are monotone under generalization when suppression is, so tagging stays valid.)"""
+    return ns.suppressed <= budget and (ns.rows == 0 or ns.suppressed < ns.rows)
+
+
 @dataclass
 class LatticeResult:
     node: tuple[int, ...]
@@ -36,6 +43,8 @@ class LatticeResult:
     nodes_total: int
     trace: list = field(default_factory=list)
     statements: int = 0  # node-evaluating statements (a batch of nodes counts once)
+    #: merged into the report (e.g. the heuristic search's ``heuristic`` progress figures)
+    extra: dict = field(default_factory=dict)
 
 
 def level_bounds(hierarchies, qis, min_level: dict | None = None, max_level: dict | None = None) -> list[tuple[int, int]]:
@@ -80,8 +89,9 @@ class Lattice:
         size = math.prod(hi - lo + 1 for lo, hi in zip(self.mins, self.maxes))
         if size > max_nodes:
             raise ConfigError(
-                f"the lattice has {size:,} nodes, more than {max_nodes:,}; use fewer levels or "
-                "another search (bottom-up, top-down, genetic)"
+                f"the lattice has {size:,} nodes, more than {max_nodes:,}: use --search lightning "
+                "(time/step-limited heuristic lattice search, --time-limit/--step-limit) or --search auto, "
+                "fewer levels (--max-level), or a flexible search (bottom-up, top-down, genetic)"
             )
         self.nodes = np.array(list(itertools.product(*[range(lo, hi + 1) for lo, hi in zip(self.mins, self.maxes)])), dtype=np.int16)
         if self.nodes.ndim == 1:
@@ -145,7 +155,7 @@ class Lattice:
 
     def _record(self, idx: int, ns) -> bool:
         node = self.node(idx)
-        satisfies = ns.suppressed <= self.requirement.budget
+        satisfies = releasable(ns, self.requirement.budget)
         value = self.metric.value(self.stats, node, ns) if satisfies else math.inf
         self.evaluated[idx] = (ns, satisfies, value)
         self.is_evaluated[idx] = True

@@ -1,0 +1,84 @@
+"""Which lattice search runs: ``--search auto`` and the heuristic searches' plan.
+
+``auto`` measures the lattice (within the level bounds) without building it: up to
+:data:`sqlanon.search.AUTO_EXACT_MAX_NODES` nodes it runs ``optimal`` (provably best), above that
+``lightning`` (time/step-limited heuristic). The report says what was chosen and why
+(``search_auto``).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from sqlanon.errors import ConfigError
+from sqlanon.plan import Plan, Recoding
+from sqlanon.search import AUTO_EXACT_MAX_NODES, HEURISTIC_SEARCHES, LATTICE_SEARCHES
+from sqlanon.search.lattice import level_bounds
+from sqlanon.search.lightning import lattice_size
+
+LIMITS = ("time_limit", "step_limit")
+
+
+def choose_search(policy, stats) -> tuple[str, dict]:
+    """``(search name, report fields)``: ``auto`` resolved, anything else unchanged."""
+    if policy.search != "auto":
+        return policy.search, {}
+    bounds = level_bounds(stats.hierarchies, stats.qis, policy.min_level, policy.max_level)
+    size = lattice_size(bounds)
+    name = "optimal" if size <= AUTO_EXACT_MAX_NODES else "lightning"
+    info = {"search_auto": {"chose": name, "lattice_nodes": size, "exact_up_to_nodes": AUTO_EXACT_MAX_NODES}}
+    if name == "optimal":
+        given = [k for k in LIMITS if policy.search_options.get(k) is not None]
+        if given:
+            # the exact search needs no limit: say so rather than pretend it was applied
+            info["search_auto"]["limits_not_needed"] = given
+            policy.search_options = {k: v for k, v in policy.search_options.items() if k not in LIMITS}
+    return name, info
+
+
+def refuse_limits(search: str, options: dict) -> None:
+    """--time-limit / --step-limit are honoured by lightning (and time_limit by genetic): refuse
+    them for a search that would ignore them."""
+    if search in HEURISTIC_SEARCHES:
+        return
+    for key in LIMITS:
+        if options.get(key) is None or (search == "genetic" and key == "time_limit"):
+            continue
+        flag = "--" + key.replace("_", "-")
+        users = "lightning or auto" + (" (and --time-limit: genetic)" if key == "time_limit" else "")
+        raise ConfigError(f"{flag} applies to --search {users}; search {search} would ignore it")
+
+
+def run_heuristic(search: str, policy, stats, requirement, metric, say, chosen: dict) -> Plan:
+    module_name, _, func = HEURISTIC_SEARCHES[search].partition(":")
+    run = getattr(importlib.import_module(module_name), func)
+    bounds = level_bounds(stats.hierarchies, stats.qis, policy.min_level, policy.max_level)
+    result = run(stats, requirement, metric, bounds, policy.search_options, say)
+    node = result.node
+    info = result.extra.get("heuristic", {})
+    say(
+        f"{search}: {info.get('evaluations')} nodes evaluated of {result.nodes_total:,} in {info.get('seconds')} s, "
+        f"stopped by {info.get('stopped_by')}" + (" (optimum proven)" if info.get("optimal") else "")
+    )
+    return Plan(
+        search=search,
+        qis=stats.qis,
+        recoding=Recoding.from_node(stats.hierarchies, node),
+        transformation={q: int(level) for q, level in zip(stats.qis, node)},
+        requirement=requirement,
+        rows=stats.rows,
+        suppressed_rows=result.node_stats.suppressed,
+        metric_name=metric.name,
+        metric_value=float(result.value),
+        node=node,
+        nodes_evaluated=result.nodes_evaluated,
+        extra={
+            "nodes_total": result.nodes_total,
+            **chosen,
+            **result.extra,
+            **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {}),
+        },
+    )
+
+
+__all__ = ["choose_search", "refuse_limits", "run_heuristic", "LATTICE_SEARCHES"]

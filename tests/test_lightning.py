@@ -1,0 +1,197 @@
+"""The LIGHTNING-style heuristic lattice search and ``--search auto``.
+
+Oracle: on small random tables the heuristic, given no limit, walks until its bottom-up queue is
+empty and must then return the exhaustive optimum (pure-Python enumeration of every node); with
+step limits it may stop anywhere but never returns a node that suppresses beyond the budget or
+suppresses everything. End to end (CLI and API) on a wide table whose lattice the exact searches
+refuse, every release is re-checked by the independent checker.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import random
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import checker  # noqa: E402
+import oracle_brute as brute  # noqa: E402
+
+import sqlanon  # noqa: E402
+from sqlanon.cli import app  # noqa: E402
+from sqlanon.engine import connect  # noqa: E402
+from sqlanon.errors import ConfigError, UnsatisfiableError  # noqa: E402
+from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
+from sqlanon.metrics import METRICS  # noqa: E402
+from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement  # noqa: E402
+from sqlanon.search import lightning  # noqa: E402
+from sqlanon.source import Source  # noqa: E402
+from sqlanon.stats import ClassNeeds, Statistics  # noqa: E402
+
+
+def _stats(engine, case):
+    hierarchies = [Hierarchy(attribute=q, rows=[list(r) for r in h]) for q, h in zip(case.qis, case.hier_rows)]
+    stats = Statistics(engine, Source.open(case.path), case.qis, hierarchies, sensitive=case.sensitive,
+                       class_column=case.class_column, needs=ClassNeeds(distinct_s=True, entropy_s=True, majority_y=True), keep_sets=4)
+    stats.prepare()
+    return stats
+
+
+def _bounds(stats):
+    return [(0, h.max_level) for h in stats.hierarchies]
+
+
+MODELS = {
+    "k": lambda k: ([KAnonymity(k)], brute.Spec(k=k)),
+    "k+distinct-l": lambda k: ([KAnonymity(k), DistinctLDiversity(2)], brute.Spec(k=k, l_distinct=2)),
+    "entropy-l": lambda k: ([EntropyLDiversity(1.6)], brute.Spec(l_entropy=1.6)),
+}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_unlimited_lightning_returns_the_exhaustive_optimum(seed, tmp_path):
+    rng = random.Random(7919 * seed + 11)
+    n_qi = rng.randint(2, 4)
+    case = brute.random_case(rng, tmp_path, n_qi=n_qi, n_rows=rng.randint(40, 200), depths=[rng.randint(1, 2 if n_qi > 2 else 3) for _ in range(n_qi)])
+    engine = connect(threads=1)
+    try:
+        stats = _stats(engine, case)
+        checked = 0
+        for model_name in MODELS:
+            models, spec = MODELS[model_name](rng.randint(2, 5))
+            for fraction in (0.0, 0.1, 1.0):
+                budget = math.floor(fraction * case.n + 1e-9)
+                table = brute.exhaustive(case, spec, budget)
+                sat = {node: m for node, (_, ok, m) in table.items() if ok}
+                for mname in ("precision", "lm", "discernibility", "height"):
+                    where = f"seed={seed} model={model_name} budget={budget} metric={mname}"
+                    req = Requirement(models, budget=budget)
+                    if not sat:
+                        with pytest.raises(UnsatisfiableError):
+                            lightning.run(stats, req, METRICS[mname](), _bounds(stats), {"time_limit": 600})
+                        continue
+                    res = lightning.run(stats, req, METRICS[mname](), _bounds(stats), {"time_limit": 600})
+                    info = res.extra["heuristic"]
+                    assert info["stopped_by"] == "exhausted" and info["optimal"], where
+                    assert res.node in sat, where + f": {res.node} does not release within the budget"
+                    assert res.node_stats.suppressed == table[res.node][0] < case.n, where
+                    expected = min(m[mname] for m in sat.values())
+                    assert res.value == pytest.approx(expected, rel=1e-9, abs=1e-9), where
+                    checked += 1
+        assert checked > 0
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_step_limited_lightning_never_returns_an_over_budget_plan(seed, tmp_path):
+    rng = random.Random(31 * seed + 5)
+    case = brute.random_case(rng, tmp_path, n_qi=4, n_rows=rng.randint(60, 200), depths=[2, 2, 2, 2])
+    engine = connect(threads=1)
+    try:
+        stats = _stats(engine, case)
+        k = rng.randint(2, 6)
+        for fraction in (0.0, 0.05, 1.0):
+            budget = math.floor(fraction * case.n + 1e-9)
+            table = brute.exhaustive(case, brute.Spec(k=k), budget)
+            for steps in (1, 2, 3, 5, 8, 20):
+                req = Requirement([KAnonymity(k)], budget=budget)
+                try:
+                    res = lightning.run(stats, req, METRICS["lm"](), _bounds(stats), {"step_limit": steps, "batch": 3})
+                except UnsatisfiableError as err:
+                    assert "lightning evaluated before its step limit" in str(err) and f"k={k}" in str(err) and "Closest:" in str(err)
+                    continue
+                assert res.nodes_evaluated <= steps
+                suppressed, ok, _ = table[res.node]
+                assert ok and suppressed <= budget and suppressed < case.n, (fraction, steps, res.node)
+                assert res.extra["heuristic"]["stopped_by"] in ("step_limit", "exhausted")
+    finally:
+        engine.close()
+
+
+def test_options_are_checked():
+    with pytest.raises(ConfigError, match="time_limit"):
+        lightning.parse_options({"time_limit": 0})
+    with pytest.raises(ConfigError, match="step_limit"):
+        lightning.parse_options({"step_limit": 0})
+    with pytest.raises(ConfigError, match="step_limit"):
+        lightning.parse_options({"step_limit": "many"})
+    with pytest.raises(ConfigError, match="iterations"):
+        lightning.parse_options({"iterations": 5})
+    assert lightning.parse_options({"time_limit": "2.5"})["time_limit"] == 2.5
+
+
+# ------------------------------------------------------------------------------------------------
+# end to end on a wide table
+
+
+def wide_table(tmp_path, n_qi=12, n_rows=800, seed=3):
+    """Integer-coded QIs (16 values each) with 3-level interval hierarchies (4-bands, 8-bands, *)."""
+    rng = random.Random(seed)
+    qis = [f"a{i}" for i in range(n_qi)]
+    path = tmp_path / "wide.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", *qis, "s"])
+        for r in range(n_rows):
+            w.writerow([r, *[min(int(rng.expovariate(0.35)), 15) for _ in qis], rng.choice("xyz")])
+    hpath = tmp_path / "h.csv"
+    with open(hpath, "w") as fh:
+        for v in range(16):
+            fh.write(f"{v};{v // 4 * 4}-{v // 4 * 4 + 3};{v // 8 * 8}-{v // 8 * 8 + 7};*\n")
+    return str(path), [f"{q}={hpath}" for q in qis], qis, {str(v): [str(v), f"{v // 4 * 4}-{v // 4 * 4 + 3}", f"{v // 8 * 8}-{v // 8 * 8 + 7}", "*"] for v in range(16)}
+
+
+def test_exact_searches_name_the_heuristic_and_auto_picks_it(tmp_path):
+    data, qi, qis, hier = wide_table(tmp_path)  # 4^12 = 16.7M nodes
+    with pytest.raises(ConfigError, match="--search lightning"):
+        sqlanon.anonymize(input=data, qi=qi, k=5, search="optimal", dry_run=True)
+    out = str(tmp_path / "out.csv")
+    report = sqlanon.anonymize(input=data, qi=qi, k=5, max_suppression=0.05, metric="lm", search="auto",
+                               search_options={"step_limit": 150}, output=out)
+    assert report["search"] == "lightning"
+    assert report["search_auto"]["chose"] == "lightning" and report["search_auto"]["lattice_nodes"] == 4**12
+    info = report["heuristic"]
+    assert info["stopped_by"] == "step_limit" and info["evaluations"] == report["nodes_evaluated"] <= 150
+    assert 0 <= report["suppressed_rows"] <= report["suppression_budget"] < report["rows"]
+    rows = checker.read_rows(out)
+    original = checker.read_rows(data)
+    got = checker.check_k(rows, qis, 5, 0.05)
+    assert got["ok"], got["problems"]
+    expected, suppressed = checker.expected_release(original, {q: hier for q in qis}, report["transformation"], 5)
+    assert checker.released_multiset(rows, qis) == expected and suppressed == report["suppressed_rows"]
+
+
+def test_cli_lightning_with_limits_and_full_suppression_budget(tmp_path):
+    data, qi, qis, hier = wide_table(tmp_path, n_qi=10, n_rows=500, seed=9)
+    out = str(tmp_path / "o.csv")
+    args = ["anonymize", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "5", "--max-suppression", "1",
+            "--search", "lightning", "--step-limit", "120", "--time-limit", "300", "--metric", "precision", "-o", out, "--json", "-q"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["heuristic"]["step_limit"] == 120 and report["heuristic"]["time_limit"] == 300
+    # a budget of every row still never returns a release that suppresses every row
+    assert report["suppressed_rows"] < report["rows"]
+    rows = checker.read_rows(out)
+    assert checker.check_k(rows, qis, 5, 1.0)["ok"]
+    expected, suppressed = checker.expected_release(checker.read_rows(data), {q: hier for q in qis}, report["transformation"], 5)
+    assert checker.released_multiset(rows, qis) == expected
+
+
+def test_limits_are_refused_where_they_would_be_ignored(tmp_path):
+    data, qi, _, _ = wide_table(tmp_path, n_qi=3, n_rows=100)
+    result = CliRunner().invoke(app, ["anonymize", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "2", "--search", "samarati", "--step-limit", "5", "--dry-run"])
+    assert result.exit_code != 0 and "--step-limit" in result.output and "lightning" in result.output
+    result = CliRunner().invoke(app, ["anonymize", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "2", "--search", "lightning", "--step-limit", "0", "--dry-run"])
+    assert result.exit_code != 0 and "step_limit" in result.output
+    # auto on a small lattice runs the exact search and says the limit was not needed
+    report = sqlanon.anonymize(input=data, qi=qi, k=2, search="auto", search_options={"time_limit": 5}, dry_run=True)
+    assert report["search"] == "optimal" and report["search_auto"]["limits_not_needed"] == ["time_limit"]
