@@ -194,3 +194,43 @@ class NaiveBottomUp:
             seq.append((best, round(infos[best], 9), gains[best]))
             self.cut = self.after(best)
         return seq
+
+
+def naive_full_loss(rows, tax: Taxonomy, attr: int) -> float:
+    """I({every leaf} -> root) of one attribute: H(class) - sum_leaf |R_leaf|/N H(class | leaf)."""
+    by_leaf: dict[str, Counter] = {}
+    for r in rows:
+        by_leaf.setdefault(r[attr], Counter())[r[-1]] += 1
+    n = len(rows)
+    return _entropy(Counter(r[-1] for r in rows)) - sum(sum(c.values()) / n * _entropy(c) for c in by_leaf.values())
+
+
+def naive_best_stop(rows, taxes: list[Taxonomy], K: int, budget: int) -> tuple[int, float]:
+    """The suppression-aware stopping rule, from the definition: run Algorithm 1 to k without
+    suppression, score every prefix whose classes < K fit the budget (and release a row) as
+    (sum |Rp| I(G) + suppressed * sum_a I_a(leaves -> root)) / N; the cheapest prefix wins
+    (the first on ties). Returns (prefix length, cost)."""
+    full = NaiveBottomUp(rows, taxes, K, 0)
+    per_row = sum(naive_full_loss(rows, t, a) for a, t in enumerate(taxes))
+    n = len(rows)
+    best = None
+    loss = 0.0
+    step = 0
+    while True:
+        suppressed = full.violating()
+        if suppressed <= budget and suppressed < n:
+            cost = (loss + suppressed * per_row) / n
+            if best is None or cost < best[1] - 1e-12:
+                best = (step, cost)
+            if suppressed == 0:
+                break
+        valid = full.valid()
+        if not valid:
+            break
+        gains = full.gains()
+        infos = {g: naive_info_loss(rows, full.tax[g[0]], g[0], g[1]) for g in valid}
+        g = min(valid, key=lambda g: choice_key(infos[g][0], max(gains[g], 0), g[0], g[1]))
+        loss += infos[g][0] * infos[g][1]
+        full.cut = full.after(g)
+        step += 1
+    return best

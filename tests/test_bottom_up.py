@@ -19,6 +19,7 @@ from bottom_up_helpers import (
     NaiveBottomUp,
     example1_rows,
     make_ctx,
+    naive_best_stop,
     naive_info_loss,
     random_case,
 )
@@ -201,18 +202,31 @@ def test_run_releases_are_k_anonymous(seed, budget):
     plan = bottom_up.run(ctx)
     _check_release(rows, plan, k, ctx.hierarchies, budget)
     assert plan.extra["steps"] == len(plan.extra["trace"])
-    naive = NaiveBottomUp(rows, [Taxonomy.from_hierarchy(h) for h in ctx.hierarchies], k, budget)
-    assert len(naive.run()) == plan.extra["steps"]
+    steps, cost = naive_best_stop(rows, [Taxonomy.from_hierarchy(h) for h in ctx.hierarchies], k, budget)
+    assert plan.extra["steps"] == steps
+    assert plan.metric_name == "information_loss" and math.isclose(plan.metric_value, cost, rel_tol=1e-9, abs_tol=1e-12)
+    if budget == 0:
+        naive = NaiveBottomUp(rows, [Taxonomy.from_hierarchy(h) for h in ctx.hierarchies], k, budget)
+        assert len(naive.run()) == plan.extra["steps"]
     for step in plan.extra["trace"]:
         assert step["IP"] is None or math.isclose(step["IP"], step["I"] / step["P"], rel_tol=1e-9)
 
 
-def test_budget_stops_earlier():
+def test_suppression_is_never_free():
+    """A budget of every row used to stop at step 0, suppress everything and report loss 0."""
     rows, columns, hier, k = random_case(7)
     full = bottom_up.run(make_ctx(rows, columns, hier, k))
+    for class_column in ("cls", None):
+        loose = bottom_up.run(make_ctx(rows, columns, hier, k, budget=len(rows), class_column=class_column))
+        assert loose.suppressed_rows < len(rows)
+        assert loose.metric_value > 0
+        assert loose.metric_name == ("information_loss" if class_column else "lm")
+        assert loose.extra["steps"] <= full.extra["steps"]
     loose = bottom_up.run(make_ctx(rows, columns, hier, k, budget=len(rows)))
-    assert loose.extra["steps"] == 0 and loose.suppressed_rows <= len(rows)
-    assert full.extra["steps"] >= loose.extra["steps"]
+    steps, cost = naive_best_stop(rows, [Taxonomy.from_hierarchy(h) for h in make_ctx(rows, columns, hier, k).hierarchies], k, len(rows))
+    assert loose.extra["steps"] == steps and math.isclose(loose.metric_value, cost, rel_tol=1e-9)
+    # the cost of the chosen plan is never above the plan without suppression
+    assert loose.metric_value <= full.metric_value + 1e-12
 
 
 def test_class_from_statistics_or_own_scan_agree():

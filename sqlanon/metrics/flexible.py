@@ -329,7 +329,8 @@ class FlexibleEvaluator:
                         for i in range(self.n)
                     ]
                 agg["value"] = self.objective.metric.value(agg, self)
-                agg["feasible"] = agg["suppressed"] <= self.budget
+                # a release of nothing is no answer, whatever the budget allows
+                agg["feasible"] = agg["suppressed"] <= self.budget and agg["suppressed"] < self.rows
                 agg["report"] = {name: m.value(agg, self) for name, m in self.objective.report.items()}
                 if not per_column:
                     agg = {k: agg[k] for k in ("value", "feasible", "suppressed", "report")}

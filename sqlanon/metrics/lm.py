@@ -114,3 +114,37 @@ class LM(Metric):
 
     def known_value(self, stats, node, budget: int) -> float | None:
         return self.prior_bound(stats, node) if budget == 0 else None
+
+
+def recoding_losses(recoding, hierarchies) -> list[list[float]]:
+    """Per QI, the LM loss of each released code of a flexible :class:`Recoding`: ``(M_P - 1) /
+    (M - 1)`` with ``M_P`` the leaves released under that code and ``M`` the hierarchy's leaves."""
+    out = []
+    for codes, h in zip(recoding.codes, hierarchies):
+        m = len(h.rows)
+        under = [0] * (max(codes, default=-1) + 1)
+        for c in codes:
+            under[c] += 1
+        out.append([(u - 1) / (m - 1) if m > 1 and u else 0.0 for u in under])
+    return out
+
+
+def recoding_aggregates(stats, recoding):
+    """The aggregate ``lm_released`` (as :class:`LM`'s) for a flexible recoding's class table."""
+    losses = recoding_losses(recoding, stats.hierarchies)
+
+    def build(params=None):
+        terms = [lookup(l, col(stats.qcol(i)), stats.dialect, params) for i, l in enumerate(losses)]
+        total = terms[0]
+        for t in terms[1:]:
+            total = exp.Add(this=total, expression=t)
+        return [("lm_released", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=exp.Paren(this=total)), lit(0.0))))]
+
+    return build
+
+
+def recoding_value(stats, ns) -> float:
+    """LM of a flexible recoding from :func:`recoding_aggregates` (a suppressed row counts 1)."""
+    nq = len(stats.qis)
+    released = float(ns.extra["lm_released"] or 0.0)
+    return (released / nq + ns.suppressed) / stats.rows if stats.rows else 0.0

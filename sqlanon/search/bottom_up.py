@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.metrics.lm import recoding_aggregates as lm_recoding_aggregates, recoding_value as lm_recoding_value
 from sqlanon.plan import Plan, Recoding
 from sqlanon.stats.bottom_up import Probe, VidTable, class_values_query
 
@@ -390,26 +391,47 @@ def run(ctx) -> Plan:
         ctx.progress("bottom-up: no --class-column, so I(G) = 0 and generalizations are chosen by anonymity gain")
     search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, budget, prune=prune)
     ctx.progress(f"bottom-up: {search.vid_count0:,} vids, A(VID) = {search.anonymity}, K = {K}")
-    only_k = all(type(m).__name__ == "KAnonymity" for m in requirement.models)
     ok = requirement.predicate()
-
-    def satisfied() -> bool:
-        if not search.k_satisfied():
-            return False
-        if only_k:
-            return True
-        ns = ctx.stats.evaluate(search.recoding(), ok)
-        return ns.suppressed <= budget
+    rows = ctx.stats.rows
+    # What a suppressed row costs (suppression is never free): with a class column, the entropy
+    # loss of generalizing the row to the root in every QI (per row, sum over QIs of I({leaves} ->
+    # root)), so the information loss of suppressing everything equals that of releasing everything
+    # at the root; without a class column (or when the class carries no information about the QIs)
+    # I(G) is 0 everywhere and the stopping point is chosen by Iyengar's LM instead (a suppressed
+    # row counts 1 in every QI).
+    full = search.vids.info_loss([(a, t.root, list(range(t.n_leaves))) for a, t in enumerate(taxonomies) if t.children[t.root]]) if classes is not None else {}
+    per_row = sum(info for info, _ in full.values())
+    use_lm = classes is None or per_row <= 1e-12
+    metric_name = "lm" if use_lm else "information_loss"
 
     trace_rows = []
     loss = 0.0
-    while not satisfied():
+    best = None  # (cost, steps, cut, suppressed, generalization loss)
+    explored = 0
+
+    def consider() -> int:
+        """Score the current cut if it fits the budget and releases something; return its
+        suppressed rows."""
+        nonlocal best
+        recoding = search.recoding()
+        aggs = lm_recoding_aggregates(ctx.stats, recoding) if use_lm else ()
+        ns = ctx.stats.evaluate(recoding, ok, aggs)
+        if ns.suppressed > budget or ns.suppressed >= rows:
+            return ns.suppressed
+        cost = lm_recoding_value(ctx.stats, ns) if use_lm else (loss + ns.suppressed * per_row) / rows
+        if best is None or cost < best[0] - 1e-12:
+            best = (cost, len(search.steps), [set(c) for c in search.cut], ns.suppressed, loss / rows)
+        return ns.suppressed
+
+    # Generalize in IP order until the budget is met, then keep going while suppression remains:
+    # the returned cut is the cheapest state (generalization + suppression) within the budget.
+    while True:
+        if search.k_satisfied() and consider() == 0:
+            break  # nothing suppressed: any further step only adds loss
         s = search.step()
         if s is None:
-            raise UnsatisfiableError(
-                f"bottom-up: every quasi-identifier is fully generalized and k={K} still fails "
-                f"within the suppression budget of {budget} rows"
-            )
+            break
+        explored += 1
         loss += search.info[(s.attr, s.parent)][0] * search.info[(s.attr, s.parent)][1]
         d = search.describe_step(s, ctx.qis, len(search.steps))
         trace_rows.append(d)
@@ -419,19 +441,32 @@ def run(ctx) -> Plan:
                 f"step {d['step']}: {d['attribute']} {d['generalization']}  I={d['I']:.6g} P={d['P']} "
                 f"IP={'inf' if d['IP'] is None else format(d['IP'], '.6g')}  A(VID)={d['A']}"
             )
+    if best is None:
+        from sqlanon.privacy.diagnosis import unsatisfiable
+
+        recoding = search.recoding()
+        search.vids.drop()
+        raise unsatisfiable(ctx.stats, requirement, recoding, qis=ctx.qis, scope="(bottom-up, every quasi-identifier generalized as far as it goes)",
+                            label="the most general cut bottom-up reached")
+    cost, chosen_steps, cut, _, gen_loss = best
+    search.cut = cut
     recoding = search.recoding()
     ns = ctx.stats.evaluate(recoding, ok)
-    rows = ctx.stats.rows
     extra = {
-        "steps": len(search.steps),
+        "steps": chosen_steps,
+        "steps_explored": explored,
         "vids": search.vid_count0,
         "vids_final": search.vids.size(),
         "probes": search.probes,
         "rows_touched": search.rows_touched,
         "search_seconds": round(time.perf_counter() - started, 3),
+        "suppressed_row_cost": 1.0 if use_lm else per_row,
+        "generalization_loss": gen_loss,
     }
     if trace:
-        extra["trace"] = trace_rows
+        extra["trace"] = trace_rows[:chosen_steps]
+        if explored > chosen_steps:
+            extra["trace_explored"] = trace_rows[chosen_steps:]
     search.vids.drop()
     return Plan(
         search="bottom-up",
@@ -441,8 +476,8 @@ def run(ctx) -> Plan:
         requirement=requirement,
         rows=rows,
         suppressed_rows=ns.suppressed,
-        metric_name="information_loss",
-        metric_value=(loss / rows) if rows else 0.0,
+        metric_name=metric_name,
+        metric_value=cost,
         node=None,
         nodes_evaluated=search.probes,
         extra=extra,
