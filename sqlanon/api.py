@@ -255,6 +255,10 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         report = build_report(policy, stats, plan, verified)
         add_risk_and_utility(report, policy, stats, plan)
         sql_listing = report_sql(policy, stats, plan) if policy.report or writes else None
+        if not plan.local:  # ARX's Loss and granularity of any plan, for comparing searches
+            from sqlanon.metrics.loss import measure as measure_loss
+
+            report["arx_quality"] = measure_loss(stats, plan)
         state: dict = {}
         if not dry_run:
             entry = {

@@ -276,6 +276,25 @@ def metrics(case: Case, node, groups: dict, ok: dict) -> dict:
         for r in case.rows:
             ent += -math.log2(f_leaf[r[q]] / f_gen[case.maps[i][r[q]][node[i]]])
     out["entropy"] = ent
+    # ARX's Loss (MetricMDNMLoss, gs-factor 0.5: released rows weigh their value's domain share
+    # |leaves under it| / |leaves|, suppressed rows 1), per QI normalized by (agg - N/M) / (N - N/M)
+    loss_cols, gran_cols = [], []
+    for i in range(nq):
+        big_m = len(case.hier_rows[i])
+        agg = 0.0
+        for key, m in groups.items():
+            agg += len(m) * leaves_under(case, i, node[i], key[i]) / big_m if ok[key] else len(m)
+        lo = n / big_m
+        loss_cols.append(max(0.0, (agg - lo) / (n - lo)) if n > lo else 0.0)
+        # ARX's granularity (QualityModelColumnOrientedLoss): mean share per row (suppressed: 1)
+        mean = agg / n
+        gran_cols.append((mean - 1 / big_m) / (1 - 1 / big_m) if big_m > 1 else 0.0)
+    geo = 1.0
+    for v in loss_cols:
+        geo *= (v + 1.0) ** (1.0 / nq)
+    out["loss"] = geo - 1.0
+    out["loss-arithmetic"] = sum(loss_cols) / nq
+    out["granularity"] = sum(gran_cols) / nq
     return out
 
 

@@ -7,6 +7,7 @@ from sqlanon.metrics.discernibility import Discernibility
 from sqlanon.metrics.entropy import Entropy
 from sqlanon.metrics.height import Height
 from sqlanon.metrics.lm import LM
+from sqlanon.metrics.loss import Granularity, Loss, LossArithmetic
 from sqlanon.metrics.precision import Precision
 
 METRICS = {
@@ -17,6 +18,9 @@ METRICS = {
     "aecs": AECS,
     "cm": CM,
     "entropy": Entropy,
+    "loss": Loss,
+    "loss-arithmetic": LossArithmetic,
+    "granularity": Granularity,
 }
 
 __all__ = ["METRICS", "Metric"]
