@@ -258,13 +258,13 @@ class FlexibleEvaluator:
     """Scores chromosomes of a :class:`sqlanon.cut.Layout`: per-attribute parts cached, aggregates by
     one SQL statement per batch, whole-solution results memoized."""
 
-    def __init__(self, stats, layout, objective: Objective, ok, budget: int, cost_specs=()) -> None:
+    def __init__(self, stats, layout, objective: Objective, ok, budget: int, cost_specs=(), needs=None) -> None:
         self.stats = stats
         self.layout = layout
         self.objective = objective
         self.n = len(layout.qis)
         self.budget = budget
-        self.gstats = GeneticStats(stats, objective.class_targets, objective.regression_targets, ok)
+        self.gstats = GeneticStats(stats, objective.class_targets, objective.regression_targets, ok, needs)
         self._cost_specs = list(cost_specs)
         self.part_cache: list[dict] = [dict() for _ in range(self.n)]
         self.memo: dict[bytes, dict] = {}

@@ -272,8 +272,6 @@ def objective_name(ctx) -> str:
 def run(ctx) -> Plan:
     opts = parse_options(ctx.options)
     req = ctx.requirement
-    if req.needs.sensitive:
-        raise ConfigError("the genetic search supports k-anonymity (with a suppression budget) only")
     stats = ctx.stats
     if ctx.options.get("k") is not None and int(ctx.options["k"]) > stats.rows:
         raise UnsatisfiableError(f"k={ctx.options['k']} is larger than the table ({stats.rows} rows)")
@@ -281,7 +279,7 @@ def run(ctx) -> Plan:
                           prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"])
     name = objective_name(ctx)
     objective, cost_specs = build_objective(name, opts, stats.class_column or ctx.options.get("class_column"))
-    ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, cost_specs)
+    ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, cost_specs, req.needs)
     ev.prepare()
     ctx.progress(f"genetic: chromosome of {layout.nbits} bits over {len(ctx.qis)} QIs; population {opts['population']}, "
                  f"{opts['iterations']} iterations, objective {name}")
@@ -296,10 +294,11 @@ def run(ctx) -> Plan:
     finally:
         ev.drop()
     if not agg["feasible"]:
-        raise UnsatisfiableError(
-            f"no solution found within the suppression budget of {req.budget} rows "
-            f"(best suppresses {agg['suppressed']}); allow more suppression or lower k"
-        )
+        from sqlanon.privacy.diagnosis import unsatisfiable
+
+        # names the model(s) that fail and what the closest solution (the best ranked) leaves
+        raise unsatisfiable(stats, req, layout.recoding(best), qis=ctx.qis, scope="(genetic search, best solution found)",
+                            label="the genetic search's best solution")
     recoding = layout.recoding(best)
     transformation = layout.transformation(best)
     seconds = ga.seconds

@@ -84,7 +84,7 @@ class GeneticStats:
     """Frequency-set statistics for flexible recodings (one statement per batch of candidates)."""
 
     def __init__(self, stats, class_targets: Sequence[ClassTarget] = (), regression_targets: Sequence[RegressionTarget] = (),
-                 ok: exp.Expression | None = None) -> None:
+                 ok: exp.Expression | None = None, needs=None) -> None:
         if stats.engine.dialect not in ("duckdb", "postgres"):
             raise ConfigError(f"the genetic search runs on DuckDB and PostgreSQL (its batched fitness queries index 1-based arrays), not on {stats.engine.dialect}")
         self.stats = stats
@@ -93,6 +93,15 @@ class GeneticStats:
         self.class_targets = list(class_targets)
         self.regression_targets = list(regression_targets)
         self.ok = ok if ok is not None else exp.Boolean(this=True)
+        # l-diversity / t-closeness: the sensitive value stays a key of gbase and each class gets
+        # the aggregates the lattice's class table has (distinct_s, nlogn_s, emd_equal)
+        self.needs = needs
+        self.sensitive = bool(needs is not None and needs.sensitive)
+        if self.sensitive:
+            if needs.emd_ordered:
+                raise ConfigError("the genetic search supports k-anonymity, distinct and entropy l-diversity and t-closeness with --t-distance equal; ordered t-closeness needs a lattice search")
+            if not stats.has_s:
+                raise ConfigError("l-diversity / t-closeness need --sensitive-column")
         self.table: str | None = None
         self.vtables: dict[int, str] = {}
         self.cand = self.engine.temp_name("ga_cand")
@@ -107,6 +116,8 @@ class GeneticStats:
     def prepare(self) -> None:
         """One scan of the source into ``gbase`` (and ``gbase_v`` for median targets)."""
         stats, src_cols = self.stats, self.stats.source.column_names(self.engine)
+        if self.sensitive and any(t.dispersion == "mad" for t in self.regression_targets):
+            raise ConfigError("the mad dispersion cannot be combined with l-diversity or t-closeness in the genetic search (use dispersion=variance)")
         for t in [*self.class_targets, *self.regression_targets]:
             if t.column not in src_cols:
                 raise ConfigError(f"unknown target column {t.column!r} in {stats.source.describe()}")
@@ -132,8 +143,11 @@ class GeneticStats:
                     q = q.select(exp.alias_(sum_(if_(exp.EQ(this=col("y"), expression=lit(v)), col("cnt"), lit(0))), f"t{ti}_{j}", quoted=True))
                 q = q.select(exp.alias_(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))), f"t{ti}_null", quoted=True))
             q = q.from_(table_ref(stats.base.table))
-            if stats.qnames:
-                q = q.group_by(*map(col, stats.qnames))
+            if self.sensitive:
+                q = q.select(col("s"))
+            keys = [*map(col, stats.qnames), *([col("s")] if self.sensitive else [])]
+            if keys:
+                q = q.group_by(*keys)
             self.table = self.engine.temp_name("ga_base")
             self.engine.execute(create_temp(self.table, q))
             self._totals()
@@ -156,8 +170,11 @@ class GeneticStats:
             q = q.select(exp.alias_(sum_(exp.Mul(this=v, expression=col(f"v{ti}"))), f"r{ti}_s2", quoted=True))
             q = q.select(exp.alias_(sum_(if_(exp.Is(this=v.copy(), expression=exp.Null()), lit(1), lit(0))), f"r{ti}_null", quoted=True))
         q = q.from_(enc)
-        if stats.qnames:
-            q = q.group_by(*map(col, stats.qnames))
+        if self.sensitive:
+            q = q.select(col("s"))
+        keys = [*map(col, stats.qnames), *([col("s")] if self.sensitive else [])]
+        if keys:
+            q = q.group_by(*keys)
         self.table = self.engine.temp_name("ga_base")
         self.engine.execute(create_temp(self.table, q))
         for ti, t in enumerate(self.regression_targets):
@@ -196,13 +213,21 @@ class GeneticStats:
             if t.dispersion == "mad":
                 total["mad"] = self.single_group_mad(ti)
             self.totals["regression"].append(total)
-        # strides for the one-BIGINT class key
-        stride, self.strides, self.sizes = 1, [], []
+        # strides of the class key: the QIs are packed, in order, into as few BIGINT words as fit
+        # below 2^62 (one word up to ~60 bits of leaf codes; 24 QIs of 8-64 leaves take two), so
+        # a class is grouped by (c, key, key1, ..) rather than by one column per QI
+        stride, self.strides, self.sizes, self.word_of = 1, [], [], []
+        word = 0
         for h in stats.hierarchies:
+            size = max(len(h.rows), 1)
+            if stride * size >= 2**62 and stride > 1:
+                word, stride = word + 1, 1
             self.strides.append(stride)
-            self.sizes.append(max(len(h.rows), 1))
-            stride *= max(len(h.rows), 1)
-        self.key_fits = stride < 2**62
+            self.sizes.append(size)
+            self.word_of.append(word)
+            stride *= size
+        self.words = word + 1 if self.n else 1
+        self.key_fits = all(s < 2**62 for s in self.sizes)
 
     def single_group_mad(self, ti: int) -> float:
         """Sum of |v - median| over all rows (the regression metric's normalizer)."""
@@ -211,9 +236,17 @@ class GeneticStats:
     # -----------------------------------------------------------------------------------------
     # the batched fitness query
 
+    def key_name(self, word: int) -> str:
+        return "key" if word == 0 else f"key{word}"
+
     def _key_exprs(self) -> list[tuple[str, exp.Expression]]:
         if self.key_fits:
-            return [("key", _add_all([_list_at(f"k{i}", col(self.stats.qcol(i))) for i in range(self.n)]) if self.n else lit(0))]
+            if not self.n:
+                return [("key", lit(0))]
+            return [
+                (self.key_name(w), _add_all([_list_at(f"k{i}", col(self.stats.qcol(i))) for i in range(self.n) if self.word_of[i] == w]))
+                for w in range(self.words)
+            ]
         return [(f"g{i}", _list_at(f"k{i}", col(self.stats.qcol(i)))) for i in range(self.n)]
 
     def batch_query(self, lm: bool, per_column: bool) -> exp.Select:
@@ -226,9 +259,17 @@ class GeneticStats:
         for ti, _ in enumerate(self.regression_targets):
             sums += [f"r{ti}_s1", f"r{ti}_s2"]
         rsel += [col(s, "b") for s in sums]
+        if self.sensitive:
+            rsel.append(col("s", "b"))
         r = exp.select(*rsel).from_(table_ref(self.table, alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
         csel = [col("c")] + [col(k) for k in key_names] + [exp.alias_(sum_(col(s)), s, quoted=True) for s in sums]
-        cls = exp.select(*csel).from_(table_ref("r")).group_by(col("c"), *[col(k) for k in key_names])
+        ctes = [("r", r)]
+        if self.sensitive:
+            ctes += self._sensitive_ctes(key_names, sums)
+            csel += self._sensitive_aggs()
+            cls = exp.select(*csel).from_(table_ref("rs")).group_by(col("c"), *[col(k) for k in key_names])
+        else:
+            cls = exp.select(*csel).from_(table_ref("r")).group_by(col("c"), *[col(k) for k in key_names])
         flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("cls"))
         if lm:
             # the LM loss of a class follows from its released codes (decoded from the key): looked
@@ -237,7 +278,7 @@ class GeneticStats:
             flagged = flagged.from_(table_ref("cls")).join(table_ref(self.cand, alias="cd"), on=exp.EQ(this=col("c", "cls"), expression=col("c", "cd")))
             for i in range(self.n):
                 if self.key_fits:
-                    code = exp.Mod(this=exp.Paren(this=exp.IntDiv(this=col("key", "cls"), expression=lit(self.strides[i]))), expression=lit(self.sizes[i]))
+                    code = exp.Mod(this=exp.Paren(this=exp.IntDiv(this=col(self.key_name(self.word_of[i]), "cls"), expression=lit(self.strides[i]))), expression=lit(self.sizes[i]))
                 else:
                     code = col(f"g{i}", "cls")
                 loss = exp.Mul(this=col("cnt", "cls"), expression=_list_at(f"l{i}", code))
@@ -285,7 +326,35 @@ class GeneticStats:
             out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), s1.copy())), f"sup_s1_{ti}", quoted=True))
             out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), s2.copy())), f"sup_s2_{ti}", quoted=True))
         final = exp.select(*out).from_(table_ref("flagged")).group_by(col("c")).order_by(col("c"))
-        return cte_select([("r", r), ("cls", cls), ("flagged", flagged)], final)
+        return cte_select([*ctes, ("cls", cls), ("flagged", flagged)], final)
+
+    def _sensitive_ctes(self, key_names: list[str], sums: list[str]) -> list[tuple[str, exp.Expression]]:
+        """``rs``: one row per (candidate, class, sensitive value) with its sums and, for
+        t-closeness, the class total and the value's global share ``q``."""
+        part = [col("c"), *map(col, key_names)]
+        rs = exp.select(*[p.copy() for p in part], col("s"), *[exp.alias_(sum_(col(n)), n, quoted=True) for n in sums])
+        rs = rs.from_(table_ref("r")).group_by(*[p.copy() for p in part], col("s"))
+        if not self.needs.emd_equal:
+            return [("rs", rs)]
+        tot = exp.Window(this=sum_(col("cnt")), partition_by=[p.copy() for p in part])
+        with_tot = exp.select(exp.Star(), exp.alias_(tot, "tot", quoted=True)).from_(table_ref("rs0"))
+        rq = exp.select(*[col(n, "x") for n in ["c", *key_names, "s", *sums, "tot"]], col("q", "d"))
+        rq = rq.from_(exp.alias_(exp.Subquery(this=with_tot), "x", table=True, quoted=True))
+        rq = rq.join(table_ref(self.stats.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d")))
+        return [("rs0", rs), ("rs", rq)]
+
+    def _sensitive_aggs(self) -> list[exp.Expression]:
+        out = []
+        if self.needs.distinct_s:
+            out.append(exp.alias_(exp.Count(this=exp.Star()), "distinct_s", quoted=True))
+        if self.needs.entropy_s:
+            out.append(exp.alias_(sum_(exp.Mul(this=as_double(col("cnt")), expression=exp.Ln(this=as_double(col("cnt"))))), "nlogn_s", quoted=True))
+        if self.needs.emd_equal:
+            # 0.5 * (sum over present s of (|p - q| - q) + 1): absent values contribute q each
+            p = exp.Div(this=as_double(col("cnt")), expression=as_double(col("tot")))
+            term = exp.Sub(this=exp.Abs(this=exp.Sub(this=p, expression=col("q"))), expression=col("q"))
+            out.append(exp.alias_(exp.Mul(this=lit(0.5), expression=exp.Paren(this=exp.Add(this=sum_(term), expression=lit(1)))), "emd_equal", quoted=True))
+        return out
 
     def _mad_rows(self, ti: int, grouped: bool = True) -> object:
         """Sum of absolute deviations from the (lower) median: per candidate within its released
