@@ -99,7 +99,7 @@ def run_one(db, specs, search, k, sup, limit, metric="loss"):
                                    metric="lm" if search == "genetic" else metric, search_options=opts, dry_run=True)
     except sqlanon.errors.SqlanonError as err:
         return {"search": search, "error": str(err)[:160], "seconds": round(time.perf_counter() - started, 1)}
-    u = report.get("utility", {})
+    u = report.get("arx_quality", {})
     evaluations = report.get("heuristic", {}).get("evaluations") or report.get("evaluations") or report["nodes_evaluated"]
     return {
         "search": report["search"] if search != "auto" else f"auto->{report['search']}",
