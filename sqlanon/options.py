@@ -142,6 +142,21 @@ class GeneticOptions(SearchOptions):
     weights: Optional[str] = Field(None, description="weighted: KIND[:COLUMN]=W,... with KIND in lm, cm, cm-cost, regression.")
 
 
+class LightningOptions(SearchOptions):
+    """``--search lightning``: the time/step-limited heuristic lattice search (wide tables)."""
+
+    model_config = ConfigDict(title="lightning search options")
+    time_limit: Optional[float] = Field(None, gt=0, description="Stop after this many seconds (default 30).")
+    step_limit: Optional[int] = Field(None, ge=1, description="Stop after this many node evaluations (default: none).")
+    batch: int = Field(32, ge=1, description="Nodes evaluated by one statement.")
+
+
+class AutoOptions(LightningOptions):
+    """``--search auto``: optimal on small lattices, lightning (with these limits) on large ones."""
+
+    model_config = ConfigDict(title="auto search options")
+
+
 #: search name -> its options model (a search missing here reads only the common options)
 SEARCH_OPTIONS: dict[str, type[SearchOptions]] = {
     "optimal": OptimalOptions,
@@ -150,6 +165,8 @@ SEARCH_OPTIONS: dict[str, type[SearchOptions]] = {
     "bottom-up": BottomUpOptions,
     "top-down": TopDownOptions,
     "genetic": GeneticOptions,
+    "lightning": LightningOptions,
+    "auto": AutoOptions,
 }
 
 
