@@ -94,7 +94,7 @@ def main() -> None:
             engine.register_arrow(tname, generated_arrow(enc, gen))
             want_ds = seed < args.dissimilarity_runs
             r = compare_tables(engine, Source(kind="table", table=tname), src, enc.columns, 1, "all", dissimilarity_measure=want_ds, original=(enc, ct), original_patterns=orig_pat)
-            engine.execute(its.drop_table(tname))
+            engine.execute(its.drop_table(tname, engine.dialect))
             res.append(r)
         mean = lambda k: statistics.mean(r[k] for r in res if k in r)
         p = PAPER[name]
@@ -125,7 +125,7 @@ def main() -> None:
                 cts = krimp(es.db, cs.items, cs.support)
                 vals.append(dissimilarity(enc, LabelledCodeTable.of(ct, enc), es, LabelledCodeTable.of(cts, es)))
                 its.drop(engine, es)
-                engine.execute(its.drop_table(tname))
+                engine.execute(its.drop_table(tname, engine.dialect))
             print(f"{name:<8} {statistics.mean(vals):.3f}  (paper {internal[name]:.3f})", flush=True)
 
     print(f"\n== Laplace correction: exact E[NAS] | sampled NAS (mean of {args.runs}) | exact share of generated rows that copy an original row | ablation: E[NAS] with the correction on singletons only ==")
@@ -142,7 +142,7 @@ def main() -> None:
                 tname = engine.temp_name("gen")
                 engine.register_arrow(tname, generated_arrow(enc, generate(model, enc.n_rows, seed)))
                 vals.append(anonymity_scores(engine, Source(kind="table", table=tname), src, enc.columns)["nas"])
-                engine.execute(its.drop_table(tname))
+                engine.execute(its.drop_table(tname, engine.dialect))
             print(f"{name:<8} laplace {lap:>7}: E[NAS] {ex['nas']:.3f}  NAS {statistics.mean(vals):.3f}  "
                   f"copies {ex['original_share']:.3f}  | singletons-only E[NAS] {ex_abl['nas']:.3f} (copies {ex_abl['original_share']:.3f})", flush=True)
 

@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from sqlanon import release as release_mod
 from sqlanon.engine import connect, is_postgres_url
-from sqlanon.engine.postgres import redact
+from sqlanon.urls import redact
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.hierarchy import load_hierarchy
 from sqlanon.metrics import METRICS
@@ -31,89 +31,7 @@ from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice import Lattice, level_bounds
 from sqlanon.source import Source, col
 from sqlanon.stats import ClassNeeds, Statistics, if_
-
-
-def _default_memory_limit() -> str:
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        return f"{max(1, int(total * 0.5 / 2**30))}GB"
-    except (ValueError, OSError, AttributeError):
-        return "4GB"
-
-
-class Session:
-    """An engine, a source and the hierarchies of one run (shared by anonymize/check/sql)."""
-
-    def __init__(self, policy: Policy, progress: Callable[[str], None] | None = None, connection=None, read_only: bool = False) -> None:
-        self.policy = policy
-        self.progress = progress or (lambda message: None)
-        if connection is not None:
-            # a table of the caller's open connection: DuckDB (e.g. a dbt-duckdb model's session)
-            # or psycopg 3 (PostgreSQL)
-            from sqlanon.engine import DuckDBEngine, PostgresEngine
-
-            name = policy.table or policy.input
-            if not name:
-                raise ConfigError("with connection=..., name the input table (table=...)")
-            self.source = Source(kind="table", table=name, database=None)
-            if type(connection).__module__.startswith("psycopg"):
-                self.engine = PostgresEngine(connection=connection, memory_limit=policy.memory_limit)
-            else:
-                self.engine = DuckDBEngine(connection=connection, memory_limit=policy.memory_limit)
-            _require_table(self.engine, self.source)
-            return
-        self.source = Source.open(policy.input, policy.format, policy.table, policy.delimiter)
-        database = ":memory:"
-        if self.source.kind == "table":
-            database = self.source.database
-            if policy.output_table and policy.database and not is_postgres_url(database) and os.path.abspath(policy.database) != os.path.abspath(database):
-                raise ConfigError("--output-table writes into the input database; --database must name the same file")
-        elif policy.output_table:
-            if not policy.database:
-                raise ConfigError("--output-table with a file input needs --database PATH.duckdb to write into")
-            database = policy.database
-        if is_postgres_url(database):  # the server's memory is its own: set work_mem only when asked
-            self.engine = connect(database=database, memory_limit=policy.memory_limit)
-        else:
-            # a .duckdb input that is only read (check, sql, --dry-run, --output to a file) is opened
-            # read-only: it works on a read-only file and beside other readers of the warehouse
-            only_read = self.source.kind == "table" and (read_only or not (policy.output_table or policy.in_place))
-            self.engine = connect(database=database, memory_limit=policy.memory_limit or _default_memory_limit(), threads=policy.threads, read_only=only_read)
-        if self.source.kind == "table":
-            try:
-                _require_table(self.engine, self.source)
-            except BaseException:
-                self.engine.close()  # a refused input leaves no connection (and no file lock) behind
-                raise
-
-    def hierarchies(self, qis: dict[str, str]) -> list:
-        self.source.require_columns(self.engine, list(qis), "quasi-identifier column")
-        return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchy_delimiter) for column, spec in qis.items()]
-
-    def close(self) -> None:
-        self.engine.close()
-
-
-def _require_table(engine, source) -> None:
-    """Look the input table up in the catalog by its parsed parts (schema-aware, case as the
-    database treats it); refuse a missing one naming the table (or its missing schema)."""
-    from sqlanon.errors import EngineError
-    from sqlanon.table_name import TableName, lookup, schema_exists
-
-    where = redact(source.database) if source.database else "the connection"
-    parsed = TableName.parse(source.table, engine.dialect)
-    found = lookup(engine, parsed)
-    if found is not None:
-        source.resolved = found
-        return
-    try:  # not in the catalog under that spelling: a name only the database's search path finds
-        source.columns(engine)
-        return
-    except EngineError:
-        pass
-    if not schema_exists(engine, parsed):
-        raise ConfigError(f"schema {parsed.schema!r} of table {source.table!r} not found in {where}")
-    raise ConfigError(f"table {source.table!r} not found in {where}")
+from sqlanon.session import Session, _default_memory_limit, _require_table  # noqa: F401  (re-exported)
 
 
 def build_requirement(policy: Policy, rows: int | None = None) -> Requirement:
@@ -463,10 +381,10 @@ def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str,
         import sqlglot
 
         ran = [text for text in stats.engine.log if stats.base.table in text and text.lstrip().upper().startswith("CREATE")]
-        base = sqlglot.transpile(ran[0], read=stats.dialect, write=stats.dialect, pretty=True)[0] if ran else "(not recorded)"
+        base = sqlglot.transpile(ran[0], read=stats.dialect.name, write=stats.dialect.name, pretty=True)[0] if ran else "(not recorded)"
         return [
             ("base frequency set", base),
-            ("final node", stats.node_query(node, plan.requirement.predicate(), aggs, stats.base).sql(dialect=stats.dialect, pretty=True)),
+            ("final node", stats.node_query(node, plan.requirement.predicate(), aggs, stats.base).sql(dialect=stats.dialect.name, pretty=True)),
         ]
     except Exception as err:  # the report never fails a finished run over its SQL listing
         return [("unavailable", f"{type(err).__name__}: {err}")]
@@ -524,23 +442,22 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         node = plan.node if plan.node is not None else plan.recoding
         maps = [f"sqlanon_map{i}" for i in range(len(stats.qis))]
         out = []
+        # the statements are built for ``dialect`` by a copy of the statistics: the engine is
+        # neither read nor changed, and the source is named as that dialect names it
+        view = stats.for_dialect(dialect)
         rounds = None
-        if plan.local or policy.microaggregate:  # built (its small tables registered) on the input's engine
-            rounds = release_mod.rounds_query(stats, plan, policy.suppression, policy.drop_columns, policy.microaggregate)
-        original = session.engine.dialect
-        session.engine.dialect = dialect
-        try:
-            out.append(("base frequency set", stats.base_query().sql(dialect=dialect, pretty=True)))
-            out.append(("final node", stats.node_query(node, requirement.predicate(), metric.aggregates(stats, node) if plan.node is not None else [], stats.base).sql(dialect=dialect, pretty=True)))
-            if rounds is not None:  # local recoding / microaggregation: one release statement
-                out.append(("release", rounds.sql(dialect=dialect, pretty=True)))
-                return out
-            bad = "sqlanon_bad" if plan.suppressed_rows else None
-            if bad:
-                out.append(("suppressed classes", stats.bad_class_labels_create(node, requirement.predicate(), bad).sql(dialect=dialect, pretty=True)))
-            out.append(("release", release_mod.release_select(stats, maps, bad, policy.suppression, policy.drop_columns, release_mod.ungeneralized(stats, plan.recoding)).sql(dialect=dialect, pretty=True)))
-        finally:
-            session.engine.dialect = original
+        if plan.local or policy.microaggregate:  # its small tables registered on the input's engine
+            rounds = release_mod.rounds_query(stats, plan, policy.suppression, policy.drop_columns, policy.microaggregate, view=view)
+        render = view.dialect.render
+        out.append(("base frequency set", render(view.base_query(), pretty=True)))
+        out.append(("final node", render(view.node_query(node, requirement.predicate(), metric.aggregates(view, node) if plan.node is not None else [], view.base), pretty=True)))
+        if rounds is not None:  # local recoding / microaggregation: one release statement
+            out.append(("release", render(rounds, pretty=True)))
+            return out
+        bad = "sqlanon_bad" if plan.suppressed_rows else None
+        if bad:
+            out.append(("suppressed classes", render(view.bad_class_labels_create(node, requirement.predicate(), bad), pretty=True)))
+        out.append(("release", render(release_mod.release_select(view, maps, bad, policy.suppression, policy.drop_columns, release_mod.ungeneralized(stats, plan.recoding)), pretty=True)))
         return out
     finally:
         session.close()

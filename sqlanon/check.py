@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlanon.api import Session
+from sqlanon.session import Session
 from sqlanon.errors import ConfigError
 from sqlanon.hierarchy import load_hierarchy
 from sqlanon.plan import Recoding

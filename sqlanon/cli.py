@@ -489,7 +489,7 @@ def hierarchy_import(
         return store_hierarchy(database, h, table_name, overwrite)
 
     name = _run(go)
-    from sqlanon.engine.postgres import redact
+    from sqlanon.urls import redact
 
     typer.echo(f"stored hierarchy for {column!r} as table {name} in {redact(database)} (use it as --qi {column}=table:{name})")
 

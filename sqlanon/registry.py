@@ -19,7 +19,7 @@ def default_registry_for(path: str) -> str:
 
 def _without_passwords(value):
     """The entry with every ``postgresql://user:password@...`` URL in it redacted."""
-    from sqlanon.engine.postgres import is_postgres_url, redact
+    from sqlanon.urls import is_postgres_url, redact
 
     if isinstance(value, dict):
         return {k: _without_passwords(v) for k, v in value.items()}

@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from sqlanon import registry
 from sqlanon.errors import ConfigError, SqlanonError
-from sqlanon.source import drop_table, col, table_ref
+from sqlanon.source import col, table_ref
 from sqlanon.stats import as_varchar, lit
 from sqlanon.table_name import BASE_TABLE, VIEW, TableName, lookup, schema_exists
 
@@ -81,7 +81,7 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
     QIs in ``ungeneralized`` (indexes; left at level 0) keep the source column and its type,
     unless masked rows need the text ``*`` in them; generalized QIs are text (VARCHAR)."""
     engine, source = stats.engine, stats.source
-    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
     q = exp.select().from_(src)
     qi_index = {name: i for i, name in enumerate(stats.qis)}
     for i, name in enumerate(stats.qis):
@@ -113,9 +113,9 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
 
 def input_hash(engine, source) -> str:
     """Order-independent hash of every input row (to tie a release to its input)."""
-    from sqlanon.stats import format_input_hash, row_hash_expr
+    from sqlanon.stats import format_input_hash
 
-    h = row_hash_expr(source.column_names(engine), None, engine.dialect)
+    h = engine.dialect.row_hash(source.column_names(engine))
     q = exp.select(exp.Count(this=exp.Star()), exp.Anonymous(this="bit_xor", expressions=[h])).from_(engine.source_from(source))
     n, x = engine.fetch_one(q)
     return format_input_hash(n, x)
@@ -126,9 +126,10 @@ def ungeneralized(stats, recoding) -> set[int]:
     return {i for i, h in enumerate(stats.hierarchies) if recoding.values(i) == h.leaves}
 
 
-def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate=None):
+def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate=None, view=None):
     """The release of a plan with local recoding rounds and/or microaggregated columns
-    (:mod:`sqlanon.release_rounds`); registers its small tables on the engine."""
+    (:mod:`sqlanon.release_rounds`); registers its small tables on the engine. ``view`` (a
+    :meth:`Statistics.for_dialect` copy) builds the final select for another dialect."""
     from sqlanon.release_rounds import round_maps, rounds_select
 
     steps = plan.local or []
@@ -145,7 +146,7 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
         name = stats.engine.temp_name(f"bad{r}")
         stats.engine.execute(round_stats.bad_class_labels_create(node, ok, name))
         bads.append(name)
-    return rounds_select(stats, maps, bads, suppression, drop_columns, microaggregate)
+    return rounds_select(view or stats, maps, bads, suppression, drop_columns, microaggregate)
 
 
 def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None) -> exp.Select:
@@ -255,15 +256,15 @@ def _write_table(engine, query, target: Target, source, entry: dict, fail_after_
         if target.kind == "table":
             existing = check_target(engine, target, source)
             if existing is not None:  # replaced under the name the catalog has for it
-                engine.execute(drop_table(existing.expression()))
+                engine.execute(engine.dialect.drop_table(existing.expression()))
             created = existing or TableName.parse(name, engine.dialect)
-            engine.execute(exp.Create(this=created.expression(), kind="TABLE", expression=query))
+            engine.execute(engine.dialect.create_table(created.expression(), query))
         else:
             check_target(engine, target, source)
             original = source.table_name(engine.dialect)
             tmp = original.sibling(f"{original.name}__sqlanon_new")
-            engine.execute(exp.Create(this=tmp.expression(), kind="TABLE", expression=query))
-            engine.execute(drop_table(original.expression()))
+            engine.execute(engine.dialect.create_table(tmp.expression(), query))
+            engine.execute(engine.dialect.drop_table(original.expression()))
             engine.execute(exp.Alter(this=tmp.expression(), kind="TABLE", actions=[exp.AlterRename(this=table_ref(original.name))]))
         release_id = registry.record(engine, entry)
         if fail_after_write:

@@ -44,7 +44,7 @@ def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: s
     engine, source = stats.engine, stats.source
     micro = dict(micro or {})
     n = len(stats.qis)
-    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
     q = exp.select().from_(src)
     for i, name in enumerate(stats.qis):
         q = q.join(table_ref(maps[i], alias=f"m{i}"), on=exp.EQ(this=col("leaf", f"m{i}"), expression=as_varchar(col(name, "src"))), join_type="inner")

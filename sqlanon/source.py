@@ -127,7 +127,7 @@ class Source:
 
     def describe(self) -> str:
         if self.kind == "table":
-            from sqlanon.engine.postgres import redact
+            from sqlanon.urls import redact
 
             return f"{redact(self.database) if self.database else 'connection'}:{self.table}"
         return f"{self.kind}:{self.path}"

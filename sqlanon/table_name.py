@@ -41,6 +41,7 @@ class TableName:
 
     @classmethod
     def parse(cls, text: str, dialect: str = "duckdb") -> "TableName":
+        dialect = str(dialect)  # a sqlanon.dialect object or its name
         text = str(text).strip()
         if not text:
             raise ConfigError("empty table name")

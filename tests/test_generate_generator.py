@@ -265,7 +265,7 @@ def test_nas_falls_with_laplace_on_unique_rows(tmp_path):
             name = engine.temp_name("g")
             engine.register_arrow(name, generated_arrow(enc, generate(m, enc.n_rows, seed)))
             vals.append(anonymity_scores(engine, Source(kind="table", table=name), src, cols)["nas"])
-            engine.execute(its.drop_table(name))
+            engine.execute(its.drop_table(name, engine.dialect))
         return float(np.mean(vals))
 
     lo, hi = sampled(models[0.001]), sampled(models[100.0])

@@ -1,12 +1,15 @@
-"""Golden SQL: each statistic's generated SQL, pretty-printed, is compared with a checked-in file
-in tests/golden/ (one file per statistic). Regenerate with
+"""Golden SQL: each statistic's generated SQL, pretty-printed, per dialect, is compared with a
+checked-in file ``tests/golden/<dialect>/<statistic>.sql``. Regenerate with
 
     SQLANON_UPDATE_GOLDEN=1 pytest tests/test_golden_sql.py
 
-Every golden query also transpiles to spark and postgres, and rendered for those dialects (the
-engine's dialect set to them, the source a plain table, as ``sqlanon.api.plan_sql`` does) no
-DuckDB-only lookup (``LIST_EXTRACT``) or file reader (``read_csv``) survives. The CASE-shaped node
-queries are run on DuckDB too and must give the same answers as the list-lookup shape.
+The statements are built for each dialect by :meth:`Statistics.for_dialect` (the dialect object
+owns the shapes; the engine is never touched): DuckDB reads the CSV with its reader and looks codes
+up in ``list_extract`` lists; PostgreSQL indexes ``(ARRAY[..])[code + 1]``; Spark indexes its
+0-based ``ARRAY(..)[code]`` and caches temp tables (``CACHE TABLE``). No DuckDB-only lookup or
+file reader survives in another dialect, every rendering parses back in its own dialect, and the
+PostgreSQL node queries (transpiled to DuckDB) answer exactly like DuckDB's. The Spark renderings
+are run on Spark by ``tests/test_spark.py``.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from sqlanon.metrics import METRICS
 from sqlanon.plan import Recoding
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
 from sqlanon.release import release_select
-from sqlanon.source import Source, table_ref
+from sqlanon.source import Source
 from sqlanon.stats import ClassNeeds, Statistics
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("SQLANON_UPDATE_GOLDEN") == "1"
+DIALECTS = ("duckdb", "postgres", "spark")
 OTHER_DIALECTS = ("spark", "postgres")
 NODE = (1, 1)
 
@@ -88,30 +92,28 @@ def _in_golden_dir(monkeypatch):
     monkeypatch.chdir(GOLDEN)
 
 
-def compare(name: str, expression: exp.Expression) -> str:
-    text = normalize(expression.sql(dialect="duckdb", pretty=True))
-    path = GOLDEN / f"{name}.sql"
-    if UPDATE:
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"missing golden file {path}; run SQLANON_UPDATE_GOLDEN=1 pytest {__file__}"
-    assert text == path.read_text(encoding="utf-8"), f"{name}: generated SQL differs from {path} (SQLANON_UPDATE_GOLDEN=1 to accept)"
-    for dialect in OTHER_DIALECTS:
-        out = sqlglot.transpile(path.read_text(encoding="utf-8"), read="duckdb", write=dialect, pretty=True)
-        assert len(out) == 1 and out[0].strip()
-    return text
+def compare(name: str, build, stats) -> dict[str, str]:
+    """Render ``build(stats_for_dialect)`` for every dialect and compare with its golden file;
+    returns ``{dialect: text}``."""
+    out = {}
+    for dialect in DIALECTS:
+        view = stats.for_dialect(dialect)
+        text = normalize(view.dialect.render(build(view), pretty=True))
+        path = GOLDEN / dialect / f"{name}.sql"
+        if UPDATE:
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        assert path.exists(), f"missing golden file {path}; run SQLANON_UPDATE_GOLDEN=1 pytest {__file__}"
+        assert text == path.read_text(encoding="utf-8"), f"{name} ({dialect}): generated SQL differs from {path} (SQLANON_UPDATE_GOLDEN=1 to accept)"
+        if dialect != "duckdb":
+            assert_portable(text, dialect)
+        out[dialect] = text
+    return out
 
 
-def render_for(stats, dialect: str, build):
-    """Render with the engine's dialect set to ``dialect`` and the source a plain table."""
-    engine = stats.engine
-    original_dialect, original_from = engine.dialect, engine.source_from
-    engine.dialect = dialect
-    engine.source_from = lambda source: table_ref("source")
-    try:
-        return build().sql(dialect=dialect, pretty=True)
-    finally:
-        engine.dialect = original_dialect
-        engine.source_from = original_from
+def _duck_source(stats) -> str:
+    """DuckDB's FROM item for the fixture (to run another dialect's statement, transpiled, here)."""
+    return stats.source_item.sql(dialect="duckdb")
 
 
 def assert_portable(text: str, dialect: str) -> None:
@@ -119,16 +121,17 @@ def assert_portable(text: str, dialect: str) -> None:
     assert "LIST_EXTRACT" not in upper, f"{dialect}: a DuckDB list lookup survived:\n{text}"
     assert "READ_CSV" not in upper and "READ_PARQUET" not in upper, f"{dialect}: a file reader survived:\n{text}"
     assert "GROUP BY ALL" not in upper and "EXCLUDE" not in upper
+    if dialect == "spark":
+        assert "TEMPORARY" not in upper, f"spark: a lazy temporary view instead of CACHE TABLE:\n{text}"
     sqlglot.parse_one(text, read=dialect)  # it parses back in its own dialect
 
 
 def test_base_frequency_set():
     stats, _ = make_stats([KAnonymity(2)])
     try:
-        text = compare("base_frequency_set", stats.base_query())
-        assert "read_csv" in text.lower() and "GROUP BY" in text
-        for dialect in OTHER_DIALECTS:
-            assert_portable(render_for(stats, dialect, stats.base_query), dialect)
+        texts = compare("base_frequency_set", lambda s: s.base_query(), stats)
+        assert "read_csv" in texts["duckdb"].lower() and "GROUP BY" in texts["duckdb"]
+        assert all('"source"' in texts[d] or "`source`" in texts[d] for d in OTHER_DIALECTS)
         # it answers: 10 rows, 8 distinct (age, zip) tuples
         rows = stats.engine.fetch_all(stats.base_query())
         assert sum(r[-1] for r in rows) == 10 and len(rows) == 8
@@ -142,20 +145,18 @@ def test_node_query(name):
     metric = METRICS[metric_name]() if metric_name else None
     stats, req = make_stats(models, sensitive, class_column, metric)
     try:
-        q = node_query(stats, req, metric)
-        text = compare(name, q)
-        assert "list_extract" in text.lower()  # the DuckDB shape: inline integer list lookups
-        native = stats.engine.fetch_all(q)
-        for dialect in OTHER_DIALECTS:
-            other = render_for(stats, dialect, lambda: node_query(stats, req, metric))
-            assert_portable(other, dialect)
-            # PostgreSQL indexes a literal array (1-based, like DuckDB); Spark gets CASE lookups
-            assert ("ARRAY[" in other) if dialect == "postgres" else ("CASE" in other and "ARRAY(" not in other)
-            # either shape answers exactly like DuckDB's list lookups
-            back = sqlglot.transpile(other, read=dialect, write="duckdb")[0]
-            portable = stats.engine.fetch_all(back)
-            assert len(native) == len(portable) == 1
-            assert native[0] == pytest.approx(portable[0])
+        texts = compare(name, lambda s: node_query(s, req, metric), stats)
+        assert "list_extract" in texts["duckdb"].lower()  # the DuckDB shape: inline integer list lookups
+        assert "ARRAY[" in texts["postgres"]  # PostgreSQL indexes a 1-based literal array
+        # Spark indexes its 0-based arrays with the code itself: never ``code + 1``
+        assert "ARRAY(" in texts["spark"] and not re.search(r"\)\[[^]]*\+ 1\]", texts["spark"])
+        native = stats.engine.fetch_all(node_query(stats, req, metric))
+        # PostgreSQL's shape answers exactly like DuckDB's list lookups
+        pg = stats.for_dialect("postgres")
+        back = sqlglot.transpile(pg.dialect.render(node_query(pg, req, metric)), read="postgres", write="duckdb")[0]
+        portable = stats.engine.fetch_all(back.replace('"source"', _duck_source(stats)))
+        assert len(native) == len(portable) == 1
+        assert native[0] == pytest.approx(portable[0])
         classes, rows, min_class, max_class, suppressed, bad = native[0][:6]
         # classes at (1, 1): ([20, 40[, 130**) 5 rows, ([40, 60[, 148**) 2, ([20, 40[, 148**) 2, ([40, 60[, 130**) 1
         assert (classes, rows, min_class, max_class) == (4, 10, 1, 5)
@@ -170,10 +171,9 @@ def test_bad_class_labels():
     stats, req = make_stats([KAnonymity(3)])
     try:
         create = stats.bad_class_labels_create(NODE, req.predicate(), "sqlanon_bad")
-        text = compare("bad_class_labels", create)
-        assert "TEMPORARY" in text.upper()
-        for dialect in OTHER_DIALECTS:
-            assert_portable(render_for(stats, dialect, lambda: stats.bad_class_labels_create(NODE, req.predicate(), "sqlanon_bad")), dialect)
+        texts = compare("bad_class_labels", lambda s: s.bad_class_labels_create(NODE, req.predicate(), "sqlanon_bad"), stats)
+        assert "TEMPORARY" in texts["duckdb"].upper() and "TEMPORARY" in texts["postgres"].upper()
+        assert texts["spark"].startswith("CACHE TABLE")  # materialized now, never a lazy view
         stats.engine.execute(create)
         bad = sorted(stats.engine.fetch_all("SELECT * FROM sqlanon_bad"))
         # classes under k=3 at (1, 1): all but ([20, 40[, 130**) (5 rows)
@@ -187,10 +187,9 @@ def test_release_select():
     try:
         maps = ["sqlanon_map0", "sqlanon_map1"]
         q = release_select(stats, maps, "sqlanon_bad", "mask", ())
-        text = compare("release_select", q)
-        assert "LEFT JOIN" in text.upper() and "OVER" not in text.upper()  # anti join shape, no window
-        for dialect in OTHER_DIALECTS:
-            assert_portable(render_for(stats, dialect, lambda: release_select(stats, maps, "sqlanon_bad", "mask", ())), dialect)
+        texts = compare("release_select", lambda s: release_select(s, maps, "sqlanon_bad", "mask", ()), stats)
+        for text in texts.values():
+            assert "LEFT JOIN" in text.upper() and "OVER" not in text.upper()  # anti join shape, no window
         # run it: the mapping tables for the node, the suppressed classes, then the release
         import pyarrow as pa
 
@@ -211,8 +210,22 @@ def test_release_select():
 
 def test_every_golden_file_is_used():
     names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", *NODE_CASES}
-    on_disk = {p.stem for p in GOLDEN.glob("*.sql")}
-    assert on_disk == names
+    for dialect in DIALECTS:
+        on_disk = {p.stem for p in (GOLDEN / dialect).glob("*.sql")}
+        assert on_disk == names, dialect
+    assert not list(GOLDEN.glob("*.sql")), "golden files live in one folder per dialect"
+
+
+def test_building_never_touches_the_engine():
+    """Rendering for another dialect neither reads nor changes the engine's dialect."""
+    stats, req = make_stats([KAnonymity(2)])
+    try:
+        before = stats.engine.dialect
+        for dialect in DIALECTS:
+            stats.for_dialect(dialect).node_query(NODE, req.predicate(), [], stats.base)
+        assert stats.engine.dialect is before and stats.dialect is before
+    finally:
+        stats.engine.close()
 
 
 BATCH_NODES = [(0, 0), (1, 1), (1, 2), (2, 1)]
@@ -225,25 +238,23 @@ def batch_query(stats, req, metric):
 
 
 def test_node_batch():
-    """The batch statement (node table joined to the set, grouped by node id): golden, portable,
-    and every dialect's shape answers exactly like one statement per node."""
+    """The batch statement (node table joined to the set, grouped by node id): golden per dialect,
+    and DuckDB's and PostgreSQL's shapes answer exactly like one statement per node."""
     metric = METRICS["lm"]()
     stats, req = make_stats([KAnonymity(2)], metric=metric)
     try:
+        texts = compare("node_batch", lambda s: batch_query(s, req, metric), stats)
+        assert "VALUES" in texts["duckdb"].upper() and '"nid"' in texts["duckdb"]
         q = batch_query(stats, req, metric)
-        text = compare("node_batch", q)
-        assert "VALUES" in text.upper() and '"nid"' in text
         native = sorted(stats.engine.fetch_all(q), key=lambda r: r[-1])
         assert [r[-1] for r in native] == list(range(len(BATCH_NODES)))
         for node, row in zip(BATCH_NODES, native):
             one = stats.engine.fetch_all(stats.node_query(node, req.predicate(), aggregates_of_node(metric, stats, node), stats.base))[0]
             assert row[:-1] == pytest.approx(one)
-        for dialect in OTHER_DIALECTS:
-            other = render_for(stats, dialect, lambda: batch_query(stats, req, metric))
-            assert_portable(other, dialect)
-            back = sqlglot.transpile(other, read=dialect, write="duckdb")[0]
-            portable = sorted(stats.engine.fetch_all(back), key=lambda r: r[-1])
-            assert [float(v) for r in portable for v in r] == pytest.approx([float(v) for r in native for v in r])
+        pg = stats.for_dialect("postgres")
+        back = sqlglot.transpile(pg.dialect.render(batch_query(pg, req, metric)), read="postgres", write="duckdb")[0]
+        portable = sorted(stats.engine.fetch_all(back), key=lambda r: r[-1])
+        assert [float(v) for r in portable for v in r] == pytest.approx([float(v) for r in native for v in r])
     finally:
         stats.engine.close()
 

@@ -10,13 +10,18 @@ from typing import Any, Iterator
 import pyarrow as pa
 from sqlglot import exp
 
+from sqlanon.dialect import DUCKDB, Dialect
+
 
 _sql_log = logging.getLogger("sqlanon.sql")
 
 class Engine:
-    """Runs SQL. Subclasses implement ``_run`` (execute and fully consume) and the few hooks below."""
+    """Runs SQL. Subclasses implement ``_run`` (execute and fully consume) and the few hooks below.
 
-    dialect = "duckdb"
+    ``dialect`` is the engine's :class:`sqlanon.dialect.Dialect`: statements are built for it
+    by the SQL builders and rendered by it here; the engine never builds SQL shapes itself."""
+
+    dialect: Dialect = DUCKDB
 
     def __init__(self) -> None:
         self.queries = 0
@@ -34,9 +39,10 @@ class Engine:
         """Create a temporary table ``name`` holding a small Arrow table (hierarchies, codes)."""
         raise NotImplementedError
 
-    def source_from(self, source) -> exp.Expression:  # pragma: no cover
-        """Return a FROM item for a :class:`sqlanon.source.Source`; reading files is the engine's job."""
-        raise NotImplementedError
+    def source_from(self, source) -> exp.Expression:
+        """A FROM item for a :class:`sqlanon.source.Source`; reading files is the engine's job
+        (by default the dialect's way of naming it)."""
+        return self.dialect.source_from(source)
 
     def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:  # pragma: no cover
         """Write the rows of ``query`` to ``path`` as ``parquet`` or ``csv`` (with a header)."""
@@ -58,9 +64,7 @@ class Engine:
 
     # -- shared ---------------------------------------------------------------------------------
     def sql_text(self, expression: exp.Expression | str) -> str:
-        if isinstance(expression, str):
-            return expression
-        return expression.sql(dialect=self.dialect)
+        return self.dialect.render(expression)
 
     def _go(self, expression, fetch: str, params=None):
         sql = self.sql_text(expression)
@@ -110,11 +114,10 @@ class Engine:
     def drop_temps(self) -> None:
         """Drop every table named by :meth:`temp_name` (on a borrowed connection, at close)."""
         from sqlanon.errors import EngineError
-        from sqlanon.source import drop_table, table_ref
 
         for name in self._temps:
             with contextlib.suppress(EngineError):
-                self.execute(drop_table(table_ref(name), if_exists=True))
+                self.execute(self.dialect.drop_temp(name))
         self._temps.clear()
 
 

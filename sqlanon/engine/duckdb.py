@@ -10,6 +10,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from sqlanon.dialect import DUCKDB
 from sqlanon.engine.base import Engine, one_line
 from sqlanon.errors import ConfigError, EngineError
 
@@ -45,7 +46,7 @@ def is_duckdb_file(path: str) -> bool:
 class DuckDBEngine(Engine):
     """DuckDB, in memory or on a ``.duckdb`` file. Results are always consumed fully."""
 
-    dialect = "duckdb"
+    dialect = DUCKDB
 
     def __init__(
         self,
@@ -125,60 +126,9 @@ class DuckDBEngine(Engine):
         finally:
             self.con.unregister(view)
 
-    def source_from(self, source) -> exp.Expression:
-        """Name the source: a table for ``.duckdb`` inputs, a reader function for files. When the
-        SQL is being rendered for another dialect (``sqlanon sql --dialect``), file readers are
-        DuckDB's own, so the source is named as a plain table ``source`` there."""
-        if self.dialect != "duckdb":
-            from sqlanon.source import table_ref
-
-            return table_ref("source") if source.kind != "table" else source.table_expression()
-        if source.kind == "table":
-            return source.table_expression()
-        if source.kind == "parquet":
-            paths = source.paths()
-            arg = (
-                exp.Array(expressions=[exp.Literal.string(p) for p in paths])
-                if len(paths) > 1
-                else exp.Literal.string(paths[0])
-            )
-            return exp.Table(this=exp.Anonymous(this="read_parquet", expressions=[arg]))
-        if source.kind == "csv" and source.all_varchar:
-            # the header names the columns and every row must have as many fields: a ragged row is
-            # an error naming its line, never a row read by a sniffer's guess (DuckDB's sniffer
-            # can read a ragged file as one column, or as no rows)
-            header = source.csv_header()
-            columns = exp.Struct(expressions=[exp.PropertyEQ(this=exp.Literal.string(c), expression=exp.Literal.string("VARCHAR")) for c in header])
-            args: list[exp.Expression] = [exp.Literal.string(source.path)]
-            opts = {"delim": source.delimiter or ",", "header": True, "auto_detect": False, "quote": '"', "escape": '"', "columns": columns}
-            for key, value in opts.items():
-                if isinstance(value, bool):
-                    val = exp.Boolean(this=value)
-                elif isinstance(value, exp.Expression):
-                    val = value
-                else:
-                    val = exp.Literal.string(value)
-                args.append(exp.PropertyEQ(this=exp.to_identifier(key), expression=val))
-            return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))
-        if source.kind == "csv":
-            args = [exp.Literal.string(source.path)]
-            for key, value in {"delim": source.delimiter or ",", "header": True}.items():
-                val = exp.Boolean(this=value) if isinstance(value, bool) else exp.Literal.string(value)
-                args.append(exp.PropertyEQ(this=exp.to_identifier(key), expression=val))
-            return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))
-        raise ConfigError(f"unknown source kind {source.kind!r}")
-
     def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
         """``COPY (query) TO path``: DuckDB writes the file itself, rows never reach Python."""
-        if kind == "parquet":
-            params = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
-        else:
-            params = [
-                exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("CSV")),
-                exp.CopyParameter(this=exp.var("HEADER"), expression=exp.Boolean(this=True)),
-                exp.CopyParameter(this=exp.var("DELIMITER"), expression=exp.Literal.string(delimiter)),
-            ]
-        self.execute(exp.Copy(this=exp.Subquery(this=query), kind=False, files=[exp.Literal.string(path)], params=params))
+        self.execute(self.dialect.copy_to(query, path, kind, delimiter))
 
     def in_transaction(self) -> bool:
         """Is an explicit transaction open? (Outside one, every statement gets a new id.)"""

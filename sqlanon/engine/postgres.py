@@ -6,7 +6,7 @@ What differs from the embedded engine, and where it is handled:
   DuckDB's to read (:meth:`PostgresEngine.source_from` refuses them with a clear error);
 * small Arrow tables (hierarchy code tables) are loaded into temporary tables with ``COPY``;
 * node queries generalize codes by indexing a literal array, ``(ARRAY[...])[code + 1]`` (1-based
-  like DuckDB's lists, which are bound as parameters there; :func:`sqlanon.stats.lookup`);
+  like DuckDB's lists, which are bound as parameters there; :mod:`sqlanon.dialect.postgres`);
 * the input hash is ``hashtextextended`` of the row's text form (DuckDB uses ``hash``), so hashes
   are comparable between runs on the same engine only.
 
@@ -23,10 +23,11 @@ from typing import Any, Iterator
 import pyarrow as pa
 from sqlglot import exp
 
+from sqlanon.dialect import POSTGRES
 from sqlanon.engine.base import Engine, one_line
 from sqlanon.errors import ConfigError, EngineError
+from sqlanon.urls import is_postgres_url, redact  # noqa: F401  (re-exported)
 
-URL_PREFIXES = ("postgresql://", "postgres://")
 PARQUET_BATCH = 50_000
 
 _ARROW_TO_PG = {
@@ -44,14 +45,10 @@ _ARROW_TO_PG = {
 }
 
 
-def is_postgres_url(text: str | None) -> bool:
-    return bool(text) and str(text).startswith(URL_PREFIXES)
-
-
 class PostgresEngine(Engine):
     """A PostgreSQL database named by a ``postgresql://`` URL."""
 
-    dialect = "postgres"
+    dialect = POSTGRES
 
     def __init__(self, database: str | None = None, memory_limit: str | None = None, threads: int | None = None, connection=None, **_: Any) -> None:
         super().__init__()
@@ -193,15 +190,6 @@ class PostgresEngine(Engine):
                 yield
         except self._psycopg.Error as err:
             raise EngineError(one_line(err)) from None
-
-
-def redact(url: str) -> str:
-    """The URL without its password (for messages)."""
-    head, sep, rest = url.partition("://")
-    if "@" in rest:
-        cred, at, host = rest.rpartition("@")
-        return f"{head}{sep}{cred.split(':', 1)[0]}{at}{host}"
-    return url
 
 
 def _pg_memory(limit: str) -> str:

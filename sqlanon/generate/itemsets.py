@@ -32,7 +32,7 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.generate.krimp import MAX_COLUMNS, WeightedDatabase
 from sqlanon.source import Source, col, table_ref
-from sqlanon.stats import as_varchar, create_temp, lit, sum_
+from sqlanon.stats import as_varchar, lit, sum_
 
 _RUN = re.compile(r"(\d+)")
 
@@ -84,7 +84,7 @@ def encode(engine, source: Source, columns: list[str]) -> Encoded:
     vals = [exp.alias_(as_varchar(col(c, "src")), f"v{i}", quoted=True) for i, c in enumerate(columns)]
     q = exp.select(*vals, exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True)).from_(src)
     q = q.group_by(*[as_varchar(col(c, "src")) for c in columns])
-    engine.execute(create_temp(raw, q))
+    engine.execute(engine.dialect.create_temp(raw, q))
     # 2. the item alphabet: distinct values per column with counts (small)
     parts = []
     for i in range(len(columns)):
@@ -123,8 +123,8 @@ def encode(engine, source: Source, columns: list[str]) -> Encoded:
             exp.NullSafeEQ(this=col("v", f"t{i}"), expression=col(f"v{i}", "r")),
         )
         sel = sel.join(table_ref(items, alias=f"t{i}"), on=cond, join_type="inner")
-    engine.execute(create_temp(fs, sel))
-    engine.execute(drop_table(raw))
+    engine.execute(engine.dialect.create_temp(fs, sel))
+    engine.execute(drop_table(raw, engine.dialect))
     arrow = engine.fetch_arrow(exp.select(*[col(_code(i)) for i in range(len(columns))], col("cnt")).from_(table_ref(fs)))
     rows = np.stack([arrow.column(_code(i)).to_numpy() for i in range(len(columns))], axis=1).astype(np.int64)
     weights = arrow.column("cnt").to_numpy().astype(np.int64)
@@ -242,10 +242,10 @@ def _run_level(engine, table, m, subsets, min_sup, closed, batch: int = 512):
     return np.concatenate(codes_l), np.concatenate(sup_l), np.concatenate(closed_l), present
 
 
-def drop_table(name: str) -> exp.Drop:
-    """``DROP TABLE IF EXISTS name`` (sqlglot 30 names the tables in ``tables=``)."""
-    return exp.Drop(tables=[table_ref(name)], kind="TABLE", exists=True)
+def drop_table(name: str, dialect) -> exp.Expression:
+    """Drop the temporary table ``name`` in ``dialect``'s shape (Spark: a cached view)."""
+    return dialect.drop_temp(name)
 
 
 def drop(engine, enc: Encoded) -> None:
-    engine.execute(drop_table(enc.table))
+    engine.execute(drop_table(enc.table, engine.dialect))

@@ -148,7 +148,7 @@ def run(
     }
     written = write_release(engine, release_query(name, list(columns), types), target, source, entry, registry_path)
     phases["write"] = time.perf_counter() - t
-    engine.execute(its.drop_table(name))
+    engine.execute(its.drop_table(name, engine.dialect))
     its.drop(engine, enc)
     result.update({"output": written.get("output"), "release_id": written.get("release_id")})
     result["phases"] = phases

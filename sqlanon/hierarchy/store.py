@@ -7,7 +7,7 @@ from sqlglot import exp
 from sqlanon.engine import connect
 from sqlanon.errors import ConfigError
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.source import drop_table, table_ref
+from sqlanon.source import table_ref
 
 
 def store_hierarchy(database: str, hierarchy: Hierarchy, name: str | None = None, overwrite: bool = False) -> str:
@@ -23,10 +23,10 @@ def store_hierarchy(database: str, hierarchy: Hierarchy, name: str | None = None
             if exists and not overwrite:
                 raise ConfigError(f"table {name!r} already exists in {database} (use --overwrite)")
             if exists:
-                engine.execute(drop_table(table_ref(name)))
+                engine.execute(engine.dialect.drop_table(table_ref(name)))
             tmp = engine.temp_name("hier")
             engine.register_arrow(tmp, hierarchy.mapping_table())
-            engine.execute(exp.Create(this=table_ref(name), kind="TABLE", expression=exp.select("*").from_(table_ref(tmp))))
+            engine.execute(engine.dialect.create_table(table_ref(name), exp.select("*").from_(table_ref(tmp))))
         return name
     finally:
         engine.close()

@@ -15,6 +15,7 @@ import itertools
 import numpy as np
 
 from sqlanon.search.lattice import Lattice
+from sqlanon.search import optimal
 from sqlanon.search.optimal import TOL, priors
 
 
@@ -22,8 +23,6 @@ def run(lattice: Lattice, **options) -> object:
     if not lattice.requirement.monotone:
         # Incognito's subset pruning needs monotonicity, which entropy l-diversity and t-closeness
         # lose with a suppression budget: the bound-ordered optimal search is exact without it
-        from sqlanon.search import optimal
-
         result = optimal.run(lattice, **options)
         result.trace.append({"fallback": "optimal (requirement not monotone with suppression)"})
         return result

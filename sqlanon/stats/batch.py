@@ -222,11 +222,11 @@ def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, 
     for start in range(0, len(nodes), step):
         chunk = [tuple(int(v) for v in n) for n in nodes[start : start + step]]
         groups = layout(stats, chunk)
-        if stats.dialect == "duckdb":
+        if stats.dialect.binds_lists:
             key = (tuple((frm.table, meet is not None) for _, _, frm, meet in groups), ok.sql(), metric.name if metric is not None else None, tuple(metric.weights) if metric is not None and metric.weights else None)
             sql = cache.get(key)
             if sql is None:
-                sql = stats.engine.sql_text(build(stats, groups, ok, metric, Params()))
+                sql = stats.dialect.render(build(stats, groups, ok, metric, Params()))
                 cache[key] = sql
             params = batch_params(stats, groups, metric)
             rows = stats.engine.fetch_all(sql, params)

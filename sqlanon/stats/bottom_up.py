@@ -32,17 +32,9 @@ from typing import Sequence
 from sqlglot import exp
 
 from sqlanon.source import col, table_ref
-from sqlanon.stats.core import and_all, create_temp, if_, lit, lookup, sum_
+from sqlanon.stats.build import add_all, and_all, as_bigint as _bigint, as_double as _double, if_, lit, lookup, sum_
 
 LN2 = math.log(2.0)
-
-
-def _bigint(e: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=e, to=exp.DataType.build("BIGINT"))
-
-
-def _double(e: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=e, to=exp.DataType.build("DOUBLE"))
 
 
 def _xlogx(e: exp.Expression) -> exp.Expression:
@@ -82,16 +74,14 @@ class Probe:
 class VidTable:
     """The vid table (TEA index) in the database, and every statement the search runs on it."""
 
-    def __init__(self, engine, n_attrs: int, n_classes: int) -> None:
+    def __init__(self, engine, n_attrs: int, n_classes: int, dialect=None) -> None:
         self.engine = engine
+        #: statements are built for this dialect (the engine's by default)
+        self.dialect = dialect if dialect is not None else engine.dialect
         self.n = n_attrs
         self.m = max(1, n_classes)
         self.name = engine.temp_name("bu_vid")
         self._probes = 0
-
-    @property
-    def dialect(self) -> str:
-        return self.engine.dialect
 
     def qname(self, i: int) -> str:
         return f"q{i}"
@@ -132,7 +122,7 @@ class VidTable:
         q = exp.select(*sel).from_(table_ref(base_table))
         if keys:
             q = q.group_by(*[k.copy() for k in keys])
-        return create_temp(self.name, q)
+        return self.dialect.create_temp(self.name, q)
 
     def create(self, base_table: str, classes: Sequence[str] | None, leaf_nodes=None) -> int:
         self.engine.execute(self.create_query(base_table, classes, leaf_nodes))
@@ -142,7 +132,7 @@ class VidTable:
         return int(self.engine.scalar(exp.select(_count_star()).from_(table_ref(self.name))))
 
     def drop(self) -> None:
-        self.engine.execute(drop_table(self.name))
+        self.engine.execute(self.dialect.drop_temp(self.name))
 
     # -- the paper's O[i] --------------------------------------------------------------------------
     def count_histogram_query(self, K: int) -> exp.Select:
@@ -337,7 +327,7 @@ class VidTable:
         """Apply G to a side table (the vids it generalizes, merged) and measure it."""
         self._probes += 1
         table = self.engine.temp_name("bu_new")
-        self.engine.execute(create_temp(table, self.merged_query(attr, parent, children)))
+        self.engine.execute(self.dialect.create_temp(table, self.merged_query(attr, parent, children)))
         pr = Probe(attr, parent, list(children), table, None)
         for kind, cnt, n in self.engine.fetch_all(self.probe_stats_query(table, attr, children, K)):
             if kind == "o":
@@ -367,7 +357,7 @@ class VidTable:
         self.discard(pr)
 
     def discard(self, pr: Probe) -> None:
-        self.engine.execute(drop_table(pr.table))
+        self.engine.execute(self.dialect.drop_temp(pr.table))
 
     # -- for tests and reports -------------------------------------------------------------------
     def rows(self) -> list[tuple]:
@@ -381,16 +371,8 @@ def class_values_query(base_table: str) -> exp.Select:
     return exp.select(col("y")).distinct().from_(table_ref(base_table)).order_by(col("y"))
 
 
-def drop_table(name: str) -> exp.Drop:
-    """``DROP TABLE IF EXISTS name`` (sqlglot >= 26 keeps the names in ``tables``)."""
-    return exp.Drop(tables=[table_ref(name)], kind="TABLE", exists=True)
-
-
 def _sum_all(parts: list[exp.Expression]) -> exp.Expression:
-    out = parts[0]
-    for p in parts[1:]:
-        out = exp.Add(this=out, expression=p)
-    return exp.Paren(this=out)
+    return exp.Paren(this=add_all(parts))
 
 
 def _union_all(selects: list[exp.Expression]) -> exp.Expression:

@@ -5,103 +5,38 @@ quasi-identifier values with their counts (plus, when a model or metric needs th
 value and the class value as extra keys). The source is scanned once to build the *base* frequency
 set; a node's frequency set is rolled up from the smallest saved set it generalizes.
 
-Generalizing a code is an inline lookup: on DuckDB ``list_extract([..], code + 1)``, elsewhere a
-portable ``CASE code WHEN 0 THEN .. END`` (see :func:`lookup`).
+Generalizing a code is an inline lookup in a literal list, shaped by the dialect object
+(:mod:`sqlanon.dialect`): DuckDB ``list_extract([..], code + 1)``, PostgreSQL
+``(ARRAY[..])[code + 1]``, Spark ``ARRAY(..)[code]``. Statements are built for ``self.dialect``
+and never read or change the engine; :meth:`Statistics.for_dialect` renders them for another.
 """
 
 from __future__ import annotations
 
-import math
+import copy
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from sqlglot import exp
 
+from sqlanon.dialect import Dialect, get_dialect
 from sqlanon.errors import ConfigError, HierarchyError, UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.source import drop_table, Source, col, ident, table_ref
-
-# ---------------------------------------------------------------------------------------------
-# small builders
-
-
-def lit(value) -> exp.Expression:
-    if value is None:
-        return exp.Null()
-    if isinstance(value, bool):
-        return exp.Boolean(this=value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError("non-finite literal")
-        return exp.Literal.number(repr(value) if isinstance(value, float) else value)
-    return exp.Literal.string(str(value))
-
-
-class Params(list):
-    """Bound parameters collected while building a statement (DuckDB's ``$n``)."""
-
-
-def lookup(values: Sequence, code: exp.Expression, dialect: str, params: Params | None = None) -> exp.Expression:
-    """``values[code]`` (0-based) as SQL. Identity lists collapse to ``code``. DuckDB and
-    PostgreSQL index a literal array (both 1-based); other dialects get ``CASE code WHEN ...``
-    (Spark's arrays are 0-based, and sqlglot does not shift the index when transpiling).
-
-    With ``params`` (the evaluation hot path on DuckDB) the list is bound as a parameter instead
-    of being inlined: the statement stays small and its text is the same for every node.
-    """
-    if params is not None and dialect == "duckdb":
-        params.append(list(values))
-        ph = exp.Placeholder(this=str(len(params)))
-        return exp.Anonymous(this="list_extract", expressions=[ph, exp.Add(this=code, expression=lit(1))])
-    if all(isinstance(v, int) for v in values) and list(values) == list(range(len(values))):
-        return code
-    if len(set(values)) == 1:
-        return lit(values[0])
-    if dialect == "duckdb":
-        arr = exp.Array(expressions=[lit(v) for v in values])
-        return exp.Anonymous(this="list_extract", expressions=[arr, exp.Add(this=code, expression=lit(1))])
-    if dialect == "postgres":
-        # 1-based array subscripts, as in DuckDB: ``(ARRAY[...])[code + 1]`` (4x faster than a
-        # CASE over a 600K-row frequency set there; bench/postgres_engine.py)
-        arr = exp.Array(expressions=[lit(v) for v in values])
-        return exp.Bracket(this=exp.Paren(this=arr), expressions=[exp.Add(this=code, expression=lit(1))])
-    case = exp.Case(this=code)
-    for i, v in enumerate(values):
-        case = case.when(lit(i), lit(v))
-    return case
-
-
-def sum_(e: exp.Expression) -> exp.Expression:
-    return exp.Sum(this=e)
-
-
-def if_(cond: exp.Expression, then: exp.Expression, other: exp.Expression) -> exp.Expression:
-    return exp.Case().when(cond, then).else_(other)
-
-
-def as_double(e: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=e, to=exp.DataType.build("DOUBLE"))
-
-
-def as_varchar(e: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=e, to=exp.DataType.build("VARCHAR"))
-
-
-def cte_select(ctes: list[tuple[str, exp.Expression]], final: exp.Select) -> exp.Select:
-    for name, body in ctes:
-        final = final.with_(ident(name), as_=body, copy=False)
-    return final
-
-
-def and_all(parts: list[exp.Expression]) -> exp.Expression:
-    if not parts:
-        return exp.Boolean(this=True)
-    return exp.and_(*parts) if len(parts) > 1 else parts[0]
-
-
-def eq_all(left: str, right: str, names: list[str]) -> exp.Expression:
-    return and_all([exp.EQ(this=col(n, left), expression=col(n, right)) for n in names])
-
+from sqlanon.source import Source, col, table_ref
+from sqlanon.stats.build import (  # noqa: F401  (re-exported: the shared builders)
+    Params,
+    add_all,
+    and_all,
+    as_double,
+    as_varchar,
+    create_temp,
+    cte_select,
+    eq_all,
+    if_,
+    lit,
+    lookup,
+    sum_,
+)
 
 # ---------------------------------------------------------------------------------------------
 # the requirement: privacy models + suppression budget, expressed as per-class predicates
@@ -175,6 +110,7 @@ class Statistics:
         row_hash: bool = False,
         population: Source | None = None,
         sensitive_hierarchy: Hierarchy | None = None,
+        dialect: Dialect | str | None = None,
     ) -> None:
         if len(qis) != len(hierarchies):
             raise ConfigError("one hierarchy per quasi-identifier is required")
@@ -182,6 +118,10 @@ class Statistics:
             raise ConfigError(f"a quasi-identifier is listed twice: {list(qis)}")
         self.engine = engine
         self.source = source
+        #: the dialect statements are built for (the engine's unless rendering for another)
+        self.dialect: Dialect = get_dialect(dialect) if dialect is not None else engine.dialect
+        #: the source's FROM item (named once by the engine: reading files is the engine's job)
+        self.source_item: exp.Expression = engine.source_from(source)
         self.qis = list(qis)
         self.hierarchies = list(hierarchies)
         self.sensitive = sensitive
@@ -211,9 +151,14 @@ class Statistics:
         self.sensitive_hierarchy = sensitive_hierarchy
         self.s_hier_table: str | None = None
 
-    @property
-    def dialect(self) -> str:
-        return self.engine.dialect
+    def for_dialect(self, dialect: Dialect | str) -> "Statistics":
+        """A copy that builds statements for ``dialect`` (``sqlanon sql --dialect``): same state,
+        the source named as that dialect names it. The engine is neither read nor changed."""
+        other = copy.copy(self)
+        other.dialect = get_dialect(dialect)
+        other.source_item = other.dialect.source_from(self.source)
+        other._sql_cache = {}
+        return other
 
     def qcol(self, i: int) -> str:
         return f"{QI_PREFIX}{i}"
@@ -287,7 +232,7 @@ class Statistics:
         """The source joined to the leaf-code tables: ``q0..qn`` codes (-1 unmapped, -2 NULL).
         With ``source`` (the population table), the codes only."""
         codes_only = source is not None
-        src = self.engine.source_from(source or self.source)
+        src = self.engine.source_from(source) if codes_only else self.source_item.copy()
         src = exp.alias_(src, "src", table=True, quoted=True) if not isinstance(src, exp.Alias) else src
         select = exp.select().from_(src)
         for i, (name, table) in enumerate(zip(self.qis, self.map_tables)):
@@ -307,7 +252,7 @@ class Statistics:
         if self.has_y:
             select = select.select(exp.alias_(as_varchar(col(self.class_column, "src")), "y", quoted=True))
         if self.row_hash:
-            select = select.select(exp.alias_(row_hash_expr(self.source.column_names(self.engine), "src", self.dialect), "rh", quoted=True))
+            select = select.select(exp.alias_(self.dialect.row_hash(self.source.column_names(self.engine), "src"), "rh", quoted=True))
         return select
 
     def base_query(self) -> exp.Select:
@@ -320,7 +265,7 @@ class Statistics:
         return q.group_by(*[col(k) for k in keys])
 
     def base_query_create(self) -> exp.Create:
-        return create_temp(self._base_name, self.base_query())
+        return self.dialect.create_temp(self._base_name, self.base_query())
 
     def _validate_base(self, base: str) -> None:
         if not self.qis:
@@ -360,7 +305,7 @@ class Statistics:
             k += 1
 
     def _unmapped_select(self, i: int) -> exp.Select:
-        src = exp.alias_(self.engine.source_from(self.source), "src", table=True, quoted=True)
+        src = exp.alias_(self.source_item.copy(), "src", table=True, quoted=True)
         name = self.qis[i]
         cond = exp.EQ(this=col("level_0", "h"), expression=as_varchar(col(name, "src")))
         return (
@@ -631,14 +576,14 @@ class Statistics:
         if not isinstance(node, Recoding):
             node = tuple(node)
         frm = self.pick_set(node)
-        if self.dialect == "duckdb":
+        if self.dialect.binds_lists:
             # hot path: every lookup is a bound parameter, so the text is cached per shape
             params = Params(self.maps(node, frm) + (self.maps(node, self.pop_base) if self.needs.population else []))
             built = aggregates(params) if callable(aggregates) else list(aggregates)
             key = (frm.table, ok.sql(), tuple((name, e.sql()) for name, e in built))
             sql = self._sql_cache.get(key)
             if sql is None:
-                sql = self.node_query(node, ok, built, frm, Params()).sql(dialect=self.dialect)
+                sql = self.dialect.render(self.node_query(node, ok, built, frm, Params()))
                 self._sql_cache[key] = sql
             row = self.engine.fetch_one(sql, params)
         else:
@@ -665,7 +610,7 @@ class Statistics:
             return batch.evaluate_batch(self, nodes, ok, metric)
         if len(nodes) == 1:
             return [self.evaluate(nodes[0], ok, aggregates(nodes[0]) if aggregates else ())]
-        params = Params() if self.dialect == "duckdb" else None
+        params = Params() if self.dialect.binds_lists else None
         parts, names, sources = [], [], []
         for i, node in enumerate(nodes):
             frm = self.pick_set(node)
@@ -713,14 +658,14 @@ class Statistics:
 
     def _materialize(self, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
         name = self.engine.temp_name("fs")
-        self.engine.execute(create_temp(name, self.generalized_select(node, frm)))
+        self.engine.execute(self.dialect.create_temp(name, self.generalized_select(node, frm)))
         fs = FrequencySet(name, node, rows)
         self.saved.append(fs)
         if len(self.saved) > self.keep_sets:
             # the largest saved set is the least useful (never the one just made: it is used next)
             victim = max((f for f in self.saved if f is not fs), key=lambda f: f.rows)
             self.saved.remove(victim)
-            self.engine.execute(drop_table(table_ref(victim.table), if_exists=True))
+            self.engine.execute(self.dialect.drop_temp(victim.table))
         return fs
 
     def class_histogram(self, node: Sequence[int]) -> list[tuple[int, int]]:
@@ -740,11 +685,11 @@ class Statistics:
         for i, names_i in enumerate(names):
             labels.append(exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect), self.qcol(i), quoted=True))
         final = exp.select(*labels).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
-        return create_temp(table, cte_select(ctes, final))
+        return self.dialect.create_temp(table, cte_select(ctes, final))
 
     def drop_all(self) -> None:
         for fs in self.saved:
-            self.engine.execute(drop_table(table_ref(fs.table), if_exists=True))
+            self.engine.execute(self.dialect.drop_temp(fs.table))
         self.saved.clear()
 
     # -----------------------------------------------------------------------------------------
@@ -762,27 +707,15 @@ class Statistics:
             raise UnsatisfiableError(f"k={k} is larger than the table ({self.rows} rows)")
 
 
-def create_temp(name: str, query: exp.Expression) -> exp.Create:
-    return exp.Create(
-        this=table_ref(name),
-        kind="TABLE",
-        properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
-        expression=query,
-    )
-
-
-def row_hash_expr(columns, table: str | None = None, dialect: str = "duckdb") -> exp.Expression:
-    """A 64-bit hash of one input row; XOR-ed over rows it is order-independent. DuckDB:
-    ``hash(c1, c2, ...)``; PostgreSQL: ``hashtextextended(ROW(c1, c2, ...)::TEXT, 0)``."""
-    cols = [col(c, table) for c in columns]
-    if dialect == "postgres":
-        row_text = exp.cast(exp.Anonymous(this="ROW", expressions=cols), "TEXT")
-        return exp.Anonymous(this="hashtextextended", expressions=[row_text, lit(0)])
-    return exp.Anonymous(this="hash", expressions=cols)
+def row_hash_expr(columns, table: str | None = None, dialect: Dialect | str = "duckdb") -> exp.Expression:
+    """A 64-bit hash of one input row in ``dialect`` (:meth:`sqlanon.dialect.Dialect.row_hash`)."""
+    return get_dialect(dialect).row_hash(columns, table)
 
 
 def format_input_hash(rows: int, xor) -> str:
-    return f"{int(rows)}:{int(xor or 0):016x}"
+    """``rows:xor`` with the XOR as 16 hex digits (a signed 64-bit XOR, e.g. Spark's, is taken
+    modulo 2**64 so every engine prints the same width)."""
+    return f"{int(rows)}:{int(xor or 0) & 0xFFFFFFFFFFFFFFFF:016x}"
 
 
 def distinct_values(engine, source: Source, column: str, limit: int | None = None) -> list[str]:

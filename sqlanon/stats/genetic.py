@@ -33,16 +33,8 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.source import col, table_ref
-from sqlanon.stats.core import (
-    as_double,
-    as_varchar,
-    create_temp,
-    cte_select,
-    distinct_values,
-    if_,
-    lit,
-    sum_,
-)
+from sqlanon.stats.build import add_all, as_double, as_varchar, cte_select, if_, lit, sum_
+from sqlanon.stats.core import distinct_values
 
 MAX_CLASS_VALUES = 64
 
@@ -64,31 +56,17 @@ class RegressionTarget:
     dispersion: str = "variance"
 
 
-def _drop(name: str) -> exp.Drop:
-    return exp.Drop(tables=[table_ref(name)], kind="TABLE", exists=True)
-
-
-def _list_at(list_col: str, code: exp.Expression) -> exp.Expression:
-    """``list_col[code]`` (0-based code; DuckDB lists and PostgreSQL arrays are 1-based)."""
-    return exp.Bracket(this=col(list_col), expressions=[exp.Add(this=code, expression=lit(1))])
-
-
-def _add_all(terms: list[exp.Expression]) -> exp.Expression:
-    total = terms[0]
-    for t in terms[1:]:
-        total = exp.Add(this=total, expression=t)
-    return total
-
-
 class GeneticStats:
     """Frequency-set statistics for flexible recodings (one statement per batch of candidates)."""
 
     def __init__(self, stats, class_targets: Sequence[ClassTarget] = (), regression_targets: Sequence[RegressionTarget] = (),
                  ok: exp.Expression | None = None, needs=None) -> None:
-        if stats.engine.dialect not in ("duckdb", "postgres"):
-            raise ConfigError(f"the genetic search runs on DuckDB and PostgreSQL (its batched fitness queries index 1-based arrays), not on {stats.engine.dialect}")
         self.stats = stats
         self.engine = stats.engine
+        #: statements are built for the run's dialect; candidate arrays are indexed its way
+        self.dialect = stats.dialect
+        if self.dialect.array_base is None:
+            raise ConfigError(f"the genetic search indexes candidate arrays, which dialect {self.dialect} lacks")
         self.n = len(stats.qis)
         self.class_targets = list(class_targets)
         self.regression_targets = list(regression_targets)
@@ -149,7 +127,7 @@ class GeneticStats:
             if keys:
                 q = q.group_by(*keys)
             self.table = self.engine.temp_name("ga_base")
-            self.engine.execute(create_temp(self.table, q))
+            self.engine.execute(self.dialect.create_temp(self.table, q))
             self._totals()
             return
         inner = stats.encoded_select()
@@ -176,14 +154,14 @@ class GeneticStats:
         if keys:
             q = q.group_by(*keys)
         self.table = self.engine.temp_name("ga_base")
-        self.engine.execute(create_temp(self.table, q))
+        self.engine.execute(self.dialect.create_temp(self.table, q))
         for ti, t in enumerate(self.regression_targets):
             if t.dispersion == "mad":
                 vq = exp.select(*map(col, stats.qnames), col(f"v{ti}"), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
                 vq = vq.from_(exp.alias_(exp.Subquery(this=inner.copy()), "enc", table=True, quoted=True))
                 vq = vq.group_by(*map(col, stats.qnames), col(f"v{ti}"))
                 name = self.engine.temp_name(f"ga_base_v{ti}")
-                self.engine.execute(create_temp(name, vq))
+                self.engine.execute(self.dialect.create_temp(name, vq))
                 self.vtables[ti] = name
         self._totals()
 
@@ -244,10 +222,14 @@ class GeneticStats:
             if not self.n:
                 return [("key", lit(0))]
             return [
-                (self.key_name(w), _add_all([_list_at(f"k{i}", col(self.stats.qcol(i))) for i in range(self.n) if self.word_of[i] == w]))
+                (self.key_name(w), add_all([self._list_at(f"k{i}", col(self.stats.qcol(i))) for i in range(self.n) if self.word_of[i] == w]))
                 for w in range(self.words)
             ]
-        return [(f"g{i}", _list_at(f"k{i}", col(self.stats.qcol(i)))) for i in range(self.n)]
+        return [(f"g{i}", self._list_at(f"k{i}", col(self.stats.qcol(i)))) for i in range(self.n)]
+
+    def _list_at(self, list_col: str, code: exp.Expression) -> exp.Expression:
+        """``list_col[code]`` for a 0-based code, in the dialect's array base."""
+        return self.dialect.element_at(col(list_col), code)
 
     def batch_query(self, lm: bool, per_column: bool) -> exp.Select:
         keys = self._key_exprs()
@@ -281,7 +263,7 @@ class GeneticStats:
                     code = exp.Mod(this=exp.Paren(this=exp.IntDiv(this=col(self.key_name(self.word_of[i]), "cls"), expression=lit(self.strides[i]))), expression=lit(self.sizes[i]))
                 else:
                     code = col(f"g{i}", "cls")
-                loss = exp.Mul(this=col("cnt", "cls"), expression=_list_at(f"l{i}", code))
+                loss = exp.Mul(this=col("cnt", "cls"), expression=self._list_at(f"l{i}", code))
                 flagged = flagged.select(exp.alias_(loss, f"rl{i}", quoted=True))
         okc = col("ok")
         out = [
@@ -296,7 +278,7 @@ class GeneticStats:
                 for i in range(self.n):
                     out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), col(f"rl{i}"))), f"lm_sup{i}", quoted=True))
             else:
-                total = _add_all([col(f"rl{i}") for i in range(self.n)]) if self.n else lit(0.0)
+                total = add_all([col(f"rl{i}") for i in range(self.n)], lit(0.0))
                 out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), total)), "lm_sup", quoted=True))
         for ti, t in enumerate(self.class_targets):
             ys = [col(f"t{ti}_{j}") for j in range(len(t.values))]
@@ -421,18 +403,18 @@ class GeneticStats:
         try:
             sig = ("batch", lm, per_column)
             if sig not in self._sql:
-                self._sql[sig] = self.engine.sql_text(self.batch_query(lm, per_column))
+                self._sql[sig] = self.dialect.render(self.batch_query(lm, per_column))
             with_names = self._result_names(lm, per_column)
             rows = self.engine.fetch_all(self._sql[sig])
             out = [dict(zip(with_names, r)) for r in rows]
             for ti in self.vtables:
                 sig = ("mad", ti)
                 if sig not in self._sql:
-                    self._sql[sig] = self.engine.sql_text(self._mad_rows(ti))
+                    self._sql[sig] = self.dialect.render(self._mad_rows(ti))
                 for row, (c, mad) in zip(out, self.engine.fetch_all(self._sql[sig])):
                     row[f"mad{ti}"] = float(mad or 0.0)
         finally:
-            self.engine.execute(_drop(self.cand))
+            self.engine.execute(self.dialect.drop_temp(self.cand))
         self.batches += 1
         self.evaluations += len(candidates)
         return out
@@ -453,4 +435,4 @@ class GeneticStats:
     def drop(self) -> None:
         for name in [self.table, *self.vtables.values()]:
             if name:
-                self.engine.execute(_drop(name))
+                self.engine.execute(self.dialect.drop_temp(name))

@@ -18,7 +18,8 @@ import copy
 from sqlglot import exp
 
 from sqlanon.source import col, table_ref
-from sqlanon.stats.core import FrequencySet, Statistics, and_all, create_temp, cte_select, lookup
+from sqlanon.stats.build import and_all, cte_select, lookup
+from sqlanon.stats.core import FrequencySet, Statistics
 
 
 def failing_rows_select(stats: Statistics, node, ok: exp.Expression) -> exp.Select:
@@ -36,7 +37,7 @@ def failing_rows_select(stats: Statistics, node, ok: exp.Expression) -> exp.Sele
 def failing_subset(stats: Statistics, node, ok: exp.Expression) -> Statistics:
     """A prepared :class:`Statistics` over the rows ``node`` suppresses (``rows`` may be 0)."""
     name = stats.engine.temp_name("sub")
-    stats.engine.execute(create_temp(name, failing_rows_select(stats, node, ok)))
+    stats.engine.execute(stats.dialect.create_temp(name, failing_rows_select(stats, node, ok)))
     row = stats.engine.fetch_one(exp.select(exp.Sum(this=col("cnt")), exp.Count(this=exp.Star())).from_(table_ref(name)))
     sub = copy.copy(stats)
     for key in ("_lm_cache", "_entropy_cache"):  # per-source caches (the map cache holds for any set)

@@ -45,7 +45,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.source import col, table_ref
-from sqlanon.stats.core import as_double, as_varchar, create_temp, cte_select, if_, lit, lookup, sum_
+from sqlanon.stats.build import as_double, as_varchar, cte_select, if_, lit, lookup, sum_
 
 SEP = "\x1f"
 
@@ -115,8 +115,10 @@ class Result:
 
 
 class LossyJoinStats:
-    def __init__(self, engine, t1_source, t1: T1Spec, prevs: list[PrevSpec], n_sens: int, mode: str, shared=None) -> None:
+    def __init__(self, engine, t1_source, t1: T1Spec, prevs: list[PrevSpec], n_sens: int, mode: str, shared=None, dialect=None) -> None:
         self.engine = engine
+        #: statements are built for this dialect (the engine's by default)
+        self.dialect = dialect if dialect is not None else engine.dialect
         self.t1_source = t1_source
         #: the run's :class:`sqlanon.stats.Statistics` (its base frequency set), if already prepared
         self.shared = shared
@@ -130,10 +132,6 @@ class LossyJoinStats:
         self.keys = [engine.temp_name(f"td_key{r}") for r in range(len(prevs))]
         self.rows1 = 0
         self.rows_prev: list[int] = []
-
-    @property
-    def dialect(self) -> str:
-        return self.engine.dialect
 
     # --------------------------------------------------------------------------------------------
     # static tables (one scan of each release)
@@ -212,20 +210,20 @@ class LossyJoinStats:
 
     def prepare(self) -> None:
         eng = self.engine
-        eng.execute(create_temp(self.base1, self.base1_from_shared() or self.base1_select()))
+        eng.execute(self.dialect.create_temp(self.base1, self.base1_from_shared() or self.base1_select()))
         self.rows1 = int(eng.scalar(exp.select(sum_(col("cnt"))).from_(table_ref(self.base1))) or 0)
         for r, p in enumerate(self.prevs):
             for c, labels in enumerate(p.join_labels):
                 eng.register_arrow(self._dict_name(r, c), pa.table({"label": pa.array(labels, pa.string()), "id": pa.array(range(len(labels)), pa.int32())}))
-            eng.execute(create_temp(self.prel[r], self.prel_select(r)))
+            eng.execute(self.dialect.create_temp(self.prel[r], self.prel_select(r)))
             for c, name in enumerate(p.join_cols):
                 bad = eng.fetch_one(
                     exp.select(sum_(col("cnt"))).from_(table_ref(self.prel[r])).where(exp.EQ(this=col(f"j{c}"), expression=lit(-1)))
                 )
                 if bad and bad[0]:
                     raise HierarchyError(f"previous release {p.name}: column {name!r} has {int(bad[0])} row(s) whose value is not in its hierarchy (or NULL)")
-            eng.execute(create_temp(self.part[r], self.part_select(r)))
-            eng.execute(create_temp(self.keys[r], self.key_select(r)))
+            eng.execute(self.dialect.create_temp(self.part[r], self.part_select(r)))
+            eng.execute(self.dialect.create_temp(self.keys[r], self.key_select(r)))
             self.rows_prev.append(int(eng.scalar(exp.select(sum_(col("n"))).from_(table_ref(self.keys[r]))) or 0))
 
     def is_key(self, source, columns: list[str]) -> bool:

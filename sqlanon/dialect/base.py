@@ -1,0 +1,144 @@
+"""The SQL shapes that differ between engines, owned by one object per dialect.
+
+A :class:`Dialect` renders sqlglot expressions for its engine and builds the few statements whose
+*shape* (not just spelling) differs: a lookup of a value in a literal list, a temporary table, the
+source's FROM item, a row hash, a file write. SQL builders (:mod:`sqlanon.stats`,
+:mod:`sqlanon.release`) take a dialect object; they never read or change an engine.
+
+>>> from sqlanon.dialect import get_dialect
+>>> from sqlglot import exp
+>>> get_dialect("spark").render(get_dialect("spark").lookup(["a", "b"], exp.column("q0")))
+"ARRAY('a', 'b')[q0]"
+>>> get_dialect("duckdb").render(get_dialect("duckdb").lookup(["a", "b"], exp.column("q0")))
+"LIST_EXTRACT(['a', 'b'], q0 + 1)"
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from sqlglot import exp
+
+from sqlanon.source import table_ref
+
+
+def literal(value) -> exp.Expression:
+    """A Python scalar as a SQL literal (``None`` -> NULL; non-finite floats refused)."""
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("non-finite literal")
+        return exp.Literal.number(repr(value) if isinstance(value, float) else value)
+    return exp.Literal.string(str(value))
+
+
+class Dialect:
+    """A portable SQL dialect: ``CASE`` lookups, ``CREATE TEMPORARY TABLE``, a plain source table.
+
+    Subclasses override the shapes their engine does differently. ``name`` is the sqlglot dialect.
+    A dialect compares equal to its name, so ``stats.dialect == "duckdb"`` reads naturally.
+    """
+
+    name = ""
+    #: how literal arrays are indexed: 1 (DuckDB, PostgreSQL), 0 (Spark), None (no arrays: CASE)
+    array_base: int | None = None
+    #: lookup lists may be bound as statement parameters (DuckDB's ``$n``)
+    binds_lists = False
+
+    def __init__(self, name: str | None = None) -> None:
+        if name is not None:
+            self.name = name
+
+    # -- identity -----------------------------------------------------------------------------
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Dialect):
+            return type(self) is type(other) and self.name == other.name
+        if isinstance(other, str):
+            return self.name == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    # -- rendering ----------------------------------------------------------------------------
+    def render(self, expression: exp.Expression | str, pretty: bool = False) -> str:
+        if isinstance(expression, str):
+            return expression
+        return expression.sql(dialect=self.name or None, pretty=pretty)
+
+    # -- value lookups --------------------------------------------------------------------------
+    def lookup(self, values: Sequence, code: exp.Expression, params: list | None = None) -> exp.Expression:
+        """``values[code]`` for a 0-based integer ``code``. Identity lists collapse to ``code`` and
+        constant lists to the constant; otherwise an indexed literal array (:meth:`element_at`) or,
+        without arrays, ``CASE code WHEN 0 THEN .. END``."""
+        values = list(values)
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values) and values == list(range(len(values))):
+            return code
+        if len(set(values)) == 1:
+            return literal(values[0])
+        if self.array_base is None:
+            case = exp.Case(this=code)
+            for i, v in enumerate(values):
+                case = case.when(literal(i), literal(v))
+            return case
+        return self.element_at(exp.Array(expressions=[literal(v) for v in values]), code)
+
+    def element_at(self, array: exp.Expression, code: exp.Expression) -> exp.Expression:
+        """The element at 0-based ``code`` of an array expression or column."""
+        if self.array_base is None:
+            raise NotImplementedError(f"dialect {self.name} has no arrays")
+        index = code if self.array_base == 0 else exp.Add(this=code, expression=literal(self.array_base))
+        if isinstance(array, exp.Array):
+            array = exp.Paren(this=array)
+        return exp.Bracket(this=array, expressions=[index])
+
+    # -- temporary tables -----------------------------------------------------------------------
+    def create_temp(self, name: str, query: exp.Expression) -> exp.Expression:
+        """A temporary table holding the rows of ``query`` now (materialized, never a lazy view)."""
+        return exp.Create(
+            this=table_ref(name),
+            kind="TABLE",
+            properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+            expression=query,
+        )
+
+    def drop_temp(self, name: str) -> exp.Expression:
+        return exp.Drop(tables=[table_ref(name)], kind="TABLE", exists=True)
+
+    def create_table(self, table: exp.Table, query: exp.Expression) -> exp.Expression:
+        """A permanent table (an output table) holding the rows of ``query``."""
+        return exp.Create(this=table, kind="TABLE", expression=query)
+
+    def drop_table(self, table: exp.Table, if_exists: bool = False) -> exp.Expression:
+        return exp.Drop(tables=[table], kind="TABLE", exists=if_exists)
+
+    # -- the source -----------------------------------------------------------------------------
+    def source_from(self, source) -> exp.Expression:
+        """The FROM item naming ``source`` in a rendered script. Tables are named as they are;
+        files become a table ``source`` the reader defines (reading files is an engine's job)."""
+        if source.kind == "table":
+            return source.table_expression()
+        return table_ref("source")
+
+    # -- hashes -----------------------------------------------------------------------------------
+    def row_hash(self, columns: Sequence[str], table: str | None = None) -> exp.Expression:
+        """A 64-bit hash of one row; XOR-ed over rows (``bit_xor``) it is order-independent."""
+        from sqlanon.source import col
+
+        return exp.Anonymous(this="hash", expressions=[col(c, table) for c in columns])
+
+    # -- files ------------------------------------------------------------------------------------
+    def copy_to(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> exp.Expression | None:
+        """A statement writing ``query``'s rows to ``path`` on the engine's side, or ``None`` when
+        the engine writes files from the client (PostgreSQL) or through its own API (Spark)."""
+        return None

@@ -1,0 +1,76 @@
+"""DuckDB: 1-based lists (``list_extract``, bound as parameters on the hot path), file readers."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from sqlglot import exp
+
+from sqlanon.dialect.base import Dialect, literal
+
+
+class DuckDBDialect(Dialect):
+    name = "duckdb"
+    array_base = 1
+    binds_lists = True
+
+    def lookup(self, values: Sequence, code: exp.Expression, params: list | None = None) -> exp.Expression:
+        """``list_extract([..], code + 1)``; with ``params`` the list is a bound parameter, so a
+        node statement's text is the same for every node (cached) and stays small."""
+        if params is not None:
+            params.append(list(values))
+            ph = exp.Placeholder(this=str(len(params)))
+            return exp.Anonymous(this="list_extract", expressions=[ph, exp.Add(this=code, expression=literal(1))])
+        return super().lookup(values, code)
+
+    def element_at(self, array: exp.Expression, code: exp.Expression) -> exp.Expression:
+        if isinstance(array, exp.Array):
+            return exp.Anonymous(this="list_extract", expressions=[array, exp.Add(this=code, expression=literal(1))])
+        return exp.Bracket(this=array, expressions=[exp.Add(this=code, expression=literal(1))])
+
+    def source_from(self, source) -> exp.Expression:
+        """A table, or DuckDB's own file readers (``read_parquet``/``read_csv``)."""
+        if source.kind == "table":
+            return source.table_expression()
+        if source.kind == "parquet":
+            paths = source.paths()
+            arg = exp.Array(expressions=[exp.Literal.string(p) for p in paths]) if len(paths) > 1 else exp.Literal.string(paths[0])
+            return exp.Table(this=exp.Anonymous(this="read_parquet", expressions=[arg]))
+        if source.kind == "csv" and source.all_varchar:
+            # the header names the columns and every row must have as many fields: a ragged row is
+            # an error naming its line, never a row read by a sniffer's guess (DuckDB's sniffer
+            # can read a ragged file as one column, or as no rows)
+            header = source.csv_header()
+            columns = exp.Struct(expressions=[exp.PropertyEQ(this=exp.Literal.string(c), expression=exp.Literal.string("VARCHAR")) for c in header])
+            args: list[exp.Expression] = [exp.Literal.string(source.path)]
+            opts = {"delim": source.delimiter or ",", "header": True, "auto_detect": False, "quote": '"', "escape": '"', "columns": columns}
+            for key, value in opts.items():
+                if isinstance(value, bool):
+                    val = exp.Boolean(this=value)
+                elif isinstance(value, exp.Expression):
+                    val = value
+                else:
+                    val = exp.Literal.string(value)
+                args.append(exp.PropertyEQ(this=exp.to_identifier(key), expression=val))
+            return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))
+        if source.kind == "csv":
+            args = [exp.Literal.string(source.path)]
+            for key, value in {"delim": source.delimiter or ",", "header": True}.items():
+                val = exp.Boolean(this=value) if isinstance(value, bool) else exp.Literal.string(value)
+                args.append(exp.PropertyEQ(this=exp.to_identifier(key), expression=val))
+            return exp.Table(this=exp.Anonymous(this="read_csv", expressions=args))
+        from sqlanon.errors import ConfigError
+
+        raise ConfigError(f"unknown source kind {source.kind!r}")
+
+    def copy_to(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> exp.Expression:
+        """``COPY (query) TO path``: DuckDB writes the file itself, rows never reach Python."""
+        if kind == "parquet":
+            params = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
+        else:
+            params = [
+                exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("CSV")),
+                exp.CopyParameter(this=exp.var("HEADER"), expression=exp.Boolean(this=True)),
+                exp.CopyParameter(this=exp.var("DELIMITER"), expression=exp.Literal.string(delimiter)),
+            ]
+        return exp.Copy(this=exp.Subquery(this=query), kind=False, files=[exp.Literal.string(path)], params=params)

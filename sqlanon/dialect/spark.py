@@ -1,0 +1,50 @@
+"""Spark SQL: 0-based arrays (sqlglot does not shift indexes, so lookups are built 0-based here),
+``CACHE TABLE t AS SELECT`` for temporary tables (sqlglot renders ``CREATE TEMPORARY TABLE`` as a
+lazy ``TEMPORARY VIEW``, which would rescan the source at every use), ``parquet.`path``` sources,
+``xxhash64`` row hashes. Files are written by the engine through Spark's writer
+(:class:`sqlanon.engine.spark.SparkEngine`)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from sqlglot import exp
+
+from sqlanon.dialect.base import Dialect
+from sqlanon.source import table_ref
+
+
+class SparkDialect(Dialect):
+    name = "spark"
+    array_base = 0
+
+    def element_at(self, array: exp.Expression, code: exp.Expression) -> exp.Expression:
+        """``array[code]``: Spark's subscript is 0-based, like our codes."""
+        return exp.Bracket(this=array, expressions=[code])
+
+    def create_temp(self, name: str, query: exp.Expression) -> exp.Expression:
+        """``CACHE TABLE t AS SELECT ..``: a temporary view whose rows are computed and cached now."""
+        return exp.Cache(this=table_ref(name), lazy=False, expression=query)
+
+    def drop_temp(self, name: str) -> exp.Expression:
+        """``DROP VIEW IF EXISTS t`` (dropping a cached temporary view also uncaches it)."""
+        return exp.Drop(tables=[table_ref(name)], kind="VIEW", exists=True)
+
+    def create_table(self, table: exp.Table, query: exp.Expression) -> exp.Expression:
+        """``CREATE TABLE t USING parquet AS SELECT ..`` (a managed table of the catalog)."""
+        props = exp.Properties(expressions=[exp.FileFormatProperty(this=exp.var("PARQUET"))])
+        return exp.Create(this=table, kind="TABLE", expression=query, properties=props)
+
+    def source_from(self, source) -> exp.Expression:
+        """A catalog table as named; Parquet files (a file, directory or glob) as ``parquet.`path```."""
+        if source.kind == "table":
+            return source.table_expression()
+        if source.kind == "parquet":
+            return exp.Table(this=exp.to_identifier(source.path, quoted=True), db=exp.to_identifier("parquet"))
+        return table_ref("source")
+
+    def row_hash(self, columns: Sequence[str], table: str | None = None) -> exp.Expression:
+        """``xxhash64(c1, c2, ..)``."""
+        from sqlanon.source import col
+
+        return exp.Anonymous(this="xxhash64", expressions=[col(c, table) for c in columns])

@@ -1,0 +1,46 @@
+WITH "gen" AS (
+  SELECT
+    "q0",
+    "q1",
+    SUM("cnt") AS "cnt"
+  FROM (
+    SELECT
+      (
+        ARRAY[0, 0, 1]
+      )["q0" + 1] AS "q0",
+      (
+        ARRAY[0, 0, 1]
+      )["q1" + 1] AS "q1",
+      "cnt"
+    FROM "sqlanon_fs0_N"
+  ) AS "r"
+  GROUP BY
+    "q0",
+    "q1"
+), "flagged" AS (
+  SELECT
+    *,
+    "cnt" >= 2 AS "ok"
+  FROM "gen"
+)
+SELECT
+  COUNT(*) AS "classes",
+  SUM("cnt") AS "rows",
+  MIN("cnt") AS "min_class",
+  MAX("cnt") AS "max_class",
+  SUM(CASE WHEN "ok" THEN 0 ELSE "cnt" END) AS "suppressed",
+  SUM(CASE WHEN "ok" THEN 0 ELSE 1 END) AS "bad_classes",
+  SUM(
+    CASE
+      WHEN "ok"
+      THEN "cnt" * (
+        (
+          ARRAY[0.5, 0.0]
+        )["q0" + 1] + (
+          ARRAY[0.5, 0.0]
+        )["q1" + 1]
+      )
+      ELSE 0.0
+    END
+  ) AS "lm_released"
+FROM "flagged"
