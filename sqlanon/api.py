@@ -119,6 +119,10 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
     policy = _as_policy(policy, options)
     if connection is not None and not policy.input:
         policy.input = policy.table
+    from sqlanon.engine.spark_session import is_spark_session
+
+    if is_spark_session(connection) and policy.engine is None:
+        policy.engine = "spark"
     policy.validate()
     from sqlanon.progress import as_reporter
 
@@ -126,7 +130,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
     say = reporter.message
     session = Session(policy, say, connection, read_only=dry_run)
     try:
-        target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter)
+        target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter, directories=session.engine.dialect == "spark")
         release_mod.check_target(session.engine, target, session.source)
         qis = qi_specs(policy)
         require_lattice_search(policy)
@@ -418,9 +422,10 @@ def _policy_dict(policy: Policy) -> dict:
 
 
 def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb", **options) -> list[tuple[str, str]]:
-    """The SQL a run executes, rendered for ``dialect``: the base frequency set, the final node's
-    evaluation and the release query. The search itself runs on the input's engine to find the
-    final node."""
+    """The SQL a run executes, as a self-contained script for ``dialect`` (:mod:`sqlanon.script`):
+    the source, the hierarchy code tables, the base frequency set, the final node's evaluation,
+    the suppressed classes, the release mapping tables and the release query. The search itself
+    runs on the input's engine to find the final node."""
     policy = _as_policy(policy, options)
     policy.validate()
     session = Session(policy)
@@ -439,26 +444,10 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         privacy_options.bind(requirement, stats)
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
         plan = run_search(policy, session, stats, requirement, metric, lambda m: None)
-        node = plan.node if plan.node is not None else plan.recoding
-        maps = [f"sqlanon_map{i}" for i in range(len(stats.qis))]
-        out = []
-        # the statements are built for ``dialect`` by a copy of the statistics: the engine is
-        # neither read nor changed, and the source is named as that dialect names it
-        view = stats.for_dialect(dialect)
-        rounds = None
-        if plan.local or policy.microaggregate:  # its small tables registered on the input's engine
-            rounds = release_mod.rounds_query(stats, plan, policy.suppression, policy.drop_columns, policy.microaggregate, view=view)
-        render = view.dialect.render
-        out.append(("base frequency set", render(view.base_query(), pretty=True)))
-        out.append(("final node", render(view.node_query(node, requirement.predicate(), metric.aggregates(view, node) if plan.node is not None else [], view.base), pretty=True)))
-        if rounds is not None:  # local recoding / microaggregation: one release statement
-            out.append(("release", render(rounds, pretty=True)))
-            return out
-        bad = "sqlanon_bad" if plan.suppressed_rows else None
-        if bad:
-            out.append(("suppressed classes", render(view.bad_class_labels_create(node, requirement.predicate(), bad), pretty=True)))
-        out.append(("release", render(release_mod.release_select(view, maps, bad, policy.suppression, policy.drop_columns, release_mod.ungeneralized(stats, plan.recoding)), pretty=True)))
-        return out
+        from sqlanon.script import sections
+
+        # built by a copy of the statistics for ``dialect``: the engine is neither read nor changed
+        return sections(stats, plan, requirement, metric, policy, dialect)
     finally:
         session.close()
 

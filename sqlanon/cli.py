@@ -191,6 +191,9 @@ def anonymize(
     safepub_steps: Optional[int] = typer.Option(None, "--safepub-steps", help="SafePub: steps of the exponential-mechanism search (default 100)."),
     population_fraction: Optional[float] = typer.Option(None, "--population-fraction", help="Report: the input is this fraction of its population; estimate population uniques."),
     risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help="Report: prosecutor risk threshold (default 0.2)."),
+    engine: Optional[str] = typer.Option(None, "--engine", help="duckdb | postgres | spark (default: from the input)."),
+    spark_master: Optional[str] = typer.Option(None, "--spark-master", help="Spark master URL (default local[*]); with --engine spark."),
+    spark_conf: Optional[List[str]] = typer.Option(None, "--spark-conf", help="Spark setting KEY=VALUE. Repeat; with --engine spark."),
 ) -> None:
     from sqlanon.api import anonymize as api_anonymize
 
@@ -207,6 +210,7 @@ def anonymize(
             k_map_estimator=k_map_estimator, k_map_significance=k_map_significance,
             delta_min=delta_min, delta_max=delta_max, epsilon=epsilon, delta=delta,
             epsilon_search=epsilon_search, safepub_steps=safepub_steps,
+            engine=engine, spark_master=spark_master, spark_conf=spark_conf,
         )
         from sqlanon.options import cli_search_options
 

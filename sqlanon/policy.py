@@ -44,6 +44,9 @@ class Policy:
     output_delimiter: str = ","
     memory_limit: str | None = None
     threads: int | None = None
+    engine: str | None = None  # duckdb | postgres | spark (default: from the input)
+    spark_master: str | None = None
+    spark_conf: dict[str, str] = field(default_factory=dict)
     registry: str | None = None
     drop_columns: list[str] = field(default_factory=list)
     search_options: dict[str, Any] = field(default_factory=dict)
@@ -139,7 +142,11 @@ class Policy:
         from sqlanon.metrics import METRICS
         from sqlanon.search import SEARCHES
 
-        if not self.input:
+        if self.engine is not None and self.engine not in ("duckdb", "postgres", "spark"):
+            raise ConfigError(f"unknown engine {self.engine!r}; choose one of duckdb, postgres, spark")
+        if (self.spark_master or self.spark_conf) and self.engine != "spark":
+            raise ConfigError("--spark-master/--spark-conf need --engine spark")
+        if not self.input and not (self.engine == "spark" and self.table):
             raise ConfigError("no input: give --input PATH (or input: in the policy)")
         if self.search not in SEARCHES:
             raise ConfigError(f"unknown search {self.search!r}; choose one of {', '.join(SEARCHES)}")
@@ -245,6 +252,10 @@ def _coerce(key: str, value, where: str):
         raise ConfigError(f"qi in {where} must map columns to hierarchies")
     if key in _PAIR_TYPES:
         return parse_pairs(key, value, _PAIR_TYPES[key], where)
+    if key == "spark_conf":
+        from sqlanon.engine.spark_conf import parse_conf
+
+        return parse_conf(value if isinstance(value, (dict, list, tuple)) else [value])
     if key == "drop_columns":
         return [str(v) for v in (value if isinstance(value, list) else [value])]
     if key == "search_options":

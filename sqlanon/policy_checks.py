@@ -57,7 +57,7 @@ def check_policy(policy) -> None:
             f"sensitive column {policy.sensitive_column!r} is also a quasi-identifier; "
             "a column is either generalized (--qi) or protected (--sensitive-column), not both"
         )
-    if policy.output:
+    if policy.output and policy.engine != "spark":  # Spark writes a directory of part files
         if os.path.isdir(policy.output):
             raise ConfigError(f"output {policy.output} is a directory; name a file")
         output_kind(policy.output)

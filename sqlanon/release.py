@@ -40,7 +40,9 @@ class Target:
         return self.path if self.kind in ("parquet", "csv") else f"table {self.table}"
 
     @classmethod
-    def from_options(cls, output=None, output_table=None, in_place=False, source=None, overwrite=False, delimiter=","):
+    def from_options(cls, output=None, output_table=None, in_place=False, source=None, overwrite=False, delimiter=",", directories=False):
+        """``directories``: the engine writes a directory of part files (Spark), so an existing
+        directory is an existing output, not a mistake."""
         chosen = [bool(output), bool(output_table), bool(in_place)]
         if sum(chosen) > 1:
             raise ConfigError("give only one of --output, --output-table, --in-place")
@@ -53,8 +55,11 @@ class Target:
         if output:
             from sqlanon.policy_checks import output_kind
 
-            kind = output_kind(output)
-            if os.path.isdir(output):
+            if directories:  # Spark: a directory of part files; CSV when named so, else Parquet
+                kind = "csv" if str(output).lower().endswith((".csv", ".tsv", ".txt")) else "parquet"
+            else:
+                kind = output_kind(output)
+            if os.path.isdir(output) and not directories:
                 raise ConfigError(f"output {output} is a directory; name a file")
             if os.path.exists(output) and not overwrite:
                 raise ConfigError(f"output file already exists: {output} (use --overwrite)")
@@ -200,6 +205,8 @@ def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_
     from sqlanon.leftovers import clean_stale_temp_files, temp_path
 
     final = target.path
+    if hasattr(engine, "write_file_atomically"):  # Spark: its writer, its file system's rename
+        return _write_engine_file(engine, query, target, entry, registry_path, fail_after_write)
     os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
     clean_stale_temp_files(final, say)
     tmp = temp_path(final)
@@ -228,7 +235,10 @@ def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_
 def check_target(engine, target: Target, source) -> TableName | None:
     """Refuse a table target that cannot be written, before anything is scanned: an existing
     output table without ``--overwrite``, a view in the way, a missing schema, ``--in-place`` on
-    a view. Returns the existing table (as the catalog spells it), if any."""
+    a view. Returns the existing table (as the catalog spells it), if any. (Spark's catalog
+    has no information schema: its targets are checked when written.)"""
+    if hasattr(engine, "replace_table"):
+        return None
     if target.kind == "in_place":
         name = source.table_name(engine.dialect)
         kind = name.kind or (lookup(engine, name) or name).kind
@@ -250,8 +260,65 @@ def check_target(engine, target: Target, source) -> TableName | None:
     return existing
 
 
+def _write_engine_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write) -> dict:
+    """An engine that writes (and renames) files itself: a temporary sibling, then one rename."""
+    final = target.path
+
+    def hook():
+        if fail_after_write:
+            raise SqlanonError("simulated failure after writing (test hook)")
+
+    engine.write_file_atomically(query, final, target.kind, target.delimiter, overwrite=target.overwrite, before_rename=hook)
+    reg = registry_path or (registry.default_registry_for(final) if "://" not in final else None)
+    release_id = None
+    if reg:
+        from sqlanon.engine import connect
+
+        reg_engine = connect(database=reg)
+        try:
+            with reg_engine.transaction():
+                release_id = registry.record(reg_engine, entry)
+        finally:
+            reg_engine.close()
+    return {"output": final, "release_id": release_id, "registry": reg}
+
+
+def _write_catalog_table(engine, query, target: Target, source, entry: dict, fail_after_write) -> dict:
+    """Spark (no transactions). A new table is written under a temporary name and renamed when
+    complete (a failure drops it; an existing table is dropped only once the new one exists);
+    ``--in-place`` is one ``CREATE OR REPLACE TABLE`` where the catalog replaces atomically."""
+    from sqlanon.source import Source
+
+    table = Source(kind="table", table=target.table).table_expression()
+    if target.kind == "in_place":
+        if fail_after_write:
+            raise SqlanonError("simulated failure before replacing (test hook)")
+        engine.replace_table(source.table_expression(), query)
+    else:
+        exists = engine.table_exists(table)
+        if exists and not target.overwrite:
+            raise ConfigError(f"output table {target.table!r} already exists (use --overwrite)")
+        tmp = table.copy()
+        tmp.set("this", exp.to_identifier(f"{table.name}__sqlanon_new_{uuid.uuid4().hex[:8]}", quoted=True))
+        engine.execute(engine.dialect.create_table(tmp, query))
+        try:
+            if fail_after_write:
+                raise SqlanonError("simulated failure after writing (test hook)")
+            if exists:
+                engine.execute(engine.dialect.drop_table(table))
+            engine.execute(exp.Alter(this=tmp, kind="TABLE", actions=[exp.AlterRename(this=table)]))
+        except BaseException:
+            with contextlib.suppress(Exception):
+                engine.execute(engine.dialect.drop_table(tmp, if_exists=True))
+            raise
+    release_id = registry.record(engine, entry)
+    return {"output": f"table {target.table}", "release_id": release_id, "registry": "spark catalog"}
+
+
 def _write_table(engine, query, target: Target, source, entry: dict, fail_after_write) -> dict:
     name = target.table
+    if hasattr(engine, "replace_table"):
+        return _write_catalog_table(engine, query, target, source, entry, fail_after_write)
     with engine.transaction():
         if target.kind == "table":
             existing = check_target(engine, target, source)

@@ -27,6 +27,13 @@ class Session:
     def __init__(self, policy: Policy, progress: Callable[[str], None] | None = None, connection=None, read_only: bool = False) -> None:
         self.policy = policy
         self.progress = progress or (lambda message: None)
+        from sqlanon.engine.spark_session import is_spark_session
+
+        if policy.engine == "spark" or is_spark_session(connection):
+            self._open_spark(policy, connection)
+            return
+        if policy.engine is not None and connection is not None:
+            raise ConfigError(f"engine={policy.engine!r} with a connection: the connection decides the engine; leave engine out")
         if connection is not None:
             # a table of the caller's open connection: DuckDB (e.g. a dbt-duckdb model's session)
             # or psycopg 3 (PostgreSQL)
@@ -65,6 +72,29 @@ class Session:
             except BaseException:
                 self.engine.close()  # a refused input leaves no connection (and no file lock) behind
                 raise
+
+    def _open_spark(self, policy: Policy, connection) -> None:
+        """Spark: a catalog table (``--table db.t``, no ``--input``) or Parquet/CSV files, run on a
+        session of ours (``--spark-master``, ``--spark-conf``) or the caller's SparkSession."""
+        from sqlanon.engine.spark_session import source_for_spark
+
+        if policy.database:
+            raise ConfigError("--database names a DuckDB file; with --engine spark, --output-table writes into the Spark catalog")
+        self.source = source_for_spark(policy)  # checked before the JVM starts
+        from sqlanon.engine.spark import SparkEngine
+
+        if connection is not None:
+            if policy.memory_limit or policy.threads:
+                raise ConfigError("--memory-limit/--threads with a SparkSession: set them when building the session")
+            self.engine = SparkEngine(connection=connection)
+        else:
+            self.engine = SparkEngine(master=policy.spark_master, conf=policy.spark_conf, memory_limit=policy.memory_limit, threads=policy.threads)
+        try:
+            self.source.columns(self.engine)
+        except Exception:
+            self.engine.close()
+            what = f"table {self.source.table!r} not found in the Spark catalog" if self.source.kind == "table" else f"cannot read input {self.source.path}"
+            raise ConfigError(what) from None
 
     def hierarchies(self, qis: dict[str, str]) -> list:
         self.source.require_columns(self.engine, list(qis), "quasi-identifier column")

@@ -112,6 +112,22 @@ class Dialect:
             expression=query,
         )
 
+    def values_table(self, name: str, table) -> exp.Expression:
+        """A temporary table holding a small Arrow table's rows as ``VALUES`` (a script's mapping
+        tables, so it runs with nothing registered beforehand)."""
+        return self.create_temp(name, self._values_select(table))
+
+    @staticmethod
+    def _values_select(table) -> exp.Select:
+        names = table.column_names
+        rows = [exp.Tuple(expressions=[literal(v) for v in row]) for row in zip(*[table.column(i).to_pylist() for i in range(table.num_columns)])]
+        alias = exp.TableAlias(this=exp.to_identifier("t"), columns=[exp.to_identifier(n, quoted=True) for n in names])
+        return exp.select(*[exp.column(n, quoted=True) for n in names]).from_(exp.Values(expressions=rows, alias=alias))
+
+    def source_setup(self, source) -> list[exp.Expression]:
+        """Statements a script runs first so that :meth:`source_from` names something."""
+        return []
+
     def drop_temp(self, name: str) -> exp.Expression:
         return exp.Drop(tables=[table_ref(name)], kind="TABLE", exists=True)
 

@@ -26,6 +26,27 @@ class SparkDialect(Dialect):
         """``CACHE TABLE t AS SELECT ..``: a temporary view whose rows are computed and cached now."""
         return exp.Cache(this=table_ref(name), lazy=False, expression=query)
 
+    def values_table(self, name: str, table) -> exp.Expression:
+        """``CREATE OR REPLACE TEMPORARY VIEW t AS SELECT .. FROM VALUES ..``: literal rows only,
+        so a view costs nothing to re-read."""
+        return exp.Create(
+            this=table_ref(name), kind="VIEW", replace=True,
+            properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+            expression=self._values_select(table),
+        )
+
+    def source_setup(self, source) -> list[exp.Expression]:
+        """A CSV input becomes the view ``source`` through Spark's CSV reader (every column a string)."""
+        if source.kind != "csv":
+            return []
+        options = [
+            exp.Property(this=exp.Literal.string("path"), value=exp.Literal.string(source.path)),
+            exp.Property(this=exp.Literal.string("header"), value=exp.Literal.string("true")),
+            exp.Property(this=exp.Literal.string("sep"), value=exp.Literal.string(source.delimiter or ",")),
+        ]
+        props = exp.Properties(expressions=[exp.TemporaryProperty(), exp.FileFormatProperty(this=exp.var("CSV")), exp.OptionsProperty(expressions=options)])
+        return [exp.Create(this=table_ref("source"), kind="VIEW", replace=True, properties=props)]
+
     def drop_temp(self, name: str) -> exp.Expression:
         """``DROP VIEW IF EXISTS t`` (dropping a cached temporary view also uncaches it)."""
         return exp.Drop(tables=[table_ref(name)], kind="VIEW", exists=True)

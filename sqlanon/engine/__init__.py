@@ -8,7 +8,7 @@ from sqlanon.engine.duckdb import DuckDBEngine
 from sqlanon.engine.postgres import PostgresEngine
 from sqlanon.urls import is_postgres_url
 
-ENGINES = {"duckdb": DuckDBEngine, "postgres": PostgresEngine}
+ENGINES = {"duckdb": DuckDBEngine, "postgres": PostgresEngine, "spark": "sqlanon.engine.spark:SparkEngine"}
 
 
 def connect(name: str | None = None, **kwargs) -> Engine:
@@ -23,6 +23,11 @@ def connect(name: str | None = None, **kwargs) -> Engine:
         cls = ENGINES[name]
     except KeyError:
         raise ConfigError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}") from None
+    if isinstance(cls, str):  # imported on first use (pyspark is optional)
+        import importlib
+
+        module, _, attr = cls.partition(":")
+        cls = getattr(importlib.import_module(module), attr)
     return cls(**kwargs)
 
 

@@ -1,0 +1,277 @@
+"""Apache Spark through pyspark: the same statements, rendered by the Spark dialect, run as Spark SQL.
+
+What differs from the embedded engine, and where it is handled:
+
+* the session: ``--spark-master`` (default ``local[*]``) and ``--spark-conf KEY=VALUE`` build one,
+  or ``connection=<SparkSession>`` borrows the caller's (never stopped; our temp views dropped);
+* temporary tables are cached views, ``CACHE TABLE t AS SELECT`` (:mod:`sqlanon.dialect.spark`):
+  computed once, never a lazy view that would rescan the source;
+* sources: Parquet files/directories/globs (``parquet.`path```), catalog tables (``db.t``) and CSV
+  (read by Spark's CSV reader into a temporary view, every column a string);
+* small Arrow tables (hierarchy code tables, candidate arrays) become temporary views;
+* file outputs are written by Spark's writer into a temporary sibling directory, then renamed
+  into place with the Hadoop FileSystem API (one rename: atomic on HDFS and local disks; on object
+  stores a rename is a copy, so not atomic there). An output is a directory of part files;
+* table outputs are ``CREATE TABLE .. USING parquet AS SELECT``; ``--in-place`` needs a catalog
+  with an atomic replace (Delta or Iceberg: ``CREATE OR REPLACE TABLE .. AS SELECT``); a plain
+  Parquet table of the session catalog cannot be replaced atomically and is refused.
+
+Spark has no multi-statement transactions: :meth:`SparkEngine.transaction` only groups statements.
+``pyspark`` is an optional dependency (``pip install 'sqlanon[spark]'``; Java 17 or newer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from typing import Any, Iterator
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.dialect import SPARK
+from sqlanon.engine.base import Engine, one_line
+from sqlanon.errors import ConfigError, EngineError
+from sqlanon.engine.spark_conf import parse_conf
+from sqlanon.engine.spark_session import is_spark_session
+from sqlanon.source import table_ref
+
+#: settings for a session we create (a caller's ``--spark-conf`` wins): no UI, few shuffle
+#: partitions (the frequency sets are small), Arrow transfers
+DEFAULT_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+ATOMIC_REPLACE_PROVIDERS = ("delta", "iceberg")
+
+
+class SparkEngine(Engine):
+    """A SparkSession: ours (``master``, ``conf``) or the caller's (``connection``)."""
+
+    dialect = SPARK
+
+    def __init__(self, master: str | None = None, conf=None, connection=None, memory_limit: str | None = None, threads: int | None = None, database: str | None = None, **_: Any) -> None:
+        super().__init__()
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError:  # pragma: no cover - depends on the installation
+            raise ConfigError("--engine spark needs pyspark (and Java 17+): pip install 'sqlanon[spark]'") from None
+        self.database = database
+        self.borrowed = connection is not None
+        if self.borrowed:
+            if not is_spark_session(connection):
+                raise ConfigError(f"connection must be a SparkSession, got {type(connection).__name__}")
+            self.spark = connection
+            if memory_limit or threads:
+                raise ConfigError("memory_limit/threads are settings of the SparkSession you pass: set them when building it")
+        else:
+            settings = dict(DEFAULT_CONF)
+            if memory_limit:
+                settings["spark.driver.memory"] = _spark_memory(memory_limit)
+            settings.update(parse_conf(conf))
+            master = master or (f"local[{int(threads)}]" if threads else "local[*]")
+            # a session already running in this process (spark-submit, a notebook) is reused by
+            # getOrCreate: it is not ours to stop
+            self.borrowed = SparkSession.getActiveSession() is not None
+            builder = SparkSession.builder.master(master).appName("sqlanon")
+            for key, value in settings.items():
+                builder = builder.config(key, value)
+            try:
+                self.spark = builder.getOrCreate()
+            except Exception as err:  # the JVM failed to start: Java missing, bad master, bad conf
+                raise EngineError(f"cannot start Spark (master {master}): {one_line(err)}") from None
+            self.spark.sparkContext.setLogLevel("ERROR")
+        self.con = None  # no DB-API connection; close() stops our own session only
+        self._views: dict[str, str] = {}
+
+    # -- running ----------------------------------------------------------------------------------
+    def _errors(self):
+        from pyspark.errors import PySparkException
+
+        try:
+            from py4j.protocol import Py4JError
+        except ImportError:  # pragma: no cover
+            Py4JError = PySparkException
+        return (PySparkException, Py4JError)
+
+    def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:
+        if params:
+            raise EngineError("the spark engine takes no bound parameters (its dialect inlines lookups)")
+        try:
+            df = self.spark.sql(sql)
+            if fetch == "arrow":
+                return df.toArrow()
+            rows = df.collect()
+            return [tuple(r) for r in rows] if fetch == "all" else None
+        except self._errors() as err:
+            raise EngineError(one_line(err)) from None
+
+    def sql_text(self, expression) -> str:
+        if isinstance(expression, exp.Create) and expression.args.get("properties") is not None and any(
+            isinstance(p, exp.TemporaryProperty) for p in expression.args["properties"].expressions
+        ):
+            # sqlglot renders CREATE TEMPORARY TABLE as a lazy TEMPORARY VIEW: refuse, never rescan
+            raise EngineError("internal: a CREATE TEMPORARY TABLE reached Spark; build it with dialect.create_temp (CACHE TABLE)")
+        return super().sql_text(expression)
+
+    def register_arrow(self, name: str, table: pa.Table) -> None:
+        """A small Arrow table as a temporary view (hierarchy codes, candidate arrays)."""
+        try:
+            df = self.spark.createDataFrame(table) if table.num_rows else self.spark.createDataFrame([], _spark_schema(table.schema))
+            df.createOrReplaceTempView(name)
+        except self._errors() as err:
+            raise EngineError(one_line(err)) from None
+        self.queries += 1
+
+    def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
+        """Column names and types from the analyzed plan (no rows read)."""
+        sql = self.sql_text(query)
+        self.queries += 1
+        try:
+            schema = self.spark.sql(sql).schema
+        except self._errors() as err:
+            raise EngineError(one_line(err)) from None
+        return [(f.name, f.dataType.simpleString().upper()) for f in schema.fields]
+
+    def source_from(self, source) -> exp.Expression:
+        """Parquet as ``parquet.`path```, tables as named; CSV through Spark's reader (a view)."""
+        if source.kind != "csv":
+            return self.dialect.source_from(source)
+        key = f"{source.path}\0{source.delimiter}"
+        if key not in self._views:
+            name = self.temp_name("csv")
+            try:
+                df = self.spark.read.options(header="true", sep=source.delimiter or ",", inferSchema="false").csv(source.path)
+                df.createOrReplaceTempView(name)
+            except self._errors() as err:
+                raise EngineError(f"cannot read {source.path}: {one_line(err)}") from None
+            self._views[key] = name
+        return table_ref(self._views[key])
+
+    # -- writing ----------------------------------------------------------------------------------
+    def _fs(self, path: str):
+        jvm = self.spark._jvm
+        hpath = jvm.org.apache.hadoop.fs.Path(path)
+        return hpath.getFileSystem(self.spark._jsc.hadoopConfiguration()), hpath
+
+    def path_exists(self, path: str) -> bool:
+        fs, hpath = self._fs(path)
+        return bool(fs.exists(hpath))
+
+    def remove_path(self, path: str) -> None:
+        fs, hpath = self._fs(path)
+        if fs.exists(hpath):
+            fs.delete(hpath, True)
+
+    def rename_path(self, src: str, dst: str) -> None:
+        fs, hsrc = self._fs(src)
+        _, hdst = self._fs(dst)
+        if not fs.rename(hsrc, hdst):
+            raise EngineError(f"cannot rename {src} to {dst}")
+
+    def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
+        """Spark's writer: a directory of part files at ``path`` (which must not exist)."""
+        sql = self.sql_text(query)
+        self.queries += 1
+        try:
+            writer = self.spark.sql(sql).write.mode("errorifexists")
+            if kind == "parquet":
+                writer.parquet(path)
+            else:
+                writer.options(header="true", sep=delimiter).csv(path)
+        except self._errors() as err:
+            raise EngineError(one_line(err)) from None
+
+    def write_file_atomically(self, query: exp.Expression, final: str, kind: str, delimiter: str = ",", overwrite: bool = False, before_rename=None) -> None:
+        """Write beside ``final`` (``.name.<id>.tmp``), then rename it into place. With
+        ``overwrite`` an existing output is first renamed aside and removed after the new one is in
+        place (two renames: a reader may briefly see no output, never a partial one)."""
+        parent, _, base = final.rstrip("/").rpartition("/")
+        tmp = f"{parent or '.'}/.{base}.{uuid.uuid4().hex[:8]}.tmp"
+        old = None
+        try:
+            self.write_file(query, tmp, kind, delimiter)
+            if before_rename is not None:
+                before_rename()
+            if self.path_exists(final):
+                if not overwrite:
+                    raise ConfigError(f"output already exists: {final} (use --overwrite)")
+                old = f"{parent or '.'}/.{base}.{uuid.uuid4().hex[:8]}.old"
+                self.rename_path(final, old)
+            self.rename_path(tmp, final)
+        finally:
+            with contextlib.suppress(Exception):
+                self.remove_path(tmp)
+        if old is not None:
+            with contextlib.suppress(Exception):
+                self.remove_path(old)
+
+    def table_provider(self, table: exp.Table) -> str | None:
+        """The catalog's provider of ``table`` (``parquet``, ``delta``, ..), from DESCRIBE EXTENDED."""
+        try:
+            rows = self.spark.sql("DESCRIBE TABLE EXTENDED " + self.sql_text(table)).collect()
+        except self._errors() as err:
+            raise EngineError(one_line(err)) from None
+        for r in rows:
+            if str(r[0]).strip().lower() == "provider":
+                return str(r[1]).strip().lower()
+        return None
+
+    def table_exists(self, table: exp.Table) -> bool:
+        name = self.sql_text(table)
+        try:
+            return bool(self.spark.catalog.tableExists(name))
+        except self._errors():
+            return False
+
+    def replace_table(self, table: exp.Table, query: exp.Expression) -> None:
+        """``CREATE OR REPLACE TABLE t USING <provider> AS SELECT ..`` in one statement, where the
+        table's provider replaces atomically (Delta, Iceberg); any other provider is refused."""
+        provider = self.table_provider(table)
+        if provider not in ATOMIC_REPLACE_PROVIDERS:
+            raise ConfigError(
+                f"--in-place on Spark needs a table whose catalog replaces it atomically "
+                f"({', '.join(ATOMIC_REPLACE_PROVIDERS)}); {self.sql_text(table)} is a {provider or 'view or unknown'} table: "
+                "write --output-table or --output instead"
+            )
+        props = exp.Properties(expressions=[exp.FileFormatProperty(this=exp.var(provider.upper()))])
+        self.execute(exp.Create(this=table, kind="TABLE", replace=True, expression=query, properties=props))
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Spark SQL has no multi-statement transactions: statements run as they come."""
+        yield
+
+    def close(self) -> None:
+        """Drop our temporary views and uncache our tables; stop the session only if we started it."""
+        self.drop_temps()
+        if not self.borrowed:
+            with contextlib.suppress(Exception):
+                self.spark.stop()
+
+
+def _spark_schema(schema: pa.Schema):
+    from pyspark.sql import types as T
+
+    mapping = {pa.int32(): T.IntegerType(), pa.int64(): T.LongType(), pa.float64(): T.DoubleType(), pa.string(): T.StringType(), pa.bool_(): T.BooleanType()}
+    fields = []
+    for f in schema:
+        if pa.types.is_list(f.type):
+            t = T.ArrayType(mapping.get(f.type.value_type, T.StringType()))
+        else:
+            t = mapping.get(f.type, T.StringType())
+        fields.append(T.StructField(f.name, t, True))
+    return T.StructType(fields)
+
+
+def _spark_memory(limit: str) -> str:
+    """DuckDB-style ``4GB``/``500MB`` as Spark's ``4g``/``500m``."""
+    text = limit.strip().upper().replace(" ", "").replace("IB", "B")
+    for unit, out in (("KB", "k"), ("MB", "m"), ("GB", "g"), ("TB", "t")):
+        if text.endswith(unit) and text[: -len(unit)].isdigit():
+            return text[: -len(unit)] + out
+    raise ConfigError(f"bad --memory-limit {limit!r}: write e.g. 500MB or 2GB")

@@ -1,0 +1,248 @@
+"""The Spark engine (pyspark, local[2]): the same plans, metrics and releases as DuckDB.
+
+One SparkSession for the module (local[2], two shuffle partitions, no UI). Every run is also made
+on DuckDB in the same test and the two are compared: node, metric value, suppressed rows and the
+released multiset (read back from Spark's Parquet directory), re-checked by the independent
+checker against a brute-force generalization of the input.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+
+import sqlanon  # noqa: E402
+from checker import check_k, expected_release, read_arx_csv, read_hierarchy, released_multiset  # noqa: E402
+from conftest import ADULT_COLUMNS  # noqa: E402
+from test_arx_reference import PRECISION  # noqa: E402
+
+from sqlanon.errors import ConfigError, SqlanonError  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("sqlanon-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def adult_parquet(adult, tmp_path_factory):
+    """Adult as one Parquet file, every column a string (as the CSV reads)."""
+    path = str(tmp_path_factory.mktemp("adult") / "adult.parquet")
+    con = duckdb.connect()
+    con.execute("COPY (SELECT * FROM read_csv(?, delim=';', header=true, all_varchar=true)) TO '" + path.replace("'", "''") + "' (FORMAT PARQUET)", [adult["csv"]])
+    con.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def original(adult):
+    rows = read_arx_csv(adult["csv"])
+    hier = {c: read_hierarchy(adult["qi"][c]) for c in ADULT_COLUMNS}
+    return rows, hier
+
+
+def read_release(path: str) -> list[dict]:
+    """A release written by Spark (a directory of part files) or DuckDB (one file), as dicts."""
+    return pq.read_table(path).to_pylist()
+
+
+def comparable(report: dict) -> tuple:
+    return (report["transformation"], round(report["metric"]["value"], 12), report["suppressed_rows"])
+
+
+@pytest.fixture(scope="module")
+def people(tmp_path_factory):
+    """300 rows: zip, age, a sensitive disease, a class; as CSV and as Parquet."""
+    import random
+
+    d = tmp_path_factory.mktemp("people")
+    rnd = random.Random(7)
+    lines = ["id,zip,age,disease,buys"]
+    for i in range(300):
+        lines.append(f"{i},{rnd.choice(['12345', '12346', '12355', '12356', '13001', '13002'])},{rnd.randint(20, 59)},{rnd.choice(['flu', 'cold', 'hiv', 'cancer'])},{rnd.choice(['yes', 'no'])}")
+    csv = d / "people.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    parquet = str(d / "people.parquet")
+    con = duckdb.connect()
+    con.execute("COPY (SELECT * FROM read_csv(?, all_varchar=true)) TO '" + parquet.replace("'", "''") + "' (FORMAT PARQUET)", [str(csv)])
+    con.close()
+    return {"csv": str(csv), "parquet": parquet, "qi": {"zip": "mask", "age": "bands:5,10,20"}}
+
+
+def multiset(rows, columns):
+    return Counter(tuple(r[c] for c in columns) for r in rows)
+
+
+# ----------------------------------------------------------------------------------------------
+# the ARX Adult optima: same node, metric and released multiset as DuckDB
+
+
+def test_arx_optima_evaluate_alike_on_spark(spark, adult, adult_parquet):
+    """ARX's optimum of every case, evaluated by Spark SQL and by DuckDB (one base scan each, one
+    statement per node): the same classes, suppressed rows and precision, and ARX's published
+    loss. (DuckDB's search finds these optima: tests/test_arx_reference.py.)"""
+    from sqlanon.engine import connect
+    from sqlanon.engine.spark import SparkEngine
+    from sqlanon.hierarchy import load_hierarchy
+    from sqlanon.metrics import METRICS
+    from sqlanon.privacy import KAnonymity, Requirement
+    from sqlanon.source import Source
+    from sqlanon.stats import Statistics
+
+    metric = METRICS["precision"]()
+    answers = {}
+    for engine in (connect(threads=1), SparkEngine(connection=spark)):
+        try:
+            source = Source.open(adult_parquet)
+            hierarchies = [load_hierarchy(adult["qi"][c], c, engine, source) for c in ADULT_COLUMNS]
+            stats = Statistics(engine, source, ADULT_COLUMNS, hierarchies, needs=metric.needs)
+            stats.prepare()
+            assert stats.rows == 30162
+            for k, sup, arx_node, loss, arx_suppressed in PRECISION:
+                node = tuple(arx_node)
+                req = Requirement([KAnonymity(k)], budget=int(sup * stats.rows + 1e-9), max_suppression=sup)
+                ns = stats.evaluate(node, req.predicate(), metric.aggregates(stats, node))
+                value = metric.value(stats, node, ns)
+                assert ns.suppressed == arx_suppressed and value == pytest.approx(loss, abs=5e-5), (engine.dialect, k, sup)
+                answers.setdefault((k, sup), []).append((ns.classes, ns.min_class, ns.max_class, ns.suppressed, ns.bad_classes, round(value, 12)))
+        finally:
+            engine.close()
+    for key, (duck, on_spark) in answers.items():
+        assert on_spark == duck, key
+
+
+@pytest.fixture(scope="module")
+def adult_duckdb_optima(adult, adult_parquet):
+    """DuckDB's optimum for the two cases released on Spark."""
+    return {(k, sup): sqlanon.anonymize(input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", search="optimal") for k, sup in ((10, 0.0), (10, 0.05))}
+
+
+@pytest.mark.parametrize("k,sup", [(10, 0.0), (10, 0.05)])
+def test_arx_release_written_by_spark(spark, adult, adult_parquet, adult_duckdb_optima, original, tmp_path, k, sup):
+    """The release of the optimum, written by Spark (a Parquet directory renamed into place), is
+    the same multiset as DuckDB's and passes the independent checker. The lattice is bounded to
+    the optimum (``min_level = max_level = node``), so Spark's search evaluates it and nothing else."""
+    duck = adult_duckdb_optima[(k, sup)]
+    node = {c: duck["transformation"][c] for c in ADULT_COLUMNS}
+    out = str(tmp_path / "spark_out")
+    rep = sqlanon.anonymize(input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", min_level=node, max_level=node, output=out, connection=spark)
+    assert comparable(rep) == comparable(duck)
+    assert os.path.isdir(out) and sorted(os.listdir(tmp_path)) == ["spark_out", "sqlanon_releases.duckdb"]  # renamed; nothing left beside
+    released = read_release(out)
+    rows, hier = original
+    assert len(released) == len(rows)
+    expected, suppressed = expected_release(rows, hier, node, k)
+    assert released_multiset(released, ADULT_COLUMNS) == expected
+    assert suppressed == rep["suppressed_rows"]
+    verdict = check_k(released, ADULT_COLUMNS, k, sup)
+    assert verdict["ok"], verdict["problems"]
+    assert rep["release_id"] == 1  # recorded in the registry beside the output
+
+
+# ----------------------------------------------------------------------------------------------
+# searches on Spark give DuckDB's results
+
+
+def test_lattice_search_and_release_same_as_duckdb(spark, people, tmp_path):
+    opts = dict(qi=people["qi"], k=5, max_suppression=0.02, metric="lm")
+    duck = sqlanon.anonymize(input=people["parquet"], output=str(tmp_path / "duck.parquet"), **opts)
+    rep = sqlanon.anonymize(input=people["parquet"], output=str(tmp_path / "spark"), connection=spark, **opts)
+    assert comparable(rep) == comparable(duck)
+    columns = ["id", "zip", "age", "disease", "buys"]
+    assert multiset(read_release(str(tmp_path / "spark")), columns) == multiset(read_release(str(tmp_path / "duck.parquet")), columns)
+
+
+def test_csv_input_and_catalog_table_output(spark, people, tmp_path):
+    """A CSV input read by Spark's reader, released into a catalog table; --overwrite replaces it."""
+    opts = dict(input=people["csv"], qi=people["qi"], k=4, max_suppression=0.05)
+    duck = sqlanon.anonymize(dry_run=True, **opts)
+    spark.sql("DROP TABLE IF EXISTS sqlanon_test_out")
+    try:
+        rep = sqlanon.anonymize(output_table="sqlanon_test_out", connection=spark, **opts)
+        assert comparable(rep) == comparable(duck)
+        rows = [r.asDict() for r in spark.table("sqlanon_test_out").collect()]
+        assert len(rows) == 300 and check_k(rows, ["zip", "age"], 4, 0.05)["ok"]
+        with pytest.raises(ConfigError, match="already exists"):
+            sqlanon.anonymize(output_table="sqlanon_test_out", connection=spark, **opts)
+        again = sqlanon.anonymize(output_table="sqlanon_test_out", overwrite=True, connection=spark, **{**opts, "k": 6})
+        assert check_k([r.asDict() for r in spark.table("sqlanon_test_out").collect()], ["zip", "age"], 6, 0.05)["ok"]
+        assert again["release_id"] == rep["release_id"] + 1  # the registry is a catalog table
+    finally:
+        spark.sql("DROP TABLE IF EXISTS sqlanon_test_out")
+        spark.sql("DROP TABLE IF EXISTS sqlanon_releases")
+
+
+# ----------------------------------------------------------------------------------------------
+# failures leave nothing behind
+
+
+def test_failed_file_write_leaves_no_partial_output(spark, people, tmp_path):
+    out = str(tmp_path / "out")
+    with pytest.raises(SqlanonError, match="simulated"):
+        sqlanon.anonymize(input=people["parquet"], qi=people["qi"], k=5, output=out, connection=spark, _fail_after_write=True)
+    assert os.listdir(tmp_path) == []  # neither the output nor the temporary directory
+
+
+def test_failed_table_write_leaves_no_table(spark, people):
+    spark.sql("DROP TABLE IF EXISTS sqlanon_test_fail")
+    with pytest.raises(SqlanonError, match="simulated"):
+        sqlanon.anonymize(input=people["parquet"], qi=people["qi"], k=5, output_table="sqlanon_test_fail", connection=spark, _fail_after_write=True)
+    names = [t.name for t in spark.catalog.listTables()]
+    assert not [n for n in names if n.startswith("sqlanon_test_fail")], names
+
+
+def test_in_place_on_a_parquet_table_is_refused(spark, people):
+    """A plain Parquet table of the session catalog has no atomic replace: refused, untouched."""
+    spark.sql("DROP TABLE IF EXISTS sqlanon_test_people")
+    spark.read.parquet(people["parquet"]).write.saveAsTable("sqlanon_test_people")
+    try:
+        with pytest.raises(ConfigError, match="atomically"):
+            sqlanon.anonymize(table="sqlanon_test_people", qi=people["qi"], k=5, in_place=True, connection=spark)
+        assert spark.table("sqlanon_test_people").count() == 300
+        assert spark.sql("SELECT COUNT(*) FROM sqlanon_test_people WHERE zip = '*'").collect()[0][0] == 0
+    finally:
+        spark.sql("DROP TABLE IF EXISTS sqlanon_test_people")
+
+
+# ----------------------------------------------------------------------------------------------
+# sqlanon sql --dialect spark: a self-contained script, run on Spark
+
+
+def test_spark_script_runs_and_answers_like_duckdb(spark, people, tmp_path):
+    opts = dict(input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.05)
+    script = sqlanon.api.plan_sql(dialect="spark", **opts)
+    titles = [t for t, _ in script]
+    assert titles[0].startswith("hierarchy codes") and "base frequency set" in titles and titles[-1] == "release"
+    assert all("LIST_EXTRACT" not in text.upper() and "READ_PARQUET" not in text.upper() for _, text in script)
+    answers = {}
+    for title, text in script:
+        rows = spark.sql(text).collect()
+        answers[title] = rows
+    duck = sqlanon.anonymize(output=str(tmp_path / "duck.parquet"), **opts)
+    node = answers["final node"][0]
+    assert (node["classes"] > 0, node["suppressed"]) == (True, duck["suppressed_rows"])
+    released = [r.asDict() for r in answers["release"]]
+    columns = ["id", "zip", "age", "disease", "buys"]
+    assert multiset(released, columns) == multiset(read_release(str(tmp_path / "duck.parquet")), columns)
