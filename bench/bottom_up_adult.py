@@ -128,7 +128,7 @@ def search_cut(engine, table: str, where, qis, hierarchies, k: int, budget: int)
     q = exp.select(*[col(c) for c in qis + [CLASS]]).from_(table_ref(table))
     if where is not None:
         q = q.where(where)
-    engine.execute(create_temp(name, q))
+    engine.execute(engine.dialect.create_temp(name, q))
     source = Source(kind="table", table=name)
     stats = Statistics(engine, source, qis, hierarchies, class_column=CLASS, needs=ClassNeeds(majority_y=True))
     stats.prepare()

@@ -197,7 +197,7 @@ def sample(session, params: Params) -> Source:
     engine = session.engine
     params.input_rows = count_rows(engine, session.source)
     name = engine.temp_name("safepub_sample")
-    engine.execute(create_temp(name, sample_query(engine, session.source, params.beta, params.seed)))
+    engine.execute(engine.dialect.create_temp(name, sample_query(engine, session.source, params.beta, params.seed)))
     params.sample_rows = int(engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(name))))
     return Source(kind="table", table=name, database=session.source.database)
 

@@ -4,7 +4,7 @@ Dialect-dependent shapes (temporary tables, lookups) go through the dialect obje
 (:mod:`sqlanon.dialect`); everything here renders the same in every dialect.
 
 >>> from sqlanon.dialect import SPARK, DUCKDB
->>> SPARK.render(create_temp("t", exp.select("1")))
+>>> SPARK.render(create_temp("t", exp.select("1"), SPARK))
 'CACHE TABLE `t` AS SELECT 1'
 >>> DUCKDB.render(add_all([col("a"), col("b"), lit(1)]))
 '"a" + "b" + 1'

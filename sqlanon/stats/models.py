@@ -124,7 +124,7 @@ def prepare_population(stats) -> None:
     q = exp.select(*map(col, g), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
     q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True)).group_by(*map(col, g))
     name = stats.engine.temp_name("pfs0")
-    stats.engine.execute(create_temp(name, q))
+    stats.engine.execute(stats.dialect.create_temp(name, q))
     parts = [exp.Count(this=exp.Star()), sum_(col("cnt"))]
     for n in g:
         parts.append(sum_(if_(exp.LT(this=col(n), expression=lit(0)), col("cnt"), lit(0))))
