@@ -148,7 +148,7 @@ def keep_release_query(engine, query: exp.Expression) -> tuple[str, list[str]]:
         return node
 
     kept = query.transform(swap)
-    return kept.sql(dialect=engine.dialect), list(rename.values())
+    return engine.dialect.render(kept), list(rename.values())
 
 
 def lazy_release(engine, stats, plan, policy, entry: dict, rel_input=None) -> dict:
