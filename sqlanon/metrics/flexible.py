@@ -27,6 +27,8 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from sqlanon.errors import ConfigError
 from sqlanon.stats.genetic import ClassTarget, GeneticStats, RegressionTarget
 
@@ -289,15 +291,13 @@ class FlexibleEvaluator:
         self.part_misses += 1
         coder = self.layout.coders[i]
         groups = coder.groups(bits)
-        stride = self.gstats.strides[i] if self.gstats.key_fits else 1
-        keys = [0] * coder.n_leaves
-        loss = [0.0] * coder.n_leaves
+        codes = np.zeros(coder.n_leaves, dtype=np.int64)
+        loss = np.zeros(coder.n_leaves, dtype=np.float64)
         for g, (_, l, leaves) in enumerate(groups):
-            for leaf in leaves:
-                keys[leaf] = g * stride
-                loss[leaf] = l
+            codes[leaves] = g
+            loss[leaves] = l
         freq = self.stats.column_freqs[i]
-        entry = {"keys": keys, "code_loss": [l for _, l, _ in groups], "loss": loss, "colsum": sum(f * l for f, l in zip(freq, loss)), "groups": len(groups)}
+        entry = {"codes": codes, "loss": loss, "colsum": sum(f * l for f, l in zip(freq, loss.tolist())), "groups": len(groups)}
         if len(cache) > 50_000:
             cache.clear()
         cache[bits] = entry
@@ -316,7 +316,7 @@ class FlexibleEvaluator:
             for ch in todo:
                 parts = [self.part(i, p) for i, p in enumerate(self.layout.split(ch))]
                 parts_of.append(parts)
-                cands.append({"keys": [p["keys"] for p in parts], "loss": [p["code_loss"] for p in parts]})
+                cands.append({"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts]})
             rows = self.gstats.evaluate(cands, lm=self.lm, per_column=per_column)
             for ch, parts, agg in zip(todo, parts_of, rows):
                 agg = dict(agg)

@@ -8,17 +8,22 @@ a ``GROUP BY`` of the **frequency set**, never of the source:
    tuple of leaf codes ``q0..qn`` with ``cnt`` and, per usage target, pivoted class counts
    (``t{t}_{j}`` = rows of class value ``j``) or sums (``r{t}_s1 = SUM(v)``, ``r{t}_s2 = SUM(v*v)``).
    For a median-based regression target a second set ``gbase_v{t}`` keeps ``v`` as a key.
-2. :meth:`GeneticStats.evaluate` takes a *batch* of candidates, registers them as a small table
-   ``cand(c, k0.., l0..)`` where ``k_i[leaf]`` is the released code times a stride (so one BIGINT
-   ``key = k0[q0] + k1[q1] + ..`` names the class) and ``l_i[code]`` the LM loss of released
-   value ``code`` (looked up per *class*, decoding the key, for the suppressed classes' LM), and answers every candidate's aggregates in **one** statement::
+2. :meth:`GeneticStats.evaluate` takes a *batch* of candidates. The QIs are split into **blocks**
+   of consecutive QIs whose leaf domains multiply to at most ``BLOCK_CELLS`` (4096); ``gbase``
+   holds each row's block index ``b{j}`` (its leaf codes in mixed radix, computed once). Per
+   candidate and block, Python (numpy) turns the per-QI cuts into two short lists indexed by the
+   block index: ``kb{j}`` = the block's share of the packed class key (released codes times the
+   batch's strides, so one BIGINT ``key = kb0[b0] + kb1[b1] + ..`` names the class; several words
+   ``key, key1, ..`` only when the batch's cuts need more than 62 bits) and ``lb{j}`` = the
+   block's LM loss of the row. A row then costs one lookup per block instead of one per QI (24
+   QIs -> 12 blocks), and the LM needs no per-class decoding. Every candidate's aggregates come
+   from **one** statement::
 
-       cand x gbase -> GROUP BY c, key (classes: cnt, per-target sums) -> flag ok (the privacy
+       cand x gbase -> GROUP BY c, key (classes: cnt, per-target sums, LM) -> flag ok (the privacy
        predicate, e.g. cnt >= k) -> GROUP BY c (suppressed rows, metric terms)
 
-The per-attribute parts (``k_i``, ``l_i``, the LM column totals) depend on one attribute's cut
-only and are cached per attribute by the caller (:mod:`sqlanon.metrics.flexible`), so a child that
-differs from its parents in one attribute costs one new list.
+The per-attribute parts (released code and LM loss per leaf, the LM column totals) depend on one
+attribute's cut only and are cached per attribute by the caller (:mod:`sqlanon.metrics.flexible`).
 
 The list lookups index 1-based arrays (DuckDB lists, PostgreSQL arrays): ``k0[q0 + 1]``.
 """
@@ -28,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
@@ -37,6 +43,42 @@ from sqlanon.stats.build import add_all, as_double, as_varchar, cte_select, if_,
 from sqlanon.stats.core import distinct_values
 
 MAX_CLASS_VALUES = 64
+#: largest product of leaf-domain sizes of the QIs sharing one block lookup list
+BLOCK_CELLS = 4096
+#: a key word holds released codes in mixed radix below this bound
+WORD_LIMIT = 2**62
+
+
+def blocks_of(sizes: Sequence[int], cells: int = BLOCK_CELLS) -> list[list[int]]:
+    """Consecutive QIs grouped while their domain sizes multiply to at most ``cells`` (a QI with a
+    larger domain is a block of its own).
+
+    >>> blocks_of([8, 16, 32, 64, 8])
+    [[0, 1, 2], [3, 4]]
+    """
+    out: list[list[int]] = []
+    prod = 0
+    for i, size in enumerate(sizes):
+        if out and prod * size <= cells:
+            out[-1].append(i)
+            prod *= size
+        else:
+            out.append([i])
+            prod = size
+    return out
+
+
+def block_list(parts: Sequence[np.ndarray], scales: Sequence[float]) -> np.ndarray:
+    """``out[x0 + x1*n0 + x2*n0*n1 + ..] = sum_i parts[i][x_i] * scales[i]`` (the block index's
+    mixed radix, first QI fastest).
+
+    >>> block_list([np.array([0, 1]), np.array([0, 0, 1])], [1, 2]).tolist()
+    [0, 1, 0, 1, 2, 3]
+    """
+    out = parts[0] * scales[0]
+    for part, scale in zip(parts[1:], scales[1:]):
+        out = (part[:, None] * scale + out[None, :]).ravel()
+    return out
 
 
 @dataclass
@@ -87,8 +129,17 @@ class GeneticStats:
         self.totals: dict = {}
         self.batches = 0
         self.evaluations = 0
-        self.key_fits = True
-        self.strides: list[int] = []
+        #: leaf-domain size per QI, QI blocks (one lookup list each) and each QI's radix in its block
+        self.sizes = [max(len(h.rows), 1) for h in stats.hierarchies]
+        self.blocks = blocks_of(self.sizes)
+        self.block_mult: list[int] = [1] * self.n
+        for block in self.blocks:
+            m = 1
+            for i in block:
+                self.block_mult[i] = m
+                m *= self.sizes[i]
+        self.words = 1  # key words of the last batch (its cuts decide)
+        self._block_words: tuple[int, ...] = (0,) * len(self.blocks)
 
     # -----------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -121,6 +172,7 @@ class GeneticStats:
                     q = q.select(exp.alias_(sum_(if_(exp.EQ(this=col("y"), expression=lit(v)), col("cnt"), lit(0))), f"t{ti}_{j}", quoted=True))
                 q = q.select(exp.alias_(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))), f"t{ti}_null", quoted=True))
             q = q.from_(table_ref(stats.base.table))
+            q = q.select(*self._block_columns())
             if self.sensitive:
                 q = q.select(col("s"))
             keys = [*map(col, stats.qnames), *([col("s")] if self.sensitive else [])]
@@ -148,6 +200,7 @@ class GeneticStats:
             q = q.select(exp.alias_(sum_(exp.Mul(this=v, expression=col(f"v{ti}"))), f"r{ti}_s2", quoted=True))
             q = q.select(exp.alias_(sum_(if_(exp.Is(this=v.copy(), expression=exp.Null()), lit(1), lit(0))), f"r{ti}_null", quoted=True))
         q = q.from_(enc)
+        q = q.select(*self._block_columns())
         if self.sensitive:
             q = q.select(col("s"))
         keys = [*map(col, stats.qnames), *([col("s")] if self.sensitive else [])]
@@ -191,21 +244,14 @@ class GeneticStats:
             if t.dispersion == "mad":
                 total["mad"] = self.single_group_mad(ti)
             self.totals["regression"].append(total)
-        # strides of the class key: the QIs are packed, in order, into as few BIGINT words as fit
-        # below 2^62 (one word up to ~60 bits of leaf codes; 24 QIs of 8-64 leaves take two), so
-        # a class is grouped by (c, key, key1, ..) rather than by one column per QI
-        stride, self.strides, self.sizes, self.word_of = 1, [], [], []
-        word = 0
-        for h in stats.hierarchies:
-            size = max(len(h.rows), 1)
-            if stride * size >= 2**62 and stride > 1:
-                word, stride = word + 1, 1
-            self.strides.append(stride)
-            self.sizes.append(size)
-            self.word_of.append(word)
-            stride *= size
-        self.words = word + 1 if self.n else 1
-        self.key_fits = all(s < 2**62 for s in self.sizes)
+
+    def _block_columns(self) -> list[exp.Expression]:
+        """``b{j}``: the row's index into block ``j``'s lookup lists (its leaf codes in mixed radix)."""
+        out = []
+        for j, block in enumerate(self.blocks):
+            terms = [col(self.stats.qcol(i)) if self.block_mult[i] == 1 else exp.Mul(this=col(self.stats.qcol(i)), expression=lit(self.block_mult[i])) for i in block]
+            out.append(exp.alias_(add_all(terms), f"b{j}", quoted=True))
+        return out
 
     def single_group_mad(self, ti: int) -> float:
         """Sum of |v - median| over all rows (the regression metric's normalizer)."""
@@ -217,22 +263,30 @@ class GeneticStats:
     def key_name(self, word: int) -> str:
         return "key" if word == 0 else f"key{word}"
 
-    def _key_exprs(self) -> list[tuple[str, exp.Expression]]:
-        if self.key_fits:
-            if not self.n:
-                return [("key", lit(0))]
-            return [
-                (self.key_name(w), add_all([self._list_at(f"k{i}", col(self.stats.qcol(i))) for i in range(self.n) if self.word_of[i] == w]))
-                for w in range(self.words)
-            ]
-        return [(f"g{i}", self._list_at(f"k{i}", col(self.stats.qcol(i)))) for i in range(self.n)]
+    def _key_exprs(self, block_words: Sequence[int], per_qi: bool = False) -> list[tuple[str, exp.Expression]]:
+        """The class key words: per word, the sum of its blocks' lookups ``kb{j}[b{j}]`` (or, with
+        ``per_qi``, of its QIs' lookups ``k{i}[q{i}]``, for tables without block columns)."""
+        if not self.n:
+            return [("key", lit(0))]
+        words = max(block_words) + 1
+        out = []
+        for w in range(words):
+            if per_qi:
+                terms = [self._list_at(f"k{i}", col(self.stats.qcol(i))) for j, block in enumerate(self.blocks) if block_words[j] == w for i in block]
+            else:
+                terms = [self._list_at(f"kb{j}", col(f"b{j}")) for j in range(len(self.blocks)) if block_words[j] == w]
+            out.append((self.key_name(w), add_all(terms)))
+        return out
 
     def _list_at(self, list_col: str, code: exp.Expression) -> exp.Expression:
         """``list_col[code]`` for a 0-based code, in the dialect's array base."""
         return self.dialect.element_at(col(list_col), code)
 
-    def batch_query(self, lm: bool, per_column: bool) -> exp.Select:
-        keys = self._key_exprs()
+    def batch_query(self, lm: bool, per_column: bool, block_words: Sequence[int] | None = None) -> exp.Select:
+        """The statement for a batch whose key words are laid out as ``block_words`` (the word of
+        each block; default: all in one word)."""
+        block_words = tuple(block_words) if block_words is not None else (0,) * len(self.blocks)
+        keys = self._key_exprs(block_words)
         key_names = [name for name, _ in keys]
         rsel = [col("c", "cd")] + [exp.alias_(e, name, quoted=True) for name, e in keys]
         sums = ["cnt"]
@@ -241,6 +295,16 @@ class GeneticStats:
         for ti, _ in enumerate(self.regression_targets):
             sums += [f"r{ti}_s1", f"r{ti}_s2"]
         rsel += [col(s, "b") for s in sums]
+        # the LM loss of a row: the released value's loss, per block (or per QI for per-column
+        # figures) looked up like the key; summed per class as cnt * loss
+        loss_terms: list[tuple[str, exp.Expression]] = []
+        if lm and per_column:
+            loss_terms = [(f"rl{i}", self._list_at(f"l{i}", col(self.stats.qcol(i), "b"))) for i in range(self.n)]
+        elif lm:
+            loss_terms = [("rl", add_all([self._list_at(f"lb{j}", col(f"b{j}", "b")) for j in range(len(self.blocks))], lit(0.0)))]
+        for name, term in loss_terms:
+            rsel.append(exp.alias_(exp.Mul(this=col("cnt", "b"), expression=term), name, quoted=True))
+        sums += [name for name, _ in loss_terms]
         if self.sensitive:
             rsel.append(col("s", "b"))
         r = exp.select(*rsel).from_(table_ref(self.table, alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
@@ -253,18 +317,6 @@ class GeneticStats:
         else:
             cls = exp.select(*csel).from_(table_ref("r")).group_by(col("c"), *[col(k) for k in key_names])
         flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("cls"))
-        if lm:
-            # the LM loss of a class follows from its released codes (decoded from the key): looked
-            # up per class, not per base row
-            flagged = exp.select(*[col(n, "cls") for n in ["c", *key_names, *sums]], exp.alias_(self.ok.copy(), "ok", quoted=True))
-            flagged = flagged.from_(table_ref("cls")).join(table_ref(self.cand, alias="cd"), on=exp.EQ(this=col("c", "cls"), expression=col("c", "cd")))
-            for i in range(self.n):
-                if self.key_fits:
-                    code = exp.Mod(this=exp.Paren(this=exp.IntDiv(this=col(self.key_name(self.word_of[i]), "cls"), expression=lit(self.strides[i]))), expression=lit(self.sizes[i]))
-                else:
-                    code = col(f"g{i}", "cls")
-                loss = exp.Mul(this=col("cnt", "cls"), expression=self._list_at(f"l{i}", code))
-                flagged = flagged.select(exp.alias_(loss, f"rl{i}", quoted=True))
         okc = col("ok")
         out = [
             col("c"),
@@ -278,8 +330,7 @@ class GeneticStats:
                 for i in range(self.n):
                     out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), col(f"rl{i}"))), f"lm_sup{i}", quoted=True))
             else:
-                total = add_all([col(f"rl{i}") for i in range(self.n)], lit(0.0))
-                out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), total)), "lm_sup", quoted=True))
+                out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), col("rl"))), "lm_sup", quoted=True))
         for ti, t in enumerate(self.class_targets):
             ys = [col(f"t{ti}_{j}") for j in range(len(t.values))]
             most = ys[0] if len(ys) == 1 else exp.Greatest(this=ys[0], expressions=ys[1:])
@@ -348,7 +399,7 @@ class GeneticStats:
             grp = exp.select(col(v), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("x")).group_by(col(v))
             ctes = [("x", base), ("grp", grp)]
         else:
-            keys = self._key_exprs()
+            keys = self._key_exprs(self._block_words, per_qi=True)
             key_names = [name for name, _ in keys]
             x = exp.select(col("c", "cd"), *[exp.alias_(e, n, quoted=True) for n, e in keys], col(v, "b"), col("cnt", "b"))
             x = x.from_(table_ref(self.vtables[ti], alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
@@ -387,28 +438,62 @@ class GeneticStats:
             return cte_select(ctes, final)
         return self.engine.scalar(cte_select(ctes, final)) or 0.0
 
+    def layout_keys(self, groups: Sequence[Sequence[int]]) -> tuple[list[int], tuple[int, ...]]:
+        """Strides per QI and the word of each block for a batch whose candidates release
+        ``groups[c][i]`` values of QI ``i``: released codes in mixed radix over the batch's largest
+        group counts, a block never split across words, a new word when 62 bits are used up."""
+        most = [max((g[i] for g in groups), default=1) or 1 for i in range(self.n)]
+        strides = [1] * self.n
+        block_words: list[int] = []
+        word, stride = 0, 1
+        for block in self.blocks:
+            span = 1
+            for i in block:
+                span *= most[i]
+            if stride * span >= WORD_LIMIT and stride > 1:
+                word, stride = word + 1, 1
+            for i in block:
+                strides[i] = stride
+                stride *= most[i]
+            block_words.append(word)
+        return strides, tuple(block_words)
+
     def evaluate(self, candidates: Sequence[dict], lm: bool, per_column: bool = False) -> list[dict]:
-        """One statement for a batch. ``candidates[c]`` has ``keys`` (per QI: list, leaf -> released
-        code * stride, or released code when the key does not fit one BIGINT) and, when ``lm``,
-        ``loss`` (per QI: list, released code -> LM loss of that value)."""
+        """One statement for a batch. ``candidates[c]`` has, per QI, ``codes`` (leaf -> released
+        code 0..groups-1, an int array), ``groups`` (how many released values) and, when ``lm``,
+        ``leaf_loss`` (leaf -> LM loss of its released value, a float array)."""
         if not candidates:
             return []
+        strides, block_words = self.layout_keys([cd["groups"] for cd in candidates])
+        self.words = max(block_words, default=0) + 1
+        self._block_words = block_words
         cols = {"c": pa.array(range(len(candidates)), pa.int32())}
-        for i in range(self.n):
-            cols[f"k{i}"] = pa.array([cd["keys"][i] for cd in candidates], pa.list_(pa.int64()))
-        if lm:
+
+        def lists(per_candidate: list[np.ndarray], kind) -> pa.Array:
+            offsets = np.zeros(len(per_candidate) + 1, dtype=np.int32)
+            np.cumsum([len(a) for a in per_candidate], out=offsets[1:])
+            return pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.concatenate(per_candidate), kind))
+
+        for j, block in enumerate(self.blocks):
+            cols[f"kb{j}"] = lists([block_list([cd["codes"][i] for i in block], [strides[i] for i in block]) for cd in candidates], pa.int64())
+            if lm and not per_column:
+                cols[f"lb{j}"] = lists([block_list([cd["leaf_loss"][i] for i in block], [1.0] * len(block)) for cd in candidates], pa.float64())
+        if lm and per_column:
             for i in range(self.n):
-                cols[f"l{i}"] = pa.array([cd["loss"][i] for cd in candidates], pa.list_(pa.float64()))
+                cols[f"l{i}"] = lists([np.asarray(cd["leaf_loss"][i], dtype=np.float64) for cd in candidates], pa.float64())
+        if self.vtables:
+            for i in range(self.n):
+                cols[f"k{i}"] = lists([np.asarray(cd["codes"][i], dtype=np.int64) * strides[i] for cd in candidates], pa.int64())
         self.engine.register_arrow(self.cand, pa.table(cols))
         try:
-            sig = ("batch", lm, per_column)
+            sig = ("batch", lm, per_column, block_words)
             if sig not in self._sql:
-                self._sql[sig] = self.dialect.render(self.batch_query(lm, per_column))
+                self._sql[sig] = self.dialect.render(self.batch_query(lm, per_column, block_words))
             with_names = self._result_names(lm, per_column)
             rows = self.engine.fetch_all(self._sql[sig])
             out = [dict(zip(with_names, r)) for r in rows]
             for ti in self.vtables:
-                sig = ("mad", ti)
+                sig = ("mad", ti, block_words)
                 if sig not in self._sql:
                     self._sql[sig] = self.dialect.render(self._mad_rows(ti))
                 for row, (c, mad) in zip(out, self.engine.fetch_all(self._sql[sig])):
