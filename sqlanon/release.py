@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from dataclasses import dataclass
 
 import pyarrow as pa
