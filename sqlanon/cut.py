@@ -206,7 +206,7 @@ class TreeCoder:
     def repair_keeping(self, bits: Sequence[int], keep: Sequence[int] = ()) -> list[int]:
         """Like :meth:`repair`, but the bits at positions ``keep`` (a mutation) are changed only
         when no valid cut has them: a mutated bit is the new characteristic the child should keep."""
-        key = tuple(int(b) for b in bits)
+        key = tuple(map(int, bits))
         keep = tuple(sorted(set(keep)))
         hit = self._repair_cache.get((key, keep))
         if hit is not None:
@@ -460,10 +460,14 @@ class Layout:
         return cls(qis, coders)
 
     def split(self, bits: Sequence[int]) -> list[tuple[int, ...]]:
-        return [tuple(int(b) for b in bits[a:b]) for a, b in self.offsets]
+        bits = tuple(map(int, bits))
+        return [bits[a:b] for a, b in self.offsets]
 
     def join(self, parts: Sequence[Sequence[int]]) -> tuple[int, ...]:
-        return tuple(int(b) for p in parts for b in p)
+        out: list[int] = []
+        for p in parts:
+            out.extend(map(int, p))
+        return tuple(out)
 
     def repair(self, bits: Sequence[int], keep: Sequence[int] = ()) -> tuple[int, ...]:
         """Every categorical part repaired to its nearest valid cut; positions in ``keep`` (global

@@ -321,6 +321,10 @@ class FlexibleEvaluator:
             for ch, parts, agg in zip(todo, parts_of, rows):
                 agg = dict(agg)
                 agg["suppressed"] = int(agg["suppressed"] or 0)
+                if "lm_sup" in agg:
+                    # a sum of doubles in the engine's (parallel, unordered) order: rounded so that
+                    # equal solutions rank equal run after run
+                    agg["lm_sup"] = round(float(agg["lm_sup"] or 0.0), 6)
                 agg["colsum"] = [p["colsum"] for p in parts]
                 if per_column and self.lm:
                     agg["lm_sup"] = sum(float(agg[f"lm_sup{i}"] or 0) for i in range(self.n))

@@ -47,6 +47,8 @@ MAX_CLASS_VALUES = 64
 BLOCK_CELLS = 4096
 #: a key word holds released codes in mixed radix below this bound
 WORD_LIMIT = 2**62
+#: the candidate number is a digit of this base (or the next power of two above the batch size)
+CANDIDATE_RADIX = 64
 
 
 def blocks_of(sizes: Sequence[int], cells: int = BLOCK_CELLS) -> list[list[int]]:
@@ -263,11 +265,13 @@ class GeneticStats:
     def key_name(self, word: int) -> str:
         return "key" if word == 0 else f"key{word}"
 
-    def _key_exprs(self, block_words: Sequence[int], per_qi: bool = False) -> list[tuple[str, exp.Expression]]:
+    def _key_exprs(self, block_words: Sequence[int], per_qi: bool = False, fold: bool = False) -> list[tuple[str, exp.Expression]]:
         """The class key words: per word, the sum of its blocks' lookups ``kb{j}[b{j}]`` (or, with
-        ``per_qi``, of its QIs' lookups ``k{i}[q{i}]``, for tables without block columns)."""
+        ``per_qi``, of its QIs' lookups ``k{i}[q{i}]``, for tables without block columns); with
+        ``fold`` the candidate number ``c`` is the lowest digit of the first word."""
+        first = [col("c", "cd")] if fold else []
         if not self.n:
-            return [("key", lit(0))]
+            return [("key", add_all(first))]
         words = max(block_words) + 1
         out = []
         for w in range(words):
@@ -275,20 +279,22 @@ class GeneticStats:
                 terms = [self._list_at(f"k{i}", col(self.stats.qcol(i))) for j, block in enumerate(self.blocks) if block_words[j] == w for i in block]
             else:
                 terms = [self._list_at(f"kb{j}", col(f"b{j}")) for j in range(len(self.blocks)) if block_words[j] == w]
-            out.append((self.key_name(w), add_all(terms)))
+            out.append((self.key_name(w), add_all((first if w == 0 else []) + terms)))
         return out
 
     def _list_at(self, list_col: str, code: exp.Expression) -> exp.Expression:
         """``list_col[code]`` for a 0-based code, in the dialect's array base."""
         return self.dialect.element_at(col(list_col), code)
 
-    def batch_query(self, lm: bool, per_column: bool, block_words: Sequence[int] | None = None) -> exp.Select:
+    def batch_query(self, lm: bool, per_column: bool, block_words: Sequence[int] | None = None, radix: int = CANDIDATE_RADIX) -> exp.Select:
         """The statement for a batch whose key words are laid out as ``block_words`` (the word of
-        each block; default: all in one word)."""
+        each block; default: all in one word). The candidate number is the lowest digit (base
+        ``radix``) of the first key word, so classes are grouped by the key words alone and
+        ``c = key % radix``."""
         block_words = tuple(block_words) if block_words is not None else (0,) * len(self.blocks)
-        keys = self._key_exprs(block_words)
+        keys = self._key_exprs(block_words, fold=True)
         key_names = [name for name, _ in keys]
-        rsel = [col("c", "cd")] + [exp.alias_(e, name, quoted=True) for name, e in keys]
+        rsel = [exp.alias_(e, name, quoted=True) for name, e in keys]
         sums = ["cnt"]
         for ti, t in enumerate(self.class_targets):
             sums += [f"t{ti}_{j}" for j in range(len(t.values))]
@@ -308,14 +314,15 @@ class GeneticStats:
         if self.sensitive:
             rsel.append(col("s", "b"))
         r = exp.select(*rsel).from_(table_ref(self.table, alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
-        csel = [col("c")] + [col(k) for k in key_names] + [exp.alias_(sum_(col(s)), s, quoted=True) for s in sums]
+        cand_of = exp.alias_(exp.Mod(this=col("key"), expression=lit(radix)), "c", quoted=True)
+        csel = [cand_of] + [col(k) for k in key_names] + [exp.alias_(sum_(col(s)), s, quoted=True) for s in sums]
         ctes = [("r", r)]
         if self.sensitive:
             ctes += self._sensitive_ctes(key_names, sums)
             csel += self._sensitive_aggs()
-            cls = exp.select(*csel).from_(table_ref("rs")).group_by(col("c"), *[col(k) for k in key_names])
+            cls = exp.select(*csel).from_(table_ref("rs")).group_by(*[col(k) for k in key_names])
         else:
-            cls = exp.select(*csel).from_(table_ref("r")).group_by(col("c"), *[col(k) for k in key_names])
+            cls = exp.select(*csel).from_(table_ref("r")).group_by(*[col(k) for k in key_names])
         flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("cls"))
         okc = col("ok")
         out = [
@@ -364,14 +371,14 @@ class GeneticStats:
     def _sensitive_ctes(self, key_names: list[str], sums: list[str]) -> list[tuple[str, exp.Expression]]:
         """``rs``: one row per (candidate, class, sensitive value) with its sums and, for
         t-closeness, the class total and the value's global share ``q``."""
-        part = [col("c"), *map(col, key_names)]
+        part = [*map(col, key_names)]
         rs = exp.select(*[p.copy() for p in part], col("s"), *[exp.alias_(sum_(col(n)), n, quoted=True) for n in sums])
         rs = rs.from_(table_ref("r")).group_by(*[p.copy() for p in part], col("s"))
         if not self.needs.emd_equal:
             return [("rs", rs)]
         tot = exp.Window(this=sum_(col("cnt")), partition_by=[p.copy() for p in part])
         with_tot = exp.select(exp.Star(), exp.alias_(tot, "tot", quoted=True)).from_(table_ref("rs0"))
-        rq = exp.select(*[col(n, "x") for n in ["c", *key_names, "s", *sums, "tot"]], col("q", "d"))
+        rq = exp.select(*[col(n, "x") for n in [*key_names, "s", *sums, "tot"]], col("q", "d"))
         rq = rq.from_(exp.alias_(exp.Subquery(this=with_tot), "x", table=True, quoted=True))
         rq = rq.join(table_ref(self.stats.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d")))
         return [("rs0", rs), ("rs", rq)]
@@ -438,14 +445,15 @@ class GeneticStats:
             return cte_select(ctes, final)
         return self.engine.scalar(cte_select(ctes, final)) or 0.0
 
-    def layout_keys(self, groups: Sequence[Sequence[int]]) -> tuple[list[int], tuple[int, ...]]:
+    def layout_keys(self, groups: Sequence[Sequence[int]], radix: int = 1) -> tuple[list[int], tuple[int, ...]]:
         """Strides per QI and the word of each block for a batch whose candidates release
         ``groups[c][i]`` values of QI ``i``: released codes in mixed radix over the batch's largest
-        group counts, a block never split across words, a new word when 62 bits are used up."""
+        group counts, a block never split across words, a new word when 62 bits are used up; the
+        first word starts above a digit of base ``radix`` (the candidate number)."""
         most = [max((g[i] for g in groups), default=1) or 1 for i in range(self.n)]
         strides = [1] * self.n
         block_words: list[int] = []
-        word, stride = 0, 1
+        word, stride = 0, radix
         for block in self.blocks:
             span = 1
             for i in block:
@@ -464,7 +472,8 @@ class GeneticStats:
         ``leaf_loss`` (leaf -> LM loss of its released value, a float array)."""
         if not candidates:
             return []
-        strides, block_words = self.layout_keys([cd["groups"] for cd in candidates])
+        radix = max(CANDIDATE_RADIX, 1 << (len(candidates) - 1).bit_length())
+        strides, block_words = self.layout_keys([cd["groups"] for cd in candidates], radix)
         self.words = max(block_words, default=0) + 1
         self._block_words = block_words
         cols = {"c": pa.array(range(len(candidates)), pa.int32())}
@@ -486,9 +495,9 @@ class GeneticStats:
                 cols[f"k{i}"] = lists([np.asarray(cd["codes"][i], dtype=np.int64) * strides[i] for cd in candidates], pa.int64())
         self.engine.register_arrow(self.cand, pa.table(cols))
         try:
-            sig = ("batch", lm, per_column, block_words)
+            sig = ("batch", lm, per_column, block_words, radix)
             if sig not in self._sql:
-                self._sql[sig] = self.dialect.render(self.batch_query(lm, per_column, block_words))
+                self._sql[sig] = self.dialect.render(self.batch_query(lm, per_column, block_words, radix))
             with_names = self._result_names(lm, per_column)
             rows = self.engine.fetch_all(self._sql[sig])
             out = [dict(zip(with_names, r)) for r in rows]
