@@ -132,6 +132,8 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
     try:
         target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter, directories=session.engine.dialect == "spark")
         release_mod.check_target(session.engine, target, session.source)
+        if policy.overwrite and target.kind in ("none", "in_place"):
+            raise ConfigError("--overwrite replaces an existing --output or --output-table; there is none here" + (" (--in-place always replaces the input)" if target.kind == "in_place" else ""))
         qis = qi_specs(policy)
         require_lattice_search(policy)
         session.source.require_columns(session.engine, policy.drop_columns, "--drop-column")
@@ -211,6 +213,8 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
             state = {"kind": target.kind, "path": target.path, "delimiter": target.delimiter, "table": target.table,
                      "database": getattr(session.engine, "database", None), "postgres": session.engine.dialect == "postgres",
                      "connection": connection if session.engine.dialect == "duckdb" else None}
+        if dry_run and target.kind != "none":
+            report["dry_run"] = {"would_write": target.describe() if target.kind != "in_place" else f"table {target.table} (in place)", "registry": policy.registry}
         report["queries"] = session.engine.queries
         report["seconds"] = round(time.perf_counter() - started, 3)
         if policy.report:

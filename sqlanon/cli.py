@@ -154,7 +154,7 @@ def anonymize(
     registry: Optional[str] = typer.Option(None, "--registry", help="Registry database for file outputs (default: sqlanon_releases.duckdb beside the output)."),
     report: Optional[str] = typer.Option(None, "--report", help="Also write an HTML report here."),
     json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON object on stdout."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Plan only; write nothing."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Plan only: no release and no registry entry are written (a --report is, as a preview)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     trace: bool = typer.Option(False, "--trace", help="bottom-up/top-down/genetic: keep and print every step."),
     previous: Optional[List[str]] = typer.Option(None, "--previous", help="top-down: a previous release (registry id, table or file). Repeat."),
@@ -265,7 +265,11 @@ def _print_report(result: dict, json_out: bool) -> None:
     typer.echo(f"rows          {result['rows']:,} ({result['suppressed_rows']:,} suppressed, budget {result.get('suppression_budget', 0):,})")
     typer.echo(f"privacy       smallest released class {result['privacy'].get('min_class_size')}, {result['privacy'].get('classes')} classes")
     typer.echo(f"work          {result['nodes_evaluated']} nodes evaluated, {result['queries']} queries, {result['seconds']} s")
-    typer.echo(f"output        {result['output'] or '(none: no output requested)'}")
+    dry = result.get("dry_run")
+    if dry:
+        typer.echo(f"output        (dry run: nothing written; would write {dry['would_write']})")
+    else:
+        typer.echo(f"output        {result['output'] or '(none: no output requested)'}")
 
 
 @app.command(help='Measure k, l, t, suppression and metrics of any table without changing it.' + " " + EXIT_HELP)

@@ -59,6 +59,14 @@ class Session:
             if not policy.database:
                 raise ConfigError("--output-table with a file input needs --database PATH.duckdb to write into")
             database = policy.database
+        chosen = "postgres" if is_postgres_url(database) else "duckdb"
+        if policy.engine is not None and policy.engine != chosen:
+            # a flag given is a flag used: never run on another engine than the one asked for
+            where = "a postgresql:// URL" if policy.engine == "postgres" else "a .duckdb file, a Parquet or CSV path"
+            raise ConfigError(f"--engine {policy.engine} but the input is read by {chosen} ({database if chosen == 'postgres' else policy.input}); "
+                              f"{policy.engine} needs {where} as --input/--database")
+        if chosen == "postgres" and policy.threads is not None:
+            raise ConfigError("--threads applies to DuckDB and Spark; a PostgreSQL server plans its own parallelism (max_parallel_workers_per_gather)")
         if is_postgres_url(database):  # the server's memory is its own: set work_mem only when asked
             self.engine = connect(database=database, memory_limit=policy.memory_limit)
         else:

@@ -433,3 +433,33 @@ def test_seed_zero_reaches_the_genetic_search(people, monkeypatch):
     assert report["seed"] == 0
     second = json.loads(invoke(args).stdout)
     assert second["transformation"] == report["transformation"] and second["chromosome"] == report["chromosome"]
+
+
+def test_engine_flag_is_never_silently_replaced(people):
+    """``--engine postgres`` on a CSV ran on DuckDB and exited 0."""
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--engine", "postgres", "--output", people["out"]])
+    assert r.exit_code == 2
+    assert error_line(r).startswith("error: --engine postgres but the input is read by duckdb")
+    assert not os.path.exists(people["out"])
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--engine", "duckdb", "--output", people["out"], "-q"])
+    assert r.exit_code == 0, r.output
+
+
+def test_overwrite_without_a_target_is_refused(people):
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--overwrite"])
+    assert r.exit_code == 2
+    assert "--overwrite replaces an existing --output or --output-table" in error_line(r)
+
+
+def test_dry_run_says_what_it_would_write_and_writes_no_release(people):
+    reg = people["dir"] / "reg.duckdb"
+    report = people["dir"] / "r.html"
+    args = ["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--dry-run",
+            "--output", people["out"], "--registry", str(reg), "--report", str(report)]
+    r = invoke(args)
+    assert r.exit_code == 0, r.output
+    assert f"output        (dry run: nothing written; would write {people['out']})" in r.stdout
+    assert not os.path.exists(people["out"]) and not reg.exists()
+    assert report.exists() and "<svg" in report.read_text()  # the report is the preview
+    data = json.loads(invoke(args + ["--json", "-q"]).stdout)
+    assert data["output"] is None and data["dry_run"]["would_write"] == people["out"]
