@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import time
 
@@ -94,6 +95,7 @@ def run_one(db, specs, search, k, sup, limit, metric="loss"):
     elif search == "genetic":
         opts = {"time_limit": limit, "iterations": 1_000_000, "population": 100, "seed": 1}
     started = time.perf_counter()
+    cpu0 = cpu_seconds()
     try:
         report = sqlanon.anonymize(input=db, qi=specs, k=k, max_suppression=sup, search=search,
                                    metric="lm" if search == "genetic" else metric, search_options=opts, dry_run=True)
@@ -110,7 +112,14 @@ def run_one(db, specs, search, k, sup, limit, metric="loss"):
         "evals_per_s": report.get("evaluations_per_second"),
         "seconds": round(time.perf_counter() - started, 1),
         "stopped_by": report.get("heuristic", {}).get("stopped_by"),
+        "cpu": round(cpu_seconds() - cpu0, 1),
     }
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process (all its threads): robust to what else runs on the machine."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def main() -> None:
@@ -137,7 +146,7 @@ def main() -> None:
         for _, widths in qi_shapes(n_qi):
             nodes *= len(widths) + 2
         say(f"\n{name}: {n_qi} QIs, {rows:,} rows, lattice {nodes:.3g} nodes")
-        say(f"{'search':<18}{'max_sup':>8}{'loss':>9}{'granul.':>9}{'suppr.':>8}{'evals':>8}{'evals/s':>9}{'seconds':>9}  stopped")
+        say(f"{'search':<18}{'max_sup':>8}{'loss':>9}{'granul.':>9}{'suppr.':>8}{'evals':>8}{'evals/s':>9}{'seconds':>9}{'cpu s':>7}{'load1':>7}  stopped")
         for sup in [float(s) for s in args.sup.split(",")]:
             for search in args.searches.split(","):
                 r = run_one(db, specs, search, 5, sup, args.limit)
@@ -145,7 +154,8 @@ def main() -> None:
                     say(f"{search:<18}{sup:>8}  error after {r['seconds']} s: {r['error']}")
                     continue
                 eps = r["evals_per_s"] if r["evals_per_s"] is not None else r["evaluations"] / max(r["seconds"], 1e-9)
-                say(f"{r['search']:<18}{sup:>8}{r['loss']:>9.4f}{r['granularity']:>9.4f}{r['suppressed']:>8}{r['evaluations']:>8}{eps:>9.1f}{r['seconds']:>9}  {r['stopped_by'] or ''}")
+                # load average of the shared machine right after the run (other processes compete)
+                say(f"{r['search']:<18}{sup:>8}{r['loss']:>9.4f}{r['granularity']:>9.4f}{r['suppressed']:>8}{r['evaluations']:>8}{eps:>9.1f}{r['seconds']:>9}{r['cpu']:>7}{os.getloadavg()[0]:>7.1f}  {r['stopped_by'] or ''}")
     if args.out:
         with open(args.out, "w") as fh:
             fh.write("\n".join(lines) + "\n")

@@ -209,7 +209,7 @@ def test_release_select():
 
 
 def test_every_golden_file_is_used():
-    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", *NODE_CASES}
+    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", *NODE_CASES, *GENETIC_CASES}
     for dialect in DIALECTS:
         on_disk = {p.stem for p in (GOLDEN / dialect).glob("*.sql")}
         assert on_disk == names, dialect
@@ -262,3 +262,63 @@ def test_node_batch():
 def aggregates_of_node(metric, stats, node):
     aggs = metric.aggregates(stats, node)
     return aggs(None) if callable(aggs) else aggs
+
+
+# the genetic search's fitness statement: name -> (models, needs the sensitive column)
+GENETIC_CASES = {
+    "genetic_batch_lm": ([KAnonymity(2)], False),
+    "genetic_batch_t_closeness": ([KAnonymity(2), TCloseness(0.4, "equal")], True),
+}
+
+
+@pytest.mark.parametrize("name", list(GENETIC_CASES))
+def test_genetic_batch(name):
+    """The genetic search's batch statement (candidate table crossed with the frequency set, block
+    lookups, class key with the candidate number folded in): golden per dialect, and PostgreSQL's
+    shape (transpiled back) answers exactly like DuckDB's on the same candidates."""
+    from sqlanon.cut import Layout
+    from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
+    from sqlanon.stats.genetic import CANDIDATE_RADIX, GeneticStats
+
+    models, sensitive = GENETIC_CASES[name]
+    stats, req = make_stats(models, sensitive)
+    try:
+        for m in models:
+            if isinstance(m, TCloseness):
+                m.global_dist = {v: n / stats.rows for v, n in stats.sensitive_domain}
+                m.order = [v for v, _ in stats.sensitive_domain]
+        layout = Layout.build(stats.qis, stats.hierarchies, stats.column_freqs)
+        objective, costs = build_objective("lm", {}, None)
+        ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs)
+        ev.prepare()
+        words = (0,) * len(ev.gstats.blocks)
+
+        def build(view):
+            g = GeneticStats(view, ok=req.predicate(), needs=req.needs)
+            g.table, g.cand = ev.gstats.table, ev.gstats.cand
+            return g.batch_query(True, False, words, CANDIDATE_RADIX)
+
+        texts = compare(name, build, stats)
+        assert '"kb0"' in texts["duckdb"] and "% 64" in texts["duckdb"]
+        chroms = [layout.repair([0] * layout.nbits), layout.repair([1] * layout.nbits)]
+        chroms += [layout.repair([int(j == i) for j in range(layout.nbits)]) for i in range(layout.nbits)]
+        native = ev.gstats.evaluate([_cand(ev, ch) for ch in chroms], lm=True)
+        pg = stats.for_dialect("postgres")
+        g = GeneticStats(pg, ok=req.predicate(), needs=req.needs)
+        g.table, g.cand = ev.gstats.table, ev.gstats.cand
+        back = sqlglot.transpile(pg.dialect.render(g.batch_query(True, False, words, CANDIDATE_RADIX)), read="postgres", write="duckdb")[0]
+        ev.gstats._sql = {("batch", True, False, words, CANDIDATE_RADIX): back}  # run PostgreSQL's shape
+        portable = ev.gstats.evaluate([_cand(ev, ch) for ch in chroms], lm=True)
+        assert len(portable) == len(native) == len(chroms)
+        for mine, theirs in zip(portable, native):
+            assert mine.keys() == theirs.keys()
+            assert [float(mine[k]) for k in mine] == pytest.approx([float(theirs[k]) for k in theirs])
+        assert [r["suppressed"] for r in native][:2] == [stats.evaluate(layout.recoding(ch), req.predicate()).suppressed for ch in chroms[:2]]
+        ev.drop()
+    finally:
+        stats.engine.close()
+
+
+def _cand(ev, ch):
+    parts = [ev.part(i, p) for i, p in enumerate(ev.layout.split(ch))]
+    return {"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts]}

@@ -309,7 +309,7 @@ class GeneticStats:
         elif lm:
             loss_terms = [("rl", add_all([self._list_at(f"lb{j}", col(f"b{j}", "b")) for j in range(len(self.blocks))], lit(0.0)))]
         for name, term in loss_terms:
-            rsel.append(exp.alias_(exp.Mul(this=col("cnt", "b"), expression=term), name, quoted=True))
+            rsel.append(exp.alias_(exp.Mul(this=col("cnt", "b"), expression=exp.Paren(this=term)), name, quoted=True))
         sums += [name for name, _ in loss_terms]
         if self.sensitive:
             rsel.append(col("s", "b"))
