@@ -281,16 +281,16 @@ def check(
     table: Optional[str] = typer.Option(None, "--table"),
     hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
     k: Optional[int] = typer.Option(None, "--k", help="Report whether the table is k-anonymous."),
-    max_suppression: float = typer.Option(0.0, "--max-suppression"),
+    max_suppression: Optional[float] = typer.Option(None, "--max-suppression", help="With --k: rows that may be suppressed (fraction)."),
     l: Optional[float] = typer.Option(None, "--l"),
     t: Optional[float] = typer.Option(None, "--t"),
-    t_distance: str = typer.Option("equal", "--t-distance"),
+    t_distance: Optional[str] = typer.Option(None, "--t-distance", help="With --t: equal | ordered (default equal)."),
     sensitive_column: Optional[str] = typer.Option(None, "--sensitive-column"),
     class_column: Optional[str] = typer.Option(None, "--class-column"),
     against: Optional[str] = typer.Option(None, "--against", help="An original table: compare (generated data: NAS, itemsets, dissimilarity)."),
     against_format: Optional[str] = typer.Option(None, "--against-format"),
     against_delimiter: Optional[str] = typer.Option(None, "--against-delimiter"),
-    min_sup: int = typer.Option(1, "--min-sup", help="With --against: min support of the compared itemsets."),
+    min_sup: Optional[int] = typer.Option(None, "--min-sup", help="With --against: min support of the compared itemsets (default 1)."),
     transformation: Optional[str] = typer.Option(None, "--transformation", help="A plan to measure on this table without writing: an anonymize --json report (file or text) or its transformation. --qi then needs hierarchies."),
     numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="With --transformation: QIs cut into intervals."),
     risk: bool = typer.Option(False, "--risk", help="Re-identification risk: prosecutor, journalist, marketer, sample uniques (docs/risk.md)."),
@@ -307,16 +307,34 @@ def check(
             specs[column] = spec if sep else None
         if (risk or population_fraction is not None or risk_threshold is not None) and (transformation or against):
             raise ConfigError("--risk measures the table itself; it cannot be combined with --transformation or --against")
+        # a flag given is a flag used: refuse the ones the chosen kind of check does not read
+        given = {"--k": k, "--max-suppression": max_suppression, "--l": l, "--t": t, "--t-distance": t_distance,
+                 "--sensitive-column": sensitive_column, "--class-column": class_column, "--numeric": numeric or None,
+                 "--against-format": against_format, "--against-delimiter": against_delimiter, "--min-sup": min_sup,
+                 "--transformation": transformation}
+        if against:
+            reads, mode = {"--against-format", "--against-delimiter", "--min-sup"}, "--against"
+        elif transformation:
+            reads, mode = {"--k", "--max-suppression", "--class-column", "--numeric", "--transformation"}, "--transformation"
+        else:
+            reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column"}, "this check"
+        unused = [name for name, value in given.items() if value is not None and name not in reads]
+        if unused:
+            raise ConfigError(f"{', '.join(unused)} not used by {mode}" + ("" if mode != "this check" else " (--numeric needs --transformation; --against-format, --against-delimiter, --min-sup need --against)"))
+        if max_suppression is not None and k is None and not transformation:
+            raise ConfigError("--max-suppression needs --k (the suppression budget of a k-anonymity check)")
+        if t_distance is not None and t is None:
+            raise ConfigError("--t-distance needs --t")
         if transformation:
             from sqlanon.check import check_plan
 
             if not all(specs.values()):
                 raise ConfigError("--transformation needs a hierarchy for every --qi (COLUMN=HIERARCHY)")
-            return check_plan(input, specs, transformation, format=format, delimiter=delimiter, table=table, k=k or 1, max_suppression=max_suppression, class_column=class_column, numeric=_split(numeric), hierarchy_delimiter=hierarchy_delimiter)
+            return check_plan(input, specs, transformation, format=format, delimiter=delimiter, table=table, k=k or 1, max_suppression=max_suppression or 0.0, class_column=class_column, numeric=_split(numeric), hierarchy_delimiter=hierarchy_delimiter)
         if against:
-            return _against(input, format, delimiter, table, against, against_format, against_delimiter, list(specs), min_sup)
+            return _against(input, format, delimiter, table, against, against_format, against_delimiter, list(specs), 1 if min_sup is None else min_sup)
         has_all = all(specs.values())
-        return api_check(input, specs if has_all else list(specs), format=format, delimiter=delimiter, table=table, k=k, l=l, t=t, t_distance=t_distance, sensitive_column=sensitive_column, class_column=class_column, hierarchy_delimiter=hierarchy_delimiter, max_suppression=max_suppression, risk=risk, population_fraction=population_fraction, risk_threshold=risk_threshold)
+        return api_check(input, specs if has_all else list(specs), format=format, delimiter=delimiter, table=table, k=k, l=l, t=t, t_distance=t_distance or "equal", sensitive_column=sensitive_column, class_column=class_column, hierarchy_delimiter=hierarchy_delimiter, max_suppression=max_suppression or 0.0, risk=risk, population_fraction=population_fraction, risk_threshold=risk_threshold)
 
     result = _run(go, json_out=json_out)
     if json_out:

@@ -463,3 +463,19 @@ def test_dry_run_says_what_it_would_write_and_writes_no_release(people):
     assert report.exists() and "<svg" in report.read_text()  # the report is the preview
     data = json.loads(invoke(args + ["--json", "-q"]).stdout)
     assert data["output"] is None and data["dry_run"]["would_write"] == people["out"]
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--max-suppression", "0.2"], "--max-suppression needs --k"),
+    (["--t-distance", "ordered"], "--t-distance needs --t"),
+    (["--against", "SELF", "--k", "2"], "--k not used by --against"),
+    (["--transformation", '{"zip": 1, "age": 0}', "--l", "2"], "--l not used by --transformation"),
+    (["--numeric", "age"], "--numeric not used by this check"),
+    (["--min-sup", "2"], "--min-sup not used by this check"),
+])
+def test_check_refuses_flags_it_would_not_read(people, extra, fragment):
+    """``check --max-suppression 0.2`` without --k, ``--k`` with --against, ... were ignored."""
+    extra = [people["csv"] if a == "SELF" else a for a in extra]
+    r = invoke(["check", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10", *extra])
+    assert r.exit_code == 2, r.output
+    assert fragment in error_line(r)
