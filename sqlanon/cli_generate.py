@@ -104,6 +104,8 @@ def run_generate(
     if (output_table or in_place) and source.kind != "table":
         raise ConfigError("--output-table/--in-place need a .duckdb input (--format duckdb --table T)")
     target = Target.from_options(output=output, output_table=output_table, in_place=in_place, source=source, overwrite=overwrite)
+    if overwrite and target.kind in ("none", "in_place"):
+        raise ConfigError("--overwrite replaces an existing --output or --output-table; there is none here")
     engine = connect(database=source.database or ":memory:", memory_limit=memory_limit)
     try:
         result = run(

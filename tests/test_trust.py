@@ -479,3 +479,13 @@ def test_check_refuses_flags_it_would_not_read(people, extra, fragment):
     r = invoke(["check", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10", *extra])
     assert r.exit_code == 2, r.output
     assert fragment in error_line(r)
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--overwrite"], "--overwrite replaces an existing --output or --output-table; there is none here"),
+    (["--rows", "0"], "--rows must be at least 1, got 0"),
+])
+def test_generate_refuses_unused_or_empty_requests(people, extra, fragment):
+    r = invoke(["generate", "--input", people["csv"], "--seed", "1", "-q", *extra])
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == "error: " + fragment

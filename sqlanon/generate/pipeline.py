@@ -82,6 +82,8 @@ def run(
         raise ConfigError(f"--laplace must be > 0, got {laplace}")
     if min_sup < 1:
         raise ConfigError(f"--min-sup must be at least 1, got {min_sup}")
+    if rows is not None and int(rows) < 1:
+        raise ConfigError(f"--rows must be at least 1, got {rows}")
 
     t = time.perf_counter()
     enc = its.encode(engine, source, list(columns))
