@@ -71,10 +71,12 @@ class Dialect:
         return f"{type(self).__name__}({self.name!r})"
 
     # -- rendering ----------------------------------------------------------------------------
-    def render(self, expression: exp.Expression | str, pretty: bool = False) -> str:
+    def render(self, expression: exp.Expression | str, pretty: bool = False, copy: bool = True) -> str:
+        """The statement's text; ``copy=False`` lets the generator transform a tree that is not
+        used again (a large statement renders faster)."""
         if isinstance(expression, str):
             return expression
-        return expression.sql(dialect=self.name or None, pretty=pretty)
+        return expression.sql(dialect=self.name or None, pretty=pretty, copy=copy)
 
     # -- value lookups --------------------------------------------------------------------------
     def lookup(self, values: Sequence, code: exp.Expression, params: list | None = None) -> exp.Expression:

@@ -79,13 +79,15 @@ class Metric:
 
         return np.array([self.suppressed_bound(stats, tuple(int(x) for x in n), float(p), int(s)) for n, p, s in zip(nodes, prior, suppressed)], dtype=np.float64)
 
-    def batch_parts(self, stats, frm, params=None):
-        """For the batch statement (:mod:`sqlanon.stats.batch`): ``(row expressions, final
-        aggregates)``. Row expressions are computed per row of the joined frequency set (``r``:
-        the set at ``frm.levels``, ``n``: the node table with levels ``l0..``) and summed per
-        class under the same name; final aggregates run over the flagged classes of each node.
-        Default: the one-node aggregates when they do not depend on the node; None otherwise
-        (the search then uses one statement per node)."""
+    def batch_terms(self, stats):
+        """For the batch statement (:mod:`sqlanon.stats.batch`): ``(row parts, final aggregates)``.
+
+        A row part is ``(name, [(QI, values_at)])``: per joined row, ``cnt`` times the sum over its
+        QIs of ``values_at(level)[code]`` (the value of the row's generalized code at the node's
+        level), summed per class under ``name``. Final aggregates run over the flagged classes of
+        each node (columns ``cnt``, ``ok`` and the parts). Default: no row parts and the one-node
+        aggregates when they do not depend on the node; None otherwise (the search then uses one
+        statement per node)."""
         aggs = self.aggregates(stats, None)
         if callable(aggs):
             return None

@@ -52,25 +52,10 @@ class LM(Metric):
         released = sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=exp.Paren(this=total)), lit(0.0)))
         return [("lm_released", released)]
 
-    def batch_parts(self, stats, frm, params=None):
-        """Per joined row, ``cnt * sum_i loss_i`` with each QI's loss looked up by (level, code)."""
-        from sqlanon.stats.batch import flat_lookup, index_expr
-
-        terms = []
-        for i, h in enumerate(stats.hierarchies):
-            low = frm.levels[i]
-
-            def losses(lv, h=h, low=low, i=i):
-                table = loss_table(h, lv)
-                to = h.level_to_level(low, lv) if lv != low else range(len(h.labels(low)))
-                return [self.w(i) * table[g] for g in to]
-
-            terms.append(lookup(flat_lookup(stats, i, low, losses, 0.0), index_expr(stats, i), stats.dialect, params))
-        total = terms[0]
-        for t in terms[1:]:
-            total = exp.Add(this=total, expression=t)
-        row = exp.Mul(this=col("cnt", "r"), expression=exp.Paren(this=total))
-        return [("lm_part", row)], [("lm_released", sum_(if_(col("ok"), col("lm_part"), lit(0.0))))]
+    def batch_terms(self, stats):
+        """Per joined row, ``cnt * sum_i w_i * loss_i(level, code)``; per node the released sum."""
+        parts = [(i, lambda lv, h=h, i=i: [self.w(i) * x for x in loss_table(h, lv)]) for i, h in enumerate(stats.hierarchies)]
+        return [("lm_part", parts)], [("lm_released", sum_(if_(col("ok"), col("lm_part"), lit(0.0))))]
 
     def value(self, stats, node, ns) -> float:
         nq = len(stats.qis)

@@ -61,24 +61,14 @@ class Loss(Metric):
                 out.append((f"loss_sup{i}", sum_(if_(col("ok"), lit(0.0), share.copy()))))
         return out
 
-    def batch_parts(self, stats, frm, params=None):
+    def batch_terms(self, stats):
         """For the batch statement: per joined row ``cnt * share_i`` with QI ``i``'s domain share
-        looked up by (node level, code); per node the released (and, when ``s != 1``, the
-        suppressed) sums, the same aggregates as the one-node statement."""
-        from sqlanon.stats.batch import flat_lookup, index_expr
-
+        at the node's level; per node the released (and, when ``s != 1``, the suppressed) sums,
+        the same aggregates as the one-node statement."""
         rows, finals = [], []
         for i, h in enumerate(stats.hierarchies):
-            low = frm.levels[i]
-
-            def per_level(lv, h=h, low=low):
-                table = shares(h, lv)
-                to = h.level_to_level(low, lv) if lv != low else range(len(h.labels(low)))
-                return [table[g] for g in to]
-
-            share = lookup(flat_lookup(stats, i, low, per_level, 0.0), index_expr(stats, i), stats.dialect, params)
             part = f"loss_part{i}"
-            rows.append((part, exp.Mul(this=col("cnt", "r"), expression=share)))
+            rows.append((part, [(i, lambda lv, h=h: shares(h, lv))]))
             finals.append((f"loss_rel{i}", sum_(if_(col("ok"), col(part), lit(0.0)))))
             if self.s_factor != 1.0:
                 finals.append((f"loss_sup{i}", sum_(if_(col("ok"), lit(0.0), col(part)))))

@@ -153,6 +153,50 @@ class Lattice:
                 self._record(i, ns)
         return [self.evaluated[i][1] for i in idxs]
 
+    #: lattices up to this size keep per-QI level masks (``nodes[:, i] >= v`` / ``<= v``), so a
+    #: cone is an AND of a few precomputed masks instead of a comparison of the whole node array
+    MASK_NODES = 250_000
+
+    def _masks(self):
+        masks = self.__dict__.get("_level_masks")
+        if masks is None:
+            if len(self.nodes) > self.MASK_NODES:
+                masks = self.__dict__["_level_masks"] = False
+                return masks
+            ge, le = [], []
+            for i, (lo, hi) in enumerate(zip(self.mins, self.maxes)):
+                column = self.nodes[:, i]
+                ge.append({v: column >= v for v in range(lo + 1, hi + 1)})
+                le.append({v: column <= v for v in range(lo, hi)})
+            masks = self.__dict__["_level_masks"] = (ge, le)
+        return masks
+
+    def above(self, idx: int) -> np.ndarray:
+        """Mask of the node's generalizations (itself included)."""
+        masks = self._masks()
+        node = self.nodes[idx]
+        if masks is False:
+            return (self.nodes >= node).all(axis=1)
+        out = np.ones(len(self.nodes), dtype=bool)
+        for i, v in enumerate(node):
+            m = masks[0][i].get(int(v))
+            if m is not None:
+                out &= m
+        return out
+
+    def below(self, idx: int) -> np.ndarray:
+        """Mask of the node's specializations (itself included)."""
+        masks = self._masks()
+        node = self.nodes[idx]
+        if masks is False:
+            return (self.nodes <= node).all(axis=1)
+        out = np.ones(len(self.nodes), dtype=bool)
+        for i, v in enumerate(node):
+            m = masks[1][i].get(int(v))
+            if m is not None:
+                out &= m
+        return out
+
     def _record(self, idx: int, ns) -> bool:
         node = self.node(idx)
         satisfies = releasable(ns, self.requirement.budget)
@@ -161,8 +205,8 @@ class Lattice:
         self.is_evaluated[idx] = True
         self.tag(idx, satisfies)
         if ns.suppressed and self.requirement.monotone:
-            below = (self.nodes <= self.nodes[idx]).all(axis=1)
-            np.maximum(self.s_lower, np.where(below, ns.suppressed, 0), out=self.s_lower)
+            below = self.below(idx)
+            self.s_lower[below] = np.maximum(self.s_lower[below], ns.suppressed)
         if satisfies and (value < self.best_value or (value == self.best_value and self.best_idx is not None and self.height[idx] < self.height[self.best_idx])):
             self.best_value, self.best_idx = value, idx
         qb = self.metric.query_bound(self.stats, node, ns)
@@ -179,11 +223,9 @@ class Lattice:
             self.status[idx] = SATISFIES if satisfies else FAILS
             return
         if satisfies:
-            mask = (self.nodes >= node).all(axis=1)
-            self.status[mask] = SATISFIES
+            self.status[self.above(idx)] = SATISFIES
         else:
-            mask = (self.nodes <= node).all(axis=1)
-            self.status[mask] = FAILS
+            self.status[self.below(idx)] = FAILS
 
     def offer(self, idx: int, value: float) -> None:
         """A node tagged as satisfying whose value is known without a query (``Metric.known_value``):
@@ -192,7 +234,7 @@ class Lattice:
             self.best_value, self.best_idx = value, idx
 
     def prune_above(self, idx: int) -> None:
-        mask = (self.nodes >= self.nodes[idx]).all(axis=1)
+        mask = self.above(idx)
         mask[idx] = False
         self.pruned |= mask
 

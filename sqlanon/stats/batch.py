@@ -1,11 +1,21 @@
 """Batch evaluation: many lattice nodes in one statement.
 
-A **node table** (``nid`` + one level per QI, a ``VALUES`` list) is joined to a saved frequency set;
-each QI's code is generalized by one flat lookup indexed by ``(level - from_level) * width + code``
-(the maps of every level, side by side), and the rows are grouped by ``nid`` and the generalized
-codes. One row per node comes back: class count, rows, smallest and largest class, suppressed rows,
+The saved frequency set a group of nodes rolls up from (``r``: codes ``q0..`` at the set's levels)
+is first widened, once per statement, into a **code table**: for every QI ``i`` and level ``l`` a
+column ``g{i}_{l}`` holding the row's generalized code at ``l``, already multiplied by the QI's
+place in a packed class key (mixed radix: QI ``i`` counts in units of the product of the widths
+of the QIs before it in its key word). A **node table** (``nid`` + one level per QI, a ``VALUES``
+list, or on DuckDB one bound list per column unnested side by side) is cross-joined to it, and each
+node's class key is the sum, over its QIs, of the column its level picks
+(``CASE n.l{i} WHEN 0 THEN g{i}_0 WHEN 1 THEN ..``): no lookup per joined row, and one BIGINT key
+(rarely more) instead of one key column per QI. The rows are grouped by ``nid`` and key, then
+one row per node comes back: class count, rows, smallest and largest class, suppressed rows,
 failing classes and the metric's parts, exactly the columns of the one-node statement
 (:meth:`Statistics.node_query`), so the answers are the same :class:`NodeStats`.
+
+A metric's per-row parts (LM's loss, Loss's domain shares) ride the same way: per QI and level a
+column of the value of the row's generalized code, picked by the node's level and summed per class
+(:meth:`sqlanon.metrics.base.Metric.batch_terms`).
 
 Nodes are grouped by the level of the QI with the most distinct values: each group is first
 rolled up to the *meet* of its nodes (their per-QI lowest levels) inside the statement, so the
@@ -13,7 +23,7 @@ join multiplies a smaller set. The batch size is chosen from the frequency set's
 (:func:`batch_size`): the join holds ``set rows x nodes`` rows before grouping.
 
 >>> batch_size(19_502), batch_size(1_600_000), batch_size(40_000_000)
-(64, 5, 1)
+(64, 2, 1)
 """
 
 from __future__ import annotations
@@ -29,6 +39,10 @@ from sqlanon.source import col, ident, table_ref
 JOIN_ROWS = 4_000_000
 MAX_NODES = 64
 NODE_ID = "nid"
+#: a packed key word holds QIs while the product of their widths stays below this
+WORD = 1 << 62
+#: at or below this many nodes per statement, a group's code table holds only its nodes' levels
+NARROW_BATCH = 8
 
 
 def batch_size(set_rows: int, join_rows: int = JOIN_ROWS, max_nodes: int = MAX_NODES) -> int:
@@ -42,39 +56,105 @@ def supported(stats, metric) -> bool:
     needs = stats.needs
     if not stats.qis or any(getattr(needs, name) for name in needs.__dataclass_fields__):
         return False  # sensitive, class or population aggregates: the one-node statements have them
-    return metric is None or metric.batch_parts(stats, stats.base, None) is not None
+    return metric is None or metric.batch_terms(stats) is not None
 
 
 def level_col(i: int) -> str:
     return f"l{i}"
 
 
+def code_col(i: int, level: int, prefix: str = "g") -> str:
+    return f"{prefix}{i}_{level}"
+
+
 def width(stats, i: int) -> int:
-    """Row length of QI ``i``'s flat lookups: its number of leaves (the widest level)."""
-    return len(stats.hierarchies[i].rows)
+    """QI ``i``'s radix in the packed key: its number of distinct codes at its lowest level."""
+    h = stats.hierarchies[i]
+    return max(1, max(len(h.labels(lv)) for lv in range(h.max_level + 1)))
 
 
-def index_expr(stats, i: int) -> exp.Expression:
-    """``l_i * width + q_i``: the flat lookup's index for QI ``i`` (independent of the set's
-    levels, so one statement text serves every batch of the same shape)."""
-    level = col(level_col(i), "n")
-    return exp.Add(this=exp.Mul(this=level, expression=_lit(width(stats, i))), expression=col(stats.qcol(i), "r"))
+def words(stats) -> list[list[tuple[int, int]]]:
+    """The packed key's words: per word, ``(QI, multiplier)`` pairs (mixed radix, product < 2^62)."""
+    cache = stats.__dict__.setdefault("_batch_words", [])
+    if not cache:
+        out: list[list[tuple[int, int]]] = [[]]
+        mult = 1
+        for i in range(len(stats.qis)):
+            w = width(stats, i)
+            if out[-1] and mult * w >= WORD:
+                out.append([])
+                mult = 1
+            out[-1].append((i, mult))
+            mult *= w
+        cache.extend(out)
+    return cache
 
 
-def flat_lookup(stats, i: int, low: int, per_level, pad=0) -> list:
-    """``per_level(level) -> list over the codes at level low`` for every level, side by side
-    (levels below ``low`` are padding: no node of the group is there)."""
-    w = width(stats, i)
-    out: list = []
-    for lv in range(stats.hierarchies[i].max_level + 1):
-        row = list(per_level(lv)) if lv >= low else []
-        out.extend(row + [pad] * (w - len(row)))
+def multipliers(stats) -> list[int]:
+    out = [1] * len(stats.qis)
+    for word in words(stats):
+        for i, m in word:
+            out[i] = m
     return out
 
 
-def gen_map(stats, i: int, low: int) -> list[int]:
+def _level_map(stats, i: int, low: int, level: int) -> list[int]:
     h = stats.hierarchies[i]
-    return flat_lookup(stats, i, low, lambda lv: h.level_to_level(low, lv) if lv != low else range(len(h.labels(low))))
+    return h.level_to_level(low, level) if level != low else list(range(len(h.labels(low))))
+
+
+def wide_lists(stats, src_levels: Sequence[int], metric=None, used=None) -> list[tuple[str, int, list]]:
+    """The code table's columns for a set at ``src_levels``, in order: ``(name, QI, values over
+    the set's codes)``. Without ``used`` every level of every QI has its column (levels below the
+    set's are zeros, never picked), so the statement's text does not depend on the levels (one
+    text per batch shape); with ``used`` (per QI, the levels the group's nodes have) only those."""
+    terms = metric.batch_terms(stats)[0] if metric is not None else []
+    cache = stats.__dict__.setdefault("_batch_wide", {})
+    key = (tuple(src_levels), metric_key(metric), used)
+    if key in cache:
+        return cache[key]
+    if len(cache) > 4096:
+        cache.clear()
+    mults = multipliers(stats)
+    out: list[tuple[str, int, list]] = []
+    for i, h in enumerate(stats.hierarchies):
+        low = src_levels[i]
+        n = len(h.labels(low))
+        for lv in _levels(h, i, used):
+            out.append((code_col(i, lv), i, [mults[i] * g for g in _level_map(stats, i, low, lv)] if lv >= low else [0] * n))
+    for name, per_qi in terms:
+        for i, per_level in per_qi:
+            h = stats.hierarchies[i]
+            low = src_levels[i]
+            n = len(h.labels(low))
+            for lv in _levels(h, i, used):
+                if lv >= low:
+                    values = per_level(lv)
+                    out.append((code_col(i, lv, name + "_"), i, [float(values[g]) for g in _level_map(stats, i, low, lv)]))
+                else:
+                    out.append((code_col(i, lv, name + "_"), i, [0.0] * n))
+    cache[key] = out
+    return out
+
+
+def _levels(h, i: int, used) -> Sequence[int]:
+    return range(h.max_level + 1) if used is None else used[i]
+
+
+def used_levels(stats, group_nodes) -> tuple[tuple[int, ...], ...] | None:
+    """Per QI, the levels a group's nodes have, when the statement is narrowed to them (large
+    sets, few nodes per statement, or a dialect without bound lists: the text is then built per
+    batch anyway); None for the level-independent text (cached per shape)."""
+    if stats.dialect.binds_lists and batch_size(stats.base.rows) > NARROW_BATCH:
+        return None
+    return tuple(tuple(sorted({int(n[i]) for n in group_nodes})) for i in range(len(stats.qis)))
+
+
+def metric_key(metric) -> tuple | None:
+    """What of the metric shapes the statement and its code table (its type, weights, parts)."""
+    if metric is None:
+        return None
+    return (type(metric).__name__, metric.name, tuple(metric.weights) if metric.weights else None, tuple(sorted((k, repr(v)) for k, v in vars(metric).items())))
 
 
 def _lit(v) -> exp.Expression:
@@ -88,14 +168,17 @@ def node_table(nodes: Sequence[Sequence[int]], ids: Sequence[int], n_qis: int, p
     column, unnested side by side (the statement text is then the same for every batch)."""
     columns = [ident(NODE_ID), *[ident(level_col(i)) for i in range(n_qis)]]
     if params is not None:
-        lists = [list(map(int, ids))] + [[int(n[i]) for n in nodes] for i in range(n_qis)]
         sel = []
-        for name, values in zip(columns, lists):
+        for name, values in zip(columns, node_lists(nodes, ids, n_qis)):
             params.append(values)
             sel.append(exp.alias_(exp.Anonymous(this="UNNEST", expressions=[exp.Placeholder(this=str(len(params)))]), name.copy()))
         return exp.alias_(exp.Subquery(this=exp.select(*sel)), "n", table=True)
     rows = [exp.Tuple(expressions=[_lit(int(j)), *[_lit(int(v)) for v in node]]) for j, node in zip(ids, nodes)]
     return exp.Values(expressions=rows, alias=exp.TableAlias(this=ident("n"), columns=columns))
+
+
+def node_lists(nodes, ids, n_qis: int) -> list[list[int]]:
+    return [list(map(int, ids))] + [[int(n[i]) for n in nodes] for i in range(n_qis)]
 
 
 def group_key(stats) -> int:
@@ -145,12 +228,29 @@ def batch_params(stats, groups, metric) -> list:
         if meet is not None:
             params.extend(stats.maps(meet.levels, frm))
         src = meet or frm
-        params.append(list(map(int, members)))
-        params.extend([[int(n[i]) for n in group_nodes] for i in range(n_qis)])
-        params.extend(gen_map(stats, i, src.levels[i]) for i in range(n_qis))
-        if metric is not None:
-            metric.batch_parts(stats, src, params)
+        params.extend(values for _, _, values in wide_lists(stats, src.levels, metric, used_levels(stats, group_nodes)))
+        params.extend(node_lists(group_nodes, members, n_qis))
     return params
+
+
+def _pick(stats, i: int, prefix: str = "g", used=None) -> exp.Expression:
+    """The column of QI ``i``'s code (or metric value) at the node's level."""
+    levels = _levels(stats.hierarchies[i], i, used)
+    if len(levels) == 1:
+        return col(code_col(i, levels[0], prefix), "r")
+    ifs = [exp.If(this=_lit(lv), true=col(code_col(i, lv, prefix), "r")) for lv in levels]
+    return exp.Case(this=col(level_col(i), "n"), ifs=ifs)
+
+
+def _sum(terms: list[exp.Expression]) -> exp.Expression:
+    total = terms[0]
+    for t in terms[1:]:
+        total = exp.Add(this=total, expression=t)
+    return total
+
+
+def key_cols(stats) -> list[str]:
+    return [f"k{w}" for w in range(len(words(stats)))]
 
 
 def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Select:
@@ -159,32 +259,36 @@ def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Se
 
     dialect = stats.dialect
     n_qis = len(stats.qis)
+    terms, finals = metric.batch_terms(stats) if metric is not None else ([], [])
+    row_names = [name for name, _ in terms]
+    kcols = key_cols(stats)
     ctes: list[tuple[str, exp.Expression]] = []
     parts: list[exp.Select] = []
-    row_names: list[str] = []
-    for members, group_nodes, frm, meet in groups:
+    for g, (members, group_nodes, frm, meet) in enumerate(groups):
         if meet is not None:
             ctes.append((meet.table, stats.generalized_select(meet.levels, frm, params)))
         src = meet or frm
+        used = used_levels(stats, group_nodes)
+        wide = [exp.alias_(lookup(values, col(stats.qcol(i)), dialect, params), name, quoted=True, copy=False) for name, i, values in wide_lists(stats, src.levels, metric, used)]
+        ctes.append((f"w{g}", exp.select(*wide, col("cnt"), copy=False).from_(table_ref(src.table), copy=False)))
         values = node_table(group_nodes, members, n_qis, params)
-        gens = [exp.alias_(lookup(gen_map(stats, i, src.levels[i]), index_expr(stats, i), dialect, params), stats.qcol(i), quoted=True) for i in range(n_qis)]
+        keys = [exp.alias_(_sum([_pick(stats, i, "g", used) for i, _ in word]), kcols[w], quoted=True, copy=False) for w, word in enumerate(words(stats))]
         rows = []
-        if metric is not None:
-            rows, _ = metric.batch_parts(stats, src, params)
-            row_names = [name for name, _ in rows]
-        part = exp.select(col(NODE_ID, "n"), *gens, *[exp.alias_(e, name, quoted=True) for name, e in rows], col("cnt", "r"), copy=False)
-        part = part.from_(table_ref(src.table, alias="r"), copy=False).join(values, join_type="cross", copy=False)
+        for name, per_qi in terms:
+            total = _sum([_pick(stats, i, name + "_", used) for i, _ in per_qi])
+            rows.append(exp.alias_(exp.Mul(this=col("cnt", "r"), expression=exp.Paren(this=total)), name, quoted=True, copy=False))
+        part = exp.select(col(NODE_ID, "n"), *keys, *rows, col("cnt", "r"), copy=False)
+        part = part.from_(table_ref(f"w{g}", alias="r"), copy=False).join(values, join_type="cross", copy=False)
         parts.append(part)
     gen = parts[0]
     for p in parts[1:]:
         gen = exp.union(gen, p, distinct=False, copy=False)
     ctes.append(("gen", gen))
-    keys = [col(NODE_ID), *[col(stats.qcol(i)) for i in range(n_qis)]]
+    keys = [col(NODE_ID), *[col(k) for k in kcols]]
     cls = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), *[exp.alias_(sum_(col(n)), n, quoted=True) for n in row_names], copy=False)
     ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*keys, copy=False)))
     ctes.append(("flagged", exp.select(exp.Star(), exp.alias_(ok.copy(), "ok", quoted=True), copy=False).from_(table_ref("cls"), copy=False)))
     okc, cnt = col("ok"), col("cnt")
-    finals = metric.batch_parts(stats, stats.base, None)[1] if metric is not None else []
     final = exp.select(
         exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
         exp.alias_(sum_(cnt), "rows", quoted=True),
@@ -202,31 +306,30 @@ def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Se
 def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, metric=None, params=None) -> exp.Select:
     """One statement evaluating ``nodes``: one row per node, ``nid`` = its position in ``nodes``.
 
-    ``metric.batch_parts(stats, frm, params)`` gives the metric's per-row expressions (over the
-    joined set ``r`` and node table ``n``, summed per class) and its final aggregates (over the
-    flagged classes, per node)."""
+    ``metric.batch_terms(stats)`` gives the metric's per-row parts (per QI, a value per code at
+    each level, summed per class) and its final aggregates (over the flagged classes, per node)."""
     return build(stats, layout(stats, nodes), ok, metric, params)
 
 
 def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, metric=None) -> list:
     """Evaluate ``nodes`` with one statement per :func:`batch_size` slice; NodeStats in order.
 
-    On DuckDB every list (node table, lookups) is a bound parameter, so the statement text depends
-    only on the batch's shape (its groups' source sets) and is built once per shape."""
+    On DuckDB every list (node table, code table) is a bound parameter, so the statement text
+    depends only on the batch's shape (its groups' source sets) and is built once per shape."""
     from sqlanon.stats.core import Params
 
     out: list = []
     step = batch_size(stats.base.rows)
-    names = [name for name, _ in metric.batch_parts(stats, stats.base, None)[1]] if metric is not None else []
+    names = [name for name, _ in metric.batch_terms(stats)[1]] if metric is not None else []
     cache = stats.__dict__.setdefault("_batch_sql", {})
     for start in range(0, len(nodes), step):
         chunk = [tuple(int(v) for v in n) for n in nodes[start : start + step]]
         groups = layout(stats, chunk)
         if stats.dialect.binds_lists:
-            key = (tuple((frm.table, meet is not None) for _, _, frm, meet in groups), ok.sql(), metric.name if metric is not None else None, tuple(metric.weights) if metric is not None and metric.weights else None)
+            key = (tuple((frm.table, meet is not None, used_levels(stats, nodes)) for _, nodes, frm, meet in groups), ok.sql(), metric_key(metric))
             sql = cache.get(key)
             if sql is None:
-                sql = stats.dialect.render(build(stats, groups, ok, metric, Params()))
+                sql = stats.dialect.render(build(stats, groups, ok, metric, Params()), copy=False)
                 cache[key] = sql
             params = batch_params(stats, groups, metric)
             rows = stats.engine.fetch_all(sql, params)
