@@ -62,3 +62,9 @@ def check_policy(policy) -> None:
             raise ConfigError(f"output {policy.output} is a directory; name a file")
         output_kind(policy.output)
     check_registry_path(policy.registry)
+    # a key given is a key used: refuse the ones this run would not read
+    if policy.class_column and policy.metric != "cm" and policy.search not in ("bottom-up", "top-down", "genetic"):
+        raise ConfigError(f"--class-column {policy.class_column!r} is read by the cm metric and the bottom-up, top-down and genetic searches; "
+                          f"search {policy.search} with metric {policy.metric} would ignore it")
+    if policy.output_delimiter != "," and not (policy.output and OUTPUT_SUFFIXES.get(os.path.splitext(str(policy.output).rstrip("/"))[1].lower()) == "csv"):
+        raise ConfigError(f"output_delimiter {policy.output_delimiter!r} applies to a CSV --output only")

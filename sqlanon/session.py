@@ -55,6 +55,8 @@ class Session:
             database = self.source.database
             if policy.output_table and policy.database and not is_postgres_url(database) and os.path.abspath(policy.database) != os.path.abspath(database):
                 raise ConfigError("--output-table writes into the input database; --database must name the same file")
+        elif policy.database and not policy.output_table:
+            raise ConfigError(f"--database {policy.database} is where --output-table writes for a file input; without --output-table it is not used")
         elif policy.output_table:
             if not policy.database:
                 raise ConfigError("--output-table with a file input needs --database PATH.duckdb to write into")

@@ -489,3 +489,22 @@ def test_generate_refuses_unused_or_empty_requests(people, extra, fragment):
     r = invoke(["generate", "--input", people["csv"], "--seed", "1", "-q", *extra])
     assert r.exit_code == 2, r.output
     assert error_line(r) == "error: " + fragment
+
+
+def test_keys_this_run_would_not_read_are_refused(people, tmp_path):
+    """``--class-column`` with the precision metric, ``--database`` without ``--output-table`` and
+    ``output_delimiter`` with a Parquet output were accepted and ignored."""
+    base = ["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"]]
+    r = invoke(base + ["--class-column", "disease"])
+    assert r.exit_code == 2 and "would ignore it" in error_line(r)
+    r = invoke(base + ["--database", str(tmp_path / "x.duckdb")])
+    assert r.exit_code == 2 and "without --output-table it is not used" in error_line(r)
+    assert not (tmp_path / "x.duckdb").exists()
+    policy = tmp_path / "p.yaml"
+    policy.write_text(f"input: {people['csv']}\nqi:\n  zip: mask\nk: 2\nmax_suppression: 0.5\noutput: {people['out']}\noutput_delimiter: ';'\n")
+    r = invoke(["anonymize", "--policy", str(policy)])
+    assert r.exit_code == 2 and "applies to a CSV --output only" in error_line(r)
+    assert not os.path.exists(people["out"])
+    # the same keys where they are read
+    r = invoke(base + ["--class-column", "disease", "--metric", "cm", "-q"])
+    assert r.exit_code == 0, r.output
