@@ -268,6 +268,7 @@ def aggregates_of_node(metric, stats, node):
 GENETIC_CASES = {
     "genetic_batch_lm": ([KAnonymity(2)], False),
     "genetic_batch_t_closeness": ([KAnonymity(2), TCloseness(0.4, "equal")], True),
+    "genetic_batch_t_closeness_ordered": ([KAnonymity(2), TCloseness(0.4, "ordered")], True),
 }
 
 

@@ -120,8 +120,8 @@ class GeneticStats:
         self.needs = needs
         self.sensitive = bool(needs is not None and needs.sensitive)
         if self.sensitive:
-            if needs.emd_ordered:
-                raise ConfigError("the genetic search supports k-anonymity, distinct and entropy l-diversity and t-closeness with --t-distance equal; ordered t-closeness needs a lattice search")
+            if getattr(needs, "emd_hierarchical", False):
+                raise ConfigError("the genetic search supports k-anonymity, distinct, entropy and recursive (c,l)-diversity and t-closeness with --t-distance equal or ordered; hierarchical t-closeness needs a lattice search")
             if not stats.has_s:
                 raise ConfigError("l-diversity / t-closeness need --sensitive-column")
         self.table: str | None = None
@@ -323,6 +323,14 @@ class GeneticStats:
             cls = exp.select(*csel).from_(table_ref("rs")).group_by(*[col(k) for k in key_names])
         else:
             cls = exp.select(*csel).from_(table_ref("r")).group_by(*[col(k) for k in key_names])
+        if self.sensitive and self.needs.emd_ordered:
+            # ordered t-closeness: the class's EMD over the ordered sensitive domain, joined in
+            ctes += self._emd_ordered_ctes(key_names)
+            names = [n.alias_or_name for n in csel]
+            ctes.append(("cls0", cls))
+            on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
+            cls = exp.select(*[col(n, "a") for n in names], col("emd_ordered", "e")).from_(table_ref("cls0", alias="a"))
+            cls = cls.join(table_ref("emd", alias="e"), on=on)
         flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("cls"))
         okc = col("ok")
         out = [
@@ -375,13 +383,50 @@ class GeneticStats:
         rs = exp.select(*[p.copy() for p in part], col("s"), *[exp.alias_(sum_(col(n)), n, quoted=True) for n in sums])
         rs = rs.from_(table_ref("r")).group_by(*[p.copy() for p in part], col("s"))
         if not self.needs.emd_equal:
-            return [("rs", rs)]
+            return self._ranked([("rs", rs)], key_names)
         tot = exp.Window(this=sum_(col("cnt")), partition_by=[p.copy() for p in part])
         with_tot = exp.select(exp.Star(), exp.alias_(tot, "tot", quoted=True)).from_(table_ref("rs0"))
         rq = exp.select(*[col(n, "x") for n in [*key_names, "s", *sums, "tot"]], col("q", "d"))
         rq = rq.from_(exp.alias_(exp.Subquery(this=with_tot), "x", table=True, quoted=True))
         rq = rq.join(table_ref(self.stats.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d")))
-        return [("rs0", rs), ("rs", rq)]
+        return self._ranked([("rs0", rs), ("rs", rq)], key_names)
+
+    def _ranked(self, ctes: list[tuple[str, exp.Expression]], key_names: list[str]) -> list[tuple[str, exp.Expression]]:
+        """Recursive (c,l)-diversity: each sensitive value's rank ``rn`` in its class by count
+        (largest first), so that ``top_s`` = r1 and ``tail_s`` = r_l + .. + r_m."""
+        if not self.needs.recursive_l:
+            return ctes
+        *head, (_, last) = ctes
+        order = exp.Order(expressions=[exp.Ordered(this=col("cnt"), desc=True), exp.Ordered(this=col("s"))])
+        rn = exp.Window(this=exp.RowNumber(), partition_by=list(map(col, key_names)), order=order)
+        ranked = exp.select(exp.Star(), exp.alias_(rn, "rn", quoted=True)).from_(table_ref("rs_r"))
+        return [*head, ("rs_r", last), ("rs", ranked)]
+
+    def _emd_ordered_ctes(self, key_names: list[str]) -> list[tuple[str, exp.Expression]]:
+        """Per class, ``emd_ordered = sum_{i < m} |sum_{j <= i} (p_j - q_j)| / (m - 1)`` over the
+        sensitive values in rank order (absent values have p = 0): class totals, the grid of
+        classes x domain left-joined to the class's counts, a running sum, its mean absolute value."""
+        m = len(self.stats.sensitive_domain)
+        keys = exp.select(*map(col, key_names), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref("rs")).group_by(*map(col, key_names))
+        cond = exp.and_(*[exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in key_names], exp.EQ(this=col("s", "x"), expression=col("s", "d")))
+        p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
+        grid = (
+            exp.select(*[col(n, "k") for n in key_names], col("rnk", "d"), exp.alias_(exp.Sub(this=p, expression=col("q", "d")), "diff", quoted=True))
+            .from_(table_ref("ekeys", alias="k"))
+            .join(table_ref(self.stats.domain_table, alias="d"), join_type="cross")
+            .join(table_ref("rs", alias="x"), on=cond, join_type="left")
+        )
+        win = exp.Window(
+            this=sum_(col("diff")),
+            partition_by=list(map(col, key_names)),
+            order=exp.Order(expressions=[exp.Ordered(this=col("rnk"))]),
+            spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"),
+        )
+        cum = exp.select(*map(col, key_names), col("rnk"), exp.alias_(win, "cm", quoted=True)).from_(table_ref("egrid"))
+        last = if_(exp.LT(this=col("rnk"), expression=lit(m)), exp.Abs(this=col("cm")), lit(0.0))
+        emd = exp.select(*map(col, key_names), exp.alias_(exp.Div(this=sum_(last), expression=lit(float(max(m - 1, 1)))), "emd_ordered", quoted=True))
+        emd = emd.from_(table_ref("ecum")).group_by(*map(col, key_names))
+        return [("ekeys", keys), ("egrid", grid), ("ecum", cum), ("emd", emd)]
 
     def _sensitive_aggs(self) -> list[exp.Expression]:
         out = []
@@ -389,6 +434,9 @@ class GeneticStats:
             out.append(exp.alias_(exp.Count(this=exp.Star()), "distinct_s", quoted=True))
         if self.needs.entropy_s:
             out.append(exp.alias_(sum_(exp.Mul(this=as_double(col("cnt")), expression=exp.Ln(this=as_double(col("cnt"))))), "nlogn_s", quoted=True))
+        if self.needs.recursive_l:
+            out.append(exp.alias_(sum_(if_(exp.EQ(this=col("rn"), expression=lit(1)), col("cnt"), lit(0))), "top_s", quoted=True))
+            out.append(exp.alias_(sum_(if_(exp.GTE(this=col("rn"), expression=lit(int(self.needs.recursive_l))), col("cnt"), lit(0))), "tail_s", quoted=True))
         if self.needs.emd_equal:
             # 0.5 * (sum over present s of (|p - q| - q) + 1): absent values contribute q each
             p = exp.Div(this=as_double(col("cnt")), expression=as_double(col("tot")))
