@@ -32,7 +32,18 @@ def _without_passwords(value):
 
 def ensure(engine) -> None:
     engine.execute(template("registry_create"))
-    engine.execute(template("registry_add_report"))
+    add_report = template("registry_add_report")
+    if getattr(engine.dialect, "add_column_if_not_exists", True):
+        engine.execute(add_report)
+        return
+    # Spark SQL has no ADD COLUMN IF NOT EXISTS: add the column only when the table lacks it
+    from sqlglot import exp
+
+    names = {name.lower() for name, _ in engine.describe_columns(exp.select("*").from_("sqlanon_releases").limit(0))}
+    if "report" not in names:
+        for action in add_report.args.get("actions") or []:
+            action.set("exists", False)
+        engine.execute(add_report)
 
 
 def record(engine, entry: dict) -> int:

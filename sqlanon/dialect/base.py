@@ -48,6 +48,8 @@ class Dialect:
     array_base: int | None = None
     #: lookup lists may be bound as statement parameters (DuckDB's ``$n``)
     binds_lists = False
+    #: ``ALTER TABLE .. ADD COLUMN IF NOT EXISTS`` is understood (Spark SQL has no such clause)
+    add_column_if_not_exists = True
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:
