@@ -22,7 +22,7 @@ from sqlanon.urls import redact
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.hierarchy import load_hierarchy
 from sqlanon.metrics import METRICS
-from sqlanon.plan import Plan, Recoding
+from sqlanon.plan import Plan
 from sqlanon.policy import Policy
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
 from sqlanon.privacy import options as privacy_options
@@ -258,21 +258,8 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
             result = LATTICE_SEARCHES[search](lattice, **policy.search_options)
         searched = time.perf_counter() - searched
         node = result.node
-        recoding = Recoding.from_node(stats.hierarchies, node)
-        plan = Plan(
-            search=search,
-            qis=stats.qis,
-            recoding=recoding,
-            transformation={q: int(level) for q, level in zip(stats.qis, node)},
-            requirement=requirement,
-            rows=stats.rows,
-            suppressed_rows=result.node_stats.suppressed,
-            metric_name=metric.name,
-            metric_value=float(result.value),
-            node=node,
-            nodes_evaluated=result.nodes_evaluated,
-            extra={"nodes_total": result.nodes_total, "statements": result.statements, "search_seconds": round(searched, 3), **chosen, **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {})},
-        )
+        bounded = bounds if policy.min_level or policy.max_level else None
+        plan = Plan.from_lattice_result(search, stats, requirement, metric, result, bounded, statements=result.statements, search_seconds=round(searched, 3), **chosen)
         if getattr(session, "safepub", None) is not None:
             plan.extra["safepub"] = {**session.safepub.describe(), **result.safepub}
         if policy.local_recoding:

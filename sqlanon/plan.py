@@ -58,3 +58,25 @@ class Plan:
     extra: dict = field(default_factory=dict)
     #: local recoding: the rounds (:class:`sqlanon.local_recoding.Step`), the global optimum first
     local: list | None = None
+
+    @classmethod
+    def from_lattice_result(cls, search: str, stats, requirement, metric, result, bounds=None, **extra) -> "Plan":
+        """The plan of a full-domain node found by a lattice search (exact or heuristic);
+        ``bounds`` (per-QI level bounds, given when the user bounded levels) are reported."""
+        node = result.node
+        if bounds is not None:
+            extra["level_bounds"] = {q: list(b) for q, b in zip(stats.qis, bounds)}
+        return cls(
+            search=search,
+            qis=stats.qis,
+            recoding=Recoding.from_node(stats.hierarchies, node),
+            transformation={q: int(level) for q, level in zip(stats.qis, node)},
+            requirement=requirement,
+            rows=stats.rows,
+            suppressed_rows=result.node_stats.suppressed,
+            metric_name=metric.name,
+            metric_value=float(result.value),
+            node=node,
+            nodes_evaluated=result.nodes_evaluated,
+            extra={"nodes_total": result.nodes_total, **extra},
+        )

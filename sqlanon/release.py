@@ -219,18 +219,7 @@ def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
-    release_id = None
-    reg = registry_path or registry.default_registry_for(final)
-    if reg:
-        from sqlanon.engine import connect
-
-        reg_engine = connect(database=reg)
-        try:
-            with reg_engine.transaction():
-                release_id = registry.record(reg_engine, entry)
-        finally:
-            reg_engine.close()
-    return {"output": final, "release_id": release_id, "registry": reg}
+    return _record_file_release(final, registry_path or registry.default_registry_for(final), entry)
 
 
 def check_target(engine, target: Target, source) -> TableName | None:
@@ -270,7 +259,12 @@ def _write_engine_file(engine, query, target: Target, entry: dict, registry_path
             raise SqlanonError("simulated failure after writing (test hook)")
 
     engine.write_file_atomically(query, final, target.kind, target.delimiter, overwrite=target.overwrite, before_rename=hook)
-    reg = registry_path or (registry.default_registry_for(final) if "://" not in final else None)
+    return _record_file_release(final, registry_path or (registry.default_registry_for(final) if "://" not in final else None), entry)
+
+
+def _record_file_release(final: str, reg, entry: dict) -> dict:
+    """The registry row of a file release (its own transaction in the registry database,
+    once the file is in place)."""
     release_id = None
     if reg:
         from sqlanon.engine import connect

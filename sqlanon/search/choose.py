@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 
 from sqlanon.errors import ConfigError
-from sqlanon.plan import Plan, Recoding
+from sqlanon.plan import Plan
 from sqlanon.search import AUTO_EXACT_MAX_NODES, HEURISTIC_SEARCHES, LATTICE_SEARCHES
 from sqlanon.search.lattice import level_bounds
 from sqlanon.search.lightning import lattice_size
@@ -54,31 +54,13 @@ def run_heuristic(search: str, policy, stats, requirement, metric, say, chosen: 
     run = getattr(importlib.import_module(module_name), func)
     bounds = level_bounds(stats.hierarchies, stats.qis, policy.min_level, policy.max_level)
     result = run(stats, requirement, metric, bounds, policy.search_options, say)
-    node = result.node
     info = result.extra.get("heuristic", {})
     say(
         f"{search}: {info.get('evaluations')} nodes evaluated of {result.nodes_total:,} in {info.get('seconds')} s, "
         f"stopped by {info.get('stopped_by')}" + (" (optimum proven)" if info.get("optimal") else "")
     )
-    return Plan(
-        search=search,
-        qis=stats.qis,
-        recoding=Recoding.from_node(stats.hierarchies, node),
-        transformation={q: int(level) for q, level in zip(stats.qis, node)},
-        requirement=requirement,
-        rows=stats.rows,
-        suppressed_rows=result.node_stats.suppressed,
-        metric_name=metric.name,
-        metric_value=float(result.value),
-        node=node,
-        nodes_evaluated=result.nodes_evaluated,
-        extra={
-            "nodes_total": result.nodes_total,
-            **chosen,
-            **result.extra,
-            **({"level_bounds": {q: list(b) for q, b in zip(stats.qis, bounds)}} if policy.min_level or policy.max_level else {}),
-        },
-    )
+    bounded = bounds if policy.min_level or policy.max_level else None
+    return Plan.from_lattice_result(search, stats, requirement, metric, result, bounded, **chosen, **result.extra)
 
 
 __all__ = ["choose_search", "refuse_limits", "run_heuristic", "LATTICE_SEARCHES"]
