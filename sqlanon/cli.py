@@ -446,6 +446,9 @@ def report(
     from sqlanon.report import for_release, write_html
 
     def go():
+        from sqlanon.policy_checks import check_report_path
+
+        check_report_path(output)
         entry, stored = for_release(database, release)
         path = output or f"sqlanon-release-{release}.html"
         write_html(stored, path, release_id=entry["id"], created_at=entry.get("created_at"))

@@ -97,9 +97,11 @@ def run_generate(
         raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")
     if rows is not None and rows < 0:
         raise ConfigError(f"--rows must be >= 0, got {rows}")
+    from sqlanon.policy_checks import check_report_path
     from sqlanon.risk import validate_options
 
     validate_options(None, population_fraction)
+    check_report_path(report)
     source = Source.open(input, format, table, delimiter)
     if (output_table or in_place) and source.kind != "table":
         raise ConfigError("--output-table/--in-place need a .duckdb input (--format duckdb --table T)")

@@ -43,6 +43,16 @@ def check_registry_path(path: str | None) -> None:
         raise ConfigError(f"--registry {path} is a directory; name a .duckdb file")
 
 
+def check_report_path(path: str | None) -> None:
+    """An HTML report is written to a ``.html`` (or ``.htm``) file, never under another name."""
+    if not path:
+        return
+    if os.path.isdir(path):
+        raise ConfigError(f"--report {path} is a directory; name a .html file")
+    if not str(path).lower().endswith((".html", ".htm")):
+        raise ConfigError(f"--report {path}: the report is an HTML page; name it .html")
+
+
 def check_policy(policy) -> None:
     """Values that are each well-typed but wrong, alone or together."""
     if policy.k is not None and policy.k < 1:
@@ -62,6 +72,7 @@ def check_policy(policy) -> None:
             raise ConfigError(f"output {policy.output} is a directory; name a file")
         output_kind(policy.output)
     check_registry_path(policy.registry)
+    check_report_path(policy.report)
     # a key given is a key used: refuse the ones this run would not read
     if policy.class_column and policy.metric != "cm" and policy.search not in ("bottom-up", "top-down", "genetic"):
         raise ConfigError(f"--class-column {policy.class_column!r} is read by the cm metric and the bottom-up, top-down and genetic searches; "

@@ -508,3 +508,14 @@ def test_keys_this_run_would_not_read_are_refused(people, tmp_path):
     # the same keys where they are read
     r = invoke(base + ["--class-column", "disease", "--metric", "cm", "-q"])
     assert r.exit_code == 0, r.output
+
+
+def test_report_must_be_an_html_file(people, tmp_path):
+    """``--report x.txt`` (or a folder) wrote an HTML page under that name."""
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"], "--report", str(tmp_path / "r.txt")])
+    assert r.exit_code == 2 and error_line(r) == f"error: --report {tmp_path / 'r.txt'}: the report is an HTML page; name it .html"
+    assert not os.path.exists(people["out"]) and not (tmp_path / "r.txt").exists()
+    r = invoke(["generate", "--input", people["csv"], "--seed", "1", "--report", str(tmp_path)])
+    assert r.exit_code == 2 and "is a directory" in error_line(r)
+    with pytest.raises(ConfigError, match="name it .html"):
+        sqlanon.anonymize(input=people["csv"], qi={"zip": "mask"}, k=2, max_suppression=0.5, report=str(tmp_path / "r.json"), dry_run=True)
