@@ -86,7 +86,9 @@ def check_transforms(policy: Policy, session: Session, requirement: Requirement,
 def qi_specs(policy: Policy) -> dict[str, str]:
     qis = dict(policy.qi)
     for column in policy.search_options.get("numeric", []) or []:
-        qis.setdefault(column, "numeric")
+        spec = qis.setdefault(column, "numeric")
+        if spec not in ("numeric", None) and not (isinstance(spec, str) and spec.strip() == "numeric"):
+            raise ConfigError(f"{column!r} has a hierarchy (--qi {column}={spec}) and is declared --numeric; give one of the two")
     return qis
 
 

@@ -519,3 +519,10 @@ def test_report_must_be_an_html_file(people, tmp_path):
     assert r.exit_code == 2 and "is a directory" in error_line(r)
     with pytest.raises(ConfigError, match="name it .html"):
         sqlanon.anonymize(input=people["csv"], qi={"zip": "mask"}, k=2, max_suppression=0.5, report=str(tmp_path / "r.json"), dry_run=True)
+
+
+def test_numeric_and_a_hierarchy_for_one_column_is_refused(people):
+    """``--qi age=bands:5,10 --numeric age``: the hierarchy silently won."""
+    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10", "--k", "2", "--max-suppression", "0.5", "--numeric", "age", "--dry-run"])
+    assert r.exit_code == 2
+    assert error_line(r) == "error: 'age' has a hierarchy (--qi age=bands:5,10) and is declared --numeric; give one of the two"
