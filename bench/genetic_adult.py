@@ -1,6 +1,7 @@
 """Iyengar 2002, Figures 6-8 on Adult: genetic search optimizing CM and LM for k = 10 .. 500.
 
     python bench/genetic_adult.py [--seconds 60] [--ks 10,25,...] [--metrics cm,lm] [--trees paper] [--lattice]
+    python bench/genetic_adult.py --seeded 100 --iterations 2000 --seconds 0   # issue 12: seeded GA vs lattice
 
 Data: ../shared/datasets/adult-full/adult.csv, values trimmed, rows with a '?' dropped (30,162
 rows), written once to a Parquet file in --work. QIs: age and education-num numeric (intervals
@@ -95,7 +96,7 @@ def clean_parquet(work: str) -> str:
     return out
 
 
-def context(path, k, metric, options, qi=QI):
+def context(path, k, metric, options, qi=QI, class_needs=True):
     from sqlanon.engine import connect
     from sqlanon.hierarchy import load_hierarchy
     from sqlanon.metrics import METRICS
@@ -107,7 +108,8 @@ def context(path, k, metric, options, qi=QI):
     eng = connect(memory_limit="3GB")
     src = Source.open(path)
     hs = [load_hierarchy(spec, c, eng, src) for c, spec in qi.items()]
-    stats = Statistics(eng, src, list(qi), hs, class_column=CLASS, needs=ClassNeeds(majority_y=True))
+    # the class column is read only for CM (an LM-only run leaves it out: the lattice then batches nodes)
+    stats = Statistics(eng, src, list(qi), hs, class_column=CLASS, needs=ClassNeeds(majority_y=True)) if class_needs else Statistics(eng, src, list(qi), hs)
     stats.prepare()
     req = Requirement([KAnonymity(k)], budget=stats.rows, max_suppression=1.0)
     return SearchContext(eng, src, list(qi), hs, stats, req, METRICS[metric](), {"k": k, **options})
@@ -182,6 +184,51 @@ def run_one(path, k, metric, args):
     return row, plan
 
 
+def education_bands(work: str) -> str:
+    """A hierarchy for education-num: bands of 2, 4, 8 over 1..16, then ``*``."""
+    edu = os.path.join(work, "education_num_bands.csv")
+    with open(edu, "w") as fh:
+        for v in range(1, 17):
+            fh.write(",".join([str(v)] + [f'"[{(v - 1) // w * w + 1}, {(v - 1) // w * w + w}]"' for w in (2, 4, 8)] + ["*"]) + "\n")
+    return edu
+
+
+def categorical_qi(args) -> dict:
+    """Every QI with a hierarchy: age by the dataset's age hierarchy, education-num by bands."""
+    return dict(TREE_SETS[args.trees], **{"age": os.path.join(H, "age.csv"), "education-num": education_bands(args.work)})
+
+
+def seeded_compare(path, k, args) -> list[dict]:
+    """Issue 12's figure: with every QI categorical (so the lattice seed applies), the optimal
+    full-domain LM, and the genetic search under LM with ``--iterations`` (same seed) started from
+    the lattice optimum (``seed_lattice``, the default) and without it; all LM values by the same
+    definition (Iyengar's LM, suppressed rows count 1)."""
+    from sqlanon.metrics import METRICS
+    from sqlanon.search import genetic, optimal
+    from sqlanon.search.lattice import Lattice
+
+    qi = categorical_qi(args)
+    ctx = context(path, k, "lm", {}, qi, class_needs=False)
+    t0 = time.perf_counter()
+    res = optimal.run(Lattice(ctx.stats, ctx.requirement, METRICS["lm"]()))
+    rows = [{"k": k, "search": "optimal (full-domain lattice)", "lm": round(res.value, 4), "suppressed": res.node_stats.suppressed,
+             "evaluations": res.nodes_evaluated, "seconds": round(time.perf_counter() - t0, 1), "node": list(res.node)}]
+    ctx.engine.close()
+    for seeded in (True, False):
+        opts = {"iterations": args.iterations, "population": args.population, "seed": args.seed, "mutation_rate": args.mutation_rate,
+                "batch": args.batch, "seed_lattice": seeded}
+        if args.seconds:
+            opts["time_limit"] = args.seconds
+        gctx = context(path, k, "lm", opts, qi, class_needs=False)
+        t0 = time.perf_counter()
+        plan = genetic.run(gctx)
+        rows.append({"k": k, "search": f"genetic {'seeded with the lattice optimum' if seeded else 'unseeded'}", "lm": round(plan.extra["lm"], 4),
+                     "suppressed": plan.suppressed_rows, "evaluations": plan.extra["evaluations"], "iterations": plan.extra["iterations"],
+                     "seconds": round(time.perf_counter() - t0, 1)})
+        gctx.engine.close()
+    return rows
+
+
 def lattice_compare(path, k, args):
     """The optimal full-domain node under LM, scored with the flexible LM (same definition)."""
     from sqlanon.metrics import METRICS
@@ -189,12 +236,8 @@ def lattice_compare(path, k, args):
     from sqlanon.search import genetic, optimal
     from sqlanon.search.lattice import Lattice
 
-    edu = os.path.join(args.work, "education_num_bands.csv")
-    with open(edu, "w") as fh:  # bands of 2, 4, 8 over 1..16, then *
-        for v in range(1, 17):
-            fh.write(",".join([str(v)] + [f'"[{(v - 1) // w * w + 1}, {(v - 1) // w * w + w}]"' for w in (2, 4, 8)] + ["*"]) + "\n")
     trees = TREE_SETS[args.trees]
-    qi = dict(trees, **{"age": os.path.join(H, "age.csv"), "education-num": edu})
+    qi = categorical_qi(args)
     ctx = context(path, k, "lm", {}, qi)
     t0 = time.perf_counter()
     res = optimal.run(Lattice(ctx.stats, ctx.requirement, METRICS["lm"]()))
@@ -245,11 +288,22 @@ def main() -> None:
     ap.add_argument("--work", default="/tmp/sqlanon_genetic_bench")
     ap.add_argument("--no-tree", action="store_true")
     ap.add_argument("--lattice", action="store_true")
+    ap.add_argument("--seeded", type=int, default=None, metavar="K",
+                    help="only issue 12's figure at this k: every QI categorical, the optimal lattice LM beside the genetic "
+                         "search (--iterations, --seed) seeded with the lattice optimum and unseeded")
     ap.add_argument("--trees", choices=sorted(TREE_SETS), default="paper",
                     help="categorical taxonomies: dataset (ANJANA CSVs), paper (default), shaped (see above)")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     path = clean_parquet(args.work)
+    if args.seeded is not None:
+        print(f"Adult {args.trees} trees, every QI categorical (age: age.csv, education-num: bands 2/4/8), k={args.seeded}, LM; "
+              f"genetic: {args.iterations} iterations, population {args.population}, seed {args.seed}", flush=True)
+        print(f"{'search':<42}{'LM':>8}{'suppressed':>11}{'evaluations':>12}{'seconds':>9}")
+        for r in seeded_compare(path, args.seeded, args):
+            print(f"{r['search']:<42}{r['lm']:>8.4f}{r['suppressed']:>11}{r['evaluations']:>12}{r['seconds']:>9.1f}  {r.get('node', '')}", flush=True)
+        print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
+        return
     ks = [int(k) for k in args.ks.split(",")]
     rows = []
     if not args.no_tree:
