@@ -75,8 +75,8 @@ class OptimalOptions(SearchOptions):
     """``--search optimal``: the bound-ordered exhaustive lattice search."""
 
     model_config = ConfigDict(title="optimal search options")
-    batch: int = Field(64, ge=1, description="Nodes evaluated by one statement.")
-    probes: int = Field(32, ge=1, description="Flash-style probes (paths to the cheapest undecided nodes) run side by side.")
+    batch: int = Field(128, ge=1, description="Nodes evaluated by one statement.")
+    probes: int = Field(64, ge=1, description="Flash-style probes (paths to the cheapest undecided nodes) run side by side.")
 
 
 class SamaratiOptions(SearchOptions):
@@ -90,8 +90,8 @@ class IncognitoOptions(SearchOptions):
     requirement is not monotone, hence ``batch``)."""
 
     model_config = ConfigDict(title="incognito search options")
-    batch: int = Field(64, ge=1, description="Optimal fallback: nodes evaluated by one statement.")
-    probes: int = Field(32, ge=1, description="Optimal fallback: probes run side by side.")
+    batch: int = Field(128, ge=1, description="Optimal fallback: nodes evaluated by one statement.")
+    probes: int = Field(64, ge=1, description="Optimal fallback: probes run side by side.")
 
 
 class BottomUpOptions(SearchOptions):

@@ -28,8 +28,8 @@ import numpy as np
 from sqlanon.search.lattice import FAILS, SATISFIES, UNKNOWN, Lattice
 
 TOL = 1e-12
-BATCH = 64
-PROBES = 32
+BATCH = 128
+PROBES = 64
 
 
 def priors(lattice: Lattice) -> np.ndarray:

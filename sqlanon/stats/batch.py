@@ -23,7 +23,7 @@ join multiplies a smaller set. The batch size is chosen from the frequency set's
 (:func:`batch_size`): the join holds ``set rows x nodes`` rows before grouping.
 
 >>> batch_size(19_502), batch_size(1_600_000), batch_size(40_000_000)
-(64, 2, 1)
+(128, 2, 1)
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from sqlanon.source import col, ident, table_ref
 #: rows of ``set x nodes`` one statement may hold before grouping (its hash table can hold as
 #: many groups, ~70 bytes each): 4M keeps a statement near 0.3 GB, inside a 1 GB memory limit
 JOIN_ROWS = 4_000_000
-MAX_NODES = 64
+MAX_NODES = 128
 NODE_ID = "nid"
 #: a packed key word holds QIs while the product of their widths stays below this
 WORD = 1 << 62
