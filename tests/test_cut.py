@@ -169,3 +169,28 @@ def test_invalid_transformation_is_rejected():
     c = TreeCoder(hs[0])
     with pytest.raises(ConfigError):
         c.bits_from_labels(["Self-employed", "Government"])
+
+
+def test_bottom_up_repair_dp_equals_the_recursive_one():
+    """The repair's prefix-sum DP (``_best_cut``) picks the same cut as the recursive tree DP
+    (``_best``) on random trees, bit strings and kept (mutated) bits, unused leaves included."""
+    import random as _random
+
+    from sqlanon.cut import TreeCoder as _TreeCoder
+    from sqlanon.hierarchy.model import Hierarchy as _Hierarchy
+
+    rng = _random.Random(0)
+    for _ in range(120):
+        d = rng.choice([3, 8, 20, 64])
+        w1 = rng.choice([2, 3, 4])
+        w2 = w1 * rng.choice([2, 3])
+        rows = [[str(v), f"{v // w1}", f"{v // w2}", "*"] for v in range(d)]
+        coder = _TreeCoder(_Hierarchy("a", rows), [rng.choice([0, 1, 2]) for _ in range(d)])
+        for _ in range(10):
+            bits = tuple(int(rng.random() < rng.random()) for _ in range(coder.nbits))
+            weight = [1] * coder.nbits
+            for j in rng.sample(range(coder.nbits), min(coder.nbits, rng.randint(0, 2))):
+                weight[j] = coder.nbits + 1
+            recursive: list[int] = []
+            coder._best(coder.root, (bits, weight), recursive)
+            assert sorted(coder._best_cut(bits, weight)) == sorted(recursive), (rows, bits)
