@@ -37,6 +37,8 @@ def all_nodes(stats):
 def test_batch_equals_one_statement_per_node(seed, tmp_path, monkeypatch):
     if seed >= 3:  # the narrowed statement (only the group's levels in its code table: large sets)
         monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)
+    if seed % 3 == 1:  # several groups per statement, each rolled up to its own meet
+        monkeypatch.setattr(batch, "SPLIT_GROUPS", True)
     rng = random.Random(7919 * seed + 11)
     case = brute.random_case(rng, tmp_path, n_qi=rng.randint(2, 4), n_rows=rng.randint(30, 300))
     engine = connect(threads=1)

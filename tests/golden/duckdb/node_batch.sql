@@ -14,53 +14,6 @@ WITH "w0" AS (
     1.0 AS "lm_part_1_2",
     "cnt"
   FROM "sqlanon_fs0_N"
-), "meet1" AS (
-  SELECT
-    "q0",
-    "q1",
-    SUM("cnt") AS "cnt"
-  FROM (
-    SELECT
-      LIST_EXTRACT([0, 0, 1], "q0" + 1) AS "q0",
-      LIST_EXTRACT([0, 0, 1], "q1" + 1) AS "q1",
-      "cnt"
-    FROM "sqlanon_fs0_N"
-  ) AS "r"
-  GROUP BY
-    "q0",
-    "q1"
-), "w1" AS (
-  SELECT
-    0 AS "g0_0",
-    "q0" AS "g0_1",
-    0 AS "g0_2",
-    0 AS "g1_0",
-    LIST_EXTRACT([0, 3], "q1" + 1) AS "g1_1",
-    0 AS "g1_2",
-    0.0 AS "lm_part_0_0",
-    LIST_EXTRACT([0.5, 0.0], "q0" + 1) AS "lm_part_0_1",
-    1.0 AS "lm_part_0_2",
-    0.0 AS "lm_part_1_0",
-    LIST_EXTRACT([0.5, 0.0], "q1" + 1) AS "lm_part_1_1",
-    1.0 AS "lm_part_1_2",
-    "cnt"
-  FROM "meet1"
-), "w2" AS (
-  SELECT
-    "q0" AS "g0_0",
-    LIST_EXTRACT([0, 0, 1], "q0" + 1) AS "g0_1",
-    0 AS "g0_2",
-    LIST_EXTRACT([0, 3, 6], "q1" + 1) AS "g1_0",
-    LIST_EXTRACT([0, 0, 3], "q1" + 1) AS "g1_1",
-    0 AS "g1_2",
-    0.0 AS "lm_part_0_0",
-    LIST_EXTRACT([0.5, 0.5, 0.0], "q0" + 1) AS "lm_part_0_1",
-    1.0 AS "lm_part_0_2",
-    0.0 AS "lm_part_1_0",
-    LIST_EXTRACT([0.5, 0.5, 0.0], "q1" + 1) AS "lm_part_1_1",
-    1.0 AS "lm_part_1_2",
-    "cnt"
-  FROM "sqlanon_fs0_N"
 ), "gen" AS (
   SELECT
     "n"."nid",
@@ -85,57 +38,9 @@ WITH "w0" AS (
     "r"."cnt"
   FROM "w0" AS "r"
   CROSS JOIN (VALUES
-    (0, 0, 0)) AS "n"("nid", "l0", "l1")
-  UNION ALL
-  SELECT
-    "n"."nid",
-    CASE "n"."l0" WHEN 0 THEN "r"."g0_0" WHEN 1 THEN "r"."g0_1" WHEN 2 THEN "r"."g0_2" END + CASE "n"."l1" WHEN 0 THEN "r"."g1_0" WHEN 1 THEN "r"."g1_1" WHEN 2 THEN "r"."g1_2" END AS "k0",
-    "r"."cnt" * (
-      CASE "n"."l0"
-        WHEN 0
-        THEN "r"."lm_part_0_0"
-        WHEN 1
-        THEN "r"."lm_part_0_1"
-        WHEN 2
-        THEN "r"."lm_part_0_2"
-      END + CASE "n"."l1"
-        WHEN 0
-        THEN "r"."lm_part_1_0"
-        WHEN 1
-        THEN "r"."lm_part_1_1"
-        WHEN 2
-        THEN "r"."lm_part_1_2"
-      END
-    ) AS "lm_part",
-    "r"."cnt"
-  FROM "w1" AS "r"
-  CROSS JOIN (VALUES
+    (0, 0, 0),
     (1, 1, 1),
-    (2, 1, 2)) AS "n"("nid", "l0", "l1")
-  UNION ALL
-  SELECT
-    "n"."nid",
-    CASE "n"."l0" WHEN 0 THEN "r"."g0_0" WHEN 1 THEN "r"."g0_1" WHEN 2 THEN "r"."g0_2" END + CASE "n"."l1" WHEN 0 THEN "r"."g1_0" WHEN 1 THEN "r"."g1_1" WHEN 2 THEN "r"."g1_2" END AS "k0",
-    "r"."cnt" * (
-      CASE "n"."l0"
-        WHEN 0
-        THEN "r"."lm_part_0_0"
-        WHEN 1
-        THEN "r"."lm_part_0_1"
-        WHEN 2
-        THEN "r"."lm_part_0_2"
-      END + CASE "n"."l1"
-        WHEN 0
-        THEN "r"."lm_part_1_0"
-        WHEN 1
-        THEN "r"."lm_part_1_1"
-        WHEN 2
-        THEN "r"."lm_part_1_2"
-      END
-    ) AS "lm_part",
-    "r"."cnt"
-  FROM "w2" AS "r"
-  CROSS JOIN (VALUES
+    (2, 1, 2),
     (3, 2, 1)) AS "n"("nid", "l0", "l1")
 ), "cls" AS (
   SELECT
