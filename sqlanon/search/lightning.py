@@ -128,7 +128,7 @@ class Lightning:
             if self.opts["step_limit"] is not None:
                 room = min(room, self.opts["step_limit"] - len(self.evaluated))
             chunk, todo = todo[:room], todo[room:]
-            results = self.stats.evaluate_many(chunk, self.ok, lambda n: self.metric.aggregates(self.stats, n))
+            results = self.stats.evaluate_many(chunk, self.ok, lambda n: self.metric.aggregates(self.stats, n), metric=self.metric)
             for node, ns in zip(chunk, results):
                 self._record(node, ns)
         now = time.perf_counter()
