@@ -43,9 +43,11 @@ NODE_ID = "nid"
 WORD = 1 << 62
 #: at or below this many nodes per statement, a group's code table holds only its nodes' levels
 NARROW_BATCH = 8
-#: split a batch into groups by the level of its widest QI (each group rolled up to its own meet)?
-#: Measured on Adult k=5 at 5 %: one group per statement costs 5.5-5.8 s of process CPU against
-#: 7.6-9.2 s with groups (each group adds a roll-up, a code table and a join to plan and run).
+#: split a batch into groups by the level of its widest QI (each group rolled up to its own meet)
+#: even for small sets? Measured on Adult k=5 at 5 %: one group per statement costs 5.5-5.8 s of
+#: process CPU against 7.6-9.2 s with groups (each group adds a roll-up, a code table and a join
+#: to plan and run). Large sets (few nodes per statement) always split: at 10M rows one meet of two
+#: unrelated nodes is a roll-up of the whole set (k=10: 53 s / 73 s against 41 s / 62 s split).
 SPLIT_GROUPS = False
 
 
@@ -200,9 +202,10 @@ def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
 
     n_qis = len(stats.qis)
     key = group_key(stats)
+    split = SPLIT_GROUPS or batch_size(stats.base.rows) <= NARROW_BATCH
     groups: dict[int, list[int]] = {}
     for j, node in enumerate(nodes):
-        groups.setdefault(int(node[key]) if SPLIT_GROUPS else 0, []).append(j)
+        groups.setdefault(int(node[key]) if split else 0, []).append(j)
     meets = []
     for members in groups.values():
         group_nodes = [nodes[j] for j in members]
