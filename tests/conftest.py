@@ -36,3 +36,29 @@ def qi_flags(qi: dict) -> list[str]:
     for c, spec in qi.items():
         out += ["--qi", f"{c}={spec}"]
     return out
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] SparkSession for every Spark test module (the JVM starts once per run).
+    Small-data settings: two shuffle partitions, no UI, no adaptive re-planning (each statement
+    here reads kilobytes; AQE's extra stage planning costs more than it saves), the JIT limited to
+    its quick tier and the serial collector (short runs on 2 cores)."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("sqlanon-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

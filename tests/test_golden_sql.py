@@ -209,7 +209,7 @@ def test_release_select():
 
 
 def test_every_golden_file_is_used():
-    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", *NODE_CASES, *GENETIC_CASES}
+    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES}
     for dialect in DIALECTS:
         on_disk = {p.stem for p in (GOLDEN / dialect).glob("*.sql")}
         assert on_disk == names, dialect
@@ -323,3 +323,64 @@ def test_genetic_batch(name):
 def _cand(ev, ch):
     parts = [ev.part(i, p) for i, p in enumerate(ev.layout.split(ch))]
     return {"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts]}
+
+
+# the bottom-up search's statements on its vid table (TEA index): name -> builder(VidTable)
+def _bottom_up_statements():
+    return {
+        "bottom_up_vid_table": lambda v: [v.create_query("sqlanon_fs0_1", ["<=50K", ">50K"], leaf_nodes=[[0, 0, 1], [0, 1, 1]])],
+        "bottom_up_info_loss": lambda v: [v.info_loss_query([(0, 2, [0, 1]), (1, 3, [1, 2])])],
+        "bottom_up_candidates": lambda v: [v.anonymity_values_query(1), v.segment_sizes_query(1, [(1, [1, 2])]), v.count_histogram_query(3)],
+        "bottom_up_probe": lambda v: [v.merged_query(0, 2, [0, 1]), v.probe_stats_query("sqlanon_bu_new_1", 0, [0, 1], 3)],
+    }
+
+
+BOTTOM_UP_CASES = list(_bottom_up_statements())
+
+
+def compare_statements(name: str, build) -> dict[str, str]:
+    """Like :func:`compare` for a statistic made of several statements (``build(dialect)`` -> list)."""
+    from sqlanon.dialect import get_dialect
+
+    out = {}
+    for dialect in DIALECTS:
+        d = get_dialect(dialect)
+        text = normalize(";\n\n".join(d.render(e, pretty=True) for e in build(d)))
+        path = GOLDEN / dialect / f"{name}.sql"
+        if UPDATE:
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        assert path.exists(), f"missing golden file {path}; run SQLANON_UPDATE_GOLDEN=1 pytest {__file__}"
+        assert text == path.read_text(encoding="utf-8"), f"{name} ({dialect}): generated SQL differs from {path} (SQLANON_UPDATE_GOLDEN=1 to accept)"
+        for part in text.split(";\n\n"):
+            if dialect != "duckdb":
+                assert_portable(part, dialect)
+        out[dialect] = text
+    return out
+
+
+@pytest.mark.parametrize("name", BOTTOM_UP_CASES)
+def test_bottom_up_statements(name):
+    """The bottom-up search's statements per dialect; DuckDB's answer on a small base set: the vid
+    table's class counts and the probe's merged vids add up to the base set's rows."""
+    from sqlanon.stats.bottom_up import VidTable
+
+    engine = connect(threads=1)
+    try:
+        build = _bottom_up_statements()[name]
+        texts = compare_statements(name, lambda d: build(VidTable(engine, 2, 2, dialect=d)))
+        if name == "bottom_up_vid_table":
+            assert texts["spark"].startswith("CACHE TABLE") and "ARRAY(0, 0, 1)[" in texts["spark"]
+        # run DuckDB's statements on a base frequency set of 3 x 3 leaf codes and 2 classes
+        engine.execute("CREATE TABLE sqlanon_fs0_1 AS SELECT a AS q0, b AS q1, y, (a + 1) * (b + 2) AS cnt "
+                       "FROM range(3) r(a), range(3) s(b), (VALUES ('<=50K'), ('>50K')) c(y)")
+        total = engine.scalar("SELECT SUM(cnt) FROM sqlanon_fs0_1")
+        vids = VidTable(engine, 2, 2)
+        vids.create("sqlanon_fs0_1", ["<=50K", ">50K"])
+        assert engine.scalar(exp.select("SUM(y0 + y1)", "SUM(cnt)").from_(vids.name)) == total
+        probe = vids.probe(0, 3, [0, 1], 100)
+        assert engine.scalar(exp.select("SUM(cnt)").from_(probe.table)) == sum((a + 1) * (b + 2) * 2 for a in (0, 1) for b in range(3))
+        vids.commit(probe)
+        assert vids.size() == 6 and engine.scalar(exp.select("SUM(cnt)").from_(vids.name)) == total
+    finally:
+        engine.close()

@@ -1,6 +1,6 @@
 """The Spark engine (pyspark, local[2]): the same plans, metrics and releases as DuckDB.
 
-One SparkSession for the module (local[2], two shuffle partitions, no UI). Every run is also made
+One SparkSession for the whole run (tests/conftest.py: local[2], two shuffle partitions, no UI). Every run is also made
 on DuckDB in the same test and the two are compared: node, metric value, suppressed rows and the
 released multiset (read back from Spark's Parquet directory), re-checked by the independent
 checker against a brute-force generalization of the input.
@@ -25,25 +25,6 @@ from test_arx_reference import PRECISION  # noqa: E402
 from sqlanon.errors import ConfigError, SqlanonError  # noqa: E402
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("sqlanon-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="module")

@@ -50,6 +50,8 @@ class Dialect:
     binds_lists = False
     #: ``ALTER TABLE .. ADD COLUMN IF NOT EXISTS`` is understood (Spark SQL has no such clause)
     add_column_if_not_exists = True
+    #: temporary tables take DELETE/INSERT (Spark's cached views cannot be changed: rebuilt instead)
+    updatable_temps = True
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:

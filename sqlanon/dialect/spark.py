@@ -18,6 +18,7 @@ class SparkDialect(Dialect):
     name = "spark"
     array_base = 0
     add_column_if_not_exists = False
+    updatable_temps = False
 
     def element_at(self, array: exp.Expression, code: exp.Expression) -> exp.Expression:
         """``array[code]``: Spark's subscript is 0-based, like our codes."""

@@ -343,11 +343,23 @@ class VidTable:
         return pr
 
     def commit(self, pr: Probe) -> None:
-        """Make a probe permanent: the generalized vids are replaced by the merged ones."""
+        """Make a probe permanent: the generalized vids are replaced by the merged ones (in place
+        where temporary tables take DELETE/INSERT; else a new temporary table replaces the old)."""
+        names = self.columns
+        if not self.dialect.updatable_temps:
+            kept = exp.select(*[col(c) for c in names]).from_(table_ref(self.name)).where(
+                exp.Not(this=exp.Paren(this=_in(col(self.qname(pr.attr)), pr.children)))
+            )
+            merged = exp.select(*[col(c) for c in names]).from_(table_ref(pr.table))
+            new = self.engine.temp_name("bu_vid")
+            self.engine.execute(self.dialect.create_temp(new, exp.union(kept, merged, distinct=False)))
+            self.engine.execute(self.dialect.drop_temp(self.name))
+            self.name = new
+            self.discard(pr)
+            return
         self.engine.execute(
             exp.Delete(this=table_ref(self.name), where=exp.Where(this=_in(col(self.qname(pr.attr)), pr.children)))
         )
-        names = self.columns
         self.engine.execute(
             exp.Insert(
                 this=exp.Schema(this=table_ref(self.name), expressions=[exp.to_identifier(c, quoted=True) for c in names]),
