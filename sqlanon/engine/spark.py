@@ -88,6 +88,9 @@ class SparkEngine(Engine):
         self.con = None  # no DB-API connection; close() stops our own session only
         self._views: dict[str, str] = {}
         self._closing = False
+        #: temp views live in the session: names unique per engine, so several runs (or a run
+        #: whose engine was not closed) sharing one session never collide
+        self._token = uuid.uuid4().hex[:6]
 
     # -- running ----------------------------------------------------------------------------------
     def _errors(self):
@@ -110,6 +113,11 @@ class SparkEngine(Engine):
             return [tuple(r) for r in rows] if fetch == "all" else None
         except self._errors() as err:
             raise EngineError(one_line(err)) from None
+
+    def temp_name(self, prefix: str) -> str:
+        name = f"sqlanon_{prefix}_{self._token}_{next(self._names)}"
+        self._temps.append(name)
+        return name
 
     def execute(self, expression) -> None:
         """Runs a statement; dropping one of our temporary tables mid-run is deferred to
