@@ -285,20 +285,25 @@ class Lattice:
         return LatticeResult(self.node(self.best_idx), ns, value, len(self.evaluated), len(self.nodes), trace or [], self.statements)
 
     # -- Flash-style probing ----------------------------------------------------------------------
+    def greedy_path(self, start: int, prior: np.ndarray) -> list[int]:
+        """From ``start`` up through unknown nodes, each step to the successor with the lowest
+        bound (ties by index): the path Flash binary-searches for its lowest satisfying node."""
+        path = [start]
+        cur = start
+        while True:
+            nxt = [s for s in self.successors(cur) if self.status[s] == UNKNOWN]
+            if not nxt:
+                return path
+            cur = min(nxt, key=lambda s: (prior[s], s))
+            path.append(cur)
+
     def probe(self, idx: int, prior: np.ndarray) -> None:
         """Walk up from ``idx`` through unknown nodes (cheapest bound first) and binary-search the
         path for its lowest satisfying node; every check tags a whole cone of the lattice."""
         if not self.requirement.monotone:
             self.check(idx)  # no tagging to gain from a path: just decide the node itself
             return
-        path = [idx]
-        cur = idx
-        while True:
-            nxt = [s for s in self.successors(cur) if self.status[s] == UNKNOWN]
-            if not nxt:
-                break
-            cur = min(nxt, key=lambda s: (prior[s], s))
-            path.append(cur)
+        path = self.greedy_path(idx, prior)
         lo, hi = 0, len(path) - 1
         if not self.satisfies(path[hi]):
             return

@@ -82,14 +82,7 @@ class Probe:
     """Flash's path probe: the lowest satisfying node on a path of generalizations."""
 
     def __init__(self, lattice: Lattice, start: int, prior: np.ndarray) -> None:
-        path = [start]
-        cur = start
-        while True:
-            nxt = [s for s in lattice.successors(cur) if lattice.status[s] == UNKNOWN]
-            if not nxt:
-                break
-            cur = min(nxt, key=lambda s: (prior[s], s))
-            path.append(cur)
+        path = lattice.greedy_path(start, prior)
         self.path = path
         self.lo, self.hi = 0, len(path) - 1
         self.top_checked = False

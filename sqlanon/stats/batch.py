@@ -262,7 +262,7 @@ def key_cols(stats) -> list[str]:
 
 def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Select:
     """The batch statement for ``groups`` (see :func:`layout`)."""
-    from sqlanon.stats.core import cte_select, if_, lit, lookup, sum_
+    from sqlanon.stats.core import class_summary, cte_select, lookup, sum_
 
     dialect = stats.dialect
     n_qis = len(stats.qis)
@@ -295,18 +295,7 @@ def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Se
     cls = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), *[exp.alias_(sum_(col(n)), n, quoted=True) for n in row_names], copy=False)
     ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*keys, copy=False)))
     ctes.append(("flagged", exp.select(exp.Star(), exp.alias_(ok.copy(), "ok", quoted=True), copy=False).from_(table_ref("cls"), copy=False)))
-    okc, cnt = col("ok"), col("cnt")
-    final = exp.select(
-        exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
-        exp.alias_(sum_(cnt), "rows", quoted=True),
-        exp.alias_(exp.Min(this=cnt), "min_class", quoted=True),
-        exp.alias_(exp.Max(this=cnt), "max_class", quoted=True),
-        exp.alias_(sum_(if_(okc, lit(0), cnt)), "suppressed", quoted=True),
-        exp.alias_(sum_(if_(okc, lit(0), lit(1))), "bad_classes", quoted=True),
-        *[exp.alias_(e, name, quoted=True) for name, e in finals],
-        col(NODE_ID),
-        copy=False,
-    ).from_(table_ref("flagged"), copy=False).group_by(col(NODE_ID), copy=False)
+    final = exp.select(*class_summary(finals), col(NODE_ID), copy=False).from_(table_ref("flagged"), copy=False).group_by(col(NODE_ID), copy=False)
     return cte_select(ctes, final)
 
 

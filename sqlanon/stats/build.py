@@ -70,6 +70,21 @@ def eq_all(left: str, right: str, names: list[str]) -> exp.Expression:
     return and_all([exp.EQ(this=col(n, left), expression=col(n, right)) for n in names])
 
 
+def class_summary(aggregates: Sequence[tuple[str, exp.Expression]] = ()) -> list[exp.Expression]:
+    """The per-node summary over its flagged classes (columns ``cnt`` and ``ok``): classes, rows,
+    smallest and largest class, suppressed rows, failing classes, then ``aggregates`` by name."""
+    okc, cnt = col("ok"), col("cnt")
+    return [
+        exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
+        exp.alias_(sum_(cnt), "rows", quoted=True),
+        exp.alias_(exp.Min(this=cnt), "min_class", quoted=True),
+        exp.alias_(exp.Max(this=cnt.copy()), "max_class", quoted=True),
+        exp.alias_(sum_(if_(okc, literal(0), cnt.copy())), "suppressed", quoted=True),
+        exp.alias_(sum_(if_(okc.copy(), literal(0), literal(1))), "bad_classes", quoted=True),
+        *[exp.alias_(e, name, quoted=True) for name, e in aggregates],
+    ]
+
+
 def cte_select(ctes: list[tuple[str, exp.Expression]], final: exp.Select) -> exp.Select:
     from sqlanon.source import ident
 

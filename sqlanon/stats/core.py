@@ -27,6 +27,7 @@ from sqlanon.stats.build import (  # noqa: F401  (re-exported: the shared builde
     Params,
     add_all,
     and_all,
+    class_summary,
     as_double,
     as_varchar,
     create_temp,
@@ -551,18 +552,7 @@ class Statistics:
             aggregates = aggregates(params)
         flagged = exp.select(exp.Star(), exp.alias_(ok.copy(), "ok", quoted=True), copy=False).from_(table_ref(cls), copy=False)
         ctes.append(("flagged", flagged))
-        okc = col("ok")
-        cnt = col("cnt")
-        final = exp.select(
-            exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
-            exp.alias_(sum_(cnt), "rows", quoted=True),
-            exp.alias_(exp.Min(this=cnt), "min_class", quoted=True),
-            exp.alias_(exp.Max(this=cnt), "max_class", quoted=True),
-            exp.alias_(sum_(if_(okc, lit(0), cnt)), "suppressed", quoted=True),
-            exp.alias_(sum_(if_(okc, lit(0), lit(1))), "bad_classes", quoted=True),
-            *[exp.alias_(e, name, quoted=True) for name, e in aggregates],
-            copy=False,
-        ).from_(table_ref("flagged"), copy=False)
+        final = exp.select(*class_summary(aggregates), copy=False).from_(table_ref("flagged"), copy=False)
         return cte_select(ctes, final)
 
     def evaluate(
