@@ -184,7 +184,10 @@ def uniform(columns: list[str], table: str, seed: int, dialect: str) -> exp.Expr
 def sample_query(engine, source: Source, b: float, seed: int) -> exp.Select:
     columns = source.column_names(engine)
     src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
-    win = exp.Window(this=exp.RowNumber(), partition_by=[col(c, "src") for c in columns])
+    # ordered by the partition's own columns: every order numbers identical records 1..m alike,
+    # and Spark refuses row_number() over an unordered window
+    win = exp.Window(this=exp.RowNumber(), partition_by=[col(c, "src") for c in columns],
+                     order=exp.Order(expressions=[exp.Ordered(this=col(c, "src")) for c in columns]))
     numbered = exp.select(*[col(c, "src") for c in columns], exp.alias_(win, "dup", quoted=True)).from_(src)
     keep = exp.LT(this=uniform(columns, "n", seed, engine.dialect), expression=lit(b))
     return exp.select(*[col(c, "n") for c in columns]).from_(exp.alias_(exp.Subquery(this=numbered), "n", table=True, quoted=True)).where(keep)
