@@ -105,7 +105,7 @@ def _split(values: Optional[List[str]]) -> list[str]:
 
 
 def _given(value) -> bool:
-    """Was a flag given? ``0`` and ``0.0`` are values (``v in (None, [], False)`` is true for 0)."""
+    """Was a flag given? ``0`` and ``0.0`` are values, not absences: only None, False and an empty list are."""
     return value is not None and value is not False and not (isinstance(value, list) and not value)
 
 

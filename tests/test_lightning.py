@@ -196,3 +196,10 @@ def test_limits_are_refused_where_they_would_be_ignored(tmp_path):
     # auto on a small lattice runs the exact search and says the limit was not needed
     report = sqlanon.anonymize(input=data, qi=qi, k=2, search="auto", search_options={"time_limit": 5}, dry_run=True)
     assert report["search"] == "optimal" and report["search_auto"]["limits_not_needed"] == ["time_limit"]
+
+
+def test_an_unknown_option_set_to_zero_is_refused():
+    """``{"iterations": 0}`` was dropped as 'not given' (0 == False): a key given is a key used."""
+    with pytest.raises(ConfigError, match="'iterations' does not apply to the lightning search"):
+        lightning.parse_options({"iterations": 0})
+    assert lightning.parse_options({"trace": False, "numeric": []})["batch"] == lightning.DEFAULT_BATCH
