@@ -173,15 +173,7 @@ class GeneticStats:
                 for j, v in enumerate(t.values):
                     q = q.select(exp.alias_(sum_(if_(exp.EQ(this=col("y"), expression=lit(v)), col("cnt"), lit(0))), f"t{ti}_{j}", quoted=True))
                 q = q.select(exp.alias_(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))), f"t{ti}_null", quoted=True))
-            q = q.from_(table_ref(stats.base.table))
-            q = q.select(*self._block_columns())
-            if self.sensitive:
-                q = q.select(col("s"))
-            keys = [*map(col, stats.qnames), *([col("s")] if self.sensitive else [])]
-            if keys:
-                q = q.group_by(*keys)
-            self.table = self.engine.temp_name("ga_base")
-            self.engine.execute(self.dialect.create_temp(self.table, q))
+            self._create_base(q.from_(table_ref(stats.base.table)))
             self._totals()
             return
         inner = stats.encoded_select()
@@ -201,15 +193,7 @@ class GeneticStats:
             q = q.select(exp.alias_(sum_(v), f"r{ti}_s1", quoted=True))
             q = q.select(exp.alias_(sum_(exp.Mul(this=v, expression=col(f"v{ti}"))), f"r{ti}_s2", quoted=True))
             q = q.select(exp.alias_(sum_(if_(exp.Is(this=v.copy(), expression=exp.Null()), lit(1), lit(0))), f"r{ti}_null", quoted=True))
-        q = q.from_(enc)
-        q = q.select(*self._block_columns())
-        if self.sensitive:
-            q = q.select(col("s"))
-        keys = [*map(col, stats.qnames), *([col("s")] if self.sensitive else [])]
-        if keys:
-            q = q.group_by(*keys)
-        self.table = self.engine.temp_name("ga_base")
-        self.engine.execute(self.dialect.create_temp(self.table, q))
+        self._create_base(q.from_(enc))
         for ti, t in enumerate(self.regression_targets):
             if t.dispersion == "mad":
                 vq = exp.select(*map(col, stats.qnames), col(f"v{ti}"), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
@@ -219,6 +203,17 @@ class GeneticStats:
                 self.engine.execute(self.dialect.create_temp(name, vq))
                 self.vtables[ti] = name
         self._totals()
+
+    def _create_base(self, q: exp.Select) -> None:
+        """The run's base table: ``q`` with the block columns (and ``s``), grouped by the QIs."""
+        q = q.select(*self._block_columns())
+        if self.sensitive:
+            q = q.select(col("s"))
+        keys = [*map(col, self.stats.qnames), *([col("s")] if self.sensitive else [])]
+        if keys:
+            q = q.group_by(*keys)
+        self.table = self.engine.temp_name("ga_base")
+        self.engine.execute(self.dialect.create_temp(self.table, q))
 
     def _totals(self) -> None:
         """N, class counts, regression sums (and the single-group dispersion), and key strides."""
