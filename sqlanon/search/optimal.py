@@ -133,31 +133,37 @@ def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -
         if monotone:
             # keep ``probes`` probes going, started from the cheapest undecided nodes
             starts = [p.path[0] for p in active]
-            scanned = 0
-            for idx in cands:
-                if len(starts) >= probes or scanned >= 4 * probes + batch:
-                    break
-                idx = int(idx)
-                if lattice.status[idx] != UNKNOWN:
-                    continue
-                scanned += 1
-                if starts:
-                    others = lattice.nodes[starts]
-                    node = lattice.nodes[idx]
-                    if ((others <= node).all(axis=1) | (others >= node).all(axis=1)).any():
-                        continue  # its path would overlap a running probe's
-                active.append(Probe(lattice, idx, prior))
-                starts.append(idx)
+            if len(starts) < probes:
+                # the first undecided candidates (at most 4 x probes + batch looked at), in order;
+                # one whose path would overlap a running probe's (comparable to its start) is skipped
+                scan = cands[lattice.status[cands] == UNKNOWN][: 4 * probes + batch]
+                if starts and len(scan):
+                    cand, running = lattice.nodes[scan][:, None, :], lattice.nodes[starts][None, :, :]
+                    scan = scan[~((cand <= running).all(axis=2) | (cand >= running).all(axis=2)).any(axis=1)]
+                added: list[int] = []
+                for idx in scan:
+                    if len(starts) >= probes:
+                        break
+                    idx = int(idx)
+                    if added:
+                        others, node = lattice.nodes[added], lattice.nodes[idx]
+                        if ((others <= node).all(axis=1) | (others >= node).all(axis=1)).any():
+                            continue  # its path would overlap a probe started this round
+                    active.append(Probe(lattice, idx, prior))
+                    starts.append(idx)
+                    added.append(idx)
             for p in active:
                 nxt = p.next_node(lattice)
                 if nxt is not None and nxt not in todo:
                     todo.append(nxt)
             # nodes known to satisfy whose value needs their frequency set
-            for idx in cands:
-                if len(todo) >= batch:
-                    break
-                if lattice.status[idx] == SATISFIES and int(idx) not in todo:
-                    todo.append(int(idx))
+            if len(todo) < batch:
+                queued = set(todo)
+                for idx in cands[lattice.status[cands] == SATISFIES]:
+                    if len(todo) >= batch:
+                        break
+                    if int(idx) not in queued:
+                        todo.append(int(idx))
             if not todo and active:
                 continue  # every probe finished on nodes decided meanwhile
         else:
