@@ -15,7 +15,12 @@ batches of nodes per statement:
 * **paths**: whether the cheapest undecided nodes satisfy is found by Flash's probes (a path of
   generalizations upwards through undecided nodes, binary-searched for its lowest satisfying
   node), several probes in lockstep: each round evaluates every probe's next node, plus nodes
-  whose value is needed, in one statement (:meth:`Lattice.check_many`).
+  whose value is needed, in one statement (:meth:`Lattice.check_many`);
+* **look-ahead**: a statement has a fixed cost (DuckDB parses, binds and plans it anew each time),
+  so on a small frequency set a round holding few nodes is filled with the nodes the probes would
+  ask in their next steps whichever way the next ones go (:meth:`Probe.lookahead`): fewer rounds
+  for a few more nodes (Adult: 495 statements -> 344 over the 12 ARX cases). Only new facts are
+  learned, so the optimum's value is the same.
 
 ``batch`` caps the nodes per statement and ``probes`` the probes run side by side (both options of
 ``--search-option``); ``probes=1, batch=1`` is the one-node-per-statement search.
@@ -30,6 +35,21 @@ from sqlanon.search.lattice import FAILS, SATISFIES, UNKNOWN, Lattice
 TOL = 1e-12
 BATCH = 128
 PROBES = 64
+#: a statement's fixed cost (parse, bind, plan: ~10-30 ms on DuckDB) is worth about this many
+#: joined rows (frequency-set rows x nodes); a round with fewer is filled with the probes' nodes of
+#: the next steps (at most LOOKAHEAD steps ahead), so a search on a small set needs fewer rounds
+SPECULATE_ROWS = 300_000
+LOOKAHEAD = 2
+
+
+def speculation(lattice: Lattice, batch: int) -> int:
+    """How many nodes a round should hold before probes look ahead (0 for large sets)."""
+    from sqlanon.stats import batch as batch_stmt
+
+    stats = lattice.stats
+    if stats.base is None or not batch_stmt.supported(stats, lattice.metric):
+        return 0
+    return min(batch, SPECULATE_ROWS // max(stats.base.rows, 1))
 
 
 def priors(lattice: Lattice) -> np.ndarray:
@@ -114,6 +134,50 @@ class Probe:
                 self.lo = mid + 1
         return None
 
+    def lookahead(self, lattice: Lattice, depth: int) -> list[list[int]]:
+        """The undecided nodes this probe may need after its next one, per step ahead (index 0:
+        the node after the next, whichever way the next one goes; up to ``depth`` steps ahead).
+        Nothing changes: the probe still advances only through :meth:`next_node`."""
+        out: list[list[int]] = []
+        states = [(self.lo, self.hi, self.top_checked)] if not self.done else []
+        for step in range(depth + 1):
+            nodes, after = [], []
+            for lo, hi, top_checked in states:
+                node, branches = self._step(lattice, lo, hi, top_checked)
+                if node is not None:
+                    nodes.append(node)
+                    after.extend(branches)
+            if step:
+                out.append(nodes)
+            states = after
+            if not states:
+                break
+        return out
+
+    def _step(self, lattice: Lattice, lo: int, hi: int, top_checked: bool):
+        """What :meth:`next_node` would ask from state ``(lo, hi, top_checked)``: the node and the
+        states after each of its outcomes (``(None, [])`` when the probe would be done)."""
+        while True:
+            if not top_checked:
+                top = self.path[hi]
+                st = lattice.status[top]
+                if st == UNKNOWN:
+                    return top, [(lo, hi, True)]  # if it fails, the probe is done
+                if st != SATISFIES:
+                    return None, []
+                top_checked = True
+                continue
+            if lo >= hi:
+                return None, []
+            mid = (lo + hi) // 2
+            st = lattice.status[self.path[mid]]
+            if st == UNKNOWN:
+                return self.path[mid], [(lo, mid, True), (mid + 1, hi, True)]
+            if st == SATISFIES:
+                hi = mid
+            else:
+                lo = mid + 1
+
 
 def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -> object:
     batch, probes = max(1, int(batch)), max(1, int(probes))
@@ -166,6 +230,21 @@ def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -
                         todo.append(int(idx))
             if not todo and active:
                 continue  # every probe finished on nodes decided meanwhile
+            # a statement costs a fixed planning time: while it holds few nodes, add the probes'
+            # nodes of the steps after the next (whichever way the next ones go), so fewer rounds
+            fill = speculation(lattice, batch)
+            for ahead in range(1, LOOKAHEAD + 1):
+                if len(todo) >= fill:
+                    break
+                queued = set(todo)
+                for p in active:
+                    steps = p.lookahead(lattice, ahead)
+                    for idx in steps[ahead - 1] if len(steps) >= ahead else ():
+                        if len(todo) >= fill:
+                            break
+                        if idx not in queued:
+                            todo.append(idx)
+                            queued.add(idx)
         else:
             # a node says nothing about others: evaluate the cheapest candidates
             todo = [int(i) for i in cands[:batch]]
