@@ -102,6 +102,11 @@ class Engine:
         except EngineError as err:
             raise ConfigError(f"bad engine setting {key}={value!r}: {err}") from None
 
+    def scan_threads(self) -> int:
+        """How many threads the engine scans one table with, when the table is large enough (1:
+        the engine plans its own parallelism and nothing is to be split for it)."""
+        return 1
+
     def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
         """``(name, type)`` of the columns ``query`` returns (``DESCRIBE``; engines may override)."""
         return [(r[0], r[1]) for r in self.fetch_all(exp.Describe(this=query))]

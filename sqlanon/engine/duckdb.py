@@ -112,6 +112,15 @@ class DuckDBEngine(Engine):
                 raise KeyboardInterrupt from None
             raise
 
+    def scan_threads(self) -> int:
+        """The ``threads`` setting: DuckDB scans a table one row group (122,880 rows) per task, so a
+        smaller table is scanned by one thread whatever this is."""
+        value = self.scalar(exp.select(exp.Anonymous(this="current_setting", expressions=[exp.Literal.string("threads")])))
+        try:
+            return max(int(value), 1)
+        except (TypeError, ValueError):
+            return 1
+
     def register_arrow(self, name: str, table: pa.Table) -> None:
         view = f"__sqlanon_arrow_{name}"
         self.con.register(view, table)

@@ -49,6 +49,25 @@ BLOCK_CELLS = 4096
 WORD_LIMIT = 2**62
 #: the candidate number is a digit of this base (or the next power of two above the batch size)
 CANDIDATE_RADIX = 64
+#: DuckDB scans a table one row group (this many rows) per task: a smaller base table would keep
+#: the batch statement on one core, so it is split into parts read by one ``UNION ALL``
+ROW_GROUP_ROWS = 122_880
+#: rows a part holds at least (smaller base tables stay whole)
+MIN_PART_ROWS = 4096
+
+
+def scan_parts(rows: int, threads: int, min_rows: int = MIN_PART_ROWS) -> int:
+    """Parts to split a base table of ``rows`` into so that ``threads`` threads can scan it: one
+    when it has a row group per thread already, or when parts would be smaller than ``min_rows``.
+
+    >>> scan_parts(30_000, 2), scan_parts(30_000, 1), scan_parts(3_000, 2), scan_parts(500_000, 2)
+    (2, 1, 1, 1)
+    >>> scan_parts(30_000, 8), scan_parts(200_000, 4)
+    (7, 4)
+    """
+    if threads < 2 or -(-rows // ROW_GROUP_ROWS) >= threads:
+        return 1
+    return max(1, min(threads, rows // max(min_rows, 1)))
 
 
 def blocks_of(sizes: Sequence[int], cells: int = BLOCK_CELLS) -> list[list[int]]:
@@ -125,6 +144,10 @@ class GeneticStats:
             if not stats.has_s:
                 raise ConfigError("l-diversity / t-closeness need --sensitive-column")
         self.table: str | None = None
+        #: the base table split into parts scanned in parallel (empty: scan the table itself);
+        #: ``split`` forces the number of parts (None: :func:`scan_parts` for the engine's threads)
+        self.parts: list[str] = []
+        self.split: int | None = None
         self.vtables: dict[int, str] = {}
         self.cand = self.engine.temp_name("ga_cand")
         self._sql: dict[tuple, str] = {}
@@ -214,6 +237,36 @@ class GeneticStats:
             q = q.group_by(*keys)
         self.table = self.engine.temp_name("ga_base")
         self.engine.execute(self.dialect.create_temp(self.table, q))
+        self._split_base()
+
+    def _split_base(self) -> None:
+        """Copy the base table into parts (rows numbered once, part = number mod parts) when the
+        engine would scan it with one thread while it has more (see :func:`scan_parts`)."""
+        rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(self.table))) or 0)
+        n = self.split if self.split is not None else scan_parts(rows, self.engine.scan_threads())
+        if n <= 1 or rows < n:
+            return
+        names = [name for name, _ in self.engine.describe_columns(exp.select(exp.Star()).from_(table_ref(self.table)))]
+        numbered = self.engine.temp_name("ga_base_numbered")
+        number = exp.Mod(this=exp.Window(this=exp.RowNumber()), expression=lit(n))
+        self.engine.execute(self.dialect.create_temp(numbered, exp.select(exp.Star(), exp.alias_(number, "part", quoted=True)).from_(table_ref(self.table))))
+        try:
+            for i in range(n):
+                name = self.engine.temp_name(f"ga_base_p{i}")
+                part = exp.select(*map(col, names)).from_(table_ref(numbered)).where(exp.EQ(this=col("part"), expression=lit(i)))
+                self.engine.execute(self.dialect.create_temp(name, part))
+                self.parts.append(name)
+        finally:
+            self.engine.execute(self.dialect.drop_temp(numbered))
+
+    def _base_source(self, alias: str) -> exp.Expression:
+        """The base table as the batch statement reads it: the table, or its parts' ``UNION ALL``."""
+        if not self.parts:
+            return table_ref(self.table, alias=alias)
+        union = exp.select(exp.Star()).from_(table_ref(self.parts[0]))
+        for name in self.parts[1:]:
+            union = exp.union(union, exp.select(exp.Star()).from_(table_ref(name)), distinct=False)
+        return exp.alias_(exp.Subquery(this=union), alias, table=True, quoted=True)
 
     def _totals(self) -> None:
         """N, class counts, regression sums (and the single-group dispersion), and key strides."""
@@ -308,7 +361,7 @@ class GeneticStats:
         sums += [name for name, _ in loss_terms]
         if self.sensitive:
             rsel.append(col("s", "b"))
-        r = exp.select(*rsel).from_(table_ref(self.table, alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
+        r = exp.select(*rsel).from_(self._base_source("b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
         cand_of = exp.alias_(exp.Mod(this=col("key"), expression=lit(radix)), "c", quoted=True)
         csel = [cand_of] + [col(k) for k in key_names] + [exp.alias_(sum_(col(s)), s, quoted=True) for s in sums]
         ctes = [("r", r)]
@@ -570,6 +623,6 @@ class GeneticStats:
         return names
 
     def drop(self) -> None:
-        for name in [self.table, *self.vtables.values()]:
+        for name in [self.table, *self.parts, *self.vtables.values()]:
             if name:
                 self.engine.execute(self.dialect.drop_temp(name))
