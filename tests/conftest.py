@@ -62,3 +62,15 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``-n auto``; pyproject sets ``--dist loadgroup``): every test marked
+    ``spark`` runs on one worker, so one JVM (the session fixture) serves them all; the tests of a
+    module marked ``postgres`` run on one worker, so its module-scoped server starts once; the
+    other tests spread over every worker."""
+    for item in items:
+        if item.get_closest_marker("spark") is not None:
+            item.add_marker(pytest.mark.xdist_group("spark"))
+        elif item.get_closest_marker("postgres") is not None:
+            item.add_marker(pytest.mark.xdist_group("postgres-" + item.module.__name__))

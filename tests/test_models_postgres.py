@@ -12,6 +12,8 @@ import pytest
 pgserver = pytest.importorskip("pgserver")
 psycopg = pytest.importorskip("psycopg")
 
+pytestmark = pytest.mark.postgres
+
 import sqlanon.api  # noqa: E402
 from checker import check_delta_presence, check_k_map, check_recursive_cl, check_t_hierarchical, read_rows  # noqa: E402
 

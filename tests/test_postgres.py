@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 pgserver = pytest.importorskip("pgserver")
 psycopg = pytest.importorskip("psycopg")
 
+pytestmark = pytest.mark.postgres
+
 import sqlanon.api  # noqa: E402
 import sqlanon.cli  # noqa: E402
 from checker import check_k, check_l_diversity, read_rows, released_multiset  # noqa: E402

@@ -199,6 +199,7 @@ def pg_tables(url):
     return pg_fetch(url, "SELECT table_schema, table_name, table_type FROM information_schema.tables WHERE table_schema IN ('public', 's1') AND table_name NOT LIKE 'sqlanon%' ORDER BY 1, 2")
 
 
+@pytest.mark.postgres
 def test_postgres_schema_qualified_and_case_variant_names(pg_db):
     before = pg_tables(pg_db)
     r = invoke(["anonymize", "--input", pg_db, "--table", "S1.Patients", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
