@@ -1,5 +1,8 @@
+import contextlib
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -36,6 +39,23 @@ def qi_flags(qi: dict) -> list[str]:
     for c, spec in qi.items():
         out += ["--qi", f"{c}={spec}"]
     return out
+
+
+@contextlib.contextmanager
+def local_postgres():
+    """A PostgreSQL server from the pgserver wheel, for one test module; yields its URI. Its data
+    directory is made outside pytest's base temp: pytest keeps only its last three base temps, so
+    another pytest run on the machine could delete a running server's directory, and it resets them
+    to mode 700 while the server runs as its own user when tests run as root."""
+    pgserver = pytest.importorskip("pgserver")
+    pytest.importorskip("psycopg")
+    data = tempfile.mkdtemp(prefix="sqlanon-pg-")
+    srv = pgserver.get_server(data, cleanup_mode="stop")
+    try:
+        yield srv.get_uri()
+    finally:
+        srv.cleanup()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ psycopg = pytest.importorskip("psycopg")
 pytestmark = pytest.mark.postgres
 
 import sqlanon.api  # noqa: E402
+from conftest import local_postgres  # noqa: E402
 from checker import check_delta_presence, check_k_map, check_recursive_cl, check_t_hierarchical, read_rows  # noqa: E402
 
 COLUMNS = ["id", "zip", "age", "disease", "buys"]
@@ -24,8 +25,11 @@ DISEASE_TREE = [["flu", "respiratory", "*"], ["cold", "respiratory", "*"], ["hiv
 @pytest.fixture(scope="module")
 def pg(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pgmodels")
-    srv = pgserver.get_server(str(tmp / "pg"), cleanup_mode="stop")
-    uri = srv.get_uri()
+    with local_postgres() as uri:
+        yield from _population(uri, tmp)
+
+
+def _population(uri, tmp):
     rnd = random.Random(11)
     rows = [[i, rnd.choice(["12345", "12346", "12355", "12356", "13001", "13002"]), rnd.randint(20, 59), rnd.choice(["flu", "cold", "hiv", "cancer"]), rnd.choice(["yes", "no"])] for i in range(400)]
     research = [r for r in rows if r[0] % 3 != 0]
@@ -48,7 +52,6 @@ def pg(tmp_path_factory):
     tree = tmp / "disease.csv"
     tree.write_text("\n".join(";".join(r) for r in DISEASE_TREE) + "\n")
     yield {"url": url, "files": files, "dir": tmp, "rows": rows, "research": research, "tree": str(tree)}
-    srv.cleanup()
 
 
 def as_dicts(rows):

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.postgres
 
 import sqlanon.api  # noqa: E402
 import sqlanon.cli  # noqa: E402
+from conftest import local_postgres  # noqa: E402
 from checker import check_k, check_l_diversity, read_rows, released_multiset  # noqa: E402
 from sqlanon.errors import SqlanonError  # noqa: E402
 
@@ -30,10 +31,9 @@ COLUMNS = ["id", "zip", "age", "disease", "buys"]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = pgserver.get_server(str(tmp_path_factory.mktemp("pg")), cleanup_mode="stop")
-    yield srv.get_uri()
-    srv.cleanup()
+def server():
+    with local_postgres() as uri:
+        yield uri
 
 
 def _with_db(uri: str, db: str) -> str:

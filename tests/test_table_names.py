@@ -4,13 +4,12 @@ the types of QIs left at level 0. On DuckDB and on PostgreSQL."""
 
 from __future__ import annotations
 
-import os
-
 import duckdb
 import pytest
 from typer.testing import CliRunner
 
 import sqlanon.cli
+from conftest import local_postgres
 
 runner = CliRunner()
 ROWS = [("ann", "12345", 31, "2001-02-03"), ("bob", "12346", 31, "2001-02-03"), ("cid", "12355", 41, "1999-12-31"), ("dan", "12356", 41, "1999-12-31")]
@@ -153,18 +152,8 @@ def test_output_table_that_is_a_view_is_refused(warehouse):
 
 @pytest.fixture(scope="module")
 def pg():
-    import shutil
-    import tempfile
-
-    pgserver = pytest.importorskip("pgserver")
-    pytest.importorskip("psycopg")
-    # not under pytest's base temp: any other pytest run resets that to mode 700, and the server
-    # runs as its own user
-    data = tempfile.mkdtemp(prefix="sqlanon-pg-")
-    srv = pgserver.get_server(data, cleanup_mode="stop")
-    yield srv.get_uri()
-    srv.cleanup()
-    shutil.rmtree(data, ignore_errors=True)
+    with local_postgres() as uri:
+        yield uri
 
 
 @pytest.fixture
