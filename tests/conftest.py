@@ -84,8 +84,19 @@ def spark():
     session.stop()
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``pytest -n N`` (pytest-xdist) schedules by group (``--dist loadgroup``) unless another
+    ``--dist`` is given: see :func:`pytest_collection_modifyitems`."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    return LoadGroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (``-n auto``; pyproject sets ``--dist loadgroup``): every test marked
+    """Under pytest-xdist (``-n auto``, scheduled by group): every test marked
     ``spark`` runs on one worker, so one JVM (the session fixture) serves them all; the tests of a
     module marked ``postgres`` run on one worker, so its module-scoped server starts once; the
     other tests spread over every worker."""

@@ -98,7 +98,9 @@ def compare(name: str, build, stats) -> dict[str, str]:
     out = {}
     for dialect in DIALECTS:
         view = stats.for_dialect(dialect)
-        text = normalize(view.dialect.render(build(view), pretty=True))
+        tree = build(view)
+        text = normalize(view.dialect.render(tree, pretty=True))
+        assert_precedence_kept(tree, view.dialect.render, dialect)
         path = GOLDEN / dialect / f"{name}.sql"
         if UPDATE:
             path.parent.mkdir(exist_ok=True)
@@ -114,6 +116,35 @@ def compare(name: str, build, stats) -> dict[str, str]:
 def _duck_source(stats) -> str:
     """DuckDB's FROM item for the fixture (to run another dialect's statement, transpiled, here)."""
     return stats.source_item.sql(dialect="duckdb")
+
+
+def _without_parens(tree: exp.Expression) -> exp.Expression:
+    tree = tree.copy()
+    for paren in list(tree.find_all(exp.Paren)):
+        paren.replace(paren.this)
+    return tree
+
+
+def _operators_parenthesized(tree: exp.Expression) -> exp.Expression:
+    tree = tree.copy()
+    operator = (exp.Binary, exp.Unary)
+    for node in [n for n in tree.find_all(operator) if isinstance(n.parent, operator)]:
+        if isinstance(node, (exp.Paren, exp.Dot)) or isinstance(node.parent, (exp.Paren, exp.Dot)):
+            continue
+        paren = exp.Paren()
+        node.replace(paren)
+        paren.set("this", node)
+    return tree
+
+
+def assert_precedence_kept(tree: exp.Expression, render, dialect: str) -> None:
+    """The rendered text means the tree that was built. sqlglot renders a tree as it is, without
+    the parentheses operator precedence needs (``Div(Add(a, b), c)`` renders ``a + b / c``), so the
+    text is parsed back and compared, parentheses aside, with the rendering of a copy of the tree
+    in which every operator under another operator is parenthesized."""
+    as_rendered = sqlglot.parse_one(render(tree), read=dialect)
+    as_built = sqlglot.parse_one(render(_operators_parenthesized(tree)), read=dialect)
+    assert _without_parens(as_rendered) == _without_parens(as_built), f"{dialect}: the rendered SQL does not mean the built tree (missing parentheses?):\n{render(tree)}"
 
 
 def assert_portable(text: str, dialect: str) -> None:
@@ -209,7 +240,7 @@ def test_release_select():
 
 
 def test_every_golden_file_is_used():
-    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES}
+    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "safepub_sample", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES}
     for dialect in DIALECTS:
         on_disk = {p.stem for p in (GOLDEN / dialect).glob("*.sql")}
         assert on_disk == names, dialect
@@ -345,7 +376,10 @@ def compare_statements(name: str, build) -> dict[str, str]:
     out = {}
     for dialect in DIALECTS:
         d = get_dialect(dialect)
-        text = normalize(";\n\n".join(d.render(e, pretty=True) for e in build(d)))
+        trees = build(d)
+        text = normalize(";\n\n".join(d.render(e, pretty=True) for e in trees))
+        for tree in trees:
+            assert_precedence_kept(tree, d.render, dialect)
         path = GOLDEN / dialect / f"{name}.sql"
         if UPDATE:
             path.parent.mkdir(exist_ok=True)
@@ -384,3 +418,29 @@ def test_bottom_up_statements(name):
         assert vids.size() == 6 and engine.scalar(exp.select("SUM(cnt)").from_(vids.name)) == total
     finally:
         engine.close()
+
+
+def test_safepub_sample():
+    """SafePub's Bernoulli sample: DuckDB divides its unsigned hash by 2^64; PostgreSQL and Spark
+    shift their signed hashes by 2^63 first, inside parentheses."""
+    from sqlanon.privacy.safepub import sample_query
+
+    texts = compare_statements("safepub_sample", lambda d: [sample_query(d, exp.to_table("people"), ["age", "zip"], 0.5934, 5)])
+    texts = {d: re.sub(r"\s+\)", ")", re.sub(r"\(\s+", "(", " ".join(t.split()))) for d, t in texts.items()}
+    assert "HASH(" in texts["duckdb"] and "9.223372036854776e+18" not in texts["duckdb"]
+    assert "(CAST(XXHASH64(" in texts["spark"] and "+ 9.223372036854776e+18)" in texts["spark"]
+    assert "HASHTEXTEXTENDED(" in texts["postgres"] and "+ 9.223372036854776e+18)" in texts["postgres"]
+
+
+def test_precedence_check_sees_missing_parentheses():
+    """The check behind every golden: a sum divided, built without ``exp.Paren``, renders as
+    ``a + 1 / 2`` in DuckDB and Spark, which is not the tree that was built (SafePub's sample on
+    Spark once kept about half the rows this way); with ``exp.Paren`` it passes. (sqlglot's
+    PostgreSQL renders a division's numerator inside a CAST, which happens to keep the meaning.)"""
+    bare = exp.select(exp.Div(this=exp.Add(this=exp.column("a"), expression=exp.Literal.number(1)), expression=exp.Literal.number(2))).from_("t")
+    for dialect in ("duckdb", "spark"):
+        with pytest.raises(AssertionError, match="missing parentheses"):
+            assert_precedence_kept(bare, lambda t: t.sql(dialect=dialect), dialect)
+    wrapped = exp.select(exp.Div(this=exp.Paren(this=exp.Add(this=exp.column("a"), expression=exp.Literal.number(1))), expression=exp.Literal.number(2))).from_("t")
+    for dialect in DIALECTS:
+        assert_precedence_kept(wrapped, lambda t: t.sql(dialect=dialect), dialect)

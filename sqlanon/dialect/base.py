@@ -153,11 +153,28 @@ class Dialect:
         return table_ref("source")
 
     # -- hashes -----------------------------------------------------------------------------------
+    #: whether :meth:`hash_of` is a signed 64-bit integer (PostgreSQL, Spark) or unsigned (DuckDB)
+    hash_signed = False
+
+    def hash_of(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
+        """A 64-bit hash of a tuple of values: DuckDB's ``hash(a, b, ..)`` (UBIGINT)."""
+        return exp.Anonymous(this="hash", expressions=list(expressions))
+
     def row_hash(self, columns: Sequence[str], table: str | None = None) -> exp.Expression:
         """A 64-bit hash of one row; XOR-ed over rows (``bit_xor``) it is order-independent."""
         from sqlanon.source import col
 
-        return exp.Anonymous(this="hash", expressions=[col(c, table) for c in columns])
+        return self.hash_of([col(c, table) for c in columns])
+
+    def unit_hash(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
+        """A number in [0, 1) from the 64-bit hash of a tuple of values (a deterministic, seedable
+        stand-in for a uniform random number): ``hash / 2^64``, shifted by ``2^63`` first where the
+        hash is signed. Built with ``exp.Paren`` around the sum: sqlglot renders a tree as it is
+        and does not add the parentheses that operator precedence needs."""
+        h = exp.cast(self.hash_of(expressions), "DOUBLE")
+        if self.hash_signed:
+            h = exp.Paren(this=exp.Add(this=h, expression=literal(9223372036854775808.0)))
+        return exp.Div(this=h, expression=literal(18446744073709551616.0))
 
     # -- files ------------------------------------------------------------------------------------
     def copy_to(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> exp.Expression | None:

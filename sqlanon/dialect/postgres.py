@@ -14,9 +14,9 @@ class PostgresDialect(Dialect):
     name = "postgres"
     array_base = 1
 
-    def row_hash(self, columns: Sequence[str], table: str | None = None) -> exp.Expression:
-        """``hashtextextended(ROW(c1, c2, ..)::TEXT, 0)``."""
-        from sqlanon.source import col
+    hash_signed = True
 
-        row_text = exp.cast(exp.Anonymous(this="ROW", expressions=[col(c, table) for c in columns]), "TEXT")
+    def hash_of(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
+        """``hashtextextended(ROW(a, b, ..)::TEXT, 0)`` (a signed BIGINT)."""
+        row_text = exp.cast(exp.Anonymous(this="ROW", expressions=list(expressions)), "TEXT")
         return exp.Anonymous(this="hashtextextended", expressions=[row_text, literal(0)])

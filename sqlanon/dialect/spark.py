@@ -66,8 +66,8 @@ class SparkDialect(Dialect):
             return exp.Table(this=exp.to_identifier(source.path, quoted=True), db=exp.to_identifier("parquet"))
         return table_ref("source")
 
-    def row_hash(self, columns: Sequence[str], table: str | None = None) -> exp.Expression:
-        """``xxhash64(c1, c2, ..)``."""
-        from sqlanon.source import col
+    hash_signed = True
 
-        return exp.Anonymous(this="xxhash64", expressions=[col(c, table) for c in columns])
+    def hash_of(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
+        """``xxhash64(a, b, ..)`` (a signed BIGINT)."""
+        return exp.Anonymous(this="xxhash64", expressions=list(expressions))

@@ -166,41 +166,30 @@ class Params:
 # sampling by SQL
 
 
-def uniform(columns: list[str], table: str, seed: int, dialect: str) -> exp.Expression:
-    """A per-record uniform number in [0, 1) from a hash of the record, its copy number ``dup``
-    among identical records, and the seed."""
-    cols = [col(c, table) for c in columns] + [col("dup", table), lit(seed)]
-    if dialect == "postgres":
-        text = exp.cast(exp.Anonymous(this="ROW", expressions=cols), "TEXT")
-        h = exp.Anonymous(this="hashtextextended", expressions=[text, lit(0)])  # signed 64 bits
-        return exp.Div(this=exp.Add(this=exp.cast(h, "DOUBLE"), expression=lit(9223372036854775808.0)), expression=lit(18446744073709551616.0))
-    if dialect == "spark":
-        h = exp.Anonymous(this="xxhash64", expressions=cols)
-        return exp.Div(this=exp.Add(this=exp.cast(h, "DOUBLE"), expression=lit(9223372036854775808.0)), expression=lit(18446744073709551616.0))
-    h = exp.Anonymous(this="hash", expressions=cols)  # DuckDB: UBIGINT
-    return exp.Div(this=exp.cast(h, "DOUBLE"), expression=lit(18446744073709551616.0))
-
-
-def sample_query(engine, source: Source, b: float, seed: int) -> exp.Select:
-    columns = source.column_names(engine)
-    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+def sample_query(dialect, source_item: exp.Expression, columns: list[str], b: float, seed: int) -> exp.Select:
+    """The rows of ``source_item`` kept by Bernoulli sampling at rate ``b``: a record is kept when
+    the dialect's :meth:`~sqlanon.dialect.Dialect.unit_hash` of (the record, its copy number ``dup``
+    among identical records, the seed) is below ``b``."""
+    src = exp.alias_(source_item, "src", table=True, quoted=True)
     # ordered by the partition's own columns: every order numbers identical records 1..m alike,
     # and Spark refuses row_number() over an unordered window
     win = exp.Window(this=exp.RowNumber(), partition_by=[col(c, "src") for c in columns],
                      order=exp.Order(expressions=[exp.Ordered(this=col(c, "src")) for c in columns]))
     numbered = exp.select(*[col(c, "src") for c in columns], exp.alias_(win, "dup", quoted=True)).from_(src)
-    keep = exp.LT(this=uniform(columns, "n", seed, engine.dialect), expression=lit(b))
+    u = dialect.unit_hash([col(c, "n") for c in columns] + [col("dup", "n"), lit(seed)])
+    keep = exp.LT(this=u, expression=lit(b))
     return exp.select(*[col(c, "n") for c in columns]).from_(exp.alias_(exp.Subquery(this=numbered), "n", table=True, quoted=True)).where(keep)
 
 
 def sample(session, params: Params) -> Source:
     """Create the sample as a temp table; the session's source becomes it."""
-    from sqlanon.stats.core import count_rows, create_temp
+    from sqlanon.stats.core import count_rows
 
     engine = session.engine
     params.input_rows = count_rows(engine, session.source)
     name = engine.temp_name("safepub_sample")
-    engine.execute(engine.dialect.create_temp(name, sample_query(engine, session.source, params.beta, params.seed)))
+    query = sample_query(engine.dialect, engine.source_from(session.source), session.source.column_names(engine), params.beta, params.seed)
+    engine.execute(engine.dialect.create_temp(name, query))
     params.sample_rows = int(engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(name))))
     return Source(kind="table", table=name, database=session.source.database)
 

@@ -1,0 +1,12 @@
+SELECT
+  "n"."age",
+  "n"."zip"
+FROM (
+  SELECT
+    "src"."age",
+    "src"."zip",
+    ROW_NUMBER() OVER (PARTITION BY "src"."age", "src"."zip" ORDER BY "src"."age", "src"."zip") AS "dup"
+  FROM people AS "src"
+) AS "n"
+WHERE
+  CAST(HASH("n"."age", "n"."zip", "n"."dup", 5) AS DOUBLE) / 1.8446744073709552e+19 < 0.5934
