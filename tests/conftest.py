@@ -105,3 +105,32 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("spark"))
         elif item.get_closest_marker("postgres") is not None:
             item.add_marker(pytest.mark.xdist_group("postgres-" + item.module.__name__))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _check_precedence_of_every_statement():
+    """With ``SQLANON_CHECK_PRECEDENCE=1``, every statement rendered by a dialect during the run is
+    checked to mean the tree that was built (:mod:`precedence`): slow, for a periodic sweep."""
+    if os.environ.get("SQLANON_CHECK_PRECEDENCE") != "1":
+        yield
+        return
+    import sqlglot.errors
+
+    from precedence import assert_precedence_kept
+    from sqlanon.dialect.base import Dialect
+
+    original = Dialect.render
+
+    def render(self, expression, pretty=False, copy=True):
+        if not isinstance(expression, str):
+            try:
+                assert_precedence_kept(expression.copy(), lambda t: original(self, t), self.name or "duckdb")
+            except sqlglot.errors.SqlglotError:
+                pass  # a statement sqlglot cannot read back (COPY options, CACHE TABLE ..) is not checked
+        return original(self, expression, pretty=pretty, copy=copy)
+
+    Dialect.render = render
+    try:
+        yield
+    finally:
+        Dialect.render = original

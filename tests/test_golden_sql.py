@@ -22,6 +22,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from precedence import assert_precedence_kept
 from sqlanon.engine import connect
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.metrics import METRICS
@@ -116,35 +117,6 @@ def compare(name: str, build, stats) -> dict[str, str]:
 def _duck_source(stats) -> str:
     """DuckDB's FROM item for the fixture (to run another dialect's statement, transpiled, here)."""
     return stats.source_item.sql(dialect="duckdb")
-
-
-def _without_parens(tree: exp.Expression) -> exp.Expression:
-    tree = tree.copy()
-    for paren in list(tree.find_all(exp.Paren)):
-        paren.replace(paren.this)
-    return tree
-
-
-def _operators_parenthesized(tree: exp.Expression) -> exp.Expression:
-    tree = tree.copy()
-    operator = (exp.Binary, exp.Unary)
-    for node in [n for n in tree.find_all(operator) if isinstance(n.parent, operator)]:
-        if isinstance(node, (exp.Paren, exp.Dot)) or isinstance(node.parent, (exp.Paren, exp.Dot)):
-            continue
-        paren = exp.Paren()
-        node.replace(paren)
-        paren.set("this", node)
-    return tree
-
-
-def assert_precedence_kept(tree: exp.Expression, render, dialect: str) -> None:
-    """The rendered text means the tree that was built. sqlglot renders a tree as it is, without
-    the parentheses operator precedence needs (``Div(Add(a, b), c)`` renders ``a + b / c``), so the
-    text is parsed back and compared, parentheses aside, with the rendering of a copy of the tree
-    in which every operator under another operator is parenthesized."""
-    as_rendered = sqlglot.parse_one(render(tree), read=dialect)
-    as_built = sqlglot.parse_one(render(_operators_parenthesized(tree)), read=dialect)
-    assert _without_parens(as_rendered) == _without_parens(as_built), f"{dialect}: the rendered SQL does not mean the built tree (missing parentheses?):\n{render(tree)}"
 
 
 def assert_portable(text: str, dialect: str) -> None:
