@@ -212,7 +212,8 @@ def test_release_select():
 
 
 def test_every_golden_file_is_used():
-    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "safepub_sample", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES}
+    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "safepub_sample", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES,
+             *TOP_DOWN_CASES, *ITEMSET_CASES}
     for dialect in DIALECTS:
         on_disk = {p.stem for p in (GOLDEN / dialect).glob("*.sql")}
         assert on_disk == names, dialect
@@ -416,3 +417,146 @@ def test_precedence_check_sees_missing_parentheses():
     wrapped = exp.select(exp.Div(this=exp.Paren(this=exp.Add(this=exp.column("a"), expression=exp.Literal.number(1))), expression=exp.Literal.number(2))).from_("t")
     for dialect in DIALECTS:
         assert_precedence_kept(wrapped, lambda t: t.sql(dialect=dialect), dialect)
+
+
+# ----------------------------------------------------------------------------------------------
+# the top-down search's lossy-join statistics (T1 = the fixture, one previous release = the
+# fixture again, joined on zip; X = age (+ the release's sex), Y = disease)
+
+ZIP_NODE = [0, 0, 1]   # zip leaf -> its level-1 node (130**, 148**)
+AGE_NODE = [0, 0, 1]   # age leaf -> its level-1 node ([20, 40[, [40, 60[)
+#: T1's zip node -> the previous release's zip value id (13053, 13068, 14850): consistent pairs
+ZIP_MATCH = [(0, 0), (0, 1), (1, 2)]
+#: declared inconsistent: T1's 130** never meets the release's 13053
+ZIP_INC = [(0, 0)]
+
+
+def _lossy_join(engine, stats, y_mode="values", sens=True):
+    from sqlanon.stats.top_down import IncTable, LossyJoinStats, MatchTable, PrevSpec, SideY, T1Spec
+
+    t1 = T1Spec(["age", "zip"], list(stats.map_tables), [0, 1], [0], [1], SideY(["id"] if y_mode != "none" else [], y_mode), "salary", [])
+    prev = PrevSpec("t2", Source.open("fixtures/people.csv"), ["zip"], [["13053", "13068", "14850"]], [], ["sex"],
+                    SideY(["disease"], "values"), [(0, "disease", "hiv")] if sens else [])
+    mode = "distinct" if y_mode != "none" else "case4"
+    lj = LossyJoinStats(engine, stats.source, t1, [prev], 1 if sens else 0, mode, shared=stats)
+    matches = [MatchTable(1, [(1, 0)], ZIP_MATCH)]
+    incs = [IncTable(1, 1, 0, ZIP_INC)]
+    return lj, matches, incs
+
+
+def _top_down_statements():
+    cuts = {0: AGE_NODE, 1: ZIP_NODE}
+    spec = ({0: [0, 1, 2], 1: ZIP_NODE}, (0, AGE_NODE))  # age's leaves as children of its nodes
+    return {
+        "top_down_base1": lambda lj, shared: [lj.dialect.create_temp(lj.base1, lj.base1_select()), shared.base1_from_shared()],
+        "top_down_previous": lambda lj, shared: [lj.dialect.create_temp(lj.prel[0], lj.prel_select(0)), lj.dialect.create_temp(lj.part[0], lj.part_select(0)),
+                                                 lj.dialect.create_temp(lj.keys[0], lj.key_select(0))],
+        "top_down_factorized": lambda lj, shared: [shared.specialization_query(*spec, shared.m, shared.i, factorized=True),
+                                                   shared.state_query(cuts, shared.m, shared.i, [0], factorized=True)],
+        "top_down_pairs": lambda lj, shared: [lj.specialization_query(*spec, lj.m, lj.i, factorized=False),
+                                              lj.state_query(cuts, lj.m, lj.i, [0], factorized=False), lj.worst_x_query(cuts, lj.m, lj.i, "l", 0)],
+    }
+
+
+TOP_DOWN_CASES = list(_top_down_statements())
+
+
+def _people():
+    import csv
+
+    with open(GOLDEN / "fixtures" / "people.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.parametrize("name", TOP_DOWN_CASES)
+def test_top_down_statements(name):
+    """The lossy-join statements per dialect (built by ``LossyJoinStats.for_dialect``: the engine
+    is not read); DuckDB's answers against the join built in Python: the join's rows, the
+    smallest number of distinct Y values (T1's id, the release's disease) per x and the largest
+    share of 'hiv' per x."""
+    stats, _ = make_stats([KAnonymity(2)], class_column=True)
+    engine = stats.engine
+    try:
+        lj, m, i = _lossy_join(engine, stats)
+        shared, sm, si = _lossy_join(engine, stats, y_mode="none", sens=False)
+        lj.m, lj.i, shared.m, shared.i = m, i, sm, si
+        build = _top_down_statements()[name]
+        texts = compare_statements(name, lambda d: [e for e in build(lj.for_dialect(d), shared.for_dialect(d)) if e is not None])
+        assert engine.dialect == "duckdb"
+        if name == "top_down_previous":
+            assert texts["spark"].count("CACHE TABLE") == 3 and "TEMPORARY" not in texts["spark"]
+        # DuckDB's answers: T1 and the release joined in Python
+        people = _people()
+        age_leaf, zip_leaf = {"25": 0, "32": 1, "47": 2}, {"13053": 0, "13068": 1, "14850": 2}
+        pairs = [(a, b) for a in people for b in people
+                 if (ZIP_NODE[zip_leaf[a["zip"]]], zip_leaf[b["zip"]]) in ZIP_MATCH and (ZIP_NODE[zip_leaf[a["zip"]]], zip_leaf[b["zip"]]) not in ZIP_INC]
+        by_x: dict = {}
+        for a, b in pairs:
+            by_x.setdefault((AGE_NODE[age_leaf[a["age"]]], b["sex"]), []).append((a["id"], b["disease"]))
+        for one in (lj, shared):
+            one.prepare()
+        assert lj.rows1 == 10 and lj.rows_prev == [10]
+        cuts = {0: AGE_NODE, 1: ZIP_NODE}
+        total, per = lj.evaluate_state(cuts, m, i, [0], factorized=False)
+        assert total.ax == len(pairs)
+        assert total.ay == min(len(set(ys)) for ys in by_x.values())  # distinct Y = (id, disease) per x
+        assert total.ly[0] == pytest.approx(max(sum(d == "hiv" for _, d in ys) / len(ys) for ys in by_x.values())) and total.ly[0] > 0
+        assert sum(r.ax for r in per[0].values()) == len(pairs)
+        ftotal, _ = shared.evaluate_state(cuts, sm, si, [0], factorized=True)
+        assert ftotal.ax == len(pairs)
+    finally:
+        engine.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# the itemset statistics of `generate` (KRIMP): encoding and the level-wise counts
+
+ITEM_COLUMNS = ["sex", "disease", "salary"]
+
+
+def _itemset_statements():
+    from sqlanon.generate.itemsets import alphabet_query, coded_select, level_query, raw_select
+
+    raw, items, fs = "sqlanon_gen_raw_1", "sqlanon_gen_items_2", "sqlanon_gen_fs_3"
+    return {
+        "itemsets_encode": lambda d: [d.create_temp(raw, raw_select(d.source_from(Source.open("fixtures/people.csv")), ITEM_COLUMNS)),
+                                      alphabet_query(raw, 3), d.create_temp(fs, coded_select(raw, items, 3))],
+        "itemsets_level": lambda d: [level_query(fs, 3, [(0, 1), (0, 2), (1, 2)], 2, closed=True), level_query(fs, 3, [(0,), (1,), (2,)], 2, closed=False)],
+    }
+
+
+ITEMSET_CASES = list(_itemset_statements())
+
+
+@pytest.mark.parametrize("name", ITEMSET_CASES)
+def test_itemset_statements(name):
+    """The itemset statements per dialect; DuckDB's frequent (and closed) itemsets against
+    counting the fixture's rows in Python."""
+    from itertools import combinations
+
+    from sqlanon.generate.itemsets import encode, mine
+
+    texts = compare_statements(name, _itemset_statements()[name])
+    if name == "itemsets_level":
+        assert all("GROUPING SETS" in texts[d] for d in DIALECTS)
+    engine = connect(threads=1)
+    try:
+        enc = encode(engine, Source.open("fixtures/people.csv"), ITEM_COLUMNS)
+        label = {i: (ITEM_COLUMNS[int(c)], v) for i, (c, v) in enumerate(zip(enc.item_column, enc.item_labels))}
+        people = _people()
+        expected = {}
+        for size in (2, 3):
+            for cols in combinations(ITEM_COLUMNS, size):
+                counts: dict = {}
+                for r in people:
+                    key = tuple((c, r[c]) for c in cols)
+                    counts[key] = counts.get(key, 0) + 1
+                expected.update({k: n for k, n in counts.items() if n >= 2})
+        got = mine(engine, enc, 2)
+        assert {tuple(sorted(label[i] for i in items)): n for items, n in got.as_dict().items()} == {tuple(sorted(k)): n for k, n in expected.items()}
+        closed = mine(engine, enc, 2, candidates="closed")
+        # closed: no frequent superset with the same support
+        want = {k for k, n in expected.items() if not any(set(k) < set(o) and n == expected[o] for o in expected)}
+        assert {tuple(sorted(label[i] for i in items)) for items in closed.as_dict()} == {tuple(sorted(k)) for k in want}
+    finally:
+        engine.close()

@@ -5,7 +5,9 @@ What differs from the embedded engine, and where it is handled:
 * the session: ``--spark-master`` (default ``local[*]``) and ``--spark-conf KEY=VALUE`` build one,
   or ``connection=<SparkSession>`` borrows the caller's (never stopped; our temp views dropped);
 * temporary tables are cached views, ``CACHE TABLE t AS SELECT`` (:mod:`sqlanon.dialect.spark`):
-  computed once, never a lazy view that would rescan the source;
+  computed once, never a lazy view that would rescan the source; a table built from one built
+  from another is written to Parquet in a scratch directory first, which cuts the chain of query
+  texts Spark would re-analyze at every read (:meth:`SparkEngine._cache`);
 * sources: Parquet files/directories/globs (``parquet.`path```), catalog tables (``db.t``) and CSV
   (read by Spark's CSV reader into a temporary view, every column a string);
 * small Arrow tables (hierarchy code tables, candidate arrays) become temporary views;
@@ -88,6 +90,10 @@ class SparkEngine(Engine):
         self.con = None  # no DB-API connection; close() stops our own session only
         self._views: dict[str, str] = {}
         self._closing = False
+        #: our cached tables: name -> the cached tables its text reads, its Parquet copy (or None)
+        self._cached: dict[str, dict] = {}
+        self._dropping: set[str] = set()
+        self._scratch: str | None = None
         #: temp views live in the session: names unique per engine, so several runs (or a run
         #: whose engine was not closed) sharing one session never collide
         self._token = uuid.uuid4().hex[:6]
@@ -120,18 +126,92 @@ class SparkEngine(Engine):
         return name
 
     def execute(self, expression) -> None:
-        """Runs a statement; dropping one of our temporary tables mid-run is deferred to
-        :meth:`close`. A ``CACHE TABLE t AS SELECT`` view keeps its query's *text*: a table rolled
-        up from another (a frequency set from a saved one, the bottom-up vid table rebuilt from its
-        last version) breaks once its parent's name is dropped, and uncaching the parent makes
-        Spark recompute the children from the source at every use (measured: statements growing
-        from 1 s to 30 s within ten bottom-up steps). So every cached table of a run stays cached
-        until the run ends (they are frequency sets: at most as many rows as distinct QI tuples)."""
-        if isinstance(expression, exp.Drop) and not self._closing and str(expression.args.get("kind") or "").upper() == "VIEW":
-            tables = list(expression.args.get("tables") or [])
-            if tables and all(t.name in self._temps for t in tables):
-                return
+        """Runs a statement; our ``CACHE TABLE`` statements go through :meth:`_cache` and drops of
+        our temporary tables through :meth:`_drop` (both below)."""
+        if not self._closing:
+            if isinstance(expression, exp.Cache) and expression.expression is not None:
+                return self._cache(expression)
+            if isinstance(expression, exp.Drop) and str(expression.args.get("kind") or "").upper() == "VIEW":
+                tables = list(expression.args.get("tables") or [])
+                if tables and all(t.name in self._temps for t in tables):
+                    return self._drop([t.name for t in tables])
         super().execute(expression)
+
+    # -- cached tables ------------------------------------------------------------------------------
+    # A ``CACHE TABLE t AS SELECT`` view keeps its query's *text*: every statement that reads ``t``
+    # re-analyzes that text, and the texts of the cached tables it reads, and so on down the chain.
+    # A table built from a table that was itself built from one (bottom-up's vid table: each
+    # step's table reads the last one twice, once directly and once through the probe) made every
+    # statement's planning grow step by step (measured: 1 s to 30 s per statement within ten
+    # steps). So a table whose query reads a cached table that already reads another is
+    # *materialized*: its rows are written as Parquet to a temporary directory and the cached view
+    # reads those files (a plan of one scan: the chain is cut). A table built straight from the
+    # base set (a frequency set rolled up from a saved one) stays one ``CACHE TABLE`` statement.
+    #
+    # A cached view breaks if a table its text reads is dropped (Spark re-resolves the name), so a
+    # drop waits until no live cached table reads the dropped one; other temporary views of ours
+    # (hierarchy codes, candidate arrays, CSV inputs) are dropped at close.
+
+    def _cache(self, expression: exp.Cache) -> None:
+        name = expression.this.name
+        query = expression.expression
+        reads = {t.name for t in query.find_all(exp.Table)}
+        parents = {p for p in reads if p in self._cached}
+        depth = 1 + max(self._cached[p]["depth"] for p in parents) if parents else 0
+        if depth < 2:
+            super().execute(expression)
+            self._cached[name] = {"parents": parents, "path": None, "depth": depth}
+            return
+        path = self._scratch_path(name)
+        sql = self.sql_text(query)
+        self.queries += 1
+        if self.keep_log:
+            self.log.append(sql)
+        try:
+            self.spark.sql(sql).write.mode("overwrite").parquet(path)
+        except self._errors() as err:
+            raise EngineError(one_line(err)) from None
+        self._cached[name] = {"parents": set(), "path": path, "depth": 0}
+        files = exp.Table(this=exp.to_identifier(path, quoted=True), db=exp.to_identifier("parquet"))
+        self._run(self.sql_text(exp.Cache(this=expression.this.copy(), lazy=False, expression=exp.select("*").from_(files))), "none")
+
+    def _scratch_path(self, name: str) -> str:
+        """``<scratch dir>/<name>``: the scratch directory is ``spark.sqlanon.scratchDir`` (a
+        directory every executor can read: HDFS, an object store, a shared disk) or, on a local
+        master, a new local temporary directory; it is removed at close."""
+        if self._scratch is None:
+            conf = self.spark.conf
+            base = conf.get("spark.sqlanon.scratchDir", None)
+            if base:
+                self._scratch = base.rstrip("/") + f"/sqlanon-{self._token}-{uuid.uuid4().hex[:6]}"
+            elif str(self.spark.sparkContext.master).startswith("local"):
+                import tempfile
+
+                self._scratch = tempfile.mkdtemp(prefix=f"sqlanon-spark-{self._token}-")
+            else:
+                raise ConfigError(
+                    "this search materializes intermediate tables on Spark: set a directory every "
+                    "executor can read, e.g. --spark-conf spark.sqlanon.scratchDir=hdfs:///tmp"
+                )
+        return f"{self._scratch}/{name}"
+
+    def _drop(self, names: list[str]) -> None:
+        """Drops cached tables no live cached table reads (now or as soon as their readers go);
+        other temporary views of ours wait for :meth:`close`."""
+        self._dropping.update(n for n in names if n in self._cached)
+        changed = True
+        while changed:
+            changed = False
+            for name in sorted(self._dropping):
+                if any(name in c["parents"] for c in self._cached.values()):
+                    continue
+                entry = self._cached.pop(name)
+                self._dropping.discard(name)
+                super().execute(self.dialect.drop_temp(name))
+                if entry["path"] is not None:
+                    with contextlib.suppress(Exception):
+                        self.remove_path(entry["path"])
+                changed = True
 
     def sql_text(self, expression) -> str:
         if isinstance(expression, exp.Create) and expression.args.get("properties") is not None and any(
@@ -273,6 +353,10 @@ class SparkEngine(Engine):
         """Drop our temporary views and uncache our tables; stop the session only if we started it."""
         self._closing = True
         self.drop_temps()
+        if self._scratch is not None:
+            with contextlib.suppress(Exception):
+                self.remove_path(self._scratch)
+        self._cached.clear()
         if not self.borrowed:
             with contextlib.suppress(Exception):
                 self.spark.stop()

@@ -33,6 +33,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.generate.krimp import MAX_COLUMNS, WeightedDatabase
 from sqlanon.source import Source, col, table_ref
 from sqlanon.stats import as_varchar, lit, sum_
+from sqlanon.stats.build import union_all
 
 _RUN = re.compile(r"(\d+)")
 
@@ -78,27 +79,11 @@ def encode(engine, source: Source, columns: list[str]) -> Encoded:
     if len(columns) > MAX_COLUMNS:
         raise ConfigError(f"at most {MAX_COLUMNS} columns can be generated, got {len(columns)}")
     source.require_columns(engine, columns)
-    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
     # 1. the raw frequency set (values as VARCHAR), kept in the database
     raw = engine.temp_name("gen_raw")
-    vals = [exp.alias_(as_varchar(col(c, "src")), f"v{i}", quoted=True) for i, c in enumerate(columns)]
-    q = exp.select(*vals, exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True)).from_(src)
-    q = q.group_by(*[as_varchar(col(c, "src")) for c in columns])
-    engine.execute(engine.dialect.create_temp(raw, q))
+    engine.execute(engine.dialect.create_temp(raw, raw_select(engine.source_from(source), columns)))
     # 2. the item alphabet: distinct values per column with counts (small)
-    parts = []
-    for i in range(len(columns)):
-        parts.append(
-            exp.select(
-                exp.alias_(lit(i), "c", quoted=True),
-                exp.alias_(col(f"v{i}"), "v", quoted=True),
-                exp.alias_(sum_(col("cnt")), "n", quoted=True),
-            ).from_(table_ref(raw)).group_by(col(f"v{i}"))
-        )
-    union = parts[0]
-    for p in parts[1:]:
-        union = exp.union(union, p, distinct=False)
-    alphabet = engine.fetch_all(union)
+    alphabet = engine.fetch_all(alphabet_query(raw, len(columns)))
     if not alphabet:
         raise ConfigError(f"input {source.describe()} has no rows")
     alphabet.sort(key=lambda r: (natural_key(r[1]), int(r[0])))
@@ -115,21 +100,46 @@ def encode(engine, source: Source, columns: list[str]) -> Encoded:
     )
     # 3. the coded frequency set
     fs = engine.temp_name("gen_fs")
-    sel = exp.select(*[exp.alias_(col("item", f"t{i}"), _code(i), quoted=True) for i in range(len(columns))], col("cnt", "r"))
-    sel = sel.from_(table_ref(raw, alias="r"))
-    for i in range(len(columns)):
-        cond = exp.and_(
-            exp.EQ(this=col("c", f"t{i}"), expression=lit(i)),
-            exp.NullSafeEQ(this=col("v", f"t{i}"), expression=col(f"v{i}", "r")),
-        )
-        sel = sel.join(table_ref(items, alias=f"t{i}"), on=cond, join_type="inner")
-    engine.execute(engine.dialect.create_temp(fs, sel))
+    engine.execute(engine.dialect.create_temp(fs, coded_select(raw, items, len(columns))))
     engine.execute(drop_table(raw, engine.dialect))
     arrow = engine.fetch_arrow(exp.select(*[col(_code(i)) for i in range(len(columns))], col("cnt")).from_(table_ref(fs)))
     rows = np.stack([arrow.column(_code(i)).to_numpy() for i in range(len(columns))], axis=1).astype(np.int64)
     weights = arrow.column("cnt").to_numpy().astype(np.int64)
     db = WeightedDatabase(rows, weights, item_column, [str(v) for v in labels], list(columns))
     return Encoded(db, fs, list(columns), item_column, labels)
+
+
+def raw_select(source_item: exp.Expression, columns: list[str]) -> exp.Select:
+    """The raw frequency set: ``v0..`` (each column's value as text) and ``cnt``, from one scan."""
+    src = exp.alias_(source_item.copy(), "src", table=True, quoted=True)
+    vals = [exp.alias_(as_varchar(col(c, "src")), f"v{i}", quoted=True) for i, c in enumerate(columns)]
+    q = exp.select(*vals, exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True)).from_(src)
+    return q.group_by(*[as_varchar(col(c, "src")) for c in columns])
+
+
+def alphabet_query(raw: str, n_columns: int) -> exp.Expression:
+    """The item alphabet: ``c, v, n`` (column index, value, rows) for every column of ``raw``."""
+    return union_all([
+        exp.select(
+            exp.alias_(lit(i), "c", quoted=True),
+            exp.alias_(col(f"v{i}"), "v", quoted=True),
+            exp.alias_(sum_(col("cnt")), "n", quoted=True),
+        ).from_(table_ref(raw)).group_by(col(f"v{i}"))
+        for i in range(n_columns)
+    ])
+
+
+def coded_select(raw: str, items: str, n_columns: int) -> exp.Select:
+    """The coded frequency set: ``c0..`` (item ids, through the item table) and ``cnt``."""
+    sel = exp.select(*[exp.alias_(col("item", f"t{i}"), _code(i), quoted=True) for i in range(n_columns)], col("cnt", "r"))
+    sel = sel.from_(table_ref(raw, alias="r"))
+    for i in range(n_columns):
+        cond = exp.and_(
+            exp.EQ(this=col("c", f"t{i}"), expression=lit(i)),
+            exp.NullSafeEQ(this=col("v", f"t{i}"), expression=col(f"v{i}", "r")),
+        )
+        sel = sel.join(table_ref(items, alias=f"t{i}"), on=cond, join_type="inner")
+    return sel
 
 
 @dataclass

@@ -85,6 +85,14 @@ def class_summary(aggregates: Sequence[tuple[str, exp.Expression]] = ()) -> list
     ]
 
 
+def union_all(selects: Sequence[exp.Expression]) -> exp.Expression:
+    """``s1 UNION ALL s2 UNION ALL ..`` (left-deep)."""
+    out = selects[0]
+    for s in selects[1:]:
+        out = exp.Union(this=out, expression=s, distinct=False)
+    return out
+
+
 def cte_select(ctes: list[tuple[str, exp.Expression]], final: exp.Select) -> exp.Select:
     from sqlanon.source import ident
 

@@ -37,6 +37,7 @@ from sqlanon.stats.build import (  # noqa: F401  (re-exported: the shared builde
     lit,
     lookup,
     sum_,
+    union_all,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -211,7 +212,7 @@ class Statistics:
         self.base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
         if self.rows == 0:
             raise ConfigError(f"input {self.source.describe()} has no rows")
-        self.column_freqs = [self._column_freq(i) for i in range(len(self.qis))]
+        self.column_freqs = self._column_freqs()
         if self.has_s:
             self._prepare_sensitive_domain()
             if self.needs.emd_hierarchical:
@@ -330,17 +331,22 @@ class Statistics:
         q = exp.select(exp.Count(this=exp.Star())).from_(exp.alias_(exp.Subquery(this=self._unmapped_select(i)), "u", table=True))
         return int(self.engine.scalar(q))
 
-    def _column_freq(self, i: int) -> list[int]:
-        """Rows per leaf code of QI ``i`` (from the base frequency set, not the source)."""
-        q = (
-            exp.select(col(self.qcol(i)), sum_(col("cnt")))
+    def _column_freqs(self) -> list[list[int]]:
+        """Rows per leaf code of every QI, in one statement (a UNION ALL of one ``GROUP BY`` per
+        QI over the base frequency set): on engines where each statement costs a job (Spark), one
+        instead of one per QI."""
+        if not self.qis:
+            return []
+        parts = [
+            exp.select(exp.alias_(lit(i), "i", quoted=True), exp.alias_(col(self.qcol(i)), "code", quoted=True), exp.alias_(sum_(col("cnt")), "n", quoted=True))
             .from_(table_ref(self.base.table))
             .group_by(col(self.qcol(i)))
-        )
-        freq = [0] * len(self.hierarchies[i].rows)
-        for code, n in self.engine.fetch_all(q):
-            freq[int(code)] = int(n)
-        return freq
+            for i in range(len(self.qis))
+        ]
+        freqs = [[0] * len(h.rows) for h in self.hierarchies]
+        for i, code, n in self.engine.fetch_all(union_all(parts)):
+            freqs[int(i)][int(code)] = int(n)
+        return freqs
 
     def _prepare_sensitive_domain(self) -> None:
         q = exp.select(col("s"), sum_(col("cnt"))).from_(table_ref(self.base.table)).group_by(col("s"))

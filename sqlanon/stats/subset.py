@@ -48,5 +48,5 @@ def failing_subset(stats: Statistics, node, ok: exp.Expression) -> Statistics:
     sub._seen = {}
     sub._sql_cache = {}
     sub.nodes_evaluated = 0
-    sub.column_freqs = [sub._column_freq(i) for i in range(len(stats.qis))] if sub.rows else [[0] * len(h.rows) for h in stats.hierarchies]
+    sub.column_freqs = sub._column_freqs() if sub.rows else [[0] * len(h.rows) for h in stats.hierarchies]
     return sub

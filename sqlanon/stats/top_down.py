@@ -37,6 +37,7 @@ Every statement is built with sqlglot; identifiers are quoted through :func:`sql
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -130,15 +131,29 @@ class LossyJoinStats:
         self.prel = [engine.temp_name(f"td_prel{r}") for r in range(len(prevs))]
         self.part = [engine.temp_name(f"td_part{r}") for r in range(len(prevs))]
         self.keys = [engine.temp_name(f"td_key{r}") for r in range(len(prevs))]
+        #: per previous release and join column: the table of its released values' ids
+        self.dicts = [[engine.temp_name(f"td_dict{r}c{c}") for c in range(len(p.join_cols))] for r, p in enumerate(prevs)]
         self.rows1 = 0
         self.rows_prev: list[int] = []
+        #: a release's FROM item (naming files is the engine's job; see :meth:`for_dialect`)
+        self.source_from = engine.source_from
+
+    def for_dialect(self, dialect) -> "LossyJoinStats":
+        """A copy that builds statements for ``dialect`` (golden SQL): same state, sources named
+        as that dialect names them; the engine is neither read nor changed."""
+        from sqlanon.dialect import get_dialect
+
+        other = copy.copy(self)
+        other.dialect = get_dialect(dialect)
+        other.source_from = other.dialect.source_from
+        return other
 
     # --------------------------------------------------------------------------------------------
     # static tables (one scan of each release)
 
     def base1_select(self) -> exp.Select:
         t1 = self.t1
-        src = exp.alias_(self.engine.source_from(self.t1_source), "src", table=True, quoted=True)
+        src = exp.alias_(self.source_from(self.t1_source), "src", table=True, quoted=True)
         sel = exp.select().from_(src)
         keys: list[exp.Expression] = []
         for i in t1.used:
@@ -171,7 +186,7 @@ class LossyJoinStats:
 
     def prel_select(self, r: int) -> exp.Select:
         p = self.prevs[r]
-        src = exp.alias_(self.engine.source_from(p.source), "src", table=True, quoted=True)
+        src = exp.alias_(self.source_from(p.source), "src", table=True, quoted=True)
         sel = exp.select().from_(src)
         keys: list[exp.Expression] = []
         for c, name in enumerate(p.join_cols):
@@ -186,7 +201,7 @@ class LossyJoinStats:
         return _counted(sel, keys, p.sens)
 
     def _dict_name(self, r: int, c: int) -> str:
-        return f"{self.prel[r]}_d{c}"
+        return self.dicts[r][c]
 
     def part_select(self, r: int) -> exp.Select:
         p = self.prevs[r]
@@ -228,7 +243,7 @@ class LossyJoinStats:
 
     def is_key(self, source, columns: list[str]) -> bool:
         """Is ``columns`` a key of ``source`` (as many distinct values as rows)? One scan."""
-        src = exp.alias_(self.engine.source_from(source), "src", table=True, quoted=True)
+        src = exp.alias_(self.source_from(source), "src", table=True, quoted=True)
         distinct = exp.Count(this=exp.Distinct(expressions=[_yv([as_varchar(col(c, "src")) for c in columns])]))
         row = self.engine.fetch_one(exp.select(exp.Count(this=exp.Star()), distinct).from_(src))
         return bool(row) and int(row[0]) == int(row[1])
@@ -240,8 +255,8 @@ class LossyJoinStats:
         return [(int(r[0]), (r[1] if self.t1.class_column else None), int(r[-1])) for r in self.engine.fetch_all(q)]
 
     def drop(self) -> None:
-        for name in [self.base1, *self.prel, *self.part, *self.keys]:
-            self.engine.execute(exp.Drop(tables=[table_ref(name)], kind="TABLE", exists=True))
+        for name in [self.base1, *self.prel, *self.part, *self.keys, *[d for ds in self.dicts for d in ds]]:
+            self.engine.execute(self.dialect.drop_temp(name))
 
     # --------------------------------------------------------------------------------------------
     # a state of T1: its partitions
@@ -535,14 +550,18 @@ class LossyJoinStats:
                 per[int(r[0])][int(r[1])] = res
         return total, per
 
-    def worst_x(self, cuts, matches, incs, order: str, k: int | None = None) -> dict | None:
-        """The x value at fault (for the error of Corollary 4.2): smallest a_Y(x) or largest l_y(x)."""
+    def worst_x_query(self, cuts, matches, incs, order: str, k: int | None = None) -> exp.Select:
         ctes, xr = self.pairs_ctes(cuts, None, matches, incs)
         xk = self.xcols()
         key = col("ay") if order == "ay" else col(f"l{k}")
         final = exp.select(*map(col, xk), col("ay"), col("ax"), *[col(f"l{j}") for j in range(self.n_sens)]).from_(table_ref(xr))
         final = final.order_by(exp.Ordered(this=key, desc=order != "ay")).limit(1)
-        row = self.engine.fetch_one(cte_select(ctes, final))
+        return cte_select(ctes, final)
+
+    def worst_x(self, cuts, matches, incs, order: str, k: int | None = None) -> dict | None:
+        """The x value at fault (for the error of Corollary 4.2): smallest a_Y(x) or largest l_y(x)."""
+        xk = self.xcols()
+        row = self.engine.fetch_one(self.worst_x_query(cuts, matches, incs, order, k))
         if row is None:
             return None
         return {"x": dict(zip(xk, row[: len(xk)])), "ay": row[len(xk)], "ax": row[len(xk) + 1], "l": list(row[len(xk) + 2:])}
