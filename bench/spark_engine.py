@@ -3,7 +3,7 @@ engine and its ratio to the same engine's own plain ``GROUP BY`` scan of the 9 Q
 
 One process holds both engines: DuckDB through ``sqlanon.anonymize(...)`` (its own in-memory
 connection), Spark through ``sqlanon.anonymize(..., connection=spark)`` on one SparkSession built
-here with :data:`sqlanon.engine.spark.DEFAULT_CONF` (what ``--engine spark`` sets) and
+here with :func:`sqlanon.engine.spark.default_conf` (what ``--engine spark`` sets) and
 ``--master`` (default ``local[2]``). The JVM start is timed apart and not counted. Each plan is a
 dry run (search + verification of the final node, no release written), ARX's Adult hierarchies,
 precision metric. "ratio" = plan seconds / that engine's GROUP BY seconds (both warm: the GROUP BY
@@ -116,7 +116,7 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="Spark statement times by kind, and the slowest")
     args = ap.parse_args()
     import sqlanon
-    from sqlanon.engine.spark import DEFAULT_CONF
+    from sqlanon.engine.spark import default_conf
 
     engines = args.engines.split(",")
     print(f"# {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC; load average {os.getloadavg()[0]:.2f} (2 cores); master {args.master}", flush=True)
@@ -124,7 +124,7 @@ def main() -> None:
     if "spark" in engines:
         from pyspark.sql import SparkSession
 
-        conf = dict(DEFAULT_CONF)
+        conf = default_conf(args.master)
         conf["spark.driver.memory"] = args.driver_memory
         conf.update(kv.split("=", 1) for kv in args.spark_conf)
         t = time.perf_counter()

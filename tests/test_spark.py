@@ -228,3 +228,18 @@ def test_spark_script_runs_and_answers_like_duckdb(spark, people, tmp_path):
     released = [r.asDict() for r in answers["release"]]
     columns = ["id", "zip", "age", "disease", "buys"]
     assert multiset(released, columns) == multiset(read_release(str(tmp_path / "duck.parquet")), columns)
+
+
+def test_default_conf_of_a_session_we_build():
+    """Local masters: one shuffle partition per core and no adaptive re-planning; other masters
+    keep 8 partitions and Spark's adaptive default; the caller's --spark-conf wins (applied after)."""
+    from sqlanon.engine.spark import default_conf
+
+    assert default_conf("local[2]")["spark.sql.shuffle.partitions"] == "2"
+    assert default_conf("local[3, 4]")["spark.sql.shuffle.partitions"] == "3"
+    assert default_conf("local")["spark.sql.shuffle.partitions"] == "1"
+    assert default_conf("local[*]")["spark.sql.shuffle.partitions"] == str(os.cpu_count() or 2)
+    assert default_conf("local[2]")["spark.sql.adaptive.enabled"] == "false"
+    yarn = default_conf("yarn")
+    assert yarn["spark.sql.shuffle.partitions"] == "8" and "spark.sql.adaptive.enabled" not in yarn
+    assert default_conf("local[2]")["spark.ui.enabled"] == "false"

@@ -22,6 +22,10 @@ class Engine:
     by the SQL builders and rendered by it here; the engine never builds SQL shapes itself."""
 
     dialect: Dialect = DUCKDB
+    #: a statement's fixed cost, in frequency-set rows x nodes worth reading instead (the optimal
+    #: search fills a round with look-ahead nodes up to this; None: its default, for DuckDB's cost,
+    #: :data:`sqlanon.search.optimal.SPECULATE_ROWS`)
+    statement_rows: int | None = None
 
     def __init__(self) -> None:
         self.queries = 0

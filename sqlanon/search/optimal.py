@@ -49,7 +49,8 @@ def speculation(lattice: Lattice, batch: int) -> int:
     stats = lattice.stats
     if stats.base is None or not batch_stmt.supported(stats, lattice.metric):
         return 0
-    return min(batch, SPECULATE_ROWS // max(stats.base.rows, 1))
+    worth = getattr(stats.engine, "statement_rows", None) or SPECULATE_ROWS  # Spark: a job per statement
+    return min(batch, worth // max(stats.base.rows, 1))
 
 
 def priors(lattice: Lattice) -> np.ndarray:
