@@ -233,6 +233,36 @@ class Lattice:
         if value < self.best_value or (value == self.best_value and self.best_idx is not None and self.height[idx] < self.height[self.best_idx]):
             self.best_value, self.best_idx = value, idx
 
+    def marginal_suppression(self) -> np.ndarray:
+        """Per node, rows certainly suppressed, known from the per-column frequencies alone: with
+        k-anonymity, a value (at the node's level of one QI) held by fewer than k rows puts each
+        of its rows in a class of fewer than k rows, whatever the other QIs. So the rows of such
+        values of any one QI are a lower bound of the node's suppressed rows (the largest over
+        the QIs; zeros without a k-anonymity model)."""
+        from sqlanon.privacy.k_anonymity import KAnonymity
+
+        ks = [m.k for m in self.requirement.models if isinstance(m, KAnonymity)]
+        out = np.zeros(len(self.nodes), dtype=np.int64)
+        k = max(ks, default=1)
+        if k <= 1 or not self.stats.column_freqs:
+            return out
+        for i, h in enumerate(self.stats.hierarchies):
+            rare = np.zeros(h.max_level + 1, dtype=np.int64)
+            for level in range(self.mins[i], self.maxes[i] + 1):
+                rare[level] = sum(f for f in self.stats.leaf_level_freq(i, level) if 0 < f < k)
+            out = np.maximum(out, rare[self.nodes[:, i]])
+        return out
+
+    def tag_marginal(self) -> int:
+        """Bound every node's suppressed rows by :meth:`marginal_suppression` (``s_lower``, which
+        the metric bounds use) and tag the nodes it puts over the budget as failing, without a
+        query. Returns how many were tagged."""
+        low = self.marginal_suppression()
+        self.s_lower = np.maximum(self.s_lower, low)
+        over = (low > self.requirement.budget) & (self.status == UNKNOWN)
+        self.status[over] = FAILS
+        return int(over.sum())
+
     def prune_above(self, idx: int) -> None:
         mask = self.above(idx)
         mask[idx] = False
