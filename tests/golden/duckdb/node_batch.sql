@@ -6,35 +6,12 @@ WITH "w0" AS (
     LIST_EXTRACT([0, 3, 6], "q1" + 1) AS "g1_0",
     LIST_EXTRACT([0, 0, 3], "q1" + 1) AS "g1_1",
     0 AS "g1_2",
-    0.0 AS "lm_part_0_0",
-    LIST_EXTRACT([0.5, 0.5, 0.0], "q0" + 1) AS "lm_part_0_1",
-    1.0 AS "lm_part_0_2",
-    0.0 AS "lm_part_1_0",
-    LIST_EXTRACT([0.5, 0.5, 0.0], "q1" + 1) AS "lm_part_1_1",
-    1.0 AS "lm_part_1_2",
     "cnt"
   FROM "sqlanon_fs0_N"
 ), "gen" AS (
   SELECT
     "n"."nid",
     CASE "n"."l0" WHEN 0 THEN "r"."g0_0" WHEN 1 THEN "r"."g0_1" WHEN 2 THEN "r"."g0_2" END + CASE "n"."l1" WHEN 0 THEN "r"."g1_0" WHEN 1 THEN "r"."g1_1" WHEN 2 THEN "r"."g1_2" END AS "k0",
-    "r"."cnt" * (
-      CASE "n"."l0"
-        WHEN 0
-        THEN "r"."lm_part_0_0"
-        WHEN 1
-        THEN "r"."lm_part_0_1"
-        WHEN 2
-        THEN "r"."lm_part_0_2"
-      END + CASE "n"."l1"
-        WHEN 0
-        THEN "r"."lm_part_1_0"
-        WHEN 1
-        THEN "r"."lm_part_1_1"
-        WHEN 2
-        THEN "r"."lm_part_1_2"
-      END
-    ) AS "lm_part",
     "r"."cnt"
   FROM "w0" AS "r"
   CROSS JOIN (VALUES
@@ -46,17 +23,34 @@ WITH "w0" AS (
   SELECT
     "nid",
     "k0",
-    SUM("cnt") AS "cnt",
-    SUM("lm_part") AS "lm_part"
+    SUM("cnt") AS "cnt"
   FROM "gen"
   GROUP BY
     "nid",
     "k0"
+), "cv" AS (
+  SELECT
+    "c"."nid",
+    "c"."k0",
+    "c"."cnt",
+    "c"."cnt" * (
+      LIST_EXTRACT([0.0, 0.0, 0.0, 0.5, 0.0, 0.0, 1.0, 0.0, 0.0], "n"."l0" * 3 + "c"."k0" % 3 + 1) + LIST_EXTRACT(
+        [0.0, 0.0, 0.0, 0.5, 0.0, 0.0, 1.0, 0.0, 0.0],
+        "n"."l1" * 3 + CAST("c"."k0" // 3 AS BIGINT) % 3 + 1
+      )
+    ) AS "lm_part"
+  FROM "cls" AS "c"
+  JOIN (VALUES
+    (0, 0, 0),
+    (1, 1, 1),
+    (2, 1, 2),
+    (3, 2, 1)) AS "n"("nid", "l0", "l1")
+    ON "c"."nid" = "n"."nid"
 ), "flagged" AS (
   SELECT
     *,
     "cnt" >= 2 AS "ok"
-  FROM "cls"
+  FROM "cv"
 )
 SELECT
   COUNT(*) AS "classes",
