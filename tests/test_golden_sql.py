@@ -212,7 +212,7 @@ def test_release_select():
 
 
 def test_every_golden_file_is_used():
-    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "safepub_sample", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES,
+    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "pair_counts", "safepub_sample", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES,
              *TOP_DOWN_CASES, *ITEMSET_CASES}
     for dialect in DIALECTS:
         on_disk = {p.stem for p in (GOLDEN / dialect).glob("*.sql")}
@@ -228,6 +228,22 @@ def test_building_never_touches_the_engine():
         for dialect in DIALECTS:
             stats.for_dialect(dialect).node_query(NODE, req.predicate(), [], stats.base)
         assert stats.engine.dialect is before and stats.dialect is before
+    finally:
+        stats.engine.close()
+
+
+def test_pair_counts():
+    """The QI-pair marginals of the rare-value suppression bound (one UNION ALL part per pair over
+    the base set): golden per dialect, and the counts are the pairs' row counts."""
+    from sqlanon.stats.marginals import pair_counts_query
+
+    stats, _ = make_stats([KAnonymity(2)])
+    try:
+        texts = compare("pair_counts", lambda s: pair_counts_query(s, [(0, 1)]), stats)
+        assert "GROUP BY" in texts["duckdb"]
+        rows = sorted(stats.engine.fetch_all(pair_counts_query(stats, [(0, 1)])))
+        base = stats.engine.fetch_all(exp.select("q0", "q1", "cnt").from_(stats.base.table))
+        assert [(0, a, b, n) for a, b, n in sorted(base)] == rows  # two QIs: the pairs are the base set
     finally:
         stats.engine.close()
 

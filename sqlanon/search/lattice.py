@@ -234,24 +234,15 @@ class Lattice:
             self.best_value, self.best_idx = value, idx
 
     def marginal_suppression(self) -> np.ndarray:
-        """Per node, rows certainly suppressed, known from the per-column frequencies alone: with
-        k-anonymity, a value (at the node's level of one QI) held by fewer than k rows puts each
-        of its rows in a class of fewer than k rows, whatever the other QIs. So the rows of such
-        values of any one QI are a lower bound of the node's suppressed rows (the largest over
-        the QIs; zeros without a k-anonymity model)."""
+        """Per node, rows certainly suppressed, known from small marginals alone: with k-anonymity,
+        a value (or value pair) at the node's levels held by fewer than k rows puts each of its
+        rows in a class of fewer than k rows, whatever the other QIs
+        (:func:`sqlanon.stats.marginals.rare_rows`; zeros without a k-anonymity model)."""
         from sqlanon.privacy.k_anonymity import KAnonymity
+        from sqlanon.stats.marginals import rare_rows
 
-        ks = [m.k for m in self.requirement.models if isinstance(m, KAnonymity)]
-        out = np.zeros(len(self.nodes), dtype=np.int64)
-        k = max(ks, default=1)
-        if k <= 1 or not self.stats.column_freqs:
-            return out
-        for i, h in enumerate(self.stats.hierarchies):
-            rare = np.zeros(h.max_level + 1, dtype=np.int64)
-            for level in range(self.mins[i], self.maxes[i] + 1):
-                rare[level] = sum(f for f in self.stats.leaf_level_freq(i, level) if 0 < f < k)
-            out = np.maximum(out, rare[self.nodes[:, i]])
-        return out
+        k = max([m.k for m in self.requirement.models if isinstance(m, KAnonymity)], default=1)
+        return rare_rows(self.stats, self.nodes, k)
 
     def tag_marginal(self) -> int:
         """Bound every node's suppressed rows by :meth:`marginal_suppression` (``s_lower``, which
