@@ -13,7 +13,6 @@ input a seeded 10 % research subset of it (by SQL); metric precision; search opt
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import tempfile

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import importlib
 import math
-import os
 import time
 from typing import Any, Callable
 
 from sqlglot import exp
 
 from sqlanon import release as release_mod
-from sqlanon.engine import connect, is_postgres_url
-from sqlanon.urls import redact
 from sqlanon.errors import ConfigError, UnsatisfiableError
-from sqlanon.hierarchy import load_hierarchy
 from sqlanon.metrics import METRICS
 from sqlanon.plan import Plan
 from sqlanon.policy import Policy
@@ -29,9 +25,9 @@ from sqlanon.privacy import options as privacy_options
 from sqlanon.search import HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice import Lattice, level_bounds
-from sqlanon.source import Source, col
+from sqlanon.source import col
 from sqlanon.stats import ClassNeeds, Statistics, if_
-from sqlanon.session import Session, _default_memory_limit, _require_table  # noqa: F401  (re-exported)
+from sqlanon.session import Session
 
 
 def build_requirement(policy: Policy, rows: int | None = None) -> Requirement:

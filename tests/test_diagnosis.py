@@ -21,7 +21,7 @@ import sqlanon.cli  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.errors import UnsatisfiableError  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
-from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement  # noqa: E402
+from sqlanon.privacy import EntropyLDiversity, KAnonymity, Requirement  # noqa: E402
 from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice import Lattice  # noqa: E402
 from sqlanon.stats import ClassNeeds  # noqa: E402

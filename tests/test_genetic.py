@@ -8,14 +8,13 @@ import json
 import math
 import os
 import random
-import statistics
 from collections import Counter, defaultdict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sqlanon.cut import INTERVAL, Layout
+from sqlanon.cut import INTERVAL
 from sqlanon.engine import connect
 from sqlanon.hierarchy import load_hierarchy
 from sqlanon.hierarchy.model import Hierarchy
@@ -25,7 +24,7 @@ from sqlanon.privacy import KAnonymity, Requirement
 from sqlanon.search import genetic
 from sqlanon.search.context import SearchContext
 from sqlanon.source import Source
-from sqlanon.stats import ClassNeeds, Statistics
+from sqlanon.stats import Statistics
 
 # ---------------------------------------------------------------------------------------------
 # helpers

@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.source import col, table_ref
-from sqlanon.stats.core import FrequencySet, and_all, as_double, create_temp, if_, lit, lookup, sum_
+from sqlanon.stats.core import FrequencySet, and_all, as_double, if_, lit, lookup, sum_
 
 
 def _g(stats) -> list[str]:
