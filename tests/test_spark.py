@@ -143,6 +143,27 @@ def test_arx_release_written_by_spark(spark, adult, adult_parquet, adult_duckdb_
     assert rep["release_id"] == 1  # recorded in the registry beside the output
 
 
+@pytest.mark.slow  # the whole optimal search as Spark SQL (a few hundred Spark jobs)
+def test_arx_search_on_spark_finds_arx_optimum(spark, adult, adult_parquet, original, tmp_path):
+    """The full optimal search on Adult run by Spark (k=5 at 5 %): ARX's node, metric and
+    suppressed rows; Spark's release is DuckDB's multiset and passes the checker."""
+    k, sup = 5, 0.05
+    (arx_node, loss, arx_suppressed), = [(n, l, s) for kk, ss, n, l, s in PRECISION if (kk, ss) == (k, sup)]
+    opts = dict(input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", search="optimal")
+    duck = sqlanon.anonymize(output=str(tmp_path / "duck.parquet"), **opts)
+    rep = sqlanon.anonymize(output=str(tmp_path / "spark_out"), connection=spark, **opts)
+    assert [rep["transformation"][c] for c in ADULT_COLUMNS] == arx_node
+    assert rep["suppressed_rows"] == arx_suppressed and rep["metric"]["value"] == pytest.approx(loss, abs=5e-5)
+    assert comparable(rep) == comparable(duck)
+    released = read_release(str(tmp_path / "spark_out"))
+    assert released_multiset(released, ADULT_COLUMNS) == released_multiset(read_release(str(tmp_path / "duck.parquet")), ADULT_COLUMNS)
+    rows, hier = original
+    expected, suppressed = expected_release(rows, hier, {c: v for c, v in zip(ADULT_COLUMNS, arx_node)}, k)
+    assert released_multiset(released, ADULT_COLUMNS) == expected and suppressed == arx_suppressed
+    verdict = check_k(released, ADULT_COLUMNS, k, sup)
+    assert verdict["ok"], verdict["problems"]
+
+
 # ----------------------------------------------------------------------------------------------
 # searches on Spark give DuckDB's results
 
