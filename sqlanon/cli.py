@@ -12,6 +12,7 @@ from typing import List, Optional
 import typer
 
 from sqlanon.errors import ConfigError, SqlanonError
+from sqlanon.options import given
 
 EXIT_HELP = "Exit codes: 0 ok, 1 error, 2 usage, 3 unsatisfiable."
 
@@ -104,11 +105,6 @@ def _split(values: Optional[List[str]]) -> list[str]:
     return out
 
 
-def _given(value) -> bool:
-    """Was a flag given? ``0`` and ``0.0`` are values, not absences: only None, False and an empty list are."""
-    return value is not None and value is not False and not (isinstance(value, list) and not value)
-
-
 def _policy_from_flags(policy_path, flags: dict, search_options: dict):
     from sqlanon.policy import Policy, parse_qi_flags
 
@@ -116,7 +112,7 @@ def _policy_from_flags(policy_path, flags: dict, search_options: dict):
     qi = flags.pop("qi")
     if qi:
         policy.qi = {**policy.qi, **parse_qi_flags(qi)}
-    policy.update({k: v for k, v in flags.items() if _given(v)}, "flags")
+    policy.update({k: v for k, v in flags.items() if given(v)}, "flags")
     merged = dict(policy.search_options)
     merged.update(search_options)  # already only the options given (0 is a value)
     policy.search_options = merged

@@ -34,6 +34,12 @@ from typing_extensions import Annotated
 from sqlanon.errors import ConfigError
 
 
+def given(value: Any) -> bool:
+    """Was a flag or option given? ``0`` and ``0.0`` are values, not absences: only None, False and
+    an empty list are."""
+    return value is not None and value is not False and not (isinstance(value, list) and not value)
+
+
 def _comma_list(value: Any) -> Any:
     """``"a,b"`` -> ``["a", "b"]``; a list keeps its items (each may itself be ``"a,b"``)."""
     if value is None:

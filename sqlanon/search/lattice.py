@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.errors import ConfigError
 
 UNKNOWN, SATISFIES, FAILS = 0, 1, -1
 
@@ -217,7 +217,6 @@ class Lattice:
         return satisfies
 
     def tag(self, idx: int, satisfies: bool) -> None:
-        node = self.nodes[idx]
         if not self.requirement.monotone:
             # entropy l-diversity / t-closeness with a budget: a node says nothing about others
             self.status[idx] = SATISFIES if satisfies else FAILS
@@ -233,22 +232,22 @@ class Lattice:
         if value < self.best_value or (value == self.best_value and self.best_idx is not None and self.height[idx] < self.height[self.best_idx]):
             self.best_value, self.best_idx = value, idx
 
-    def marginal_suppression(self) -> np.ndarray:
+    def marginal_suppression(self, pairs: bool = True) -> np.ndarray:
         """Per node, rows certainly suppressed, known from small marginals alone: with k-anonymity,
-        a value (or value pair) at the node's levels held by fewer than k rows puts each of its
-        rows in a class of fewer than k rows, whatever the other QIs
+        a value (or, with ``pairs``, a value pair) at the node's levels held by fewer than k rows
+        puts each of its rows in a class of fewer than k rows, whatever the other QIs
         (:func:`sqlanon.stats.marginals.rare_rows`; zeros without a k-anonymity model)."""
         from sqlanon.privacy.k_anonymity import KAnonymity
         from sqlanon.stats.marginals import rare_rows
 
         k = max([m.k for m in self.requirement.models if isinstance(m, KAnonymity)], default=1)
-        return rare_rows(self.stats, self.nodes, k)
+        return rare_rows(self.stats, self.nodes, k, pairs)
 
-    def tag_marginal(self) -> int:
+    def tag_marginal(self, pairs: bool = True) -> int:
         """Bound every node's suppressed rows by :meth:`marginal_suppression` (``s_lower``, which
         the metric bounds use) and tag the nodes it puts over the budget as failing, without a
         query. Returns how many were tagged."""
-        low = self.marginal_suppression()
+        low = self.marginal_suppression(pairs)
         self.s_lower = np.maximum(self.s_lower, low)
         over = (low > self.requirement.budget) & (self.status == UNKNOWN)
         self.status[over] = FAILS

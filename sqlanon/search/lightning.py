@@ -49,8 +49,9 @@ def lattice_size(bounds) -> int:
 
 def parse_options(options: dict) -> dict:
     """``time_limit`` (> 0 seconds), ``step_limit`` (>= 1 evaluations), ``batch`` (>= 1)."""
-    # a value of 0 is given (``0 in (None, [], False)`` would be true): only None, False and [] are absent
-    unknown = sorted(k for k, v in options.items() if k not in OPTIONS and k != "trace" and v is not None and v is not False and v != [])
+    from sqlanon.options import given
+
+    unknown = sorted(k for k, v in options.items() if k not in OPTIONS and k != "trace" and given(v))
     if unknown:
         raise ConfigError(f"search option {unknown[0]!r} does not apply to the lightning search (its options: {', '.join(OPTIONS)})")
     out = {"time_limit": DEFAULT_TIME_LIMIT, "step_limit": None, "batch": DEFAULT_BATCH}

@@ -114,31 +114,37 @@ class Probe:
         self.top_checked = False
         self.done = False
 
+    def _advance(self, lattice: Lattice, lo: int, hi: int, top_checked: bool):
+        """From the state ``(lo, hi, top_checked)``, past every node already decided: the next
+        undecided node this probe asks (``None`` when it is done) and the state there."""
+        while True:
+            if not top_checked:
+                st = lattice.status[self.path[hi]]
+                if st == UNKNOWN:
+                    return self.path[hi], (lo, hi, False)
+                if st != SATISFIES:
+                    return None, (lo, hi, True)  # the path's top fails: nothing on it satisfies
+                top_checked = True
+                continue
+            if lo >= hi:
+                return None, (lo, hi, True)
+            mid = (lo + hi) // 2
+            st = lattice.status[self.path[mid]]
+            if st == UNKNOWN:
+                return self.path[mid], (lo, hi, True)
+            if st == SATISFIES:
+                hi = mid
+            else:
+                lo = mid + 1
+
     def next_node(self, lattice: Lattice) -> int | None:
         """The next node this probe needs evaluated (None when finished); decided nodes advance
         the search without a query."""
-        while not self.done:
-            if not self.top_checked:
-                top = self.path[self.hi]
-                if lattice.status[top] == UNKNOWN:
-                    return top
-                self.top_checked = True
-                if lattice.status[top] != SATISFIES:
-                    self.done = True
-                    return None
-                continue
-            if self.lo >= self.hi:
-                self.done = True
-                return None
-            mid = (self.lo + self.hi) // 2
-            st = lattice.status[self.path[mid]]
-            if st == UNKNOWN:
-                return self.path[mid]
-            if st == SATISFIES:
-                self.hi = mid
-            else:
-                self.lo = mid + 1
-        return None
+        if self.done:
+            return None
+        node, (self.lo, self.hi, self.top_checked) = self._advance(lattice, self.lo, self.hi, self.top_checked)
+        self.done = node is None
+        return node
 
     def lookahead(self, lattice: Lattice, depth: int) -> list[list[int]]:
         """The undecided nodes this probe may need after its next one, per step ahead (index 0:
@@ -163,32 +169,20 @@ class Probe:
     def _step(self, lattice: Lattice, lo: int, hi: int, top_checked: bool):
         """What :meth:`next_node` would ask from state ``(lo, hi, top_checked)``: the node and the
         states after each of its outcomes (``(None, [])`` when the probe would be done)."""
-        while True:
-            if not top_checked:
-                top = self.path[hi]
-                st = lattice.status[top]
-                if st == UNKNOWN:
-                    return top, [(lo, hi, True)]  # if it fails, the probe is done
-                if st != SATISFIES:
-                    return None, []
-                top_checked = True
-                continue
-            if lo >= hi:
-                return None, []
-            mid = (lo + hi) // 2
-            st = lattice.status[self.path[mid]]
-            if st == UNKNOWN:
-                return self.path[mid], [(lo, mid, True), (mid + 1, hi, True)]
-            if st == SATISFIES:
-                hi = mid
-            else:
-                lo = mid + 1
+        node, (lo, hi, top_checked) = self._advance(lattice, lo, hi, top_checked)
+        if node is None:
+            return None, []
+        if not top_checked:
+            return node, [(lo, hi, True)]  # the top: if it fails, the probe is done
+        mid = (lo + hi) // 2
+        return node, [(lo, mid, True), (mid + 1, hi, True)]
 
 
 def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -> object:
     batch, probes = max(1, int(batch)), max(1, int(probes))
     lattice.require_top()
-    lattice.tag_marginal()
+    # the pair counts cost a statement: worth it only when the lattice needs more than one round
+    lattice.tag_marginal(pairs=len(lattice) > batch)
     prior = priors(lattice)
     order = np.lexsort((np.arange(len(lattice)), lattice.height, prior))
     monotone = lattice.requirement.monotone

@@ -72,8 +72,8 @@ def level_col(i: int) -> str:
     return f"l{i}"
 
 
-def code_col(i: int, level: int, prefix: str = "g") -> str:
-    return f"{prefix}{i}_{level}"
+def code_col(i: int, level: int) -> str:
+    return f"g{i}_{level}"
 
 
 def width(stats, i: int) -> int:
@@ -112,14 +112,14 @@ def _level_map(stats, i: int, low: int, level: int) -> list[int]:
     return h.level_to_level(low, level) if level != low else list(range(len(h.labels(low))))
 
 
-def wide_lists(stats, src_levels: Sequence[int], metric=None, used=None) -> list[tuple[str, int, list]]:
+def wide_lists(stats, src_levels: Sequence[int], used=None) -> list[tuple[str, int, list]]:
     """The code table's columns for a set at ``src_levels``, in order: ``(name, QI, values over
     the set's codes)``. Without ``used`` every level of every QI has its column (levels below the
     set's are zeros, never picked), so the statement's text does not depend on the levels (one
-    text per batch shape); with ``used`` (per QI, the levels the group's nodes have) only those."""
-    terms = metric.batch_terms(stats)[0] if metric is not None else []
+    text per batch shape); with ``used`` (per QI, the levels the group's nodes have) only those.
+    (A metric's parts are not here: they are computed per class, :func:`class_terms`.)"""
     cache = stats.__dict__.setdefault("_batch_wide", {})
-    key = (tuple(src_levels), metric_key(metric), used)
+    key = (tuple(src_levels), used)
     if key in cache:
         return cache[key]
     if len(cache) > 4096:
@@ -131,17 +131,6 @@ def wide_lists(stats, src_levels: Sequence[int], metric=None, used=None) -> list
         n = len(h.labels(low))
         for lv in _levels(h, i, used):
             out.append((code_col(i, lv), i, [mults[i] * g for g in _level_map(stats, i, low, lv)] if lv >= low else [0] * n))
-    for name, per_qi in terms:
-        for i, per_level in per_qi:
-            h = stats.hierarchies[i]
-            low = src_levels[i]
-            n = len(h.labels(low))
-            for lv in _levels(h, i, used):
-                if lv >= low:
-                    values = per_level(lv)
-                    out.append((code_col(i, lv, name + "_"), i, [float(values[g]) for g in _level_map(stats, i, low, lv)]))
-                else:
-                    out.append((code_col(i, lv, name + "_"), i, [0.0] * n))
     cache[key] = out
     return out
 
@@ -238,7 +227,7 @@ def batch_params(stats, groups, metric) -> list:
         if meet is not None:
             params.extend(stats.maps(meet.levels, frm))
         src = meet or frm
-        params.extend(values for _, _, values in wide_lists(stats, src.levels, None, used_levels(stats, group_nodes)))
+        params.extend(values for _, _, values in wide_lists(stats, src.levels, used_levels(stats, group_nodes)))
         params.extend(node_lists(group_nodes, members, n_qis))
     terms = metric.batch_terms(stats)[0] if metric is not None else []
     if terms:
@@ -294,12 +283,12 @@ def class_terms(stats, terms, kcols: list[str], params=None) -> list[exp.Express
     return out
 
 
-def _pick(stats, i: int, prefix: str = "g", used=None) -> exp.Expression:
-    """The column of QI ``i``'s code (or metric value) at the node's level."""
+def _pick(stats, i: int, used=None) -> exp.Expression:
+    """The code table's column of QI ``i``'s code at the node's level."""
     levels = _levels(stats.hierarchies[i], i, used)
     if len(levels) == 1:
-        return col(code_col(i, levels[0], prefix), "r")
-    ifs = [exp.If(this=_lit(lv), true=col(code_col(i, lv, prefix), "r")) for lv in levels]
+        return col(code_col(i, levels[0]), "r")
+    ifs = [exp.If(this=_lit(lv), true=col(code_col(i, lv), "r")) for lv in levels]
     return exp.Case(this=col(level_col(i), "n"), ifs=ifs)
 
 
@@ -316,7 +305,7 @@ def key_cols(stats) -> list[str]:
 
 def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Select:
     """The batch statement for ``groups`` (see :func:`layout`)."""
-    from sqlanon.stats.core import class_summary, cte_select, lookup, sum_
+    from sqlanon.stats.core import class_summary, cte_select, lookup, sum_, union_all
 
     dialect = stats.dialect
     n_qis = len(stats.qis)
@@ -330,17 +319,14 @@ def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Se
             ctes.append((meet.table, stats.generalized_select(meet.levels, frm, params)))
         src = meet or frm
         used = used_levels(stats, group_nodes)
-        wide = [exp.alias_(lookup(values, col(stats.qcol(i)), dialect, params), name, quoted=True, copy=False) for name, i, values in wide_lists(stats, src.levels, None, used)]
+        wide = [exp.alias_(lookup(values, col(stats.qcol(i)), dialect, params), name, quoted=True, copy=False) for name, i, values in wide_lists(stats, src.levels, used)]
         ctes.append((f"w{g}", exp.select(*wide, col("cnt"), copy=False).from_(table_ref(src.table), copy=False)))
         values = node_table(group_nodes, members, n_qis, params)
-        keys = [exp.alias_(_sum([_pick(stats, i, "g", used) for i, _ in word]), kcols[w], quoted=True, copy=False) for w, word in enumerate(words(stats))]
+        keys = [exp.alias_(_sum([_pick(stats, i, used) for i, _ in word]), kcols[w], quoted=True, copy=False) for w, word in enumerate(words(stats))]
         part = exp.select(col(NODE_ID, "n"), *keys, col("cnt", "r"), copy=False)
         part = part.from_(table_ref(f"w{g}", alias="r"), copy=False).join(values, join_type="cross", copy=False)
         parts.append(part)
-    gen = parts[0]
-    for p in parts[1:]:
-        gen = exp.union(gen, p, distinct=False, copy=False)
-    ctes.append(("gen", gen))
+    ctes.append(("gen", union_all(parts)))
     keys = [col(NODE_ID), *[col(k) for k in kcols]]
     cls = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
     ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*keys, copy=False)))

@@ -39,7 +39,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.source import col, table_ref
-from sqlanon.stats.build import add_all, as_double, as_varchar, cte_select, if_, lit, sum_
+from sqlanon.stats.build import add_all, as_double, as_varchar, cte_select, if_, lit, sum_, union_all
 from sqlanon.stats.core import distinct_values
 
 MAX_CLASS_VALUES = 64
@@ -263,14 +263,11 @@ class GeneticStats:
         """The base table as the batch statement reads it: the table, or its parts' ``UNION ALL``."""
         if not self.parts:
             return table_ref(self.table, alias=alias)
-        union = exp.select(exp.Star()).from_(table_ref(self.parts[0]))
-        for name in self.parts[1:]:
-            union = exp.union(union, exp.select(exp.Star()).from_(table_ref(name)), distinct=False)
+        union = union_all([exp.select(exp.Star()).from_(table_ref(name)) for name in self.parts])
         return exp.alias_(exp.Subquery(this=union), alias, table=True, quoted=True)
 
     def _totals(self) -> None:
         """N, class counts, regression sums (and the single-group dispersion), and key strides."""
-        stats = self.stats
         aggs = [sum_(col("cnt"))]
         for ti, t in enumerate(self.class_targets):
             aggs += [sum_(col(f"t{ti}_{j}")) for j in range(len(t.values))] + [sum_(col(f"t{ti}_null"))]

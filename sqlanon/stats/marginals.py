@@ -17,7 +17,7 @@ import numpy as np
 from sqlglot import exp
 
 from sqlanon.source import col, table_ref
-from sqlanon.stats.build import lit, sum_
+from sqlanon.stats.build import lit, sum_, union_all
 
 #: pair marginals are read when the base set has at most this many rows (the statement reads it
 #: once per pair); above, only the single-QI bounds (free) are used
@@ -26,16 +26,15 @@ PAIR_SET_ROWS = 500_000
 
 def pair_counts_query(stats, pairs) -> exp.Expression:
     """``(pair index, code a, code b, rows)`` for every QI pair in ``pairs`` (leaf codes)."""
-    out = None
+    parts = []
     for p, (a, b) in enumerate(pairs):
         qa, qb = col(stats.qcol(a)), col(stats.qcol(b))
         part = exp.select(
             exp.alias_(lit(p), "p", quoted=True), exp.alias_(qa, "a", quoted=True), exp.alias_(qb, "b", quoted=True),
             exp.alias_(sum_(col("cnt")), "n", quoted=True), copy=False,
         )
-        part = part.from_(table_ref(stats.base.table), copy=False).group_by(qa.copy(), qb.copy(), copy=False)
-        out = part if out is None else exp.union(out, part, distinct=False, copy=False)
-    return out
+        parts.append(part.from_(table_ref(stats.base.table), copy=False).group_by(qa.copy(), qb.copy(), copy=False))
+    return union_all(parts)
 
 
 def _rare(counts: np.ndarray, k: int) -> int:
@@ -80,13 +79,14 @@ def pair_rare(stats, k: int) -> dict[tuple[int, int], np.ndarray]:
     return out
 
 
-def rare_rows(stats, nodes: np.ndarray, k: int) -> np.ndarray:
-    """Per node (rows of ``nodes``: one level per QI), rows certainly suppressed by k-anonymity."""
+def rare_rows(stats, nodes: np.ndarray, k: int, pairs: bool = True) -> np.ndarray:
+    """Per node (rows of ``nodes``: one level per QI), rows certainly suppressed by k-anonymity:
+    from single QIs (free) and, with ``pairs``, from QI pairs (one statement)."""
     out = np.zeros(len(nodes), dtype=np.int64)
     if k <= 1 or not stats.column_freqs:
         return out
     for i in range(len(stats.qis)):
         out = np.maximum(out, single_rare(stats, i, k)[nodes[:, i]])
-    for (a, b), m in pair_rare(stats, k).items():
+    for (a, b), m in (pair_rare(stats, k) if pairs else {}).items():
         out = np.maximum(out, m[nodes[:, a], nodes[:, b]])
     return out
