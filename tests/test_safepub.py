@@ -10,6 +10,7 @@ import os
 import random
 import sys
 from collections import Counter
+from fractions import Fraction
 
 import duckdb
 import pytest
@@ -24,7 +25,7 @@ from test_oracle_search import write_hierarchy_csvs  # noqa: E402
 import sqlanon.api  # noqa: E402
 import sqlanon.cli  # noqa: E402
 from sqlanon.errors import ConfigError  # noqa: E402
-from sqlanon.privacy import safepub  # noqa: E402
+from sqlanon.privacy import exponential, safepub  # noqa: E402
 
 
 def d_paper(k: int, eps: float) -> float:
@@ -98,15 +99,63 @@ def test_sampling_probability_is_beta_even_for_identical_records(eps, tmp_path):
 
 
 def test_exponential_mechanism_draws_proportionally():
+    """40,000 seeded draws follow ``exp(eps/2 * score)`` within 4 standard deviations, fractional
+    scores included; a candidate 10^4 units below the rest changes nothing measurable."""
     rng = random.Random(5)
-    scores = {0: 0.0, 1: -1.0, 2: -3.0, 3: 2.0}
+    scores = {0: Fraction(0), 1: Fraction(-1), 2: Fraction(-3), 3: Fraction(2), 4: Fraction(1, 2), 5: Fraction(-10**4)}
     eps = 1.3
     n = 40000
     got = Counter(safepub.exponential_draw(rng, list(scores), scores, eps) for _ in range(n))
-    z = sum(math.exp(0.5 * eps * s) for s in scores.values())
+    z = sum(math.exp(0.5 * eps * float(s)) for s in scores.values())
     for c, s in scores.items():
-        p = math.exp(0.5 * eps * s) / z
-        assert abs(got[c] - n * p) <= 4 * math.sqrt(n * p * (1 - p)) + 1
+        p = math.exp(0.5 * eps * float(s)) / z
+        assert abs(got[c] - n * p) <= 4 * math.sqrt(n * p * (1 - p)) + 1, (c, got[c], n * p)
+
+
+@pytest.mark.parametrize("gamma", [Fraction(0), Fraction(1, 3), Fraction(1), Fraction(5, 2), Fraction(7)])
+def test_exact_coin_for_exp_minus_gamma(gamma):
+    """Canonne-Kamath-Steinke's coin: 40,000 seeded flips land ``exp(-gamma)`` of the time (4 sd)."""
+    rng = random.Random(int(gamma * 6) + 1)
+    n = 40000
+    heads = sum(exponential.bernoulli_exp(rng, gamma) for _ in range(n))
+    p = math.exp(-float(gamma))
+    assert abs(heads - n * p) <= 4 * math.sqrt(n * p * (1 - p)) + 1, (heads, n * p)
+
+
+class CountingRandom(random.Random):
+    """Counts the random integers asked for and the largest bound: the draw uses only randrange."""
+
+    def __init__(self, seed):
+        super().__init__(seed)
+        self.calls = 0
+
+    def randrange(self, *args, **kwargs):
+        self.calls += 1
+        return super().randrange(*args, **kwargs)
+
+    def getrandbits(self, k):  # keeps randrange on random bits (Random uses random() otherwise)
+        return super().getrandbits(k)
+
+    def random(self):  # pragma: no cover - must not be called
+        raise AssertionError("the exact mechanism must not draw floating-point numbers")
+
+
+def test_far_below_candidates_need_no_floats_and_few_draws():
+    """Scores 2,000 sensitivity units apart at eps=1: ``exp(0.5 * -2000)`` is 0.0 in floating point,
+    which would make the low candidate impossible; the exact draw keeps it possible (its coin is
+    flipped, never skipped) and uses integers only, in a handful of random integers per draw."""
+    assert math.exp(0.5 * 1.0 * -2000) == 0.0
+    rng = CountingRandom(2)
+    picks = Counter(exponential.draw(rng, [Fraction(0), Fraction(-2000)], 1.0) for _ in range(2000))
+    assert picks == Counter({0: 2000})
+    assert rng.calls < 2000 * 12
+
+
+def test_float_utilities_are_refused():
+    with pytest.raises(TypeError, match="exact"):
+        exponential.draw(random.Random(1), [0.5, 1.0], 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        exponential.draw(random.Random(1), [Fraction(0)], 0.0)
 
 
 def test_scores_match_plain_python():
@@ -116,14 +165,18 @@ def test_scores_match_plain_python():
     params = type("Params", (), {})()
     params.input_rows, params.k = 1000, 7
     ns = NS()
-    ns.rows, ns.suppressed, ns.extra = 600, 50, {"sp_sq": 12345.0, "sp_classes": 30}
+    ns.rows, ns.suppressed, ns.extra = 600, 50, {"sp_sq": 12345, "sp_classes": 30}
     node, heights = (1, 2, 0), [2, 4, 3]
     sup = 50 + 400
-    want = -((550 * 0.5 + sup) + (550 * 0.5 + sup) + (0 + sup)) / 3 / 6
-    assert safepub.score("precision", ns, node, heights, params) == pytest.approx(want)
-    want = -(1000 * sup + 12345.0) / (1000 * (49 / 6 + 1))
-    assert safepub.score("discernibility", ns, node, heights, params) == pytest.approx(want)
+    want = -((Fraction(550, 2) + sup) + (Fraction(550 * 2, 4) + sup) + (0 + sup)) / 3 / 6
+    got = safepub.score("precision", ns, node, heights, params)
+    assert isinstance(got, Fraction) and got == want  # exact: the mechanism draws from it unrounded
+    want = -(1000 * sup + 12345) / (1000 * (Fraction(49, 6) + 1))
+    assert safepub.score("discernibility", ns, node, heights, params) == want
     assert safepub.score("aecs", ns, node, heights, params) == 31
+    ns.extra["sp_sq"] = 12345.5
+    with pytest.raises(ValueError, match="inexact"):
+        safepub.score("discernibility", ns, node, heights, params)
 
 
 def case_files(tmp_path, seed=3, n=400):
@@ -225,3 +278,10 @@ def test_sampling_uniform_is_uniform_on_duckdb():
 
     con = duckdb.connect()
     assert_uniform(con.execute(rates_query("duckdb", "SELECT range AS id FROM range(20000)")).fetchone())
+
+
+def test_exponential_module_doctests():
+    import doctest
+
+    result = doctest.testmod(exponential)
+    assert result.attempted > 0 and result.failed == 0

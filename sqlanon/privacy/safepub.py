@@ -45,10 +45,12 @@ from __future__ import annotations
 import math
 import random
 import secrets
+from fractions import Fraction
 
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
+from sqlanon.privacy import exponential
 from sqlanon.source import Source, col, table_ref
 from sqlanon.stats import if_, lit, sum_
 
@@ -199,36 +201,45 @@ def sample(session, params: Params) -> Source:
 
 
 def score_aggregates(stats, node) -> list[tuple[str, exp.Expression]]:
+    """Released classes and the sum of their squared sizes, in integers (the scores are exact)."""
     okc = col("ok")
-    sq = exp.Mul(this=exp.cast(col("cnt"), "DOUBLE"), expression=exp.cast(col("cnt"), "DOUBLE"))
-    return [("sp_classes", sum_(if_(okc, lit(1), lit(0)))), ("sp_sq", sum_(if_(okc, sq, lit(0.0))))]
+    sq = exp.Mul(this=col("cnt"), expression=col("cnt"))
+    return [("sp_classes", sum_(if_(okc, lit(1), lit(0)))), ("sp_sq", sum_(if_(okc, sq, lit(0))))]
 
 
-def score(metric: str, ns, node, heights: list[int], params: Params) -> float:
-    """The node's score, divided by its sensitivity (higher is better)."""
+def _exact(value) -> Fraction:
+    """An aggregate as an exact number: ints, Decimals (PostgreSQL's sum) and integral floats."""
+    if value is None:
+        return Fraction(0)
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"SafePub: a score aggregate came back inexact ({value!r})")
+    return Fraction(value)
+
+
+def score(metric: str, ns, node, heights: list[int], params: Params) -> Fraction:
+    """The node's score, divided by its sensitivity (higher is better), as an exact fraction: the
+    exponential mechanism (:mod:`sqlanon.privacy.exponential`) draws from it without rounding."""
     n = params.input_rows
     released = ns.rows - ns.suppressed
     suppressed = ns.suppressed + (params.input_rows - ns.rows)  # rows not sampled count as suppressed
     k = params.k
     if metric == "precision":
         d = len(node)
-        total = sum(released * (lv / h if h else 0.0) + suppressed for lv, h in zip(node, heights))
+        total = sum((Fraction(released * lv, h) if h else Fraction(0)) + suppressed for lv, h in zip(node, heights))
         s = -total / d
         return s / (k - 1) if k > 1 else s
     if metric == "discernibility":
-        pen = n * suppressed + float(ns.extra.get("sp_sq") or 0.0)
-        sens = n * (5.0 if k == 1 else k * k / (k - 1) + 1.0)
+        pen = n * suppressed + _exact(ns.extra.get("sp_sq"))
+        sens = n * (Fraction(5) if k == 1 else Fraction(k * k, k - 1) + 1)
         return -pen / sens
     if metric == "aecs":
-        return float(ns.extra.get("sp_classes") or 0) + (1.0 if suppressed > 0 else 0.0)
+        return _exact(ns.extra.get("sp_classes")) + (1 if suppressed > 0 else 0)
     raise ConfigError(f"no SafePub score for metric {metric!r}")
 
 
-def exponential_draw(rng, candidates: list[int], scores: dict[int, float], epsilon: float) -> int:
-    exps = [0.5 * epsilon * scores[c] for c in candidates]
-    shift = max(exps)
-    weights = [math.exp(e - shift) for e in exps]
-    return rng.choices(candidates, weights=weights)[0]
+def exponential_draw(rng, candidates: list[int], scores: dict[int, Fraction], epsilon: float) -> int:
+    """One candidate, ``P(x) ~ exp(epsilon/2 * score(x))``, drawn exactly (see :mod:`sqlanon.privacy.exponential`)."""
+    return candidates[exponential.draw(rng, [scores[c] for c in candidates], epsilon)]
 
 
 def run(lattice, params: Params, metric_name: str, say=lambda m: None):
@@ -272,9 +283,9 @@ def run(lattice, params: Params, metric_name: str, say=lambda m: None):
     chosen = pivot if params.output == "last" else best
     lattice.check(chosen)  # once more with the metric's own aggregates (every class < k suppressed)
     ns, _, value = lattice.evaluated[chosen]
-    say(f"safepub: {len(scores)} transformations scored in {len(trace)} steps; chosen {lattice.node(chosen)} (score {scores[chosen]:.6g})")
+    say(f"safepub: {len(scores)} transformations scored in {len(trace)} steps; chosen {lattice.node(chosen)} (score {float(scores[chosen]):.6g})")
     result = LatticeResult(lattice.node(chosen), ns, value, len(scores), len(lattice), [])
-    result.safepub = {"score": scores[chosen], "steps_run": len(trace), "scored": len(scores)}
+    result.safepub = {"score": float(scores[chosen]), "steps_run": len(trace), "scored": len(scores)}
     return result
 
 
