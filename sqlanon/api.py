@@ -50,19 +50,6 @@ def make_metric(policy: Policy, qis: list[str]):
     return METRICS[policy.metric](weights=[policy.weights.get(q, 1.0) for q in qis])
 
 
-def require_lattice_search(policy: Policy) -> None:
-    """Weights and level bounds are honoured by the lattice searches; the flexible planners
-    (bottom-up, top-down, genetic) choose cuts with their own metrics: refuse, never ignore."""
-    if policy.search in LATTICE_SEARCHES or policy.search in HEURISTIC_SEARCHES or policy.search == "auto":
-        return
-    for key, flag in (("weights", "--weights"), ("min_level", "--min-level"), ("max_level", "--max-level")):
-        if getattr(policy, key):
-            raise ConfigError(
-                f"{flag} is honoured by the lattice searches ({', '.join(sorted(LATTICE_SEARCHES))}); "
-                f"search {policy.search} chooses flexible cuts and cannot honour it"
-            )
-
-
 def check_transforms(policy: Policy, session: Session, requirement: Requirement, qis: list[str]) -> None:
     """Local recoding and microaggregation options, refused before the scan when they cannot work."""
     if policy.local_iterations is not None and not policy.local_recoding:
@@ -133,7 +120,6 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         if policy.overwrite and target.kind in ("none", "in_place"):
             raise ConfigError("--overwrite replaces an existing --output or --output-table; there is none here" + (" (--in-place always replaces the input)" if target.kind == "in_place" else ""))
         qis = qi_specs(policy)
-        require_lattice_search(policy)
         session.source.require_columns(session.engine, policy.drop_columns, "--drop-column")
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
@@ -284,7 +270,10 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
     options.setdefault("k", policy.k)
     options.setdefault("metric", policy.metric)
     options.setdefault("registry", policy.registry)
-    ctx = SearchContext(session.engine, session.source, stats.qis, stats.hierarchies, stats, requirement, metric, options, say)
+    from sqlanon.search.bounds import planner_inputs
+
+    weights, bounds, bounded = planner_inputs(policy, stats.qis, stats.hierarchies)
+    ctx = SearchContext(session.engine, session.source, stats.qis, stats.hierarchies, stats, requirement, metric, options, say, weights=weights, bounds=bounds, bounded=bounded)
     plan = getattr(module, func)(ctx)
     if ctx.steps and "trace" not in plan.extra and options.get("trace"):
         plan.extra["trace"] = ctx.steps
@@ -420,7 +409,6 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
     session = Session(policy)
     try:
         qis = qi_specs(policy)
-        require_lattice_search(policy)
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
         model_extras = privacy_options.add_models(policy, session, requirement)

@@ -44,11 +44,14 @@ def generate_command(
     population_fraction: Optional[float] = typer.Option(None, "--population-fraction", help="Risk: the input is this fraction of its population; estimate population uniques."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    weights: Optional[List[str]] = typer.Option(None, "--weights", hidden=True, help="Refused: generation has no per-attribute loss to weigh."),
+    min_level: Optional[List[str]] = typer.Option(None, "--min-level", hidden=True, help="Refused: generation releases no hierarchy levels."),
+    max_level: Optional[List[str]] = typer.Option(None, "--max-level", hidden=True, help="Refused: generation releases no hierarchy levels."),
 ) -> None:
     from sqlanon.cli import _run
 
     result = _run(
-        run_generate,
+        run_generate, weights=weights or None, min_level=min_level or None, max_level=max_level or None,
         input=input, format=format, delimiter=delimiter, table=table, columns=_split(columns) or None,
         min_sup=min_sup, laplace=laplace, rows=rows, seed=seed, candidates=candidates, output=output,
         output_table=output_table, in_place=in_place, overwrite=overwrite,
@@ -86,8 +89,21 @@ def run_generate(
     progress=None,
     report: str | None = None,
     population_fraction: float | None = None,
+    weights=None,
+    min_level=None,
+    max_level=None,
 ) -> dict:
-    """The command as a function (used by the CLI and tests)."""
+    """The command as a function (used by the CLI and tests).
+
+    Attribute weights and level bounds do not apply: generation models exact values (no
+    hierarchy, so no levels) and has no per-attribute loss for a weight to multiply; they are
+    refused, never ignored."""
+    for flag, given in (("--weights", weights), ("--min-level", min_level), ("--max-level", max_level)):
+        if given:
+            raise ConfigError(
+                f"{flag} does not apply to generate: it models exact values with a KRIMP code table "
+                "(no hierarchy levels, no per-attribute generalization loss to weigh); use it with anonymize"
+            )
     from sqlanon.engine import connect
     from sqlanon.generate.pipeline import run
     from sqlanon.release import Target

@@ -154,6 +154,36 @@ class TreeCoder:
         self.nbits = max(len(self.order) - 1, 0)
         self.attribute = hierarchy.attribute
         self._repair_cache: dict[tuple, list[int]] = {}
+        for entry in self.cnodes:
+            entry["released"] = entry["full"][-1]  # the full node whose label is released
+        self.bounds: tuple[int, int] | None = None
+        self._allowed = ([True] * len(self.cnodes), [True] * len(self.cnodes))
+
+    def set_bounds(self, lo: int, hi: int) -> None:
+        """Restrict cuts to nodes between levels ``lo`` and ``hi`` (``--min-level``/``--max-level``).
+
+        A collapsed node stands for a chain of full nodes (same active leaves) from level ``low`` to
+        ``top``; it may be *kept* in a cut when ``low <= hi`` and ``top >= lo`` (released under its
+        full node at level ``max(low, lo)``, whose hierarchy leaves its LM counts), and *split* when
+        its children (top level ``low - 1``) may be: ``low > lo``. :meth:`repair` then returns the
+        nearest cut within the bounds; the level-``lo`` cut is the most specific such cut and the
+        level-``hi`` cut the most general.
+        """
+        nodes = self._all_nodes
+        keep_ok, split_ok = [], []
+        for entry in self.cnodes:
+            chain = entry["full"]  # top of the chain first
+            top, low = nodes[chain[0]].level, nodes[chain[-1]].level
+            keep_ok.append(low <= hi and top >= lo)
+            split_ok.append(bool(entry["children"]) and low > lo)
+            if keep_ok[-1]:
+                released = next(f for f in reversed(chain) if nodes[f].level >= lo)
+                entry["released"] = released
+                entry["label"] = nodes[released].label
+                entry["leaves"] = nodes[released].leaves
+        self.bounds = (int(lo), int(hi))
+        self._allowed = (keep_ok, split_ok)
+        self._repair_cache.clear()
 
     # -- cuts <-> bits ----------------------------------------------------------------------------
     def cut_nodes(self, bits: Sequence[int]) -> list[int]:
@@ -180,10 +210,10 @@ class TreeCoder:
 
     def is_valid(self, bits: Sequence[int]) -> bool:
         try:
-            self.cut_nodes(bits)
-            return True
+            cut = self.cut_nodes(bits)
         except ConfigError:
             return False
+        return all(self._allowed[0][c] for c in cut)
 
     def bits_of(self, cut: Sequence[int]) -> list[int]:
         """The bit string of a cut given as collapsed node ids."""
@@ -226,11 +256,12 @@ class TreeCoder:
         prefix = [0]
         for b, w in zip(bits, weight):
             prefix.append(prefix[-1] + (w if b else 0))
-        cost = [0] * len(self.cnodes)
+        cost: list[float] = [0] * len(self.cnodes)
         kept = [True] * len(self.cnodes)
+        keep_ok, split_ok = self._allowed  # level bounds (all True without them)
         for cid, lo, hi, kids, gaps in plan:
-            keep = prefix[hi] - prefix[lo]
-            if kids:
+            keep = prefix[hi] - prefix[lo] if keep_ok[cid] else math.inf
+            if kids and split_ok[cid]:
                 split = sum(weight[h] for h in gaps if not bits[h]) + sum(cost[a] for a in kids)
                 if split < keep:
                     cost[cid], kept[cid] = split, False
@@ -307,7 +338,7 @@ class TreeCoder:
                 pos_group[p] = g
         in_cut = {}
         for g, cid in enumerate(cut):
-            in_cut[self.cnodes[cid]["full"][-1]] = g  # the node whose label is released
+            in_cut[self.cnodes[cid]["released"]] = g  # the node whose label is released
         root_group = None
         for leaf in range(self.n_leaves):
             if leaf in self.position:
@@ -491,13 +522,28 @@ class Layout:
 
     @classmethod
     def build(cls, qis, hierarchies, freqs, numeric: Sequence[str] = (), prune_unused: bool = True,
-              max_endpoints: int = 128) -> "Layout":
+              max_endpoints: int = 128, bounds: Sequence[tuple[int, int]] | None = None,
+              bounded: Sequence[str] = ()) -> "Layout":
+        """``bounds`` (per QI ``(lo, hi)`` levels) restrict the tree cuts; a numeric QI named in
+        ``bounded`` whose hierarchy has levels (``bands``) is then cut along that tree instead of
+        into free intervals; one without levels raises a :class:`ConfigError` naming it."""
         coders = []
-        for name, h, f in zip(qis, hierarchies, freqs):
-            if name in set(numeric) or getattr(h, "numeric", False):
+        for i, (name, h, f) in enumerate(zip(qis, hierarchies, freqs)):
+            is_numeric = name in set(numeric) or getattr(h, "numeric", False)
+            if is_numeric and name in set(bounded):
+                if name in set(numeric) or h.max_level < 2:
+                    raise ConfigError(
+                        f"--min-level/--max-level {name}: search genetic cuts {name!r} into intervals, which have "
+                        f"no hierarchy levels; give it a hierarchy with levels (e.g. --qi {name}=bands:5,10,20) or drop the bound"
+                    )
+                is_numeric = False  # a bounded bands hierarchy: cuts of its tree
+            if is_numeric:
                 coders.append(IntervalCoder(h, f, max_endpoints=max_endpoints))
             else:
-                coders.append(TreeCoder(h, f, prune_unused=prune_unused))
+                coder = TreeCoder(h, f, prune_unused=prune_unused)
+                if bounds is not None:
+                    coder.set_bounds(*bounds[i])
+                coders.append(coder)
         return cls(qis, coders)
 
     def split(self, bits: Sequence[int]) -> list[tuple[int, ...]]:
@@ -555,7 +601,7 @@ def recoding_from_transformation(transformation: dict, qis, hierarchies, numeric
     (``{column: [released values or "[lo, hi]" intervals]}``), e.g. for ``sqlanon check``.
 
     Categorical: each leaf maps to the listed value on its path to the root (exactly one must be).
-    Numeric (listed in ``numeric``, or a numeric hierarchy, or every value an interval): each leaf
+    Numeric (listed in ``numeric``, or every value an interval ``[lo, hi]``): each leaf
     maps to the interval holding it (a value in a gap goes to the next interval to its right).
     """
     from sqlanon.plan import Recoding
@@ -565,7 +611,8 @@ def recoding_from_transformation(transformation: dict, qis, hierarchies, numeric
         if q not in transformation:
             raise ConfigError(f"the transformation has no cut for quasi-identifier {q!r}")
         cut = [str(v) for v in transformation[q]]
-        is_num = q in set(numeric) or getattr(h, "numeric", False) or (cut and all(INTERVAL.match(v) for v in cut))
+        # intervals "[lo, hi]" (a bands hierarchy cut along its tree releases its band labels)
+        is_num = q in set(numeric) or bool(cut and all(INTERVAL.match(v) for v in cut))
         if is_num:
             ivs = parse_intervals(cut, q)
             per_leaf = []

@@ -7,7 +7,11 @@ attribute (:class:`FlexibleEvaluator`).
 * **LM** (general loss): per row and QI, categorical ``(M_P - 1)/(M - 1)`` (``M_P`` leaves below
   the released node, ``M`` leaves of the tree), numeric ``(U_i - L_i)/(U - L)`` (the released
   interval's smallest and largest value over the column's bounds); a suppressed row counts 1 in
-  every QI. Per column the mean over rows; LM is the mean over columns.
+  every QI. Per column the mean over rows; LM is the mean over columns. With attribute weights
+  (``--weights``, normalized to the largest), QI ``i``'s per-row loss -- released or suppressed --
+  is multiplied by ``w_i`` before the means: ``LM = sum_i w_i LM_i / n`` (ARX's weighted LM, as
+  the lattice metric); ``lm_per_column`` then holds ``w_i LM_i``. Only the LM part of an objective
+  is weighted (CM, cost-matrix CM and regression score classes, not attributes).
 * **CM** (classification): ``(suppressed rows + released rows not of their group's majority
   class) / N``.
 * **cost-matrix CM**: a row of class ``a`` in a group whose majority class is ``b`` costs
@@ -53,7 +57,7 @@ class FlexLM(FlexMetric):
         n, N = ev.n, ev.rows
         if n == 0 or N == 0:
             return 0.0
-        total = sum(agg["colsum"]) - float(agg["lm_sup"] or 0.0) + n * agg["suppressed"]
+        total = sum(agg["colsum"]) - float(agg["lm_sup"] or 0.0) + ev.weight_sum * agg["suppressed"]
         return total / (n * N)
 
 
@@ -260,11 +264,14 @@ class FlexibleEvaluator:
     """Scores chromosomes of a :class:`sqlanon.cut.Layout`: per-attribute parts cached, aggregates by
     one SQL statement per batch, whole-solution results memoized."""
 
-    def __init__(self, stats, layout, objective: Objective, ok, budget: int, cost_specs=(), needs=None) -> None:
+    def __init__(self, stats, layout, objective: Objective, ok, budget: int, cost_specs=(), needs=None, weights=None) -> None:
         self.stats = stats
         self.layout = layout
         self.objective = objective
         self.n = len(layout.qis)
+        #: normalized attribute weights (None: all 1); they multiply each QI's LM loss per row
+        self.weights = None if weights is None else [float(w) for w in weights]
+        self.weight_sum = self.n if self.weights is None else sum(self.weights)
         self.budget = budget
         self.gstats = GeneticStats(stats, objective.class_targets, objective.regression_targets, ok, needs)
         self._cost_specs = list(cost_specs)
@@ -293,9 +300,10 @@ class FlexibleEvaluator:
         groups = coder.groups(bits)
         codes = np.zeros(coder.n_leaves, dtype=np.int64)
         loss = np.zeros(coder.n_leaves, dtype=np.float64)
+        w = 1.0 if self.weights is None else self.weights[i]
         for g, (_, l, leaves) in enumerate(groups):
             codes[leaves] = g
-            loss[leaves] = l
+            loss[leaves] = l if self.weights is None else w * l
         freq = self.stats.column_freqs[i]
         entry = {"codes": codes, "loss": loss, "colsum": sum(f * l for f, l in zip(freq, loss.tolist())), "groups": len(groups)}
         if len(cache) > 50_000:
@@ -329,7 +337,7 @@ class FlexibleEvaluator:
                 if per_column and self.lm:
                     agg["lm_sup"] = sum(float(agg[f"lm_sup{i}"] or 0) for i in range(self.n))
                     agg["lm_per_column"] = [
-                        (agg["colsum"][i] - float(agg[f"lm_sup{i}"] or 0) + agg["suppressed"]) / self.rows
+                        (agg["colsum"][i] - float(agg[f"lm_sup{i}"] or 0) + (1.0 if self.weights is None else self.weights[i]) * agg["suppressed"]) / self.rows
                         for i in range(self.n)
                     ]
                 agg["value"] = self.objective.metric.value(agg, self)

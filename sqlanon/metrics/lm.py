@@ -114,9 +114,12 @@ def recoding_losses(recoding, hierarchies) -> list[list[float]]:
     return out
 
 
-def recoding_aggregates(stats, recoding):
-    """The aggregate ``lm_released`` (as :class:`LM`'s) for a flexible recoding's class table."""
+def recoding_aggregates(stats, recoding, weights=None):
+    """The aggregate ``lm_released`` (as :class:`LM`'s) for a flexible recoding's class table;
+    ``weights`` (normalized, one per QI) multiply each QI's loss."""
     losses = recoding_losses(recoding, stats.hierarchies)
+    if weights is not None:
+        losses = [[w * x for x in l] for w, l in zip(weights, losses)]
 
     def build(params=None):
         terms = [lookup(l, col(stats.qcol(i)), stats.dialect, params) for i, l in enumerate(losses)]
@@ -128,8 +131,10 @@ def recoding_aggregates(stats, recoding):
     return build
 
 
-def recoding_value(stats, ns) -> float:
-    """LM of a flexible recoding from :func:`recoding_aggregates` (a suppressed row counts 1)."""
+def recoding_value(stats, ns, weights=None) -> float:
+    """LM of a flexible recoding from :func:`recoding_aggregates` (a suppressed row counts 1, or
+    ``w_i`` in QI ``i`` with weights: the mean of the weights per row)."""
     nq = len(stats.qis)
     released = float(ns.extra["lm_released"] or 0.0)
-    return (released / nq + ns.suppressed) / stats.rows if stats.rows else 0.0
+    per_suppressed = 1 if weights is None else sum(weights) / nq
+    return (released / nq + ns.suppressed * per_suppressed) / stats.rows if stats.rows else 0.0

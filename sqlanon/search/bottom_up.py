@@ -52,6 +52,8 @@ class Taxonomy:
     parent: list[int]
     children: list[list[int]] = field(default_factory=list)
     n_leaves: int = 0
+    #: per node, the ``(lowest, highest)`` hierarchy level holding its leaf set (None: intervals)
+    levels: list[tuple[int, int]] | None = None
 
     def __post_init__(self) -> None:
         if not self.children:
@@ -97,6 +99,7 @@ class Taxonomy:
             for level, label in enumerate(row):
                 sets.setdefault((level, label), set()).add(code)
         parent = [-1] * n
+        levels = [[0, 0] for _ in range(n)]
         for code, row in enumerate(h.rows):
             prev = code
             for level in range(1, len(row)):
@@ -107,10 +110,30 @@ class Taxonomy:
                     index[s] = node
                     labels.append(row[level])
                     parent.append(-1)
+                    levels.append([level, level])
+                levels[node][1] = max(levels[node][1], level)
                 if node != prev:
                     parent[prev] = node
                     prev = node
-        return cls(h.attribute, labels, parent, n_leaves=n)
+        return cls(h.attribute, labels, parent, n_leaves=n, levels=[tuple(x) for x in levels])
+
+    def bounded(self, h, lo: int, hi: int) -> tuple[list[int], set[int]]:
+        """Level bounds ``lo..hi``: relabel every node standing for levels below ``lo`` (a chain
+        of single children) by its level-``lo`` label, and return the start (per leaf, the node of
+        its level-``lo`` ancestor) and the nodes a generalization may not reach (lowest level
+        above ``hi``)."""
+        start = []
+        for leaf, row in enumerate(h.rows):
+            x = leaf
+            while self.levels[x][1] < lo:
+                x = self.parent[x]
+            start.append(x)
+        for node, (low, top) in enumerate(self.levels):
+            if low < lo <= top:
+                leaf = self.leaves_under(node)[0]
+                self.labels[node] = h.rows[leaf][lo]
+        above = {node for node, (low, _) in enumerate(self.levels) if low > hi}
+        return start, above
 
     @classmethod
     def numeric_intervals(cls, h, fanout: int = 2) -> "Taxonomy":
@@ -166,25 +189,34 @@ def _ip(info: float, gain: int) -> float:
     return info / gain if gain > 0 else math.inf
 
 
-def choice_key(info: float, gain: int, attr: int, parent: int) -> tuple:
-    """The order of generalizations: IP, then I (the paper), then larger P, VID order, node id."""
+def choice_key(info: float, gain: int, attr: int, parent: int, weight: float = 0.0) -> tuple:
+    """The order of generalizations: IP, then I (the paper), then larger P, the lighter attribute
+    (with weights), VID order, node id."""
     ip = _ip(info, gain)
-    return (round(ip, ROUND) if math.isfinite(ip) else math.inf, round(info, ROUND), -gain, attr, parent)
+    return (round(ip, ROUND) if math.isfinite(ip) else math.inf, round(info, ROUND), -gain, weight, attr, parent)
 
 
 class BottomUp:
     """Algorithm 1 with the pruning of Section 5, over a :class:`VidTable`."""
 
-    def __init__(self, engine, taxonomies: Sequence[Taxonomy], base_table: str, classes: Sequence[str] | None, K: int, budget: int = 0, prune: bool = True) -> None:
+    def __init__(self, engine, taxonomies: Sequence[Taxonomy], base_table: str, classes: Sequence[str] | None, K: int, budget: int = 0, prune: bool = True,
+                 start: Sequence[Sequence[int] | None] | None = None, barred: Sequence[set[int]] | None = None, weights: Sequence[float] | None = None) -> None:
+        """``start`` (per attribute, leaf -> node; None: the leaves) is the first cut (level bounds:
+        the min-level cut); ``barred`` (per attribute) the nodes no generalization may produce
+        (above the max level); ``weights`` multiply each attribute's ``I(G)`` in ``IP``."""
         self.engine = engine
         self.tax = list(taxonomies)
         self.K = int(K)
         self.budget = int(budget)
         self.prune = prune
+        self.weights = list(weights) if weights is not None else None
+        self.barred = [set(b) for b in barred] if barred is not None else [set() for _ in self.tax]
         self.vids = VidTable(engine, len(self.tax), len(classes) if classes else 1)
-        self.vid_count0 = self.vids.create(base_table, classes)
+        moved = start is not None and any(m is not None and list(m) != list(range(t.n_leaves)) for m, t in zip(start, self.tax))
+        leaf_nodes = [list(m) if m is not None else list(range(t.n_leaves)) for m, t in zip(start, self.tax)] if moved else None
+        self.vid_count0 = self.vids.create(base_table, classes, leaf_nodes)
         self.vid_count = self.vid_count0
-        self.cut: list[set[int]] = [set(range(t.n_leaves)) for t in self.tax]
+        self.cut: list[set[int]] = [set(m) for m in leaf_nodes] if moved else [set(range(t.n_leaves)) for t in self.tax]
         self.parents = [list(t.parent) for t in self.tax]
         self.O = self.vids.count_histogram(self.K)  # the paper's O[i], i < K
         self.info: dict[tuple[int, int], tuple[float, int]] = {}
@@ -202,6 +234,8 @@ class BottomUp:
         new = []
         for a in attrs:
             for p in self.tax[a].internal():
+                if p in self.barred[a]:
+                    continue
                 if (a, p) not in self._valid and p not in self.cut[a] and self._is_valid(a, p):
                     self._valid.add((a, p))
                     if (a, p) not in self.info:
@@ -248,6 +282,15 @@ class BottomUp:
                 break
         return min(a_new, a_old, self.K)
 
+    def weighted_info(self, g: tuple[int, int]) -> float:
+        """``w_a * I(G)`` for a generalization of attribute ``a`` (``I(G)`` without weights)."""
+        info = self.info[g][0]
+        return info if self.weights is None else self.weights[g[0]] * info
+
+    def weight_key(self, attr: int) -> float:
+        """Tie-break after IP, I and P: the lighter attribute first (0 for all without weights)."""
+        return 0.0 if self.weights is None else self.weights[attr]
+
     def probe(self, attr: int, p: int) -> Probe:
         self.probes += 1
         return self.vids.probe(attr, p, self.tax[attr].children[p], self.K)
@@ -265,13 +308,13 @@ class BottomUp:
             pr = self.probe(*g)
             probes[g] = pr
             gains[g] = max(0, self.anonymity_after(pr) - A)
-        best = min(valid, key=lambda g: choice_key(self.info[g][0], gains.get(g, 0), g[0], g[1]))
+        best = min(valid, key=lambda g: choice_key(self.weighted_info(g), gains.get(g, 0), g[0], g[1], self.weight_key(g[0])))
         for g, pr in probes.items():
             if g != best:
                 self.vids.discard(pr)
         pr = probes.get(best) or self.probe(*best)
         self._apply(pr)
-        info, gain = self.info[best][0], gains.get(best, 0)
+        info, gain = self.weighted_info(best), gains.get(best, 0)
         step = Step(
             attr=best[0], parent=best[1], children=list(self.tax[best[0]].children[best[1]]),
             info_loss=info, gain=gain, ip=_ip(info, gain), critical=gain > 0,
@@ -386,10 +429,26 @@ def run(ctx) -> Plan:
     prune = str(options.get("pruning", "true")).lower() not in ("false", "0", "no", "off")
 
     taxonomies = [Taxonomy.from_hierarchy(h, fanout) for h in ctx.hierarchies]
+    weights = getattr(ctx, "weights", None)
+    bounds = getattr(ctx, "bounds", None)
+    start = barred = None
+    if bounds is not None:
+        from sqlanon.search.bounds import refuse_levelless
+
+        refuse_levelless(ctx, "bottom-up", [i for i, t in enumerate(taxonomies) if t.levels is None])
+        start, barred = [], []
+        for t, h, (lo, hi) in zip(taxonomies, ctx.hierarchies, bounds):
+            if t.levels is None:
+                start.append(None)
+                barred.append(set())
+                continue
+            first, above = t.bounded(h, lo, hi)
+            start.append(first)
+            barred.append(above)
     base_table, classes = _class_base(ctx)
     if classes is None:
         ctx.progress("bottom-up: no --class-column, so I(G) = 0 and generalizations are chosen by anonymity gain")
-    search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, budget, prune=prune)
+    search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, budget, prune=prune, start=start, barred=barred, weights=weights)
     ctx.progress(f"bottom-up: {search.vid_count0:,} vids, A(VID) = {search.anonymity}, K = {K}")
     ok = requirement.predicate()
     rows = ctx.stats.rows
@@ -399,8 +458,8 @@ def run(ctx) -> Plan:
     # at the root; without a class column (or when the class carries no information about the QIs)
     # I(G) is 0 everywhere and the stopping point is chosen by Iyengar's LM instead (a suppressed
     # row counts 1 in every QI).
-    full = search.vids.info_loss([(a, t.root, list(range(t.n_leaves))) for a, t in enumerate(taxonomies) if t.children[t.root]]) if classes is not None else {}
-    per_row = sum(info for info, _ in full.values())
+    full = search.vids.info_loss([(a, t.root, sorted(search.cut[a])) for a, t in enumerate(taxonomies) if t.children[t.root] and t.root not in search.cut[a]]) if classes is not None else {}
+    per_row = sum(info * (1.0 if weights is None else weights[a]) for (a, _), (info, _) in full.items())
     use_lm = classes is None or per_row <= 1e-12
     metric_name = "lm" if use_lm else "information_loss"
 
@@ -414,11 +473,11 @@ def run(ctx) -> Plan:
         suppressed rows."""
         nonlocal best
         recoding = search.recoding()
-        aggs = lm_recoding_aggregates(ctx.stats, recoding) if use_lm else ()
+        aggs = lm_recoding_aggregates(ctx.stats, recoding, weights) if use_lm else ()
         ns = ctx.stats.evaluate(recoding, ok, aggs)
         if ns.suppressed > budget or ns.suppressed >= rows:
             return ns.suppressed
-        cost = lm_recoding_value(ctx.stats, ns) if use_lm else (loss + ns.suppressed * per_row) / rows
+        cost = lm_recoding_value(ctx.stats, ns, weights) if use_lm else (loss + ns.suppressed * per_row) / rows
         if best is None or cost < best[0] - 1e-12:
             best = (cost, len(search.steps), [set(c) for c in search.cut], ns.suppressed, loss / rows)
         return ns.suppressed
@@ -432,7 +491,7 @@ def run(ctx) -> Plan:
         if s is None:
             break
         explored += 1
-        loss += search.info[(s.attr, s.parent)][0] * search.info[(s.attr, s.parent)][1]
+        loss += search.weighted_info((s.attr, s.parent)) * search.info[(s.attr, s.parent)][1]
         d = search.describe_step(s, ctx.qis, len(search.steps))
         trace_rows.append(d)
         ctx.trace(d)
@@ -446,7 +505,8 @@ def run(ctx) -> Plan:
 
         recoding = search.recoding()
         search.vids.drop()
-        raise unsatisfiable(ctx.stats, requirement, recoding, qis=ctx.qis, scope="(bottom-up, every quasi-identifier generalized as far as it goes)",
+        scope = "(bottom-up, every quasi-identifier generalized as far as " + ("its --max-level allows)" if bounds is not None else "it goes)")
+        raise unsatisfiable(ctx.stats, requirement, recoding, qis=ctx.qis, scope=scope,
                             label="the most general cut bottom-up reached")
     cost, chosen_steps, cut, _, gen_loss = best
     search.cut = cut
@@ -460,9 +520,13 @@ def run(ctx) -> Plan:
         "probes": search.probes,
         "rows_touched": search.rows_touched,
         "search_seconds": round(time.perf_counter() - started, 3),
-        "suppressed_row_cost": 1.0 if use_lm else per_row,
+        "suppressed_row_cost": (1.0 if weights is None else sum(weights) / len(weights)) if use_lm else per_row,
         "generalization_loss": gen_loss,
     }
+    if weights is not None:
+        extra["weights"] = dict(zip(ctx.qis, weights))
+    if bounds is not None:
+        extra["level_bounds"] = {q: list(b) for q, b in zip(ctx.qis, bounds)}
     if trace:
         extra["trace"] = trace_rows[:chosen_steps]
         if explored > chosen_steps:

@@ -12,6 +12,11 @@ it on ``ctx.engine``. It never reads source rows into Python.
 * ``ctx.progress(message)`` reports progress (stderr in the CLI); ``ctx.trace(dict)`` records a
   step for ``--trace``.
 * ``Plan.extra`` is merged into the ``--json`` object (e.g. ``steps``, ``lm``, ``evaluations``).
+* ``ctx.weights``: the attribute weights (``--weights``/``weights:``), one per QI, normalized as
+  ARX does (each over the largest), or None when none were given; ``ctx.bounds``: per QI the
+  ``(lowest, highest)`` level (``--min-level``/``--max-level``), or None when none were given;
+  ``ctx.bounded``: the QIs named by a bound. A planner honours both or refuses
+  (:mod:`sqlanon.search.bounds`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ class SearchContext:
     options: dict = field(default_factory=dict)
     progress: Callable[[str], None] = lambda message: None
     steps: list[dict] = field(default_factory=list)
+    weights: list[float] | None = None
+    bounds: list[tuple[int, int]] | None = None
+    bounded: list[str] = field(default_factory=list)
 
     def trace(self, step: dict) -> None:
         self.steps.append(step)

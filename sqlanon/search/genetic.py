@@ -26,6 +26,13 @@ per bit), ``batch`` (16), ``selection_bias`` (1.5), ``crossover`` (``two-point``
 (128: more distinct values are quantized to this many equal-frequency end points),
 ``seed_lattice`` (true: start from the full-domain lattice optimum under LM when cheap,
 :mod:`sqlanon.search.seeding`),
+``ctx.bounds`` (``--min-level``/``--max-level``): every cut node of a QI lies between its levels
+(:meth:`sqlanon.cut.TreeCoder.set_bounds`): the initial population, mutation and crossover all go
+through the bounded repair, so no member ever leaves the bounds; a bounded ``bands`` QI is cut along
+its tree, a QI without levels (intervals) refuses the bound. ``ctx.weights`` (``--weights``)
+multiply each QI's per-row LM loss in the objective's LM part (:mod:`sqlanon.metrics.flexible`);
+an objective without an LM part refuses them.
+
 ``prune_unused`` (true: leaves holding no row get no chromosome bit), ``objective`` (lm | cm |
 cm-cost | regression | weighted; default the ``--metric``), and the metric options of
 :func:`sqlanon.metrics.flexible.build_objective` (``cost_matrix``, ``cost_suppressed``,
@@ -137,7 +144,8 @@ class GA:
     def initial(self) -> list[tuple]:
         """Random chromosomes of varied density (repaired), plus the all-general solution."""
         n, size = self.layout.nbits, self.opts["population"]
-        out = list(dict.fromkeys([tuple([0] * n), *self.seeds]))
+        # the most general cut (the root, or within level bounds the max-level cut)
+        out = list(dict.fromkeys([tuple(self.layout.repair([0] * n)), *self.seeds]))
         seen = set(out)
         tries = 0
         while len(out) < size and tries < 20 * size:
@@ -275,11 +283,19 @@ def run(ctx) -> Plan:
     stats = ctx.stats
     if ctx.options.get("k") is not None and int(ctx.options["k"]) > stats.rows:
         raise UnsatisfiableError(f"k={ctx.options['k']} is larger than the table ({stats.rows} rows)")
+    bounds = getattr(ctx, "bounds", None)
+    weights = getattr(ctx, "weights", None)
     layout = Layout.build(ctx.qis, ctx.hierarchies, stats.column_freqs, numeric=opts["numeric"],
-                          prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"])
+                          prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"],
+                          bounds=bounds, bounded=getattr(ctx, "bounded", ()))
     name = objective_name(ctx)
     objective, cost_specs = build_objective(name, opts, stats.class_column or ctx.options.get("class_column"))
-    ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, cost_specs, req.needs)
+    if weights is not None and not objective.metric.needs_lm:
+        raise ConfigError(
+            f"--weights multiply each quasi-identifier's LM loss; the genetic objective {name} has no LM part "
+            "(use --metric lm, or --option objective=weighted with an lm term)"
+        )
+    ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, cost_specs, req.needs, weights=weights)
     ev.prepare()
     ctx.progress(f"genetic: chromosome of {layout.nbits} bits over {len(ctx.qis)} QIs; population {opts['population']}, "
                  f"{opts['iterations']} iterations, objective {name}")
@@ -320,6 +336,10 @@ def run(ctx) -> Plan:
         "search_seconds": round(seconds, 3),
         "best_so_far": ga.history,
     }
+    if weights is not None:
+        extra["weights"] = dict(zip(ctx.qis, weights))
+    if bounds is not None:
+        extra["level_bounds"] = {q: list(b) for q, b in zip(ctx.qis, bounds)}
     if "cm" in agg["report"]:
         extra["cm"] = agg["report"]["cm"]
     return Plan(

@@ -27,8 +27,12 @@ def lattice_seed(ctx, layout, objective: str) -> list[tuple]:
         return []
     if math.prod(h.max_level + 1 for h in ctx.hierarchies) > MAX_NODES:
         return []
+    bounds, weights = getattr(ctx, "bounds", None), getattr(ctx, "weights", None)
+    if bounds is not None and math.prod(hi - lo + 1 for lo, hi in bounds) > MAX_NODES:
+        return []
     try:
-        result = optimal.run(Lattice(ctx.stats, ctx.requirement, METRICS["lm"]()))
+        # the same weighted LM and level bounds as the genetic search
+        result = optimal.run(Lattice(ctx.stats, ctx.requirement, METRICS["lm"](weights=weights), bounds=bounds))
     except UnsatisfiableError:
         return []
     ctx.progress(f"genetic: seeded with the lattice optimum {list(result.node)} (LM {result.value:.4f}, {result.nodes_evaluated} nodes)")

@@ -56,10 +56,27 @@ class CatAttr:
 
     numeric = False
 
-    def __init__(self, qi: int, tree: Tree, freq: list[int], class_hist: list[dict]) -> None:
+    def __init__(self, qi: int, tree: Tree, freq: list[int], class_hist: list[dict], bounds: tuple[int, int] | None = None) -> None:
         self.qi, self.tree, self.freq, self.class_hist = qi, tree, freq, class_hist
         self.cut = {0}
         self.leaf_node = [0] * len(freq)
+        self.lo = 0
+        if bounds is not None:
+            # level bounds: start from the max-level cut, never specialize a node whose children
+            # would all lie below the min level (its lowest level is <= lo)
+            h = tree.hierarchy
+            self.lo, hi = int(bounds[0]), int(bounds[1])
+            up = h.leaf_to_level(hi)
+            members: dict[int, set] = {}
+            for leaf, code in enumerate(up):
+                members.setdefault(code, set()).add(leaf)
+            self.leaf_node = [tree.by_set[frozenset(members[up[leaf]])] for leaf in range(len(freq))]
+            self.cut = set(self.leaf_node)
+
+    def top_level(self, node: int) -> int:
+        """The highest hierarchy level holding this node's leaf set (its chain's top)."""
+        n = self.tree.nodes[node]
+        return self.tree.hierarchy.max_level if node == 0 else self.tree.nodes[n.parent].level - 1
 
     def rows(self, node: int) -> int:
         return sum(self.freq[l] for l in self.tree.nodes[node].leaves)
@@ -74,7 +91,7 @@ class CatAttr:
         return list(self.tree.nodes[node].children)
 
     def candidates(self) -> list[int]:
-        return sorted(v for v in self.cut if self.tree.nodes[v].children and self.rows(v) > 0)
+        return sorted(v for v in self.cut if self.tree.nodes[v].children and self.rows(v) > 0 and self.tree.nodes[v].level > self.lo)
 
     def spec_map(self, cands) -> list[int]:
         m = list(self.leaf_node)
@@ -92,7 +109,10 @@ class CatAttr:
                 self.leaf_node[l] = c
 
     def label(self, node: int) -> str:
-        return self.tree.nodes[node].label
+        n = self.tree.nodes[node]
+        if n.level < self.lo <= self.top_level(node):  # a chain reaching the min level: its label there
+            return self.tree.hierarchy.rows[next(iter(n.leaves))][self.lo]
+        return n.label
 
     def distortion(self) -> float:
         """Paper's distortion: one unit per generalization step (value -> parent value), per record;
@@ -446,6 +466,14 @@ def run(ctx) -> Plan:
 
     # -- attribute states -----------------------------------------------------------------------
     has_class = bool(class_column)
+    weights, bounds = getattr(ctx, "weights", None), getattr(ctx, "bounds", None)
+    if bounds is not None:
+        from sqlanon.search.bounds import has_levels, refuse_levelless
+
+        refuse_levelless(ctx, "top-down", [qi for qi in x_attrs if not has_levels(ctx.hierarchies[qi])])
+        for qi, q in enumerate(qis):
+            if qi not in x_attrs and bounds[qi][0] > 0:
+                raise ConfigError(f"--min-level {q}={bounds[qi][0]}: top-down releases {q!r} unchanged (it is not in X); add it to --x or drop the bound")
     attrs: dict[int, object] = {}
     for qi in x_attrs:
         h = ctx.hierarchies[qi]
@@ -460,7 +488,7 @@ def run(ctx) -> Plan:
         if getattr(h, "numeric", False) and h.max_level == 1:
             attrs[qi] = NumAttr(qi, h.leaves, freq, hist, has_class)
         else:
-            attrs[qi] = CatAttr(qi, tree_of(qi), freq, hist)
+            attrs[qi] = CatAttr(qi, tree_of(qi), freq, hist, bounds[qi] if bounds is not None else None)
     fixed = {qi: [trees[qi].leaf_node[l] for l in range(len(ctx.hierarchies[qi].rows))] for qi in join1 if qi not in attrs}
 
     def cuts_now(override: dict | None = None) -> dict[int, list[int]]:
@@ -520,7 +548,10 @@ def run(ctx) -> Plan:
     total, per = lj.evaluate_state(cuts_now(), m0, i0, [qi for qi in attrs], factorized)
     evaluations = 1
     if not ok(total):
-        raise UnsatisfiableError(_fault_message(lj, cuts_now(), m0, i0, privacy, model, total, releases, attrs, sens))
+        message = _fault_message(lj, cuts_now(), m0, i0, privacy, model, total, releases, attrs, sens)
+        if bounds is not None:
+            message = message.replace("the most general current release", "the most general current release within --max-level")
+        raise UnsatisfiableError(message)
 
     invalid: set[tuple[int, int]] = set()
     steps = []
@@ -543,7 +574,7 @@ def run(ctx) -> Plan:
                 if not ok(after):
                     invalid.add((qi, v))
                     continue
-                gain = _info_gain(a, v, has_class)
+                gain = _info_gain(a, v, has_class) * (1.0 if weights is None else weights[qi])
                 loss = model.loss(total.ay, after.ay) if privacy == "xy-anonymity" else model.loss(total.ly, after.ly)
                 score = gain / (max(loss, 0.0) + 1.0)
                 key = (score, gain, -qi, -v)
@@ -576,8 +607,11 @@ def run(ctx) -> Plan:
         else:
             values.append(list(h.leaves))
     n = lj.rows1 or 1
-    cat = sum(a.distortion() for a in attrs.values() if not a.numeric) / n
-    cont = sum(a.distortion() for a in attrs.values() if a.numeric) / n
+    def w(qi: int) -> float:
+        return 1.0 if weights is None else weights[qi]
+
+    cat = sum(w(qi) * a.distortion() for qi, a in attrs.items() if not a.numeric) / n
+    cont = sum(w(qi) * a.distortion() for qi, a in attrs.items() if a.numeric) / n
     lj.drop()
     extra = {
         "privacy_model": model.describe(),
@@ -594,6 +628,10 @@ def run(ctx) -> Plan:
         "distortion": {"categorical": cat, "continuous": cont},
         "search_seconds": round(time.perf_counter() - started, 3),
     }
+    if weights is not None:
+        extra["weights"] = dict(zip(qis, weights))
+    if bounds is not None:
+        extra["level_bounds"] = {q: list(b) for q, b in zip(qis, bounds)}
     if privacy == "xy-linkability":
         extra["linkability_per_value"] = [{**sv.describe(), "achieved": l} for sv, l in zip(sens, total.ly)]
     return Plan(

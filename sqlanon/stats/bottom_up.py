@@ -120,8 +120,11 @@ class VidTable:
             sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "y0", quoted=True))
         sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "cnt", quoted=True))
         q = exp.select(*sel).from_(table_ref(base_table))
-        if keys:
-            q = q.group_by(*[k.copy() for k in keys])
+        # a lookup folded to a constant (every leaf in one start node) is no grouping key: a
+        # literal in GROUP BY would be read as a column position
+        grouping = [k.copy() for k in keys if not isinstance(k, exp.Literal)]
+        if grouping:
+            q = q.group_by(*grouping)
         return self.dialect.create_temp(self.name, q)
 
     def create(self, base_table: str, classes: Sequence[str] | None, leaf_nodes=None) -> int:
