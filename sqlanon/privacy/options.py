@@ -18,6 +18,8 @@ from sqlanon.privacy.t_closeness import TCloseness
 from sqlanon.source import Source
 
 LATTICE_ONLY = "is computed by the lattice searches (optimal, samarati, incognito)"
+#: models the genetic search computes as well (k-map and delta-presence: lattice searches only)
+GENETIC_TOO = ("recursive (c,l)-diversity", "hierarchical t-closeness")
 
 
 def validate(policy) -> None:
@@ -55,8 +57,11 @@ def validate(policy) -> None:
     if uses:
         from sqlanon.search import LATTICE_SEARCHES
 
-        if policy.search not in LATTICE_SEARCHES:
-            raise ConfigError(f"{uses[0]} {LATTICE_ONLY}; search {policy.search} cannot honour it")
+        # the genetic search's batched class statistics carry top_s/tail_s and emd_hier too
+        refused = [u for u in uses if not (policy.search == "genetic" and u in GENETIC_TOO)]
+        if policy.search not in LATTICE_SEARCHES and refused:
+            where = LATTICE_ONLY + (" and the genetic search" if refused[0] in GENETIC_TOO else "")
+            raise ConfigError(f"{refused[0]} {where}; search {policy.search} cannot honour it")
 
 
 def population_source(policy, session) -> Source:

@@ -22,6 +22,16 @@ Taxonomies come from the hierarchy tables: a node is a set of leaves, so a chain
 levels (``Preschool -> Primary School -> Primary education``) is one node, released under its
 lowest label. A flat numeric hierarchy (``--numeric COL``) gets a tree of adjacent intervals
 (``numeric_fanout`` values per node, default 2).
+
+Attribute weights (``ctx.weights``, normalized to the largest) multiply ``I(G)`` of every
+generalization of that attribute, so ``IP = w_a I(G) / P(G)``; the suppressed-row cost becomes
+``sum_a w_a I_a(root)`` and, without a class column (``I = 0``), the LM that picks the stopping
+point weighs QI ``i``'s per-row loss by ``w_i``; equally ranked generalizations then go to the
+lighter attribute first. Level bounds (``ctx.bounds``): the search starts from the min-level cut
+(each leaf at its level-``lo`` ancestor; information loss is counted from there) and a
+generalization whose node lies above the max level is never valid; a node standing for a chain
+of levels below ``lo`` is released under its level-``lo`` label. A flat numeric QI (intervals,
+no levels) refuses bounds.
 """
 
 from __future__ import annotations

@@ -20,6 +20,14 @@ Options (``ctx.options``): ``previous`` (paths, tables of the input database, or
 the registry), ``x``, ``y``, ``privacy`` (``xy-anonymity`` | ``xy-linkability``), ``k``,
 ``sensitive_values``, ``inconsistent``, ``join`` (override the join attributes), ``registry``,
 ``factorized`` (``false`` forces the partition-pair SQL even in Case 1; for tests).
+
+Attribute weights (``ctx.weights``, normalized to the largest) multiply the ``InfoGain`` of every
+specialization of that attribute (``Score = w_a InfoGain / (PrivLoss + 1)``) and its distortion in
+the reported metric. Level bounds (``ctx.bounds``): every attribute of X starts from its max-level
+cut instead of the root (Corollary 4.2 is checked there), and a value whose lowest level is at or
+below the min level is never specialized; a chain reaching the min level is released under its
+min-level label. A QI outside X cannot take a min level above 0, a continuous one (intervals) no
+bound: both refused.
 """
 
 from __future__ import annotations

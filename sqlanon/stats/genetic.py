@@ -139,8 +139,6 @@ class GeneticStats:
         self.needs = needs
         self.sensitive = bool(needs is not None and needs.sensitive)
         if self.sensitive:
-            if getattr(needs, "emd_hierarchical", False):
-                raise ConfigError("the genetic search supports k-anonymity, distinct, entropy and recursive (c,l)-diversity and t-closeness with --t-distance equal or ordered; hierarchical t-closeness needs a lattice search")
             if not stats.has_s:
                 raise ConfigError("l-diversity / t-closeness need --sensitive-column")
         self.table: str | None = None
@@ -376,6 +374,16 @@ class GeneticStats:
             on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
             cls = exp.select(*[col(n, "a") for n in names], col("emd_ordered", "e")).from_(table_ref("cls0", alias="a"))
             cls = cls.join(table_ref("emd", alias="e"), on=on)
+        if self.sensitive and getattr(self.needs, "emd_hierarchical", False):
+            # hierarchical t-closeness: the class's EMD over the sensitive hierarchy, joined in
+            from sqlanon.stats.models import hierarchical_emd_ctes
+
+            ctes += hierarchical_emd_ctes(self.stats, "rs", key_names)
+            names = [n.alias_or_name for n in cls.selects]
+            ctes.append(("cls_h", cls))
+            on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
+            cls = exp.select(*[col(n, "a") for n in names], col("emd_hier", "e")).from_(table_ref("cls_h", alias="a"))
+            cls = cls.join(table_ref("hemd", alias="e"), on=on)
         flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("cls"))
         okc = col("ok")
         out = [

@@ -47,8 +47,11 @@ def recursive_ctes(stats, src: str) -> list[tuple[str, exp.Expression]]:
     return [("rk", rk), ("rec", rec)]
 
 
-def hierarchical_emd_ctes(stats, src: str) -> list[tuple[str, exp.Expression]]:
-    g = _g(stats)
+def hierarchical_emd_ctes(stats, src: str, keys: list[str] | None = None) -> list[tuple[str, exp.Expression]]:
+    """``hemd``: ``emd_hier`` per class of ``src`` (one row per class key and sensitive value
+    ``s`` with ``cnt``); the class key is the QI columns, or ``keys`` (the genetic search's
+    candidate class keys)."""
+    g = _g(stats) if keys is None else list(keys)
     keys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
     keys = keys.group_by(*map(col, g)) if g else keys
     cond = and_all([exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in g] + [exp.EQ(this=col("s", "x"), expression=col("s", "d"))])
