@@ -160,7 +160,7 @@ def anonymize(
     sensitive_values: Optional[List[str]] = typer.Option(None, "--sensitive-values", help="top-down: sensitive Y values (comma list)."),
     inconsistent: Optional[List[str]] = typer.Option(None, "--inconsistent", help="top-down: inconsistency predicate. Repeat."),
     iterations: Optional[int] = typer.Option(None, "--iterations", help="genetic: iterations."),
-    population: Optional[str] = typer.Option(None, "--population", help="k-map / delta-presence: the population TABLE (in the input's database) or file; genetic: the population size."),
+    population: Optional[str] = typer.Option(None, "--population", help="k-map / delta-presence: the population TABLE (in the input's database) or file; genetic without them: the population size (with them: --option population=N)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="genetic: random seed."),
     mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="genetic: mutation rate."),
     numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="genetic: a numeric QI (intervals). Repeat or comma list."),
@@ -233,9 +233,12 @@ def anonymize(
 
 def _route_model_flags(pol, population, seed) -> None:
     """``--population``: the genetic search's population size (a number, with --search genetic),
-    else the population table of k-map / delta-presence. ``--seed`` with SafePub seeds its sampling."""
+    else the population table of k-map / delta-presence (also with --search genetic when k-map with
+    a table or delta-presence is asked: the size is then ``--option population=N``). ``--seed``
+    with SafePub seeds its sampling."""
     if population is not None:
-        if pol.search == "genetic":
+        wants_table = (pol.k_map is not None and pol.population_size is None) or pol.delta_min is not None or pol.delta_max is not None
+        if pol.search == "genetic" and not wants_table:
             try:
                 pol.search_options["population"] = int(population)
             except ValueError:

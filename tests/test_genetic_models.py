@@ -3,12 +3,16 @@
 * batched fitness: for random flexible cuts, the suppressed rows, LM and feasibility the genetic
   statement computes under hierarchical t-closeness equal plain Python (Li et al.'s EMD over the
   sensitive tree, recomputed by tests/checker.py's own tree walk);
+* k-map and delta-presence against a population table: per candidate, the population count of
+  every class recomputed in Python from the population rows, and the suppressed rows compared;
 * end to end (API, written release): every released class passes checker.check_t_hierarchical /
-  check_recursive_cl and k; k-map and delta-presence stay refused by the genetic search.
+  check_recursive_cl and k, and k-map / delta-presence recounted on the population with the
+  release's own value mapping (read from the written rows).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sys
@@ -28,6 +32,8 @@ from sqlanon.errors import ConfigError  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
 from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement, TCloseness  # noqa: E402
+from sqlanon.privacy.delta_presence import DeltaPresence  # noqa: E402
+from sqlanon.privacy.k_map import KMap  # noqa: E402
 from sqlanon.search import genetic  # noqa: E402
 from sqlanon.source import Source  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
@@ -132,17 +138,125 @@ def test_genetic_releases_under_hierarchical_t_and_recursive_cl_pass_the_checker
     assert checker.check_recursive_cl(released, qis, "s", 2.0, 2) == []
 
 
-@pytest.mark.parametrize("options,message", [
-    (dict(k=2, k_map=3, population_size=10**6), "k-map is computed by the lattice searches"),
-    (dict(k=2, l=2, c=2.0, l_diversity="recursive", sensitive_column="s"), None),
-])
-def test_genetic_model_support_is_stated(tmp_path, options, message):
+def population_of(rows, seed, extra):
+    """The research rows plus ``extra`` rows drawn from the values the research rows hold."""
+    rng = random.Random(seed)
+    cols = [c for c in rows[0] if c != "s"]
+    pop = [dict(r) for r in rows]
+    for _ in range(extra):
+        pop.append({c: rng.choice(rows)[c] for c in rows[0]})
+    return pop
+
+
+@pytest.mark.parametrize("seed", [51, 52])
+def test_batched_fitness_under_k_map_and_delta_presence_equals_plain_python(seed, tmp_path):
+    qis, rows, hs = random_table(seed, 3, 150)
+    path = write_parquet(tmp_path / "t.parquet", rows)
+    pop = population_of(rows, seed, 250)
+    pop_path = write_parquet(tmp_path / "pop.parquet", pop)
+    rng = random.Random(seed)
+    cases = [
+        ([KMap(4)], lambda size, pc: pc >= 4),
+        ([KAnonymity(2), KMap(6)], lambda size, pc: size >= 2 and pc >= 6),
+        ([DeltaPresence(0.2, 0.6)], lambda size, pc: 0.2 - 1e-12 <= size / pc <= 0.6 + 1e-12),
+    ]
+    for models, ok in cases:
+        for budget in (0, 20):
+            req = Requirement(models, budget=budget)
+            eng = connect(threads=1)
+            try:
+                stats = Statistics(eng, Source.open(path), qis, hs, needs=req.needs, population=Source.open(pop_path))
+                stats.prepare()
+                from sqlanon.privacy import options as privacy_options
+
+                privacy_options.bind(req, stats)
+                layout = genetic.layout_for(qis, hs, stats.column_freqs, {})
+                objective, costs = build_objective("lm", {}, None)
+                ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs)
+                ev.prepare()
+                densities = [0.0, 1.0] + [rng.random() for _ in range(8)]
+                chroms = [layout.repair([rng.random() < d for _ in range(layout.nbits)]) for d in densities]
+                scored = ev.score(chroms)
+                assert ev.gstats.batches == 1
+                for ch, agg in zip(chroms, scored):
+                    rec = layout.recoding(ch)
+                    values = [dict(zip(h.leaves, rec.values(i))) for i, h in enumerate(hs)]
+                    key = lambda r: tuple(values[i][r[q]] for i, q in enumerate(qis))  # noqa: E731
+                    sizes, pop_sizes = Counter(map(key, rows)), Counter(map(key, pop))
+                    sup = sum(n for c, n in sizes.items() if not ok(n, pop_sizes[c]))
+                    where = (type(models[-1]).__name__, budget, layout.transformation(ch))
+                    assert agg["suppressed"] == sup, where
+                    assert agg["feasible"] == (sup <= budget and sup < len(rows)), where
+                ev.drop()
+            finally:
+                eng.close()
+
+
+def test_genetic_releases_under_k_map_and_delta_presence_pass_a_recount(tmp_path):
+    qis, rows, hs = random_table(53, 3, 240)
+    rows = [{"id": str(i), **r} for i, r in enumerate(rows)]
+    path = write_parquet(tmp_path / "t.parquet", rows)
+    pop = population_of(rows, 53, 300)
+    for j, r in enumerate(pop[len(rows):]):
+        r["id"] = f"p{j}"
+    pop_path = write_parquet(tmp_path / "pop.parquet", pop)
+    specs = _qi_specs(tmp_path, qis, hs)
+    ga = {"iterations": 120, "population": 24, "seed": 6}
+    for name, options, ok in (("kmap", dict(k_map=5), lambda size, pc: pc >= 5),
+                              ("delta", dict(delta_min=0.3, delta_max=0.7), lambda size, pc: 0.3 - 1e-12 <= size / pc <= 0.7 + 1e-12)):
+        out = str(tmp_path / f"{name}.csv")
+        report = sqlanon.anonymize(input=path, qi=specs, population=pop_path, max_suppression=0.1, search="genetic", metric="lm",
+                                   search_options=ga, output=out, **options)
+        released = checker.read_rows(out)
+        assert report["suppressed_rows"] <= report["suppression_budget"], name
+        # the release's own mapping of every value (all population values occur in the input)
+        mapping = [dict() for _ in qis]
+        original = {r["id"]: r for r in rows}
+        for r in released:
+            if checker.is_suppressed(r, qis):
+                continue
+            for i, q in enumerate(qis):
+                assert mapping[i].setdefault(original[r["id"]][q], r[q]) == r[q], (name, q)
+        classes = checker.released_classes(released, qis)
+        pop_sizes = Counter(tuple(mapping[i].get(p[q]) for i, q in enumerate(qis)) for p in pop)
+        for key, members in classes.items():
+            assert ok(len(members), pop_sizes[key]), (name, key, len(members), pop_sizes[key])
+
+
+def test_genetic_computes_estimated_k_map_and_recursive_cl(tmp_path):
     qis, rows, hs = random_table(42, 2, 60)
     path = write_parquet(tmp_path / "t.parquet", rows)
-    opts = dict(input=path, qi=_qi_specs(tmp_path, qis, hs), search="genetic", metric="lm", max_suppression=1.0,
-                search_options={"iterations": 10, "population": 6, "seed": 1}, dry_run=True, **options)
-    if message:
-        with pytest.raises(ConfigError, match=message):
-            sqlanon.anonymize(**opts)
-    else:
+    for options in (dict(k=2, k_map=3, population_size=10**6), dict(k=2, l=2, c=2.0, l_diversity="recursive", sensitive_column="s")):
+        opts = dict(input=path, qi=_qi_specs(tmp_path, qis, hs), search="genetic", metric="lm", max_suppression=1.0,
+                    search_options={"iterations": 10, "population": 6, "seed": 1}, dry_run=True, **options)
         assert sqlanon.anonymize(**opts)["search"] == "genetic"
+    with pytest.raises(ConfigError, match=r"k-map is computed by the lattice searches \(optimal, samarati, incognito\) and the genetic search; search bottom-up cannot honour it"):
+        sqlanon.anonymize(input=path, qi=_qi_specs(tmp_path, qis, hs), search="bottom-up", k=2, k_map=3, population_size=10**6, dry_run=True)
+
+
+def test_cli_genetic_with_a_population_table(tmp_path):
+    """With --k-map/--delta-* and --search genetic, --population is the population table (the GA's
+    population size is then --option population=N); unsatisfiable: exit 3, one line, nothing written."""
+    from typer.testing import CliRunner
+
+    import sqlanon.cli
+
+    qis, rows, hs = random_table(54, 2, 200)
+    rows = [{"id": str(i), **r} for i, r in enumerate(rows)]
+    path = write_parquet(tmp_path / "t.parquet", rows)
+    pop = population_of(rows, 54, 200)
+    for j, r in enumerate(pop[len(rows):]):
+        r["id"] = f"p{j}"
+    pop_path = write_parquet(tmp_path / "pop.parquet", pop)
+    flags = [x for spec in _qi_specs(tmp_path, qis, hs) for x in ("--qi", spec)]
+    base = ["anonymize", "-i", path, *flags, "--search", "genetic", "--metric", "lm", "--population", pop_path, "--option", "population=12",
+            "--iterations", "40", "--seed", "2", "--max-suppression", "0.1"]
+    out = tmp_path / "o.csv"
+    res = CliRunner().invoke(sqlanon.cli.app, [*base, "--k-map", "4", "--output", str(out), "--json", "-q"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["population"] == 12 and out.exists()
+    res = CliRunner().invoke(sqlanon.cli.app, [*base, "--k-map", "100000", "--output", str(tmp_path / "never.csv"), "-q"])
+    assert res.exit_code == 3, res.output
+    assert len(res.output.strip().splitlines()) == 1 and "k-map k=100000" in res.output
+    assert not (tmp_path / "never.csv").exists()

@@ -281,7 +281,7 @@ def test_population_must_contain_the_input(tmp_path):
         (dict(k=2, population_size=1000), "population_size is the estimated population"),
         (dict(k_map=3, population_size=10**6, k_map_estimator="poisson", population="p"), "not both"),
         (dict(k=2, k_map_significance=0.05), "k_map_significance applies"),
-        (dict(k_map=3, population_size=10**6, search="genetic"), "k-map is computed by the lattice searches"),
+        (dict(k_map=3, population_size=10**6, search="top-down"), "k-map is computed by the lattice searches"),
         (dict(k_map=3, population_size=10**6, k_map_estimator="binomial"), "k_map_estimator must be one of"),
         (dict(k=2, l_diversity="recursive", l=2.5, c=2.0, sensitive_column="disease"), "whole l >= 2"),
     ],

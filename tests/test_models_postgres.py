@@ -68,6 +68,9 @@ QI = {"zip": "mask", "age": "bands:5,10,20"}
         ("hierarchical", dict(k=2, t=0.15, t_distance="hierarchical", sensitive_column="disease")),
         ("k-map", dict(k_map=6, max_suppression=0.02)),
         ("delta", dict(delta_min=0.3, delta_max=0.8, max_suppression=0.05)),
+        # the genetic search rolls the population up by its candidates' class keys
+        ("k-map", dict(k_map=6, max_suppression=0.02, search="genetic", metric="lm", search_options={"iterations": 60, "population": 12, "seed": 3})),
+        ("delta", dict(delta_min=0.3, delta_max=0.8, max_suppression=0.05, search="genetic", metric="lm", search_options={"iterations": 60, "population": 12, "seed": 3})),
     ],
 )
 def test_same_plan_as_duckdb_and_rechecked(pg, name, options):

@@ -18,8 +18,8 @@ from sqlanon.privacy.t_closeness import TCloseness
 from sqlanon.source import Source
 
 LATTICE_ONLY = "is computed by the lattice searches (optimal, samarati, incognito)"
-#: models the genetic search computes as well (k-map and delta-presence: lattice searches only)
-GENETIC_TOO = ("recursive (c,l)-diversity", "hierarchical t-closeness")
+#: models the genetic search computes as well (its batched class statistics carry them)
+GENETIC_TOO = ("recursive (c,l)-diversity", "hierarchical t-closeness", "k-map", "delta-presence")
 
 
 def validate(policy) -> None:

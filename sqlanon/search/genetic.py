@@ -3,7 +3,10 @@
 A solution is one flexible cut per quasi-identifier (:mod:`sqlanon.cut`): a valid cut of the
 taxonomy tree for a categorical QI, disjoint intervals over potential end points for a numeric QI.
 Rows left in classes failing the privacy requirement (smaller than k) are suppressed, all QIs
-masked, and counted by the metric. The search is GENITOR (Whitley 1989), steady state:
+masked, and counted by the metric. The requirement may combine k-anonymity, distinct, entropy and recursive
+(c,l)-diversity, t-closeness (equal, ordered and hierarchical distance), k-map (population table
+or estimated) and delta-presence: each class's aggregates come from the batch statement
+(:mod:`sqlanon.stats.genetic`). The search is GENITOR (Whitley 1989), steady state:
 
 * the population is kept ranked (feasible solutions first, by metric; then by suppressed rows);
 * each iteration picks two parents by **rank-based selection** (linear bias, default 1.5), makes

@@ -142,6 +142,7 @@ class GeneticStats:
             if not stats.has_s:
                 raise ConfigError("l-diversity / t-closeness need --sensitive-column")
         self.table: str | None = None
+        self.pop_table: str | None = None  # k-map / delta-presence: the population's codes
         #: the base table split into parts scanned in parallel (empty: scan the table itself);
         #: ``split`` forces the number of parts (None: :func:`scan_parts` for the engine's threads)
         self.parts: list[str] = []
@@ -264,8 +265,19 @@ class GeneticStats:
         union = union_all([exp.select(exp.Star()).from_(table_ref(name)) for name in self.parts])
         return exp.alias_(exp.Subquery(this=union), alias, table=True, quoted=True)
 
+    def _population_table(self) -> None:
+        """k-map / delta-presence with a population table: its base frequency set (QI codes,
+        ``cnt``) with the block columns, so a batch rolls it up by the candidates' class keys."""
+        if self.needs is None or not getattr(self.needs, "population", False) or self.pop_table:
+            return
+        pop = self.stats.pop_base
+        q = exp.select(*map(col, self.stats.qnames), col("cnt"), *self._block_columns()).from_(table_ref(pop.table))
+        self.pop_table = self.engine.temp_name("ga_pop")
+        self.engine.execute(self.dialect.create_temp(self.pop_table, q))
+
     def _totals(self) -> None:
         """N, class counts, regression sums (and the single-group dispersion), and key strides."""
+        self._population_table()
         aggs = [sum_(col("cnt"))]
         for ti, t in enumerate(self.class_targets):
             aggs += [sum_(col(f"t{ti}_{j}")) for j in range(len(t.values))] + [sum_(col(f"t{ti}_null"))]
@@ -374,6 +386,16 @@ class GeneticStats:
             on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
             cls = exp.select(*[col(n, "a") for n in names], col("emd_ordered", "e")).from_(table_ref("cls0", alias="a"))
             cls = cls.join(table_ref("emd", alias="e"), on=on)
+        if self.pop_table:
+            # k-map / delta-presence: the population rolled up by the same class keys, joined in
+            pr = exp.select(*[exp.alias_(e.copy(), name, quoted=True) for name, e in keys], col("cnt", "b"))
+            pr = pr.from_(table_ref(self.pop_table, alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
+            pcnt = exp.select(*map(col, key_names), exp.alias_(sum_(col("cnt")), "pop_cnt", quoted=True)).from_(table_ref("pr")).group_by(*map(col, key_names))
+            names = [n.alias_or_name for n in cls.selects]
+            ctes += [("pr", pr), ("pcnt", pcnt), ("cls_p", cls)]
+            on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
+            cls = exp.select(*[col(n, "a") for n in names], exp.alias_(exp.Coalesce(this=col("pop_cnt", "e"), expressions=[lit(0)]), "pop_cnt", quoted=True))
+            cls = cls.from_(table_ref("cls_p", alias="a")).join(table_ref("pcnt", alias="e"), on=on, join_type="left")
         if self.sensitive and getattr(self.needs, "emd_hierarchical", False):
             # hierarchical t-closeness: the class's EMD over the sensitive hierarchy, joined in
             from sqlanon.stats.models import hierarchical_emd_ctes
@@ -628,6 +650,6 @@ class GeneticStats:
         return names
 
     def drop(self) -> None:
-        for name in [self.table, *self.parts, *self.vtables.values()]:
+        for name in [self.table, self.pop_table, *self.parts, *self.vtables.values()]:
             if name:
                 self.engine.execute(self.dialect.drop_temp(name))
