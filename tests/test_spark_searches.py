@@ -269,6 +269,7 @@ def test_sampling_uniform_is_uniform_on_spark(spark):
     assert_uniform(spark.sql(rates_query("spark", "SELECT id FROM range(20000)")).collect()[0])
 
 
+@pytest.mark.slow  # ~60 s on Spark (two lattice searches and the release); PostgreSQL runs it by default
 def test_local_recoding_and_microaggregation_same_as_duckdb(spark, data, tmp_path):
     """Local recoding with a QI microaggregated by its median (Spark's MEDIAN) on Spark: DuckDB's two
     rounds, suppressed rows and released multiset (numbers compared to 6 decimals); the release
@@ -296,3 +297,29 @@ def test_local_recoding_and_microaggregation_same_as_duckdb(spark, data, tmp_pat
     verdict = check_microaggregation(as_dicts(data["research"]), rows, "id", list(QI), "age", "median")
     assert verdict["ok"] and verdict["classes"] > 1, verdict
     assert check_k(rows, list(QI), 4, 1.0)["ok"]
+
+
+@pytest.mark.parametrize("search", [pytest.param("genetic", marks=pytest.mark.slow), "optimal"])  # genetic: ~35 s
+def test_weights_and_level_bounds_same_as_duckdb(spark, data, tmp_path, search):
+    """Attribute weights and per-QI level bounds on Spark: the same (seeded) run as on DuckDB, and
+    every released value between its QI's bounds (zip masked 1-3 digits, age at most 10-year bands)."""
+    opts = dict(input=data["files"]["population"], qi={**QI, "disease": "flat"}, k=5, metric="lm", max_suppression=0.05,
+                weights={"zip": 3.0, "age": 1.0, "disease": 0.5}, min_level={"zip": 1}, max_level={"zip": 3, "age": 2})
+    if search == "genetic":
+        opts.update(search="genetic", class_column="buys", search_options={"iterations": 12, "population": 8, "seed": 4})
+    duck = sqlanon.anonymize(output=str(tmp_path / "duck.parquet"), **opts)
+    on_spark = sqlanon.anonymize(output=str(tmp_path / "spark"), connection=spark, **opts)
+    for key in ("transformation", "suppressed_rows"):
+        assert on_spark[key] == duck[key], key
+    assert on_spark["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9)
+    rows = same_release(str(tmp_path / "duck.parquet"), str(tmp_path / "spark"))
+    assert check_k(rows, ["zip", "age", "disease"], 5, 0.05)["ok"]
+    for r in rows:
+        if r["zip"] == "*" and r["age"] == "*":
+            continue  # suppressed
+        assert 1 <= r["zip"].count("*") <= 3, r
+        if r["age"].startswith("["):  # a band "[lo, hi[": at most 10 years wide (level <= 2)
+            lo, hi = (int(x) for x in r["age"].strip("[").split(","))
+            assert 0 < hi - lo <= 10, r
+        else:
+            assert r["age"].isdigit(), r
