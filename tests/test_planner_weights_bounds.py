@@ -202,8 +202,9 @@ def test_bounded_bands_qi_is_cut_along_its_tree_by_genetic(tmp_path):
 
 
 def either_one_table(tmp_path, copies: int = 2):
-    """Two symmetric QIs A and B (leaves a1..a4 / b1..b4 under A1, A2 / B1, B2): generalizing
-    either one to level 1 makes every class 4 rows; a class column equally informative on both."""
+    """Two symmetric QIs A and B (leaves a1, a2 / b1, b2 under A1 / B1, then *): generalizing
+    either one to level 1 makes every class 4 rows; a class column equally informative on both.
+    (No empty sibling branch: its zero-gain split would tie and let top-down's QI order decide.)"""
     rows = []
     base = [("a1", "b1", "yes"), ("a1", "b1", "yes"), ("a2", "b2", "no"), ("a2", "b2", "no"),
             ("a1", "b2", "yes"), ("a1", "b2", "no"), ("a2", "b1", "yes"), ("a2", "b1", "no")]
@@ -214,22 +215,25 @@ def either_one_table(tmp_path, copies: int = 2):
     qi = {}
     for name, p in (("A", "a"), ("B", "b")):
         h = tmp_path / f"{name}.csv"
-        h.write_text("".join(f"{p}{j};{p.upper()}{1 if j <= 2 else 2};*\n" for j in range(1, 5)))
+        h.write_text("".join(f"{p}{j};{p.upper()}1;*\n" for j in (1, 2)))  # A1 and * hold the same leaves: one node
         qi[name] = str(h)
     return str(path), qi, rows
 
 
-@pytest.mark.parametrize("search", PLANNERS)
-def test_a_heavy_weight_makes_the_planner_generalize_the_other_qi(search, tmp_path):
+@pytest.mark.parametrize("search,with_class", [("bottom-up", True), ("bottom-up", False), ("top-down", False), ("top-down", True), ("genetic", False)])
+def test_a_heavy_weight_makes_the_planner_generalize_the_other_qi(search, with_class, tmp_path):
+    """Bottom-up with a class column: w_a I(G) ranks; without one (I = 0) the lighter QI goes
+    first among equal gains; top-down: w_a InfoGain (rows, or entropy with a class); genetic:
+    weighted LM."""
     path, qi, rows = either_one_table(tmp_path)
     k = 8  # each (a, b) pair holds 4 rows: one QI must go to level 1
     for heavy, light in (("A", "B"), ("B", "A")):
         opts = planner_options(search, k, 0.0)
-        if search == "bottom-up":
-            opts["class_column"] = "y"  # I(G) > 0, equal for A and B
+        if with_class:
+            opts["class_column"] = "y"  # I(G) / InfoGain > 0, equal for A and B
         if search == "genetic":
             opts["search_options"] = {**GENETIC_FAST, "seed_lattice": False}
-        out = tmp_path / f"out_{search}_{heavy}.csv"
+        out = tmp_path / f"out_{search}_{with_class}_{heavy}.csv"
         report = sqlanon.api.anonymize(input=path, qi=qi, weights={heavy: 10}, output=str(out), **opts)
         released = read_release(out)
         assert checker.check_k(released, ["A", "B"], k, 0.0)["ok"]
@@ -377,3 +381,22 @@ def test_generate_refuses_weights_and_bounds_with_the_reason(tmp_path, flag, val
 
     with pytest.raises(ConfigError, match="does not apply to generate"):
         run_generate(input=str(path), output=str(out), **{flag[2:].replace("-", "_"): {"a": 1}})
+
+
+def test_a_bounded_bands_cut_reads_back_for_sqlanon_check(tmp_path):
+    """The genetic search's bounded bands cut (band labels, not intervals) is a transformation
+    ``sqlanon check --transformation`` measures: the same suppressed rows as the run."""
+    rng = random.Random(6)
+    path = tmp_path / "t.csv"
+    path.write_text("id,age,g\n" + "".join(f"{i},{rng.randint(18, 80)},{rng.choice('abc')}\n" for i in range(300)))
+    qi = {"age": "bands:5,10,20", "g": "flat"}
+    report = sqlanon.api.anonymize(input=str(path), qi=qi, k=6, max_suppression=0.03, search="genetic", metric="lm",
+                                   min_level={"age": 1}, search_options=dict(GENETIC_FAST), dry_run=True)
+    assert all(not label.startswith("[") or label.endswith("[") for label in report["transformation"]["age"])  # band labels
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(report))
+    res = CliRunner().invoke(sqlanon.cli.app, ["check", "-i", str(path), "--qi", "age=bands:5,10,20", "--qi", "g=flat", "--transformation", str(plan),
+                                               "--k", "6", "--max-suppression", "0.03", "--json"])
+    assert res.exit_code == 0, res.output
+    measured = json.loads(res.stdout)
+    assert measured["suppressed_rows"] == report["suppressed_rows"], measured
