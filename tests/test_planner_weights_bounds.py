@@ -400,3 +400,48 @@ def test_a_bounded_bands_cut_reads_back_for_sqlanon_check(tmp_path):
     assert res.exit_code == 0, res.output
     measured = json.loads(res.stdout)
     assert measured["suppressed_rows"] == report["suppressed_rows"], measured
+
+
+def entropy_bits(counts: Counter) -> float:
+    n = sum(counts.values())
+    return -sum(c / n * math.log2(c / n) for c in counts.values() if c)
+
+
+@pytest.mark.parametrize("seed", [61, 62, 63])
+def test_bottom_up_information_loss_with_bounds_and_weights_equals_the_oracle(seed, tmp_path):
+    """Bottom-up's reported information loss, from the leaves: per QI ``sum_p (|Rp| Info(Rp) -
+    sum_{leaf in p} |Rl| Info(Rl))`` over the released cut (the min-level start included), times its
+    weight, plus suppressed rows x ``sum_i w_i I_i(leaves -> root)``, over N (plain Python)."""
+    rng = random.Random(seed)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=160, depths=[3, 2, 3])
+    qi = write_hierarchy_csvs(case, tmp_path)
+    mins = {case.qis[0]: 1, case.qis[2]: rng.randint(0, 2)}
+    weights = {case.qis[0]: 2.0, case.qis[1]: rng.choice([0.5, 1.0]), case.qis[2]: 1.0}
+    if most_general_suppressed(case, 3, mins, {}) > math.floor(0.05 * case.n):
+        pytest.skip("unsatisfiable table")
+    report = sqlanon.api.anonymize(input=case.path, qi=qi, k=3, max_suppression=0.05, search="bottom-up", class_column=case.class_column,
+                                   min_level=mins, weights=weights, dry_run=True)
+    if report["metric"]["name"] != "information_loss":
+        pytest.skip("the class carries no information here")
+    top = max(weights.values())
+    total, per_row = 0.0, 0.0
+    n = case.n
+    for i, q in enumerate(case.qis):
+        w = weights[q] / top
+        cut = report["transformation"][q]
+        by_leaf = {}
+        for row in case.hier_rows[i]:
+            by_leaf[row[0]] = next(label for label in row if label in cut) if any(label in cut for label in row) else row[-1]
+        leaf_cls = {}
+        for r in case.rows:
+            leaf_cls.setdefault(r[q], Counter())[r[case.class_column]] += 1
+        groups = {}
+        for leaf, c in leaf_cls.items():
+            groups.setdefault(by_leaf[leaf], []).append(c)
+        for members in groups.values():
+            whole = sum(members, Counter())
+            total += w * (sum(whole.values()) * entropy_bits(whole) - sum(sum(c.values()) * entropy_bits(c) for c in members))
+        everything = sum(leaf_cls.values(), Counter())
+        per_row += w * (entropy_bits(everything) - sum(sum(c.values()) / n * entropy_bits(c) for c in leaf_cls.values()))
+    expected = (total + report["suppressed_rows"] * per_row) / n
+    assert report["metric"]["value"] == pytest.approx(expected, rel=1e-9, abs=1e-12), (mins, weights, report["transformation"])

@@ -28,7 +28,8 @@ generalization of that attribute, so ``IP = w_a I(G) / P(G)``; the suppressed-ro
 ``sum_a w_a I_a(root)`` and, without a class column (``I = 0``), the LM that picks the stopping
 point weighs QI ``i``'s per-row loss by ``w_i``; equally ranked generalizations then go to the
 lighter attribute first. Level bounds (``ctx.bounds``): the search starts from the min-level cut
-(each leaf at its level-``lo`` ancestor; information loss is counted from there) and a
+(each leaf at its level-``lo`` ancestor; its information loss, measured on the leaves first, is
+counted like any generalization's) and a
 generalization whose node lies above the max level is never valid; a node standing for a chain
 of levels below ``lo`` is released under its level-``lo`` label. A flat numeric QI (intervals,
 no levels) refuses bounds.
@@ -224,6 +225,19 @@ class BottomUp:
         self.vids = VidTable(engine, len(self.tax), len(classes) if classes else 1)
         moved = start is not None and any(m is not None and list(m) != list(range(t.n_leaves)) for m, t in zip(start, self.tax))
         leaf_nodes = [list(m) if m is not None else list(range(t.n_leaves)) for m, t in zip(start, self.tax)] if moved else None
+        #: with a class and a min-level start: ``{(attr, node): (I, |Rp|)}`` of generalizing the
+        #: leaves straight to each start node and to the root (``|Rp| I`` telescopes over the
+        #: levels in between), measured on the leaves before the start cut is applied
+        self.leaf_info: dict[tuple[int, int], tuple[float, int]] = {}
+        if moved and classes:
+            self.vids.create(base_table, classes)
+            gens = {}
+            for a, (m, t) in enumerate(zip(leaf_nodes, self.tax)):
+                for p in sorted(set(m)) + ([t.root] if t.children[t.root] else []):
+                    if p >= t.n_leaves:
+                        gens[(a, p)] = (a, p, t.leaves_under(p))
+            self.leaf_info = self.vids.info_loss(list(gens.values()))
+            self.vids.drop()
         self.vid_count0 = self.vids.create(base_table, classes, leaf_nodes)
         self.vid_count = self.vid_count0
         self.cut: list[set[int]] = [set(m) for m in leaf_nodes] if moved else [set(range(t.n_leaves)) for t in self.tax]
@@ -468,13 +482,21 @@ def run(ctx) -> Plan:
     # at the root; without a class column (or when the class carries no information about the QIs)
     # I(G) is 0 everywhere and the stopping point is chosen by Iyengar's LM instead (a suppressed
     # row counts 1 in every QI).
-    full = search.vids.info_loss([(a, t.root, sorted(search.cut[a])) for a, t in enumerate(taxonomies) if t.children[t.root] and t.root not in search.cut[a]]) if classes is not None else {}
-    per_row = sum(info * (1.0 if weights is None else weights[a]) for (a, _), (info, _) in full.items())
+    def w(a: int) -> float:
+        return 1.0 if weights is None else weights[a]
+
+    start_loss = 0.0  # a min-level start: the loss of generalizing the leaves to it
+    if search.leaf_info:
+        full = {(a, t.root): search.leaf_info[(a, t.root)] for a, t in enumerate(taxonomies) if (a, t.root) in search.leaf_info}
+        start_loss = sum(w(a) * search.leaf_info[(a, p)][0] * search.leaf_info[(a, p)][1] for a, cut in enumerate(search.cut) for p in cut if (a, p) in search.leaf_info)
+    else:
+        full = search.vids.info_loss([(a, t.root, list(range(t.n_leaves))) for a, t in enumerate(taxonomies) if t.children[t.root]]) if classes is not None else {}
+    per_row = sum(info * w(a) for (a, _), (info, _) in full.items())
     use_lm = classes is None or per_row <= 1e-12
     metric_name = "lm" if use_lm else "information_loss"
 
     trace_rows = []
-    loss = 0.0
+    loss = start_loss
     best = None  # (cost, steps, cut, suppressed, generalization loss)
     explored = 0
 
