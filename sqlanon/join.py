@@ -129,7 +129,7 @@ class Tree:
             common = s if common is None else common & s
         return bool(common)
 
-    def depth_steps(self, node_id: int, leaf: int) -> int:
+    def depth_steps(self, node_id: int, leaf: int, level: int | None = None) -> int:
         """Generalization steps from ``leaf`` up to ``node_id``: how many times the value changes
         on the way up the leaf's row (the paper's distortion, "one unit each time a value is
         generalized to the parent value"). A tree written with a leaf repeated to pad a shallow
@@ -141,7 +141,7 @@ class Tree:
         (2, 1, 1)
         """
         row = self.hierarchy.rows[leaf]
-        level = self.nodes[node_id].level
+        level = self.nodes[node_id].level if level is None else level  # a chain released higher up
         top = len(row) - 1
         steps = sum(1 for i in range(1, min(level, top) + 1) if row[i] != row[i - 1])
         return steps + (1 if level > top else 0)  # a synthetic root above several top values

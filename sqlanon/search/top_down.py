@@ -118,14 +118,20 @@ class CatAttr:
 
     def label(self, node: int) -> str:
         n = self.tree.nodes[node]
-        if n.level < self.lo <= self.top_level(node):  # a chain reaching the min level: its label there
-            return self.tree.hierarchy.rows[next(iter(n.leaves))][self.lo]
+        level = self.released_level(node)
+        if level != n.level:  # a chain reaching the min level: its label there
+            return self.tree.hierarchy.rows[next(iter(n.leaves))][level]
         return n.label
 
     def distortion(self) -> float:
         """Paper's distortion: one unit per generalization step (value -> parent value), per record;
         a shallow branch padded to the hierarchy's height counts its real steps, not its level."""
-        return float(sum(self.freq[l] * self.tree.depth_steps(self.leaf_node[l], l) for l in range(len(self.freq)) if self.freq[l]))
+        return float(sum(self.freq[l] * self.tree.depth_steps(self.leaf_node[l], l, self.released_level(self.leaf_node[l])) for l in range(len(self.freq)) if self.freq[l]))
+
+    def released_level(self, node: int) -> int:
+        """The level whose label is released for ``node`` (its lowest, or the min level on a chain)."""
+        n = self.tree.nodes[node]
+        return self.lo if n.level < self.lo <= self.top_level(node) else n.level
 
 
 class NumAttr:
