@@ -99,3 +99,133 @@ def _check_optimal(seed, tmp_path) -> int:
         return tagged
     finally:
         engine.close()
+
+
+# -- QI triples ---------------------------------------------------------------------------------
+
+
+def test_rare_by_levels_is_the_brute_force_count():
+    """Every level combination of two or three QIs at once (one bincount over stacked codes) gives
+    the rows of the combinations held by fewer than k rows, as counted cell by cell in Python."""
+    import itertools
+
+    import numpy as np
+
+    from sqlanon.stats.marginals import rare_by_levels
+
+    rng = random.Random(7)
+    for _ in range(30):
+        d = rng.choice((2, 3))
+        maps = []
+        for _j in range(d):
+            leaves = rng.randint(1, 9)
+            per_level = [list(range(leaves))]
+            for _lv in range(rng.randint(0, 3)):
+                parents = rng.randint(1, max(1, max(per_level[-1]) + 1))
+                step = [rng.randrange(parents) for _ in range(max(per_level[-1]) + 1)]
+                per_level.append([step[c] for c in per_level[-1]])
+            maps.append([np.asarray(m, dtype=np.int64) for m in per_level])
+        cells = sorted({tuple(rng.randrange(len(m[0])) for m in maps) for _ in range(rng.randint(0, 40))})
+        cnts = np.asarray([rng.randint(1, 12) for _ in cells], dtype=np.int64)
+        codes = [np.asarray([c[j] for c in cells], dtype=np.int64) for j in range(d)]
+        k = rng.randint(2, 15)
+        got = rare_by_levels(codes, cnts, maps, k)
+        assert got.shape == tuple(len(m) for m in maps)
+        for levels in itertools.product(*[range(len(m)) for m in maps]):
+            counts: dict = {}
+            for cell, n in zip(cells, cnts):
+                key = tuple(int(maps[j][lv][cell[j]]) for j, lv in enumerate(levels))
+                counts[key] = counts.get(key, 0) + int(n)
+            assert got[levels] == sum(n for n in counts.values() if n < k), (levels, k)
+
+
+def test_triple_bound_never_exceeds_the_real_suppression(tmp_path):
+    """Four QIs: with the triples the bound is still never above a node's real suppressed rows,
+    never below the bound from single QIs and pairs, exact where the chosen triples decide (the
+    fourth QI at its root), and tighter than the pairs somewhere."""
+    from sqlanon.stats import marginals
+
+    tighter = 0
+    for seed in range(6):
+        tmp = tmp_path / str(seed)
+        tmp.mkdir()
+        rng = random.Random(49979687 * seed + 3)
+        case = brute.random_case(rng, tmp, n_qi=4, n_rows=rng.randint(60, 220), depths=[rng.randint(1, 2) for _ in range(4)])
+        engine = connect(threads=1)
+        try:
+            stats = make_stats(engine, case, ClassNeeds())
+            for k in (2, 4, 7):
+                lattice = Lattice(stats, Requirement([KAnonymity(k)], budget=3), METRICS["precision"]())
+                low = lattice.marginal_suppression(triples=True)
+                pairs_only = lattice.marginal_suppression(triples=False)
+                chosen = marginals.chosen_triples(stats, k)
+                assert len(chosen) <= marginals.TRIPLES
+                for idx in range(len(lattice)):
+                    node = lattice.node(idx)
+                    real = brute.evaluate(case, node, brute.Spec(k=k)).suppressed
+                    assert pairs_only[idx] <= low[idx] <= real, (seed, k, node, int(low[idx]), real)
+                    below_root = tuple(i for i, lv in enumerate(node) if lv < lattice.maxes[i])
+                    if len(below_root) <= 2 or (len(below_root) == 3 and below_root in chosen):
+                        assert low[idx] == real, (seed, k, node, int(low[idx]), real)
+                tighter += int((low > pairs_only).sum())
+        finally:
+            engine.close()
+    assert tighter > 0  # the triples bite where no single value or pair does
+
+
+def test_chosen_triples_are_the_most_promising_within_the_limit(tmp_path, monkeypatch):
+    """At most ``TRIPLES`` triples, those with the most rare rows expected under independence;
+    none above ``TRIPLE_SET_ROWS`` base rows."""
+    import itertools
+
+    from sqlanon.stats import marginals
+
+    rng = random.Random(11)
+    case = brute.random_case(rng, tmp_path, n_qi=4, n_rows=150, depths=[2, 2, 2, 2])
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        every = [t for t in itertools.combinations(range(4), 3) if marginals.expected_rare(stats, t, 5) > 0]
+        monkeypatch.setattr(marginals, "TRIPLES", 2)
+        chosen = marginals.chosen_triples(stats, 5)
+        assert len(chosen) == min(2, len(every))
+        rest = [t for t in every if t not in chosen]
+        assert all(marginals.expected_rare(stats, t, 5) >= max([marginals.expected_rare(stats, r, 5) for r in rest], default=0) for t in chosen)
+        monkeypatch.setattr(marginals, "TRIPLE_SET_ROWS", stats.base.rows - 1)
+        assert marginals.chosen_triples(stats, 5) == []
+    finally:
+        engine.close()
+
+
+def test_optimal_with_triple_tags_finds_the_exhaustive_optimum(tmp_path):
+    """Four QIs and budgets that allow suppression (triples read): the optimal search with the
+    triple tags finds the exhaustive optimum, and every node tagged failing really fails."""
+    tagged = 0
+    for seed in range(4):
+        tmp = tmp_path / str(seed)
+        tmp.mkdir()
+        rng = random.Random(86028121 * seed + 11)
+        case = brute.random_case(rng, tmp, n_qi=4, n_rows=rng.randint(80, 220), depths=[rng.randint(1, 2) for _ in range(4)])
+        engine = connect(threads=1)
+        try:
+            stats = make_stats(engine, case, ClassNeeds())
+            for k in (3, 6):
+                for fraction in (0.04, 0.1):
+                    budget = math.floor(fraction * case.n + 1e-9)
+                    table = brute.exhaustive(case, brute.Spec(k=k), budget)
+                    sat = satisfying(table)
+                    for mname in ("precision", "discernibility"):
+                        lattice = Lattice(stats, Requirement([KAnonymity(k)], budget=budget), METRICS[mname]())
+                        if not sat:
+                            with pytest.raises(Exception):
+                                optimal.run(lattice, batch=4)
+                            continue
+                        res = optimal.run(lattice, batch=4)
+                        tag = f"seed={seed} k={k} budget={budget} metric={mname} node={res.node}"
+                        assert res.value == approx(min(m[mname] for m in sat.values())), tag
+                        for idx in (lattice.status == FAILS).nonzero()[0]:
+                            assert table[lattice.node(int(idx))][0] > budget or not table[lattice.node(int(idx))][1], tag
+                        tagged += int((lattice.marginal_suppression() > budget).sum())
+        finally:
+            engine.close()
+    assert tagged > 0

@@ -232,22 +232,28 @@ class Lattice:
         if value < self.best_value or (value == self.best_value and self.best_idx is not None and self.height[idx] < self.height[self.best_idx]):
             self.best_value, self.best_idx = value, idx
 
-    def marginal_suppression(self, pairs: bool = True) -> np.ndarray:
+    def marginal_suppression(self, pairs: bool = True, triples: bool | None = None) -> np.ndarray:
         """Per node, rows certainly suppressed, known from small marginals alone: with k-anonymity,
-        a value (or, with ``pairs``, a value pair) at the node's levels held by fewer than k rows
-        puts each of its rows in a class of fewer than k rows, whatever the other QIs
-        (:func:`sqlanon.stats.marginals.rare_rows`; zeros without a k-anonymity model)."""
+        a value (or, with ``pairs``, a value pair or triple) at the node's levels held by fewer
+        than k rows puts each of its rows in a class of fewer than k rows, whatever the other QIs
+        (:func:`sqlanon.stats.marginals.rare_rows`; zeros without a k-anonymity model).
+
+        Triples (default: when the budget allows suppression) cost a larger statement; with no
+        suppression allowed a rare value or pair already fails most nodes and the search needs
+        few statements (Adult's 0 % cases: 2-7), so there they cost more than they save."""
         from sqlanon.privacy.k_anonymity import KAnonymity
         from sqlanon.stats.marginals import rare_rows
 
         k = max([m.k for m in self.requirement.models if isinstance(m, KAnonymity)], default=1)
-        return rare_rows(self.stats, self.nodes, k, pairs)
+        if triples is None:
+            triples = self.requirement.budget > 0
+        return rare_rows(self.stats, self.nodes, k, pairs, triples)
 
-    def tag_marginal(self, pairs: bool = True) -> int:
+    def tag_marginal(self, pairs: bool = True, triples: bool | None = None) -> int:
         """Bound every node's suppressed rows by :meth:`marginal_suppression` (``s_lower``, which
         the metric bounds use) and tag the nodes it puts over the budget as failing, without a
         query. Returns how many were tagged."""
-        low = self.marginal_suppression(pairs)
+        low = self.marginal_suppression(pairs, triples)
         self.s_lower = np.maximum(self.s_lower, low)
         over = (low > self.requirement.budget) & (self.status == UNKNOWN)
         self.status[over] = FAILS

@@ -10,11 +10,13 @@ batches of nodes per statement:
   unvisited bound is no better than the incumbent, so no node worse than the best found is ever
   evaluated; the suppressed rows of an evaluated node bound those of all its specializations
   (``suppressed_bounds``), and monotone query bounds (discernibility, AECS, CM) prune whole cones;
-* **rare values**: with k-anonymity, the rows of a value or a value pair held by fewer than k rows
-  (at the node's levels) are suppressed whatever the other QIs: a lower bound of every node's
-  suppressed rows from the column frequencies and one statement of QI-pair counts
-  (:mod:`sqlanon.stats.marginals`), so nodes it puts over the budget fail without a query
-  (:meth:`Lattice.tag_marginal`; Adult's 12 ARX cases: 344 -> 205 statements);
+* **rare values**: with k-anonymity, the rows of a value, a value pair or a value triple held by
+  fewer than k rows (at the node's levels) are suppressed whatever the other QIs: a lower bound of
+  every node's suppressed rows from the column frequencies and one statement of QI-pair and
+  QI-triple counts (:mod:`sqlanon.stats.marginals`; triples only when the budget allows
+  suppression), so nodes it puts over the budget fail without a query
+  (:meth:`Lattice.tag_marginal`; Adult's 12 ARX cases: 344 -> 205 statements with pairs, 205 ->
+  155 with triples);
 * **known values**: a node tagged as satisfying whose value needs no data (entropy, height, or any
   metric when nothing may be suppressed) is scored without a query;
 * **paths**: whether the cheapest undecided nodes satisfy is found by Flash's probes (a path of
@@ -181,7 +183,7 @@ class Probe:
 def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -> object:
     batch, probes = max(1, int(batch)), max(1, int(probes))
     lattice.require_top()
-    # the pair counts cost a statement: worth it only when the lattice needs more than one round
+    # the pair (and triple) counts cost a statement: worth it only when the lattice needs more than one round
     lattice.tag_marginal(pairs=len(lattice) > batch)
     prior = priors(lattice)
     order = np.lexsort((np.arange(len(lattice)), lattice.height, prior))

@@ -1,9 +1,9 @@
 SELECT
-  0 AS `p`,
-  `q0` AS `a`,
-  `q1` AS `b`,
-  SUM(`cnt`) AS `n`
+  `q0`,
+  `q1`,
+  CAST(SUM(`cnt`) AS BIGINT) AS `n`
 FROM `sqlanon_fs0_N`
 GROUP BY
-  `q0`,
-  `q1`
+  GROUPING SETS (
+    (`q0`, `q1`)
+  )
