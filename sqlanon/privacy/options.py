@@ -17,7 +17,7 @@ from sqlanon.privacy.recursive_cl import RecursiveCLDiversity
 from sqlanon.privacy.t_closeness import TCloseness
 from sqlanon.source import Source
 
-LATTICE_ONLY = "is computed by the lattice searches (optimal, samarati, incognito)"
+LATTICE_ONLY = "is computed by the lattice searches (optimal, samarati, incognito, lightning, auto)"
 #: models the genetic search computes as well (its batched class statistics carry them)
 GENETIC_TOO = ("recursive (c,l)-diversity", "hierarchical t-closeness", "k-map", "delta-presence")
 
@@ -59,7 +59,7 @@ def validate(policy) -> None:
 
         # the genetic search's batched class statistics carry top_s/tail_s and emd_hier too
         refused = [u for u in uses if not (policy.search == "genetic" and u in GENETIC_TOO)]
-        if policy.search not in LATTICE_SEARCHES and refused:
+        if policy.search not in LATTICE_SEARCHES and policy.search not in ("lightning", "auto") and refused:
             where = LATTICE_ONLY + (" and the genetic search" if refused[0] in GENETIC_TOO else "")
             raise ConfigError(f"{refused[0]} {where}; search {policy.search} cannot honour it")
 
