@@ -352,6 +352,12 @@ def test_cli_unsatisfiable_within_bounds_exits_3_naming_the_model(tmp_path):
         assert len(lines) == 1 and lines[0].startswith("error:"), res.output
         assert "k-anonymity" in lines[0], lines[0]
         assert not out.exists()
+    # top-down: Corollary 4.2 checked at the max-level cut
+    res = CliRunner().invoke(sqlanon.cli.app, ["anonymize", "-i", case.path, *flags, "--k", "30", "--search", "top-down", "--y", "id", *bounds, "--output", str(out), "-q"])
+    assert res.exit_code == 3, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and "most general current release within --max-level" in lines[0] and "k = 30" in lines[0], res.output
+    assert not out.exists()
 
 
 @pytest.mark.parametrize(
