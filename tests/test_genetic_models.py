@@ -141,7 +141,6 @@ def test_genetic_releases_under_hierarchical_t_and_recursive_cl_pass_the_checker
 def population_of(rows, seed, extra):
     """The research rows plus ``extra`` rows drawn from the values the research rows hold."""
     rng = random.Random(seed)
-    cols = [c for c in rows[0] if c != "s"]
     pop = [dict(r) for r in rows]
     for _ in range(extra):
         pop.append({c: rng.choice(rows)[c] for c in rows[0]})
