@@ -144,6 +144,28 @@ class Dialect:
     def drop_table(self, table: exp.Table, if_exists: bool = False) -> exp.Expression:
         return exp.Drop(tables=[table], kind="TABLE", exists=if_exists)
 
+    # -- sums over several groupings ------------------------------------------------------------
+    def grouped_sums(self, table: str, groupings: Sequence[Sequence[str]], names: Sequence[str], tag: str, measure: str = "cnt") -> exp.Expression:
+        """``SUM(measure)`` of ``table`` per group, for several groupings (column lists, each as
+        long as ``names``) in one statement: one row per grouping and group, with the columns
+        ``tag`` (the grouping's index), ``names`` (the group's values, in the grouping's column
+        order) and ``n``. Here a ``UNION ALL`` of one ``GROUP BY`` per grouping (cheap where a
+        statement's parts cost little: DuckDB, PostgreSQL)."""
+        from sqlanon.source import col
+
+        parts = []
+        for g, columns in enumerate(groupings):
+            part = exp.select(
+                exp.alias_(literal(g), tag, quoted=True),
+                *[exp.alias_(col(c), name, quoted=True) for c, name in zip(columns, names)],
+                exp.alias_(exp.Sum(this=col(measure)), "n", quoted=True), copy=False,
+            )
+            parts.append(part.from_(table_ref(table), copy=False).group_by(*[col(c) for c in columns], copy=False))
+        out = parts[0]
+        for part in parts[1:]:
+            out = exp.union(out, part, distinct=False, copy=False)
+        return out
+
     # -- the source -----------------------------------------------------------------------------
     def source_from(self, source) -> exp.Expression:
         """The FROM item naming ``source`` in a rendered script. Tables are named as they are;

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from sqlglot import exp
 
-from sqlanon.dialect.base import Dialect
+from sqlanon.dialect.base import Dialect, literal
 from sqlanon.source import table_ref
 
 
@@ -65,6 +65,37 @@ class SparkDialect(Dialect):
         if source.kind == "parquet":
             return exp.Table(this=exp.to_identifier(source.path, quoted=True), db=exp.to_identifier("parquet"))
         return table_ref("source")
+
+    def grouped_sums(self, table: str, groupings: Sequence[Sequence[str]], names: Sequence[str], tag: str, measure: str = "cnt") -> exp.Expression:
+        """One ``GROUP BY GROUPING SETS (..)``: Spark reads the table once and expands each row
+        into one row per grouping, where a ``UNION ALL`` of one ``GROUP BY`` per grouping is a
+        scan, a shuffle and an aggregation per grouping (1M Adult-like rows, 371K-row base set:
+        the 36 QI pairs took 20.9 s that way). The grouping of a row is read from
+        ``GROUPING_ID(..)`` (over the grouping sets' columns, in order of first appearance: bit
+        ``m - 1 - j`` set when column ``j`` is not grouped), the ``names`` columns by a ``CASE``
+        on it."""
+        from sqlanon.source import col
+
+        columns: list[str] = list(dict.fromkeys(c for grouping in groupings for c in grouping))
+        position = {c: j for j, c in enumerate(columns)}
+        full = (1 << len(columns)) - 1
+        masks = [full & ~sum(1 << (len(columns) - 1 - position[c]) for c in grouping) for grouping in groupings]
+        gid = exp.Anonymous(this="GROUPING_ID", expressions=[col(c) for c in columns])
+
+        def by_grouping(values) -> exp.Expression:
+            case = exp.Case(this=gid.copy())
+            for mask, value in zip(masks, values):
+                case = case.when(literal(mask), value)
+            return case
+
+        select = exp.select(
+            exp.alias_(by_grouping([literal(g) for g in range(len(groupings))]), tag, quoted=True),
+            *[exp.alias_(by_grouping([col(grouping[j]) for grouping in groupings]), name, quoted=True) for j, name in enumerate(names)],
+            exp.alias_(exp.Sum(this=col(measure)), "n", quoted=True), copy=False,
+        ).from_(table_ref(table), copy=False)
+        sets = exp.GroupingSets(expressions=[exp.Tuple(expressions=[col(c) for c in grouping]) for grouping in groupings])
+        select.set("group", exp.Group(grouping_sets=[sets]))
+        return select
 
     hash_signed = True
 

@@ -26,6 +26,9 @@ class Engine:
     #: search fills a round with look-ahead nodes up to this; None: its default, for DuckDB's cost,
     #: :data:`sqlanon.search.optimal.SPECULATE_ROWS`)
     statement_rows: int | None = None
+    #: rows (frequency-set rows x nodes) one batch statement may join before grouping (None: the
+    #: default for DuckDB's memory limit, :data:`sqlanon.stats.batch.JOIN_ROWS`)
+    join_rows: int | None = None
 
     def __init__(self) -> None:
         self.queries = 0

@@ -361,7 +361,7 @@ def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, 
     from sqlanon.stats.core import Params
 
     out: list = []
-    step = batch_size(stats.base.rows)
+    step = batch_size(stats.base.rows, getattr(stats.engine, "join_rows", None) or JOIN_ROWS)
     names = [name for name, _ in metric.batch_terms(stats)[1]] if metric is not None else []
     cache = stats.__dict__.setdefault("_batch_sql", {})
     for start in range(0, len(nodes), step):

@@ -332,19 +332,15 @@ class Statistics:
         return int(self.engine.scalar(q))
 
     def _column_freqs(self) -> list[list[int]]:
-        """Rows per leaf code of every QI, in one statement (a UNION ALL of one ``GROUP BY`` per
-        QI over the base frequency set): on engines where each statement costs a job (Spark), one
-        instead of one per QI."""
+        """Rows per leaf code of every QI, in one statement over the base frequency set
+        (:meth:`Dialect.grouped_sums`: a UNION ALL of one ``GROUP BY`` per QI, on Spark one
+        ``GROUPING SETS``): on engines where each statement costs a job (Spark), one instead of
+        one per QI."""
         if not self.qis:
             return []
-        parts = [
-            exp.select(exp.alias_(lit(i), "i", quoted=True), exp.alias_(col(self.qcol(i)), "code", quoted=True), exp.alias_(sum_(col("cnt")), "n", quoted=True))
-            .from_(table_ref(self.base.table))
-            .group_by(col(self.qcol(i)))
-            for i in range(len(self.qis))
-        ]
+        query = self.dialect.grouped_sums(self.base.table, [[self.qcol(i)] for i in range(len(self.qis))], ["code"], "i")
         freqs = [[0] * len(h.rows) for h in self.hierarchies]
-        for i, code, n in self.engine.fetch_all(union_all(parts)):
+        for i, code, n in self.engine.fetch_all(query):
             freqs[int(i)][int(code)] = int(n)
         return freqs
 
