@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from sqlanon.plan import Recoding
 from sqlanon.source import col, table_ref
-from sqlanon.stats import cte_select, sum_
+from sqlanon.stats import cte_select
 
 TOP_VALUES = 10
 _RANGE = re.compile(r"^\s*[\[(]?\s*(-?\d+(?:\.\d+)?)\s*(?:-|,|\.\.)\s*(-?\d+(?:\.\d+)?)\s*[\])\[]?\s*$")
@@ -68,17 +68,18 @@ def _recoding(stats, plan_node) -> Recoding:
 
 
 def released_counts(stats, recoding: Recoding, ok: exp.Expression) -> list[list[int]]:
-    """Per QI, released rows per recoded value (one ``GROUP BY`` per QI over the released classes)."""
-    out = []
-    for i in range(len(stats.qis)):
-        ctes, cls = stats.class_ctes(recoding)
-        q = col(stats.qcol(i))
-        ctes.append(("flagged", exp.select(q, col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
-        final = exp.select(q.copy(), sum_(col("cnt"))).from_(table_ref("flagged")).where(col("ok")).group_by(q.copy())
-        counts = [0] * len(recoding.labels[i])
-        for code, n in stats.engine.fetch_all(cte_select(ctes, final)):
-            counts[int(code)] = int(n)
-        out.append(counts)
+    """Per QI, released rows per recoded value: one statement over the released classes
+    (:meth:`sqlanon.dialect.Dialect.grouped_sums`: one ``GROUP BY`` per QI in a ``UNION ALL``, on
+    Spark one ``GROUPING SETS``; it was one statement per QI, each a Spark job)."""
+    if not stats.qis:
+        return []
+    ctes, cls = stats.class_ctes(recoding)
+    names = [stats.qcol(i) for i in range(len(stats.qis))]
+    ctes.append(("flagged", exp.select(*[col(q) for q in names], col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
+    ctes.append(("released", exp.select(*[col(q) for q in names], col("cnt")).from_(table_ref("flagged")).where(col("ok"))))
+    out = [[0] * len(labels) for labels in recoding.labels]
+    for i, code, n in stats.engine.fetch_all(cte_select(ctes, stats.dialect.grouped_sums("released", [[q] for q in names], ["code"], "i"))):
+        out[int(i)][int(code)] = int(n)
     return out
 
 

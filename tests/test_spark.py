@@ -242,6 +242,49 @@ def test_in_place_on_a_parquet_table_is_refused(spark, people):
         spark.sql("DROP TABLE IF EXISTS sqlanon_test_people")
 
 
+def test_in_place_on_a_delta_table_is_one_create_or_replace(spark, people, monkeypatch, tmp_path):
+    """No Delta or Iceberg jars can be installed here (PyPI's delta-spark fetches them from Maven
+    at run time), so the in-place path is checked up to Spark: with the table's provider reported
+    as Delta, the release is one ``CREATE OR REPLACE TABLE t USING DELTA AS SELECT ..`` over the
+    table itself. The statement is captured instead of run (Spark without Delta would refuse it);
+    its SELECT, run on Spark, is DuckDB's release of the same table (checked k-anonymous); the
+    table is untouched."""
+    from sqlglot import exp
+
+    from sqlanon.engine.spark import SparkEngine
+
+    spark.sql("DROP TABLE IF EXISTS sqlanon_test_delta")
+    spark.read.parquet(people["parquet"]).write.saveAsTable("sqlanon_test_delta")
+    captured = {}
+    execute = SparkEngine.execute
+
+    def capture(engine, expression):
+        if isinstance(expression, exp.Create) and expression.args.get("replace"):
+            captured["sql"] = engine.sql_text(expression)
+            captured["rows"] = [r.asDict() for r in spark.sql(engine.sql_text(expression.expression)).collect()]
+            raise SqlanonError("captured")
+        return execute(engine, expression)
+
+    monkeypatch.setattr(SparkEngine, "table_provider", lambda engine, table: "delta")
+    monkeypatch.setattr(SparkEngine, "execute", capture)
+    try:
+        with pytest.raises(SqlanonError, match="captured"):
+            sqlanon.anonymize(table="sqlanon_test_delta", qi=people["qi"], k=5, max_suppression=0.05, in_place=True, connection=spark)
+        assert captured["sql"].startswith("CREATE OR REPLACE TABLE `sqlanon_test_delta` USING DELTA AS ")
+        assert "FROM `sqlanon_test_delta`" in captured["sql"]  # the replacement reads the table it replaces
+        rows = captured["rows"]
+        duck = str(tmp_path / "duck.parquet")
+        sqlanon.anonymize(input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.05, output=duck)
+        columns = ["id", "zip", "age", "disease", "buys"]
+        assert len(rows) == 300 and multiset(rows, columns) == multiset(read_release(duck), columns)
+        verdict = check_k(rows, ["zip", "age"], 5, 0.05)
+        assert verdict["ok"], verdict["problems"]
+        assert spark.table("sqlanon_test_delta").count() == 300
+        assert spark.sql("SELECT COUNT(*) FROM sqlanon_test_delta WHERE zip LIKE '%*%'").collect()[0][0] == 0
+    finally:
+        spark.sql("DROP TABLE IF EXISTS sqlanon_test_delta")
+
+
 # ----------------------------------------------------------------------------------------------
 # sqlanon sql --dialect spark: a self-contained script, run on Spark
 
