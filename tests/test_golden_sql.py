@@ -212,7 +212,7 @@ def test_release_select():
 
 
 def test_grouped_sums_answer_alike_in_every_dialect():
-    """Sums over several groupings in one statement (column frequencies, QI-pair counts): a UNION
+    """Sums over several groupings in one statement (column frequencies, released rows per QI): a UNION
     ALL of GROUP BYs, on Spark one GROUPING SETS whose grouping is read from GROUPING_ID. Golden per
     dialect; every dialect's statement, transpiled to DuckDB, gives the rows of a plain GROUP BY per
     grouping (three columns: the GROUPING_ID bit order and the CASE per column are exercised)."""
