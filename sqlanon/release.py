@@ -226,8 +226,15 @@ def check_target(engine, target: Target, source) -> TableName | None:
     """Refuse a table target that cannot be written, before anything is scanned: an existing
     output table without ``--overwrite``, a view in the way, a missing schema, ``--in-place`` on
     a view. Returns the existing table (as the catalog spells it), if any. (Spark's catalog
-    has no information schema: its targets are checked when written.)"""
+    has no information schema: an existing output table and an in-place table without an atomic
+    replace are refused here through its catalog API, and checked again when written.)"""
     if hasattr(engine, "replace_table"):
+        from sqlanon.source import Source
+
+        if target.kind == "in_place":
+            engine.check_replaceable(source.table_expression())
+        elif target.kind == "table" and not target.overwrite and engine.table_exists(Source(kind="table", table=target.table).table_expression()):
+            raise ConfigError(f"output table {target.table!r} already exists (use --overwrite)")
         return None
     if target.kind == "in_place":
         name = source.table_name(engine.dialect)

@@ -8,6 +8,7 @@ checker against a brute-force generalization of the input.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
 
@@ -70,6 +71,22 @@ def people(tmp_path_factory):
     con.execute("COPY (SELECT * FROM read_csv(?, all_varchar=true)) TO '" + parquet.replace("'", "''") + "' (FORMAT PARQUET)", [str(csv)])
     con.close()
     return {"csv": str(csv), "parquet": parquet, "qi": {"zip": "mask", "age": "bands:5,10,20"}}
+
+
+@contextlib.contextmanager
+def no_scan():
+    """Fails the run if the base frequency set is built (a refusal must come before the scan)."""
+    from sqlanon.stats import Statistics
+
+    def prepare(self):
+        raise AssertionError("the source was scanned before the refusal")
+
+    original = Statistics.prepare
+    Statistics.prepare = prepare
+    try:
+        yield
+    finally:
+        Statistics.prepare = original
 
 
 def multiset(rows, columns):
@@ -200,7 +217,7 @@ def test_csv_input_and_catalog_table_output(spark, people, tmp_path):
         assert comparable(rep) == comparable(duck)
         rows = [r.asDict() for r in spark.table("sqlanon_test_out").collect()]
         assert len(rows) == 300 and check_k(rows, ["zip", "age"], 4, 0.05)["ok"]
-        with pytest.raises(ConfigError, match="already exists"):
+        with no_scan(), pytest.raises(ConfigError, match="already exists"):  # refused before the scan
             sqlanon.anonymize(output_table="sqlanon_test_out", connection=spark, **opts)
         again = sqlanon.anonymize(output_table="sqlanon_test_out", overwrite=True, connection=spark, **{**opts, "k": 6})
         assert check_k([r.asDict() for r in spark.table("sqlanon_test_out").collect()], ["zip", "age"], 6, 0.05)["ok"]
@@ -230,11 +247,12 @@ def test_failed_table_write_leaves_no_table(spark, people):
 
 
 def test_in_place_on_a_parquet_table_is_refused(spark, people):
-    """A plain Parquet table of the session catalog has no atomic replace: refused, untouched."""
+    """A plain Parquet table of the session catalog has no atomic replace (Spark's INSERT OVERWRITE
+    deletes its files before writing): refused before the scan, untouched."""
     spark.sql("DROP TABLE IF EXISTS sqlanon_test_people")
     spark.read.parquet(people["parquet"]).write.saveAsTable("sqlanon_test_people")
     try:
-        with pytest.raises(ConfigError, match="atomically"):
+        with no_scan(), pytest.raises(ConfigError, match="atomically"):
             sqlanon.anonymize(table="sqlanon_test_people", qi=people["qi"], k=5, in_place=True, connection=spark)
         assert spark.table("sqlanon_test_people").count() == 300
         assert spark.sql("SELECT COUNT(*) FROM sqlanon_test_people WHERE zip = '*'").collect()[0][0] == 0

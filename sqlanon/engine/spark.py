@@ -360,9 +360,9 @@ class SparkEngine(Engine):
         except self._errors():
             return False
 
-    def replace_table(self, table: exp.Table, query: exp.Expression) -> None:
-        """``CREATE OR REPLACE TABLE t USING <provider> AS SELECT ..`` in one statement, where the
-        table's provider replaces atomically (Delta, Iceberg); any other provider is refused."""
+    def check_replaceable(self, table: exp.Table) -> str:
+        """The table's provider, if it replaces atomically (Delta, Iceberg); else a one-line
+        error (checked before the scan, and again when replacing)."""
         provider = self.table_provider(table)
         if provider not in ATOMIC_REPLACE_PROVIDERS:
             raise ConfigError(
@@ -370,6 +370,12 @@ class SparkEngine(Engine):
                 f"({', '.join(ATOMIC_REPLACE_PROVIDERS)}); {self.sql_text(table)} is a {provider or 'view or unknown'} table: "
                 "write --output-table or --output instead"
             )
+        return provider
+
+    def replace_table(self, table: exp.Table, query: exp.Expression) -> None:
+        """``CREATE OR REPLACE TABLE t USING <provider> AS SELECT ..`` in one statement, where the
+        table's provider replaces atomically (Delta, Iceberg); any other provider is refused."""
+        provider = self.check_replaceable(table)
         props = exp.Properties(expressions=[exp.FileFormatProperty(this=exp.var(provider.upper()))])
         self.execute(exp.Create(this=table, kind="TABLE", replace=True, expression=query, properties=props))
 
