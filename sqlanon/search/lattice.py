@@ -203,10 +203,10 @@ class Lattice:
         value = self.metric.value(self.stats, node, ns) if satisfies else math.inf
         self.evaluated[idx] = (ns, satisfies, value)
         self.is_evaluated[idx] = True
-        self.tag(idx, satisfies)
+        below = self.tag(idx, satisfies)
         if ns.suppressed and self.requirement.monotone:
-            below = self.below(idx)
-            self.s_lower[below] = np.maximum(self.s_lower[below], ns.suppressed)
+            below = self.below(idx) if below is None else below
+            np.maximum(self.s_lower, ns.suppressed, out=self.s_lower, where=below)
         if satisfies and (value < self.best_value or (value == self.best_value and self.best_idx is not None and self.height[idx] < self.height[self.best_idx])):
             self.best_value, self.best_idx = value, idx
         qb = self.metric.query_bound(self.stats, node, ns)
@@ -216,15 +216,19 @@ class Lattice:
             self.progress(len(self.evaluated))
         return satisfies
 
-    def tag(self, idx: int, satisfies: bool) -> None:
+    def tag(self, idx: int, satisfies: bool) -> np.ndarray | None:
+        """Tag the node's cone; returns the mask of its specializations when it computed it (a
+        failing node's), for :meth:`_record` to reuse."""
         if not self.requirement.monotone:
             # entropy l-diversity / t-closeness with a budget: a node says nothing about others
             self.status[idx] = SATISFIES if satisfies else FAILS
-            return
+            return None
         if satisfies:
             self.status[self.above(idx)] = SATISFIES
-        else:
-            self.status[self.below(idx)] = FAILS
+            return None
+        below = self.below(idx)
+        self.status[below] = FAILS
+        return below
 
     def offer(self, idx: int, value: float) -> None:
         """A node tagged as satisfying whose value is known without a query (``Metric.known_value``):
