@@ -13,8 +13,8 @@ at least the largest such count over the subsets at its levels (:func:`rare_rows
 Triples bite where pairs do not (Adult, k=5 at 5 %: 2,700 of the 12,960 nodes are over the budget
 by their rare triples, 864 by their rare pairs), but there are many of them (84 on 9 QIs) and each
 has many cells, so only the ``TRIPLES`` triples with the most rare rows expected under independence
-(from the column frequencies) are read, and the pairs inside a triple read are summed from its
-counts instead of being read again. Any subset of triples gives a valid bound: the choice only
+(from the column frequencies) are read, and the pairs inside a triple read are not read at all
+(a triple's cell lies inside its pair's: its bound is never below theirs). Any subset of triples gives a valid bound: the choice only
 decides how tight it is.
 """
 
@@ -160,7 +160,9 @@ def chosen_triples(stats, k: int, limit: int | None = None) -> list[tuple[int, i
 def subset_rare(stats, k: int, triples: bool = True) -> dict[tuple[int, ...], np.ndarray]:
     """Per QI pair and (with ``triples``) chosen triple: an array over their levels of the rows
     whose value combination at those levels is held by fewer than ``k`` rows (one statement;
-    cached per k). Every pair is there; a pair inside a chosen triple is summed from its counts."""
+    cached per k). A pair inside a chosen triple is left out: a triple's cell lies inside its pair's
+    cell, so a row of a rare pair is in a rare triple at every level of the third QI (the triple's
+    bound is never below the pair's)."""
     cache = stats.__dict__.setdefault("_subset_rare", {})
     if (k, triples) in cache:
         return cache[(k, triples)]
@@ -191,16 +193,6 @@ def subset_rare(stats, k: int, triples: bool = True) -> dict[tuple[int, ...], np
         codes = [codes_of[i][mine] for i in subset]
         cnts = counts[mine]
         out[subset] = rare_by_levels(codes, cnts, [maps[i] for i in subset], k)
-        if len(subset) == 3:
-            for x, y in itertools.combinations(range(3), 2):
-                pair = (subset[x], subset[y])
-                if pair in out:
-                    continue
-                a, b = codes[x], codes[y]
-                wb = len(maps[pair[1]][0])
-                packed, inverse = np.unique(a * wb + b, return_inverse=True)
-                summed = np.bincount(inverse, weights=cnts)
-                out[pair] = rare_by_levels([packed // wb, packed % wb], summed, [maps[i] for i in pair], k)
     cache[(k, triples)] = out
     return out
 
