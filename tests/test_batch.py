@@ -116,3 +116,28 @@ def test_batch_size_shrinks_with_the_set():
     sizes = [batch.batch_size(n) for n in (10, 20_000, 200_000, 2_000_000, 50_000_000)]
     assert sizes == sorted(sizes, reverse=True) and sizes[0] == batch.MAX_NODES and sizes[-1] == 1
     assert all(batch.batch_size(n) * n <= batch.JOIN_ROWS for n in (200_000, 2_000_000))
+
+
+def test_statements_are_cut_at_the_engines_join_rows(tmp_path):
+    """A batch is cut into statements of at most ``join_rows // set rows`` nodes, the engine's
+    ``join_rows`` when it has one (Spark: a statement per round), else JOIN_ROWS; the answers do
+    not depend on the cut."""
+    rng = random.Random(3)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=200, weird=False)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)[:12]
+        ok, metric = KAnonymity(3).predicate(), METRICS["precision"]()
+        answers = []
+        engine.keep_log = True
+        for join_rows, statements in ((None, 1), (stats.base.rows * 5, 3), (stats.base.rows, 12)):
+            engine.join_rows = join_rows
+            engine.log.clear()
+            got = stats.evaluate_many(nodes, ok, metric=metric)
+            # the batch statements (a set saved on its second use is a CREATE besides them)
+            assert sum(1 for text in engine.log if text.lstrip().upper().startswith("WITH")) == statements, join_rows
+            answers.append([(ns.classes, ns.suppressed, ns.bad_classes, ns.min_class) for ns in got])
+        assert answers[0] == answers[1] == answers[2]
+    finally:
+        engine.close()

@@ -81,8 +81,8 @@ class SparkEngine(Engine):
     #: a batch statement's nodes are not cut into DuckDB's memory-sized chunks (4M joined rows:
     #: 10 nodes at 1M Adult-like rows, so a round of the optimal search cost 3-4 Spark jobs); Spark
     #: spills its aggregations, and a job's fixed cost (parse, analyze, plan, schedule: 0.5-1.3 s
-    #: measured) is paid once per round of up to 40M joined rows (78 -> 38 jobs for the same 481
-    #: nodes at 1M rows, k=10, 5 %)
+    #: measured) is paid once per round of up to 40M joined rows (1M rows, k=10, 5 %: the same 481
+    #: nodes in 30 statements instead of 78, 61 s instead of 168 s; bench/results/spark_engine.txt)
     join_rows = 40_000_000
 
     def __init__(self, master: str | None = None, conf=None, connection=None, memory_limit: str | None = None, threads: int | None = None, database: str | None = None, **_: Any) -> None:
