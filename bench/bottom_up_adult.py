@@ -51,7 +51,7 @@ from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
 from sqlanon.search import bottom_up  # noqa: E402
 from sqlanon.search.context import SearchContext  # noqa: E402
 from sqlanon.source import Source, col, table_ref  # noqa: E402
-from sqlanon.stats import ClassNeeds, Statistics, create_temp, lit  # noqa: E402
+from sqlanon.stats import ClassNeeds, Statistics, lit  # noqa: E402
 
 import bottom_up_taxonomies as paper_tax  # noqa: E402
 

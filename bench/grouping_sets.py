@@ -18,7 +18,6 @@ import argparse
 import os
 import time
 
-import sqlglot
 from sqlglot import exp
 
 from sqlanon.engine import connect

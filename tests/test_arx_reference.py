@@ -2,7 +2,6 @@
 re-checked by the independent checker against a brute-force generalization of the input."""
 
 import json
-import os
 
 import pytest
 from typer.testing import CliRunner

@@ -6,7 +6,6 @@ statement numbers them."""
 from __future__ import annotations
 
 import itertools
-import math
 import os
 import random
 import sys

@@ -16,7 +16,7 @@ import json
 import os
 import random
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 
 import pytest
 
@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import checker  # noqa: E402
 from test_genetic import write_parquet  # noqa: E402
-from test_genetic_oracle import leaves_below, random_table  # noqa: E402
+from test_genetic_oracle import python_fitness, random_table  # noqa: E402
 
 import sqlanon  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
@@ -41,23 +41,24 @@ from sqlanon.stats import Statistics  # noqa: E402
 S_TREE = [["x", "xy", "*"], ["y", "xy", "*"], ["z", "z", "*"]]
 
 
-def python_fitness(rows, qis, hs, values, ok, budget):
-    groups = defaultdict(Counter)
-    for r in rows:
-        groups[tuple(values[i][r[q]] for i, q in enumerate(qis))][r["s"]] += 1
-    below = [leaves_below(h) for h in hs]
-    n, N = len(qis), len(rows)
-    suppressed, loss = 0, 0.0
-    for key, sens in groups.items():
-        size = sum(sens.values())
-        if not ok(sens):
-            suppressed += size
-            loss += n * size
-            continue
-        for i, label in enumerate(key):
-            m = len(hs[i].rows)
-            loss += size * ((below[i][label] - 1) / (m - 1) if m > 1 else 0.0)
-    return suppressed, loss / (n * N), suppressed <= budget and suppressed < N
+def scored_cuts(eng, stats, req, qis, hs, rng):
+    """Random flexible cuts of ``hs`` scored by the genetic statement (one batch), with the cuts."""
+    from sqlanon.privacy import options as privacy_options
+
+    privacy_options.bind(req, stats)
+    for m in req.models:
+        if isinstance(m, TCloseness):
+            m.global_dist = {v: c / stats.rows for v, c in stats.sensitive_domain}
+            m.order = [v for v, _ in stats.sensitive_domain]
+    layout = genetic.layout_for(qis, hs, stats.column_freqs, {})
+    objective, costs = build_objective("lm", {}, None)
+    ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs)
+    ev.prepare()
+    densities = [0.0, 1.0] + [rng.random() for _ in range(8)]
+    chroms = [layout.repair([rng.random() < d for _ in range(layout.nbits)]) for d in densities]
+    scored = ev.score(chroms)
+    assert ev.gstats.batches == 1
+    return ev, layout, list(zip(chroms, scored))
 
 
 @pytest.mark.parametrize("seed,n_qi,n", [(31, 3, 160), (32, 4, 220)])
@@ -78,22 +79,8 @@ def test_batched_fitness_under_hierarchical_t_equals_plain_python(seed, n_qi, n,
             try:
                 stats = Statistics(eng, Source.open(path), qis, hs, sensitive="s", needs=req.needs, sensitive_hierarchy=s_tree)
                 stats.prepare()
-                from sqlanon.privacy import options as privacy_options
-
-                privacy_options.bind(req, stats)
-                for m in req.models:
-                    if isinstance(m, TCloseness):
-                        m.global_dist = {v: c / stats.rows for v, c in stats.sensitive_domain}
-                        m.order = [v for v, _ in stats.sensitive_domain]
-                layout = genetic.layout_for(qis, hs, stats.column_freqs, {})
-                objective, costs = build_objective("lm", {}, None)
-                ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs)
-                ev.prepare()
-                densities = [0.0, 1.0] + [rng.random() for _ in range(8)]
-                chroms = [layout.repair([rng.random() < d for _ in range(layout.nbits)]) for d in densities]
-                scored = ev.score(chroms)
-                assert ev.gstats.batches == 1
-                for ch, agg in zip(chroms, scored):
+                ev, layout, scored = scored_cuts(eng, stats, req, qis, hs, rng)
+                for ch, agg in scored:
                     rec = layout.recoding(ch)
                     values = [dict(zip(h.leaves, rec.values(i))) for i, h in enumerate(hs)]
                     sup, lm, feasible = python_fitness(rows, qis, hs, values, ok, budget)
@@ -166,18 +153,8 @@ def test_batched_fitness_under_k_map_and_delta_presence_equals_plain_python(seed
             try:
                 stats = Statistics(eng, Source.open(path), qis, hs, needs=req.needs, population=Source.open(pop_path))
                 stats.prepare()
-                from sqlanon.privacy import options as privacy_options
-
-                privacy_options.bind(req, stats)
-                layout = genetic.layout_for(qis, hs, stats.column_freqs, {})
-                objective, costs = build_objective("lm", {}, None)
-                ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs)
-                ev.prepare()
-                densities = [0.0, 1.0] + [rng.random() for _ in range(8)]
-                chroms = [layout.repair([rng.random() < d for _ in range(layout.nbits)]) for d in densities]
-                scored = ev.score(chroms)
-                assert ev.gstats.batches == 1
-                for ch, agg in zip(chroms, scored):
+                ev, layout, scored = scored_cuts(eng, stats, req, qis, hs, rng)
+                for ch, agg in scored:
                     rec = layout.recoding(ch)
                     values = [dict(zip(h.leaves, rec.values(i))) for i, h in enumerate(hs)]
                     key = lambda r: tuple(values[i][r[q]] for i, q in enumerate(qis))  # noqa: E731

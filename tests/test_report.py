@@ -2,7 +2,6 @@
 against independent computations, and rendering in a real headless chromium (no console errors,
 every plot drawn). Chromium is required under CI=true; elsewhere the browser tests skip without it."""
 
-import json
 import os
 import random
 import re
