@@ -388,6 +388,10 @@ def sql(
     class_column: Optional[str] = typer.Option(None, "--class-column"),
     l: Optional[float] = typer.Option(None, "--l"),
     t: Optional[float] = typer.Option(None, "--t"),
+    drop_column: Optional[List[str]] = typer.Option(None, "--drop-column", help="Leave this column out of the release. Repeat."),
+    weights: Optional[List[str]] = typer.Option(None, "--weights", help="Attribute weights COLUMN=W (comma list or repeat)."),
+    min_level: Optional[List[str]] = typer.Option(None, "--min-level", help="Lowest level the search may choose, COLUMN=LEVEL. Repeat."),
+    max_level: Optional[List[str]] = typer.Option(None, "--max-level", help="Highest level the search may choose, COLUMN=LEVEL. Repeat."),
     dialect: str = typer.Option("duckdb", "--dialect", help="Render for duckdb, postgres, spark, ... (sqlglot dialects)."),
 ) -> None:
     from sqlanon.api import plan_sql
@@ -399,7 +403,7 @@ def sql(
             sqlglot.Dialect.get_or_raise(dialect)
         except ValueError:
             raise ConfigError(f"unknown --dialect {dialect!r}") from None
-        flags = dict(qi=qi, input=input, format=format, delimiter=delimiter, table=table, hierarchy_delimiter=hierarchy_delimiter, k=k, max_suppression=max_suppression, metric=metric, search=search, sensitive_column=sensitive_column, class_column=class_column, l=l, t=t)
+        flags = dict(qi=qi, input=input, format=format, delimiter=delimiter, table=table, hierarchy_delimiter=hierarchy_delimiter, k=k, max_suppression=max_suppression, metric=metric, search=search, sensitive_column=sensitive_column, class_column=class_column, l=l, t=t, drop_columns=drop_column, weights=weights, min_level=min_level, max_level=max_level)
         pol = _policy_from_flags(policy, flags, {})
         return plan_sql(pol, dialect=dialect)
 

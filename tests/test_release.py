@@ -170,6 +170,26 @@ def test_sql_command_prints_portable_sql(people):
     assert bad.exit_code == 2
 
 
+def test_sql_command_honours_drop_column_weights_and_level_bounds(people):
+    """`sqlanon sql` takes anonymize's --drop-column, --weights and --min/--max-level: the script is
+    the one the API renders for the same policy (so the bounded node is searched), and a dropped
+    column is not in the release."""
+    base = ["sql", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
+    plain = runner.invoke(sqlanon.cli.app, base)
+    assert plain.exit_code == 0, plain.output
+    flags = ["--drop-column", "id", "--weights", "zip=2,age=1", "--min-level", "age=2", "--max-level", "zip=3"]
+    got = runner.invoke(sqlanon.cli.app, base + flags)
+    assert got.exit_code == 0, got.output
+    policy = dict(input=people["csv"], qi=people["qi"], k=5, max_suppression=0.05, drop_columns=["id"], weights={"zip": 2, "age": 1}, min_level={"age": 2}, max_level={"zip": 3})
+    expected = "".join(f"-- {title}\n{text};\n\n" for title, text in sqlanon.api.plan_sql(policy))
+    assert got.stdout == expected
+    assert got.stdout != plain.stdout
+    release = got.stdout.split("-- release")[-1]
+    assert '"id"' not in release and '"id"' in plain.stdout.split("-- release")[-1]
+    bad = runner.invoke(sqlanon.cli.app, base + ["--min-level", "agee=1"])
+    assert bad.exit_code == 2 and "agee" in bad.output
+
+
 def test_html_report(people, tmp_path):
     html = tmp_path / "reports" / "r.html"  # its folder is created
     sqlanon.anonymize(input=people["csv"], qi=people["qi"], k=4, report=str(html))
