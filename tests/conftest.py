@@ -59,11 +59,14 @@ def local_postgres():
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
     """One local[2] SparkSession for every Spark test module (the JVM starts once per run).
     Small-data settings: two shuffle partitions, no UI, no adaptive re-planning (each statement
     here reads kilobytes; AQE's extra stage planning costs more than it saves), the JIT limited to
-    its quick tier and the serial collector (short runs on 2 cores)."""
+    its quick tier and the serial collector (short runs on 2 cores). Managed tables live in a
+    warehouse folder of this run (Spark's default, ``./spark-warehouse``, would put them in the
+    checkout and keep a table's folder from an earlier or interrupted run, which makes
+    ``saveAsTable`` fail with LOCATION_ALREADY_EXISTS)."""
     pytest.importorskip("pyspark")
     from pyspark.sql import SparkSession
 
@@ -76,6 +79,7 @@ def spark():
         .config("spark.default.parallelism", "2")
         .config("spark.sql.adaptive.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
         .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
         .getOrCreate()
     )

@@ -8,6 +8,7 @@ release is written, the released multiset (re-checked by tests/checker.py).
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 
@@ -174,13 +175,18 @@ def test_seeded_generate_same_as_duckdb(spark, data, tmp_path):
 # the issue-14 models: recursive (c,l), hierarchical t-closeness, k-map, delta-presence
 
 
+_POPULATION_TABLES = itertools.count()
+
+
 @pytest.fixture(scope="module")
 def population_table(spark, data):
-    """The population as a table of the Spark catalog."""
-    spark.sql("DROP TABLE IF EXISTS sqlanon_population")
-    spark.read.parquet(data["files"]["population"]).write.saveAsTable("sqlanon_population")
-    yield "sqlanon_population"
-    spark.sql("DROP TABLE IF EXISTS sqlanon_population")
+    """The population as a table of the Spark catalog (a new name each time the fixture is set up:
+    pytest may tear a module fixture down and set it up again when the scheduler interleaves
+    modules, and a dropped table's folder need not be gone by then)."""
+    name = f"sqlanon_population_{next(_POPULATION_TABLES)}"
+    spark.read.parquet(data["files"]["population"]).write.saveAsTable(name)
+    yield name
+    spark.sql("DROP TABLE IF EXISTS " + name)
 
 
 def as_dicts(rows):
