@@ -18,25 +18,14 @@ def before_after(stats, plan, *, threshold: float = DEFAULT_THRESHOLD, populatio
     before = measure(stats, tuple(0 for _ in stats.qis), exp.Boolean(this=True), threshold=threshold, population_fraction=population_fraction)
     ok = plan.requirement.predicate()
     if getattr(plan, "local", None):
-        from sqlanon.risk.measure import class_risk_queries
+        from sqlanon.risk.measure import class_histogram_query, figures_row
 
         hist: dict[int, int] = {}
-        classes = records = above = uniques = 0
-        lowest = None
         for step in plan.local:
-            q_fig, q_hist = class_risk_queries(step.stats, step.node, ok, threshold)
-            row = step.stats.engine.fetch_one(q_fig)
-            classes += int(row[0] or 0)
-            records += int(row[1] or 0)
-            above += int(row[4] or 0)
-            uniques += int(row[5] or 0)
-            if row[3] is not None:
-                lowest = float(row[3]) if lowest is None else min(lowest, float(row[3]))
-            for s, c in step.stats.engine.fetch_all(q_hist):
+            for s, c in step.stats.engine.fetch_all(class_histogram_query(step.stats, step.node, ok)):
                 hist[int(s)] = hist.get(int(s), 0) + int(c)
-        sizes = sorted(hist)
-        row = (classes, records, 1.0 / sizes[0] if sizes else None, lowest, above, uniques)
-        after = figures_from(row, [(s, hist[s]) for s in sizes], threshold, population_fraction)
+        merged = [(s, hist[s]) for s in sorted(hist)]
+        after = figures_from(figures_row(merged, threshold), merged, threshold, population_fraction)
     else:
         node = plan.node if plan.node is not None else plan.recoding
         after = measure(stats, node, ok, threshold=threshold, population_fraction=population_fraction)

@@ -1,5 +1,6 @@
 """Re-identification risk of a table (or of a plan applied to it) measured by SQL on its frequency
-set: two small aggregate statements over the equivalence classes, never rows.
+set: one small aggregate statement over the equivalence classes (the class-size histogram, from
+which every figure below is computed), never rows.
 
 Only *released* classes count: suppressed records carry no quasi-identifier values to link (ARX
 likewise leaves suppressed records out of its risk analysis). ``n`` below is the number of
@@ -21,46 +22,51 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlanon.source import col, table_ref
-from sqlanon.stats import as_double, cte_select, if_, lit, sum_
+from sqlanon.stats import cte_select
 
 DEFAULT_THRESHOLD = 0.2
 
 
-def class_risk_queries(stats, node, ok: exp.Expression, threshold: float) -> tuple[exp.Select, exp.Select]:
-    """The two statements: prosecutor figures over the released classes, and the class-size
-    histogram (``size, classes``) they come from."""
-    def released():
-        ctes, cls = stats.class_ctes(node)
-        ctes.append(("flagged", exp.select(col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
-        ctes.append(("released", exp.select(col("cnt")).from_(table_ref("flagged")).where(col("ok"))))
-        return ctes
-
+def class_histogram_query(stats, node, ok: exp.Expression) -> exp.Select:
+    """The class-size histogram of the released classes (``size, classes``, by size): the one
+    statement every figure comes from (:func:`figures_row`; on Spark each statement is a job)."""
+    ctes, cls = stats.class_ctes(node)
+    ctes.append(("flagged", exp.select(col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
+    ctes.append(("released", exp.select(col("cnt")).from_(table_ref("flagged")).where(col("ok"))))
     cnt = col("cnt")
-    risk = exp.Div(this=lit(1.0), expression=as_double(cnt))
-    figures = exp.select(
-        exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
-        exp.alias_(sum_(cnt), "records", quoted=True),
-        exp.alias_(exp.Max(this=risk), "highest", quoted=True),
-        exp.alias_(exp.Min(this=risk), "lowest", quoted=True),
-        exp.alias_(sum_(if_(exp.GT(this=risk.copy(), expression=lit(float(threshold))), cnt, lit(0))), "above", quoted=True),
-        exp.alias_(sum_(if_(exp.EQ(this=cnt.copy(), expression=lit(1)), lit(1), lit(0))), "uniques", quoted=True),
-    ).from_(table_ref("released"))
     histogram = exp.select(cnt, exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True)).from_(table_ref("released")).group_by(cnt).order_by(cnt)
-    return cte_select(released(), figures), cte_select(released(), histogram)
+    return cte_select(ctes, histogram)
+
+
+def figures_row(hist: list[tuple[int, int]], threshold: float) -> tuple:
+    """The prosecutor figures of the released classes from their size histogram: ``(classes,
+    records, highest risk, lowest risk, records above the threshold, sample uniques)``, a class's
+    risk being ``1 / size`` (as a double; ``None`` for the sums and risks of an empty histogram,
+    as SQL's aggregates over no rows)."""
+    if not hist:
+        return (0, None, None, None, None, None)
+    t = float(threshold)
+    sizes = [int(s) for s, _ in hist]
+    return (
+        sum(int(c) for _, c in hist),
+        sum(int(s) * int(c) for s, c in hist),
+        1.0 / float(min(sizes)),
+        1.0 / float(max(sizes)),
+        sum(int(s) * int(c) for s, c in hist if 1.0 / float(s) > t),
+        sum(int(c) for s, c in hist if int(s) == 1),
+    )
 
 
 def measure(stats, node, ok: exp.Expression | None = None, *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
     """Risk figures of ``node`` (a level tuple or a Recoding) over ``stats``' source; ``ok`` marks
     released classes (default: every class)."""
     ok = ok if ok is not None else exp.Boolean(this=True)
-    q_figures, q_hist = class_risk_queries(stats, node, ok, threshold)
-    row = stats.engine.fetch_one(q_figures)
-    hist = [(int(s), int(c)) for s, c in stats.engine.fetch_all(q_hist)]
-    return figures_from(row, hist, threshold, population_fraction)
+    hist = [(int(s), int(c)) for s, c in stats.engine.fetch_all(class_histogram_query(stats, node, ok))]
+    return figures_from(figures_row(hist, threshold), hist, threshold, population_fraction)
 
 
 def figures_from(row, hist: list[tuple[int, int]], threshold: float, population_fraction: float | None) -> dict:
-    """Assemble the risk object from the two statements' answers."""
+    """Assemble the risk object from the figures (:func:`figures_row`) and the histogram."""
     classes, records = int(row[0] or 0), int(row[1] or 0)
     highest = float(row[2]) if row[2] is not None else 0.0
     average = classes / records if records else 0.0
