@@ -201,11 +201,12 @@ class Statistics:
             self.map_tables.append(name)
         self.engine.execute(self.base_query_create())
         base_name = self._base_name
-        self._validate_base(base_name)
+        # the totals and the NULL/unmapped counts in one statement (on Spark each is a job)
         totals = [sum_(col("cnt")), exp.Count(this=exp.Star())]
         if self.row_hash:
             totals.append(exp.Anonymous(this="bit_xor", expressions=[col("h")]))
-        row = self.engine.fetch_one(exp.select(*totals).from_(table_ref(base_name)))
+        row = self.engine.fetch_one(exp.select(*totals, *self._validation_sums()).from_(table_ref(base_name)))
+        self._validate_base(row[len(totals):])
         self.rows, n_base = int(row[0] or 0), int(row[1] or 0)
         if self.row_hash:
             self.input_hash = format_input_hash(self.rows, row[2])
@@ -269,9 +270,9 @@ class Statistics:
     def base_query_create(self) -> exp.Create:
         return self.dialect.create_temp(self._base_name, self.base_query())
 
-    def _validate_base(self, base: str) -> None:
-        if not self.qis:
-            return
+    def _validation_sums(self) -> list[exp.Expression]:
+        """Per QI the rows coded -2 (NULL) and -1 (not in its hierarchy); rows whose sensitive or
+        class value is NULL: sums over the base set, read with its totals (:meth:`prepare`)."""
         parts = []
         for i in range(len(self.qis)):
             q = col(self.qcol(i))
@@ -281,9 +282,13 @@ class Statistics:
             parts.append(sum_(if_(exp.Is(this=col("s"), expression=exp.Null()), col("cnt"), lit(0))))
         if self.has_y:
             parts.append(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))))
-        row = self.engine.fetch_one(exp.select(*parts).from_(table_ref(base)))
-        if row is None or row[0] is None:
-            return  # empty input; reported by prepare()
+        return parts
+
+    def _validate_base(self, row) -> None:
+        """Refuse NULL or unmapped QI values and NULL sensitive/class values (``row``: the
+        answers of :meth:`_validation_sums`)."""
+        if not self.qis or row[0] is None:
+            return  # no QIs, or an empty input (reported by prepare())
         for i, name in enumerate(self.qis):
             nulls, unmapped = int(row[2 * i] or 0), int(row[2 * i + 1] or 0)
             if nulls:
