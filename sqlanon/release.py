@@ -68,24 +68,40 @@ class Target:
         return cls(kind="none")
 
 
-def mapping_tables(engine, stats, recoding) -> list[str]:
-    """Register ``leaf -> released value`` per QI (small: one row per hierarchy leaf)."""
+def mapping_tables(engine, stats, recoding, labels: bool = False) -> list[str]:
+    """Register ``leaf -> released value`` per QI (small: one row per hierarchy leaf).
+
+    With ``labels`` (a file release on an engine whose dialect has a :meth:`label_type`), each
+    table also holds the value as that type (``label``) and the suppression mark ``*`` as that
+    type (``masked``): the release selects those, and the writer stores them as text."""
     names = []
     for i, h in enumerate(stats.hierarchies):
         name = engine.temp_name(f"map{i}")
-        engine.register_arrow(
-            name,
-            pa.table({"leaf": pa.array(h.leaves, pa.string()), "value": pa.array(recoding.values(i), pa.string())}),
-        )
+        values = recoding.values(i)
+        table = pa.table({"leaf": pa.array(h.leaves, pa.string()), "value": pa.array(values, pa.string())})
+        kind = engine.dialect.label_type(sorted({*values, SUPPRESSED})) if labels else None
+        if kind is None:
+            engine.register_arrow(name, table)
+        else:
+            raw = engine.temp_name(f"map{i}_text")
+            engine.register_arrow(raw, table)
+            typed = exp.select(
+                col("leaf"), col("value"),
+                exp.alias_(exp.cast(col("value"), kind.copy()), "label", quoted=True),
+                exp.alias_(exp.cast(lit(SUPPRESSED), kind), "masked", quoted=True),
+            ).from_(table_ref(raw))
+            engine.execute(engine.dialect.create_temp(name, typed))
         names.append(name)
     return names
 
 
-def release_select(stats, maps: list[str], bad_table: str | None, suppression: str = "mask", drop_columns=(), ungeneralized=frozenset()) -> exp.Select:
+def release_select(stats, maps: list[str], bad_table: str | None, suppression: str = "mask", drop_columns=(), ungeneralized=frozenset(), labels: bool = False) -> exp.Select:
     """The release query over the source, column order kept, QIs replaced by released values.
 
     QIs in ``ungeneralized`` (indexes; left at level 0) keep the source column and its type,
-    unless masked rows need the text ``*`` in them; generalized QIs are text (VARCHAR)."""
+    unless masked rows need the text ``*`` in them; generalized QIs are text (VARCHAR). With
+    ``labels`` the mapping tables hold ``label``/``masked`` columns (:func:`mapping_tables`),
+    which are released instead of ``value``/``'*'``."""
     engine, source = stats.engine, stats.source
     src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
     q = exp.select().from_(src)
@@ -106,9 +122,9 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
             if qi_index[name] in ungeneralized and not masked:
                 q = q.select(col(name, "src"))
                 continue
-            value = col("value", f"m{qi_index[name]}")
+            value = col("label" if labels else "value", f"m{qi_index[name]}")
             if masked:
-                value = exp.Case().when(is_bad, lit(SUPPRESSED)).else_(value)
+                value = exp.Case().when(is_bad, col("masked", f"m{qi_index[name]}") if labels else lit(SUPPRESSED)).else_(value)
             q = q.select(exp.alias_(value, name, quoted=True))
         else:
             q = q.select(col(name, "src"))
@@ -155,19 +171,30 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
     return rounds_select(view or stats, maps, bads, suppression, drop_columns, microaggregate)
 
 
-def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None) -> exp.Select:
+def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None, labels: bool = False) -> exp.Select:
     """The release query of a final plan; registers its small tables (mappings, suppressed
-    classes) as temp tables on the engine."""
+    classes) as temp tables on the engine. ``labels``: released values as the dialect's
+    :meth:`label_type` (a Parquet file release; see :func:`mapping_tables`), and text source
+    columns a plan leaves as they are released through their mapping too (same text)."""
     engine = stats.engine
     if plan.local or microaggregate:
         return rounds_query(stats, plan, suppression, drop_columns, microaggregate)
-    maps = mapping_tables(engine, stats, plan.recoding)
+    labels = labels and engine.dialect.label_type(["x"]) is not None
+    maps = mapping_tables(engine, stats, plan.recoding, labels)
     bad = None
     if plan.suppressed_rows:
         bad = engine.temp_name("bad")
         node = plan.node if plan.node is not None else plan.recoding
         engine.execute(stats.bad_class_labels_create(node, plan.requirement.predicate(), bad))
-    return release_select(stats, maps, bad, suppression, drop_columns, ungeneralized(stats, plan.recoding))
+    kept = ungeneralized(stats, plan.recoding)
+    if labels:  # a text column is released through its mapping (as labels) like the others
+        types = dict(stats.source.columns(engine))
+        kept = {i for i in kept if not _is_text(types.get(stats.qis[i]))}
+    return release_select(stats, maps, bad, suppression, drop_columns, kept, labels)
+
+
+def _is_text(type_name) -> bool:
+    return str(type_name or "").upper() in ("VARCHAR", "TEXT", "STRING")
 
 
 def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(), registry_path: str | None = None, entry: dict | None = None, fail_after_write: bool = False, microaggregate: dict | None = None, say=None) -> dict:
@@ -181,7 +208,7 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
         raise ConfigError(f"--suppression must be mask or drop, got {suppression!r}")
     if target.kind == "none":
         return {"output": None, "release_id": None}
-    query = release_query(stats, plan, suppression, drop_columns, microaggregate)
+    query = release_query(stats, plan, suppression, drop_columns, microaggregate, labels=target.kind == "parquet")
     entry = dict(entry or {})
     if not entry.get("input_hash"):  # the base scan usually computed it already (row_hash)
         entry["input_hash"] = stats.input_hash or input_hash(engine, stats.source)

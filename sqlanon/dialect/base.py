@@ -99,6 +99,12 @@ class Dialect:
             return case
         return self.element_at(exp.Array(expressions=[literal(v) for v in values]), code)
 
+    def label_type(self, labels: Sequence[str]) -> exp.DataType | None:
+        """A column type holding exactly ``labels`` that a file writer stores as text without
+        hashing every value (DuckDB's ``ENUM``: its Parquet writer writes the dictionary as it
+        is), or None (release labels stay text)."""
+        return None
+
     def element_at(self, array: exp.Expression, code: exp.Expression) -> exp.Expression:
         """The element at 0-based ``code`` of an array expression or column."""
         if self.array_base is None:
