@@ -217,6 +217,29 @@ def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
     return out
 
 
+def save_meets(stats, nodes: Sequence[tuple[int, ...]], join_rows: int = JOIN_ROWS) -> None:
+    """Save the meet of every group of ``nodes`` (see :func:`layout`) that more than one
+    statement would roll up from a large set: each statement would otherwise roll the same meet
+    up again inside it (at 10M rows, a batch from the 1.6M-row base set holds 2 nodes). The
+    saved meet is then the smallest set its group generalizes, and stays for later rounds
+    (:meth:`Statistics.pick_set`)."""
+    if stats.keep_sets <= 0:
+        return
+    n_qis = len(stats.qis)
+    key = group_key(stats)
+    split = SPLIT_GROUPS or batch_size(stats.base.rows) <= NARROW_BATCH
+    groups: dict[int, list] = {}
+    for node in nodes:
+        groups.setdefault(int(node[key]) if split else 0, []).append(node)
+    for group_nodes in groups.values():
+        if len(group_nodes) < 2:
+            continue
+        meet = tuple(min(int(n[i]) for n in group_nodes) for i in range(n_qis))
+        frm = stats.pick_set(meet)
+        if frm.levels != meet and frm.rows > stats.materialize_rows and len(group_nodes) > batch_size(frm.rows, join_rows):
+            stats.save_set(meet, frm)
+
+
 def batch_params(stats, groups, metric) -> list:
     """The bound lists of a DuckDB batch statement, in the order :func:`build` numbers them."""
     from sqlanon.stats.core import Params
@@ -361,7 +384,9 @@ def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, 
     from sqlanon.stats.core import Params
 
     out: list = []
-    step = batch_size(stats.base.rows, getattr(stats.engine, "join_rows", None) or JOIN_ROWS)
+    join_rows = getattr(stats.engine, "join_rows", None) or JOIN_ROWS
+    save_meets(stats, nodes, join_rows)
+    step = batch_size(max(stats._smallest_saved(n).rows for n in nodes), join_rows)
     names = [name for name, _ in metric.batch_terms(stats)[1]] if metric is not None else []
     cache = stats.__dict__.setdefault("_batch_sql", {})
     for start in range(0, len(nodes), step):

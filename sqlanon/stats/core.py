@@ -653,6 +653,13 @@ class Statistics:
                 best = (seen, classes)
         return best
 
+    def save_set(self, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
+        """Roll ``frm`` up to ``node`` and save it (its rows are counted): a set several
+        statements are about to roll up from (:func:`sqlanon.stats.batch.save_meets`)."""
+        fs = self._materialize(node, frm, 0)
+        fs.rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(fs.table))) or 0)
+        return fs
+
     def _materialize(self, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
         name = self.engine.temp_name("fs")
         self.engine.execute(self.dialect.create_temp(name, self.generalized_select(node, frm)))
