@@ -107,3 +107,31 @@ def test_optimal_with_lookahead_finds_the_exhaustive_optimum(seed, tmp_path, mon
         assert rounds[1] < rounds[0], rounds
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_truncated_paths_find_the_exhaustive_optimum(seed, tmp_path, monkeypatch):
+    """Probe paths cut at the incumbent's value (large base sets with a suppression budget,
+    ``optimal.TRUNCATE_ROWS``; forced here on small cases) find the same optimum."""
+    rng = random.Random(15485863 * seed + 5)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=rng.randint(60, 250), depths=[rng.randint(1, 3) for _ in range(3)])
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        k = rng.randint(2, 6)
+        budget = math.floor(0.06 * case.n + 1e-9)
+        sat = satisfying(brute.exhaustive(case, brute.Spec(k=k), budget))
+        if not sat:
+            pytest.skip("no satisfying node in this case")
+        for mname in ("precision", "loss", "lm", "discernibility"):
+            expected = min(m[mname] for m in sat.values())
+            for cut in (10**12, 0):  # whole paths / paths cut at the incumbent
+                monkeypatch.setattr(optimal, "TRUNCATE_ROWS", cut)
+                lattice = Lattice(stats, Requirement([KAnonymity(k)], budget=budget), METRICS[mname]())
+                assert optimal.truncated_paths(lattice) == (cut == 0)
+                res = optimal.run(lattice, batch=8, probes=2)
+                tag = f"seed={seed} k={k} budget={budget} metric={mname} cut={cut} node={res.node}"
+                assert res.node in sat, tag
+                assert res.value == approx(expected), tag
+    finally:
+        engine.close()
