@@ -68,17 +68,29 @@ class Target:
         return cls(kind="none")
 
 
-def mapping_tables(engine, stats, recoding, labels: bool = False) -> list[str]:
+def mapping_tables(engine, stats, recoding, labels: bool = False, node=None) -> list[str]:
     """Register ``leaf -> released value`` per QI (small: one row per hierarchy leaf).
 
     With ``labels`` (a file release on an engine whose dialect has a :meth:`label_type`), each
     table also holds the value as that type (``label``) and the suppression mark ``*`` as that
-    type (``masked``): the release selects those, and the writer stores them as text."""
+    type (``masked``): the release selects those, and the writer stores them as text. With a
+    full-domain ``node`` too, ``code`` is each leaf's code at the node's level times the QI's
+    multiplier in the packed class key (the release finds suppressed rows by that key:
+    :meth:`Statistics.bad_class_keys_create`)."""
     names = []
+    mults = None
+    if node is not None:
+        from sqlanon.stats import batch
+
+        mults = batch.multipliers(stats)
+        codes = stats.maps(node, stats.base)
     for i, h in enumerate(stats.hierarchies):
         name = engine.temp_name(f"map{i}")
         values = recoding.values(i)
-        table = pa.table({"leaf": pa.array(h.leaves, pa.string()), "value": pa.array(values, pa.string())})
+        columns = {"leaf": pa.array(h.leaves, pa.string()), "value": pa.array(values, pa.string())}
+        if mults is not None:
+            columns["code"] = pa.array([mults[i] * int(c) for c in codes[i]], pa.int64())
+        table = pa.table(columns)
         kind = engine.dialect.label_type(sorted({*values, SUPPRESSED})) if labels else None
         if kind is None:
             engine.register_arrow(name, table)
@@ -86,7 +98,7 @@ def mapping_tables(engine, stats, recoding, labels: bool = False) -> list[str]:
             raw = engine.temp_name(f"map{i}_text")
             engine.register_arrow(raw, table)
             typed = exp.select(
-                col("leaf"), col("value"),
+                *[col(c) for c in table.column_names],
                 exp.alias_(exp.cast(col("value"), kind.copy()), "label", quoted=True),
                 exp.alias_(exp.cast(lit(SUPPRESSED), kind), "masked", quoted=True),
             ).from_(table_ref(raw))
@@ -95,13 +107,15 @@ def mapping_tables(engine, stats, recoding, labels: bool = False) -> list[str]:
     return names
 
 
-def release_select(stats, maps: list[str], bad_table: str | None, suppression: str = "mask", drop_columns=(), ungeneralized=frozenset(), labels: bool = False) -> exp.Select:
+def release_select(stats, maps: list[str], bad_table: str | None, suppression: str = "mask", drop_columns=(), ungeneralized=frozenset(), labels: bool = False, keys: bool = False) -> exp.Select:
     """The release query over the source, column order kept, QIs replaced by released values.
 
     QIs in ``ungeneralized`` (indexes; left at level 0) keep the source column and its type,
     unless masked rows need the text ``*`` in them; generalized QIs are text (VARCHAR). With
     ``labels`` the mapping tables hold ``label``/``masked`` columns (:func:`mapping_tables`),
-    which are released instead of ``value``/``'*'``."""
+    which are released instead of ``value``/``'*'``. With ``keys`` the suppressed classes are
+    packed keys (:meth:`Statistics.bad_class_keys_create`), matched against the sum of the
+    mapping tables' ``code`` columns per key word: one integer per row instead of every label."""
     engine, source = stats.engine, stats.source
     src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
     q = exp.select().from_(src)
@@ -110,7 +124,14 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
         alias = f"m{i}"
         cond = exp.EQ(this=col("leaf", alias), expression=as_varchar(col(name, "src")))
         q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner")
-    if bad_table:
+    if bad_table and keys:
+        from sqlanon.stats import batch
+        from sqlanon.stats.build import add_all
+
+        conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
+        q = q.join(table_ref(bad_table, alias="b"), on=exp.and_(*conds) if len(conds) > 1 else conds[0], join_type="left")
+        is_bad = exp.Not(this=exp.Is(this=col("k0", "b"), expression=exp.Null()))
+    elif bad_table:
         cond = exp.and_(*[exp.EQ(this=col(stats.qcol(i), "b"), expression=col("value", f"m{i}")) for i in range(len(stats.qis))]) if len(stats.qis) > 1 else exp.EQ(this=col(stats.qcol(0), "b"), expression=col("value", "m0"))
         q = q.join(table_ref(bad_table, alias="b"), on=cond, join_type="left")
         is_bad = exp.Not(this=exp.Is(this=col(stats.qcol(0), "b"), expression=exp.Null()))
@@ -129,7 +150,7 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
         else:
             q = q.select(col(name, "src"))
     if bad_table and suppression == "drop":
-        q = q.where(exp.Is(this=col(stats.qcol(0), "b"), expression=exp.Null()))
+        q = q.where(exp.Is(this=col("k0" if keys else stats.qcol(0), "b"), expression=exp.Null()))
     return q
 
 
@@ -180,17 +201,22 @@ def release_query(stats, plan, suppression: str = "mask", drop_columns=(), micro
     if plan.local or microaggregate:
         return rounds_query(stats, plan, suppression, drop_columns, microaggregate)
     labels = labels and engine.dialect.label_type(["x"]) is not None
-    maps = mapping_tables(engine, stats, plan.recoding, labels)
+    # a full-domain node's suppressed rows are found by one packed integer key (labels: Parquet)
+    keys = labels and plan.node is not None and bool(plan.suppressed_rows)
+    maps = mapping_tables(engine, stats, plan.recoding, labels, tuple(plan.node) if keys else None)
     bad = None
     if plan.suppressed_rows:
         bad = engine.temp_name("bad")
         node = plan.node if plan.node is not None else plan.recoding
-        engine.execute(stats.bad_class_labels_create(node, plan.requirement.predicate(), bad))
+        if keys:
+            engine.execute(stats.bad_class_keys_create(tuple(node), plan.requirement.predicate(), bad))
+        else:
+            engine.execute(stats.bad_class_labels_create(node, plan.requirement.predicate(), bad))
     kept = ungeneralized(stats, plan.recoding)
     if labels:  # a text column is released through its mapping (as labels) like the others
         types = dict(stats.source.columns(engine))
         kept = {i for i in kept if not _is_text(types.get(stats.qis[i]))}
-    return release_select(stats, maps, bad, suppression, drop_columns, kept, labels)
+    return release_select(stats, maps, bad, suppression, drop_columns, kept, labels, keys)
 
 
 def _is_text(type_name) -> bool:

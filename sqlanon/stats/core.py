@@ -27,6 +27,7 @@ from sqlanon.stats.build import (  # noqa: F401  (re-exported: the shared builde
     Params,
     add_all,
     and_all,
+    as_bigint,
     class_summary,
     as_double,
     as_varchar,
@@ -689,6 +690,23 @@ class Statistics:
         for i, names_i in enumerate(names):
             labels.append(exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect), self.qcol(i), quoted=True))
         final = exp.select(*labels).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
+        return self.dialect.create_temp(table, cte_select(ctes, final))
+
+    def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expression, table: str) -> exp.Create:
+        """A temp table of the suppressed classes of a full-domain node as packed integer keys
+        (``k0``.., :func:`sqlanon.stats.batch.words`: each QI's code at the node's level times
+        its multiplier, summed per key word), for a release that joins them on one integer
+        (:func:`sqlanon.release.release_select` with ``keys``) instead of every label."""
+        from sqlanon.stats import batch
+
+        ctes, cls = self.class_ctes(node)
+        ctes.append(("flagged", exp.select(exp.Star(), exp.alias_(ok, "ok", quoted=True)).from_(table_ref(cls))))
+        mults = batch.multipliers(self)
+        keys = []
+        for w, word in enumerate(batch.words(self)):
+            parts = [exp.Mul(this=as_bigint(col(self.qcol(i))), expression=lit(mults[i])) for i, _ in word]
+            keys.append(exp.alias_(add_all(parts), f"k{w}", quoted=True))
+        final = exp.select(*keys).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
         return self.dialect.create_temp(table, cte_select(ctes, final))
 
     def drop_all(self) -> None:
