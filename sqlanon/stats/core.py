@@ -659,6 +659,12 @@ class Statistics:
         statements are about to roll up from (:func:`sqlanon.stats.batch.save_meets`)."""
         fs = self._materialize(node, frm, 0)
         fs.rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(fs.table))) or 0)
+        # these sets can be nearly as large as the base set: keep their rows (and memory) within
+        # twice the base set's, dropping the largest others first
+        while sum(f.rows for f in self.saved) > 2 * self.base.rows and len(self.saved) > 1:
+            victim = max((f for f in self.saved if f is not fs), key=lambda f: f.rows)
+            self.saved.remove(victim)
+            self.engine.execute(self.dialect.drop_temp(victim.table))
         return fs
 
     def _materialize(self, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
