@@ -146,7 +146,8 @@ def test_statements_are_cut_at_the_engines_join_rows(tmp_path):
 def test_saved_meets_answer_like_one_statement_per_node(seed, tmp_path, monkeypatch):
     """Large sets (forced: ``materialize_rows`` 0, a tiny join budget): a group's meet that more
     than one statement would roll up is saved first (``batch.save_meets``), with its rows counted,
-    and within twice the base set's rows; every node's answer is its one-node statement's."""
+    and within ``core.SAVED_ROWS`` times the base set's rows; every node's answer is its one-node
+    statement's."""
     monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)  # groups by the widest QI's level, as at 10M rows
     rng = random.Random(104729 * seed + 3)
     case = brute.random_case(rng, tmp_path, n_qi=rng.randint(2, 4), n_rows=rng.randint(60, 300))
@@ -164,7 +165,9 @@ def test_saved_meets_answer_like_one_statement_per_node(seed, tmp_path, monkeypa
         assert stats.saved, "no meet was saved"
         for fs in stats.saved:
             assert fs.rows == engine.scalar(f'SELECT COUNT(*) FROM "{fs.table}"')
-        assert sum(fs.rows for fs in stats.saved) <= 2 * stats.base.rows or len(stats.saved) == 1
+        from sqlanon.stats import core
+
+        assert sum(fs.rows for fs in stats.saved) <= core.SAVED_ROWS * stats.base.rows or len(stats.saved) == 1
         for node, ns in zip(nodes, got):
             one = stats.evaluate(node, ok, metric.aggregates(stats, node))
             assert (ns.node, ns.classes, ns.rows, ns.min_class, ns.max_class, ns.suppressed, ns.bad_classes) == (node, one.classes, one.rows, one.min_class, one.max_class, one.suppressed, one.bad_classes)
