@@ -29,6 +29,9 @@ class Engine:
     #: rows (frequency-set rows x nodes) one batch statement may join before grouping (None: the
     #: default for DuckDB's memory limit, :data:`sqlanon.stats.batch.JOIN_ROWS`)
     join_rows: int | None = None
+    #: base-set rows above which the optimal search's probe paths stop below the incumbent's value
+    #: (None: DuckDB's default, :data:`sqlanon.search.optimal.TRUNCATE_ROWS`)
+    truncate_rows: int | None = None
 
     def __init__(self) -> None:
         self.queries = 0

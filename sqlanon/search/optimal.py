@@ -70,7 +70,9 @@ def truncated_paths(lattice: Lattice) -> bool:
     values are then known without a query: 10M rows, k=10 at 0 %: 326 nodes with whole paths,
     819 truncated; at 5 %: 110 -> 53.)"""
     stats = lattice.stats
-    return stats.base is not None and stats.base.rows > TRUNCATE_ROWS and lattice.requirement.budget > 0
+    limit = getattr(stats.engine, "truncate_rows", None)
+    limit = TRUNCATE_ROWS if limit is None else limit  # Spark: 0, every size
+    return stats.base is not None and stats.base.rows > limit and lattice.requirement.budget > 0
 
 
 def priors(lattice: Lattice) -> np.ndarray:
