@@ -173,3 +173,32 @@ def test_saved_meets_answer_like_one_statement_per_node(seed, tmp_path, monkeypa
             assert (ns.node, ns.classes, ns.rows, ns.min_class, ns.max_class, ns.suppressed, ns.bad_classes) == (node, one.classes, one.rows, one.min_class, one.max_class, one.suppressed, one.bad_classes)
     finally:
         engine.close()
+
+
+def test_meets_are_saved_only_within_the_memory_limit(tmp_path, monkeypatch):
+    """With the engine's memory limit too small for the base set and one more set of its size,
+    no meet is saved (``batch.fits_memory``); with room, they are; the answers are the same."""
+    monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)
+    rng = random.Random(7)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=250)
+    answers = {}
+    for budget in (None, 1):  # no limit / a limit no saved set fits
+        engine = connect(threads=1)
+        try:
+            monkeypatch.setattr(engine, "memory_bytes", lambda budget=budget: budget)
+            stats = make_stats(engine, case, ClassNeeds())
+            stats.materialize_rows = 0
+            engine.join_rows = 2 * stats.base.rows
+            assert batch.fits_memory(stats, stats.base.rows) == (budget is None)
+            ok = Requirement([KAnonymity(3)], budget=5).predicate()
+            nodes = all_nodes(stats)
+            metric = METRICS["precision"]()
+            saved_meets = []
+            save_set = stats.save_set
+            monkeypatch.setattr(stats, "save_set", lambda node, frm: saved_meets.append(node) or save_set(node, frm))
+            got = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+            assert bool(saved_meets) == (budget is None), budget
+            answers[budget] = [(ns.classes, ns.suppressed, ns.bad_classes) for ns in got]
+        finally:
+            engine.close()
+    assert answers[None] == answers[1]

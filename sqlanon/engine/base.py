@@ -112,6 +112,11 @@ class Engine:
         except EngineError as err:
             raise ConfigError(f"bad engine setting {key}={value!r}: {err}") from None
 
+    def memory_bytes(self) -> int | None:
+        """The engine's memory limit in bytes, when it has one this process lives under (DuckDB's
+        ``memory_limit``); None elsewhere (a server or a cluster has its own)."""
+        return None
+
     def scan_threads(self) -> int:
         """How many threads the engine scans one table with, when the table is large enough (1:
         the engine plans its own parallelism and nothing is to be split for it)."""

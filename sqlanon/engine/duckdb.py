@@ -48,6 +48,11 @@ class DuckDBEngine(Engine):
 
     dialect = DUCKDB
 
+    def memory_bytes(self) -> int | None:
+        """DuckDB's ``memory_limit`` in bytes (it reports e.g. ``953.6 MiB``)."""
+        text = str(self.scalar(exp.select(exp.Anonymous(this="current_setting", expressions=[exp.Literal.string("memory_limit")]))) or "")
+        return parse_bytes(text)
+
     def __init__(
         self,
         database: str = ":memory:",
@@ -160,3 +165,23 @@ class DuckDBEngine(Engine):
             raise
         else:
             self.execute("COMMIT")
+
+
+_UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def parse_bytes(text: str) -> int | None:
+    """``'953.6 MiB'`` -> bytes; None for anything else.
+
+    >>> parse_bytes("953.6 MiB"), parse_bytes("1GB"), parse_bytes("")
+    (999922073, 1000000000, None)
+    """
+    import re
+
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", text or "")
+    if not m or m.group(2).upper() not in _UNITS:
+        return None
+    try:
+        return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+    except ValueError:
+        return None
