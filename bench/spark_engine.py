@@ -53,7 +53,7 @@ def quoted(cols, q: str) -> str:
     return ", ".join(q + c + q for c in cols)
 
 
-def duck_group_by(path: str) -> tuple[int, float]:
+def duck_group_by(path: str, runs: int = RUNS) -> tuple[int, list[float]]:
     import duckdb
 
     con = duckdb.connect()
@@ -61,7 +61,7 @@ def duck_group_by(path: str) -> tuple[int, float]:
     sql = "SELECT COUNT(*) FROM (SELECT " + quoted(COLUMNS, '"') + ", COUNT(*) AS n FROM read_parquet(?) GROUP BY ALL)"
     con.execute(sql, [path]).fetchone()  # warm
     times = []
-    for _ in range(RUNS):
+    for _ in range(runs):
         t = time.perf_counter()
         n = con.execute(sql, [path]).fetchone()[0]
         times.append(time.perf_counter() - t)
@@ -69,13 +69,13 @@ def duck_group_by(path: str) -> tuple[int, float]:
     return n, times
 
 
-def spark_group_by(spark, path: str) -> tuple[int, float]:
+def spark_group_by(spark, path: str, runs: int = RUNS) -> tuple[int, list[float]]:
     df = spark.read.parquet(path)
     sql = "SELECT COUNT(*) FROM (SELECT " + quoted(COLUMNS, "`") + ", COUNT(*) AS n FROM src GROUP BY " + quoted(COLUMNS, "`") + ")"
     df.createOrReplaceTempView("src")
     spark.sql(sql).collect()  # warm
     times = []
-    for _ in range(RUNS):
+    for _ in range(runs):
         t = time.perf_counter()
         n = spark.sql(sql).collect()[0][0]
         times.append(time.perf_counter() - t)
@@ -127,7 +127,7 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="Spark statement times by kind, and the slowest")
     ap.add_argument("--gb-runs", type=int, default=RUNS, help="timed GROUP BY runs (their median is the baseline)")
     args = ap.parse_args()
-    globals()["RUNS"] = max(1, args.gb_runs)
+    gb_runs = max(1, args.gb_runs)
     import sqlanon
     from sqlanon.engine.spark import default_conf
 
@@ -153,11 +153,11 @@ def main() -> None:
         path = data_file(rows)
         gb, runs = {}, {}
         if "duckdb" in engines:
-            groups, runs["duckdb"] = duck_group_by(path)
+            groups, runs["duckdb"] = duck_group_by(path, gb_runs)
         if spark is not None:
-            groups, runs["spark"] = spark_group_by(spark, path)
+            groups, runs["spark"] = spark_group_by(spark, path, gb_runs)
         gb = {e: statistics.median(t) for e, t in runs.items()}
-        print(f"\n## {rows:,} rows ({groups:,} distinct QI tuples); plain GROUP BY of the 9 QIs (median of {RUNS}): "
+        print(f"\n## {rows:,} rows ({groups:,} distinct QI tuples); plain GROUP BY of the 9 QIs (median of {gb_runs}): "
               + ", ".join(f"{e} {gb[e]:.2f} s ({'/'.join(f'{x:.2f}' for x in t)})" for e, t in runs.items()) + f"; load average {os.getloadavg()[0]:.2f}", flush=True)
         print(f"{'k':>4} {'maxsup':>6} {'engine':>7} {'seconds':>8} {'ratio':>7} {'nodes':>6} {'stmts':>6} {'queries':>8} {'ms/query':>9}  node / metric / suppressed  (same as DuckDB)")
         for setting in args.settings.split(","):

@@ -177,7 +177,7 @@ def test_saved_meets_answer_like_one_statement_per_node(seed, tmp_path, monkeypa
 
 def test_meets_are_saved_only_within_the_memory_limit(tmp_path, monkeypatch):
     """With the engine's memory limit too small for the base set and one more set of its size,
-    no meet is saved (``batch.fits_memory``); with room, they are; the answers are the same."""
+    no meet is saved (``Statistics.has_room``); with room, they are; the answers are the same."""
     monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)
     rng = random.Random(7)
     case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=250)
@@ -189,7 +189,7 @@ def test_meets_are_saved_only_within_the_memory_limit(tmp_path, monkeypatch):
             stats = make_stats(engine, case, ClassNeeds())
             stats.materialize_rows = 0
             engine.join_rows = 2 * stats.base.rows
-            assert batch.fits_memory(stats, stats.base.rows) == (budget is None)
+            assert stats.has_room(stats.base.rows) == (budget is None)
             ok = Requirement([KAnonymity(3)], budget=5).predicate()
             nodes = all_nodes(stats)
             metric = METRICS["precision"]()

@@ -188,24 +188,31 @@ def group_key(stats) -> int:
     return cache[0]
 
 
-def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
-    """The batch's groups: ``(member positions, member nodes, source set, meet or None)``."""
-    from sqlanon.stats.core import FrequencySet
-
+def groups_of(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple[list[int], list, tuple[int, ...]]]:
+    """The batch's groups before their source sets are chosen: ``(member positions, member
+    nodes, meet)``, one group, or one per level of the widest QI on large sets (``SPLIT_GROUPS``)."""
     n_qis = len(stats.qis)
     key = group_key(stats)
     split = SPLIT_GROUPS or batch_size(stats.base.rows) <= NARROW_BATCH
     groups: dict[int, list[int]] = {}
     for j, node in enumerate(nodes):
         groups.setdefault(int(node[key]) if split else 0, []).append(j)
-    meets = []
+    out = []
     for members in groups.values():
         group_nodes = [nodes[j] for j in members]
-        meet = tuple(min(n[i] for n in group_nodes) for i in range(n_qis))
+        out.append((members, group_nodes, tuple(min(int(n[i]) for n in group_nodes) for i in range(n_qis))))
+    return out
+
+
+def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
+    """The batch's groups: ``(member positions, member nodes, source set, meet or None)``."""
+    from sqlanon.stats.core import FrequencySet
+
+    meets = groups_of(stats, nodes)
+    for _, _, meet in meets:
         # an evaluated node's set much smaller than the smallest saved one the group generalizes
         # is saved now, on its second use (as for one-node statements: Statistics.pick_set)
         stats.pick_set(meet)
-        meets.append((members, group_nodes, meet))
     out = []
     for g, (members, group_nodes, meet) in enumerate(meets):
         frm = stats._smallest_saved(meet)  # after every group's pick_set: only sets that still exist
@@ -222,39 +229,15 @@ def save_meets(stats, nodes: Sequence[tuple[int, ...]], join_rows: int = JOIN_RO
     statement would roll up from a large set: each statement would otherwise roll the same meet
     up again inside it (at 10M rows, a batch from the 1.6M-row base set holds 2 nodes). The
     saved meet is then the smallest set its group generalizes, and stays for later rounds
-    (:meth:`Statistics.pick_set`)."""
+    (:meth:`Statistics.pick_set`), while it fits the engine's memory (:meth:`Statistics.has_room`)."""
     if stats.keep_sets <= 0:
         return
-    n_qis = len(stats.qis)
-    key = group_key(stats)
-    split = SPLIT_GROUPS or batch_size(stats.base.rows) <= NARROW_BATCH
-    groups: dict[int, list] = {}
-    for node in nodes:
-        groups.setdefault(int(node[key]) if split else 0, []).append(node)
-    for group_nodes in groups.values():
+    for _, group_nodes, meet in groups_of(stats, nodes):
         if len(group_nodes) < 2:
             continue
-        meet = tuple(min(int(n[i]) for n in group_nodes) for i in range(n_qis))
         frm = stats.pick_set(meet)
-        if frm.levels != meet and frm.rows > stats.materialize_rows and len(group_nodes) > batch_size(frm.rows, join_rows) and fits_memory(stats, frm.rows):
+        if frm.levels != meet and frm.rows > stats.materialize_rows and len(group_nodes) > batch_size(frm.rows, join_rows) and stats.has_room(frm.rows):
             stats.save_set(meet, frm)
-
-
-#: bytes a saved frequency set's row is counted at (a code per QI and the count, 8 bytes each)
-ROW_BYTES = 8
-#: saved sets, the base set included, take at most this share of the engine's memory limit
-SAVED_SHARE = 0.5
-
-
-def fits_memory(stats, rows: int) -> bool:
-    """Whether a new saved set of at most ``rows`` rows keeps the base set and the saved sets
-    within :data:`SAVED_SHARE` of the engine's memory limit (no limit: yes). 50M Adult-like rows
-    (4.1M-row base set), 1 GB: meets saved, peak RSS 1,083 MB against 727 MB without."""
-    budget = stats.engine.memory_bytes() if hasattr(stats.engine, "memory_bytes") else None
-    if not budget:
-        return True
-    held = stats.base.rows + sum(f.rows for f in stats.saved if f is not stats.base) + rows
-    return held * ROW_BYTES * (len(stats.qis) + 1) <= SAVED_SHARE * budget
 
 
 def batch_params(stats, groups, metric) -> list:

@@ -97,6 +97,10 @@ QI_PREFIX = "q"
 #: saved sets hold at most this many times the base set's rows once a meet is saved
 #: (Statistics.save_set; 10M Adult-like rows, k=10 5 %: 2x dropped and rebuilt sets, 3x none)
 SAVED_ROWS = 3
+#: bytes a saved frequency set's row is counted at per column (a code per QI and the count)
+ROW_BYTES = 8
+#: saved sets, the base set included, take at most this share of the engine's memory limit
+SAVED_SHARE = 0.5
 
 
 class Statistics:
@@ -657,6 +661,17 @@ class Statistics:
                 best = (seen, classes)
         return best
 
+    def has_room(self, rows: int) -> bool:
+        """Whether a new saved set of at most ``rows`` rows keeps the base set and the saved sets
+        within :data:`SAVED_SHARE` of the engine's memory limit (no limit: yes), each row counted
+        at :data:`ROW_BYTES` per QI code and count. 50M Adult-like rows (4.1M-row base set),
+        1 GB: with meets saved regardless, peak RSS 1,083 MB against 727 MB without."""
+        budget = self.engine.memory_bytes()
+        if not budget:
+            return True
+        held = self.base.rows + sum(f.rows for f in self.saved if f is not self.base) + rows
+        return held * ROW_BYTES * (len(self.qis) + 1) <= SAVED_SHARE * budget
+
     def save_set(self, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
         """Roll ``frm`` up to ``node`` and save it (its rows are counted): a set several
         statements are about to roll up from (:func:`sqlanon.stats.batch.save_meets`)."""
@@ -688,18 +703,20 @@ class Statistics:
         final = exp.select(col("cnt"), exp.Count(this=exp.Star())).from_(table_ref(cls)).group_by(col("cnt")).order_by(col("cnt"))
         return [(int(a), int(b)) for a, b in self.engine.fetch_all(cte_select(ctes, final))]
 
-    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expression, table: str) -> exp.Create:
-        """A temp table of the suppressed classes, as generalized *labels* (for the release join)."""
+    def _bad_classes_create(self, node, ok: exp.Expression, table: str, columns: list[exp.Expression]) -> exp.Create:
+        """A temp table of ``columns`` over the classes of ``node`` that ``ok`` does not release."""
         ctes, cls = self.class_ctes(node)
         ctes.append(("flagged", exp.select(exp.Star(), exp.alias_(ok, "ok", quoted=True)).from_(table_ref(cls))))
+        final = exp.select(*columns).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
+        return self.dialect.create_temp(table, cte_select(ctes, final))
+
+    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expression, table: str) -> exp.Create:
+        """A temp table of the suppressed classes, as generalized *labels* (for the release join)."""
         from sqlanon.plan import Recoding
 
         names = node.labels if isinstance(node, Recoding) else [h.labels(lv) for h, lv in zip(self.hierarchies, node)]
-        labels = []
-        for i, names_i in enumerate(names):
-            labels.append(exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect), self.qcol(i), quoted=True))
-        final = exp.select(*labels).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
-        return self.dialect.create_temp(table, cte_select(ctes, final))
+        labels = [exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
+        return self._bad_classes_create(node, ok, table, labels)
 
     def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expression, table: str) -> exp.Create:
         """A temp table of the suppressed classes of a full-domain node as packed integer keys
@@ -708,15 +725,12 @@ class Statistics:
         (:func:`sqlanon.release.release_select` with ``keys``) instead of every label."""
         from sqlanon.stats import batch
 
-        ctes, cls = self.class_ctes(node)
-        ctes.append(("flagged", exp.select(exp.Star(), exp.alias_(ok, "ok", quoted=True)).from_(table_ref(cls))))
         mults = batch.multipliers(self)
         keys = []
         for w, word in enumerate(batch.words(self)):
             parts = [exp.Mul(this=as_bigint(col(self.qcol(i))), expression=lit(mults[i])) for i, _ in word]
             keys.append(exp.alias_(add_all(parts), f"k{w}", quoted=True))
-        final = exp.select(*keys).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
-        return self.dialect.create_temp(table, cte_select(ctes, final))
+        return self._bad_classes_create(node, ok, table, keys)
 
     def drop_all(self) -> None:
         for fs in self.saved:
