@@ -87,18 +87,17 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None) -> 
     for i, h in enumerate(stats.hierarchies):
         name = engine.temp_name(f"map{i}")
         values = recoding.values(i)
-        columns = {"leaf": pa.array(h.leaves, pa.string()), "value": pa.array(values, pa.string())}
+        columns = {"leaf": (pa.string(), list(h.leaves)), "value": (pa.string(), list(values))}
         if mults is not None:
-            columns["code"] = pa.array([mults[i] * int(c) for c in codes[i]], pa.int64())
-        table = pa.table(columns)
+            columns["code"] = (pa.int64(), [mults[i] * int(c) for c in codes[i]])
         kind = engine.dialect.label_type(sorted({*values, SUPPRESSED})) if labels else None
         if kind is None:
-            engine.register_arrow(name, table)
+            engine.register_columns(name, columns)
         else:
             raw = engine.temp_name(f"map{i}_text")
-            engine.register_arrow(raw, table)
+            engine.register_columns(raw, columns)
             typed = exp.select(
-                *[col(c) for c in table.column_names],
+                *[col(c) for c in columns],
                 exp.alias_(exp.cast(col("value"), kind.copy()), "label", quoted=True),
                 exp.alias_(exp.cast(lit(SUPPRESSED), kind), "masked", quoted=True),
             ).from_(table_ref(raw))

@@ -117,12 +117,17 @@ class Hierarchy:
         return None
 
     # -- as tables -------------------------------------------------------------------------------
-    def mapping_table(self) -> pa.Table:
-        """``leaf, level_1, ..., level_h`` as strings, plus ``code`` (the leaf code)."""
-        cols = {"code": pa.array(range(len(self.rows)), pa.int32())}
+    def mapping_columns(self) -> dict[str, tuple[pa.DataType, list]]:
+        """``code`` (the leaf code), then ``level_0`` (the leaf), ..., ``level_h`` as strings:
+        ``{column: (Arrow type, values)}`` (:meth:`sqlanon.engine.base.Engine.register_columns`)."""
+        cols: dict[str, tuple[pa.DataType, list]] = {"code": (pa.int32(), list(range(len(self.rows))))}
         for level in range(self.max_level + 1):
-            cols[f"level_{level}"] = pa.array([r[level] for r in self.rows], pa.string())
-        return pa.table(cols)
+            cols[f"level_{level}"] = (pa.string(), [r[level] for r in self.rows])
+        return cols
+
+    def mapping_table(self) -> pa.Table:
+        """:meth:`mapping_columns` as an Arrow table."""
+        return pa.table({name: pa.array(values, kind) for name, (kind, values) in self.mapping_columns().items()})
 
     def level_name(self, level: int) -> str:
         return f"level_{level}"

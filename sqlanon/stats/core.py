@@ -205,7 +205,7 @@ class Statistics:
             raise ConfigError("this metric needs --class-column")
         for i, h in enumerate(self.hierarchies):
             name = self.engine.temp_name(f"h{i}")
-            self.engine.register_arrow(name, h.mapping_table())
+            self.engine.register_columns(name, h.mapping_columns())
             self.map_tables.append(name)
         self.engine.execute(self.base_query_create())
         base_name = self._base_name
