@@ -36,6 +36,8 @@ def all_nodes(stats):
 def test_batch_equals_one_statement_per_node(seed, tmp_path, monkeypatch):
     if seed >= 3:  # the narrowed statement (only the group's levels in its code table: large sets)
         monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)
+    if seed >= 4:  # one branch per node (large sets, large source sets)
+        monkeypatch.setattr(batch, "BRANCH_ROWS", 0)
     if seed % 3 == 1:  # several groups per statement, each rolled up to its own meet
         monkeypatch.setattr(batch, "SPLIT_GROUPS", True)
     rng = random.Random(7919 * seed + 11)
@@ -149,6 +151,8 @@ def test_saved_meets_answer_like_one_statement_per_node(seed, tmp_path, monkeypa
     and within ``core.SAVED_ROWS`` times the base set's rows; every node's answer is its one-node
     statement's."""
     monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)  # groups by the widest QI's level, as at 10M rows
+    if seed % 2:  # one branch per node, as over sets of BRANCH_ROWS rows
+        monkeypatch.setattr(batch, "BRANCH_ROWS", 0)
     rng = random.Random(104729 * seed + 3)
     case = brute.random_case(rng, tmp_path, n_qi=rng.randint(2, 4), n_rows=rng.randint(60, 300))
     engine = connect(threads=1)

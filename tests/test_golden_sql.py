@@ -237,7 +237,7 @@ def test_grouped_sums_answer_alike_in_every_dialect():
 
 
 def test_every_golden_file_is_used():
-    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "pair_counts", "grouped_sums", "safepub_sample", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES,
+    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "node_batch_branches", "pair_counts", "grouped_sums", "safepub_sample", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES,
              *TOP_DOWN_CASES, *ITEMSET_CASES}
     for dialect in DIALECTS:
         on_disk = {p.stem for p in (GOLDEN / dialect).glob("*.sql")}
@@ -290,6 +290,34 @@ def test_node_batch():
     try:
         texts = compare("node_batch", lambda s: batch_query(s, req, metric), stats)
         assert "VALUES" in texts["duckdb"].upper() and '"nid"' in texts["duckdb"]
+        q = batch_query(stats, req, metric)
+        native = sorted(stats.engine.fetch_all(q), key=lambda r: r[-1])
+        assert [r[-1] for r in native] == list(range(len(BATCH_NODES)))
+        for node, row in zip(BATCH_NODES, native):
+            one = stats.engine.fetch_all(stats.node_query(node, req.predicate(), aggregates_of_node(metric, stats, node), stats.base))[0]
+            assert row[:-1] == pytest.approx(one)
+        pg = stats.for_dialect("postgres")
+        back = sqlglot.transpile(pg.dialect.render(batch_query(pg, req, metric)), read="postgres", write="duckdb")[0]
+        portable = sorted(stats.engine.fetch_all(back), key=lambda r: r[-1])
+        assert [float(v) for r in portable for v in r] == pytest.approx([float(v) for r in native for v in r])
+    finally:
+        stats.engine.close()
+
+
+def test_node_batch_branches(monkeypatch):
+    """The batch statement on a large set (forced here): one branch per node grouping the set by
+    the node's packed key, ``UNION ALL``, no node table joined but for the metric's parts: golden
+    per dialect, and DuckDB's and PostgreSQL's shapes answer exactly like one statement per node."""
+    from sqlanon.stats import batch
+
+    monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)
+    monkeypatch.setattr(batch, "BRANCH_ROWS", 0)
+    metric = METRICS["lm"]()
+    stats, req = make_stats([KAnonymity(2)], metric=metric)
+    try:
+        assert batch.branches(stats, [stats.base])
+        texts = compare("node_batch_branches", lambda s: batch_query(s, req, metric), stats)
+        assert "UNION ALL" in texts["duckdb"] and "VALUES" not in texts["postgres"].split('"v0"')[0]
         q = batch_query(stats, req, metric)
         native = sorted(stats.engine.fetch_all(q), key=lambda r: r[-1])
         assert [r[-1] for r in native] == list(range(len(BATCH_NODES)))

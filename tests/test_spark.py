@@ -207,6 +207,25 @@ def test_lattice_search_and_release_same_as_duckdb(spark, people, tmp_path):
     assert multiset(read_release(str(tmp_path / "spark")), columns) == multiset(read_release(str(tmp_path / "duck.parquet")), columns)
 
 
+@pytest.mark.parametrize("metric", ["lm", "precision"])
+def test_batch_branches_answer_like_duckdb(spark, people, monkeypatch, metric):
+    """The batch statement of large sets (one branch per node, forced here) on Spark: the optimal
+    search finds DuckDB's node, value and suppression, with the branches actually run."""
+    from sqlanon.stats import batch
+
+    monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)
+    monkeypatch.setattr(batch, "BRANCH_ROWS", 0)
+    built = []
+    build_branches = batch.build_branches
+    monkeypatch.setattr(batch, "build_branches", lambda *a, **k: built.append(1) or build_branches(*a, **k))
+    opts = dict(input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.02, metric=metric, search="optimal", dry_run=True)
+    duck = sqlanon.anonymize(**opts)
+    n_duck = len(built)
+    rep = sqlanon.anonymize(connection=spark, **opts)
+    assert n_duck and len(built) > n_duck
+    assert comparable(rep) == comparable(duck)
+
+
 def test_csv_input_and_catalog_table_output(spark, people, tmp_path):
     """A CSV input read by Spark's reader, released into a catalog table; --overwrite replaces it."""
     opts = dict(input=people["csv"], qi=people["qi"], k=4, max_suppression=0.05)
