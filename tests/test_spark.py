@@ -377,3 +377,65 @@ def test_grouped_sums_on_spark(spark):
             assert got == expected, groupings
     finally:
         spark.catalog.dropTempView("sqlanon_test_gs")
+
+
+def _plan_outside_caches(plan: str) -> list[str]:
+    """The lines of a physical plan's text, without the plans of the cached tables it scans
+    (an ``InMemoryRelation`` line's deeper-indented lines: how the cache was once built)."""
+    out, skip = [], None
+    for line in plan.splitlines():
+        depth = len(line) - len(line.lstrip(" :+-"))
+        if skip is not None and depth > skip:
+            continue
+        skip = depth if "InMemoryRelation" in line else None
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("broadcast", [True, False])
+def test_batch_statement_never_shuffles_the_classes(spark, adult, adult_parquet, monkeypatch, broadcast):
+    """A batch statement on Spark broadcasts the code table and spreads the node table by node id
+    (:meth:`SparkDialect.nodes_join`), so each task aggregates whole nodes: the only exchange
+    left is the node table's (no shuffle of the classes). Above ``broadcast_rows`` the set is
+    streamed and the classes shuffled. Either way every node answers as its one-node statement,
+    and as DuckDB's batch statement."""
+    from sqlanon.dialect.spark import SparkDialect
+    from sqlanon.engine import connect
+    from sqlanon.engine.spark import SparkEngine
+    from sqlanon.hierarchy import load_hierarchy
+    from sqlanon.metrics import METRICS
+    from sqlanon.privacy import KAnonymity, Requirement
+    from sqlanon.source import Source
+    from sqlanon.stats import Statistics
+    from sqlanon.stats import batch as batch_stmt
+
+    if not broadcast:
+        monkeypatch.setattr(SparkDialect, "broadcast_rows", 1000)
+    metric = METRICS["precision"]()
+    nodes = [(0, 1, 0, 1, 2, 1, 1, 0, 0), (1, 2, 1, 1, 1, 2, 1, 1, 1), (0, 3, 1, 2, 2, 1, 0, 1, 0), (1, 1, 0, 0, 0, 0, 0, 0, 0)]
+    answers = {}
+    for engine in (connect(threads=1), SparkEngine(connection=spark)):
+        try:
+            source = Source.open(adult_parquet)
+            hierarchies = [load_hierarchy(adult["qi"][c], c, engine, source) for c in ADULT_COLUMNS]
+            stats = Statistics(engine, source, ADULT_COLUMNS, hierarchies, needs=metric.needs)
+            stats.prepare()
+            ok = Requirement([KAnonymity(5)], budget=1508, max_suppression=0.05).predicate()
+            batch = [(ns.classes, ns.suppressed, ns.min_class, ns.max_class, ns.bad_classes) for ns in batch_stmt.evaluate_batch(stats, nodes, ok)]
+            single = [(ns.classes, ns.suppressed, ns.min_class, ns.max_class, ns.bad_classes) for ns in (stats.evaluate(n, ok) for n in nodes)]
+            assert batch == single, engine.dialect
+            answers[str(engine.dialect)] = batch
+            if engine.dialect == "spark":
+                sql = stats.dialect.render(batch_stmt.batch_query(stats, nodes, ok))
+                plan = _plan_outside_caches(spark.sql(sql)._jdf.queryExecution().executedPlan().toString())
+                exchanges = [line for line in plan if "Exchange" in line]
+                shuffles_classes = any("hashpartitioning(nid" in line and "k0" in line for line in exchanges)
+                if broadcast:
+                    # the node table's exchange, the code table's broadcast (under it: the meet's roll-up)
+                    assert not shuffles_classes and any("REPARTITION_BY_COL" in line for line in exchanges), plan
+                    assert any("BroadcastExchange" in line for line in exchanges), plan
+                else:
+                    assert "BROADCAST" not in sql and shuffles_classes, plan
+        finally:
+            engine.close()
+    assert answers["spark"] == answers["duckdb"]

@@ -172,6 +172,12 @@ class Dialect:
             out = exp.union(out, part, distinct=False, copy=False)
         return out
 
+    # -- batch statements -----------------------------------------------------------------------
+    def nodes_join(self, part: exp.Select, nodes: exp.Expression, set_rows: int) -> exp.Select:
+        """``part`` (a select from a code table ``r`` of ``set_rows`` rows at most) cross-joined
+        to a node table ``n`` (:mod:`sqlanon.stats.batch`): every row of the set once per node."""
+        return part.join(nodes, join_type="cross", copy=False)
+
     # -- the source -----------------------------------------------------------------------------
     def source_from(self, source) -> exp.Expression:
         """The FROM item naming ``source`` in a rendered script. Tables are named as they are;

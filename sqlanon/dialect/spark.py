@@ -97,6 +97,26 @@ class SparkDialect(Dialect):
         select.set("group", exp.Group(grouping_sets=[sets]))
         return select
 
+    #: largest code table a batch statement broadcasts (:meth:`nodes_join`)
+    broadcast_rows = 2_000_000
+
+    def nodes_join(self, part: exp.Select, nodes: exp.Expression, set_rows: int) -> exp.Select:
+        """The code table ``r`` broadcast to every task (``/*+ BROADCAST(r) */``) and the node
+        table spread over the tasks by node id (``/*+ REPARTITION(nid) */``): each task joins
+        whole nodes to the whole set, so its aggregation by node and class is already final and
+        the classes are never shuffled (the plain cross join streams the set and shuffles every
+        node's classes: 1M Adult-like rows, k=10 at 5 %, the 13 batch statements of a search took
+        23.2 s against 30.5 s, run in turn in one session). A code table over
+        :attr:`broadcast_rows` rows stays streamed."""
+        from sqlanon.stats.batch import NODE_ID
+
+        if set_rows > self.broadcast_rows:
+            return super().nodes_join(part, nodes, set_rows)
+        part.set("hint", exp.Hint(expressions=[exp.JoinHint(this="BROADCAST", expressions=[table_ref("r")])]))
+        spread = exp.select(exp.Star(), copy=False).from_(nodes, copy=False)
+        spread.set("hint", exp.Hint(expressions=[exp.Anonymous(this="REPARTITION", expressions=[exp.column(NODE_ID, quoted=True)])]))
+        return part.join(exp.alias_(exp.Subquery(this=spread), "n", table=True, quoted=True), join_type="cross", copy=False)
+
     hash_signed = True
 
     def hash_of(self, expressions: Sequence[exp.Expression]) -> exp.Expression:

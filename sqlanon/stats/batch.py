@@ -420,7 +420,7 @@ def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Se
         values = node_table(group_nodes, members, n_qis, params)
         keys = [exp.alias_(_sum([_pick(stats, i, used) for i, _ in word]), kcols[w], quoted=True, copy=False) for w, word in enumerate(words(stats))]
         part = exp.select(col(NODE_ID, "n"), *keys, col("cnt", "r"), copy=False)
-        part = part.from_(table_ref(f"w{g}", alias="r"), copy=False).join(values, join_type="cross", copy=False)
+        part = dialect.nodes_join(part.from_(table_ref(f"w{g}", alias="r"), copy=False), values, frm.rows)
         parts.append(part)
     ctes.append(("gen", union_all(parts)))
     keys = [col(NODE_ID), *[col(k) for k in kcols]]

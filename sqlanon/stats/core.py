@@ -432,9 +432,14 @@ class Statistics:
             frm = self.base
         else:
             frm = frm or self.pick_set(node)
+        extras = [col("s")] * self.has_s + [col("y")] * self.has_y
+        if params is None and not isinstance(node, Recoding) and tuple(int(v) for v in node) == tuple(frm.levels):
+            # the set is the node's own: one row per class already (a saved set is grouped by
+            # its codes and s, y), nothing to roll up (the input's risk reads the base set so).
+            # Not on the bound-list path, whose text is cached per set and shape (:meth:`evaluate`)
+            return exp.select(*[col(n) for n in self.qnames], *extras, col("cnt"), copy=False).from_(table_ref(frm.table), copy=False)
         maps = self.maps(node, frm)
         gens = [exp.alias_(lookup(m, col(self.qcol(i)), self.dialect, params), self.qcol(i), quoted=True) for i, m in enumerate(maps)]
-        extras = [col("s")] * self.has_s + [col("y")] * self.has_y
         inner = exp.select(*gens, *extras, col("cnt"), copy=False).from_(table_ref(frm.table), copy=False)
         keys = [col(n) for n in self.qnames] + [col("s")] * self.has_s + [col("y")] * self.has_y
         q = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)

@@ -9,16 +9,20 @@ WITH `w0` AS (
     `cnt`
   FROM `sqlanon_fs0_N`
 ), `gen` AS (
-  SELECT
+  SELECT /*+ BROADCAST(`r`) */
     `n`.`nid`,
     CASE `n`.`l0` WHEN 0 THEN `r`.`g0_0` WHEN 1 THEN `r`.`g0_1` WHEN 2 THEN `r`.`g0_2` END + CASE `n`.`l1` WHEN 0 THEN `r`.`g1_0` WHEN 1 THEN `r`.`g1_1` WHEN 2 THEN `r`.`g1_2` END AS `k0`,
     `r`.`cnt`
   FROM `w0` AS `r`
-  CROSS JOIN VALUES
-    (0, 0, 0),
-    (1, 1, 1),
-    (2, 1, 2),
-    (3, 2, 1) AS `n`(`nid`, `l0`, `l1`)
+  CROSS JOIN (
+    SELECT /*+ REPARTITION(`nid`) */
+      *
+    FROM VALUES
+      (0, 0, 0),
+      (1, 1, 1),
+      (2, 1, 2),
+      (3, 2, 1) AS `n`(`nid`, `l0`, `l1`)
+  ) AS `n`
 ), `cls` AS (
   SELECT
     `nid`,
