@@ -217,3 +217,56 @@ def test_api_dry_run_finds_the_exhaustive_optimum(seed, tmp_path):
         else:
             assert report["metric"]["value"] == approx(min(m[metric] for m in sat.values())), tag
         assert report["output"] is None
+
+
+@pytest.mark.parametrize("seed", [3, 14, 15, 92])
+def test_top_known_without_a_query_same_searches(seed, tmp_path, monkeypatch):
+    """Under k-anonymity alone, with one label at every QI's top level, the top is one class of
+    every row: :meth:`Lattice.require_top` tags it and offers its value without a query. Every
+    lattice search finds the exhaustive optimum as it did when the top was evaluated (the same
+    node and value), and the top is never evaluated unless it is the answer. With a level bound
+    below a QI's top (two labels there), or a model needing sensitive values, it is evaluated."""
+    rng = random.Random(seed)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=rng.randint(60, 200), depths=[2, 1, 2])
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        top = tuple(h.max_level for h in stats.hierarchies)
+        assert all(len(h.labels(lv)) == 1 for h, lv in zip(stats.hierarchies, top))
+        k = rng.randint(2, 6)
+        for fraction in FRACTIONS:
+            budget = math.floor(fraction * case.n + 1e-9)
+            sat = satisfying(brute.exhaustive(case, brute.Spec(k=k), budget))
+            for mname in ("precision", "lm", "discernibility"):
+                found = {}
+                for known in (True, False):
+                    if not known:
+                        monkeypatch.setattr(Lattice, "top_known", lambda self: None)
+                    for name in ("optimal", "incognito", "samarati"):
+                        lattice = Lattice(stats, Requirement([KAnonymity(k)], budget=budget), METRICS[mname]())
+                        res = LATTICE_SEARCHES[name](lattice)
+                        found[(name, known)] = (res.node, res.value)
+                        assert res.node in sat
+                        if name == "incognito":
+                            continue  # its lattices are per QI subset: the full one is checked last
+                        if known and mname != "discernibility" and res.node != top:
+                            assert lattice.top not in lattice.evaluated, (name, mname)
+                        if not known or mname == "discernibility":  # no value without data: evaluated
+                            assert lattice.top in lattice.evaluated, (name, mname)
+                    monkeypatch.undo()
+                for name in ("optimal", "incognito", "samarati"):
+                    assert found[(name, True)][0] == found[(name, False)][0], (name, mname, fraction)
+                    assert found[(name, True)][1] == approx(found[(name, False)][1]), (name, mname, fraction)
+        # a bound below a QI's top level (more than one label there): the top is evaluated
+        i = next(j for j, h in enumerate(stats.hierarchies) if h.max_level >= 1 and len(h.labels(h.max_level - 1)) > 1)
+        bounds = [(0, h.max_level - (j == i)) for j, h in enumerate(stats.hierarchies)]
+        lattice = Lattice(stats, Requirement([KAnonymity(2)], budget=case.n - 1), METRICS["precision"](), bounds=bounds)
+        assert lattice.top_known() is None
+        lattice.require_top()
+        assert lattice.top in lattice.evaluated
+        # a model over sensitive values: evaluated
+        stats_s = make_stats(engine, case, ClassNeeds(distinct_s=True))
+        lattice = Lattice(stats_s, Requirement([KAnonymity(2), DistinctLDiversity(2)], budget=case.n - 1), METRICS["precision"]())
+        assert lattice.top_known() is None
+    finally:
+        engine.close()
