@@ -304,6 +304,30 @@ def test_node_batch():
         stats.engine.close()
 
 
+def test_spark_batch_statements_keep_one_shape():
+    """On Spark (whole-stage code generation: compiled code is cached by the statement's shape,
+    :attr:`Dialect.compiles_shapes`) two batch statements of as many nodes at different levels
+    differ only in their literal values, so the second reuses the first's warm compiled code; the
+    identity and constant lookups keep their array shape. PostgreSQL's statements are narrowed
+    to their nodes' levels: there the shapes differ."""
+    from sqlanon.stats import batch
+
+    def shape(view, nodes) -> str:
+        tree = sqlglot.parse_one(view.dialect.render(batch.build(view, batch.layout(view, nodes), req.predicate())), read=view.dialect.name)
+        return tree.transform(lambda e: exp.Placeholder() if isinstance(e, exp.Literal) else e).sql(view.dialect.name)
+
+    stats, req = make_stats([KAnonymity(2)])
+    try:
+        one, two = [(0, 1), (1, 0)], [(0, 2), (2, 0)]  # both groups roll up from the base set
+        spark = stats.for_dialect("spark")
+        assert shape(spark, one) == shape(spark, two)
+        assert spark.dialect.render(spark.dialect.lookup([0, 1, 2], exp.column("q0"))) == "ARRAY(0, 1, 2)[q0]"
+        pg = stats.for_dialect("postgres")
+        assert shape(pg, one) != shape(pg, two)
+    finally:
+        stats.engine.close()
+
+
 def test_node_batch_branches(monkeypatch):
     """The batch statement on a large set (forced here): one branch per node grouping the set by
     the node's packed key, ``UNION ALL``, no node table joined but for the metric's parts: golden

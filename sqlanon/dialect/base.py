@@ -52,6 +52,11 @@ class Dialect:
     add_column_if_not_exists = True
     #: temporary tables take DELETE/INSERT (Spark's cached views cannot be changed: rebuilt instead)
     updatable_temps = True
+    #: the engine compiles each statement to code cached by the statement's shape (Spark's
+    #: whole-stage code generation): statements that differ only in literal values reuse warm
+    #: compiled code, so a batch statement keeps one shape whatever its nodes' levels
+    #: (:func:`sqlanon.stats.batch.used_levels`)
+    compiles_shapes = False
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:
@@ -85,13 +90,15 @@ class Dialect:
     # -- value lookups --------------------------------------------------------------------------
     def lookup(self, values: Sequence, code: exp.Expression, params: list | None = None) -> exp.Expression:
         """``values[code]`` for a 0-based integer ``code``. Identity lists collapse to ``code`` and
-        constant lists to the constant; otherwise an indexed literal array (:meth:`element_at`) or,
-        without arrays, ``CASE code WHEN 0 THEN .. END``."""
+        constant lists to the constant (not where the engine compiles per statement shape,
+        :attr:`compiles_shapes`: there a lookup keeps its shape whatever its values); otherwise
+        an indexed literal array (:meth:`element_at`) or, without arrays, ``CASE code WHEN 0 THEN .. END``."""
         values = list(values)
-        if all(isinstance(v, int) and not isinstance(v, bool) for v in values) and values == list(range(len(values))):
-            return code
-        if len(set(values)) == 1:
-            return literal(values[0])
+        if not self.compiles_shapes:
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in values) and values == list(range(len(values))):
+                return code
+            if len(set(values)) == 1:
+                return literal(values[0])
         if self.array_base is None:
             case = exp.Case(this=code)
             for i, v in enumerate(values):

@@ -19,6 +19,13 @@ class SparkDialect(Dialect):
     array_base = 0
     add_column_if_not_exists = False
     updatable_temps = False
+    #: whole-stage code generation: the Java source of a plan is compiled (and then warmed up by
+    #: the JVM) once per distinct source, and a batch statement narrowed to its nodes' levels is a
+    #: new source at almost every round (1M Adult-like rows, k=10 at 5 %, warm session: 28.8 s
+    #: against 33.6-33.8 s with narrowed statements; a new 30-node statement's first run 2.5 s
+    #: against 3.6-5.6 s). Lookups keep their array shape too (an identity map is not collapsed
+    #: to the column), so a roll-up's code does not depend on the levels it maps between
+    compiles_shapes = True
 
     def element_at(self, array: exp.Expression, code: exp.Expression) -> exp.Expression:
         """``array[code]``: Spark's subscript is 0-based, like our codes."""

@@ -145,8 +145,9 @@ def _levels(h, i: int, used) -> Sequence[int]:
 def used_levels(stats, group_nodes) -> tuple[tuple[int, ...], ...] | None:
     """Per QI, the levels a group's nodes have, when the statement is narrowed to them (large
     sets, few nodes per statement, or a dialect without bound lists: the text is then built per
-    batch anyway); None for the level-independent text (cached per shape)."""
-    if stats.dialect.binds_lists and batch_size(stats.base.rows) > NARROW_BATCH:
+    batch anyway); None for the level-independent text (cached per shape), and always on a
+    dialect whose engine compiles code per statement shape (:attr:`Dialect.compiles_shapes`)."""
+    if stats.dialect.compiles_shapes or (stats.dialect.binds_lists and batch_size(stats.base.rows) > NARROW_BATCH):
         return None
     return tuple(tuple(sorted({int(n[i]) for n in group_nodes})) for i in range(len(stats.qis)))
 

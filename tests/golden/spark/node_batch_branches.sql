@@ -44,7 +44,7 @@ WITH `c0` AS (
   FROM `v1`
 ), `c2` AS (
   SELECT
-    CAST(ARRAY(0, 0, 1)[`q0`] AS BIGINT) + CAST(0 AS BIGINT) * 3 AS `k0`,
+    CAST(ARRAY(0, 0, 1)[`q0`] AS BIGINT) + CAST(ARRAY(0, 0, 0)[`q1`] AS BIGINT) * 3 AS `k0`,
     SUM(`cnt`) AS `cnt`
   FROM `sqlanon_fs0_N`
   GROUP BY
@@ -66,7 +66,7 @@ WITH `c0` AS (
   FROM `v2`
 ), `c3` AS (
   SELECT
-    CAST(0 AS BIGINT) + CAST(ARRAY(0, 0, 1)[`q1`] AS BIGINT) * 3 AS `k0`,
+    CAST(ARRAY(0, 0, 0)[`q0`] AS BIGINT) + CAST(ARRAY(0, 0, 1)[`q1`] AS BIGINT) * 3 AS `k0`,
     SUM(`cnt`) AS `cnt`
   FROM `sqlanon_fs0_N`
   GROUP BY

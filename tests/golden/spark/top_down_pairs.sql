@@ -7,7 +7,7 @@ WITH `p1y` AS (
     SUM(`cnt`) AS `cnt`
   FROM (
     SELECT
-      `q0` AS `g0`,
+      ARRAY(0, 1, 2)[`q0`] AS `g0`,
       ARRAY(0, 0, 1)[`q1`] AS `g1`,
       ARRAY(0, 0, 1)[`q0`] AS `par`,
       `yv`,
