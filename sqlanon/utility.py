@@ -67,13 +67,15 @@ def _recoding(stats, plan_node) -> Recoding:
     return Recoding.from_node(stats.hierarchies, plan_node)
 
 
-def released_counts(stats, recoding: Recoding, ok: exp.Expression) -> list[list[int]]:
+def released_counts(stats, recoding: Recoding, ok: exp.Expression, node=None) -> list[list[int]]:
     """Per QI, released rows per recoded value: one statement over the released classes
     (:meth:`sqlanon.dialect.Dialect.grouped_sums`: one ``GROUP BY`` per QI in a ``UNION ALL``, on
-    Spark one ``GROUPING SETS``; it was one statement per QI, each a Spark job)."""
+    Spark one ``GROUPING SETS``; it was one statement per QI, each a Spark job). With the
+    full-domain ``node`` the recoding is of, its classes are rolled up from the smallest saved set
+    (a recoding's from the base set)."""
     if not stats.qis:
         return []
-    ctes, cls = stats.class_ctes(recoding)
+    ctes, cls = stats.class_ctes(tuple(node) if node is not None else recoding)
     names = [stats.qcol(i) for i in range(len(stats.qis))]
     ctes.append(("flagged", exp.select(*[col(q) for q in names], col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
     ctes.append(("released", exp.select(*[col(q) for q in names], col("cnt")).from_(table_ref("flagged")).where(col("ok"))))
@@ -98,7 +100,7 @@ def column_utility(stats, plan_node, ok: exp.Expression, suppressed: int, levels
     Suppressed rows count as fully generalized in LM and precision (their QIs are ``*``).
     """
     recoding = _recoding(stats, plan_node)
-    released = released_counts(stats, recoding, ok)
+    released = released_counts(stats, recoding, ok, None if isinstance(plan_node, Recoding) else plan_node)
     n = stats.rows
     out = {}
     for i, (name, h) in enumerate(zip(stats.qis, stats.hierarchies)):
