@@ -38,6 +38,7 @@ def test_batch_equals_one_statement_per_node(seed, tmp_path, monkeypatch):
         monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)
     if seed >= 4:  # one branch per node (large sets, large source sets)
         monkeypatch.setattr(batch, "BRANCH_ROWS", 0)
+        monkeypatch.setattr(batch, "BRANCH_NODES", 10**9)
     if seed % 3 == 1:  # several groups per statement, each rolled up to its own meet
         monkeypatch.setattr(batch, "SPLIT_GROUPS", True)
     rng = random.Random(7919 * seed + 11)
@@ -153,6 +154,7 @@ def test_saved_meets_answer_like_one_statement_per_node(seed, tmp_path, monkeypa
     monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)  # groups by the widest QI's level, as at 10M rows
     if seed % 2:  # one branch per node, as over sets of BRANCH_ROWS rows
         monkeypatch.setattr(batch, "BRANCH_ROWS", 0)
+        monkeypatch.setattr(batch, "BRANCH_NODES", 10**9)
     rng = random.Random(104729 * seed + 3)
     case = brute.random_case(rng, tmp_path, n_qi=rng.randint(2, 4), n_rows=rng.randint(60, 300))
     engine = connect(threads=1)

@@ -336,10 +336,11 @@ def test_node_batch_branches(monkeypatch):
 
     monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)
     monkeypatch.setattr(batch, "BRANCH_ROWS", 0)
+    monkeypatch.setattr(batch, "BRANCH_NODES", 10**9)
     metric = METRICS["lm"]()
     stats, req = make_stats([KAnonymity(2)], metric=metric)
     try:
-        assert batch.branches(stats, [stats.base])
+        assert batch.branches(stats, [(list(range(len(BATCH_NODES))), BATCH_NODES, stats.base, None)])
         texts = compare("node_batch_branches", lambda s: batch_query(s, req, metric), stats)
         assert "UNION ALL" in texts["duckdb"] and "VALUES" not in texts["postgres"].split('"v0"')[0]
         q = batch_query(stats, req, metric)

@@ -215,6 +215,7 @@ def test_batch_branches_answer_like_duckdb(spark, people, monkeypatch, metric):
 
     monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)
     monkeypatch.setattr(batch, "BRANCH_ROWS", 0)
+    monkeypatch.setattr(batch, "BRANCH_NODES", 10**9)
     built = []
     build_branches = batch.build_branches
     monkeypatch.setattr(batch, "build_branches", lambda *a, **k: built.append(1) or build_branches(*a, **k))

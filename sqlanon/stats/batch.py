@@ -55,6 +55,13 @@ SPLIT_GROUPS = False
 #: on a large base set, a statement over a set of at least this many rows takes one branch per
 #: node (:func:`branches`)
 BRANCH_ROWS = 20_000
+#: ... and at most this many nodes
+BRANCH_NODES = 4
+#: one branch per node reads a group's meet (rolled up inside the statement) when the meet has at
+#: most 1 / MEET_GAIN of the source set's rows (:func:`meet_bound`)
+MEET_GAIN = 4
+#: ... or when the group has at least this many nodes
+MEET_NODES = 3
 
 
 def batch_size(set_rows: int, join_rows: int = JOIN_ROWS, max_nodes: int = MAX_NODES) -> int:
@@ -219,13 +226,15 @@ def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
         stats.pick_set(meet)
     # after every group's pick_set: only sets that still exist
     sources = [stats._smallest_saved(meet) for _, _, meet in meets]
-    one_per_node = branches(stats, sources)
+    one_per_node = branches(stats, [(m, g, frm, None) for (m, g, _), frm in zip(meets, sources)])
     out = []
     for g, ((members, group_nodes, meet), frm) in enumerate(zip(meets, sources)):
-        if len(group_nodes) > 1 and meet != frm.levels and not one_per_node:
-            # the group is rolled up to its meet first (inside the statement): a smaller join (not
-            # for one branch per node: there each branch reads the set once anyway, and at 10M
-            # Adult-like rows a statement rolling its meet up first took 0.15-0.24 s, not 0.10-0.16 s)
+        if len(group_nodes) > 1 and meet != frm.levels and (not one_per_node or len(group_nodes) >= MEET_NODES or MEET_GAIN * meet_bound(stats, meet) <= frm.rows):
+            # the group is rolled up to its meet first (inside the statement): a smaller join, or
+            # smaller sets for the branches to group (for branches, when several nodes share it or
+            # it is known to be much smaller: at 10M Adult-like rows, k=10 5 %, two branches after
+            # a meet near the set's size took 0.15-0.24 s, not 0.10-0.16 s; at 0 %, 11 branches
+            # over the 1.6M-row base set without their meet 0.43 s)
             out.append((members, group_nodes, frm, FrequencySet(f"meet{g}", meet, 0)))
         else:
             out.append((members, group_nodes, frm, None))
@@ -341,13 +350,25 @@ def large(stats) -> bool:
     return batch_size(stats.base.rows) <= NARROW_BATCH
 
 
-def branches(stats, sources) -> bool:
-    """Whether a statement over these source sets takes one branch per node
-    (:func:`build_branches`): a large base set and a source of :data:`BRANCH_ROWS` rows or more.
-    At 10M Adult-like rows, 12 nodes over a saved set of 110K / 278K rows took 0.05 / 0.15 s as
-    branches and 0.12 / 0.24-0.5 s joined to the node table; over sets of 12-3,556 rows, 0.01-0.02 s
-    against 0.006-0.01 s (every branch is a statement part to build and plan)."""
-    return large(stats) and max(fs.rows for fs in sources) >= BRANCH_ROWS
+def meet_bound(stats, levels) -> int:
+    """At most this many classes at ``levels``: the product of the QIs' label counts there."""
+    out = 1
+    for h, lv in zip(stats.hierarchies, levels):
+        out *= max(1, len(h.labels(lv)))
+    return out
+
+
+def branches(stats, groups) -> bool:
+    """Whether a statement of these groups (``(members, nodes, source set, ..)``) takes one branch
+    per node (:func:`build_branches`): a large base set, at most :data:`BRANCH_NODES` nodes, and
+    a source of :data:`BRANCH_ROWS` rows or more. At 10M Adult-like rows: two nodes over the
+    1.6M-row base set took 0.13-0.15 s as branches, 0.21-0.27 s joined to the node table; 14-21
+    nodes over sets of 187K-278K rows 0.13 s as branches, 0.09-0.10 s joined (the code table is
+    looked up once for all nodes, and every branch is a statement part to build and plan); over
+    sets of 12-3,556 rows, 0.01-0.02 s against 0.006-0.01 s."""
+    if not large(stats) or sum(len(nodes) for _, nodes, _, _ in groups) > BRANCH_NODES:
+        return False
+    return max(frm.rows for _, _, frm, _ in groups) >= BRANCH_ROWS
 
 
 def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expression:
@@ -365,7 +386,8 @@ def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expression
 def build_branches(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Select:
     """The batch statement for ``groups`` on a large set: one branch per node, ``UNION ALL``. A
     branch groups its source set (the smallest saved set its group generalizes: a meet several
-    statements share is saved first, :func:`save_meets`) by the node's packed key, then
+    statements share is saved first, :func:`save_meets`; or the group's meet, rolled up first
+    inside the statement when it is much smaller, :data:`MEET_GAIN`) by the node's packed key, then
     aggregates the classes to the node's row, ``nid`` a constant. No node table is joined and the
     class key is one BIGINT per word without ``nid``: at 10M Adult-like rows (a 1.6M-row base
     set, two nodes per statement) the joined shape took 0.21-0.27 s where this takes 0.13-0.15 s
@@ -377,7 +399,10 @@ def build_branches(stats, groups, ok: exp.Expression, metric=None, params=None) 
     kcols = key_cols(stats)
     ctes: list[tuple[str, exp.Expression]] = []
     parts: list[exp.Select] = []
-    for members, group_nodes, src, _ in groups:  # no meet is rolled up first here (layout)
+    for members, group_nodes, frm, meet in groups:
+        if meet is not None:
+            ctes.append((meet.table, stats.generalized_select(meet.levels, frm, params)))
+        src = meet or frm
         for j, node in zip(members, group_nodes):
             keys = [
                 exp.alias_(_sum([key_term(stats, i, src.levels[i], int(node[i]), params) for i, _ in word]), kcols[w], quoted=True, copy=False)
@@ -402,7 +427,7 @@ def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Se
     node (:func:`build_branches`)."""
     from sqlanon.stats.core import class_summary, cte_select, lookup, sum_, union_all
 
-    if branches(stats, [frm for _, _, frm, _ in groups]):
+    if branches(stats, groups):
         return build_branches(stats, groups, ok, metric, params)
     dialect = stats.dialect
     n_qis = len(stats.qis)
@@ -466,7 +491,7 @@ def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, 
     for start in range(0, len(nodes), step):
         chunk = [tuple(int(v) for v in n) for n in nodes[start : start + step]]
         groups = layout(stats, chunk)
-        if stats.dialect.binds_lists and branches(stats, [frm for _, _, frm, _ in groups]):
+        if stats.dialect.binds_lists and branches(stats, groups):
             # the text depends on the nodes' levels (which codes are looked up): built per statement
             params = Params()
             rows = stats.engine.fetch_all(stats.dialect.render(build(stats, groups, ok, metric, params), copy=False), params)
