@@ -57,6 +57,9 @@ class Dialect:
     #: compiled code, so a batch statement keeps one shape whatever its nodes' levels
     #: (:func:`sqlanon.stats.batch.used_levels`)
     compiles_shapes = False
+    #: a batch statement over a large set may take one branch per node
+    #: (:func:`sqlanon.stats.batch.branches`; measured on DuckDB)
+    node_branches = True
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:

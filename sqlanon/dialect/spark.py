@@ -106,6 +106,9 @@ class SparkDialect(Dialect):
 
     #: largest code table a batch statement broadcasts (:meth:`nodes_join`)
     broadcast_rows = 2_000_000
+    #: no branch per node: the node table spread by node id (:meth:`nodes_join`) already has each
+    #: task aggregate whole nodes (measured there; the branches were not)
+    node_branches = False
 
     def nodes_join(self, part: exp.Select, nodes: exp.Expression, set_rows: int) -> exp.Select:
         """The code table ``r`` broadcast to every task (``/*+ BROADCAST(r) */``) and the node

@@ -360,13 +360,13 @@ def meet_bound(stats, levels) -> int:
 
 def branches(stats, groups) -> bool:
     """Whether a statement of these groups (``(members, nodes, source set, ..)``) takes one branch
-    per node (:func:`build_branches`): a large base set, at most :data:`BRANCH_NODES` nodes, and
-    a source of :data:`BRANCH_ROWS` rows or more. At 10M Adult-like rows: two nodes over the
+    per node (:func:`build_branches`): a dialect that takes them (not Spark), a large base set, at
+    most :data:`BRANCH_NODES` nodes, and a source of :data:`BRANCH_ROWS` rows or more. At 10M Adult-like rows: two nodes over the
     1.6M-row base set took 0.13-0.15 s as branches, 0.21-0.27 s joined to the node table; 14-21
     nodes over sets of 187K-278K rows 0.13 s as branches, 0.09-0.10 s joined (the code table is
     looked up once for all nodes, and every branch is a statement part to build and plan); over
     sets of 12-3,556 rows, 0.01-0.02 s against 0.006-0.01 s."""
-    if not large(stats) or sum(len(nodes) for _, nodes, _, _ in groups) > BRANCH_NODES:
+    if not stats.dialect.node_branches or not large(stats) or sum(len(nodes) for _, nodes, _, _ in groups) > BRANCH_NODES:
         return False
     return max(frm.rows for _, _, frm, _ in groups) >= BRANCH_ROWS
 
