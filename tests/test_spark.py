@@ -401,7 +401,7 @@ def _plan_outside_caches(plan: str) -> list[str]:
 def test_batch_statement_never_shuffles_the_classes(spark, adult, adult_parquet, monkeypatch, broadcast):
     """A batch statement on Spark broadcasts the code table and spreads the node table by node id
     (:meth:`SparkDialect.nodes_join`), so each task aggregates whole nodes: the only exchange
-    left is the node table's (no shuffle of the classes). Above ``broadcast_rows`` the set is
+    left is the node table's (no shuffle of the classes). Above ``broadcast_bytes`` the set is
     streamed and the classes shuffled. Either way every node answers as its one-node statement,
     and as DuckDB's batch statement."""
     from sqlanon.dialect.spark import SparkDialect
@@ -415,7 +415,7 @@ def test_batch_statement_never_shuffles_the_classes(spark, adult, adult_parquet,
     from sqlanon.stats import batch as batch_stmt
 
     if not broadcast:
-        monkeypatch.setattr(SparkDialect, "broadcast_rows", 1000)
+        monkeypatch.setattr(SparkDialect, "broadcast_bytes", 1000)
     metric = METRICS["precision"]()
     nodes = [(0, 1, 0, 1, 2, 1, 1, 0, 0), (1, 2, 1, 1, 1, 2, 1, 1, 1), (0, 3, 1, 2, 2, 1, 0, 1, 0), (1, 1, 0, 0, 0, 0, 0, 0, 0)]
     answers = {}

@@ -183,9 +183,10 @@ class Dialect:
         return out
 
     # -- batch statements -----------------------------------------------------------------------
-    def nodes_join(self, part: exp.Select, nodes: exp.Expression, set_rows: int) -> exp.Select:
-        """``part`` (a select from a code table ``r`` of ``set_rows`` rows at most) cross-joined
-        to a node table ``n`` (:mod:`sqlanon.stats.batch`): every row of the set once per node."""
+    def nodes_join(self, part: exp.Select, nodes: exp.Expression, set_bytes: int) -> exp.Select:
+        """``part`` (a select from a code table ``r`` of about ``set_bytes`` bytes at most: rows
+        times 8 bytes a column) cross-joined to a node table ``n`` (:mod:`sqlanon.stats.batch`):
+        every row of the set once per node."""
         return part.join(nodes, join_type="cross", copy=False)
 
     # -- the source -----------------------------------------------------------------------------

@@ -152,9 +152,10 @@ def _levels(h, i: int, used) -> Sequence[int]:
 def used_levels(stats, group_nodes) -> tuple[tuple[int, ...], ...] | None:
     """Per QI, the levels a group's nodes have, when the statement is narrowed to them (large
     sets, few nodes per statement, or a dialect without bound lists: the text is then built per
-    batch anyway); None for the level-independent text (cached per shape), and always on a
-    dialect whose engine compiles code per statement shape (:attr:`Dialect.compiles_shapes`)."""
-    if stats.dialect.compiles_shapes or (stats.dialect.binds_lists and batch_size(stats.base.rows) > NARROW_BATCH):
+    batch anyway); None for the level-independent text (cached per shape), and on a dialect
+    whose engine compiles code per statement shape (:attr:`Dialect.compiles_shapes`) unless the
+    set is large (there each statement's rows cost more than its compiled code)."""
+    if batch_size(stats.base.rows) > NARROW_BATCH and (stats.dialect.binds_lists or stats.dialect.compiles_shapes):
         return None
     return tuple(tuple(sorted({int(n[i]) for n in group_nodes})) for i in range(len(stats.qis)))
 
@@ -446,7 +447,7 @@ def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Se
         values = node_table(group_nodes, members, n_qis, params)
         keys = [exp.alias_(_sum([_pick(stats, i, used) for i, _ in word]), kcols[w], quoted=True, copy=False) for w, word in enumerate(words(stats))]
         part = exp.select(col(NODE_ID, "n"), *keys, col("cnt", "r"), copy=False)
-        part = dialect.nodes_join(part.from_(table_ref(f"w{g}", alias="r"), copy=False), values, frm.rows)
+        part = dialect.nodes_join(part.from_(table_ref(f"w{g}", alias="r"), copy=False), values, frm.rows * (len(wide) + 1) * 8)
         parts.append(part)
     ctes.append(("gen", union_all(parts)))
     keys = [col(NODE_ID), *[col(k) for k in kcols]]
