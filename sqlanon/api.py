@@ -158,15 +158,16 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
                 model.order = [v for v, _ in stats.sensitive_domain]
         with reporter.phase(f"search {policy.search}") as phase:
             plan = run_search(policy, session, stats, requirement, metric, say, phase)
-        verified = verify_plan(stats, plan)
+        from sqlanon.metrics import loss as arx_loss
+
+        # ARX's Loss and granularity of any plan (for comparing searches), read with the verification
+        verified, final = verify_plan(stats, plan, None if plan.local else arx_loss.aggregates(stats, plan))
         say(f"search {policy.search}: {plan.nodes_evaluated} nodes evaluated, {session.engine.queries} queries")
         report = build_report(policy, stats, plan, verified)
         add_risk_and_utility(report, policy, stats, plan)
         sql_listing = report_sql(policy, stats, plan) if policy.report or writes else None
-        if not plan.local:  # ARX's Loss and granularity of any plan, for comparing searches
-            from sqlanon.metrics.loss import measure as measure_loss
-
-            report["arx_quality"] = measure_loss(stats, plan)
+        if not plan.local:
+            report["arx_quality"] = arx_loss.measure(stats, plan, final)
         state: dict = {}
         if not dry_run:
             entry = {
@@ -280,10 +281,14 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
     return plan
 
 
-def verify_plan(stats: Statistics, plan: Plan) -> dict:
-    """Re-evaluate the final plan (one query): suppressed rows and the smallest released class."""
+def verify_plan(stats: Statistics, plan: Plan, more=None) -> tuple[dict, object]:
+    """Re-evaluate the final plan (one query): suppressed rows and the smallest released class,
+    and the node's statistics, which hold ``more`` aggregates too (``f(params) -> [(name, expr)]``,
+    e.g. ARX's Loss sums: one statement instead of two; on Spark each is a job). Local recoding
+    rounds are re-evaluated one by one (``more`` is not taken there: no statistics come back)."""
+    from sqlanon.metrics.loss import target
+
     ok = plan.requirement.predicate()
-    node = plan.node if plan.node is not None else plan.recoding
     min_released = exp.Min(this=if_(col("ok"), col("cnt"), exp.Null()))
     aggs = [("min_released", min_released)]
     if stats.has_s and stats.needs.distinct_s:
@@ -299,11 +304,11 @@ def verify_plan(stats: Statistics, plan: Plan) -> dict:
                 v = ns.extra.get(name)
                 if v is not None:
                     out[key] = v if out.get(key) is None else min(out[key], v)
-        return out
-    ns = stats.evaluate(node, ok, aggs)
+        return out, None
+    ns = stats.evaluate(target(plan), ok, aggs if more is None else (lambda params=None: aggs + more(params)))
     if ns.suppressed != plan.suppressed_rows:
         raise AssertionError(f"plan says {plan.suppressed_rows} suppressed rows, the data says {ns.suppressed}")
-    return {"classes": ns.classes - ns.bad_classes, "min_class_size": ns.extra.get("min_released"), "suppressed_rows": ns.suppressed, **({"min_distinct_sensitive": ns.extra["min_distinct_s"]} if "min_distinct_s" in ns.extra else {})}
+    return ({"classes": ns.classes - ns.bad_classes, "min_class_size": ns.extra.get("min_released"), "suppressed_rows": ns.suppressed, **({"min_distinct_sensitive": ns.extra["min_distinct_s"]} if "min_distinct_s" in ns.extra else {})}, ns)
 
 
 def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) -> dict:

@@ -150,9 +150,29 @@ class Granularity(Loss):
         return out
 
 
-def measure(stats, plan) -> dict:
+def measure(stats, plan, ns=None) -> dict:
     """ARX's Loss (geometric and arithmetic mean, gs 0.5) and granularity of a plan's release
-    (one statement over the base frequency set; any search's plan, levels or flexible cuts)."""
+    (any search's plan, levels or flexible cuts): one statement evaluating the plan's node or
+    recoding with :func:`aggregates`, or ``ns``, its statistics already read with them (the
+    plan's verification reads them in its statement: :func:`sqlanon.api.verify_plan`)."""
+    if ns is None:
+        ns = stats.evaluate(target(plan), plan.requirement.predicate(), aggregates(stats, plan))
+    out = {}
+    for name, metric in (("loss", Loss()), ("loss_arithmetic", LossArithmetic()), ("granularity", Granularity())):
+        out[name] = metric.combine(metric.columns(stats, None, ns))
+    return out
+
+
+def target(plan):
+    """What a plan's figures evaluate: a full-domain plan as its node, rolled up from the smallest
+    saved set (at 10M Adult-like rows the optimum's own saved set, not the 1.6M-row base set);
+    flexible cuts as their recoding."""
+    return tuple(plan.node) if plan.node is not None else plan.recoding
+
+
+def aggregates(stats, plan):
+    """The per-QI sums Loss and granularity are computed from (``loss_rel{i}``: released rows
+    times the share of the QI's leaves under their code), as ``f(params) -> [(name, expr)]``."""
     recoding = plan.recoding
     per_qi = []
     for codes, h in zip(recoding.codes, stats.hierarchies):
@@ -166,10 +186,4 @@ def measure(stats, plan) -> dict:
         return [(f"loss_rel{i}", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=lookup(s, col(stats.qcol(i)), stats.dialect, params)), lit(0.0))))
                 for i, s in enumerate(per_qi)]
 
-    # a full-domain plan is evaluated as its node: rolled up from the smallest saved set (at 10M
-    # Adult-like rows the optimum's own saved set, not the 1.6M-row base set)
-    ns = stats.evaluate(tuple(plan.node) if plan.node is not None else recoding, plan.requirement.predicate(), build)
-    out = {}
-    for name, metric in (("loss", Loss()), ("loss_arithmetic", LossArithmetic()), ("granularity", Granularity())):
-        out[name] = metric.combine(metric.columns(stats, None, ns))
-    return out
+    return build
