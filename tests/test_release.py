@@ -277,6 +277,35 @@ def test_parquet_folder_and_glob_inputs(people, tmp_path):
     assert missing.exit_code == 2 and "input file not found" in missing.stderr
 
 
+@pytest.mark.parametrize("columns", [["zip", "age"], ["age", "zip", "disease"]])
+def test_input_hash_over_groups_is_the_full_scan_hash(people, tmp_path, monkeypatch, columns):
+    """When every input column is a text QI, the input hash is taken over the base set's groups
+    (a group of ``cnt`` equal rows XORs to its hash when ``cnt`` is odd): it equals the per-row
+    hash of a full scan, in the input's column order. A non-QI column keeps the per-row hash."""
+    from sqlanon import release
+    from sqlanon.engine import connect
+    from sqlanon.source import Source
+    from sqlanon.stats import Statistics
+
+    path = str(tmp_path / "text.parquet")
+    con = duckdb.connect()
+    con.execute("COPY (SELECT " + ", ".join(columns) + " FROM read_csv(?, all_varchar=true)) TO '" + path.replace("'", "''") + "' (FORMAT PARQUET)", [people["csv"]])
+    con.close()
+    engine = connect()
+    expected = release.input_hash(engine, Source.open(path))
+    engine.close()
+    grouped = []
+    group_hash = Statistics._group_hash
+    monkeypatch.setattr(Statistics, "_group_hash", lambda self: grouped.append(1) or group_hash(self))
+    qi = {c: people["qi"][c] for c in ("zip", "age")}
+    sqlanon.anonymize(input=path, qi=qi, k=5, output=str(tmp_path / "g.parquet"))
+    reg = duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb"))
+    recorded = reg.execute("SELECT input_hash FROM sqlanon_releases").fetchone()[0]
+    reg.close()
+    assert recorded == expected and recorded.startswith("300:")
+    assert bool(grouped) == (len(columns) == 2)
+
+
 def test_input_hash_comes_from_the_base_scan(people, tmp_path, monkeypatch):
     """The registry's input hash equals an independent full-scan hash of the input, yet the release
     does not scan the source for it (the base frequency set carries per-group XORs)."""

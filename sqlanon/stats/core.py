@@ -97,6 +97,8 @@ QI_PREFIX = "q"
 #: saved sets hold at most this many times the base set's rows once a meet is saved
 #: (Statistics.save_set; 10M Adult-like rows, k=10 5 %: 2x dropped and rebuilt sets, 3x none)
 SAVED_ROWS = 3
+#: column types whose values hash as the text of their hierarchy's leaves (Statistics.hash_by_groups)
+TEXT_TYPES = {"VARCHAR", "TEXT", "STRING"}
 #: bytes a saved frequency set's row is counted at per column (a code per QI and the count)
 ROW_BYTES = 8
 #: saved sets, the base set included, take at most this share of the engine's memory limit
@@ -212,7 +214,7 @@ class Statistics:
         # the totals and the NULL/unmapped counts in one statement (on Spark each is a job)
         totals = [sum_(col("cnt")), exp.Count(this=exp.Star())]
         if self.row_hash:
-            totals.append(exp.Anonymous(this="bit_xor", expressions=[col("h")]))
+            totals.append(exp.Anonymous(this="bit_xor", expressions=[self._group_hash() if self.hash_by_groups else col("h")]))
         row = self.engine.fetch_one(exp.select(*totals, *self._validation_sums()).from_(table_ref(base_name)))
         self._validate_base(row[len(totals):])
         self.rows, n_base = int(row[0] or 0), int(row[1] or 0)
@@ -232,6 +234,26 @@ class Statistics:
             from sqlanon.stats.models import prepare_population
 
             prepare_population(self)
+
+    @property
+    def hash_by_groups(self) -> bool:
+        """Whether the input hash is taken over the base set's groups, not per row: every source
+        column is a text QI, so a row's hash is its group's (the hash of its leaf labels), and
+        ``cnt`` equal rows XOR to it when ``cnt`` is odd, to 0 when even: the same value as the
+        per-row XOR (:func:`sqlanon.release.input_hash`) without hashing every row (10M
+        Adult-like rows: ~0.2 s of the 1.1 s base scan)."""
+        if not self.row_hash:
+            return False
+        columns = self.source.columns(self.engine)
+        return sorted(name for name, _ in columns) == sorted(self.qis) and all(str(kind).upper() in TEXT_TYPES for _, kind in columns)
+
+    def _group_hash(self) -> exp.Expression:
+        """A base-set group's part of the input hash (:attr:`hash_by_groups`): the row hash of
+        its leaf labels, in the source's column order, when its row count is odd."""
+        where = {name: i for i, name in enumerate(self.qis)}
+        labels = [lookup(self.hierarchies[where[name]].leaves, col(self.qcol(where[name])), self.dialect) for name in self.source.column_names(self.engine)]
+        odd = exp.EQ(this=exp.Mod(this=col("cnt"), expression=lit(2)), expression=lit(1))
+        return exp.Case().when(odd, self.dialect.hash_of(labels))
 
     @property
     def _base_name(self) -> str:
@@ -262,7 +284,7 @@ class Statistics:
             select = select.select(exp.alias_(as_varchar(col(self.sensitive, "src")), "s", quoted=True))
         if self.has_y:
             select = select.select(exp.alias_(as_varchar(col(self.class_column, "src")), "y", quoted=True))
-        if self.row_hash:
+        if self.row_hash and not self.hash_by_groups:
             select = select.select(exp.alias_(self.dialect.row_hash(self.source.column_names(self.engine), "src"), "rh", quoted=True))
         return select
 
@@ -270,7 +292,7 @@ class Statistics:
         inner = self.encoded_select()
         keys = self.qnames + (["s"] if self.has_s else []) + (["y"] if self.has_y else [])
         q = exp.select(*[col(k) for k in keys], exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
-        if self.row_hash:
+        if self.row_hash and not self.hash_by_groups:
             q = q.select(exp.alias_(exp.Anonymous(this="bit_xor", expressions=[col("rh")]), "h", quoted=True))
         q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True))
         return q.group_by(*[col(k) for k in keys])

@@ -29,7 +29,7 @@ def failing_rows_select(stats: Statistics, node, ok: exp.Expression) -> exp.Sele
     ctes.append(("bad", bad))
     maps = stats.maps(node, stats.base)
     on = and_all([exp.EQ(this=lookup(m, col(stats.qcol(i), "b"), stats.dialect), expression=col(stats.qcol(i), "x")) for i, m in enumerate(maps)])
-    keys = stats.qnames + ["s"] * stats.has_s + ["y"] * stats.has_y + ["cnt"] + ["h"] * bool(stats.row_hash)
+    keys = stats.qnames + ["s"] * stats.has_s + ["y"] * stats.has_y + ["cnt"] + ["h"] * (stats.row_hash and not stats.hash_by_groups)
     final = exp.select(*[col(k, "b") for k in keys]).from_(table_ref(stats.base.table, alias="b")).join(table_ref("bad", alias="x"), on=on, join_type="inner")
     return cte_select(ctes, final)
 
