@@ -55,8 +55,11 @@ SPLIT_GROUPS = False
 #: on a large base set, a statement over a set of at least this many rows takes one branch per
 #: node (:func:`branches`)
 BRANCH_ROWS = 20_000
-#: ... and at most this many nodes
+#: ... and at most this many nodes, or a set of at least BRANCH_ALWAYS_ROWS rows (there a
+#: statement holds at most JOIN_ROWS / BRANCH_ALWAYS_ROWS = 8 nodes; 10M Adult-like rows, k=10
+#: 5 %: 5 nodes over a 614K-row set, 0.18 s as branches, 0.72 s joined, at load 4.5)
 BRANCH_NODES = 4
+BRANCH_ALWAYS_ROWS = 500_000
 #: one branch per node reads a group's meet (rolled up inside the statement) when the meet has at
 #: most 1 / MEET_GAIN of the source set's rows (:func:`meet_bound`)
 MEET_GAIN = 4
@@ -361,15 +364,17 @@ def meet_bound(stats, levels) -> int:
 
 def branches(stats, groups) -> bool:
     """Whether a statement of these groups (``(members, nodes, source set, ..)``) takes one branch
-    per node (:func:`build_branches`): a dialect that takes them (not Spark), a large base set, at
-    most :data:`BRANCH_NODES` nodes, and a source of :data:`BRANCH_ROWS` rows or more. At 10M Adult-like rows: two nodes over the
+    per node (:func:`build_branches`): a dialect that takes them (not Spark), a large base set, and
+    a source of :data:`BRANCH_ALWAYS_ROWS` rows or more, or of :data:`BRANCH_ROWS` rows or more
+    with at most :data:`BRANCH_NODES` nodes. At 10M Adult-like rows: two nodes over the
     1.6M-row base set took 0.13-0.15 s as branches, 0.21-0.27 s joined to the node table; 14-21
     nodes over sets of 187K-278K rows 0.13 s as branches, 0.09-0.10 s joined (the code table is
     looked up once for all nodes, and every branch is a statement part to build and plan); over
     sets of 12-3,556 rows, 0.01-0.02 s against 0.006-0.01 s."""
-    if not stats.dialect.node_branches or not large(stats) or sum(len(nodes) for _, nodes, _, _ in groups) > BRANCH_NODES:
+    if not stats.dialect.node_branches or not large(stats):
         return False
-    return max(frm.rows for _, _, frm, _ in groups) >= BRANCH_ROWS
+    rows = max(frm.rows for _, _, frm, _ in groups)
+    return rows >= BRANCH_ALWAYS_ROWS or (rows >= BRANCH_ROWS and sum(len(nodes) for _, nodes, _, _ in groups) <= BRANCH_NODES)
 
 
 def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expression:
