@@ -110,8 +110,8 @@ class SparkDialect(Dialect):
     #: 1.6M-row base set, ~360 MB, stays streamed)
     broadcast_bytes = 128 << 20
     #: no branch per node: the node table spread by node id (:meth:`nodes_join`, when the code
-    #: table is broadcast) already has each
-    #: task aggregate whole nodes (measured there; the branches were not)
+    #: table is broadcast) already has each task aggregate whole nodes (measured there; the
+    #: branches were not)
     node_branches = False
 
     def nodes_join(self, part: exp.Select, nodes: exp.Expression, set_bytes: int) -> exp.Select:
