@@ -344,13 +344,17 @@ def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: 
     from sqlanon import risk, utility
 
     threshold = policy.risk_threshold or risk.DEFAULT_THRESHOLD
-    report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.population_fraction)
     report["input"] = stats.source.describe()
     if plan.local:  # rounds over different row sets: per-column figures of the first round only
+        report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.population_fraction)
         report["utility"] = None
         return
     node = plan.node if plan.node is not None else plan.recoding
-    report["utility"] = utility.column_utility(stats, node, plan.requirement.predicate(), plan.suppressed_rows, plan.transformation if plan.node is not None else None)
+    ok = plan.requirement.predicate()
+    # the released counts per QI and the release's class sizes: one statement (on Spark a job)
+    released, histogram = utility.released_figures(stats, utility.recoding_of(stats, node), ok, None if plan.node is None else plan.node)
+    report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.population_fraction, after_histogram=histogram)
+    report["utility"] = utility.column_utility(stats, node, ok, plan.suppressed_rows, plan.transformation if plan.node is not None else None, released=released)
 
 
 def redact_policy(policy: dict) -> dict:

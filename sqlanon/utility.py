@@ -61,28 +61,40 @@ def level_meaning(h, level: int) -> str:
     return f"{len(labels)} groups (e.g. {example!r})"
 
 
-def _recoding(stats, plan_node) -> Recoding:
+def recoding_of(stats, plan_node) -> Recoding:
     if isinstance(plan_node, Recoding):
         return plan_node
     return Recoding.from_node(stats.hierarchies, plan_node)
 
 
 def released_counts(stats, recoding: Recoding, ok: exp.Expression, node=None) -> list[list[int]]:
-    """Per QI, released rows per recoded value: one statement over the released classes
-    (:meth:`sqlanon.dialect.Dialect.grouped_sums`: one ``GROUP BY`` per QI in a ``UNION ALL``, on
-    Spark one ``GROUPING SETS``; it was one statement per QI, each a Spark job). With the
-    full-domain ``node`` the recoding is of, its classes are rolled up from the smallest saved set
-    (a recoding's from the base set)."""
-    if not stats.qis:
-        return []
+    """Per QI, released rows per recoded value (:func:`released_figures`)."""
+    return released_figures(stats, recoding, ok, node)[0]
+
+
+def released_figures(stats, recoding: Recoding, ok: exp.Expression, node=None) -> tuple[list[list[int]], list[tuple[int, int]]]:
+    """Per QI, released rows per recoded value, and the released classes' size histogram
+    (``(size, classes)`` by size, as :func:`sqlanon.risk.measure.class_histogram_query` gives it):
+    one statement over the released classes (:meth:`sqlanon.dialect.Dialect.grouped_sums`: one
+    ``GROUP BY`` per QI and one by class size in a ``UNION ALL``, on Spark one ``GROUPING SETS``;
+    the histogram's sum of ``cnt`` per size is ``size x classes``). With the full-domain ``node``
+    the recoding is of, its classes are rolled up from the smallest saved set (a recoding's from
+    the base set)."""
     ctes, cls = stats.class_ctes(tuple(node) if node is not None else recoding)
     names = [stats.qcol(i) for i in range(len(stats.qis))]
     ctes.append(("flagged", exp.select(*[col(q) for q in names], col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
     ctes.append(("released", exp.select(*[col(q) for q in names], col("cnt")).from_(table_ref("flagged")).where(col("ok"))))
     out = [[0] * len(labels) for labels in recoding.labels]
-    for i, code, n in stats.engine.fetch_all(cte_select(ctes, stats.dialect.grouped_sums("released", [[q] for q in names], ["code"], "i"))):
-        out[int(i)][int(code)] = int(n)
-    return out
+    sizes: dict[int, int] = {}
+    for i, code, n in stats.engine.fetch_all(cte_select(ctes, stats.dialect.grouped_sums("released", [[q] for q in names] + [["cnt"]], ["code"], "i"))):
+        if int(i) < len(names):
+            out[int(i)][int(code)] = int(n)
+        else:
+            size, rows = int(code), int(n)
+            if rows % size:
+                raise AssertionError(f"released rows {rows} of classes of size {size} are no multiple of it")
+            sizes[size] = rows // size
+    return out, sorted(sizes.items())
 
 
 def _top(pairs: list[tuple[str, int]], total: int, limit: int) -> list[dict]:
@@ -94,13 +106,16 @@ def _top(pairs: list[tuple[str, int]], total: int, limit: int) -> list[dict]:
     return top
 
 
-def column_utility(stats, plan_node, ok: exp.Expression, suppressed: int, levels: dict | None = None, top: int = TOP_VALUES) -> dict:
+def column_utility(stats, plan_node, ok: exp.Expression, suppressed: int, levels: dict | None = None, top: int = TOP_VALUES, released=None) -> dict:
     """Per QI: level and meaning, LM / precision / entropy loss, distributions before and after.
 
     Suppressed rows count as fully generalized in LM and precision (their QIs are ``*``).
+    ``released``: the plan's :func:`released_counts` when already read (with the risk's
+    histogram, :func:`released_figures`).
     """
-    recoding = _recoding(stats, plan_node)
-    released = released_counts(stats, recoding, ok, None if isinstance(plan_node, Recoding) else plan_node)
+    recoding = recoding_of(stats, plan_node)
+    if released is None:
+        released = released_counts(stats, recoding, ok, None if isinstance(plan_node, Recoding) else plan_node)
     n = stats.rows
     out = {}
     for i, (name, h) in enumerate(zip(stats.qis, stats.hierarchies)):

@@ -4,21 +4,23 @@ Definitions and references: ``docs/risk.md``."""
 
 from __future__ import annotations
 
-from sqlanon.risk.measure import DEFAULT_THRESHOLD, figures_from, measure, validate_options
+from sqlanon.risk.measure import DEFAULT_THRESHOLD, figures_from, figures_row, measure, validate_options
 from sqlanon.risk.population import population_uniqueness
 
 __all__ = ["DEFAULT_THRESHOLD", "measure", "figures_from", "population_uniqueness", "validate_options", "before_after"]
 
 
-def before_after(stats, plan, *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
+def before_after(stats, plan, *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None, after_histogram=None) -> dict:
     """Risk of the input (every class released as it is) and of the plan's release (released
-    classes only). Local recoding rounds are measured one by one and their histograms added."""
+    classes only). Local recoding rounds are measured one by one and their histograms added.
+    ``after_histogram``: the release's class-size histogram when already read
+    (:func:`sqlanon.utility.released_figures`)."""
     from sqlglot import exp
 
     before = measure(stats, tuple(0 for _ in stats.qis), exp.Boolean(this=True), threshold=threshold, population_fraction=population_fraction)
     ok = plan.requirement.predicate()
     if getattr(plan, "local", None):
-        from sqlanon.risk.measure import class_histogram_query, figures_row
+        from sqlanon.risk.measure import class_histogram_query
 
         hist: dict[int, int] = {}
         for step in plan.local:
@@ -26,6 +28,8 @@ def before_after(stats, plan, *, threshold: float = DEFAULT_THRESHOLD, populatio
                 hist[int(s)] = hist.get(int(s), 0) + int(c)
         merged = [(s, hist[s]) for s in sorted(hist)]
         after = figures_from(figures_row(merged, threshold), merged, threshold, population_fraction)
+    elif after_histogram is not None:
+        after = figures_from(figures_row(after_histogram, threshold), after_histogram, threshold, population_fraction)
     else:
         node = plan.node if plan.node is not None else plan.recoding
         after = measure(stats, node, ok, threshold=threshold, population_fraction=population_fraction)
