@@ -350,9 +350,8 @@ def test_spark_script_runs_and_answers_like_duckdb(spark, people, tmp_path):
 
 
 def test_default_conf_of_a_session_we_build():
-    """Local masters: one shuffle partition per core, no adaptive re-planning and the parallel
-    collector; other masters keep 8 partitions, Spark's adaptive default and the JVM's collector;
-    the caller's --spark-conf wins (applied after)."""
+    """Local masters: one shuffle partition per core and no adaptive re-planning; other masters
+    keep 8 partitions and Spark's adaptive default; the caller's --spark-conf wins (applied after)."""
     from sqlanon.engine.spark import default_conf
 
     assert default_conf("local[2]")["spark.sql.shuffle.partitions"] == "2"
@@ -363,9 +362,6 @@ def test_default_conf_of_a_session_we_build():
     yarn = default_conf("yarn")
     assert yarn["spark.sql.shuffle.partitions"] == "8" and "spark.sql.adaptive.enabled" not in yarn
     assert default_conf("local[2]")["spark.ui.enabled"] == "false"
-    # the local driver runs the tasks: the parallel collector, not G1's concurrent threads
-    assert default_conf("local[2]")["spark.driver.extraJavaOptions"] == "-XX:+UseParallelGC"
-    assert "spark.driver.extraJavaOptions" not in yarn
 
 
 def test_grouped_sums_on_spark(spark):

@@ -56,11 +56,7 @@ def default_conf(master: str) -> dict[str, str]:
     get one partition per core (``local[N]``: N; ``local[*]``: the machine's cores) and adaptive
     execution is off: the statements of a search aggregate frequency sets already in memory, and
     re-planning each of their stages cost more than it saved (measured on 1M Adult-like rows,
-    local[2]: the base set 39 s -> 17 s, the next 39 statements 170 s -> 108 s). The local
-    driver JVM (which runs the tasks too) uses the parallel collector: G1's concurrent threads
-    take cores from the tasks on a small machine (1M Adult-like rows, k=10, local[2], idle,
-    ``bench/spark_engine.py --rows 1000000 --engines spark``: 0 % 13.6-13.9 s against 15.0-17.9 s,
-    5 % 24.7-26.6 s against 25.2-28.8 s; a caller's ``spark.driver.extraJavaOptions`` replaces it)."""
+    local[2]: the base set 39 s -> 17 s, the next 39 statements 170 s -> 108 s)."""
     import os
     import re
 
@@ -71,7 +67,6 @@ def default_conf(master: str) -> dict[str, str]:
         n = 1 if cores is None else (os.cpu_count() or 2) if cores == "*" else int(cores)
         conf["spark.sql.shuffle.partitions"] = str(max(1, n))
         conf["spark.sql.adaptive.enabled"] = "false"
-        conf["spark.driver.extraJavaOptions"] = "-XX:+UseParallelGC"
     return conf
 
 
