@@ -282,6 +282,20 @@ def batch_query(stats, req, metric):
     return build(stats, BATCH_NODES, req.predicate(), metric)
 
 
+def assert_batch_answers(stats, req, metric):
+    """DuckDB's batch statement answers exactly like one statement per node, and PostgreSQL's
+    shape, transpiled and run on DuckDB, like DuckDB's."""
+    native = sorted(stats.engine.fetch_all(batch_query(stats, req, metric)), key=lambda r: r[-1])
+    assert [r[-1] for r in native] == list(range(len(BATCH_NODES)))
+    for node, row in zip(BATCH_NODES, native):
+        one = stats.engine.fetch_all(stats.node_query(node, req.predicate(), aggregates_of_node(metric, stats, node), stats.base))[0]
+        assert row[:-1] == pytest.approx(one)
+    pg = stats.for_dialect("postgres")
+    back = sqlglot.transpile(pg.dialect.render(batch_query(pg, req, metric)), read="postgres", write="duckdb")[0]
+    portable = sorted(stats.engine.fetch_all(back), key=lambda r: r[-1])
+    assert [float(v) for r in portable for v in r] == pytest.approx([float(v) for r in native for v in r])
+
+
 def test_node_batch():
     """The batch statement (node table joined to the set, grouped by node id): golden per dialect,
     and DuckDB's and PostgreSQL's shapes answer exactly like one statement per node."""
@@ -290,16 +304,7 @@ def test_node_batch():
     try:
         texts = compare("node_batch", lambda s: batch_query(s, req, metric), stats)
         assert "VALUES" in texts["duckdb"].upper() and '"nid"' in texts["duckdb"]
-        q = batch_query(stats, req, metric)
-        native = sorted(stats.engine.fetch_all(q), key=lambda r: r[-1])
-        assert [r[-1] for r in native] == list(range(len(BATCH_NODES)))
-        for node, row in zip(BATCH_NODES, native):
-            one = stats.engine.fetch_all(stats.node_query(node, req.predicate(), aggregates_of_node(metric, stats, node), stats.base))[0]
-            assert row[:-1] == pytest.approx(one)
-        pg = stats.for_dialect("postgres")
-        back = sqlglot.transpile(pg.dialect.render(batch_query(pg, req, metric)), read="postgres", write="duckdb")[0]
-        portable = sorted(stats.engine.fetch_all(back), key=lambda r: r[-1])
-        assert [float(v) for r in portable for v in r] == pytest.approx([float(v) for r in native for v in r])
+        assert_batch_answers(stats, req, metric)
     finally:
         stats.engine.close()
 
@@ -345,16 +350,7 @@ def test_node_batch_branches(monkeypatch):
         assert batch.branches(stats, [(list(range(len(BATCH_NODES))), BATCH_NODES, stats.base, None)])
         texts = compare("node_batch_branches", lambda s: batch_query(s, req, metric), stats)
         assert "UNION ALL" in texts["duckdb"] and "VALUES" not in texts["postgres"].split('"v0"')[0]
-        q = batch_query(stats, req, metric)
-        native = sorted(stats.engine.fetch_all(q), key=lambda r: r[-1])
-        assert [r[-1] for r in native] == list(range(len(BATCH_NODES)))
-        for node, row in zip(BATCH_NODES, native):
-            one = stats.engine.fetch_all(stats.node_query(node, req.predicate(), aggregates_of_node(metric, stats, node), stats.base))[0]
-            assert row[:-1] == pytest.approx(one)
-        pg = stats.for_dialect("postgres")
-        back = sqlglot.transpile(pg.dialect.render(batch_query(pg, req, metric)), read="postgres", write="duckdb")[0]
-        portable = sorted(stats.engine.fetch_all(back), key=lambda r: r[-1])
-        assert [float(v) for r in portable for v in r] == pytest.approx([float(v) for r in native for v in r])
+        assert_batch_answers(stats, req, metric)
     finally:
         stats.engine.close()
 

@@ -93,6 +93,19 @@ def multiset(rows, columns):
     return Counter(tuple(r[c] for c in columns) for r in rows)
 
 
+def adult_statistics(engine, adult, adult_parquet, metric):
+    """Statistics over Adult (the Parquet copy) on ``engine``, prepared (its base set built)."""
+    from sqlanon.hierarchy import load_hierarchy
+    from sqlanon.source import Source
+    from sqlanon.stats import Statistics
+
+    source = Source.open(adult_parquet)
+    hierarchies = [load_hierarchy(adult["qi"][c], c, engine, source) for c in ADULT_COLUMNS]
+    stats = Statistics(engine, source, ADULT_COLUMNS, hierarchies, needs=metric.needs)
+    stats.prepare()
+    return stats
+
+
 # ----------------------------------------------------------------------------------------------
 # the ARX Adult optima: same node, metric and released multiset as DuckDB
 
@@ -103,20 +116,14 @@ def test_arx_optima_evaluate_alike_on_spark(spark, adult, adult_parquet):
     loss. (DuckDB's search finds these optima: tests/test_arx_reference.py.)"""
     from sqlanon.engine import connect
     from sqlanon.engine.spark import SparkEngine
-    from sqlanon.hierarchy import load_hierarchy
     from sqlanon.metrics import METRICS
     from sqlanon.privacy import KAnonymity, Requirement
-    from sqlanon.source import Source
-    from sqlanon.stats import Statistics
 
     metric = METRICS["precision"]()
     answers = {}
     for engine in (connect(threads=1), SparkEngine(connection=spark)):
         try:
-            source = Source.open(adult_parquet)
-            hierarchies = [load_hierarchy(adult["qi"][c], c, engine, source) for c in ADULT_COLUMNS]
-            stats = Statistics(engine, source, ADULT_COLUMNS, hierarchies, needs=metric.needs)
-            stats.prepare()
+            stats = adult_statistics(engine, adult, adult_parquet, metric)
             assert stats.rows == 30162
             for k, sup, arx_node, loss, arx_suppressed in PRECISION:
                 node = tuple(arx_node)
@@ -407,11 +414,8 @@ def test_batch_statement_never_shuffles_the_classes(spark, adult, adult_parquet,
     from sqlanon.dialect.spark import SparkDialect
     from sqlanon.engine import connect
     from sqlanon.engine.spark import SparkEngine
-    from sqlanon.hierarchy import load_hierarchy
     from sqlanon.metrics import METRICS
     from sqlanon.privacy import KAnonymity, Requirement
-    from sqlanon.source import Source
-    from sqlanon.stats import Statistics
     from sqlanon.stats import batch as batch_stmt
 
     if not broadcast:
@@ -421,10 +425,7 @@ def test_batch_statement_never_shuffles_the_classes(spark, adult, adult_parquet,
     answers = {}
     for engine in (connect(threads=1), SparkEngine(connection=spark)):
         try:
-            source = Source.open(adult_parquet)
-            hierarchies = [load_hierarchy(adult["qi"][c], c, engine, source) for c in ADULT_COLUMNS]
-            stats = Statistics(engine, source, ADULT_COLUMNS, hierarchies, needs=metric.needs)
-            stats.prepare()
+            stats = adult_statistics(engine, adult, adult_parquet, metric)
             ok = Requirement([KAnonymity(5)], budget=1508, max_suppression=0.05).predicate()
             batch = [(ns.classes, ns.suppressed, ns.min_class, ns.max_class, ns.bad_classes) for ns in batch_stmt.evaluate_batch(stats, nodes, ok)]
             single = [(ns.classes, ns.suppressed, ns.min_class, ns.max_class, ns.bad_classes) for ns in (stats.evaluate(n, ok) for n in nodes)]
