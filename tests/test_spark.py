@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections import Counter
 
 import duckdb
@@ -408,7 +409,7 @@ def _plan_outside_caches(plan: str) -> list[str]:
 def test_batch_statement_never_shuffles_the_classes(spark, adult, adult_parquet, monkeypatch, broadcast):
     """A batch statement on Spark broadcasts the code table and spreads the node table by node id
     (:meth:`SparkDialect.nodes_join`), so each task aggregates whole nodes: the only exchange
-    left is the node table's (no shuffle of the classes). Above ``broadcast_bytes`` the set is
+    left is the node table's, into one partition per node (no shuffle of the classes). Above ``broadcast_bytes`` the set is
     streamed and the classes shuffled. Either way every node answers as its one-node statement,
     and as DuckDB's batch statement."""
     from sqlanon.dialect.spark import SparkDialect
@@ -438,7 +439,8 @@ def test_batch_statement_never_shuffles_the_classes(spark, adult, adult_parquet,
                 shuffles_classes = any("hashpartitioning(nid" in line and "k0" in line for line in exchanges)
                 if broadcast:
                     # the node table's exchange, the code table's broadcast (under it: the meet's roll-up)
-                    assert not shuffles_classes and any("REPARTITION_BY_COL" in line for line in exchanges), plan
+                    # ... spread over one partition per node: a task's hash table holds one node's classes
+                    assert not shuffles_classes and any(re.search(rf"hashpartitioning\(nid#\d+, {len(nodes)}\), REPARTITION_BY_NUM", line) for line in exchanges), exchanges
                     assert any("BroadcastExchange" in line for line in exchanges), plan
                 else:
                     assert "BROADCAST" not in sql and shuffles_classes, plan

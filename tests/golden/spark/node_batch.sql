@@ -15,7 +15,7 @@ WITH `w0` AS (
     `r`.`cnt`
   FROM `w0` AS `r`
   CROSS JOIN (
-    SELECT /*+ REPARTITION(`nid`) */
+    SELECT /*+ REPARTITION(4, `nid`) */
       *
     FROM VALUES
       (0, 0, 0),
