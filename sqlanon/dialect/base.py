@@ -125,6 +125,11 @@ class Dialect:
         return exp.Bracket(this=array, expressions=[index])
 
     # -- temporary tables -----------------------------------------------------------------------
+    def clustered(self, query: exp.Select, keys: Sequence[exp.Expression]) -> exp.Select:
+        """A saved frequency set's query as this engine should store it: here unchanged (its rows
+        in whatever order the grouping leaves them)."""
+        return query
+
     def create_temp(self, name: str, query: exp.Expression) -> exp.Expression:
         """A temporary table holding the rows of ``query`` now (materialized, never a lazy view)."""
         return exp.Create(

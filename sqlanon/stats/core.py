@@ -298,7 +298,14 @@ class Statistics:
         return q.group_by(*[col(k) for k in keys])
 
     def base_query_create(self) -> exp.Create:
-        return self.dialect.create_temp(self._base_name, self.base_query())
+        return self.dialect.create_temp(self._base_name, self.dialect.clustered(self.base_query(), self.cluster_keys()))
+
+    def cluster_keys(self) -> list[exp.Expression]:
+        """A saved set's codes in the order its rows are stored in where the engine sorts them
+        (:meth:`Dialect.clustered`): QIs by their number of leaves, the widest last (nodes
+        generalize the wide QIs most, so rows that differ only there share a class)."""
+        order = sorted(range(len(self.qis)), key=lambda i: (len(self.hierarchies[i].labels(0)), i))
+        return [col(self.qcol(i)) for i in order]
 
     def _validation_sums(self) -> list[exp.Expression]:
         """Per QI the rows coded -2 (NULL) and -1 (not in its hierarchy); rows whose sensitive or
@@ -717,7 +724,7 @@ class Statistics:
 
     def _materialize(self, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
         name = self.engine.temp_name("fs")
-        self.engine.execute(self.dialect.create_temp(name, self.generalized_select(node, frm)))
+        self.engine.execute(self.dialect.create_temp(name, self.dialect.clustered(self.generalized_select(node, frm), self.cluster_keys())))
         fs = FrequencySet(name, node, rows)
         self.saved.append(fs)
         if len(self.saved) > self.keep_sets:
