@@ -328,12 +328,15 @@ def class_terms(stats, terms, kcols: list[str], params=None) -> list[exp.Express
 
 
 def _pick(stats, i: int, used=None) -> exp.Expression:
-    """The code table's column of QI ``i``'s code at the node's level."""
+    """The code table's column of QI ``i``'s code at the node's level: a ``CASE`` on the level
+    whose last level is its ``ELSE`` (a node's level is always one of them), so the key is never
+    NULL (Spark: no null tracking per joined row and key; 1M Adult-like rows, k=10 at 5 %, warm,
+    the rounds of 25-38 nodes: 6.5 s against 7.4 s)."""
     levels = _levels(stats.hierarchies[i], i, used)
     if len(levels) == 1:
         return col(code_col(i, levels[0]), "r")
-    ifs = [exp.If(this=_lit(lv), true=col(code_col(i, lv), "r")) for lv in levels]
-    return exp.Case(this=col(level_col(i), "n"), ifs=ifs)
+    ifs = [exp.If(this=_lit(lv), true=col(code_col(i, lv), "r")) for lv in levels[:-1]]
+    return exp.Case(this=col(level_col(i), "n"), ifs=ifs, default=col(code_col(i, levels[-1]), "r"))
 
 
 def _sum(terms: list[exp.Expression]) -> exp.Expression:

@@ -11,7 +11,7 @@ WITH "w0" AS (
 ), "gen" AS (
   SELECT
     "n"."nid",
-    CASE "n"."l0" WHEN 0 THEN "r"."g0_0" WHEN 1 THEN "r"."g0_1" WHEN 2 THEN "r"."g0_2" END + CASE "n"."l1" WHEN 0 THEN "r"."g1_0" WHEN 1 THEN "r"."g1_1" WHEN 2 THEN "r"."g1_2" END AS "k0",
+    CASE "n"."l0" WHEN 0 THEN "r"."g0_0" WHEN 1 THEN "r"."g0_1" ELSE "r"."g0_2" END + CASE "n"."l1" WHEN 0 THEN "r"."g1_0" WHEN 1 THEN "r"."g1_1" ELSE "r"."g1_2" END AS "k0",
     "r"."cnt"
   FROM "w0" AS "r"
   CROSS JOIN (VALUES
