@@ -148,8 +148,8 @@ class SparkDialect(Dialect):
             return super().nodes_join(part, nodes, set_bytes)
         part.set("hint", exp.Hint(expressions=[exp.JoinHint(this="BROADCAST", expressions=[table_ref("r")])]))
         spread = exp.select(exp.Star(), copy=False).from_(nodes, copy=False)
-        parts = [literal(len(nodes.expressions))] if isinstance(nodes, exp.Values) else []
-        spread.set("hint", exp.Hint(expressions=[exp.Anonymous(this="REPARTITION", expressions=[*parts, exp.column(NODE_ID, quoted=True)])]))
+        count = [literal(len(nodes.expressions))] if isinstance(nodes, exp.Values) else []  # one partition per node
+        spread.set("hint", exp.Hint(expressions=[exp.Anonymous(this="REPARTITION", expressions=[*count, exp.column(NODE_ID, quoted=True)])]))
         return part.join(exp.alias_(exp.Subquery(this=spread), "n", table=True, quoted=True), join_type="cross", copy=False)
 
     hash_signed = True

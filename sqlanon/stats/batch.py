@@ -31,6 +31,7 @@ the level of the QI with the most distinct values, each group with its own meet)
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from sqlglot import exp
@@ -359,10 +360,7 @@ def large(stats) -> bool:
 
 def meet_bound(stats, levels) -> int:
     """At most this many classes at ``levels``: the product of the QIs' label counts there."""
-    out = 1
-    for h, lv in zip(stats.hierarchies, levels):
-        out *= max(1, len(h.labels(lv)))
-    return out
+    return math.prod(max(1, len(h.labels(lv))) for h, lv in zip(stats.hierarchies, levels))
 
 
 def branches(stats, groups) -> bool:
