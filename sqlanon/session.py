@@ -27,6 +27,9 @@ class Session:
     def __init__(self, policy: Policy, progress: Callable[[str], None] | None = None, connection=None, read_only: bool = False) -> None:
         self.policy = policy
         self.progress = progress or (lambda message: None)
+        from sqlanon.policy_checks import check_resources
+
+        check_resources(policy.memory_limit, policy.threads)  # check/sql reach here without validate()
         from sqlanon.engine.spark_session import is_spark_session
 
         if policy.engine == "spark" or is_spark_session(connection):

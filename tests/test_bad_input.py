@@ -305,7 +305,7 @@ CASES = [
     ("threads zero", [*A, "--k", "2", "--threads", "0", "--output", "{out}"], 2, "threads must be at least 1, got 0"),
     ("memory limit too small", [*A, "--k", "2", "--memory-limit", "1KB", "--output", "{out}"], 1, "out of memory under --memory-limit 1KB"),
     ("memory limit too small in place", [*W, "--table", "patients", "--memory-limit", "1KB", "--in-place"], 1, "out of memory under --memory-limit 1KB"),
-    ("memory limit nonsense", [*A, "--k", "2", "--memory-limit", "lots", "--output", "{out}"], 2, "bad engine setting memory_limit='lots'"),
+    ("memory limit nonsense", [*A, "--k", "2", "--memory-limit", "lots", "--output", "{out}"], 2, "memory_limit 'lots' is not a positive size"),
     ("weights of a non-qi", [*A, "--k", "2", "--weights", "age=2", "--output", "{out}"], 2, "weights names 'age', which is not a quasi-identifier"),
     ("level bound on a genetic interval QI", [*A, "--k", "2", "--numeric", "age", "--search", "genetic", "--max-level", "age=0", "--output", "{out}"], 2, "search genetic cuts 'age' into intervals, which have no hierarchy levels"),
     ("weights with a genetic objective without LM", ["anonymize", "--input", "{csv}", "--qi", "zip=mask", "--qi", "age={dir}/age.csv", "--k", "2", "--weights", "zip=2", "--search", "genetic", "--option", "objective=regression", "--option", "regression_target=age", "--output", "{out}"], 2, "the genetic objective regression has no LM part"),

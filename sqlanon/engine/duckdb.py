@@ -95,6 +95,9 @@ class DuckDBEngine(Engine):
         connection: "duckdb.DuckDBPyConnection | None" = None,
     ) -> None:
         super().__init__()
+        from sqlanon.policy_checks import check_resources
+
+        check_resources(memory_limit, threads)  # refused before a connection is opened or changed
         self.database = database
         self.memory_limit = memory_limit
         self.borrowed = connection is not None

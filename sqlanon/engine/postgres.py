@@ -52,6 +52,9 @@ class PostgresEngine(Engine):
 
     def __init__(self, database: str | None = None, memory_limit: str | None = None, threads: int | None = None, connection=None, **_: Any) -> None:
         super().__init__()
+        from sqlanon.policy_checks import check_resources
+
+        check_resources(memory_limit, threads)
         try:
             import psycopg
         except ImportError:  # pragma: no cover - depends on the installation

@@ -91,6 +91,9 @@ class SparkEngine(Engine):
 
     def __init__(self, master: str | None = None, conf=None, connection=None, memory_limit: str | None = None, threads: int | None = None, database: str | None = None, **_: Any) -> None:
         super().__init__()
+        from sqlanon.policy_checks import check_resources
+
+        check_resources(memory_limit, threads)
         try:
             from pyspark.sql import SparkSession
         except ImportError:  # pragma: no cover - depends on the installation

@@ -1,0 +1,69 @@
+"""Limits users give (issue 24): threads and memory refused when they would harm the machine or be
+misread, for the CLI flag, the policy key and the Python API alike."""
+
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+import sqlanon
+import sqlanon.cli
+from sqlanon.errors import ConfigError
+from sqlanon.policy_checks import THREADS_PER_CORE, memory_bytes
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def small(tmp_path):
+    data = tmp_path / "people.csv"
+    data.write_text("zip,age,disease\n12345,31,flu\n12346,32,flu\n12355,41,cold\n12356,45,flu\n12345,33,cold\n12346,36,cold\n")
+    return {"dir": tmp_path, "data": str(data), "out": str(tmp_path / "out.parquet")}
+
+
+def _cli_error(args: list[str]) -> str:
+    result = runner.invoke(sqlanon.cli.app, args)
+    assert result.exit_code == 2, result.output
+    lines = [l for l in result.stderr.splitlines() if l.startswith("error:")]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_threads_above_the_cap_are_refused_everywhere(small, tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    too_many = 3 * THREADS_PER_CORE + 1
+    base = ["anonymize", "--input", small["data"], "--qi", "zip=mask", "--k", "2", "--output", small["out"], "-q"]
+    line = _cli_error([*base, "--threads", str(too_many)])
+    assert f"threads {too_many} is above the cap of 12" in line and "3 cores" in line
+    policy = tmp_path / "p.yaml"
+    policy.write_text(f"input: {small['data']}\nqi: {{zip: mask}}\nk: 2\nthreads: 100000\n")
+    assert "threads 100000 is above the cap of 12" in _cli_error(["anonymize", "--policy", str(policy), "--output", small["out"], "-q"])
+    with pytest.raises(ConfigError, match="threads 100000 is above the cap"):
+        sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, threads=100000)
+    with pytest.raises(ConfigError, match="above the cap"):
+        sqlanon.engine.connect(threads=10**5)
+    assert not os.path.exists(small["out"])
+    report = sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, threads=12)  # the cap itself runs
+    assert report["k"] == 2
+
+
+@pytest.mark.parametrize("value", ["-1GB", "0GB", "0", "lots", "1", "", "-5%", "0%", "150%", "1XB"])
+def test_bad_memory_limits_are_refused_naming_the_value(small, tmp_path, value):
+    base = ["anonymize", "--input", small["data"], "--qi", "zip=mask", "--k", "2", "--output", small["out"], "-q"]
+    line = _cli_error([*base, "--memory-limit", value])
+    assert f"memory_limit {value!r} is not a positive size" in line
+    policy = tmp_path / "p.yaml"
+    policy.write_text(f"input: {small['data']}\nqi: {{zip: mask}}\nk: 2\nmemory_limit: '{value}'\n")
+    assert f"memory_limit {value!r}" in _cli_error(["anonymize", "--policy", str(policy), "--output", small["out"], "-q"])
+    with pytest.raises(ConfigError, match="is not a positive size"):
+        sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, memory_limit=value)
+    with pytest.raises(ConfigError, match="is not a positive size"):
+        sqlanon.check(small["data"], ["zip"], k=2, memory_limit=value)
+    assert not os.path.exists(small["out"])
+
+
+def test_good_memory_limits_parse():
+    assert memory_bytes("2GB") == 2 * 10**9
+    assert memory_bytes("1.5GiB") == 3 * 2**29
+    assert memory_bytes("300 mb") == 300 * 10**6
+    assert 0 < memory_bytes("50%")
