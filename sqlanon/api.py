@@ -42,12 +42,13 @@ def build_requirement(policy: Policy, rows: int | None = None) -> Requirement:
 
 def make_metric(policy: Policy, qis: list[str]):
     """The policy's metric, with its attribute weights (``weights:``; unlisted QIs weigh 1)."""
+    name = policy.metric or "precision"  # a search with its own measure (top-down, bottom-up with a class) reads none
     if not policy.weights:
-        return METRICS[policy.metric]()
-    for name in policy.weights:
-        if name not in qis:
-            raise ConfigError(f"weights names {name!r}, which is not a quasi-identifier ({', '.join(qis)})")
-    return METRICS[policy.metric](weights=[policy.weights.get(q, 1.0) for q in qis])
+        return METRICS[name]()
+    for column in policy.weights:
+        if column not in qis:
+            raise ConfigError(f"weights names {column!r}, which is not a quasi-identifier ({', '.join(qis)})")
+    return METRICS[name](weights=[policy.weights.get(q, 1.0) for q in qis])
 
 
 def check_transforms(policy: Policy, session: Session, requirement: Requirement, qis: list[str]) -> None:

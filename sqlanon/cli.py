@@ -135,7 +135,7 @@ def anonymize(
     t_distance: Optional[str] = typer.Option(None, "--t-distance", help="equal (categorical) | ordered (numeric)."),
     max_suppression: Optional[float] = typer.Option(None, "--max-suppression", help="Fraction of rows that may be suppressed (MaxSup)."),
     suppression: Optional[str] = typer.Option(None, "--suppression", help="mask (QIs set to *) | drop."),
-    metric: Optional[str] = typer.Option(None, "--metric", help="precision | height | lm | discernibility | aecs | cm | entropy | loss (ARX default) | loss-arithmetic | granularity."),
+    metric: Optional[str] = typer.Option(None, "--metric", help="precision | height | lm | discernibility | aecs | cm | entropy | loss (ARX default) | loss-arithmetic | granularity (default: precision; genetic and bottom-up: lm; top-down takes none)."),
     search: Optional[str] = typer.Option(None, "--search", help="optimal | samarati | incognito | lightning (heuristic, wide tables) | auto | bottom-up | top-down | genetic."),
     sensitive_column: Optional[str] = typer.Option(None, "--sensitive-column"),
     class_column: Optional[str] = typer.Option(None, "--class-column"),

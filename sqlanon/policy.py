@@ -32,7 +32,7 @@ class Policy:
     t_distance: str = "equal"
     max_suppression: float = 0.0
     suppression: str = "mask"
-    metric: str = "precision"
+    metric: str | None = None  # default: the search's own (precision for the lattice searches)
     search: str = "optimal"
     sensitive_column: str | None = None
     class_column: str | None = None
@@ -150,8 +150,11 @@ class Policy:
             raise ConfigError("no input: give --input PATH (or input: in the policy)")
         if self.search not in SEARCHES:
             raise ConfigError(f"unknown search {self.search!r}; choose one of {', '.join(SEARCHES)}")
-        if self.metric not in METRICS:
+        if self.metric is not None and self.metric not in METRICS:
             raise ConfigError(f"unknown metric {self.metric!r}; choose one of {', '.join(METRICS)}")
+        from sqlanon.policy_checks import resolve_metric
+
+        self.metric = resolve_metric(self.search, self.metric, self.class_column, self.search_options)
         if self.epsilon is not None and self.k is not None:
             raise ConfigError("k is derived from epsilon and delta with SafePub (--epsilon): do not give --k")
         if self.k is None:

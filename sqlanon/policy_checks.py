@@ -128,6 +128,49 @@ def check_resources(memory_limit: str | None, threads: int | None) -> None:
     check_threads(threads)
 
 
+#: searches that optimize a measure of their own: search -> the --metric names they can optimize
+#: (the first is the default); every other search (the lattice family) optimizes any metric
+OWN_METRICS: dict[str, tuple[str, ...]] = {
+    "genetic": ("lm", "cm"),  # or --option objective=cm-cost|regression|weighted
+    "bottom-up": ("lm",),  # without --class-column; with it, information_loss (IP = I(G)/P(G))
+    "top-down": (),  # InfoGain/PrivLoss, reported as distortion
+}
+#: what a search reports instead of a --metric it cannot take
+_OWN_MEASURE = {"bottom-up": "information_loss (the class entropy of --class-column lost per row)",
+                "top-down": "InfoGain / (PrivLoss + 1), reported as distortion"}
+
+
+def resolve_metric(search: str, metric: str | None, class_column: str | None, options: dict | None = None) -> str | None:
+    """The metric a run optimizes: the one given when ``search`` can optimize it, else the
+    search's default (``None`` when the search has its own measure and takes no ``--metric``).
+    A metric the search cannot optimize is refused before anything is opened.
+
+    >>> resolve_metric("optimal", None, None), resolve_metric("genetic", None, None)
+    ('precision', 'lm')
+    >>> resolve_metric("bottom-up", "loss", None)
+    Traceback (most recent call last):
+    ...
+    sqlanon.errors.ConfigError: search bottom-up cannot optimize metric 'loss'; it optimizes lm (leave --metric out or give --metric lm)
+    """
+    if search not in OWN_METRICS:
+        return metric or "precision"
+    allowed = OWN_METRICS[search]
+    if search == "bottom-up" and class_column:
+        allowed = ()
+    objective = (options or {}).get("objective") if search == "genetic" else None
+    if metric is None:
+        return allowed[0] if allowed else None
+    if objective and objective != metric:
+        raise ConfigError(f"--metric {metric} and --option objective={objective}: the genetic search optimizes one; give one of the two")
+    if metric in allowed:
+        return metric
+    if allowed:
+        raise ConfigError(f"search {search} cannot optimize metric {metric!r}; it optimizes {' or '.join(allowed)} "
+                          f"(leave --metric out or give --metric {allowed[0]})")
+    why = " with --class-column" if search == "bottom-up" else ""
+    raise ConfigError(f"search {search}{why} cannot optimize metric {metric!r}; it optimizes {_OWN_MEASURE[search]}: leave --metric out")
+
+
 def check_policy(policy) -> None:
     """Values that are each well-typed but wrong, alone or together."""
     if policy.k is not None and policy.k < 1:

@@ -67,3 +67,50 @@ def test_good_memory_limits_parse():
     assert memory_bytes("1.5GiB") == 3 * 2**29
     assert memory_bytes("300 mb") == 300 * 10**6
     assert 0 < memory_bytes("50%")
+
+
+# -- a metric a search cannot optimize is refused before any scan ---------------------------------
+
+SEARCH_NAMES = ["optimal", "samarati", "incognito", "lightning", "auto", "bottom-up", "top-down", "genetic"]
+
+
+def _no_scan(monkeypatch):
+    from sqlanon.stats import Statistics
+
+    def scan(self):
+        raise AssertionError("the source was scanned before the refusal")
+
+    monkeypatch.setattr(Statistics, "prepare", scan)
+
+
+@pytest.mark.parametrize("search", SEARCH_NAMES)
+def test_every_search_metric_pair_is_optimized_or_refused_before_the_scan(small, monkeypatch, search):
+    from sqlanon.metrics import METRICS
+    from sqlanon.policy_checks import OWN_METRICS
+
+    _no_scan(monkeypatch)
+    for metric in METRICS:
+        lattice = search not in OWN_METRICS
+        for class_column in ([("disease" if metric == "cm" else None)] if lattice else [None, "disease"]):
+            allowed = OWN_METRICS.get(search, tuple(METRICS))
+            if search == "bottom-up" and class_column:
+                allowed = ()
+            kw = dict(input=small["data"], qi={"zip": "mask"}, k=2, search=search, metric=metric, class_column=class_column, dry_run=True)
+            if search == "top-down":
+                kw["search_options"] = {"y": ["age"]}
+            if metric in allowed:
+                with pytest.raises(AssertionError, match="scanned"):  # accepted: it got as far as the scan
+                    sqlanon.anonymize(**kw)
+            else:
+                with pytest.raises(ConfigError, match=f"search {search}.* cannot optimize metric '{metric}'"):
+                    sqlanon.anonymize(**kw)
+
+
+def test_bottom_up_reports_the_metric_it_optimized(small):
+    line = _cli_error(["anonymize", "--input", small["data"], "--qi", "zip=mask", "--k", "2", "--search", "bottom-up", "--metric", "loss", "--dry-run", "-q"])
+    assert "search bottom-up cannot optimize metric 'loss'; it optimizes lm" in line
+    report = sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, search="bottom-up", metric="lm", dry_run=True)
+    assert report["metric"]["name"] == "lm"
+    report = sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", dry_run=True,
+                               search_options={"iterations": 4, "population": 4, "seed": 0})
+    assert report["metric"]["name"] == "lm"  # its default (it refused the lattice's default, precision, after the scan)
