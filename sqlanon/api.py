@@ -130,7 +130,9 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
 
             session.safepub = safepub.prepare(policy, session, requirement)
         metric = make_metric(policy, list(qis))
-        level_bounds(hierarchies, list(qis), policy.min_level, policy.max_level)  # errors before the scan
+        from sqlanon.search.choose import preflight
+
+        preflight(policy, hierarchies, list(qis))  # level bounds, lattice size, limits: errors before the scan
         check_transforms(policy, session, requirement, list(qis))
         needs = requirement.needs.merge(metric.needs)
         class_column = policy.class_column
@@ -426,6 +428,9 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
             raise ConfigError("plan_sql (sqlanon sql) does not render SafePub runs: their sample is random; use anonymize --dry-run")
         metric = make_metric(policy, list(qis))
         check_transforms(policy, session, requirement, list(qis))
+        from sqlanon.search.choose import preflight
+
+        preflight(policy, hierarchies, list(qis))
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, policy.class_column, requirement.needs.merge(metric.needs), **model_extras)
         stats.prepare()
         privacy_options.bind(requirement, stats)

@@ -114,3 +114,21 @@ def test_bottom_up_reports_the_metric_it_optimized(small):
     report = sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", dry_run=True,
                                search_options={"iterations": 4, "population": 4, "seed": 0})
     assert report["metric"]["name"] == "lm"  # its default (it refused the lattice's default, precision, after the scan)
+
+
+# -- shape-only refusals come before the data is read --------------------------------------------
+
+
+def test_an_oversized_lattice_is_refused_before_the_scan(tmp_path, monkeypatch):
+    cols = [f"c{i}" for i in range(10)]
+    data = tmp_path / "wide.csv"
+    data.write_text(",".join(cols) + "\n" + "".join(",".join(str((r * (i + 3)) % 16) for i in range(10)) + "\n" for r in range(40)))
+    qi = {c: "bands:2,4,8,16" for c in cols}  # 6 levels each (leaf, 4 bands, *): 6^10 nodes
+    _no_scan(monkeypatch)
+    for search in ("optimal", "samarati", "incognito"):
+        with pytest.raises(ConfigError, match="the lattice has 60,466,176 nodes, more than 2,000,000"):
+            sqlanon.anonymize(input=str(data), qi=qi, k=2, search=search, dry_run=True)
+    with pytest.raises(ConfigError, match="the lattice has"):
+        sqlanon.api.plan_sql(input=str(data), qi=qi, k=2)
+    with pytest.raises(AssertionError, match="scanned"):  # lightning walks it: it gets to the scan
+        sqlanon.anonymize(input=str(data), qi=qi, k=2, search="lightning", dry_run=True)

@@ -13,10 +13,22 @@ import importlib
 from sqlanon.errors import ConfigError
 from sqlanon.plan import Plan
 from sqlanon.search import AUTO_EXACT_MAX_NODES, HEURISTIC_SEARCHES, LATTICE_SEARCHES
-from sqlanon.search.lattice import level_bounds
+from sqlanon.search.lattice import level_bounds, require_size
 from sqlanon.search.lightning import lattice_size
 
 LIMITS = ("time_limit", "step_limit")
+
+
+def preflight(policy, hierarchies, qis: list[str]) -> None:
+    """The refusals that depend on the inputs' shape alone, made before the base scan: the
+    exact searches' lattice size, and limits the search that will run would ignore."""
+    bounds = level_bounds(hierarchies, qis, policy.min_level, policy.max_level)
+    search = policy.search
+    if search == "auto":
+        search = "optimal" if lattice_size(bounds) <= AUTO_EXACT_MAX_NODES else "lightning"
+    if search in LATTICE_SEARCHES:
+        require_size(bounds)
+    refuse_limits(search, {k: v for k, v in policy.search_options.items() if policy.search != "auto"})
 
 
 def choose_search(policy, stats) -> tuple[str, dict]:
@@ -63,4 +75,4 @@ def run_heuristic(search: str, policy, stats, requirement, metric, say, chosen: 
     return Plan.from_lattice_result(search, stats, requirement, metric, result, bounded, **chosen, **result.extra)
 
 
-__all__ = ["choose_search", "refuse_limits", "run_heuristic", "LATTICE_SEARCHES"]
+__all__ = ["preflight", "choose_search", "refuse_limits", "run_heuristic", "LATTICE_SEARCHES"]

@@ -70,12 +70,29 @@ def level_bounds(hierarchies, qis, min_level: dict | None = None, max_level: dic
     return out
 
 
+#: the exact searches build the lattice; above this many nodes they refuse (before the scan)
+MAX_LATTICE_NODES = 2_000_000
+
+
+def require_size(bounds, max_nodes: int = MAX_LATTICE_NODES) -> int:
+    """The number of nodes within ``bounds``; a lattice above ``max_nodes`` is refused. It depends
+    on the hierarchies and level bounds alone, so runs check it before touching the data."""
+    size = math.prod(hi - lo + 1 for lo, hi in bounds)
+    if size > max_nodes:
+        raise ConfigError(
+            f"the lattice has {size:,} nodes, more than {max_nodes:,}: use --search lightning "
+            "(time/step-limited heuristic lattice search, --time-limit/--step-limit) or --search auto, "
+            "fewer levels (--max-level), or a flexible search (bottom-up, top-down, genetic)"
+        )
+    return size
+
+
 class Lattice:
     """The full-domain lattice, restricted to per-QI level ``bounds`` (``[(lowest, highest)]``, one
     pair per QI; default: every level). A node outside the bounds is never built, evaluated or
     returned: ``self.mins``/``self.maxes`` are the per-QI level range every search walks."""
 
-    def __init__(self, stats, requirement, metric, progress=None, max_nodes: int = 2_000_000, bounds=None) -> None:
+    def __init__(self, stats, requirement, metric, progress=None, max_nodes: int = MAX_LATTICE_NODES, bounds=None) -> None:
         self.stats = stats
         self.requirement = requirement
         self.metric = metric
@@ -86,13 +103,7 @@ class Lattice:
             raise ConfigError(f"level bounds {list(bounds)} do not fit the hierarchies")
         self.mins = [int(lo) for lo, _ in bounds]
         self.maxes = [int(hi) for _, hi in bounds]
-        size = math.prod(hi - lo + 1 for lo, hi in zip(self.mins, self.maxes))
-        if size > max_nodes:
-            raise ConfigError(
-                f"the lattice has {size:,} nodes, more than {max_nodes:,}: use --search lightning "
-                "(time/step-limited heuristic lattice search, --time-limit/--step-limit) or --search auto, "
-                "fewer levels (--max-level), or a flexible search (bottom-up, top-down, genetic)"
-            )
+        require_size(bounds, max_nodes)
         self.nodes = np.array(list(itertools.product(*[range(lo, hi + 1) for lo, hi in zip(self.mins, self.maxes)])), dtype=np.int16)
         if self.nodes.ndim == 1:
             self.nodes = self.nodes.reshape(len(self.nodes), len(self.maxes))
