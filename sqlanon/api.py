@@ -102,6 +102,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
     from sqlanon.result import Release
 
     started = time.perf_counter()
+    clock = PhaseClock()
     policy = _as_policy(policy, options)
     if connection is not None and not policy.input:
         policy.input = policy.table
@@ -142,6 +143,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
             needs = needs.merge(ClassNeeds(majority_y=True))
         writes = not dry_run and (target.kind != "none" or connection is not None)
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes, **model_extras)
+        clock.lap("hierarchies")
         t0 = time.perf_counter()
         with reporter.phase("base scan", engine=session.engine):
             keep_log, session.engine.keep_log = session.engine.keep_log, True  # the report shows the base set's SQL as it ran
@@ -151,6 +153,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
                 session.engine.keep_log = keep_log
         privacy_options.bind(requirement, stats)
         say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
+        clock.lap("base_scan")
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
         linkability = policy.search == "top-down" and str(policy.search_options.get("privacy", "")).endswith("linkability")
         if policy.k > stats.rows and not linkability and policy.epsilon is None:  # a linkability threshold may be a percent
@@ -161,16 +164,19 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
                 model.order = [v for v, _ in stats.sensitive_domain]
         with reporter.phase(f"search {policy.search}") as phase:
             plan = run_search(policy, session, stats, requirement, metric, say, phase)
+        clock.lap("search")
         from sqlanon.metrics import loss as arx_loss
 
         # ARX's Loss and granularity of any plan (for comparing searches), read with the verification
         verified, final = verify_plan(stats, plan, None if plan.local else arx_loss.aggregates(stats, plan))
+        clock.lap("verify")
         say(f"search {policy.search}: {plan.nodes_evaluated} nodes evaluated, {session.engine.queries} queries")
         report = build_report(policy, stats, plan, verified)
         add_risk_and_utility(report, policy, stats, plan)
         sql_listing = report_sql(policy, stats, plan) if policy.report or writes else None
         if not plan.local:
             report["arx_quality"] = arx_loss.measure(stats, plan, final)
+        clock.lap("report")
         state: dict = {}
         if not dry_run:
             entry = {
@@ -204,6 +210,8 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         if dry_run and target.kind != "none":
             report["dry_run"] = {"would_write": target.describe() if target.kind != "in_place" else f"table {target.table} (in place)", "registry": policy.registry}
         report["queries"] = session.engine.queries
+        clock.lap("write")
+        report["timings"] = clock.seconds
         report["seconds"] = round(time.perf_counter() - started, 3)
         if policy.report:
             from sqlanon.report import write_html
@@ -212,6 +220,24 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         return Release(report, **state)
     finally:
         session.close()
+
+
+class PhaseClock:
+    """Seconds per phase of a run, the report's ``timings``: each :meth:`lap` adds the time since
+    the previous one to its phase (a phase may be timed in several laps).
+
+    >>> c = PhaseClock(); c.lap("search"); sorted(c.seconds)
+    ['search']
+    """
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.seconds[phase] = round(self.seconds.get(phase, 0.0) + now - self._last, 3)
+        self._last = now
 
 
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:

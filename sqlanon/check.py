@@ -125,14 +125,17 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
                 prec, lm, per_col = 0.0, 0.0, {}
                 for i, (h, flat) in enumerate(zip(hs, flats)):
                     p_sum, l_sum = 0.0, 0.0
+                    losses: dict[int, list[float]] = {}  # per level, built once (not per value)
                     for code, value in enumerate(flat.leaves):
                         rows_v = stats.column_freqs[i][code]
                         level = h.level_of(value) if value != suppressed_marker else h.max_level
                         if level is None:
                             raise ConfigError(f"column {columns[i]!r}: released value {value!r} is not in its hierarchy")
                         p_sum += rows_v * (level / h.max_level if h.max_level else 0.0)
-                        labels = h.labels(level)
-                        l_sum += rows_v * loss_table(h, level)[labels.index(value)] if value in labels else rows_v
+                        at = h.label_code(level, value)
+                        if at is not None and level not in losses:
+                            losses[level] = loss_table(h, level)
+                        l_sum += rows_v * losses[level][at] if at is not None else rows_v
                     per_col[columns[i]] = l_sum / n
                     prec += p_sum / n
                     lm += l_sum / n

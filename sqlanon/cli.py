@@ -128,6 +128,7 @@ def anonymize(
     table: Optional[str] = typer.Option(None, "--table", help="Table to read from a .duckdb or postgresql:// input."),
     qi: Optional[List[str]] = typer.Option(None, "--qi", help="COLUMN=HIERARCHY (CSV path, YAML/JSON tree, bands:5,10,20, dates, mask, numeric, flat). Repeat."),
     hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter", help="Delimiter of hierarchy CSVs (sniffed when absent)."),
+    max_value_length: Optional[int] = typer.Option(None, "--max-value-length", help="Longest value (characters) a hierarchy built from the data (mask, flat, bands, dates, numeric) takes; longer ones are an error (default 4096)."),
     k: Optional[int] = typer.Option(None, "--k", help="k of k-anonymity."),
     l: Optional[float] = typer.Option(None, "--l", help="l of l-diversity on --sensitive-column."),
     l_diversity: Optional[str] = typer.Option(None, "--l-diversity", help="distinct | entropy."),
@@ -222,7 +223,7 @@ def anonymize(
                 pol.search_options[key] = value
         if local_iterations is not None:  # 0 is a value (and refused), not an absence
             pol.update({"local_iterations": local_iterations}, "flags")
-        for key, value in (("population_fraction", population_fraction), ("risk_threshold", risk_threshold)):
+        for key, value in (("population_fraction", population_fraction), ("risk_threshold", risk_threshold), ("max_value_length", max_value_length)):
             if value is not None:  # 0 is a value (and refused), not an absence
                 pol.update({key: value}, "flags")
         return api_anonymize(pol, progress=_progress(quiet, json_out), dry_run=dry_run)

@@ -25,6 +25,7 @@ class Policy:
     table: str | None = None
     qi: dict[str, str] = field(default_factory=dict)
     hierarchy_delimiter: str | None = None
+    max_value_length: int = 4096  # sqlanon.hierarchy.MAX_VALUE_LENGTH: builders refuse longer values
     k: int | None = None
     l: float | None = None
     l_diversity: str = "distinct"
@@ -164,6 +165,8 @@ class Policy:
         from sqlanon.policy_checks import check_policy
 
         check_policy(self)
+        if self.max_value_length < 1:
+            raise ConfigError(f"max_value_length must be at least 1 (characters), got {self.max_value_length}")
         if not 0.0 <= self.max_suppression <= 1.0:
             raise ConfigError(f"max_suppression must lie in [0, 1], got {self.max_suppression}")
         if self.suppression not in ("mask", "drop"):
@@ -186,6 +189,7 @@ _TYPES = {
     "t": float,
     "max_suppression": float,
     "threads": int,
+    "max_value_length": int,
     "in_place": bool,
     "overwrite": bool,
     "local_recoding": bool,

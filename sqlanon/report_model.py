@@ -53,6 +53,7 @@ class Report(_Open):
     nodes_evaluated: int
     queries: int = Field(description="SQL statements executed.")
     seconds: Optional[float] = Field(description="Wall time of the run.")
+    timings: Optional[dict[str, float]] = Field(None, description="Seconds per phase: hierarchies (opening the input, loading and building hierarchies), base_scan, search, verify (the final plan re-measured), report (utility, risk, the SQL listing; the HTML page is written after), write (the release and its registry row). They add up to at most seconds.")
     output: Optional[str] = Field(description="Where the release was written (a path or 'table NAME'); null when nothing was written.")
     release_id: Optional[int] = Field(None, description="Id of the release in the registry (when written).")
     max_suppression: float

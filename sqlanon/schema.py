@@ -95,6 +95,7 @@ def _special(key: str) -> dict | None:
         "t": {"type": "number", "minimum": 0},
         "max_suppression": {"type": "number", "minimum": 0, "maximum": 1},
         "threads": {"type": "integer", "minimum": 1},
+        "max_value_length": {"type": "integer", "minimum": 1},
         "local_iterations": {"type": "integer", "minimum": 1},
         "search": {"enum": list(SEARCHES)},
         "metric": {"enum": list(METRICS)},

@@ -111,7 +111,7 @@ class Session:
 
     def hierarchies(self, qis: dict[str, str]) -> list:
         self.source.require_columns(self.engine, list(qis), "quasi-identifier column")
-        return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchy_delimiter) for column, spec in qis.items()]
+        return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchy_delimiter, self.policy.max_value_length) for column, spec in qis.items()]
 
     def close(self) -> None:
         self.engine.close()

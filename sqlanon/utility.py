@@ -11,9 +11,11 @@ before and after. Answered from the frequency sets: per-leaf counts (already kno
 
 from __future__ import annotations
 
-import math
+import heapq
 import re
+from typing import Sequence
 
+import numpy as np
 from sqlglot import exp
 
 from sqlanon.plan import Recoding
@@ -21,6 +23,7 @@ from sqlanon.source import col, table_ref
 from sqlanon.stats import cte_select
 
 TOP_VALUES = 10
+_MASK_STEP = re.compile(r"\((\d+) characters per level\)")
 _RANGE = re.compile(r"^\s*[\[(]?\s*(-?\d+(?:\.\d+)?)\s*(?:-|,|\.\.)\s*(-?\d+(?:\.\d+)?)\s*[\])\[]?\s*$")
 
 
@@ -43,8 +46,10 @@ def level_meaning(h, level: int) -> str:
             return f"bands of width {widths[level - 1]}"
     if origin == "dates":
         return {1: "month (YYYY-MM)", 2: "year"}.get(level, f"level {level}")
-    if origin == "mask":
-        return f"{level} character{'s' if level > 1 else ''} masked"
+    if origin.startswith("mask"):
+        step = _MASK_STEP.search(origin)
+        hidden = level * (int(step.group(1)) if step else 1)
+        return f"{hidden} character{'s' if hidden > 1 else ''} masked"
     widths = set()
     for label in labels:
         m = _RANGE.match(label)
@@ -57,7 +62,8 @@ def level_meaning(h, level: int) -> str:
         return f"ranges of width {_num(widths.pop())}"
     if len(widths) > 1:
         return f"ranges of width {_num(min(widths))}-{_num(max(widths))}"
-    example = next((lb for lb in labels if lb not in h.leaves), labels[0])
+    leaf = h.leaf_index  # a dict: a label's test is O(1), not a scan of the leaves
+    example = next((lb for lb in labels if lb not in leaf), labels[0])
     return f"{len(labels)} groups (e.g. {example!r})"
 
 
@@ -97,13 +103,44 @@ def released_figures(stats, recoding: Recoding, ok: exp.Expression, node=None) -
     return out, sorted(sizes.items())
 
 
-def _top(pairs: list[tuple[str, int]], total: int, limit: int) -> list[dict]:
-    pairs = sorted((p for p in pairs if p[1]), key=lambda p: (-p[1], p[0]))
-    top = [{"value": v, "rows": n, "share": n / total if total else 0.0} for v, n in pairs[:limit]]
-    rest = sum(n for _, n in pairs[limit:])
+def _top(values: Sequence[str], counts: Sequence[int], total: int, limit: int, extra: Sequence[tuple[str, int]] = ()) -> list[dict]:
+    """The ``limit`` most frequent of ``values`` (rows ``counts[j]``, plus the ``extra`` pairs;
+    ties by value), the rest summed as one ``(N other values)`` entry. Linear in the values: a
+    partial sort (numpy) picks the candidates, only the ``limit`` best are sorted in Python."""
+    arr = np.asarray(counts, dtype=np.int64)
+    extra = [(v, int(n)) for v, n in extra if n]
+    thr = int(np.partition(arr, len(arr) - limit)[len(arr) - limit]) if len(arr) > limit else 0
+    thr = max(thr, 1)  # the limit-th largest count: fewer than ``limit`` values have more
+    above = np.flatnonzero(arr > thr)
+    pairs = [(values[j], int(arr[j])) for j in above.tolist()]
+    ties = np.flatnonzero(arr == thr).tolist()
+    pairs += heapq.nsmallest(limit - len(pairs), ((values[j], thr) for j in ties))
+    pairs = sorted(pairs + extra, key=lambda p: (-p[1], p[0]))[:limit]
+    share = lambda n: n / total if total else 0.0  # noqa: E731
+    top = [{"value": v, "rows": n, "share": share(n)} for v, n in pairs]
+    rest = int(arr.sum()) + sum(n for _, n in extra) - sum(n for _, n in pairs)
     if rest:
-        top.append({"value": f"({len(pairs) - limit} other values)", "rows": rest, "share": rest / total if total else 0.0, "other": True})
+        others = int(np.count_nonzero(arr)) + len(extra) - len(pairs)
+        top.append({"value": f"({others} other values)", "rows": rest, "share": share(rest), "other": True})
     return top
+
+
+def _column_figures(freq: np.ndarray, codes: np.ndarray, n_labels: int, released: np.ndarray, suppressed: int, n: int) -> dict:
+    """One QI's LM, non-uniform entropy and distinct counts, vectorized over its leaves:
+    ``freq[leaf]`` input rows, ``codes[leaf]`` the released code, ``released[code]`` released rows."""
+    m = len(codes)
+    under = np.bincount(codes, minlength=n_labels)  # leaves under each released value
+    gen_all = np.bincount(codes, weights=freq, minlength=n_labels)  # input rows under it
+    loss = (under - 1) / (m - 1) if m > 1 else np.zeros(n_labels)
+    seen = freq > 0
+    f = freq[seen].astype(np.float64)
+    entropy = -float(np.sum(f * np.log2(f / gen_all[codes[seen]]))) if f.size else 0.0
+    return {
+        "lm": (float(np.dot(released.astype(np.float64), loss)) + suppressed) / n,
+        "entropy": entropy / n + 0.0,  # bits per row, ARX's non-uniform entropy (suppression-independent)
+        "distinct_before": int(np.count_nonzero(freq)),
+        "distinct_after": int(np.count_nonzero(released)),
+    }
 
 
 def column_utility(stats, plan_node, ok: exp.Expression, suppressed: int, levels: dict | None = None, top: int = TOP_VALUES, released=None) -> dict:
@@ -119,28 +156,10 @@ def column_utility(stats, plan_node, ok: exp.Expression, suppressed: int, levels
     n = stats.rows
     out = {}
     for i, (name, h) in enumerate(zip(stats.qis, stats.hierarchies)):
-        leaf_freq = stats.column_freqs[i]
-        codes, labels = recoding.codes[i], recoding.labels[i]
-        m = len(h.rows)
-        under = [0] * len(labels)
-        gen_all = [0] * len(labels)
-        for leaf, code in enumerate(codes):
-            under[code] += 1
-            gen_all[code] += leaf_freq[leaf]
-        loss = [(u - 1) / (m - 1) if m > 1 else 0.0 for u in under]
-        lm = (sum(r * l for r, l in zip(released[i], loss)) + suppressed) / n
-        entropy = 0.0
-        for leaf, f in enumerate(leaf_freq):
-            if f:
-                entropy -= f * math.log2(f / gen_all[codes[leaf]])
-        entry = {
-            "lm": lm,
-            "entropy": entropy / n,  # bits per row, ARX's non-uniform entropy (suppression-independent)
-            "distinct_before": sum(1 for f in leaf_freq if f),
-            "distinct_after": sum(1 for r in released[i] if r),
-            "before": _top([(h.leaves[j], f) for j, f in enumerate(leaf_freq)], n, top),
-            "after": _top([(labels[j], r) for j, r in enumerate(released[i])] + ([("* (suppressed)", suppressed)] if suppressed else []), n, top),
-        }
+        codes, labels = np.asarray(recoding.codes[i], dtype=np.int64), recoding.labels[i]
+        entry = _column_figures(np.asarray(stats.column_freqs[i], dtype=np.int64), codes, len(labels), np.asarray(released[i], dtype=np.int64), suppressed, n)
+        entry["before"] = _top(h.leaves, stats.column_freqs[i], n, top)
+        entry["after"] = _top(labels, released[i], n, top, [("* (suppressed)", suppressed)])
         level = (levels or {}).get(name)
         if isinstance(level, int):
             entry["level"] = level

@@ -228,6 +228,7 @@ FILES = {
     "p_qi_key.yaml": "input: people.csv\nqi:\n  zip: {hierarchy: mask, levels: 2}\nk: 2\n",
     "p_qi_none.yaml": "input: people.csv\nqi:\n  zip: {}\nk: 2\n",
     "p_options.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 2\nsearch_options: [1]\n",
+    "p_long.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 2\nmax_value_length: 3\n",
     "p_ms.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 2\nmax_suppression: lots\n",
 }
 
@@ -254,6 +255,9 @@ CASES = [
     ("missing table in schema", [*W, "--table", "s1.nope", "--output", "{out}"], 2, "table 's1.nope' not found"),
     ("in place on a view", [*W, "--table", "patients_v", "--in-place"], 2, "'patients_v' is a view"),
     ("in place on a csv", [*A, "--k", "2", "--in-place"], 2, "--in-place needs a table input"),
+    ("value over --max-value-length", [*A, "--k", "2", "--max-value-length", "4", "--output", "{out}"], 1, "column 'zip': 6 row(s) hold values longer than 4 characters (the longest 5), too long for a 'mask' hierarchy"),
+    ("value over policy max_value_length", ["anonymize", "--policy", "{dir}/p_long.yaml", "--output", "{out}"], 1, "column 'zip': 6 row(s) hold values longer than 3 characters"),
+    ("max value length zero", [*A, "--k", "2", "--max-value-length", "0", "--output", "{out}"], 2, "max_value_length must be at least 1"),
     ("nulls in a qi", ["anonymize", "--input", "{dir}/nulls.csv", "--qi", "age={dir}/age.csv", "--k", "1", "--output", "{out}"], 1, "column 'age' has 1 NULL value(s)"),
     # -- columns
     ("unknown qi", ["anonymize", "--input", "{csv}", "--qi", "agee={dir}/age.csv", "--k", "2", "--output", "{out}"], 2, "unknown quasi-identifier column 'agee'"),

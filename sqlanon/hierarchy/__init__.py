@@ -24,6 +24,34 @@ from sqlanon.hierarchy.model import Hierarchy
 __all__ = ["Hierarchy", "load_hierarchy", "read_csv_hierarchy", "read_tree_hierarchy", "tree_to_hierarchy", "write_csv_hierarchy", "BUILDERS"]
 
 BUILDERS = ("bands", "dates", "mask", "numeric", "flat")
+#: longest value (characters) a hierarchy built from the data takes (``--max-value-length``)
+MAX_VALUE_LENGTH = 4096
+
+
+def builder_values(engine, source, column: str, kind: str, bound: int) -> list[str]:
+    """The distinct non-NULL values of ``column`` (as text) for a hierarchy builder, refusing
+    values longer than ``bound`` characters before any is fetched (a mask of a 100,000-character
+    value was 100,000 levels of 100,000 characters: 19 GB for 300 rows). One scan as before: a
+    longer value comes back as one NULL, and only then a ``COUNT``/``MAX`` says how many."""
+    from sqlglot import exp
+
+    from sqlanon.source import col
+    from sqlanon.stats import as_varchar, if_
+
+    v = as_varchar(col(column, "src"))
+    length = exp.Length(this=v.copy())
+    too_long = exp.GT(this=length, expression=exp.Literal.number(bound))
+    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    q = exp.select(exp.alias_(if_(too_long, exp.Null(), v), "v", quoted=True)).distinct().from_(src).where(exp.Not(this=exp.Is(this=col(column, "src"), expression=exp.Null())))
+    values = [r[0] for r in engine.fetch_all(q)]
+    if any(x is None for x in values):
+        count = exp.select(exp.Count(this=exp.Star()), exp.Max(this=length.copy())).from_(src.copy()).where(too_long.copy())
+        rows, longest = engine.fetch_one(count) or (0, 0)
+        raise HierarchyError(
+            f"column {column!r}: {int(rows):,} row(s) hold values longer than {bound:,} characters (the longest {int(longest or 0):,}), "
+            f"too long for a {kind!r} hierarchy built from the data; raise --max-value-length (policy max_value_length) or give a hierarchy file"
+        )
+    return values
 
 
 def read_stored_hierarchy(name: str, column: str, engine) -> Hierarchy:
@@ -50,9 +78,10 @@ def read_stored_hierarchy(name: str, column: str, engine) -> Hierarchy:
     return H(attribute=column, rows=rows, origin=f"table {name}")
 
 
-def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None) -> Hierarchy:
-    """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL); a
-    :class:`Hierarchy` object (Python API) is used as it is, for ``column``."""
+def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> Hierarchy:
+    """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL,
+    after refusing values longer than ``max_value_length``); a :class:`Hierarchy` object (Python
+    API) is used as it is, for ``column``."""
     if isinstance(spec, Hierarchy):
         if spec.attribute == column:
             return spec
@@ -66,10 +95,8 @@ def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: 
     if kind in BUILDERS and not os.path.exists(spec):
         if engine is None or source is None:
             raise ConfigError(f"hierarchy builder {kind!r} for {column!r} needs the source")
-        from sqlanon.stats import distinct_values
-
         source.require_columns(engine, [column], "quasi-identifier column")
-        values = distinct_values(engine, source, column)
+        values = builder_values(engine, source, column, kind, max_value_length)
         if kind == "bands":
             try:
                 widths = [float(w) for w in arg.split(",") if w.strip()]

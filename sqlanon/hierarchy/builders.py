@@ -57,21 +57,43 @@ def date_parts(values: list[str], attribute: str) -> Hierarchy:
     return Hierarchy(attribute=attribute, rows=rows, origin="dates")
 
 
+#: levels a mask hierarchy has at most below its root: values longer than this hide several
+#: characters per level (a level per character made a 100,000-character value 100,000 labels of
+#: 100,000 characters, and a lattice no search can walk)
+MASK_LEVELS = 32
+#: characters all labels of a mask hierarchy may hold together (every level repeats every value)
+MASK_CHARS = 2**30
+
+
+def mask_step(width: int) -> int:
+    """Characters one mask level hides for values up to ``width`` long (1 up to ``MASK_LEVELS``)."""
+    return max(1, -(-width // MASK_LEVELS))
+
+
 def masking(values: list[str], attribute: str, char: str = "*") -> Hierarchy:
-    """Zip-code style: level i hides the last i characters; the last level is ``*``."""
+    """Zip-code style: level i hides the last i characters (``i * step`` for values longer than
+    :data:`MASK_LEVELS`); the last level is ``char``. Memory is linear in the values' length."""
     if not values:
         raise HierarchyError(f"column {attribute!r} has no values to build a masking hierarchy from")
     width = max(len(v) for v in values)
+    step = mask_step(width)
+    hidden = range(step, width, step)
+    size = sum(len(v) for v in values) * (len(hidden) + 1)
+    if size > MASK_CHARS:
+        raise HierarchyError(
+            f"column {attribute!r}: a mask hierarchy of its {len(values):,} distinct values would hold {size:,} characters "
+            f"(at most {MASK_CHARS:,}); give a hierarchy file or use flat"
+        )
     rows = []
     for value in values:
         row = [value]
-        for i in range(1, width):
+        for i in hidden:
             keep = max(len(value) - i, 0)
             row.append(value[:keep] + char * (len(value) - keep))
         row.append(char)
         rows.append(row)
     rows.sort(key=lambda r: r[0])
-    return Hierarchy(attribute=attribute, rows=rows, origin="mask")
+    return Hierarchy(attribute=attribute, rows=rows, origin="mask" if step == 1 else f"mask ({step} characters per level)")
 
 
 def flat_numeric(values: list[str], attribute: str) -> Hierarchy:

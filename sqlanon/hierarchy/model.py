@@ -15,6 +15,10 @@ import pyarrow as pa
 from sqlanon.errors import HierarchyError
 
 
+#: cached properties derived from ``rows`` (dropped when ``rows`` is assigned)
+_DERIVED = ("leaves", "leaf_index", "_codes", "_label_codes", "_label_level")
+
+
 @dataclass
 class Hierarchy:
     """``rows[i] = [leaf, level1, ..., root]``; all rows have the same length."""
@@ -27,6 +31,12 @@ class Hierarchy:
 
     def __post_init__(self) -> None:
         self.validate()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        if name == "rows":  # what is derived from the rows is derived again from the new ones
+            for key in _DERIVED:
+                self.__dict__.pop(key, None)
 
     # -- validation ------------------------------------------------------------------------------
     def validate(self) -> None:
@@ -67,8 +77,10 @@ class Hierarchy:
     def max_level(self) -> int:
         return len(self.rows[0]) - 1
 
-    @property
+    @cached_property
     def leaves(self) -> list[str]:
+        """The leaves in row order (their codes); built once (callers index it in loops), so
+        never change the list in place: assign ``rows`` instead, which builds it again."""
         return [r[0] for r in self.rows]
 
     @cached_property
@@ -111,10 +123,22 @@ class Hierarchy:
 
     def level_of(self, value: str) -> int | None:
         """Lowest level holding ``value`` as a label (for reading released data back)."""
-        for level in range(self.max_level + 1):
-            if value in set(self.labels(level)):
-                return level
-        return None
+        return self._label_level.get(value)
+
+    def label_code(self, level: int, value: str) -> int | None:
+        """The code of ``value`` at ``level`` (None when it is no label there)."""
+        return self._label_codes[level].get(value)
+
+    @cached_property
+    def _label_codes(self) -> list[dict[str, int]]:
+        return [{label: code for code, label in enumerate(self.labels(level))} for level in range(self.max_level + 1)]
+
+    @cached_property
+    def _label_level(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for level in range(self.max_level, -1, -1):  # the lowest level wins
+            out.update(dict.fromkeys(self.labels(level), level))
+        return out
 
     # -- as tables -------------------------------------------------------------------------------
     def mapping_columns(self) -> dict[str, tuple[pa.DataType, list]]:

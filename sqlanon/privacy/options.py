@@ -90,7 +90,7 @@ def add_models(policy, session, requirement) -> dict:
         if not policy.sensitive_column:
             raise ConfigError("hierarchical t-closeness needs --sensitive-column")
         session.source.require_columns(session.engine, [policy.sensitive_column], "sensitive column")
-        h = load_hierarchy(policy.t_hierarchy, policy.sensitive_column, session.engine, session.source, policy.hierarchy_delimiter)
+        h = load_hierarchy(policy.t_hierarchy, policy.sensitive_column, session.engine, session.source, policy.hierarchy_delimiter, policy.max_value_length)
         models.append(TCloseness(policy.t, "hierarchical", hierarchy=h))
         extra["sensitive_hierarchy"] = h
     if policy.k_map is not None:

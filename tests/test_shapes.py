@@ -1,0 +1,237 @@
+"""Shapes: what runs after the search (utility, risk, report, check) and while building
+hierarchies stays linear in a column's distinct values, and values too long for a hierarchy built
+from the data are refused before memory grows (issue 24). Costs are counted (list builds, label
+scans, levels), never timed."""
+
+import json
+import math
+import random
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+import sqlanon
+import sqlanon.cli
+from sqlanon.errors import ConfigError, HierarchyError
+from sqlanon.hierarchy import MAX_VALUE_LENGTH, builders
+from sqlanon.hierarchy.io import write_csv_hierarchy
+from sqlanon.hierarchy.model import Hierarchy
+from sqlanon.policy import Policy
+from sqlanon.report_model import validate_report
+from sqlanon.utility import _column_figures, _top, level_meaning
+
+runner = CliRunner()
+
+
+class CountingRows(list):
+    """A hierarchy's rows that count how often they are walked (each walk is O(leaves))."""
+
+    walks = 0
+
+    def __iter__(self):
+        CountingRows.walks += 1
+        return super().__iter__()
+
+
+def zip_table(path, distinct: int, rows: int) -> str:
+    con = duckdb.connect()
+    con.execute(
+        "COPY (SELECT lpad(CAST((i * 7919) % $d AS VARCHAR), 5, '0') AS zip, 18 + CAST(i % 50 AS INTEGER) AS age "
+        "FROM range($n) t(i)) TO '" + str(path) + "' (FORMAT parquet)",
+        {"d": distinct, "n": rows},
+    )
+    con.close()
+    return str(path)
+
+
+def zips_of(path) -> list[str]:
+    return [r[0] for r in duckdb.sql(f"SELECT DISTINCT zip FROM '{path}'").fetchall()]
+
+
+# -- the leaves are built once, not once per leaf --------------------------------------------------
+
+
+@pytest.mark.parametrize("distinct", [300, 600])
+def test_a_run_walks_the_leaves_a_constant_number_of_times(tmp_path, distinct):
+    """The utility step read ``h.leaves[j]`` per leaf and ``leaves`` rebuilt the list each time:
+    ``distinct`` walks of the rows (O(M^2)). Now the whole run walks them a few times, however many
+    leaves there are."""
+    data = zip_table(tmp_path / "z.parquet", distinct, 2 * distinct)
+    h = builders.masking(zips_of(data), "zip")
+    h.rows = CountingRows(h.rows)
+    CountingRows.walks = 0
+    r = sqlanon.anonymize(input=data, qi={"zip": h, "age": "bands:5,10,20"}, k=2, dry_run=True)
+    assert r["utility"]["zip"]["distinct_before"] == distinct
+    assert CountingRows.walks < 40, CountingRows.walks  # was > distinct
+
+
+def test_leaves_are_cached_and_rebuilt_when_the_rows_change():
+    h = Hierarchy("zip", [["1", "*"], ["2", "*"]])
+    assert h.leaves is h.leaves and h.leaf_index == {"1": 0, "2": 1} and h.level_of("2") == 0
+    h.rows = [["3", "x", "*"], ["4", "x", "*"]]
+    assert h.leaves == ["3", "4"] and h.leaf_index == {"3": 0, "4": 1}
+    assert h.labels(1) == ["x"] and h.level_of("x") == 1 and h.level_of("2") is None and h.label_code(1, "x") == 0
+
+
+def test_check_reads_levels_once_not_once_per_value(tmp_path, monkeypatch):
+    """``check`` with hierarchies read each released value's level by building a set of every
+    level's labels, and its loss by ``labels.index``: O(values x leaves). Count the label reads."""
+    data = zip_table(tmp_path / "z.parquet", 500, 1000)
+    hier = tmp_path / "zip.csv"
+    write_csv_hierarchy(builders.masking(zips_of(data), "zip"), str(hier))
+    calls = {"labels": 0}
+    original = Hierarchy.labels
+
+    def counted(self, level):
+        calls["labels"] += 1
+        return original(self, level)
+
+    monkeypatch.setattr(Hierarchy, "labels", counted)
+    out = sqlanon.check(data, {"zip": str(hier)})
+    assert out["metrics"]["lm"] == 0.0 and out["metrics"]["precision"] == 0.0
+    assert calls["labels"] < 100, calls  # was thousands (per value and level)
+
+
+def test_level_meaning_example_is_found_without_scanning_the_leaves(monkeypatch):
+    rows = [[f"{i:05d}", f"g{i // 10}", "*"] for i in range(2000)]
+    h = Hierarchy("code", rows)
+    h.leaf_index  # built once here (from the leaves)
+    monkeypatch.setattr(Hierarchy, "leaves", property(lambda self: pytest.fail("leaves scanned per label")))
+    assert level_meaning(h, 1) == "200 groups (e.g. 'g0')"
+
+
+# -- the vectorized figures equal the loops they replace ------------------------------------------
+
+
+def _top_oracle(pairs, total, limit):
+    pairs = sorted((p for p in pairs if p[1]), key=lambda p: (-p[1], p[0]))
+    top = [{"value": v, "rows": n, "share": n / total if total else 0.0} for v, n in pairs[:limit]]
+    rest = sum(n for _, n in pairs[limit:])
+    if rest:
+        top.append({"value": f"({len(pairs) - limit} other values)", "rows": rest, "share": rest / total if total else 0.0, "other": True})
+    return top
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_top_values_equal_a_full_sort(seed):
+    rnd = random.Random(seed)
+    m = rnd.choice([0, 1, 5, 10, 11, 40, 300])
+    values = [f"v{rnd.randrange(10**6)}" for _ in range(m)]
+    values = list(dict.fromkeys(values))
+    counts = [rnd.choice([0, 0, 1, 1, 1, 2, 3, 7]) for _ in values]  # many ties and zeros
+    limit = rnd.choice([1, 3, 10])
+    extra = [("* (suppressed)", rnd.choice([0, 1, 2, 50]))]
+    total = sum(counts) + extra[0][1]
+    assert _top(values, counts, total, limit, extra) == _top_oracle(list(zip(values, counts)) + extra, total, limit)
+    assert _top(values, counts, total, limit) == _top_oracle(list(zip(values, counts)), total, limit)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_column_figures_equal_the_per_leaf_loops(seed):
+    import numpy as np
+
+    rnd = random.Random(seed)
+    m = rnd.randint(1, 60)
+    n_labels = rnd.randint(1, m)
+    codes = [rnd.randrange(n_labels) for _ in range(m)]
+    freq = [rnd.choice([0, 1, 2, 5]) for _ in range(m)]
+    released = [rnd.randint(0, 9) for _ in range(n_labels)]
+    n, suppressed = max(sum(freq), 1), rnd.randint(0, 3)
+    under, gen_all = [0] * n_labels, [0] * n_labels
+    for leaf, code in enumerate(codes):
+        under[code] += 1
+        gen_all[code] += freq[leaf]
+    loss = [(u - 1) / (m - 1) if m > 1 else 0.0 for u in under]
+    entropy = -sum(f * math.log2(f / gen_all[codes[j]]) for j, f in enumerate(freq) if f)
+    got = _column_figures(np.array(freq), np.array(codes), n_labels, np.array(released), suppressed, n)
+    assert got["lm"] == pytest.approx((sum(r * l for r, l in zip(released, loss)) + suppressed) / n)
+    assert got["entropy"] == pytest.approx(entropy / n)
+    assert got["distinct_before"] == sum(1 for f in freq if f) and got["distinct_after"] == sum(1 for r in released if r)
+
+
+# -- values too long for a hierarchy built from the data -------------------------------------------
+
+
+@pytest.fixture
+def long_values(tmp_path):
+    """5 rows over the bound (2 distinct values, 4,100 and 5,000 characters) and 3 short ones."""
+    path = tmp_path / "long.parquet"
+    con = duckdb.connect()
+    con.execute(
+        "COPY (SELECT * FROM (VALUES (repeat('a', 4100), 1), (repeat('a', 4100), 2), (repeat('b', 5000), 3), (repeat('b', 5000), 4), "
+        "(repeat('b', 5000), 5), ('12345', 6), ('12346', 7), ('12345', 8)) t(zip, id)) TO '" + str(path) + "' (FORMAT parquet)"
+    )
+    con.close()
+    return str(path)
+
+
+@pytest.mark.parametrize("spec", ["mask", "flat", "dates", "numeric", "bands:5"])
+def test_long_values_are_refused_by_every_builder(long_values, tmp_path, spec):
+    with pytest.raises(HierarchyError) as err:
+        sqlanon.anonymize(input=long_values, qi={"zip": spec}, k=2, output=str(tmp_path / "o.parquet"))
+    kind = spec.split(":")[0]
+    assert str(err.value).startswith(f"column 'zip': 5 row(s) hold values longer than {MAX_VALUE_LENGTH:,} characters (the longest 5,000), too long for a '{kind}' hierarchy")
+    assert "\n" not in str(err.value) and not (tmp_path / "o.parquet").exists()
+
+
+def test_max_value_length_from_api_policy_file_and_cli(long_values, tmp_path):
+    r = sqlanon.anonymize(input=long_values, qi={"zip": "flat"}, k=2, max_suppression=1.0, max_value_length=5000, dry_run=True)
+    assert r["hierarchies"][0]["leaves"] == 4
+    with pytest.raises(HierarchyError, match="3 row\\(s\\) hold values longer than 4,100"):
+        sqlanon.anonymize(input=long_values, qi={"zip": "flat"}, k=2, max_value_length=4100, dry_run=True)
+    policy = tmp_path / "p.yaml"
+    policy.write_text(f"input: {long_values}\nqi:\n  zip: flat\nk: 2\nmax_suppression: 1\nmax_value_length: 5000\n")
+    assert sqlanon.anonymize(str(policy), dry_run=True)["hierarchies"][0]["leaves"] == 4
+    result = runner.invoke(sqlanon.cli.app, ["anonymize", "--policy", str(policy), "--max-value-length", "4099", "--dry-run", "--json", "-q"])
+    assert result.exit_code == 1 and "5 row(s) hold values longer than 4,099 characters" in result.output
+    result = runner.invoke(sqlanon.cli.app, ["anonymize", "--policy", str(policy), "--dry-run", "--json", "-q"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["hierarchies"][0]["leaves"] == 4
+    with pytest.raises(ConfigError, match="max_value_length must be at least 1"):
+        Policy(input="x.csv", qi={"zip": "mask"}, k=2, max_value_length=0).validate()
+
+
+def test_policy_default_is_the_hierarchy_bound():
+    assert Policy().max_value_length == MAX_VALUE_LENGTH
+
+
+# -- the mask builder's shape ----------------------------------------------------------------------
+
+
+def test_short_values_mask_one_character_per_level():
+    h = builders.masking(["13053", "1306"], "zip")
+    assert h.rows == [["13053", "1305*", "130**", "13***", "1****", "*"], ["1306", "130*", "13**", "1***", "****", "*"]]
+    assert h.origin == "mask" and level_meaning(h, 2) == "2 characters masked"
+
+
+def test_long_values_mask_several_characters_per_level():
+    """A level per character made a value of W characters W labels of W characters (W^2 per
+    value: 19 GB for 300 values of 100,000): now at most MASK_LEVELS levels, linear in W."""
+    values = ["x" * 4000 + str(i) for i in range(3)] + ["short"]
+    h = builders.masking(values, "text")
+    assert h.max_level <= builders.MASK_LEVELS
+    assert sum(len(c) for row in h.rows for c in row) <= (builders.MASK_LEVELS + 1) * sum(len(v) for v in values)
+    step = builders.mask_step(4001)
+    assert step == 126 and h.origin == "mask (126 characters per level)"
+    row = next(r for r in h.rows if r[0].endswith("1"))
+    assert row[1] == "x" * (4001 - step) + "*" * step and row[-1] == "*"
+    assert level_meaning(h, 3) == f"{3 * step} characters masked"
+    short = next(r for r in h.rows if r[0] == "short")
+    assert short[1:] == ["*****"] * (h.max_level - 1) + ["*"]  # fully masked from the first level
+
+
+def test_a_mask_too_large_in_all_is_refused(monkeypatch):
+    monkeypatch.setattr(builders, "MASK_CHARS", 1000)
+    with pytest.raises(HierarchyError, match="column 'zip': a mask hierarchy of its 200 distinct values would hold 5,000 characters"):
+        builders.masking([f"{i:05d}" for i in range(200)], "zip")
+
+
+# -- timings per phase in the report ---------------------------------------------------------------
+
+
+def test_report_has_seconds_per_phase(tmp_path):
+    data = zip_table(tmp_path / "z.parquet", 50, 200)
+    r = sqlanon.anonymize(input=data, qi={"zip": "mask", "age": "bands:5,10,20"}, k=2, output=str(tmp_path / "o.parquet"), report=str(tmp_path / "r.html"))
+    assert list(r["timings"]) == ["hierarchies", "base_scan", "search", "verify", "report", "write"]
+    assert all(v >= 0 for v in r["timings"].values()) and sum(r["timings"].values()) <= r["seconds"] + 0.01
+    validate_report(r.to_dict())
