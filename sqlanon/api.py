@@ -177,6 +177,11 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         if not plan.local:
             report["arx_quality"] = arx_loss.measure(stats, plan, final)
         clock.lap("report")
+        from sqlanon.search.limits import near_top_warning
+
+        warning = near_top_warning(report)
+        if warning is not None:  # a plan that keeps nearly nothing never passes silently
+            report.setdefault("warnings", []).append(warning)
         state: dict = {}
         if not dry_run:
             entry = {

@@ -252,6 +252,8 @@ def _route_model_flags(pol, population, seed) -> None:
 
 
 def _print_report(result: dict, json_out: bool) -> None:
+    for warning in result.get("warnings") or []:  # on stderr whatever -q/--json say
+        typer.echo(f"warning: {warning['message']}", err=True)
     if json_out:
         typer.echo(json.dumps(result, default=str))
         return

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import bisect
 import math
-import time
 
 import numpy as np
 
@@ -54,6 +53,7 @@ from sqlanon.cut import Layout, recoding_from_transformation
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
 from sqlanon.plan import Plan
+from sqlanon.search.limits import Limits
 
 __all__ = ["run", "recoding_from_transformation", "layout_for", "GA"]
 
@@ -119,8 +119,10 @@ def layout_for(qis, hierarchies, column_freqs, options: dict | None = None) -> L
 class GA:
     """GENITOR over chromosomes of a :class:`Layout`, scored by a :class:`FlexibleEvaluator`."""
 
-    def __init__(self, layout: Layout, evaluator: FlexibleEvaluator, opts: dict, progress=None, trace=None) -> None:
+    def __init__(self, layout: Layout, evaluator: FlexibleEvaluator, opts: dict, progress=None, trace=None, limits: Limits | None = None) -> None:
         self.layout = layout
+        #: the time limit's clock (started by :func:`run` before the search's own frequency set)
+        self.limits = limits if limits is not None else Limits(opts["time_limit"])
         self.ev = evaluator
         self.opts = opts
         self.rng = np.random.default_rng(opts["seed"])
@@ -219,7 +221,7 @@ class GA:
             "iteration": self.iterations_done,
             "evaluations": self.ev.evaluations,
             "unique": len(self.unique),
-            "seconds": round(time.perf_counter() - started, 3),
+            "seconds": round(self.limits.elapsed(), 3),
             "value": agg["value"],
             "feasible": agg["feasible"],
             "suppressed": agg["suppressed"],
@@ -228,46 +230,70 @@ class GA:
         self.history.append(step)
         self.trace({"step": "best", **step})
 
-    def run(self) -> tuple:
-        started = time.perf_counter()
-        opts = self.opts
+    def score(self, chromosomes: list[tuple]) -> list[dict]:
+        """Score by one statement, timed for the time limit (memo hits cost nothing)."""
+        before = self.ev.evaluations
+        t0 = self.limits.now()
+        out = self.ev.score(chromosomes)
+        self.limits.record(self.ev.evaluations - before, self.limits.now() - t0, steps=0)
+        return out
+
+    def populate(self) -> None:
+        """Score the first population, 64 per statement, each statement sized to the time left;
+        the most general solution and the seeds are scored whatever the time (an answer is needed)."""
         init = self.initial()
-        for start in range(0, len(init), 64):
-            chunk = init[start : start + 64]
-            for ch, agg in zip(chunk, self.ev.score(chunk)):
+        done = 0
+        while done < len(init):
+            room = self.limits.room(min(64, len(init) - done))
+            if room == 0:
+                if done:
+                    break
+                room = 1 + len(self.seeds)
+            chunk = init[done : done + room]
+            for ch, agg in zip(chunk, self.score(chunk)):
                 self.unique.add(bytes(ch))
                 self.insert(ch, agg)
-        self.note_best(started)
+            done += len(chunk)
+
+    def run(self) -> tuple:
+        opts, limits = self.opts, self.limits
+        self.populate()
+        self.note_best(limits.started)
         total = opts["iterations"]
         every = max(total // 50, 1)
-        last_say = 0.0
-        while self.iterations_done < total:
-            if opts["time_limit"] is not None and time.perf_counter() - started > opts["time_limit"]:
-                self.progress(f"genetic: time limit reached after {self.iterations_done} iterations")
+        last_say = limits.elapsed()
+        while self.iterations_done < total and not limits.stopped_by:
+            # two children per iteration: as many iterations as the time left holds
+            steps = limits.room(2 * min(opts["batch"], total - self.iterations_done)) // 2
+            if steps == 0:
+                limits.stopped_by = limits.stopped_by or "time_limit"
                 break
-            steps = min(opts["batch"], total - self.iterations_done)
             kids: list[tuple] = []
             for _ in range(steps):
                 kids.extend(self.breed())
-            aggs = self.ev.score(kids)
+            aggs = self.score(kids)
             for ch, agg in zip(kids, aggs):
                 self.children += 1
                 self.unique.add(bytes(ch))
                 self.inserted += self.insert(ch, agg)
             before = self.iterations_done
             self.iterations_done += steps
-            self.note_best(started)
-            now = time.perf_counter()
-            if self.iterations_done // every != before // every or now - last_say > 5.0:
-                last_say = now
+            self.note_best(limits.started)
+            elapsed = limits.elapsed()
+            if self.iterations_done // every != before // every or elapsed - last_say > 5.0:
+                last_say = elapsed
                 best = self.ev.memo[bytes(self.pop[0][1])]
-                rate = self.ev.evaluations / max(now - started, 1e-9)
+                rate = self.ev.evaluations / max(elapsed, 1e-9)
                 bar = "#" * int(30 * self.iterations_done / max(total, 1))
                 self.progress(
                     f"genetic [{bar:<30}] {self.iterations_done}/{total} best {best['value']:.4f}"
                     f"{'' if best['feasible'] else ' (infeasible)'} evals {self.ev.evaluations} ({rate:.0f}/s)"
                 )
-        self.seconds = time.perf_counter() - started
+        if limits.stopped_by is None:
+            limits.stopped_by = "iterations"
+        self.seconds = limits.elapsed()
+        self.progress(f"genetic: stopped by {limits.stopped_by} after {self.iterations_done} iterations, "
+                      f"{self.ev.evaluations} evaluations in {self.seconds:.1f} s")
         return self.pop[0][1]
 
 
@@ -282,6 +308,7 @@ def objective_name(ctx) -> str:
 
 def run(ctx) -> Plan:
     opts = parse_options(ctx.options)
+    limits = Limits(opts["time_limit"])  # the search's own setup counts: gbase, the seed, the first population
     req = ctx.requirement
     stats = ctx.stats
     if ctx.options.get("k") is not None and int(ctx.options["k"]) > stats.rows:
@@ -299,15 +326,15 @@ def run(ctx) -> Plan:
             "(use --metric lm, or --option objective=weighted with an lm term)"
         )
     ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, cost_specs, req.needs, weights=weights)
-    ev.prepare()
+    limits.run(0, ev.prepare)
     ctx.progress(f"genetic: chromosome of {layout.nbits} bits over {len(ctx.qis)} QIs; population {opts['population']}, "
                  f"{opts['iterations']} iterations, objective {name}")
     try:
-        ga = GA(layout, ev, opts, ctx.progress, ctx.trace)
+        ga = GA(layout, ev, opts, ctx.progress, ctx.trace, limits)
         if opts.get("seed_lattice", True):
             from sqlanon.search.seeding import lattice_seed
 
-            ga.seeds = lattice_seed(ctx, layout, name)
+            ga.seeds = lattice_seed(ctx, layout, name, limits)
         best = ga.run()
         agg = ev.score([best], per_column=True)[0]
     finally:
@@ -337,6 +364,8 @@ def run(ctx) -> Plan:
         "objective_value": agg["value"],
         "numeric": [q for q, c in zip(ctx.qis, layout.coders) if c.numeric],
         "search_seconds": round(seconds, 3),
+        "stopped_by": limits.stopped_by,
+        "time_limit": opts["time_limit"],
         "best_so_far": ga.history,
     }
     if weights is not None:

@@ -97,6 +97,8 @@ class Lattice:
         self.requirement = requirement
         self.metric = metric
         self.progress = progress
+        #: called before every statement (a time limit raises there: the genetic search's seed)
+        self.guard = None
         if bounds is None:
             bounds = [(0, h.max_level) for h in stats.hierarchies]
         if len(bounds) != len(stats.hierarchies) or any(not 0 <= lo <= hi <= h.max_level for (lo, hi), h in zip(bounds, stats.hierarchies)):
@@ -147,6 +149,8 @@ class Lattice:
         if idx in self.evaluated:
             return self.evaluated[idx][1]
         node = self.node(idx)
+        if self.guard is not None:
+            self.guard()
         ns = self.stats.evaluate(node, self.ok, self.metric.aggregates(self.stats, node))
         self.statements += 1
         return self._record(idx, ns)
@@ -158,6 +162,8 @@ class Lattice:
         if len(todo) == 1:
             self.check(todo[0])
         elif todo:
+            if self.guard is not None:
+                self.guard()
             results = self.stats.evaluate_many([self.node(i) for i in todo], self.ok, lambda n: self.metric.aggregates(self.stats, n), metric=self.metric)
             self.statements += 1
             for i, ns in zip(todo, results):

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
 
 from sqlanon.errors import ConfigError
 from sqlanon.search.lattice import LatticeResult, releasable
+from sqlanon.search.limits import Limits
 
 DEFAULT_TIME_LIMIT = 30.0
 DEFAULT_BATCH = 32
@@ -89,21 +89,22 @@ class Lightning:
         self.best: tuple | None = None
         self.best_value = math.inf
         self.best_at = 0
-        self.started = time.perf_counter()
-        self.stopped_by: str | None = None
+        self.limits = Limits(opts["time_limit"], opts["step_limit"])  # the clock starts with the search
         self.expansions = {"bottom": 0, "top": 0}
         self.dives = 0
-        self._said = self.started
+        self._said = 0.0
+
+    @property
+    def stopped_by(self) -> str | None:
+        return self.limits.stopped_by
+
+    @stopped_by.setter
+    def stopped_by(self, value: str | None) -> None:
+        self.limits.stopped_by = value
 
     # -- limits -----------------------------------------------------------------------------------
     def must_stop(self) -> bool:
-        if self.stopped_by:
-            return True
-        if self.opts["step_limit"] is not None and len(self.evaluated) >= self.opts["step_limit"]:
-            self.stopped_by = "step_limit"
-        elif time.perf_counter() - self.started > self.opts["time_limit"]:
-            self.stopped_by = "time_limit"
-        return self.stopped_by is not None
+        return self.limits.expired()
 
     # -- nodes ------------------------------------------------------------------------------------
     def prior(self, node: tuple) -> float:
@@ -123,21 +124,22 @@ class Lightning:
         return self.prior(node) >= self.best_value - 1e-12 * max(1.0, abs(self.best_value))
 
     def evaluate(self, nodes: list[tuple]) -> None:
-        """Evaluate the nodes not seen yet, ``batch`` per statement, within the step limit."""
+        """Evaluate the nodes not seen yet, ``batch`` per statement, each statement sized to the
+        time and steps left (:class:`~sqlanon.search.limits.Limits`)."""
         todo = [n for n in dict.fromkeys(nodes) if n not in self.evaluated]
-        while todo and not self.must_stop():
-            room = self.opts["batch"]
-            if self.opts["step_limit"] is not None:
-                room = min(room, self.opts["step_limit"] - len(self.evaluated))
+        while todo:
+            room = self.limits.room(min(self.opts["batch"], len(todo)))
+            if room == 0:
+                break
             chunk, todo = todo[:room], todo[room:]
-            results = self.stats.evaluate_many(chunk, self.ok, lambda n: self.metric.aggregates(self.stats, n), metric=self.metric)
+            results = self.limits.run(len(chunk), lambda: self.stats.evaluate_many(chunk, self.ok, lambda n: self.metric.aggregates(self.stats, n), metric=self.metric))
             for node, ns in zip(chunk, results):
                 self._record(node, ns)
-        now = time.perf_counter()
-        if now - self._said >= 5.0:
-            self._said = now
+        elapsed = self.limits.elapsed()
+        if elapsed - self._said >= 5.0:
+            self._said = elapsed
             best = f", best {self.metric.name} {self.best_value:.6g}" if self.best is not None else ""
-            self.progress(f"lightning: {len(self.evaluated)} nodes evaluated in {now - self.started:.0f} s{best}")
+            self.progress(f"lightning: {len(self.evaluated)} nodes evaluated in {elapsed:.0f} s{best}")
 
     def _record(self, node: tuple, ns) -> None:
         ok = releasable(ns, self.requirement.budget)
@@ -233,7 +235,7 @@ class Lightning:
             "expansions_from_bottom": self.expansions["bottom"],
             "expansions_from_top": self.expansions["top"],
             "greedy_dives": self.dives,
-            "seconds": round(time.perf_counter() - self.started, 3),
+            "seconds": round(self.limits.elapsed(), 3),
             "stopped_by": self.stopped_by,
             "optimal": self.stopped_by == "exhausted",
             "best_found_at_evaluation": self.best_at if self.best is not None else None,
@@ -249,7 +251,7 @@ class Lightning:
             raise unsatisfiable(self.stats, self.requirement, node, scope=how)
         ns, _, value = self.evaluated[self.best]
         result = LatticeResult(self.best, ns, value, len(self.evaluated), info["lattice_nodes"], [])
-        result.extra = {"heuristic": info}
+        result.extra = {"heuristic": info, "stopped_by": self.stopped_by}
         return result
 
 

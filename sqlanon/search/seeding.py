@@ -17,8 +17,14 @@ from sqlanon.errors import UnsatisfiableError
 MAX_NODES = 20_000
 
 
-def lattice_seed(ctx, layout, objective: str) -> list[tuple]:
-    """The lattice optimum under LM as a chromosome (``[]`` when not cheap or unsatisfiable)."""
+class _TimeUp(Exception):
+    """The time limit ran out before the seed was found."""
+
+
+def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
+    """The lattice optimum under LM as a chromosome (``[]`` when not cheap or unsatisfiable, or
+    when ``limits`` (:class:`~sqlanon.search.limits.Limits`) run out before it is found: the clock
+    is read before each of its statements)."""
     from sqlanon.metrics import METRICS
     from sqlanon.search import optimal
     from sqlanon.search.lattice import Lattice
@@ -30,9 +36,22 @@ def lattice_seed(ctx, layout, objective: str) -> list[tuple]:
     bounds, weights = getattr(ctx, "bounds", None), getattr(ctx, "weights", None)
     if bounds is not None and math.prod(hi - lo + 1 for lo, hi in bounds) > MAX_NODES:
         return []
+    lattice = Lattice(ctx.stats, ctx.requirement, METRICS["lm"](weights=weights), bounds=bounds)
+    if limits is not None and limits.time_limit is not None:
+        def guard() -> None:
+            if limits.left() <= 0 or (limits.per_unit() or 0.0) > limits.left():
+                raise _TimeUp
+
+        lattice.guard = guard
     try:
         # the same weighted LM and level bounds as the genetic search
-        result = optimal.run(Lattice(ctx.stats, ctx.requirement, METRICS["lm"](weights=weights), bounds=bounds))
+        t0 = limits.now() if limits is not None else 0.0
+        result = optimal.run(lattice)
+        if limits is not None:
+            limits.record(0, limits.now() - t0)
+    except _TimeUp:
+        ctx.progress("genetic: no lattice seed (the time limit ran out while looking for it)")
+        return []
     except UnsatisfiableError:
         return []
     ctx.progress(f"genetic: seeded with the lattice optimum {list(result.node)} (LM {result.value:.4f}, {result.nodes_evaluated} nodes)")
