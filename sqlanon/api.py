@@ -398,6 +398,10 @@ def redact_policy(policy: dict) -> dict:
     return _without_passwords(policy)
 
 
+#: a hierarchy with more leaves than this has its code lists shown as parameters in the report's SQL
+LISTED_VALUES = 1000
+
+
 def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str, str]]:
     """The statements that produced the plan's figures (base frequency set, final node), pretty."""
     try:
@@ -407,10 +411,15 @@ def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str,
 
         ran = [text for text in stats.engine.log if stats.base.table in text and text.lstrip().upper().startswith("CREATE")]
         base = sqlglot.transpile(ran[0], read=stats.dialect.name, write=stats.dialect.name, pretty=True)[0] if ran else "(not recorded)"
-        return [
-            ("base frequency set", base),
-            ("final node", stats.node_query(node, plan.requirement.predicate(), aggs, stats.base).sql(dialect=stats.dialect.name, pretty=True)),
-        ]
+        # long code lists are bound parameters here as when the statement ran: the listing (kept
+        # in the report and the registry) does not grow with the columns' distinct values
+        from sqlanon.stats import Params
+
+        params = Params() if stats.dialect.binds_lists and max(len(h.rows) for h in stats.hierarchies) > LISTED_VALUES else None
+        final = stats.node_query(node, plan.requirement.predicate(), aggs, stats.base, params).sql(dialect=stats.dialect.name, pretty=True)
+        if params:
+            final = f"-- $1 .. ${len(params)}: lists of codes bound as parameters ({sum(len(p) for p in params):,} values)\n{final}"
+        return [("base frequency set", base), ("final node", final)]
     except Exception as err:  # the report never fails a finished run over its SQL listing
         return [("unavailable", f"{type(err).__name__}: {err}")]
 

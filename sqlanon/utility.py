@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from sqlanon.plan import Recoding
 from sqlanon.source import col, table_ref
-from sqlanon.stats import cte_select
+from sqlanon.stats import Params, cte_select
 
 TOP_VALUES = 10
 _MASK_STEP = re.compile(r"\((\d+) characters per level\)")
@@ -86,13 +86,15 @@ def released_figures(stats, recoding: Recoding, ok: exp.Expression, node=None) -
     the histogram's sum of ``cnt`` per size is ``size x classes``). With the full-domain ``node``
     the recoding is of, its classes are rolled up from the smallest saved set (a recoding's from
     the base set)."""
-    ctes, cls = stats.class_ctes(tuple(node) if node is not None else recoding)
+    params = Params() if stats.dialect.binds_lists else None  # code lists bound, not spelled out
+    ctes, cls = stats.class_ctes(tuple(node) if node is not None else recoding, params=params)
     names = [stats.qcol(i) for i in range(len(stats.qis))]
     ctes.append(("flagged", exp.select(*[col(q) for q in names], col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
     ctes.append(("released", exp.select(*[col(q) for q in names], col("cnt")).from_(table_ref("flagged")).where(col("ok"))))
     out = [[0] * len(labels) for labels in recoding.labels]
     sizes: dict[int, int] = {}
-    for i, code, n in stats.engine.fetch_all(cte_select(ctes, stats.dialect.grouped_sums("released", [[q] for q in names] + [["cnt"]], ["code"], "i"))):
+    query = cte_select(ctes, stats.dialect.grouped_sums("released", [[q] for q in names] + [["cnt"]], ["code"], "i"))
+    for i, code, n in stats.engine.fetch_all(query, params or None):
         if int(i) < len(names):
             out[int(i)][int(code)] = int(n)
         else:

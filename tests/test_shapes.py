@@ -235,3 +235,32 @@ def test_report_has_seconds_per_phase(tmp_path):
     assert list(r["timings"]) == ["hierarchies", "base_scan", "search", "verify", "report", "write"]
     assert all(v >= 0 for v in r["timings"].values()) and sum(r["timings"].values()) <= r["seconds"] + 0.01
     validate_report(r.to_dict())
+
+
+# -- statements after the search do not spell out per-value lists ---------------------------------
+
+
+def test_statements_and_listing_do_not_grow_with_distinct_values(tmp_path, monkeypatch):
+    """Utility's released counts, the risk histogram and the report's SQL listing spelled every
+    code list out as literals (5,000 zips: tens of thousands of characters per statement, each
+    built, copied and parsed, and the listing kept in the HTML page and the registry): now the
+    lists are bound parameters, as in the search's statements."""
+    from sqlanon.engine.base import Engine
+
+    texts: list[str] = []
+    original = Engine.sql_text
+
+    def recorded(self, expression):
+        text = original(self, expression)
+        texts.append(text)
+        return text
+
+    monkeypatch.setattr(Engine, "sql_text", recorded)
+    data = zip_table(tmp_path / "z.parquet", 5000, 10000)
+    html = tmp_path / "r.html"
+    r = sqlanon.anonymize(input=data, qi={"zip": "mask", "age": "bands:5,10,20"}, k=5, max_suppression=0.1, dry_run=True, report=str(html))
+    assert r["transformation"]["zip"] > 0
+    assert r["utility"]["zip"]["distinct_before"] == 5000
+    assert max(len(t) for t in texts) < 8000, sorted(len(t) for t in texts)[-3:]
+    assert html.stat().st_size < 120_000
+    assert "lists of codes bound as parameters" in html.read_text(encoding="utf-8")

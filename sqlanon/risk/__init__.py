@@ -20,12 +20,12 @@ def before_after(stats, plan, *, threshold: float = DEFAULT_THRESHOLD, populatio
     before = measure(stats, tuple(0 for _ in stats.qis), exp.Boolean(this=True), threshold=threshold, population_fraction=population_fraction)
     ok = plan.requirement.predicate()
     if getattr(plan, "local", None):
-        from sqlanon.risk.measure import class_histogram_query
+        from sqlanon.risk.measure import histogram
 
         hist: dict[int, int] = {}
         for step in plan.local:
-            for s, c in step.stats.engine.fetch_all(class_histogram_query(step.stats, step.node, ok)):
-                hist[int(s)] = hist.get(int(s), 0) + int(c)
+            for s, c in histogram(step.stats, step.node, ok):
+                hist[s] = hist.get(s, 0) + c
         merged = [(s, hist[s]) for s in sorted(hist)]
         after = figures_from(figures_row(merged, threshold), merged, threshold, population_fraction)
     elif after_histogram is not None:

@@ -22,15 +22,17 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlanon.source import col, table_ref
-from sqlanon.stats import cte_select
+from sqlanon.stats import Params, cte_select
 
 DEFAULT_THRESHOLD = 0.2
 
 
-def class_histogram_query(stats, node, ok: exp.Expression) -> exp.Select:
+def class_histogram_query(stats, node, ok: exp.Expression, params: Params | None = None) -> exp.Select:
     """The class-size histogram of the released classes (``size, classes``, by size): the one
-    statement every figure comes from (:func:`figures_row`; on Spark each statement is a job)."""
-    ctes, cls = stats.class_ctes(node)
+    statement every figure comes from (:func:`figures_row`; on Spark each statement is a job).
+    ``params`` (DuckDB) collects the node's code lists as bound parameters: a statement whose
+    text does not grow with the columns' distinct values (:func:`histogram`)."""
+    ctes, cls = stats.class_ctes(node, params=params)
     ctes.append(("flagged", exp.select(col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
     ctes.append(("released", exp.select(col("cnt")).from_(table_ref("flagged")).where(col("ok"))))
     cnt = col("cnt")
@@ -61,8 +63,16 @@ def measure(stats, node, ok: exp.Expression | None = None, *, threshold: float =
     """Risk figures of ``node`` (a level tuple or a Recoding) over ``stats``' source; ``ok`` marks
     released classes (default: every class)."""
     ok = ok if ok is not None else exp.Boolean(this=True)
-    hist = [(int(s), int(c)) for s, c in stats.engine.fetch_all(class_histogram_query(stats, node, ok))]
+    hist = histogram(stats, node, ok)
     return figures_from(figures_row(hist, threshold), hist, threshold, population_fraction)
+
+
+def histogram(stats, node, ok: exp.Expression) -> list[tuple[int, int]]:
+    """The released classes' size histogram (:func:`class_histogram_query`), its lists bound
+    where the dialect binds them."""
+    params = Params() if stats.dialect.binds_lists else None
+    query = class_histogram_query(stats, node, ok, params)
+    return [(int(s), int(c)) for s, c in stats.engine.fetch_all(query, params or None)]
 
 
 def figures_from(row, hist: list[tuple[int, int]], threshold: float, population_fraction: float | None) -> dict:
