@@ -66,20 +66,27 @@ def _brute_itemsets(rows, min_sup, closed):
 
 
 @pytest.mark.parametrize("closed", [False, True])
-@pytest.mark.parametrize("seed", [1, 2])
-def test_sql_miner_equals_enumeration(tmp_path, seed, closed):
-    rows = _random_rows(seed, 40, [3, 2, 4, 3])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_miner_equals_enumeration(tmp_path, seed, closed):
+    """The compiled miner (closed: LCM's closure extension) against enumerating every itemset of
+    every row and keeping the closed ones by their definition."""
+    domains = [3, 2, 4, 3] if seed < 3 else [2, 3, 2, 4, 2, 3]
+    rows = _random_rows(seed, 40 + 10 * seed, domains)
     engine = connect()
+    cols = [f"a{j}" for j in range(len(domains))]
     src = Source.open(_csv(tmp_path, rows), "csv")
-    enc = its.encode(engine, src, ["a0", "a1", "a2", "a3"])
-    for min_sup in (1, 3):
+    enc = its.encode(engine, src, cols)
+    for min_sup in (1, 2, 3, 7):
         got = its.mine(engine, enc, min_sup, "closed" if closed else "all", min_length=1)
         labelled = {tuple((int(enc.item_column[i]), enc.item_labels[i]) for i in s): int(n) for s, n in zip(got.items, got.support)}
         want = _brute_itemsets(rows, min_sup, closed)
         assert labelled == want
+        assert len(got.items) == len(set(got.items))  # each itemset once
         # item ids inside an itemset are sorted (lexicographic order is on sorted tuples)
         assert all(list(s) == sorted(s) for s in got.items)
-    assert enc.n_rows == 40
+        two = its.mine(engine, enc, min_sup, "closed" if closed else "all", min_length=2, max_length=3)
+        assert two.as_dict() == {k: n for k, n in got.as_dict().items() if 2 <= len(k) <= 3}
+    assert enc.n_rows == len(rows)
 
 
 def test_item_order_is_natural():
@@ -87,58 +94,87 @@ def test_item_order_is_natural():
 
 
 # ---------------------------------------------------------------------------------------------
-# brute-force KRIMP: the same definitions, one candidate at a time, full re-cover every time
+# brute-force KRIMP: the same definitions, one candidate at a time, full re-cover every time, and
+# the authors' pruning as their C++ does it (Algo::PrunePostAccept, CCCPCodeTable)
+
+
+def _bubble_after(plist, start, usage):
+    """The authors' SortPostPruneList: a bubble pass per start position, stopping at the first
+    pass without a swap (so not always a full sort)."""
+    if start >= len(plist) - 1:
+        return
+    for a in range(start, len(plist) - 1):
+        changed = False
+        for b in range(a, len(plist) - 1):
+            if usage[plist[b]] > usage[plist[b + 1]]:
+                plist[b], plist[b + 1] = plist[b + 1], plist[b]
+                changed = True
+        if not changed:
+            break
 
 
 def _brute_krimp(rows, cands, sups, item_sup):
     supports = {(i,): n for i, n in item_sup.items()}
     supports.update(zip(cands, sups))
-    table = [(i,) for i in item_sup]
+    singles = [(i,) for i in item_sup]
 
     def size(t):
-        ct, d, usage = encoded_size_bruteforce(rows, t, supports)
+        ct, d, usage = encoded_size_bruteforce(rows, t + singles, supports)
         return ct + d, usage
 
     order = sorted(range(len(cands)), key=lambda k: (-sups[k], -len(cands[k]), cands[k]))
+    table: list[tuple] = []  # non-singletons in cover order: length desc, then insertion order
     cur, usage = size(table)
     for k in order:
         x = cands[k]
         if len(x) < 2:
             continue
-        new, nu = size(table + [x])
-        if not new < cur - 1e-9:
+        pos = sum(1 for y in table if len(y) >= len(x))
+        t2 = table[:pos] + [x] + table[pos:]
+        new, nu = size(t2)
+        if not new < cur - 1e-7:
             continue
-        table.append(x)
-        prune = {y for y in table if len(y) > 1 and nu[y] < usage.get(y, 0)}
-        cur, usage = new, nu
-        rank = {y: (-len(y), -supports[y], y) for y in table}
-        while prune:
-            p = min(prune, key=lambda y: (usage[y], rank[y]))
-            prune.discard(p)
+        before = usage
+        table, cur, usage = t2, new, nu
+        plist = [y for y in table[pos + 1 :] if usage[y] < before[y]]  # in code-table order
+        i = 0
+        while i < len(plist):
+            p = plist[i]
             if usage[p] == 0:
                 table.remove(p)
-                continue
-            t2 = [y for y in table if y != p]
-            new, nu = size(t2)
-            if new < cur - 1e-9:
-                prune |= {y for y in t2 if len(y) > 1 and nu[y] < usage[y]}
-                table, cur, usage = t2, new, nu
-    return {y for y in table if len(y) > 1 and usage[y] > 0}, cur
+            else:
+                q = table.index(p)
+                t3 = table[:q] + table[q + 1 :]
+                new, nu = size(t3)
+                if new <= cur + 1e-7:
+                    before = usage
+                    table, cur, usage = t3, new, nu
+                    _bubble_after(plist, i + 1, usage)
+                    for y in table[q + 1 :]:  # the removed one's successor is not looked at
+                        if usage[y] < before[y] and y not in plist[i + 1 :]:
+                            j = i + 1
+                            while j < len(plist) and usage[plist[j]] <= usage[y]:
+                                j += 1
+                            plist.insert(j, y)
+            i += 1
+    return table, usage, cur
 
 
-@pytest.mark.parametrize("seed", [3, 4, 5, 6])
+@pytest.mark.parametrize("seed", [3, 4, 5, 6, 7, 8, 9, 10])
 def test_krimp_equals_bruteforce(tmp_path, seed):
-    rows = _random_rows(seed, 30, [3, 3, 2, 4])
+    rows = _random_rows(seed, 30 + 5 * (seed % 4), [3, 3, 2, 4, 2][: 4 + seed % 2])
     engine = connect()
-    enc = its.encode(engine, Source.open(_csv(tmp_path, rows), "csv"), ["a0", "a1", "a2", "a3"])
+    cols = [f"a{j}" for j in range(len(rows[0]))]
+    enc = its.encode(engine, Source.open(_csv(tmp_path, rows), "csv"), cols)
     cands = its.mine(engine, enc, 1, "all")
-    ct = krimp(enc.db, cands.items, cands.support)
+    ct = krimp(enc.db, cands)
     # the database as item ids, one row per row (expanded from the weighted frequency set)
     item_rows = [tuple(r) for r, w in zip(enc.db.rows.tolist(), enc.db.weights.tolist()) for _ in range(w)]
     item_sup = {i: int(s) for i, s in enumerate(enc.db.item_support())}
-    want, want_size = _brute_krimp(item_rows, cands.items, cands.support.tolist(), item_sup)
-    got = {s for s, u in zip(ct.itemsets, ct.usage) if len(s) > 1 and u > 0}
-    assert got == want
+    want, want_usage, want_size = _brute_krimp(item_rows, cands.items, cands.support.tolist(), item_sup)
+    got = [s for s in ct.itemsets if len(s) > 1]
+    assert got == want  # the same elements in the same cover order (zero-usage ones included)
+    assert [int(u) for s, u in zip(ct.itemsets, ct.usage) if len(s) > 1] == [want_usage[s] for s in want]
     assert ct.total_bits == pytest.approx(want_size, rel=1e-12)
     # sizes and usages of the final table recomputed from first principles
     supports = {(i,): n for i, n in item_sup.items()}
@@ -161,15 +197,26 @@ def test_standard_size_by_hand():
 
 @pytest.mark.skipif(not os.path.isdir(UCI), reason="uci-krimp data not present")
 @pytest.mark.parametrize(
-    "name,cands,size,lpct,bits",
-    [("iris", "all", 13, 45.65, (1475, 3231)), ("pima", "closed", 50, 34.30, (9199, 26822))],
+    "name,cands,min_sup,n_cands,size,lpct,bits",
+    [
+        ("iris", "all", 1, None, 13, 45.65, (1475, 3231)),
+        ("pima", "all", 1, None, 58, 34.09, None),
+        ("pima", "closed", 1, None, 50, 34.30, (9199, 26822)),
+        ("led7", "all", 1, None, 152, 28.53, None),
+        ("nursery", "all", 1, None, 260, 45.47, None),
+        ("mushroom", "closed", 20, 109_304, 202, 24.96, (277_931, 1_113_312)),
+    ],
 )
-def test_reference_code_tables(name, cands, size, lpct, bits):
+def test_reference_code_tables(name, cands, min_sup, n_cands, size, lpct, bits):
+    """The code tables of the KRIMP authors' C++ (the data's README): elements, L% and bits."""
     engine = connect()
     src = Source.open(os.path.join(UCI, f"{name}.csv"), "csv")
     enc = its.encode(engine, src, src.column_names(engine))
-    c = its.mine(engine, enc, 1, cands)
-    ct = krimp(enc.db, c.items, c.support)
+    c = its.mine(engine, enc, min_sup, cands, min_length=1)
+    if n_cands is not None:
+        assert len(c) == n_cands  # the reference counts every closed itemset, singletons too
+    ct = krimp(enc.db, c)
     assert ct.non_singletons == size
     assert round(ct.compression_ratio, 2) == lpct
-    assert (round(ct.total_bits), round(ct.standard_bits)) == bits
+    if bits is not None:
+        assert (round(ct.total_bits), round(ct.standard_bits)) == bits

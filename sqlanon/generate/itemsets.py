@@ -8,29 +8,30 @@ Each ``(column, value)`` of the source is an *item*; a row is the set of its ite
    KRIMP item order), and the **frequency set**: the distinct full rows with their counts, one
    ``GROUP BY`` joined to the item table, kept in a temp table and fetched as integer codes. Its
    size is the number of distinct rows, not the number of rows (Adult: 19,502 of 30,162).
-2. :func:`mine` counts itemsets **level-wise by generated SQL over the frequency set**: level k is
-   one statement, a ``UNION ALL`` of one ``GROUP BY ... HAVING SUM(cnt) >= min_sup`` per k-column
-   subset whose (k-1)-subsets all had a frequent itemset (Apriori over column sets; within a
-   column set ``HAVING`` keeps exactly the frequent itemsets). Closed itemsets are decided in the
-   same statement: X over columns S is closed iff every column outside S takes at least two
-   values among the rows that contain X (``MIN(c) <> MAX(c)``), i.e. no superset has X's support.
-
-Honest note: KRIMP needs *all* candidates, so with ``min_sup=1`` the itemsets themselves are many
-(nursery: 307,559) and are held in Python as int arrays; only the counting is done in the database.
+2. :func:`mine` mines itemsets **in compiled code over that frequency set** (numba, see
+   :mod:`sqlanon.generate.kernels`): a depth-first search over tid lists of distinct rows, each
+   support the sum of the rows' counts; ``closed`` candidates by LCM's prefix-preserving closure
+   extension, so only closed itemsets are ever visited (mushroom at min_sup 20: 109,304 closed
+   itemsets in seconds, where listing every frequent itemset first never finishes). Why not by
+   SQL: a search step depends on the one before, and at ~5 ms a round trip level-wise SQL took 23
+   minutes for 2.4M candidates. The itemsets stay in flat numpy arrays, never Python objects.
+   :func:`level_query` is the same count as one SQL statement per level (``GROUPING SETS``); the
+   golden tests check it against the miner's answer.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
+import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
-from sqlanon.generate.krimp import MAX_COLUMNS, WeightedDatabase
+from sqlanon.generate.krimp import MAX_COLUMNS, Candidates, WeightedDatabase
 from sqlanon.source import Source, col, table_ref
 from sqlanon.stats import as_varchar, lit, sum_
 from sqlanon.stats.build import union_all
@@ -142,15 +143,27 @@ def coded_select(raw: str, items: str, n_columns: int) -> exp.Select:
     return sel
 
 
-@dataclass
 class Itemsets:
-    """Frequent itemsets: ``items[k]`` (sorted item ids) with ``support[k]``."""
+    """Frequent itemsets in compact arrays (:class:`~sqlanon.generate.krimp.Candidates`);
+    ``items`` gives them as sorted item-id tuples (made on first use: tests and small tables)."""
 
-    items: list[tuple[int, ...]]
-    support: np.ndarray
+    def __init__(self, candidates: Candidates, time_limited: bool = False) -> None:
+        self.candidates = candidates
+        self.time_limited = time_limited
+        self._tuples: list[tuple[int, ...]] | None = None
+
+    @property
+    def support(self) -> np.ndarray:
+        return self.candidates.support
+
+    @property
+    def items(self) -> list[tuple[int, ...]]:
+        if self._tuples is None:
+            self._tuples = self.candidates.tuples()
+        return self._tuples
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.candidates)
 
     def as_dict(self) -> dict[tuple[int, ...], int]:
         return dict(zip(self.items, self.support.tolist()))
@@ -184,72 +197,54 @@ def mine(
     candidates: str = "all",
     min_length: int = 2,
     max_length: int | None = None,
+    progress: Callable[[int, int, int], None] | None = None,
+    deadline: float | None = None,
 ) -> Itemsets:
-    """Frequent (``all``) or closed frequent (``closed``) itemsets of length >= ``min_length``."""
+    """Frequent (``all``) or closed frequent (``closed``) itemsets of length >= ``min_length``.
+
+    Mined by the compiled depth-first search of :func:`sqlanon.generate.kernels.mine_branches`
+    over the frequency set that :func:`encode` fetched (distinct rows with their counts), closed
+    ones by LCM's closure extension (never all-then-filter). The search is split into the
+    branches of the root's extensions: ``progress(branches done, branches, itemsets so far)`` is
+    called after each, and past ``deadline`` (``time.monotonic()``) the rest is skipped
+    (``Itemsets.time_limited``).
+    """
+    from sqlanon.generate.kernels import mine_branches
+
     if candidates not in ("all", "closed"):
         raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")
     if min_sup < 1:
         raise ConfigError(f"--min-sup must be at least 1, got {min_sup}")
-    m = len(enc.columns)
-    top = m if max_length is None else min(m, max_length)
-    closed = candidates == "closed"
-    items: list[tuple[int, ...]] = []
-    sups: list[np.ndarray] = []
-    alive: set[tuple[int, ...]] = set()
-    # level 1: the frequent items (one statement for all columns)
-    level1 = [(j,) for j in range(m)]
-    for k in range(1, top + 1):
-        if k == 1:
-            subsets = level1
-        else:
-            subsets = [S for S in itertools.combinations(range(m), k) if all(T in alive for T in itertools.combinations(S, k - 1))]
-        if not subsets:
+    db = enc.db
+    rows = np.ascontiguousarray(db.rows, dtype=np.int32)
+    wts = np.ascontiguousarray(db.weights, dtype=np.int64)
+    icol = np.ascontiguousarray(db.item_column, dtype=np.int32)
+    args = (rows, wts, icol, db.n_items, int(min_sup), candidates == "closed", int(min_length), int(max_length or 0))
+    parts = []
+    lo, n_root, n_found, step = 0, None, 0, 1
+    limited = False
+    while n_root is None or lo < n_root:
+        if deadline is not None and time.monotonic() >= deadline:
+            limited = True
             break
-        got = _run_level(engine, enc.table, m, subsets, min_sup, closed)
-        if got is None:
-            break
-        codes, sup, is_closed, present = got
-        alive = set()
-        for S, n in present.items():
-            if n:
-                alive.add(S)
-        if k >= min_length and len(sup):
-            keep = is_closed if closed else np.ones(len(sup), dtype=bool)
-            codes = codes[keep]
-            sup_k = sup[keep]
-            srt = np.sort(np.where(codes < 0, np.iinfo(np.int64).max, codes), axis=1)[:, :k]
-            items.extend(map(tuple, srt.tolist()))
-            sups.append(sup_k)
-        if not alive:
-            break
-    support = np.concatenate(sups) if sups else np.empty(0, dtype=np.int64)
-    return Itemsets(items, support.astype(np.int64))
+        hi = lo + step
+        items, offsets, support, n, n_root = mine_branches(*args, lo, hi, lo == 0)
+        parts.append((items, offsets, support))
+        n_found += int(n)
+        lo = hi
+        if progress is not None:
+            progress(min(lo, n_root), n_root, n_found)
+    return Itemsets(_concat(parts), time_limited=limited)
 
 
-def _run_level(engine, table, m, subsets, min_sup, closed, batch: int = 512):
-    codes_l, sup_l, closed_l = [], [], []
-    present: dict[tuple[int, ...], int] = {}
-    for b in range(0, len(subsets), batch):
-        part = subsets[b : b + batch]
-        arrow = engine.fetch_arrow(level_query(table, m, part, min_sup, closed))
-        if arrow.num_rows == 0:
-            continue
-        codes = np.stack([arrow.column(_code(j)).fill_null(-1).to_numpy() for j in range(m)], axis=1).astype(np.int64)
-        absent = codes < 0
-        codes_l.append(codes)
-        sup_l.append(arrow.column("sup").to_numpy().astype(np.int64))
-        if closed:
-            d = np.stack([arrow.column(f"d{j}").fill_null(False).to_numpy(zero_copy_only=False) for j in range(m)], axis=1).astype(bool)
-            closed_l.append((d | ~absent).all(axis=1))
-        else:
-            closed_l.append(np.ones(len(codes), dtype=bool))
-        # which column subsets produced at least one frequent itemset
-        sig = (~absent) @ (np.int64(1) << np.arange(m, dtype=np.int64))
-        for s in np.unique(sig).tolist():
-            present[tuple(j for j in range(m) if (s >> j) & 1)] = 1
-    if not codes_l:
-        return np.empty((0, m), dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=bool), present
-    return np.concatenate(codes_l), np.concatenate(sup_l), np.concatenate(closed_l), present
+def _concat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Candidates:
+    if not parts:
+        return Candidates(np.empty(0, np.int32), np.zeros(1, np.int64), np.empty(0, np.int64))
+    items = np.concatenate([p[0] for p in parts]).astype(np.int32)
+    shift = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
+    offsets = np.concatenate([np.zeros(1, np.int64)] + [p[1][1:] + s for p, s in zip(parts, shift)])
+    support = np.concatenate([p[2] for p in parts]).astype(np.int64)
+    return Candidates(items, offsets, support)
 
 
 def drop_table(name: str, dialect) -> exp.Expression:

@@ -10,32 +10,32 @@ What is KRIMP here, exactly as the KRIMP papers define it:
 * **Standard code table** ST: the singletons, code length ``-log2(supp(i) / sum_j supp(j))``.
 * **Candidate order** (the order candidates are tried): support desc, length desc,
   lexicographic on item ids (items numbered in the source's item order, see ``itemsets``).
-* **Cover order** (the order of the code table): length desc, support desc, lexicographic.
-  Support is the support in the database, never the usage.
+* **Cover order**: length desc, then the order of insertion (so candidate order: support desc,
+  lexicographic), as the authors' ``CCCPCodeTable`` keeps it. Singletons cover what is left.
 * **Cover**: for each row, walk the code table in cover order and take every element that is a
   subset of the still-uncovered part of the row.
 * **Sizes**: ``L(D|CT) = sum_X usage(X) * -log2(usage(X)/sum usage)``;
   ``L(CT|D) = sum_{X: usage(X) > 0} (L(X|ST) + L(code_CT(X)))`` with ``L(X|ST)`` the sum of the
   standard code lengths of the items of X. ``L% = (L(CT|D)+L(D|CT)) / (L(ST|D)+L(D|ST))``.
-* A candidate is kept iff the total size strictly drops; after an acceptance the non-singleton
-  elements whose usage fell are pruned (lowest usage first) while that lowers the total size.
-  An element whose usage fell to zero is dropped outright (it costs nothing and codes nothing).
+* A candidate is kept iff the total size strictly drops. Then post-acceptance pruning exactly as
+  the authors' ``Algo::PrunePostAccept``: the elements after it whose usage fell, in code-table
+  order; one with usage 0 is dropped, another is dropped if the size does not grow (``<=``); after
+  each drop the rest of the list is re-sorted by their one-pass-per-position bubble sort and the
+  elements whose usage fell are added (starting one past the dropped position, as theirs does).
+  These details decide ties: with them led7 gives the reference's 152 elements and L% 28.53.
 
-**Usages are computed in a vectorized way, not in SQL.** KRIMP tries every candidate (307,591 for
-nursery at min_sup 1) and each try is a *cover* of the rows the candidate touches. A SQL round
-trip costs ~5 ms (DESIGN.md), so one statement per candidate would take half an hour on nursery;
-instead the cover of the frequency set (distinct rows with weights, at most the number of rows and
-usually far fewer) is kept in numpy arrays, and a candidate only re-covers the rows that contain
-it and where its columns are still covered by later elements. Re-covering is vectorized over
-rows *and* code-table elements: each "wave" picks, for every affected row at once, the first
-usable element in cover order, so the loop runs at most (number of columns) times per candidate.
-Memory is O(distinct rows x columns + code table x distinct rows), independent of the row count;
-100K+ rows cost one SQL ``GROUP BY``.
+**Runs compiled** (:func:`sqlanon.generate.kernels.krimp_run`, numba) over the frequency set:
+per distinct row and element length a cached bitset of the uncovered items, a candidate tried
+only on the rows holding its rarest item, and the old and new covers of a row advanced together
+until they agree. No SQL per candidate (a round trip is ~5 ms and mushroom has 109,304
+candidates) and no per-row Python loop. Memory is O(distinct rows x columns x items/64 +
+candidates x items/64).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -130,6 +130,8 @@ class CodeTable:
     candidates_tried: int = 0
     accepted: int = 0
     pruned: int = 0
+    candidates_total: int = 0
+    time_limited: bool = False
 
     @property
     def total_bits(self) -> float:
@@ -159,259 +161,239 @@ def cover_order(itemsets: Sequence[tuple[int, ...]], support: Sequence[int]) -> 
     return sorted(range(len(itemsets)), key=lambda i: (-len(itemsets[i]), -int(support[i]), itemsets[i]))
 
 
-class _Krimp:
-    """State of one KRIMP run: the cover of every distinct row, kept in numpy arrays."""
+@dataclass
+class Candidates:
+    """Itemsets in compact form: itemset ``k`` is ``items[offsets[k]:offsets[k+1]]`` (ascending
+    item ids) with ``support[k]``. No Python object per itemset (there can be millions)."""
 
-    def __init__(self, db: WeightedDatabase, candidates: Sequence[tuple[int, ...]], supports: Sequence[int]) -> None:
-        self.db = db
-        R, m = db.rows.shape
-        n_items = db.n_items
-        item_sup = db.item_support()
-        self.st_len = code_lengths(item_sup)
-        self.st_len[~np.isfinite(self.st_len)] = 0.0
-        cands = [tuple(c) for c in candidates]
-        # element ids: items 0..I-1 are the singletons, then the (non-singleton) candidates
-        keep = [i for i, c in enumerate(cands) if len(c) > 1]
-        self.elements: list[tuple[int, ...]] = [(i,) for i in range(n_items)] + [cands[i] for i in keep]
-        sup = np.concatenate([item_sup, np.asarray([int(supports[i]) for i in keep], dtype=np.int64)])
-        self.support = sup
-        n_el = len(self.elements)
-        order = cover_order(self.elements, sup)
-        self.rank = np.empty(n_el, dtype=np.int64)
-        self.rank[np.asarray(order, dtype=np.int64)] = np.arange(n_el, dtype=np.int64)
-        colbit = np.int64(1) << np.arange(m, dtype=np.int64)
-        self.colbit = colbit
-        self.mask = np.zeros(n_el, dtype=np.int64)
-        self.firstcol = np.zeros(n_el, dtype=np.int64)
-        self.stlen_el = np.zeros(n_el, dtype=np.float64)
-        icol = db.item_column
-        for e, items in enumerate(self.elements):
-            cols = icol[list(items)]
-            if len(set(cols.tolist())) != len(items):
-                raise ConfigError(f"candidate {items} has two items of one column")
-            self.mask[e] = int(np.bitwise_or.reduce(colbit[cols]))
-            self.firstcol[e] = int(cols.min())
-            self.stlen_el[e] = float(self.st_len[list(items)].sum())
-        self.cand_order = [n_items + j for j in candidate_order(self.elements[n_items:], sup[n_items:])]
-        # rows containing each item (bool), for containment tests
-        self.item_rows = np.zeros((n_items, R), dtype=bool)
-        for c in range(m):
-            self.item_rows[db.rows[:, c], np.arange(R)] = True
-        self.w = db.weights
-        # the cover: element (and its rank) covering each column of each row
-        self.cov_elem = db.rows.copy()
-        self.cov_rank = self.rank[self.cov_elem]
-        self.usage = np.zeros(n_el, dtype=np.float64)
-        self.usage[:n_items] = item_sup
-        # the code table, kept sorted by rank; column j of ``ctt`` = rows containing element j
-        self.ct_rank = np.empty(0, dtype=np.int64)
-        self.ct_elem = np.empty(0, dtype=np.int64)
-        self.ctt = np.zeros((R, 0), dtype=bool)
-        for i in range(n_items):
-            self._insert(i, self.item_rows[i])
-        self.size = self._size(self.ct_elem, self.usage[self.ct_elem])
-        self.accepted = 0
-        self.pruned = 0
+    items: np.ndarray  # int32, flat
+    offsets: np.ndarray  # int64, n + 1
+    support: np.ndarray  # int64, n
 
-    # -- code table bookkeeping ------------------------------------------------------------------
-    def _insert(self, e: int, rows_bool: np.ndarray) -> None:
-        pos = int(np.searchsorted(self.ct_rank, self.rank[e]))
-        self.ct_rank = np.insert(self.ct_rank, pos, self.rank[e])
-        self.ct_elem = np.insert(self.ct_elem, pos, e)
-        self.ctt = np.insert(self.ctt, pos, rows_bool, axis=1)
+    def __len__(self) -> int:
+        return int(len(self.support))
 
-    def _remove(self, e: int) -> None:
-        pos = int(np.searchsorted(self.ct_rank, self.rank[e]))
-        assert self.ct_elem[pos] == e
-        self.ct_rank = np.delete(self.ct_rank, pos)
-        self.ct_elem = np.delete(self.ct_elem, pos)
-        self.ctt = np.delete(self.ctt, pos, axis=1)
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
 
-    def _size(self, elems: np.ndarray, usage: np.ndarray) -> float:
-        t, d = total_size(usage, self.stlen_el[elems])
-        return t + d
+    @classmethod
+    def from_tuples(cls, itemsets: Sequence[Sequence[int]], support: Sequence[int]) -> "Candidates":
+        sets = [tuple(sorted(int(i) for i in s)) for s in itemsets]
+        lens = np.asarray([len(s) for s in sets], dtype=np.int64)
+        offsets = np.zeros(len(sets) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        flat = np.fromiter((i for s in sets for i in s), dtype=np.int32, count=int(lens.sum()))
+        return cls(flat, offsets, np.asarray(support, dtype=np.int64).reshape(-1))
 
-    def contains(self, e: int) -> np.ndarray:
-        items = self.elements[e]
-        out = self.item_rows[items[0]].copy()
-        for i in items[1:]:
-            out &= self.item_rows[i]
+    def tuples(self) -> list[tuple[int, ...]]:
+        flat = self.items.tolist()
+        off = self.offsets.tolist()
+        return [tuple(flat[off[k] : off[k + 1]]) for k in range(len(self))]
+
+    def padded(self, fill: int = -1) -> np.ndarray:
+        """``(n, max length)`` matrix of the itemsets' items, ``fill`` past each one's end."""
+        lens = self.lengths
+        width = int(lens.max()) if len(lens) else 0
+        out = np.full((len(self), width), fill, dtype=np.int32)
+        if len(self.items):
+            rows = np.repeat(np.arange(len(self)), lens)
+            cols = np.arange(len(self.items)) - np.repeat(self.offsets[:-1], lens)
+            out[rows, cols] = self.items
         return out
 
-    # -- covering ----------------------------------------------------------------------------------
-    def recover(self, U: np.ndarray, r0: int, start: int, extra: tuple[int, np.ndarray] | None = None):
-        """Re-cover rows ``U`` from cover rank ``r0`` on, with code-table elements ``elems``.
+    def select(self, idx: np.ndarray) -> "Candidates":
+        lens = self.lengths[idx]
+        offsets = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        starts = np.repeat(self.offsets[:-1][idx], lens)
+        pos = np.arange(int(lens.sum())) - np.repeat(offsets[:-1], lens)
+        return Candidates(self.items[starts + pos], offsets, self.support[idx])
 
-        Columns covered by elements ranked before ``r0`` stay as they are. ``extra`` is an element
-        not (yet) in the code table, ranked exactly ``r0`` and contained in all of ``U``.
-        Returns the new per-column element/rank for ``U`` and the usage deltas ``(ids, delta)``.
-        """
-        cov_e = self.cov_elem[U]
-        cov_r = self.cov_rank[U]
-        fixed = cov_r < r0
-        covered = (fixed * self.colbit[None, :]).sum(axis=1)
-        w = self.w[U]
-        new_e = cov_e.copy()
-        new_r = cov_r.copy()
-        u = len(U)
-        new_rows: list[np.ndarray] = []
-        new_ids: list[np.ndarray] = []
-        if extra is not None:
-            x, _ = extra
-            covered = covered | self.mask[x]
-            xcols = (self.mask[x] & self.colbit) != 0
-            new_e[:, xcols] = x
-            new_r[:, xcols] = self.rank[x]
-            new_rows.append(np.arange(u))
-            new_ids.append(np.full(u, x, dtype=np.int64))
-        elems = self.ct_elem[start:]
-        if len(elems):
-            A = self.ctt[U, start:]  # (u, E) containment
-            useful = A.any(axis=0)
-            if not useful.all():
-                A = A[:, useful]
-                elems = elems[useful]
-            emask = self.mask[elems]
-            A &= (emask[None, :] & covered[:, None]) == 0
-            idx = np.nonzero(A.any(axis=1))[0]
-            pos = np.arange(len(elems))
-            while len(idx):
-                sub = A[idx]
-                first = sub.argmax(axis=1)
-                chosen = elems[first]
-                cm = self.mask[chosen]
-                covered[idx] |= cm
-                r, c = np.nonzero((cm[:, None] & self.colbit[None, :]) != 0)
-                new_e[idx[r], c] = chosen[r]
-                new_r[idx[r], c] = self.rank[chosen[r]]
-                new_rows.append(idx)
-                new_ids.append(chosen)
-                sub &= pos[None, :] > first[:, None]
-                sub &= (emask[None, :] & covered[idx, None]) == 0
-                A[idx] = sub
-                still = sub.any(axis=1)
-                idx = idx[still]
-        # usage deltas: old elements ranked >= r0 leave, the new ones arrive
-        old_mask = (~fixed) & (np.arange(cov_e.shape[1])[None, :] == self.firstcol[cov_e])
-        orow, ocol = np.nonzero(old_mask)
-        old_ids = cov_e[orow, ocol]
-        if new_rows:
-            nrow = np.concatenate(new_rows)
-            nid = np.concatenate(new_ids)
-        else:
-            nrow = np.empty(0, dtype=np.int64)
-            nid = np.empty(0, dtype=np.int64)
-        ids = np.concatenate([nid, old_ids])
-        vals = np.concatenate([w[nrow], -w[orow]]).astype(np.float64)
-        uniq, inv = np.unique(ids, return_inverse=True)
-        delta = np.bincount(inv, weights=vals, minlength=len(uniq))
-        nz = delta != 0
-        return new_e, new_r, uniq[nz], delta[nz]
 
-    def _trial_size(self, ids: np.ndarray, delta: np.ndarray, add: int | None = None, drop: int | None = None) -> float:
-        elems = self.ct_elem
-        usage = self.usage[elems].copy()
-        if len(ids):
-            pos = np.searchsorted(self.ct_rank, self.rank[ids])
-            inside = (pos < len(elems)) & (elems[np.minimum(pos, len(elems) - 1)] == ids)
-            usage[pos[inside]] += delta[inside]
-            if add is not None:
-                extra = delta[ids == add].sum()
-        if add is not None:
-            elems = np.append(elems, add)
-            usage = np.append(usage, extra if len(ids) else 0.0)
-        if drop is not None:
-            usage[elems == drop] = 0.0
-        return self._size(elems, usage)
+def candidate_permutation(c: Candidates) -> np.ndarray:
+    """Indices of ``c`` in KRIMP's standard candidate order: support desc, length desc, then
+    lexicographic on the (ascending) item ids."""
+    pad = c.padded()
+    keys = [pad[:, j] for j in range(pad.shape[1] - 1, -1, -1)] + [-c.lengths, -c.support]
+    return np.lexsort(keys) if len(c) else np.empty(0, dtype=np.int64)
 
-    def _commit(self, U, new_e, new_r, ids, delta) -> None:
-        self.cov_elem[U] = new_e
-        self.cov_rank[U] = new_r
-        self.usage[ids] += delta
 
-    # -- the algorithm -----------------------------------------------------------------------------
-    def try_candidate(self, x: int) -> bool:
-        rows = self.contains(x)
-        U = np.nonzero(rows)[0]
-        if not len(U):
-            return False
-        xcols = np.nonzero((self.mask[x] & self.colbit) != 0)[0]
-        rx = self.rank[x]
-        usable = (self.cov_rank[np.ix_(U, xcols)] > rx).all(axis=1)
-        U = U[usable]
-        if not len(U):
-            return False
-        pos = int(np.searchsorted(self.ct_rank, rx))
-        new_e, new_r, ids, delta = self.recover(U, rx, pos, extra=(x, rows))
-        new_size = self._trial_size(ids, delta, add=x)
-        if not new_size < self.size - 1e-9:
-            return False
-        self._commit(U, new_e, new_r, ids, delta)
-        self._insert(x, rows)
-        self.size = new_size
-        fell = ids[(delta < 0) & (ids >= self.db.n_items)]
-        self.accepted += 1
-        self._prune(set(int(e) for e in fell))
-        return True
+ProgressFn = Callable[[int, int, int, float], None]
 
-    def _prune(self, prune_set: set[int]) -> None:
-        n_items = self.db.n_items
-        while prune_set:
-            p = min(prune_set, key=lambda e: (self.usage[e], self.rank[e]))
-            prune_set.discard(p)
-            if self.usage[p] <= 0:
-                self._remove(p)
-                self.pruned += 1
-                continue
-            U = np.nonzero(self.cov_elem[:, self.firstcol[p]] == p)[0]
-            rp = self.rank[p]
-            pos = int(np.searchsorted(self.ct_rank, rp))
-            new_e, new_r, ids, delta = self.recover(U, rp, pos + 1)
-            new_size = self._trial_size(ids, delta)
-            if new_size < self.size - 1e-9:
-                self._commit(U, new_e, new_r, ids, delta)
-                self._remove(p)
-                self.size = new_size
-                self.pruned += 1
-                for e in ids[(delta < 0) & (ids >= n_items)]:
-                    if int(e) != p:
-                        prune_set.add(int(e))
 
-    def run(self, progress: Callable[[int, int], None] | None = None) -> None:
-        self.accepted = 0
-        self.pruned = 0
-        n = len(self.cand_order)
-        for k, x in enumerate(self.cand_order):
-            self.try_candidate(x)
-            if progress is not None and k % 10000 == 0:
-                progress(k, n)
+class _Krimp:
+    """One KRIMP run over compiled kernels (:mod:`sqlanon.generate.kernels`).
 
-    def code_table(self) -> CodeTable:
+    Elements ``0..I-1`` are the singletons, ``I + k`` the ``k``-th non-singleton candidate in
+    candidate order. The code table ``ct`` holds the non-singletons in cover order: length desc,
+    and within a length in order of insertion, which is candidate order (support desc, then
+    lexicographic) -- the authors' ``CCCPCodeTable`` inserts a new element at the end of its
+    length's block. Singletons cover last, whatever is left of a row.
+    """
+
+    def __init__(self, db: WeightedDatabase, cands: Candidates) -> None:
+        from sqlanon.generate import kernels
+
+        self.kernels = kernels
+        self.db = db
+        R, m = db.rows.shape
+        I = db.n_items
+        item_sup = db.item_support()
+        st_len = code_lengths(item_sup)
+        st_len[~np.isfinite(st_len)] = 0.0
+        keep = np.nonzero(cands.lengths > 1)[0]
+        cands = cands.select(keep)
+        order = candidate_permutation(cands)
+        self.cands = cands.select(order)
+        N = len(self.cands)
+        E = I + N
+        W = max(1, (I + 63) // 64)
+        self.n_items, self.m, self.W = I, m, W
+        # rows and elements as item bitsets
+        rows = db.rows
+        row_bits = np.zeros((R, W), dtype=np.uint64)
+        for c in range(m):
+            np.bitwise_or.at(row_bits, (np.arange(R), rows[:, c] // 64), np.left_shift(np.uint64(1), (rows[:, c] % 64).astype(np.uint64)))
+        lens = np.concatenate([np.ones(I, dtype=np.int64), self.cands.lengths])
+        owner = np.concatenate([np.arange(I), I + np.repeat(np.arange(N), self.cands.lengths)])
+        members = np.concatenate([np.arange(I), self.cands.items.astype(np.int64)])
+        el_bits = np.zeros((E, W), dtype=np.uint64)
+        np.bitwise_or.at(el_bits, (owner, members // 64), np.left_shift(np.uint64(1), (members % 64).astype(np.uint64)))
+        cols = db.item_column[members]
+        colbits = np.zeros(E, dtype=np.int64)
+        np.bitwise_or.at(colbits, owner, np.left_shift(np.int64(1), cols))
+        distinct = _popcount(colbits)
+        bad = np.nonzero(distinct != lens)[0]
+        if len(bad):
+            raise ConfigError(f"candidate {self.element(int(bad[0]))} has two items of one column")
+        # the rarest item of each element: its rows are the only ones to look at
+        sup_m = item_sup[members]
+        order_m = np.lexsort((sup_m, owner))
+        first = np.zeros(E, dtype=np.int64)
+        first[1:] = np.cumsum(lens)[:-1]
+        el_rare = members[order_m][first].astype(np.int32)
+        el_st = np.bincount(owner, weights=st_len[members], minlength=E)
+        # rows per item
+        flat_items = rows.ravel()
+        occ_order = np.argsort(flat_items, kind="stable")
+        occ = (occ_order // m).astype(np.int32)
+        occ_ptr = np.zeros(I + 1, dtype=np.int64)
+        np.cumsum(np.bincount(flat_items, minlength=I), out=occ_ptr[1:])
+        self.row_bits, self.el_bits, self.el_len = row_bits, el_bits, lens.astype(np.int32)
+        self.el_rare, self.el_st, self.occ, self.occ_ptr = el_rare, el_st, occ, occ_ptr
+        self.wts = db.weights.astype(np.int64)
+        self.usage = np.zeros(E, dtype=np.int64)
+        self.usage[:I] = item_sup
+        self.ct = np.zeros(N + 1, dtype=np.int32)
+        self.meta = np.zeros(4, dtype=np.int64)  # table size, accepted, pruned, zapped
+        self.cnt_len = np.zeros(m + 2, dtype=np.int64)
+        self.cache = np.broadcast_to(row_bits, (m + 2, R, W)).copy()
+        self.agg = np.zeros(6, dtype=np.float64)
+        self.delta = np.zeros(E, dtype=np.int64)
+        self.mark = np.zeros(E, dtype=np.uint8)
+        self.touched = np.zeros(E + 1, dtype=np.int32)
+        self.use_rows = np.zeros(R + 1, dtype=np.int32)
+        self.plist = np.zeros(2 * N + 16, dtype=np.int32)
+        self.support = np.concatenate([item_sup, self.cands.support])
+        self.done = 0
+        self.recompute()
+
+    def recompute(self) -> None:
+        self.kernels._recompute(self.ct, int(self.meta[0]), self.usage, self.el_st, self.n_items, self.agg)
+
+    @property
+    def size(self) -> float:
+        return float(self.agg[5])
+
+    @property
+    def table_size(self) -> int:
+        return int(self.meta[0])
+
+    def element(self, e: int) -> tuple[int, ...]:
+        if e < self.n_items:
+            return (e,)
+        k = e - self.n_items
+        c = self.cands if hasattr(self, "cands") else None
+        return tuple(int(i) for i in c.items[c.offsets[k] : c.offsets[k + 1]]) if c is not None else (e,)
+
+    def step(self, k1: int) -> None:
+        """Try the candidates ``done..k1-1``."""
+        k1 = min(k1, len(self.cands))
+        if k1 <= self.done:
+            return
+        self.kernels.krimp_run(
+            self.done, k1, self.n_items, self.row_bits, self.wts, self.occ_ptr, self.occ, self.el_bits, self.el_len,
+            self.el_rare, self.el_st, self.usage, self.ct, self.meta, self.cnt_len, self.cache, self.agg, self.delta,
+            self.mark, self.touched, self.use_rows, self.plist, self.m, 1e-7,
+        )
+        self.done = k1
+
+    def run(self, progress: ProgressFn | None = None, deadline: float | None = None) -> None:
+        """All candidates, in slices of about a quarter second (progress and the deadline are
+        looked at between slices)."""
+        n = len(self.cands)
+        chunk = 256
+        while self.done < n:
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            t = time.monotonic()
+            self.step(self.done + chunk)
+            spent = time.monotonic() - t
+            chunk = int(min(max(chunk * (0.25 / spent if spent > 0 else 4.0), 16), 1 << 20)) if spent < 0.1 or spent > 0.5 else chunk
+            if progress is not None:
+                progress(self.done, n, self.non_singletons(), self.size)
+
+    def non_singletons(self) -> int:
+        ct = self.ct[: self.table_size]
+        return int((self.usage[ct] > 0).sum())
+
+    def code_table(self, time_limited: bool = False) -> CodeTable:
         st_t, st_d = standard_size(self.db)
-        elems = self.ct_elem
+        I = self.n_items
+        ct = self.ct[: self.table_size].astype(np.int64)
+        item_sup = self.support[:I]
+        singles = np.lexsort((np.arange(I), -item_sup))  # support desc, then item id
+        elems = np.concatenate([ct, singles])
         usage = self.usage[elems]
-        t, d = total_size(usage, self.stlen_el[elems])
+        t, d = total_size(usage, self.el_st[elems])
         return CodeTable(
-            itemsets=[self.elements[e] for e in elems],
+            itemsets=[self.element(int(e)) for e in elems],
             usage=usage.astype(np.int64),
             support=self.support[elems],
             table_bits=t,
             data_bits=d,
             standard_table_bits=st_t,
             standard_data_bits=st_d,
-            candidates_tried=len(self.cand_order),
-            accepted=self.accepted,
-            pruned=self.pruned,
+            candidates_tried=int(self.done),
+            accepted=int(self.meta[1]),
+            pruned=int(self.meta[2] + self.meta[3]),
+            candidates_total=len(self.cands),
+            time_limited=time_limited,
         )
+
+
+def _popcount(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.uint64)
+    out = np.zeros(len(x), dtype=np.int64)
+    for _ in range(64):
+        out += (x & np.uint64(1)).astype(np.int64)
+        x = x >> np.uint64(1)
+    return out
 
 
 def krimp(
     db: WeightedDatabase,
-    candidates: Sequence[tuple[int, ...]],
-    supports: Sequence[int],
-    progress: Callable[[int, int], None] | None = None,
+    candidates: "Candidates | Sequence[tuple[int, ...]]",
+    supports: Sequence[int] | None = None,
+    progress: ProgressFn | None = None,
+    deadline: float | None = None,
 ) -> CodeTable:
     """Run KRIMP over ``candidates`` (itemsets of item ids with their supports in ``db``).
+
+    ``progress(done, total, code_table_size, total_bits)`` is called between slices of
+    candidates; ``deadline`` (a ``time.monotonic()`` instant) stops early with the code table
+    built so far (``CodeTable.time_limited``).
 
     >>> import numpy as np
     >>> db = WeightedDatabase(np.array([[0, 2], [1, 3]]), np.array([5, 1]), np.array([0, 0, 1, 1]))
@@ -419,9 +401,13 @@ def krimp(
     >>> [s for s in ct.itemsets if len(s) > 1]
     [(0, 2)]
     """
-    state = _Krimp(db, candidates, supports)
-    state.run(progress)
-    return state.code_table()
+    if isinstance(getattr(candidates, "candidates", None), Candidates):  # itemsets.Itemsets
+        candidates = candidates.candidates  # type: ignore[union-attr]
+    if not isinstance(candidates, Candidates):
+        candidates = Candidates.from_tuples(list(candidates), [] if supports is None else list(supports))
+    state = _Krimp(db, candidates)
+    state.run(progress, deadline)
+    return state.code_table(time_limited=state.done < len(state.cands))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,578 @@
+"""Compiled inner loops of ``generate`` (numba, ``nopython``): the itemset miner and KRIMP's cover.
+
+Both run over the *frequency set* that one SQL ``GROUP BY`` returned (the distinct rows as item
+ids, one per column, with their counts), never over source rows. Why compiled Python and not SQL:
+mining is a depth-first search whose every step depends on the last (tens of thousands of tiny
+steps per second), and KRIMP tries every candidate against the current code table (109,304 on
+mushroom); at ~5 ms per SQL round trip either would take hours. Why not numpy alone: both loops
+branch per row and per code-table element; vectorizing them costs more in temporaries than the
+work itself (the previous numpy KRIMP needed 25+ minutes on mushroom).
+
+* :func:`mine_branches` -- frequent (``closed=False``) or closed frequent (``closed=True``)
+  itemsets by depth-first search over tid lists with occurrence delivery; closed ones by LCM's
+  prefix-preserving closure extension (Uno et al. 2004), so only closed itemsets are ever
+  visited. An item is ``(column, value)``, so a row holds one item per column and the closure
+  of a tid list is the set of columns that are constant on it.
+* :func:`krimp_run` -- KRIMP (Vreeken, van Leeuwen, Siebes 2011) as the authors' C++ runs it
+  (``coverpartial``: ``CCCPCodeTable`` with post-acceptance pruning): per row and per element
+  length a cached uncovered-item bitset, a candidate tried only on the rows that contain its
+  rarest item, and the old and new cover of a row advanced together until they agree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# ---------------------------------------------------------------------------------------------
+# mining
+
+
+@njit(cache=True)
+def _grow_i32(a, need):
+    if need <= a.shape[0]:
+        return a
+    b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def _grow_i64(a, need):
+    if need <= a.shape[0]:
+        return a
+    b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def _extensions(rows, wts, tids, nt, pv, core, min_sup, count, touched, out):
+    """Frequent one-item extensions of the itemset ``pv`` (column -> item or -1) on its tid list:
+    items ``> core`` in free columns with weighted support ``>= min_sup``, ascending in ``out``."""
+    m = rows.shape[1]
+    nto = 0
+    for k in range(nt):
+        r = tids[k]
+        w = wts[r]
+        for c in range(m):
+            if pv[c] >= 0:
+                continue
+            e = rows[r, c]
+            if e <= core:
+                continue
+            if count[e] == 0:
+                touched[nto] = e
+                nto += 1
+            count[e] += w
+    n = 0
+    for k in range(nto):
+        e = touched[k]
+        if count[e] >= min_sup:
+            out[n] = e
+            n += 1
+        count[e] = 0
+    out[:n].sort()
+    return n
+
+
+@njit(cache=True)
+def mine_branches(rows, wts, item_col, n_items, min_sup, closed, min_length, max_length, lo, hi, emit_root):
+    """Itemsets under the root's extensions ``lo..hi-1`` (and the root itself if ``emit_root``).
+
+    Returns ``(items, offsets, support, n, n_root_ext)``: itemset ``k`` is
+    ``items[offsets[k]:offsets[k+1]]`` (ascending item ids) with ``support[k]``; ``n_root_ext``
+    is the number of root extensions (so the caller can split the search into branches).
+    """
+    R, m = rows.shape
+    depth_cap = m + 2
+    tids = np.empty((depth_cap, max(R, 1)), dtype=np.int32)
+    nts = np.zeros(depth_cap, dtype=np.int64)
+    pvs = np.full((depth_cap, m), -1, dtype=np.int32)
+    ext = np.empty((depth_cap, n_items + 1), dtype=np.int32)
+    ext_n = np.zeros(depth_cap, dtype=np.int64)
+    ext_pos = np.zeros(depth_cap, dtype=np.int64)
+    count = np.zeros(n_items + 1, dtype=np.int64)
+    touched = np.empty(n_items + 1, dtype=np.int32)
+    sup_d = np.zeros(depth_cap, dtype=np.int64)
+    plen = np.zeros(depth_cap, dtype=np.int64)
+    items = np.empty(1024, dtype=np.int32)
+    offsets = np.zeros(1025, dtype=np.int64)
+    support = np.empty(1024, dtype=np.int64)
+    n = 0
+    nitems = 0
+    buf = np.empty(m, dtype=np.int32)
+    # root: every row; closed -> its closure (the columns constant over all rows)
+    nt = 0
+    total = 0
+    for r in range(R):
+        if wts[r] > 0:
+            tids[0, nt] = r
+            nt += 1
+            total += wts[r]
+    nts[0] = nt
+    sup_d[0] = total
+    if closed and nt > 0:
+        for c in range(m):
+            v = rows[tids[0, 0], c]
+            same = True
+            for k in range(1, nt):
+                if rows[tids[0, k], c] != v:
+                    same = False
+                    break
+            if same:
+                pvs[0, c] = v
+                plen[0] += 1
+    if total < min_sup:
+        return items[:0], offsets[:1], support[:0], 0, 0
+    n_root = _extensions(rows, wts, tids[0], nt, pvs[0], -1, min_sup, count, touched, ext[0])
+    ext_n[0] = min(hi, n_root)
+    ext_pos[0] = lo
+    if emit_root and plen[0] >= min_length and plen[0] > 0 and (max_length <= 0 or plen[0] <= max_length):
+        L = 0
+        for c in range(m):
+            if pvs[0, c] >= 0:
+                buf[L] = pvs[0, c]
+                L += 1
+        srt = np.sort(buf[:L])
+        items = _grow_i32(items, nitems + L)
+        items[nitems : nitems + L] = srt
+        nitems += L
+        offsets[1] = nitems
+        support[0] = total
+        n = 1
+    d = 0
+    while d >= 0:
+        if ext_pos[d] >= ext_n[d]:
+            d -= 1
+            continue
+        e = ext[d, ext_pos[d]]
+        ext_pos[d] += 1
+        ce = item_col[e]
+        # tid list of P + e
+        nt = 0
+        s = 0
+        for k in range(nts[d]):
+            r = tids[d, k]
+            if rows[r, ce] == e:
+                tids[d + 1, nt] = r
+                nt += 1
+                s += wts[r]
+        for c in range(m):
+            pvs[d + 1, c] = pvs[d, c]
+        pvs[d + 1, ce] = e
+        L = plen[d] + 1
+        if closed:
+            ok = True
+            for c in range(m):
+                if pvs[d + 1, c] >= 0:
+                    continue
+                v = rows[tids[d + 1, 0], c]
+                same = True
+                for k in range(1, nt):
+                    if rows[tids[d + 1, k], c] != v:
+                        same = False
+                        break
+                if same:
+                    if v < e:  # not prefix-preserving: this closed set is reached from a smaller item
+                        ok = False
+                        break
+                    pvs[d + 1, c] = v
+                    L += 1
+            if not ok:
+                continue
+        nts[d + 1] = nt
+        sup_d[d + 1] = s
+        plen[d + 1] = L
+        if L >= min_length and (max_length <= 0 or L <= max_length):
+            k2 = 0
+            for c in range(m):
+                if pvs[d + 1, c] >= 0:
+                    buf[k2] = pvs[d + 1, c]
+                    k2 += 1
+            srt = np.sort(buf[:k2])
+            items = _grow_i32(items, nitems + k2)
+            items[nitems : nitems + k2] = srt
+            nitems += k2
+            offsets = _grow_i64(offsets, n + 2)
+            support = _grow_i64(support, n + 1)
+            offsets[n + 1] = nitems
+            support[n] = s
+            n += 1
+        if max_length > 0 and L >= max_length:
+            continue
+        ext_n[d + 1] = _extensions(rows, wts, tids[d + 1], nt, pvs[d + 1], e, min_sup, count, touched, ext[d + 1])
+        ext_pos[d + 1] = 0
+        d += 1
+    return items[:nitems], offsets[: n + 1], support[:n], n, n_root
+
+
+# ---------------------------------------------------------------------------------------------
+# KRIMP
+
+
+@njit(cache=True, inline="always")
+def _covers(state, el_bits, e, W):
+    for k in range(W):
+        b = el_bits[e, k]
+        if (state[k] & b) != b:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _block_start(cnt_len, L, m):
+    """Index of the first code-table element of length ``L`` (the table is sorted by length desc)."""
+    s = 0
+    for L2 in range(m, L, -1):
+        s += cnt_len[L2]
+    return s
+
+
+@njit(cache=True)
+def _bump(e, w, delta, mark, touched, nt):
+    if mark[e] == 0:
+        mark[e] = 1
+        touched[nt] = e
+        nt += 1
+    delta[e] += w
+    return nt
+
+
+@njit(cache=True)
+def _cover_tail(old, new, pos, ct, ct_n, el_bits, W, w, delta, mark, touched, nt):
+    """Advance a row's old and new uncovered sets over the code table from ``pos`` on, then the
+    singletons; usage changes go to ``delta``. Stops as soon as both agree (the rest is equal)."""
+    for q in range(pos, ct_n):
+        same = True
+        for k in range(W):
+            if old[k] != new[k]:
+                same = False
+                break
+        if same:
+            return nt
+        e = ct[q]
+        co = _covers(old, el_bits, e, W)
+        cn = _covers(new, el_bits, e, W)
+        if co and cn:
+            for k in range(W):
+                old[k] &= ~el_bits[e, k]
+                new[k] &= ~el_bits[e, k]
+        elif co:
+            for k in range(W):
+                old[k] &= ~el_bits[e, k]
+            nt = _bump(e, -w, delta, mark, touched, nt)
+        elif cn:
+            for k in range(W):
+                new[k] &= ~el_bits[e, k]
+            nt = _bump(e, w, delta, mark, touched, nt)
+    for k in range(W):
+        gone = old[k] & ~new[k]
+        came = new[k] & ~old[k]
+        b = 0
+        while gone != 0:
+            if gone & np.uint64(1):
+                nt = _bump(k * 64 + b, -w, delta, mark, touched, nt)
+            gone >>= np.uint64(1)
+            b += 1
+        b = 0
+        while came != 0:
+            if came & np.uint64(1):
+                nt = _bump(k * 64 + b, w, delta, mark, touched, nt)
+            came >>= np.uint64(1)
+            b += 1
+    return nt
+
+
+@njit(cache=True)
+def _size_terms(u, st):
+    """Contributions of one element with usage ``u`` to (sum u log u, sum log u, sum stlen, n)."""
+    if u <= 0:
+        return 0.0, 0.0, 0.0, 0
+    lu = np.log2(u)
+    return u * lu, lu, st, 1
+
+
+@njit(cache=True)
+def _total(S, A, B, C, n):
+    if S <= 0:
+        return 0.0
+    lS = np.log2(S)
+    return S * lS - A + C + n * lS - B
+
+
+@njit(cache=True)
+def _recompute(ct, ct_n, usage, el_st, n_items, agg):
+    S = 0.0
+    A = 0.0
+    B = 0.0
+    C = 0.0
+    n = 0
+    for i in range(n_items):
+        u = float(usage[i])
+        a, b, c, k = _size_terms(u, el_st[i])
+        S += u
+        A += a
+        B += b
+        C += c
+        n += k
+    for q in range(ct_n):
+        e = ct[q]
+        u = float(usage[e])
+        a, b, c, k = _size_terms(u, el_st[e])
+        S += u
+        A += a
+        B += b
+        C += c
+        n += k
+    agg[0] = S
+    agg[1] = A
+    agg[2] = B
+    agg[3] = C
+    agg[4] = n
+    agg[5] = _total(S, A, B, C, n)
+
+
+@njit(cache=True)
+def _trial_total(agg, usage, el_st, delta, touched, nt, extra, extra_u):
+    """Total size if the usage deltas (and ``extra`` element at usage ``extra_u``) were applied."""
+    S = agg[0]
+    A = agg[1]
+    B = agg[2]
+    C = agg[3]
+    n = agg[4]
+    for k in range(nt):
+        e = touched[k]
+        u0 = float(usage[e])
+        u1 = u0 + float(delta[e])
+        a0, b0, c0, k0 = _size_terms(u0, el_st[e])
+        a1, b1, c1, k1 = _size_terms(u1, el_st[e])
+        S += u1 - u0
+        A += a1 - a0
+        B += b1 - b0
+        C += c1 - c0
+        n += k1 - k0
+    if extra >= 0:
+        u1 = float(extra_u)
+        a1, b1, c1, k1 = _size_terms(u1, el_st[extra])
+        S += u1
+        A += a1
+        B += b1
+        C += c1
+        n += k1
+    return _total(S, A, B, C, n)
+
+
+@njit(cache=True)
+def _reset(delta, mark, touched, nt):
+    for k in range(nt):
+        e = touched[k]
+        delta[e] = 0
+        mark[e] = 0
+
+
+@njit(cache=True)
+def _refresh_rows(cache, ct, cnt_len, el_bits, m, W, use_rows, nuse, top, state):
+    """Recompute the cached states of rows ``use_rows`` for every length ``< top``, starting from
+    the (already right) state at length ``top``."""
+    for j in range(nuse):
+        r = use_rows[j]
+        for k in range(W):
+            state[k] = cache[top, r, k]
+        for L in range(top - 1, 1, -1):
+            bs = _block_start(cnt_len, L, m)
+            for q in range(bs, bs + cnt_len[L]):
+                e = ct[q]
+                if _covers(state, el_bits, e, W):
+                    for k in range(W):
+                        state[k] &= ~el_bits[e, k]
+            for k in range(W):
+                cache[L, r, k] = state[k]
+
+
+@njit(cache=True)
+def _find(ct, cnt_len, m, e, L):
+    bs = _block_start(cnt_len, L, m)
+    for q in range(bs, bs + cnt_len[L]):
+        if ct[q] == e:
+            return q
+    return -1
+
+
+@njit(cache=True)
+def _remove_at(ct, ct_n, q):
+    for k in range(q, ct_n - 1):
+        ct[k] = ct[k + 1]
+
+
+@njit(cache=True)
+def _try_delete(d, row_bits, wts, occ_ptr, occ, el_bits, el_len, el_rare, el_st, usage, ct, meta, cnt_len, cache,
+                agg, delta, mark, touched, use_rows, m, W, old, new):
+    """Usage deltas and the total size of the code table without ``d``. Returns ``(total, nt, nuse, q)``."""
+    L = el_len[d]
+    q = _find(ct, cnt_len, m, d, L)
+    bs = _block_start(cnt_len, L, m)
+    ct_n = meta[0]
+    nt = 0
+    nuse = 0
+    rare = el_rare[d]
+    for j in range(occ_ptr[rare], occ_ptr[rare + 1]):
+        r = occ[j]
+        if not _covers(row_bits[r], el_bits, d, W):
+            continue
+        for k in range(W):
+            new[k] = cache[L + 1, r, k]
+        for q2 in range(bs, q):
+            e = ct[q2]
+            if _covers(new, el_bits, e, W):
+                for k in range(W):
+                    new[k] &= ~el_bits[e, k]
+        if not _covers(new, el_bits, d, W):
+            continue
+        use_rows[nuse] = r
+        nuse += 1
+        for k in range(W):
+            old[k] = new[k] & ~el_bits[d, k]
+        nt = _cover_tail(old, new, q + 1, ct, ct_n, el_bits, W, wts[r], delta, mark, touched, nt)
+    nt = _bump(d, -usage[d], delta, mark, touched, nt)
+    return _trial_total(agg, usage, el_st, delta, touched, nt, -1, 0), nt, nuse, q
+
+
+@njit(cache=True)
+def _sort_after(plist, start, pn, usage):
+    """The authors' ``SortPostPruneList``: one bubble pass per start position, stopping at the
+    first pass without a swap (their exact loop, so ties and its partial sorts are theirs)."""
+    if start >= pn - 1:
+        return
+    last = pn - 1
+    a = start
+    while a != last:
+        changed = False
+        b = a
+        while b != last:
+            c = b + 1
+            if usage[plist[b]] > usage[plist[c]]:
+                changed = True
+                t = plist[b]
+                plist[b] = plist[c]
+                plist[c] = t
+            b = c
+        if not changed:
+            break
+        a += 1
+
+
+@njit(cache=True)
+def _prune_insert(plist, pn, after, e, usage):
+    """Insert ``e`` after position ``after`` before the first element with a higher usage, unless
+    it is already there. Returns the new length."""
+    if pn >= plist.shape[0]:
+        return pn
+    for j in range(after + 1, pn):
+        if plist[j] == e:
+            return pn
+    j = after + 1
+    while j < pn and usage[plist[j]] <= usage[e]:
+        j += 1
+    for k in range(pn, j, -1):
+        plist[k] = plist[k - 1]
+    plist[j] = e
+    return pn + 1
+
+
+@njit(cache=True)
+def krimp_run(k0, k1, n_items, row_bits, wts, occ_ptr, occ, el_bits, el_len, el_rare, el_st, usage, ct, meta,
+              cnt_len, cache, agg, delta, mark, touched, use_rows, plist, m, eps):
+    """Try candidates (element ids ``n_items + k`` for ``k`` in ``k0..k1-1``, in candidate order)."""
+    W = row_bits.shape[1]
+    old = np.empty(W, dtype=np.uint64)
+    new = np.empty(W, dtype=np.uint64)
+    state = np.empty(W, dtype=np.uint64)
+    for kk in range(k0, k1):
+        x = n_items + kk
+        L = el_len[x]
+        pos = _block_start(cnt_len, L, m) + cnt_len[L]  # the end of its length block
+        ct_n = meta[0]
+        nt = 0
+        nuse = 0
+        ux = 0
+        rare = el_rare[x]
+        for j in range(occ_ptr[rare], occ_ptr[rare + 1]):
+            r = occ[j]
+            if not _covers(cache[L, r], el_bits, x, W):
+                continue
+            w = wts[r]
+            ux += w
+            use_rows[nuse] = r
+            nuse += 1
+            for k in range(W):
+                old[k] = cache[L, r, k]
+                new[k] = old[k] & ~el_bits[x, k]
+            nt = _cover_tail(old, new, pos, ct, ct_n, el_bits, W, w, delta, mark, touched, nt)
+        if ux == 0:
+            continue
+        tot = _trial_total(agg, usage, el_st, delta, touched, nt, x, ux)
+        if not tot < agg[5] - eps:
+            _reset(delta, mark, touched, nt)
+            continue
+        # accept: usages, the table, the cached states of the rows that use x
+        for k in range(nt):
+            e = touched[k]
+            usage[e] += delta[e]
+        usage[x] = ux
+        for k in range(ct_n, pos, -1):
+            ct[k] = ct[k - 1]
+        ct[pos] = x
+        meta[0] = ct_n + 1
+        ct_n += 1
+        cnt_len[L] += 1
+        meta[1] += 1
+        for j in range(nuse):
+            r = use_rows[j]
+            for k in range(W):
+                cache[L, r, k] &= ~el_bits[x, k]
+        _refresh_rows(cache, ct, cnt_len, el_bits, m, W, use_rows, nuse, L, state)
+        _recompute(ct, ct_n, usage, el_st, n_items, agg)
+        # post-acceptance pruning, as the authors' PrunePostAccept: the elements after x whose
+        # usage fell, in code-table order
+        pn = 0
+        for q in range(pos + 1, ct_n):
+            e = ct[q]
+            if mark[e] == 1 and delta[e] < 0:
+                plist[pn] = e
+                pn += 1
+        _reset(delta, mark, touched, nt)
+        i = 0
+        while i < pn:
+            d = plist[i]
+            if usage[d] == 0:  # zapped at once
+                q = _find(ct, cnt_len, m, d, el_len[d])
+                _remove_at(ct, meta[0], q)
+                meta[0] -= 1
+                cnt_len[el_len[d]] -= 1
+                meta[3] += 1
+                i += 1
+                continue
+            tot, nt, nuse, q = _try_delete(d, row_bits, wts, occ_ptr, occ, el_bits, el_len, el_rare, el_st, usage, ct,
+                                           meta, cnt_len, cache, agg, delta, mark, touched, use_rows, m, W, old, new)
+            if tot <= agg[5] + eps:
+                Ld = el_len[d]
+                for k in range(nt):
+                    e = touched[k]
+                    usage[e] += delta[e]
+                _remove_at(ct, meta[0], q)
+                meta[0] -= 1
+                cnt_len[Ld] -= 1
+                meta[2] += 1
+                _refresh_rows(cache, ct, cnt_len, el_bits, m, W, use_rows, nuse, Ld + 1, state)
+                _recompute(ct, meta[0], usage, el_st, n_items, agg)
+                # UpdatePostPruneList: re-sort what is left, then add the elements whose usage fell
+                # (the authors start one past the removed position: its successor is not looked at)
+                _sort_after(plist, i + 1, pn, usage)
+                for q2 in range(q + 1, meta[0]):
+                    e = ct[q2]
+                    if mark[e] == 1 and delta[e] < 0:
+                        pn = _prune_insert(plist, pn, i, e, usage)
+            _reset(delta, mark, touched, nt)
+            i += 1
+    return meta[0]
