@@ -107,6 +107,7 @@ class BottomUpOptions(SearchOptions):
     trace: bool = Field(False, description="Keep and print every generalization step.")
     numeric_fanout: int = Field(2, ge=2, description="Children per node of the interval tree built for a numeric QI.")
     pruning: bool = Field(True, description="Skip candidates that cannot win (false: evaluate all; for tests).")
+    time_limit: Optional[float] = Field(None, gt=0, description="Stop after this many seconds, the vids included (none: no limit); the cheapest state within the budget so far is returned.")
 
 
 class TopDownOptions(SearchOptions):

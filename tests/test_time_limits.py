@@ -155,3 +155,60 @@ def test_a_step_limit_that_leaves_nearly_everything_suppressed_warns(tmp_path):
     args[args.index("--step-limit") + 1] = "400"
     report = json.loads(CliRunner().invoke(app, args).stdout)
     assert "warnings" not in report and report["suppressed_rows"] < 0.9 * report["rows"]
+
+
+def _bottom_up_clock(monkeypatch, clock, probe_seconds: float):
+    from sqlanon.stats.bottom_up import VidTable
+
+    original = VidTable.probe
+
+    def probe(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        clock.spend(probe_seconds)
+        return out
+
+    monkeypatch.setattr(VidTable, "probe", probe)
+
+
+def test_bottom_up_reports_progress_and_keeps_its_time_limit(tmp_path, clock, monkeypatch):
+    _bottom_up_clock(monkeypatch, clock, probe_seconds=1.0)
+    data, qi, qis, _ = wide_table(tmp_path, n_qi=4, n_rows=300)
+    unlimited = sqlanon.anonymize(input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", dry_run=True)
+    assert unlimited["stopped_by"] == "done"
+    spent = unlimited["search_seconds"]
+    assert spent > 20  # enough probes that a limit of a third of it stops the search after a progress line
+    messages = []
+    out = str(tmp_path / "out.csv")
+    report = sqlanon.anonymize(input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", output=out, progress=messages.append,
+                               search_options={"time_limit": spent * 0.8})
+    assert report["stopped_by"] == "time_limit"
+    assert report["search_seconds"] <= spent * 0.8  # the clock is read before every probe
+    assert report["steps_explored"] < unlimited["steps_explored"]
+    assert any(m.startswith("bottom-up: ") and " steps in " in m and "A(VID)" in m for m in messages)  # progress every 5 s
+    assert any("bottom-up: stopped by time_limit" in m for m in messages)
+    assert "warnings" not in report
+    got = checker.check_k(checker.read_rows(out), qis, 4, 0.3)
+    assert got["ok"], got  # the cheapest state within the budget so far, verified
+    # out of time before the budget is met: the most general cut, said to keep nothing, and why
+    report = sqlanon.anonymize(input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", dry_run=True, search_options={"time_limit": 1})
+    assert report["stopped_by"] == "time_limit" and report["search_seconds"] <= 1
+    assert set(report["transformation"][qis[0]]) == {"*"}
+    warning, = report["warnings"]
+    assert warning["cause"] == "time_limit"
+
+
+def test_bottom_up_time_limit_from_the_cli(tmp_path, clock, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from sqlanon.cli import app
+
+    _bottom_up_clock(monkeypatch, clock, probe_seconds=0.5)
+    data, qi, _, _ = wide_table(tmp_path, n_qi=4, n_rows=300)
+    args = ["anonymize", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "4", "--search", "bottom-up", "--max-suppression", "0.3",
+            "--time-limit", "2", "--dry-run", "--json", "-q"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["stopped_by"] == "time_limit" and report["time_limit"] == 2 and report["search_seconds"] <= 2

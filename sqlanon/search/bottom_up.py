@@ -38,13 +38,13 @@ no levels) refuses bounds.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.metrics.lm import recoding_aggregates as lm_recoding_aggregates, recoding_value as lm_recoding_value
 from sqlanon.plan import Plan, Recoding
+from sqlanon.search.limits import Limits
 from sqlanon.stats.bottom_up import Probe, VidTable, class_values_query
 
 ROUND = 9  # decimals used when comparing I and IP (ties across float summation orders)
@@ -320,23 +320,35 @@ class BottomUp:
         return self.vids.probe(attr, p, self.tax[attr].children[p], self.K)
 
     # -- one iteration ----------------------------------------------------------------------------
-    def step(self) -> Step | None:
+    def step(self, limits: Limits | None = None, tick=None) -> Step | None:
+        """One generalization (None when none is valid, or when ``limits`` run out before its
+        statements: then nothing is applied and ``limits.stopped_by`` says so). ``tick(done,
+        total)`` is called after each probe (progress on long steps)."""
         valid = self.valid()
         if not valid:
             return None
+        limits = limits or Limits(None)
+        if not limits.room(1):
+            return None
         A = self.anonymity
-        cand = self.candidates() if self.prune else valid
+        cand = limits.run(1, self.candidates) if self.prune else valid
         probes: dict[tuple[int, int], Probe] = {}
         gains: dict[tuple[int, int], int] = {}
         for g in cand:
-            pr = self.probe(*g)
+            if not limits.room(1):  # the clock is read before every probe statement
+                for pr in probes.values():
+                    self.vids.discard(pr)
+                return None
+            pr = limits.run(1, lambda: self.probe(*g))
             probes[g] = pr
+            if tick is not None:
+                tick(len(probes), len(cand))
             gains[g] = max(0, self.anonymity_after(pr) - A)
         best = min(valid, key=lambda g: choice_key(self.weighted_info(g), gains.get(g, 0), g[0], g[1], self.weight_key(g[0])))
         for g, pr in probes.items():
             if g != best:
                 self.vids.discard(pr)
-        pr = probes.get(best) or self.probe(*best)
+        pr = probes.get(best) or limits.run(1, lambda: self.probe(*best))
         self._apply(pr)
         info, gain = self.weighted_info(best), gains.get(best, 0)
         step = Step(
@@ -436,9 +448,25 @@ def _int_option(options: dict, key: str, default: int) -> int:
         raise ConfigError(f"search option {key!r} must be a whole number, got {value!r}") from None
 
 
+def _most_general(search: BottomUp) -> list[set[int]]:
+    """Per attribute, the most general cut the search may reach (the root, or under a max level
+    the highest nodes below it)."""
+    cuts = []
+    for t, barred in zip(search.tax, search.barred):
+        cut = set()
+        for leaf in range(t.n_leaves):
+            x = leaf
+            while t.parent[x] >= 0 and t.parent[x] not in barred:
+                x = t.parent[x]
+            cut.add(x)
+        cuts.append(cut)
+    return cuts
+
+
 def run(ctx) -> Plan:
-    started = time.perf_counter()
     options = ctx.options or {}
+    time_limit = options.get("time_limit")
+    limits = Limits(float(time_limit) if time_limit is not None else None)  # the vids and every step count
     requirement = ctx.requirement
     K = int(requirement.k if requirement.models else options.get("k") or 1)
     if options.get("k") is not None and not requirement.models:
@@ -516,13 +544,27 @@ def run(ctx) -> Plan:
 
     # Generalize in IP order until the budget is met, then keep going while suppression remains:
     # the returned cut is the cheapest state (generalization + suppression) within the budget.
+    said = [limits.elapsed()]
+
+    def tick(probed: int = 0, candidates: int = 0) -> None:
+        """A progress line every few seconds, within long steps too."""
+        now = limits.elapsed()
+        if now - said[0] < 5.0:
+            return
+        said[0] = now
+        within = f" (step {explored + 1}: {probed} of {candidates} candidates probed)" if candidates else ""
+        ctx.progress(f"bottom-up: {explored} steps in {now:.0f} s{within}, A(VID) = {search.anonymity} (K = {K}), "
+                     f"{search.violating_rows():,} rows in vids below K (budget {budget:,}), {search.vid_count:,} vids"
+                     + (f", best {metric_name} {best[0]:.6g}" if best is not None else ""))
+
     while True:
-        if search.k_satisfied() and consider() == 0:
+        if search.k_satisfied() and limits.room(1) and limits.run(1, consider) == 0:
             break  # nothing suppressed: any further step only adds loss
-        s = search.step()
+        s = search.step(limits, tick)
         if s is None:
             break
         explored += 1
+        tick()
         loss += search.weighted_info((s.attr, s.parent)) * search.info[(s.attr, s.parent)][1]
         d = search.describe_step(s, ctx.qis, len(search.steps))
         trace_rows.append(d)
@@ -532,12 +574,25 @@ def run(ctx) -> Plan:
                 f"step {d['step']}: {d['attribute']} {d['generalization']}  I={d['I']:.6g} P={d['P']} "
                 f"IP={'inf' if d['IP'] is None else format(d['IP'], '.6g')}  A(VID)={d['A']}"
             )
+    stopped_by = limits.stopped_by or "done"
+    ctx.progress(f"bottom-up: stopped by {stopped_by} after {explored} steps, {search.probes} probes in {limits.elapsed():.1f} s")
+    if best is None and limits.stopped_by and (use_lm or bounds is None):
+        # out of time before the budget was met: the most general cut the search may reach
+        search.cut = _most_general(search)
+        recoding = search.recoding()
+        aggs = lm_recoding_aggregates(ctx.stats, recoding, weights) if use_lm else ()
+        ns = ctx.stats.evaluate(recoding, ok, aggs)
+        if ns.suppressed <= budget and ns.suppressed < rows:
+            cost = lm_recoding_value(ctx.stats, ns, weights) if use_lm else per_row * (rows + ns.suppressed) / rows
+            best = (cost, len(search.steps), [set(c) for c in search.cut], ns.suppressed, per_row if not use_lm else 0.0)
     if best is None:
         from sqlanon.privacy.diagnosis import unsatisfiable
 
         recoding = search.recoding()
         search.vids.drop()
         scope = "(bottom-up, every quasi-identifier generalized as far as " + ("its --max-level allows)" if bounds is not None else "it goes)")
+        if limits.stopped_by:
+            scope = f"(bottom-up, stopped by its time limit after {explored} steps)"
         raise unsatisfiable(ctx.stats, requirement, recoding, qis=ctx.qis, scope=scope,
                             label="the most general cut bottom-up reached")
     cost, chosen_steps, cut, _, gen_loss = best
@@ -551,7 +606,9 @@ def run(ctx) -> Plan:
         "vids_final": search.vids.size(),
         "probes": search.probes,
         "rows_touched": search.rows_touched,
-        "search_seconds": round(time.perf_counter() - started, 3),
+        "search_seconds": round(limits.elapsed(), 3),
+        "stopped_by": stopped_by,
+        "time_limit": limits.time_limit,
         "suppressed_row_cost": (1.0 if weights is None else sum(weights) / len(weights)) if use_lm else per_row,
         "generalization_loss": gen_loss,
     }

@@ -49,15 +49,16 @@ def choose_search(policy, stats) -> tuple[str, dict]:
 
 
 def refuse_limits(search: str, options: dict) -> None:
-    """--time-limit / --step-limit are honoured by lightning (and time_limit by genetic): refuse
+    """--time-limit / --step-limit are honoured by lightning (and time_limit by genetic and
+    bottom-up): refuse
     them for a search that would ignore them."""
     if search in HEURISTIC_SEARCHES:
         return
     for key in LIMITS:
-        if options.get(key) is None or (search == "genetic" and key == "time_limit"):
+        if options.get(key) is None or (search in ("genetic", "bottom-up") and key == "time_limit"):
             continue
         flag = "--" + key.replace("_", "-")
-        users = "lightning or auto" + (" (and --time-limit: genetic)" if key == "time_limit" else "")
+        users = "lightning or auto" + (" (and --time-limit: genetic, bottom-up)" if key == "time_limit" else "")
         raise ConfigError(f"{flag} applies to --search {users}; search {search} would ignore it")
 
 
