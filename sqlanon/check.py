@@ -159,6 +159,8 @@ def load_transformation(spec: str | dict) -> dict:
     just its ``transformation`` object)."""
     import json
 
+    from sqlanon.strict_load import load_json
+
     if isinstance(spec, dict):
         data = spec
     else:
@@ -167,7 +169,7 @@ def load_transformation(spec: str | dict) -> dict:
             with open(spec, encoding="utf-8") as fh:
                 text = fh.read()
         try:
-            data = json.loads(text)
+            data = load_json(text, "--transformation")  # a key twice is an error, not the last one wins
         except json.JSONDecodeError:
             raise ConfigError(f"--transformation is neither a JSON file nor JSON: {str(spec)[:60]!r}") from None
     if isinstance(data, dict) and isinstance(data.get("transformation"), dict):

@@ -10,13 +10,40 @@ import json
 from typing import List, Optional
 
 import typer
+from typer.core import TyperGroup
 
-from sqlanon.errors import ConfigError, SqlanonError
+from sqlanon.errors import ConfigError, SqlanonError, from_os_error
 from sqlanon.options import given
 
 EXIT_HELP = "Exit codes: 0 ok, 1 error, 2 usage, 3 unsatisfiable."
+#: the flag parser's error base class (typer >= 0.22 vendors click: not ``click.ClickException``)
+_PARSER_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class _JsonUsageErrors(TyperGroup):
+    """Under ``--json``, a usage error of the flag parser (``--k 2.5``, an unknown flag, a missing
+    required option) is one JSON object on stdout, ``{"error": .., "exit_code": 2}``, and one
+    ``error: ..`` line on stderr, like every other error; the exit code is the parser's."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        import sys
+
+        argv = list(sys.argv[1:] if args is None else args)
+        if not standalone_mode or "--json" not in argv:
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(argv, prog_name, complete_var, False, **extra)
+        except _PARSER_ERROR as err:
+            _fail(err.format_message(), err.exit_code, True)
+            sys.exit(err.exit_code)
+        except typer.Abort:
+            _fail("aborted", 1, True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
 
 app = typer.Typer(
+    cls=_JsonUsageErrors,
     name="sqlanon",
     help="Anonymize tables inside the database: k-anonymity, l-diversity, t-closeness by generated SQL. " + EXIT_HELP,
     no_args_is_help=True,
@@ -92,6 +119,11 @@ def _run(fn, *args, json_out: bool = False, **kwargs):
         if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
             raise
         raise _fail("interrupted; nothing was written", 130, json_out)
+    except OSError as err:  # a read-only or full disk, a folder that is a file: one line naming the path
+        if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
+            raise
+        mapped = from_os_error(err)
+        raise _fail(str(mapped), mapped.exit_code, json_out)
     except Exception as err:  # an unexpected failure: still one line, no locals, no row values
         if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
             raise

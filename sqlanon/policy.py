@@ -6,11 +6,10 @@ keys and bad values are :class:`ConfigError` naming the key.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, fields
 from typing import Any
-
-import yaml
 
 from sqlanon.errors import ConfigError
 
@@ -89,11 +88,12 @@ class Policy:
     def from_file(cls, path: str) -> "Policy":
         if not os.path.isfile(path):
             raise ConfigError(f"policy file not found: {path}")
-        with open(path, encoding="utf-8") as fh:
-            try:
-                data = yaml.safe_load(fh) or {}
-            except yaml.YAMLError as err:
-                raise ConfigError(f"policy {path} is not valid YAML: {str(err).splitlines()[0]}") from None
+        from sqlanon.strict_load import load_yaml, read_text
+
+        where = f"policy {path}"
+        data = load_yaml(read_text(path, where), where)  # a key given twice is an error, at any depth
+        if data is None:
+            data = {}
         if not isinstance(data, dict):
             raise ConfigError(f"policy {path} must be a mapping of keys to values")
         base = os.path.dirname(os.path.abspath(path))
@@ -271,6 +271,10 @@ def _coerce(key: str, value, where: str):
         return {str(k).replace("-", "_"): v for k, v in value.items()}
     kind = _TYPES.get(key)
     if kind is None:
+        if isinstance(value, (dict, list, tuple)):
+            raise ConfigError(f"bad value for {key!r} in {where}: {value!r} is not a text")
+        if not str(value).strip():  # ``--output ''`` is not "no output": a flag given is a flag used
+            raise ConfigError(f"{_name(key, where)} is empty")
         return str(value)
     try:
         if kind is bool:
@@ -285,9 +289,19 @@ def _coerce(key: str, value, where: str):
             raise ValueError
         if isinstance(value, bool):  # ``k: true`` is not k=1
             raise ValueError
-        return kind(value)
+        out = kind(value)
     except (TypeError, ValueError):
         raise ConfigError(f"bad value for {key!r} in {where}: {value!r} is not a {kind.__name__}") from None
+    if kind is float and not math.isfinite(out):  # ``--l inf``, ``--t nan``: no bound at all
+        raise ConfigError(f"bad value for {_name(key, where, quote=True)}: {value!r} is not a finite number")
+    return out
+
+
+def _name(key: str, where: str, quote: bool = False) -> str:
+    """How the user spelled ``key``: ``--output`` among flags, ``output in policy p.yaml`` else."""
+    if where == "flags":
+        return f"--{key.replace('_', '-')}"
+    return f"{key!r} in {where}" if quote else f"{key} in {where}"
 
 
 def parse_qi_flags(flags: list[str]) -> dict[str, str]:

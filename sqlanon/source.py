@@ -14,6 +14,9 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 
 FORMATS = ("csv", "parquet", "duckdb", "postgres")
+#: bytes of a CSV read to find its header line (a longer first line is not a header)
+_HEAD_BYTES = 1 << 20
+_FORMAT_HINT = {"a Parquet file": "give --format parquet", "a DuckDB database": "give --format duckdb and --table"}
 
 
 def ident(name: str) -> exp.Identifier:
@@ -87,19 +90,30 @@ class Source:
         """The column names in a CSV's first line (only that line is read)."""
         import csv
 
+        from sqlanon.strict_load import binary_kind
+
         assert self.path is not None
-        with open(self.path, newline="", encoding="utf-8-sig", errors="replace") as fh:
-            first = fh.readline()
-        names = [n.strip() for n in next(csv.reader([first], delimiter=self.delimiter or ",", quotechar='"'), [])]
+        with open(self.path, "rb") as fh:
+            head = fh.read(_HEAD_BYTES)
+        kind = binary_kind(head)
+        if kind is not None:
+            raise ConfigError(f"input {self.path} is not a CSV file ({kind}); {_FORMAT_HINT.get(kind, 'give the right --format')}")
+        first = head.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
+        try:
+            names = [n.strip() for n in next(csv.reader([first], delimiter=self.delimiter or ",", quotechar='"'), [])]
+        except csv.Error as err:
+            raise ConfigError(f"input {self.path}: the header line cannot be read as CSV ({err})") from None
         if not first.strip() or not names:
             raise ConfigError(f"input {self.path} has no header line (the first line names the columns)")
-        seen: set[str] = set()
+        seen: dict[str, str] = {}
         for i, name in enumerate(names, start=1):
             if not name.strip():
                 raise ConfigError(f"input {self.path}: column {i} of the header has no name")
-            if name in seen:
+            if name in seen.values():
                 raise ConfigError(f"input {self.path}: the header names column {name!r} twice")
-            seen.add(name)
+            if name.lower() in seen:  # DuckDB's column names ignore case: "Zip" and "zip" are one
+                raise ConfigError(f"input {self.path}: the header names columns {seen[name.lower()]!r} and {name!r}, one column to the engine (names ignore case); rename one")
+            seen[name.lower()] = name
         return names
 
     def paths(self) -> list[str]:
@@ -147,8 +161,16 @@ class Source:
         for name in names:
             if name not in have:
                 raise ConfigError(
-                    f"unknown {role} {name!r} in {self.describe()}; columns are: {', '.join(have)}"
+                    f"unknown {role} {name!r} in {self.describe()}; columns are: {', '.join(have)}{self._delimiter_hint(have)}"
                 )
+
+    def _delimiter_hint(self, have: list[str]) -> str:
+        """`` (is the delimiter ';'? ..)`` when a CSV's header read as one column holds another
+        usual delimiter."""
+        if self.kind != "csv" or len(have) != 1:
+            return ""
+        found = next((d for d in (";", "\t", "|", ",") if d in have[0] and d != (self.delimiter or ",")), None)
+        return "" if found is None else f" (one column: is the delimiter {found!r}? give --delimiter {found!r})"
 
 
 def _guess_format(path: str) -> str:

@@ -49,6 +49,8 @@ class TableName:
             table = exp.to_table(text, dialect=dialect)
         except SqlglotError:
             table = None
+        if isinstance(table, exp.Table) and not table.args.get("alias") and _malformed(table):
+            raise ConfigError(f"bad table name {text!r}: write TABLE, SCHEMA.TABLE or CATALOG.SCHEMA.TABLE (quote a part that holds a dot)")
         if not isinstance(table, exp.Table) or table.args.get("alias") or not all(isinstance(p, exp.Identifier) for p in table.parts):
             # not SQL (e.g. s.We"ird): SCHEMA.NAME split at the first dot, else one name as written
             if "." in text and not text.startswith('"'):
@@ -137,3 +139,9 @@ def schema_exists(engine, name: TableName) -> bool:
 
 def with_kind(name: TableName, kind: str) -> TableName:
     return replace(name, kind=kind)
+
+
+def _malformed(table: exp.Table) -> bool:
+    """``t..x`` (an empty part) or ``a.b.c.d`` (more parts than catalog.schema.table)."""
+    parts = [table.args.get(k) for k in ("this", "db", "catalog")]
+    return len(table.parts) > 3 or any(p is not None and not (isinstance(p, exp.Identifier) and p.name) for p in parts)

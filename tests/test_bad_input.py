@@ -189,6 +189,7 @@ def test_missing_duckdb_table(tmp_path):
 # hashed before and after, no new file.
 
 import hashlib  # noqa: E402
+import re  # noqa: E402
 
 WAREHOUSE_SQL = [
     "CREATE SCHEMA s1",
@@ -230,6 +231,29 @@ FILES = {
     "p_options.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 2\nsearch_options: [1]\n",
     "p_long.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 2\nmax_value_length: 3\n",
     "p_ms.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 2\nmax_suppression: lots\n",
+    # issue 24: a key given twice was the last one winning (k: 50 then k: 2 ran with k=2)
+    "p_dup.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 50\nk: 2\n",
+    "p_dup_nested.yaml": "input: people.csv\nqi:\n  zip: mask\n  zip: flat\nk: 2\n",
+    "p_dup_deep.yaml": "input: people.csv\nqi:\n  zip: {hierarchy: mask, hierarchy: flat}\nk: 2\n",
+    "p_dup_privacy.yaml": "input: people.csv\nqi:\n  zip: mask\nprivacy:\n  k: 5\n  k: 2\n",
+    "p_output_empty.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 2\noutput: ''\n",
+    "p_output_list.yaml": "input: people.csv\nqi:\n  zip: mask\nk: 2\noutput: [a.parquet, b.parquet]\n",
+    "p_empty.yaml": "",
+    "tree_dup.yaml": "'*':\n  resp: [flu]\n  resp: [cold]\n",
+    "tree_dup.json": '{"*": {"resp": ["flu"], "resp": ["cold"]}}',
+    "transformation_dup.json": '{"zip": 1, "zip": 0}',
+    "case.csv": "Zip,zip,age\n1,2,3\n4,5,6\n",
+    "semi.csv": "name;zip;age\nann;12345;31\nbob;12346;32\n",
+    "age_bands.csv": "".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(20, 60)),
+    "zero.parquet": "",
+}
+
+#: files that are not text (written as bytes)
+BINARY = {
+    "age_binary.csv": bytes(range(256)) * 4,
+    "age_latin1.csv": "31;30-39;*\n32;30-39;*\n33;été;*\n".encode("latin-1"),
+    "p_binary.yaml": b"k: 2\n\x00\x01\x02",
+    "people_binary.csv": b"\x00\x01name,zip\n",
 }
 
 A = ["anonymize", "--input", "{csv}", "--qi", "zip=mask"]  # a good start
@@ -359,7 +383,57 @@ CASES = [
     ("hierarchy show builder without input", ["hierarchy", "show", "bands:5"], 2, "needs --input"),
     ("hierarchy show two roots", ["hierarchy", "show", "{dir}/age_roots.csv"], 1, "has 2 roots"),
     ("hierarchy import ragged", ["hierarchy", "import", "{dir}/age_ragged.csv", "--column", "age", "--database", "{db}"], 1, "is ragged"),
+    # -- issue 24: keys given twice, at every level of every YAML/JSON read
+    ("policy key twice", ["anonymize", "--policy", "{dir}/p_dup.yaml"], 2, "policy {dir}/p_dup.yaml: key 'k' is given twice (line 5; first on line 4)"),
+    ("policy qi column twice", ["anonymize", "--policy", "{dir}/p_dup_nested.yaml"], 2, "key 'zip' is given twice (line 4; first on line 3)"),
+    ("policy key twice in a flow mapping", ["anonymize", "--policy", "{dir}/p_dup_deep.yaml"], 2, "key 'hierarchy' is given twice (line 3; first on line 3)"),
+    ("policy key twice under privacy", ["anonymize", "--policy", "{dir}/p_dup_privacy.yaml"], 2, "key 'k' is given twice (line 6; first on line 5)"),
+    ("tree hierarchy key twice", [*A, "--k", "2", "--qi", "disease={dir}/tree_dup.yaml", "--output", "{out}"], 1, "hierarchy {dir}/tree_dup.yaml: key 'resp' is given twice (line 3; first on line 2)"),
+    ("json hierarchy key twice", [*A, "--k", "2", "--qi", "disease={dir}/tree_dup.json", "--output", "{out}"], 1, "hierarchy {dir}/tree_dup.json: key 'resp' is given twice"),
+    ("hierarchy show key twice", ["hierarchy", "show", "{dir}/tree_dup.yaml"], 1, "key 'resp' is given twice"),
+    ("transformation key twice", ["check", "--input", "{csv}", "--qi", "zip=mask", "--transformation", "{dir}/transformation_dup.json"], 2, "--transformation: key 'zip' is given twice"),
+    # -- issue 24: engine text and internal errors that were shown raw
+    ("binary hierarchy", [*A, "--k", "2", "--qi", "age={dir}/age_binary.csv", "--output", "{out}"], 1, "hierarchy for 'age' ({dir}/age_binary.csv) is a binary file, not text"),
+    ("latin-1 hierarchy", [*A, "--k", "2", "--qi", "age={dir}/age_latin1.csv", "--output", "{out}"], 1, "is not UTF-8 text (line 3: byte 0xe9)"),
+    ("hierarchy show binary", ["hierarchy", "show", "{dir}/age_binary.csv"], 1, "is a binary file, not text"),
+    ("check binary hierarchy", ["check", "--input", "{csv}", "--qi", "age={dir}/age_binary.csv", "--k", "2"], 1, "is a binary file, not text"),
+    ("empty hierarchy delimiter", [*A, "--k", "2", "--qi", "age={dir}/age.csv", "--hierarchy-delimiter", "", "--output", "{out}"], 2, "--hierarchy-delimiter is empty"),
+    ("quote hierarchy delimiter", [*A, "--k", "2", "--qi", "age={dir}/age.csv", "--hierarchy-delimiter", '"', "--output", "{out}"], 2, "--hierarchy-delimiter must be one character"),
+    ("hierarchy show empty delimiter", ["hierarchy", "show", "{dir}/age.csv", "--hierarchy-delimiter", ""], 2, "--hierarchy-delimiter must be one character"),
+    ("header names differing in case", ["anonymize", "--input", "{dir}/case.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "the header names columns 'Zip' and 'zip', one column to the engine"),
+    ("check header names differing in case", ["check", "--input", "{dir}/case.csv", "--qi", "zip"], 2, "names columns 'Zip' and 'zip'"),
+    ("csv format on parquet", [*W[:2], "{dir}/p.parquet", *W[3:], "--format", "csv", "--output", "{out}"], 2, "input {dir}/p.parquet is not a CSV file (a Parquet file); give --format parquet"),
+    ("csv format on duckdb", [*W, "--format", "csv", "--output", "{out}"], 2, "is not a CSV file (a DuckDB database); give --format duckdb and --table"),
+    ("check csv format on parquet", ["check", "--input", "{dir}/p.parquet", "--format", "csv", "--qi", "zip"], 2, "is not a CSV file (a Parquet file)"),
+    ("binary csv", ["anonymize", "--input", "{dir}/people_binary.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "is not a CSV file (a binary file)"),
+    ("parquet format on csv", [*A, "--k", "2", "--format", "parquet", "--output", "{out}"], 2, "{csv} is not a Parquet file (give --format csv for a CSV)"),
+    ("empty parquet file", ["anonymize", "--input", "{dir}/zero.parquet", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "zero.parquet is not a Parquet file (it is empty)"),
+    ("wrong csv delimiter", ["anonymize", "--input", "{dir}/semi.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "is the delimiter ';'? give --delimiter ';'"),
+    ("tab delimiter on a comma csv", [*A, "--k", "2", "--delimiter", "\\t", "--output", "{out}"], 2, "is the delimiter ','?"),
+    ("policy binary", ["anonymize", "--policy", "{dir}/p_binary.yaml"], 2, "policy {dir}/p_binary.yaml is a binary file, not text"),
+    ("output under /sys", [*A, "--k", "2", "--output", "/sys/sqlanon-out.parquet"], 1, "cannot write /sys/sqlanon-out.parquet: "),
+    ("output inside a file", [*A, "--k", "2", "--output", "{csv}/out.parquet"], 2, "cannot create folder {csv}: a file has that name"),
+    ("empty output", [*A, "--k", "2", "--output", ""], 2, "--output is empty"),
+    ("empty output table", [*W, "--table", "patients", "--output-table", ""], 2, "--output-table is empty"),
+    ("empty table flag", [*W, "--table", "", "--output", "{out}"], 2, "--table is empty"),
+    ("empty format", [*A, "--k", "2", "--format", "", "--output", "{out}"], 2, "--format is empty"),
+    ("policy empty output", ["anonymize", "--policy", "{dir}/p_output_empty.yaml"], 2, "output in policy {dir}/p_output_empty.yaml is empty"),
+    ("policy output a list", ["anonymize", "--policy", "{dir}/p_output_list.yaml"], 2, "bad value for 'output' in policy"),
+    ("policy empty", ["anonymize", "--policy", "{dir}/p_empty.yaml"], 2, "no input"),
+    ("l infinite", [*A, "--k", "2", "--sensitive-column", "disease", "--l", "inf", "--output", "{out}"], 2, "bad value for --l: inf is not a finite number"),
+    ("max suppression nan", [*A, "--k", "2", "--max-suppression", "nan", "--output", "{out}"], 2, "bad value for --max-suppression: nan is not a finite number"),
+    ("table name with an empty part", [*W, "--table", "main..patients", "--output", "{out}"], 2, "bad table name 'main..patients'"),
+    ("table name with four parts", [*W, "--table", "a.b.c.patients", "--output", "{out}"], 2, "bad table name 'a.b.c.patients'"),
+    ("output table name with an empty part", [*W, "--table", "patients", "--output-table", "s1..x"], 2, "bad table name 's1..x'"),
+    ("dates on a non-date column", [*A, "--k", "2", "--qi", "name=dates", "--output", "{out}"], 1, "column 'name' has 'ann', which is not an ISO date"),
+    ("bands that do not divide", [*A, "--k", "2", "--qi", "age=bands:7,10", "--output", "{out}"], 2, "band widths for 'age' must grow and each divide the next"),
+    ("hierarchy a folder", [*A, "--k", "2", "--qi", "age={dir}", "--output", "{out}"], 2, "hierarchy file not found for 'age'"),
+    ("csv input a folder", ["anonymize", "--input", "{dir}/", "--format", "csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
+    ("header only", ["anonymize", "--input", "{dir}/empty.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 1, "column 'zip' has no values"),
 ]
+
+
+RAW_ENGINE_TEXT = re.compile(r"\b(Binder|Catalog|Parser|IO|Invalid Input|Conversion|Out of Memory) Error\b|\[[A-Z_]{4,}\]")
 
 
 def _snapshot(folder) -> dict:
@@ -394,11 +468,14 @@ def _snapshot(folder) -> dict:
 def bad(tmp_path):
     for name, text in FILES.items():
         (tmp_path / name).write_text(text)
+    for name, data in BINARY.items():
+        (tmp_path / name).write_bytes(data)
     (tmp_path / "reg.duckdb").mkdir()
     db = tmp_path / "warehouse.duckdb"
     con = duckdb.connect(str(db))
     for statement in WAREHOUSE_SQL:
         con.execute(statement)
+    con.execute(f"COPY patients TO '{tmp_path / 'p.parquet'}' (FORMAT parquet)")
     con.close()
     return {"dir": str(tmp_path), "csv": str(tmp_path / "people.csv"), "db": str(db), "out": str(tmp_path / "out.parquet")}
 
@@ -416,6 +493,7 @@ def test_bad_input_matrix(bad, args, exit_code, fragment):
         line = error_line(result)
         assert fragment in line, line
         assert "internal error" not in line and "Traceback" not in result.output
+        assert not RAW_ENGINE_TEXT.search(line), line  # the driver's class of error says nothing to a user
     assert _snapshot(bad["dir"]) == before  # nothing written, nothing left behind
 
 

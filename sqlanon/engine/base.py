@@ -5,12 +5,15 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-from typing import Any, Iterator
+import os
+import re
+from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import DUCKDB, Dialect
+from sqlanon.errors import EngineError, EngineInputError, shown_path
 
 
 _sql_log = logging.getLogger("sqlanon.sql")
@@ -151,3 +154,80 @@ def one_line(err: Exception) -> str:
     """The first line of a driver's error message (messages stay one line)."""
     text = str(err).strip().splitlines()
     return text[0] if text else type(err).__name__
+
+
+# -- the engine boundary: a driver's exception becomes one sqlanon error, here and nowhere else ----
+
+#: ``Binder Error: ``, ``Invalid Input Error: `` (DuckDB), ``[TABLE_OR_VIEW_NOT_FOUND] `` (Spark):
+#: the driver's class of error, which says nothing to a user
+_KIND = re.compile(r"^(?:[A-Z][A-Za-z]*(?: [A-Za-z]+){0,3} Error: |\[[A-Z_.]+\] )")
+
+
+def _csv_error(m: re.Match, text: str, sql: str) -> EngineError:
+    """A CSV parse error naming the file and the line, without the line's values (DuckDB's
+    message quotes the offending row)."""
+    path = re.search(r"read_csv\('((?:[^']|'')*)'", sql, re.IGNORECASE)
+    where = path.group(1).replace("''", "'") if path else "the CSV input"
+    counts = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
+    if counts:
+        return EngineError(f"{where}: line {m.group(1)} has {counts.group(2)} field(s), the header has {counts.group(1)} (a ragged CSV; check the delimiter and quoting)")
+    reason = next((l.strip() for l in text.splitlines()[1:] if l.strip() and not l.startswith("Original Line")), "cannot be parsed")
+    return EngineError(f"{where}: line {m.group(1)}: {reason}")
+
+
+def _cannot_open(m: re.Match, text: str, sql: str) -> EngineError:
+    path, reason = m.group(1), m.group(2).strip().rstrip(".")
+    shown = shown_path(path)
+    if shown != path or re.match(r"\s*COPY\b", sql, re.IGNORECASE):
+        return EngineError(f"cannot write {shown}: {reason}")
+    if not sql:  # opening a database file
+        return EngineError(f"cannot open {path}: {reason}")
+    return EngineInputError(f"cannot read {path}: {reason}")
+
+
+_RULES: list[tuple[re.Pattern, Callable[[re.Match, str, str], EngineError]]] = [
+    (re.compile(r"CSV Error on Line: (\d+)"), _csv_error),
+    (re.compile(r'Duplicate named argument "((?:[^"]|"")*)" in function call to "struct_pack"'),
+     lambda m, t, s: EngineInputError(f"the input names column {m.group(1)!r} twice (the engine's column names ignore case)")),
+    (re.compile(r"No magic bytes found at end of file '((?:[^']|'')*)'"),
+     lambda m, t, s: EngineInputError(f"{m.group(1)} is not a Parquet file (give --format csv for a CSV)")),
+    (re.compile(r"File '((?:[^']|'')*)' too small to be a Parquet file"),
+     lambda m, t, s: EngineInputError(f"{m.group(1)} is not a Parquet file (it is {'empty' if _size(m.group(1)) == 0 else 'too small'})")),
+    (re.compile(r'Cannot open file "((?:[^"]|"")*)": ([^\n]+)'), _cannot_open),
+    (re.compile(r'(?:Could not set lock on|Conflicting lock is held in) file "((?:[^"]|"")*)"'),
+     lambda m, t, s: EngineError(f"{shown_path(m.group(1))} is in use by another process (a DuckDB file takes one writer)")),
+]
+
+
+def bare(err: BaseException) -> str:
+    """The driver's first line without its class of error (``Out of Memory Error: ``)."""
+    return _KIND.sub("", one_line(err))
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
+def engine_error(err: BaseException, sql: str = "", engine: str = "") -> EngineError:
+    """The sqlanon error for a driver's exception, as one line: a known shape is said in the
+    user's terms (the file, the column; an :class:`EngineInputError` when it is the input's
+    fault); any other keeps the driver's first line without its class of error, prefixed by the
+    engine's name. Every engine's ``_run`` and driver call ends here.
+
+    >>> str(engine_error(RuntimeError('Binder Error: Duplicate named argument "zip" in function call to "struct_pack"')))
+    "the input names column 'zip' twice (the engine's column names ignore case)"
+    >>> str(engine_error(RuntimeError('IO Error: Cannot open file "/ro/.out.parquet.42-0123abcd.tmp": Read-only file system')))
+    'cannot write /ro/out.parquet: Read-only file system'
+    >>> str(engine_error(RuntimeError("Catalog Error: Table with name t does not exist!\\nDid you mean x?"), engine="DuckDB"))
+    'DuckDB: Table with name t does not exist!'
+    """
+    text = str(err).strip()
+    for pattern, build in _RULES:
+        m = pattern.search(text)
+        if m:
+            return build(m, text, sql)
+    line = bare(err)
+    return EngineError(f"{engine}: {line}" if engine else line)

@@ -11,26 +11,8 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import DUCKDB
-from sqlanon.engine.base import Engine, one_line
+from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
-
-
-def _csv_message(err: Exception, sql: str) -> str | None:
-    """A CSV parse error as one line naming the file and the line, without the line's values
-    (DuckDB's message quotes the offending row)."""
-    import re
-
-    text = str(err)
-    line = re.search(r"CSV Error on Line: (\d+)", text)
-    if not line:
-        return None
-    path = re.search(r"read_csv\('((?:[^']|'')*)'", sql, re.IGNORECASE)
-    where = path.group(1).replace("''", "'") if path else "the CSV input"
-    counts = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
-    if counts:
-        return f"{where}: line {line.group(1)} has {counts.group(2)} field(s), the header has {counts.group(1)} (a ragged CSV; check the delimiter and quoting)"
-    reason = next((l.strip() for l in text.splitlines()[1:] if l.strip() and not l.startswith("Original Line")), "cannot be parsed")
-    return f"{where}: line {line.group(1)}: {reason}"
 
 
 #: tables up to this many rows are loaded from bound lists (:meth:`DuckDBEngine.register_columns`)
@@ -115,7 +97,7 @@ class DuckDBEngine(Engine):
         try:
             self.con = duckdb.connect(database, read_only=read_only)
         except duckdb.Error as err:
-            raise EngineError(f"cannot open database {database}: {one_line(err)}") from None
+            raise engine_error(err, engine="DuckDB") from None
         try:
             if memory_limit:
                 self.set_option("memory_limit", memory_limit)
@@ -144,9 +126,9 @@ class DuckDBEngine(Engine):
             raise KeyboardInterrupt from None
         except duckdb.OutOfMemoryException as err:
             limit = f"--memory-limit {self.memory_limit}" if self.memory_limit else "DuckDB's memory_limit"
-            raise EngineError(f"out of memory under {limit}; give a larger --memory-limit ({one_line(err)})") from None
+            raise EngineError(f"out of memory under {limit}; give a larger --memory-limit ({bare(err)})") from None
         except duckdb.Error as err:
-            raise EngineError(_csv_message(err, sql) or one_line(err)) from None
+            raise engine_error(err, sql, "DuckDB") from None
         except RuntimeError as err:  # Ctrl-C during a statement: DuckDB raises RuntimeError("Query interrupted")
             if "interrupted" in str(err).lower():
                 raise KeyboardInterrupt from None

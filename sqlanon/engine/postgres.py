@@ -24,7 +24,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import POSTGRES
-from sqlanon.engine.base import Engine, one_line
+from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
 from sqlanon.urls import is_postgres_url, redact  # noqa: F401  (re-exported)
 
@@ -74,7 +74,7 @@ class PostgresEngine(Engine):
         try:
             self.con = psycopg.connect(database, autocommit=True)
         except psycopg.Error as err:
-            raise EngineError(f"cannot connect to {redact(database)}: {one_line(err)}") from None
+            raise EngineError(f"cannot connect to {redact(database)}: {bare(err)}") from None
         if memory_limit:
             # the closest PostgreSQL knob: memory per sort/hash before spilling to disk
             self.set_option("work_mem", _pg_memory(memory_limit))
@@ -100,7 +100,7 @@ class PostgresEngine(Engine):
                 names = [d.name for d in cur.description or []]
                 return pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)}) if names else pa.table({})
         except self._psycopg.Error as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="PostgreSQL") from None
 
     def register_arrow(self, name: str, table: pa.Table) -> None:
         columns = []
@@ -124,7 +124,7 @@ class PostgresEngine(Engine):
                     for row in zip(*[table.column(i).to_pylist() for i in range(table.num_columns)]):
                         copy.write_row(row)
         except self._psycopg.Error as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="PostgreSQL") from None
 
     def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
         """PostgreSQL has no ``DESCRIBE``: run the (``LIMIT 0``) query and read its description."""
@@ -137,7 +137,7 @@ class PostgresEngine(Engine):
                 types = self.con.adapters.types
                 return [(d.name, getattr(types.get(d.type_code), "name", str(d.type_code)).upper()) for d in cur.description]
         except self._psycopg.Error as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="PostgreSQL") from None
 
     def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
         """A client-side file (``COPY ... TO`` would write on the server): CSV streams through
@@ -179,7 +179,7 @@ class PostgresEngine(Engine):
             if writer is not None:
                 writer.close()
         except self._psycopg.Error as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="PostgreSQL") from None
 
     def source_from(self, source) -> exp.Expression:
         if source.kind != "table":
@@ -192,7 +192,7 @@ class PostgresEngine(Engine):
             with self.con.transaction():
                 yield
         except self._psycopg.Error as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="PostgreSQL") from None
 
 
 def _pg_memory(limit: str) -> str:

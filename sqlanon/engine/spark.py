@@ -32,7 +32,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import SPARK
-from sqlanon.engine.base import Engine, one_line
+from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
 from sqlanon.engine.spark_conf import parse_conf
 from sqlanon.engine.spark_session import is_spark_session
@@ -121,7 +121,7 @@ class SparkEngine(Engine):
             try:
                 self.spark = builder.getOrCreate()
             except Exception as err:  # the JVM failed to start: Java missing, bad master, bad conf
-                raise EngineError(f"cannot start Spark (master {master}): {one_line(err)}") from None
+                raise EngineError(f"cannot start Spark (master {master}): {bare(err)}") from None
             self.spark.sparkContext.setLogLevel("ERROR")
         self.con = None  # no DB-API connection; close() stops our own session only
         self._views: dict[str, str] = {}
@@ -154,7 +154,7 @@ class SparkEngine(Engine):
             rows = df.collect()
             return [tuple(r) for r in rows] if fetch == "all" else None
         except self._errors() as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="Spark") from None
 
     def temp_name(self, prefix: str) -> str:
         name = f"sqlanon_{prefix}_{self._token}_{next(self._names)}"
@@ -206,7 +206,7 @@ class SparkEngine(Engine):
         try:
             self.spark.sql(sql).write.mode("overwrite").parquet(path)
         except self._errors() as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="Spark") from None
         self._cached[name] = {"parents": set(), "path": path, "depth": 0}
         files = exp.Table(this=exp.to_identifier(path, quoted=True), db=exp.to_identifier("parquet"))
         self._run(self.sql_text(exp.Cache(this=expression.this.copy(), lazy=False, expression=exp.select("*").from_(files))), "none")
@@ -263,7 +263,7 @@ class SparkEngine(Engine):
             df = self.spark.createDataFrame(table) if table.num_rows else self.spark.createDataFrame([], _spark_schema(table.schema))
             df.createOrReplaceTempView(name)
         except self._errors() as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="Spark") from None
         self.queries += 1
 
     def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
@@ -273,7 +273,7 @@ class SparkEngine(Engine):
         try:
             schema = self.spark.sql(sql).schema
         except self._errors() as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="Spark") from None
         return [(f.name, f.dataType.simpleString().upper()) for f in schema.fields]
 
     def source_from(self, source) -> exp.Expression:
@@ -287,7 +287,7 @@ class SparkEngine(Engine):
                 df = self.spark.read.options(header="true", sep=source.delimiter or ",", inferSchema="false").csv(source.path)
                 df.createOrReplaceTempView(name)
             except self._errors() as err:
-                raise EngineError(f"cannot read {source.path}: {one_line(err)}") from None
+                raise EngineError(f"cannot read {source.path}: {bare(err)}") from None
             self._views[key] = name
         return table_ref(self._views[key])
 
@@ -323,7 +323,7 @@ class SparkEngine(Engine):
             else:
                 writer.options(header="true", sep=delimiter).csv(path)
         except self._errors() as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="Spark") from None
 
     def write_file_atomically(self, query: exp.Expression, final: str, kind: str, delimiter: str = ",", overwrite: bool = False, before_rename=None) -> None:
         """Write beside ``final`` (``.name.<id>.tmp``), then rename it into place. With
@@ -354,7 +354,7 @@ class SparkEngine(Engine):
         try:
             rows = self.spark.sql("DESCRIBE TABLE EXTENDED " + self.sql_text(table)).collect()
         except self._errors() as err:
-            raise EngineError(one_line(err)) from None
+            raise engine_error(err, engine="Spark") from None
         for r in rows:
             if str(r[0]).strip().lower() == "provider":
                 return str(r[1]).strip().lower()

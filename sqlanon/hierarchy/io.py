@@ -6,10 +6,9 @@ import csv
 import json
 import os
 
-import yaml
-
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.hierarchy.model import Hierarchy
+from sqlanon.strict_load import load_json, load_yaml, read_text
 
 
 def read_csv_hierarchy(path: str, attribute: str, delimiter: str | None = None) -> Hierarchy:
@@ -20,8 +19,12 @@ def read_csv_hierarchy(path: str, attribute: str, delimiter: str | None = None) 
     """
     if not os.path.isfile(path):
         raise ConfigError(f"hierarchy file not found: {path}")
-    with open(path, newline="", encoding="utf-8-sig") as fh:  # a BOM is not part of the first leaf
-        text = fh.read()
+    if delimiter == "\\t":
+        delimiter = "\t"
+    if delimiter is not None and (len(delimiter) != 1 or delimiter in "\r\n\""):
+        raise ConfigError(f"--hierarchy-delimiter must be one character (not a quote or a line break), got {delimiter!r}")
+    # a BOM is not part of the first leaf; a binary file is not a hierarchy
+    text = read_text(path, f"hierarchy for {attribute!r} ({path})", HierarchyError)
     if delimiter is None:
         first = text.splitlines()[0] if text else ""
         delimiter = ";" if first.count(";") >= first.count(",") and ";" in first else ","
@@ -40,11 +43,15 @@ def read_tree_hierarchy(path: str, attribute: str) -> Hierarchy:
     """
     if not os.path.isfile(path):
         raise ConfigError(f"hierarchy file not found: {path}")
-    with open(path, encoding="utf-8-sig") as fh:
+    where = f"hierarchy {path}"
+    text = read_text(path, where, HierarchyError)
+    if path.lower().endswith(".json"):
         try:
-            tree = json.load(fh) if path.lower().endswith(".json") else yaml.safe_load(fh)
-        except (json.JSONDecodeError, yaml.YAMLError) as err:
-            raise HierarchyError(f"hierarchy {path} is not valid YAML/JSON: {str(err).splitlines()[0]}") from None
+            tree = load_json(text, where, HierarchyError)  # a key twice is an error, at any depth
+        except json.JSONDecodeError as err:
+            raise HierarchyError(f"{where} is not valid YAML/JSON: {str(err).splitlines()[0]}") from None
+    else:
+        tree = load_yaml(text, where, HierarchyError, kind="YAML/JSON")
     return tree_to_hierarchy(tree, attribute, origin=path)
 
 

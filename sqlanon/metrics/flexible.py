@@ -35,6 +35,7 @@ import numpy as np
 
 from sqlanon.errors import ConfigError
 from sqlanon.stats.genetic import ClassTarget, GeneticStats, RegressionTarget
+from sqlanon.strict_load import load_json
 
 
 # ---------------------------------------------------------------------------------------------
@@ -150,7 +151,7 @@ def read_cost_matrix(spec, values: list[str]) -> list[list[float]]:
             with open(spec, encoding="utf-8") as fh:
                 text = fh.read()
         try:
-            spec = json.loads(text)
+            spec = load_json(text, "cost_matrix")  # a key twice is an error, not the last one wins
         except json.JSONDecodeError as err:
             raise ConfigError(f"cost_matrix is neither a JSON file nor JSON text: {err}") from None
     if not isinstance(spec, dict):
