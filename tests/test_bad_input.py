@@ -499,3 +499,116 @@ def test_bad_input_matrix(bad, args, exit_code, fragment):
 
 def test_matrix_size():
     assert len(CASES) >= 80 and len({c[0] for c in CASES}) == len(CASES)
+
+
+# =============================================================================================
+# Issue 24: what the matrix cannot say in one row.
+
+import json  # noqa: E402
+
+USAGE_ERRORS = [
+    ("k not an integer", ["anonymize", "--input", "x.csv", "--qi", "zip=mask", "--k", "2.5"], "'--k'"),
+    ("unknown flag", ["anonymize", "--input", "x.csv", "--bogus"], "No such option: --bogus"),
+    ("missing required option", ["releases"], "Missing option '--database'"),
+    ("unknown command", ["anonymise"], "No such command 'anonymise'"),
+    ("hierarchy sub-command", ["hierarchy", "show"], "Missing argument"),
+]
+
+
+@pytest.mark.parametrize("args, fragment", [c[1:] for c in USAGE_ERRORS], ids=[c[0] for c in USAGE_ERRORS])
+def test_usage_errors_under_json_are_json(args, fragment):
+    """``--json`` makes a usage error of the flag parser one JSON object on stdout (and one
+    ``error:`` line on stderr), with the exit code it has without ``--json``."""
+    plain = invoke(args)
+    result = invoke([*args, "--json"])
+    assert plain.exit_code == result.exit_code == 2
+    assert "Usage:" in plain.stderr and not plain.stdout  # without --json: the parser's own text
+    doc = json.loads(result.stdout)  # exactly one JSON object, nothing else on stdout
+    assert doc["exit_code"] == 2 and fragment in doc["error"], doc
+    assert error_line(result) == f"error: {doc['error']}" and "Usage:" not in result.stderr
+
+
+def test_json_flag_changes_nothing_else():
+    """--help under --json is still the help; a good run is unchanged (one JSON object)."""
+    result = invoke(["anonymize", "--help", "--json"])
+    assert result.exit_code == 0 and "--qi" in result.stdout
+
+
+def test_yaml_merge_keys_may_override(tmp_path):
+    """A ``<<`` merge is not a key given twice: the mapping's own key wins, as YAML says."""
+    from sqlanon.policy import Policy
+
+    path = tmp_path / "p.yaml"
+    path.write_text("base: &b {k: 5, max_suppression: 0.1}\n")
+    from sqlanon.strict_load import load_yaml
+
+    assert load_yaml("a: &a {k: 5, l: 2}\nb:\n  <<: *a\n  k: 3\n", "x")["b"] == {"k": 3, "l": 2}
+    path.write_text("input: x.csv\nqi: {zip: mask}\nk: 5\nk: 3\n")
+    with pytest.raises(sqlanon.ConfigError, match=r"key 'k' is given twice \(line 4; first on line 3\)"):
+        Policy.from_file(str(path))
+
+
+def test_duplicate_keys_from_the_api(tmp_path):
+    """The Python API reads the same files the same way: a tree hierarchy with a key twice and a
+    cost matrix with a class twice are errors, not the last one winning."""
+    from sqlanon.hierarchy import load_hierarchy
+    from sqlanon.metrics.flexible import read_cost_matrix
+
+    tree = tmp_path / "d.yaml"
+    tree.write_text("'*':\n  resp: [flu]\n  other: [cold]\n  resp: [cough]\n")
+    with pytest.raises(sqlanon.HierarchyError, match=r"key 'resp' is given twice \(line 4; first on line 2\)"):
+        load_hierarchy(str(tree), "disease", None, None)
+    with pytest.raises(sqlanon.ConfigError, match=r"cost_matrix: key 'a' is given twice"):
+        read_cost_matrix('{"a": {"b": 1}, "a": {"b": 2}}', ["a", "b"])
+
+
+def test_read_only_file_system_names_the_output(small, monkeypatch):
+    """EROFS cannot be had without a mount, so the final rename meets one; the line names the
+    output the user gave (not its temporary file), exit 1, and the temporary file is gone."""
+    import errno
+
+    import sqlanon.release
+
+    def refuse(src, dst):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), src)
+
+    monkeypatch.setattr(sqlanon.release.os, "replace", refuse)
+    result = invoke(base(small))
+    assert result.exit_code == 1
+    assert error_line(result) == f"error: cannot write {small['out']}: Read-only file system"
+    nothing_written(small)
+
+
+def test_report_that_cannot_be_written_is_one_line(small):
+    """A report under /sys (no file can be created there, not even by root): one line naming it."""
+    result = invoke(base(small, "--report", "/sys/sqlanon-report.html"))
+    assert result.exit_code == 1
+    assert error_line(result).startswith("error: cannot write /sys/sqlanon-report.html: ")
+
+
+def test_engine_errors_are_mapped_in_one_place(tmp_path):
+    """The real driver exceptions, through :func:`engine_error`: known shapes in the user's
+    terms, any other without the driver's class of error."""
+    from sqlanon.engine.base import engine_error
+    from sqlanon.errors import ConfigError, EngineError, EngineInputError
+
+    con = duckdb.connect()
+    try:
+        def raised(sql):
+            with pytest.raises(duckdb.Error) as info:
+                con.execute(sql)
+            return engine_error(info.value, sql, "DuckDB")
+
+        err = raised("SELECT * FROM nope")
+        assert type(err) is EngineError and str(err).startswith("DuckDB: Table with name nope does not exist")
+        err = raised("SELEC 1")
+        assert str(err).startswith("DuckDB: syntax error at or near") and "Parser Error" not in str(err)
+        csv = tmp_path / "a.csv"
+        csv.write_text("a,b\n1,2\n")
+        err = raised(f"SELECT * FROM read_parquet('{csv}')")
+        assert isinstance(err, EngineInputError) and isinstance(err, ConfigError) and err.exit_code == 2
+        assert str(err) == f"{csv} is not a Parquet file (give --format csv for a CSV)"
+        err = raised(f"COPY (SELECT 1) TO '{csv}/x/.out.parquet.42-0123abcd.tmp'")
+        assert type(err) is EngineError and str(err).startswith(f"cannot write {csv}/x/out.parquet: ")
+    finally:
+        con.close()

@@ -192,10 +192,10 @@ _RULES: list[tuple[re.Pattern, Callable[[re.Match, str, str], EngineError]]] = [
     (re.compile(r"No magic bytes found at end of file '((?:[^']|'')*)'"),
      lambda m, t, s: EngineInputError(f"{m.group(1)} is not a Parquet file (give --format csv for a CSV)")),
     (re.compile(r"File '((?:[^']|'')*)' too small to be a Parquet file"),
-     lambda m, t, s: EngineInputError(f"{m.group(1)} is not a Parquet file (it is {'empty' if _size(m.group(1)) == 0 else 'too small'})")),
+     lambda m, t, s: EngineInputError(f"{m.group(1)} is not a Parquet file ({'it is empty' if _size(m.group(1)) == 0 else 'give --format csv for a CSV'})")),
     (re.compile(r'Cannot open file "((?:[^"]|"")*)": ([^\n]+)'), _cannot_open),
     (re.compile(r'(?:Could not set lock on|Conflicting lock is held in) file "((?:[^"]|"")*)"'),
-     lambda m, t, s: EngineError(f"{shown_path(m.group(1))} is in use by another process (a DuckDB file takes one writer)")),
+     lambda m, t, s: EngineError(f"{shown_path(m.group(1))} is locked by another process (a DuckDB file takes one writer at a time)")),
 ]
 
 
