@@ -213,9 +213,10 @@ class Statistics:
         base_name = self._base_name
         # the totals and the NULL/unmapped counts in one statement (on Spark each is a job)
         totals = [sum_(col("cnt")), exp.Count(this=exp.Star())]
+        params = Params() if self.dialect.binds_lists else None  # the leaf labels bound, not spelled out
         if self.row_hash:
-            totals.append(exp.Anonymous(this="bit_xor", expressions=[self._group_hash() if self.hash_by_groups else col("h")]))
-        row = self.engine.fetch_one(exp.select(*totals, *self._validation_sums()).from_(table_ref(base_name)))
+            totals.append(exp.Anonymous(this="bit_xor", expressions=[self._group_hash(params) if self.hash_by_groups else col("h")]))
+        row = self.engine.fetch_one(exp.select(*totals, *self._validation_sums()).from_(table_ref(base_name)), params or None)
         self._validate_base(row[len(totals):])
         self.rows, n_base = int(row[0] or 0), int(row[1] or 0)
         if self.row_hash:
@@ -247,11 +248,13 @@ class Statistics:
         columns = self.source.columns(self.engine)
         return sorted(name for name, _ in columns) == sorted(self.qis) and all(str(kind).upper() in TEXT_TYPES for _, kind in columns)
 
-    def _group_hash(self) -> exp.Expression:
+    def _group_hash(self, params: Params | None = None) -> exp.Expression:
         """A base-set group's part of the input hash (:attr:`hash_by_groups`): the row hash of
-        its leaf labels, in the source's column order, when its row count is odd."""
+        its leaf labels, in the source's column order, when its row count is odd. ``params``
+        binds the label lists (DuckDB): spelled out, 24 QIs of 20K leaves took 9.5 s to build
+        and parse."""
         where = {name: i for i, name in enumerate(self.qis)}
-        labels = [lookup(self.hierarchies[where[name]].leaves, col(self.qcol(where[name])), self.dialect) for name in self.source.column_names(self.engine)]
+        labels = [lookup(self.hierarchies[where[name]].leaves, col(self.qcol(where[name])), self.dialect, params) for name in self.source.column_names(self.engine)]
         odd = exp.EQ(this=exp.Mod(this=col("cnt"), expression=lit(2)), expression=lit(1))
         return exp.Case().when(odd, self.dialect.hash_of(labels))
 
@@ -778,10 +781,20 @@ class Statistics:
     # data-independent (per-column) quantities used as exact values or lower bounds
 
     def leaf_level_freq(self, i: int, level: int) -> list[int]:
-        """Rows per level-``level`` code of QI ``i``."""
-        out = [0] * len(self.hierarchies[i].labels(level))
-        for leaf, code in enumerate(self.hierarchies[i].leaf_to_level(level)):
-            out[code] += self.column_freqs[i][leaf]
+        """Rows per level-``level`` code of QI ``i``: counted once per QI and level (numpy), not
+        per call (the metrics' bounds ask per node: 24 QIs of 20K leaves, 3.7 s of a 27 s search).
+        Shared: do not change the list. Counted again when ``column_freqs`` is replaced (a subset)."""
+        import numpy as np
+
+        cache = self.__dict__.get("_level_freqs")
+        if cache is None or cache[0] is not self.column_freqs:
+            cache = self.__dict__["_level_freqs"] = (self.column_freqs, {})
+        out = cache[1].get((i, level))
+        if out is None:
+            h = self.hierarchies[i]
+            codes = np.asarray(h.leaf_to_level(level), dtype=np.int64)
+            rows = np.bincount(codes, weights=np.asarray(self.column_freqs[i], dtype=np.float64), minlength=len(h.labels(level)))
+            out = cache[1][(i, level)] = rows.astype(np.int64).tolist()
         return out
 
     def check_budget(self, k: int, budget: int) -> None:
