@@ -502,12 +502,16 @@ def schema_command(
 ) -> None:
     from sqlanon import schema as schema_mod
 
-    text = _run(lambda: schema_mod.dumps(schema_mod.schema(name)))
-    if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        return
-    typer.echo(text, nl=False)
+    def go():
+        text = schema_mod.dumps(schema_mod.schema(name))
+        if output:  # inside _run: a file that cannot be written is one line, not a traceback
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        return text
+
+    text = _run(go)
+    if not output:
+        typer.echo(text, nl=False)
 
 
 @hierarchy_app.command("show", help='Validate a hierarchy and print its shape and first rows.' + " " + EXIT_HELP)

@@ -429,6 +429,11 @@ CASES = [
     ("bands that do not divide", [*A, "--k", "2", "--qi", "age=bands:7,10", "--output", "{out}"], 2, "band widths for 'age' must grow and each divide the next"),
     ("hierarchy a folder", [*A, "--k", "2", "--qi", "age={dir}", "--output", "{out}"], 2, "hierarchy file not found for 'age'"),
     ("csv input a folder", ["anonymize", "--input", "{dir}/", "--format", "csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
+    ("hierarchy import bad name", ["hierarchy", "import", "{dir}/age.csv", "--column", "age", "--database", "{db}", "--name", "a..b"], 2, "bad table name 'a..b'"),
+    ("hierarchy import missing schema", ["hierarchy", "import", "{dir}/age.csv", "--column", "age", "--database", "{db}", "--name", "s9.h"], 2, "schema 's9' of table 's9.h' not found"),
+    ("hierarchy import onto a view", ["hierarchy", "import", "{dir}/age.csv", "--column", "age", "--database", "{db}", "--name", "patients_v", "--overwrite"], 2, "'patients_v' in {db} is a view, not a table"),
+    ("hierarchy import onto a table", ["hierarchy", "import", "{dir}/age.csv", "--column", "age", "--database", "{db}", "--name", "s1.patients"], 2, "table 's1.patients' already exists"),
+    ("schema to /sys", ["schema", "policy", "--output", "/sys/sqlanon-policy.json"], 1, "cannot write /sys/sqlanon-policy.json: "),
     ("header only", ["anonymize", "--input", "{dir}/empty.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 1, "column 'zip' has no values"),
 ]
 
@@ -612,3 +617,18 @@ def test_engine_errors_are_mapped_in_one_place(tmp_path):
         assert type(err) is EngineError and str(err).startswith(f"cannot write {csv}/x/out.parquet: ")
     finally:
         con.close()
+
+
+def test_hierarchy_import_into_a_schema_is_read_back(bad):
+    """``--name s1.h`` stores table h in schema s1 (it stored one table named "s1.h" in main),
+    which ``--qi age=table:s1.h`` then reads."""
+    result = invoke(["hierarchy", "import", f"{bad['dir']}/age.csv", "--column", "age", "--database", bad["db"], "--name", "s1.h"])
+    assert result.exit_code == 0, result.output
+    con = duckdb.connect(bad["db"], read_only=True)
+    try:
+        assert con.execute("SELECT COUNT(*) FROM s1.h").fetchone()[0] == 40
+    finally:
+        con.close()
+    result = invoke(["anonymize", "--input", bad["db"], "--table", "patients", "--qi", "age=table:s1.h", "--k", "2", "-q", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["transformation"] == {"age": 1}

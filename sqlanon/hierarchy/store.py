@@ -11,22 +11,27 @@ from sqlanon.source import table_ref
 
 
 def store_hierarchy(database: str, hierarchy: Hierarchy, name: str | None = None, overwrite: bool = False) -> str:
-    name = name or f"sqlanon_hierarchy_{hierarchy.attribute}"
+    """Store ``hierarchy`` as table ``name`` (parsed: ``schema.table`` is a table in that schema,
+    as ``--qi COLUMN=table:schema.table`` reads it), in one transaction."""
+    from sqlanon.table_name import TableName, lookup, schema_exists
+
+    text = name or f"sqlanon_hierarchy_{hierarchy.attribute}"
     engine = connect(database=database)
     try:
+        parsed = TableName.parse(text, engine.dialect)
+        if not schema_exists(engine, parsed):
+            raise ConfigError(f"schema {parsed.schema!r} of table {text!r} not found in {database} (create it first)")
         with engine.transaction():
-            exists = engine.scalar(
-                exp.select(exp.Count(this=exp.Star()))
-                .from_(table_ref("tables", "information_schema"))
-                .where(exp.EQ(this=exp.column("table_name"), expression=exp.Literal.string(name)))
-            )
-            if exists and not overwrite:
-                raise ConfigError(f"table {name!r} already exists in {database} (use --overwrite)")
-            if exists:
-                engine.execute(engine.dialect.drop_table(table_ref(name)))
+            existing = lookup(engine, parsed)
+            if existing is not None and existing.kind not in (None, "BASE TABLE"):
+                raise ConfigError(f"{text!r} in {database} is a {existing.kind.lower()}, not a table; name another")
+            if existing is not None and not overwrite:
+                raise ConfigError(f"table {text!r} already exists in {database} (use --overwrite)")
+            if existing is not None:
+                engine.execute(engine.dialect.drop_table(existing.expression()))
             tmp = engine.temp_name("hier")
             engine.register_arrow(tmp, hierarchy.mapping_table())
-            engine.execute(engine.dialect.create_table(table_ref(name), exp.select("*").from_(table_ref(tmp))))
-        return name
+            engine.execute(engine.dialect.create_table(parsed.expression(), exp.select("*").from_(table_ref(tmp))))
+        return text
     finally:
         engine.close()
