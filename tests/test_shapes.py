@@ -319,3 +319,16 @@ def test_level_frequencies_are_counted_once_per_level(monkeypatch):
     assert walks["n"] == h.max_level + 1
     stats.column_freqs = [[1] * 500]  # a subset's frequencies: counted again
     assert stats.leaf_level_freq(0, h.max_level) == [500] and walks["n"] == h.max_level + 2
+
+
+def test_leaves_under_is_counted_once_per_level(monkeypatch):
+    h = builders.masking([f"{i:05d}" for i in range(300)], "zip")
+    expected = {lv: [sum(1 for c in h.leaf_to_level(lv) if c == code) for code in range(len(h.labels(lv)))] for lv in range(h.max_level + 1)}
+    walks = {"n": 0}
+    original = Hierarchy.leaf_to_level
+    monkeypatch.setattr(Hierarchy, "leaf_to_level", lambda self, lv: walks.__setitem__("n", walks["n"] + 1) or original(self, lv))
+    for _ in range(4):
+        assert {lv: h.leaves_under(lv) for lv in range(h.max_level + 1)} == expected
+    assert walks["n"] == h.max_level + 1
+    h.rows = [["a", "*"], ["b", "*"]]
+    assert h.leaves_under(1) == [2]

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
 import pyarrow as pa
 
 from sqlanon.errors import HierarchyError
 
 
 #: cached properties derived from ``rows`` (dropped when ``rows`` is assigned)
-_DERIVED = ("leaves", "leaf_index", "_codes", "_label_codes", "_label_level")
+_DERIVED = ("leaves", "leaf_index", "_codes", "_label_codes", "_label_level", "_leaves_under")
 
 
 @dataclass
@@ -104,11 +105,17 @@ class Hierarchy:
         return out
 
     def leaves_under(self, level: int) -> list[int]:
-        """``result[code at level]`` = number of leaves below that value (for LM)."""
-        counts = [0] * len(self.labels(level))
-        for code in self.leaf_to_level(level):
-            counts[code] += 1
-        return counts
+        """``result[code at level]`` = number of leaves below that value (for LM, Loss): counted
+        once per level (the metrics ask per node). Shared: do not change the list."""
+        out = self._leaves_under.get(level)
+        if out is None:
+            codes = np.asarray(self.leaf_to_level(level), dtype=np.int64)
+            out = self._leaves_under[level] = np.bincount(codes, minlength=len(self.labels(level))).tolist()
+        return out
+
+    @cached_property
+    def _leaves_under(self) -> dict[int, list[int]]:
+        return {}
 
     @cached_property
     def _codes(self) -> list[tuple[list[str], list[int]]]:
