@@ -8,7 +8,7 @@ Builds two synthetic tables as Parquet files (numpy, seeded, reproducible):
   levels (leaf, bands of growing width, ``*``), written as ARX CSV files;
 
 and prints, for k=5 at 5 % and 100 % suppression, for each heuristic (lightning and auto on the
-lattice, genetic, bottom-up): ARX's Loss (geometric mean, gs 0.5), granularity, suppressed rows,
+lattice, genetic, bottom-up): ARX's Loss (geometric mean, gs 0.5), granularity (ARX's quality: higher is better), suppressed rows,
 evaluations and seconds, with a 60 s limit where the search takes one (lightning, genetic).
 
 Run (it takes several minutes; use the bench lock):

@@ -286,15 +286,23 @@ def metrics(case: Case, node, groups: dict, ok: dict) -> dict:
             agg += len(m) * leaves_under(case, i, node[i], key[i]) / big_m if ok[key] else len(m)
         lo = n / big_m
         loss_cols.append(max(0.0, (agg - lo) / (n - lo)) if n > lo else 0.0)
-        # ARX's granularity (QualityModelColumnOrientedLoss): mean share per row (suppressed: 1)
-        mean = agg / n
-        gran_cols.append((mean - 1 / big_m) / (1 - 1 / big_m) if big_m > 1 else 0.0)
+        # ARX's granularity (QualityModelColumnOrientedLoss over QualityDomainShareRaw): a released
+        # label's share from a label -> share map built level by level (a later level wins),
+        # suppressed rows 1; the mean share per QI
+        rows_h = case.hier_rows[i]
+        share: dict = {}
+        for level in range(len(rows_h[0])):
+            for label in {r[level] for r in rows_h}:
+                share[label] = sum(1 for r in rows_h if r[level] == label) / big_m
+        gran_cols.append(sum(len(m) * share[key[i]] if ok[key] else len(m) for key, m in groups.items()) / n)
     geo = 1.0
     for v in loss_cols:
         geo *= (v + 1.0) ** (1.0 / nq)
     out["loss"] = geo - 1.0
     out["loss-arithmetic"] = sum(loss_cols) / nq
-    out["granularity"] = sum(gran_cols) / nq
+    # ARX's getArithmeticMean(false): average over QIs first, then normalize by the mean minimum
+    low = sum(1 / len(case.hier_rows[i]) for i in range(nq)) / nq
+    out["granularity"] = min(1.0, max(0.0, (sum(gran_cols) / nq - low) / (1 - low)))
     return out
 
 

@@ -40,8 +40,9 @@ def test_bottom_up_names_l_diversity_when_it_is_what_fails(tmp_path):
 
 
 def test_loss_and_granularity_in_every_report(tmp_path):
-    """ARX's Loss (gs 0.5) with the arithmetic mean and granularity are LM by another route; the
-    geometric mean is never above the arithmetic one; all count suppressed rows."""
+    """ARX's Loss (gs 0.5) with the arithmetic mean is LM by another route; on QIs of one domain
+    size ARX's granularity is 1 minus it (it normalizes after averaging over QIs); the geometric
+    mean is never above the arithmetic one; all count suppressed rows."""
     data, qi, qis, _ = wide_table(tmp_path, n_qi=4, n_rows=300, seed=8)
     for search, budget in (("optimal", 0.1), ("bottom-up", 0.0), ("genetic", 0.05)):
         opts = {"search_options": {"iterations": 40, "population": 16, "seed": 3}} if search == "genetic" else {}
@@ -49,10 +50,11 @@ def test_loss_and_granularity_in_every_report(tmp_path):
         u = report["arx_quality"]
         lm = report["metric"]["value"] if report["metric"]["name"] == "lm" else None
         if lm is not None:
-            assert u["granularity"] == pytest.approx(lm, rel=1e-9, abs=1e-12)
-        assert u["loss_arithmetic"] == pytest.approx(u["granularity"], rel=1e-9, abs=1e-12)
+            assert u["loss_arithmetic"] == pytest.approx(lm, rel=1e-9, abs=1e-12)
+        assert 1 - u["loss_arithmetic"] == pytest.approx(u["granularity"], rel=1e-9, abs=1e-12)  # 16 leaves each
         assert 0 <= u["loss"] <= u["loss_arithmetic"] + 1e-12
     for metric in ("loss", "loss-arithmetic", "granularity"):
         report = sqlanon.anonymize(input=data, qi=qi, k=4, max_suppression=0.1, metric=metric, search="optimal", dry_run=True)
         key = metric.replace("-", "_")
-        assert report["metric"]["value"] == pytest.approx(report["arx_quality"][key], rel=1e-9, abs=1e-12)
+        reported = report["arx_quality"][key] if metric != "granularity" else 1 - report["arx_quality"][key]  # ARX reports a quality
+        assert report["metric"]["value"] == pytest.approx(reported, rel=1e-9, abs=1e-12)

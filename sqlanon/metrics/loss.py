@@ -14,13 +14,22 @@ aggregated by the **geometric mean** ``prod_i ((loss_i + 1) * w_i)^(1/n) - 1`` (
 default) or the **arithmetic mean** ``sum_i w_i * loss_i / n`` (``loss-arithmetic``), ``w_i`` the
 normalized attribute weights (1 without).
 
-**Granularity** (ARX's ``QualityModelColumnOrientedLoss``): per QI the mean domain share over rows
-(a suppressed row counts 1), normalized ``(x - 1/M_i) / (1 - 1/M_i)``, arithmetic mean over QIs.
-At ``gs = 0.5`` both ``loss-arithmetic`` and granularity equal Iyengar's LM (``(M_P - 1)/(M - 1)``
-per row, suppressed 1): the three are the same number written three ways, and the tests check it.
+**Granularity** exactly as ARX reports it (``StatisticsQuality.getGranularity()
+.getArithmeticMean()``, ``QualityModelColumnOrientedLoss`` over ``QualityDomainShareRaw``): per
+QI ``i`` the mean over rows of the released value's share ``x_i`` (a suppressed row counts 1),
+where a share is looked up **by label** in a map built level by level from the hierarchy (a label
+on several levels takes the highest level's share; ``*`` counts 1); the QIs are aggregated
+*before* normalizing, ``L = (mean_i x_i - mean_i 1/M_i) / (1 - mean_i 1/M_i)`` clamped to
+``[0, 1]``, and ARX reports the quality ``1 - L`` (higher is better): that is ``arx_quality
+.granularity``. As a metric to minimize, ``granularity`` is ``L``. It differs from
+``loss-arithmetic`` (which normalizes each QI first) whenever the QIs' domains differ in size.
+A flexible release's value missing from the label map (an interval the genetic search made)
+takes its leaf count over ``M_i``.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from sqlglot import exp
 
@@ -35,10 +44,37 @@ def shares(h, level: int) -> list[float]:
     return [c / m for c in h.leaves_under(level)] if m else [0.0] * len(h.labels(level))
 
 
+def arx_share_map(h) -> dict[str, float]:
+    """ARX's ``QualityDomainShareRaw``: label -> share of the hierarchy's leaves, levels merged
+    from the leaves up (a later level's share replaces an earlier one of the same label)."""
+    m = len(h.rows)
+    out: dict[str, float] = {}
+    if not m:
+        return out
+    for level in range(len(h.rows[0])):
+        out.update({label: c / m for label, c in Counter(row[level] for row in h.rows).items()})
+    return out
+
+
+def arx_share(share_map: dict[str, float], label: str, leaves: int, m: int) -> float:
+    """A released label's share: from ARX's map; ``*`` (suppressed) 1; else (a value ARX's
+    hierarchy does not hold, e.g. a genetic interval) its leaves over ``m``."""
+    hit = share_map.get(label)
+    if hit is not None:
+        return hit
+    return 1.0 if label == "*" else (leaves / m if m else 0.0)
+
+
 class Loss(Metric):
     name = "loss"
     weighted = True
     aggregate = "geometric"
+    #: names of the per-QI sums (``{prefix}_rel{i}``) in a node's statistics
+    prefix = "loss"
+
+    def shares(self, h, level: int) -> list[float]:
+        """Per code at ``level``, the released value's domain share."""
+        return shares(h, level)
 
     def __init__(self, weights=None, gs_factor: float = 0.5) -> None:
         super().__init__(weights)
@@ -55,10 +91,10 @@ class Loss(Metric):
     def _aggregates(self, stats, node, params):
         out = []
         for i, (h, level) in enumerate(zip(stats.hierarchies, node)):
-            share = exp.Mul(this=col("cnt"), expression=lookup(shares(h, level), col(stats.qcol(i)), stats.dialect, params))
-            out.append((f"loss_rel{i}", sum_(if_(col("ok"), share, lit(0.0)))))
+            share = exp.Mul(this=col("cnt"), expression=lookup(self.shares(h, level), col(stats.qcol(i)), stats.dialect, params))
+            out.append((f"{self.prefix}_rel{i}", sum_(if_(col("ok"), share, lit(0.0)))))
             if self.s_factor != 1.0:
-                out.append((f"loss_sup{i}", sum_(if_(col("ok"), lit(0.0), share.copy()))))
+                out.append((f"{self.prefix}_sup{i}", sum_(if_(col("ok"), lit(0.0), share.copy()))))
         return out
 
     def batch_terms(self, stats):
@@ -67,11 +103,11 @@ class Loss(Metric):
         the same aggregates as the one-node statement."""
         rows, finals = [], []
         for i, h in enumerate(stats.hierarchies):
-            part = f"loss_part{i}"
-            rows.append((part, [(i, lambda lv, h=h: shares(h, lv))]))
-            finals.append((f"loss_rel{i}", sum_(if_(col("ok"), col(part), lit(0.0)))))
+            part = f"{self.prefix}_part{i}"
+            rows.append((part, [(i, lambda lv, h=h: self.shares(h, lv))]))
+            finals.append((f"{self.prefix}_rel{i}", sum_(if_(col("ok"), col(part), lit(0.0)))))
             if self.s_factor != 1.0:
-                finals.append((f"loss_sup{i}", sum_(if_(col("ok"), lit(0.0), col(part)))))
+                finals.append((f"{self.prefix}_sup{i}", sum_(if_(col("ok"), lit(0.0), col(part)))))
         return rows, finals
 
     # -- formulas -----------------------------------------------------------------------------
@@ -81,11 +117,11 @@ class Loss(Metric):
         out = []
         for i, h in enumerate(stats.hierarchies):
             m = len(h.rows)
-            agg = self.g_factor * float(ns.extra[f"loss_rel{i}"] or 0.0)
+            agg = self.g_factor * float(ns.extra[f"{self.prefix}_rel{i}"] or 0.0)
             if self.s_factor == 1.0:
                 agg += ns.suppressed
             else:
-                sup_share = float(ns.extra[f"loss_sup{i}"] or 0.0)
+                sup_share = float(ns.extra[f"{self.prefix}_sup{i}"] or 0.0)
                 agg += sup_share + self.s_factor * (ns.suppressed - sup_share)
             out.append(self._normalize(agg, n, m))
         return out
@@ -119,7 +155,7 @@ class Loss(Metric):
             n = float(stats.rows)
             for i, (h, level) in enumerate(zip(stats.hierarchies, node)):
                 freq = stats.leaf_level_freq(i, level)
-                agg = self.g_factor * sum(f * s for f, s in zip(freq, shares(h, level)))
+                agg = self.g_factor * sum(f * s for f, s in zip(freq, self.shares(h, level)))
                 cols.append(self._normalize(agg, n, len(h.rows)))
             cache[key] = self.combine(cols)
         return cache[key]
@@ -131,35 +167,76 @@ class LossArithmetic(Loss):
 
 
 class Granularity(Loss):
-    """ARX's granularity: arithmetic mean of per-QI normalized mean shares (suppressed: 1)."""
+    """ARX's granularity as a loss to minimize: ``L`` above (ARX reports ``1 - L``)."""
 
     name = "granularity"
     aggregate = "arithmetic"
     weighted = False
+    prefix = "gran"
 
     def __init__(self, weights=None) -> None:
         super().__init__(weights, gs_factor=0.5)
+        self._maps: dict[int, dict[str, float]] = {}
+
+    def share_map(self, h) -> dict[str, float]:
+        key = id(h)
+        if key not in self._maps:
+            self._maps[key] = arx_share_map(h)
+        return self._maps[key]
+
+    def shares(self, h, level: int) -> list[float]:
+        share_map, m = self.share_map(h), len(h.rows)
+        return [arx_share(share_map, label, n, m) for label, n in zip(h.labels(level), h.leaves_under(level))]
 
     def columns(self, stats, node, ns) -> list[float]:
+        """Per QI the mean share ``x_i`` over rows (suppressed rows 1), before normalization."""
         n = float(stats.rows)
-        out = []
-        for i, h in enumerate(stats.hierarchies):
-            m = len(h.rows)
-            mean = (float(ns.extra[f"loss_rel{i}"] or 0.0) + ns.suppressed) / n if n else 0.0
-            out.append((mean - 1.0 / m) / (1.0 - 1.0 / m) if m > 1 else 0.0)
-        return out
+        return [(float(ns.extra[f"gran_rel{i}"] or 0.0) + ns.suppressed) / n if n else 0.0 for i in range(len(stats.hierarchies))]
+
+    def value(self, stats, node, ns) -> float:
+        return arx_granularity_loss(self.columns(stats, node, ns), stats.hierarchies)
+
+    def per_column(self, stats, node, ns) -> dict:
+        return {q: arx_granularity_loss([x], [h]) for q, x, h in zip(stats.qis, self.columns(stats, node, ns), stats.hierarchies)}
+
+    def prior_bound(self, stats, node) -> float:
+        """Every row released (no suppression): a lower bound (monotone while no label repeats
+        across levels)."""
+        n = float(stats.rows)
+        means = []
+        for i, (h, level) in enumerate(zip(stats.hierarchies, node)):
+            freq = stats.leaf_level_freq(i, level)
+            means.append(sum(f * s for f, s in zip(freq, self.shares(h, level))) / n if n else 0.0)
+        return arx_granularity_loss(means, stats.hierarchies)
+
+
+def arx_granularity_loss(means: list[float], hierarchies) -> float:
+    """ARX's ``getAggregate(ARITHMETIC_MEAN, false)``: the mean of the per-QI mean shares,
+    normalized by the mean of the minima ``1/M_i`` (maxima 1), clamped to [0, 1].
+
+    >>> round(arx_granularity_loss([0.5, 1.0], [type("H", (), {"rows": [0] * 4})(), type("H", (), {"rows": [0] * 2})()]), 6)
+    0.6
+    """
+    if not means:
+        return 0.0
+    mins = [1.0 / len(h.rows) if len(h.rows) else 0.0 for h in hierarchies]
+    agg, lo = sum(means) / len(means), sum(mins) / len(mins)
+    value = (agg - lo) / (1.0 - lo) if lo < 1.0 else 0.0
+    return min(1.0, max(0.0, value))
 
 
 def measure(stats, plan, ns=None) -> dict:
     """ARX's Loss (geometric and arithmetic mean, gs 0.5) and granularity of a plan's release
     (any search's plan, levels or flexible cuts): one statement evaluating the plan's node or
     recoding with :func:`aggregates`, or ``ns``, its statistics already read with them (the
-    plan's verification reads them in its statement: :func:`sqlanon.api.verify_plan`)."""
+    plan's verification reads them in its statement: :func:`sqlanon.api.verify_plan`).
+    ``granularity`` is ARX's figure (a quality: 1 is nothing lost), the others losses."""
     if ns is None:
         ns = stats.evaluate(target(plan), plan.requirement.predicate(), aggregates(stats, plan))
     out = {}
-    for name, metric in (("loss", Loss()), ("loss_arithmetic", LossArithmetic()), ("granularity", Granularity())):
+    for name, metric in (("loss", Loss()), ("loss_arithmetic", LossArithmetic())):
         out[name] = metric.combine(metric.columns(stats, None, ns))
+    out["granularity"] = 1.0 - Granularity().value(stats, None, ns)
     return out
 
 
@@ -172,18 +249,23 @@ def target(plan):
 
 def aggregates(stats, plan):
     """The per-QI sums Loss and granularity are computed from (``loss_rel{i}``: released rows
-    times the share of the QI's leaves under their code), as ``f(params) -> [(name, expr)]``."""
+    times the share of the QI's leaves under their code; ``gran_rel{i}``: times ARX's label share),
+    as ``f(params) -> [(name, expr)]``."""
     recoding = plan.recoding
-    per_qi = []
-    for codes, h in zip(recoding.codes, stats.hierarchies):
+    per_qi, per_qi_arx = [], []
+    for codes, labels, h in zip(recoding.codes, recoding.labels, stats.hierarchies):
         m = len(h.rows)
         under = [0] * (max(codes, default=-1) + 1)
         for c in codes:
             under[c] += 1
         per_qi.append([u / m if m else 0.0 for u in under])
+        share_map = arx_share_map(h)
+        per_qi_arx.append([arx_share(share_map, label, u, m) for label, u in zip(labels, under)])
 
     def build(params=None):
-        return [(f"loss_rel{i}", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=lookup(s, col(stats.qcol(i)), stats.dialect, params)), lit(0.0))))
-                for i, s in enumerate(per_qi)]
+        def released(name: str, values: list[float], i: int):
+            return (name, sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=lookup(values, col(stats.qcol(i)), stats.dialect, params)), lit(0.0))))
+
+        return [released(f"loss_rel{i}", s, i) for i, s in enumerate(per_qi)] + [released(f"gran_rel{i}", s, i) for i, s in enumerate(per_qi_arx)]
 
     return build
