@@ -463,28 +463,36 @@ class IntervalCoder:
     def _groups(self, ivs: list[tuple[float, float]]) -> list[tuple[str, float, list[int]]]:
         span = self.U - self.L
         out = [[f"[{_fmt(lo)}, {_fmt(hi)}]", (hi - lo) / span if span > 0 else 0.0, []] for lo, hi in ivs]
-        for leaf, v in enumerate(self.value):
-            out[self.interval_index(ivs, v)][2].append(leaf)
+        for leaf, i in enumerate(interval_indices(ivs, self.value)):
+            out[i][2].append(leaf)
         return [tuple(x) for x in out]
 
     @staticmethod
     def interval_index(ivs: list[tuple[float, float]], v: float) -> int:
         """The interval holding ``v``; a value in a gap goes to the next interval to its right
         (intervals are ``(previous hi, hi]`` on the real line), beyond the last to the last."""
-        for i, (lo, hi) in enumerate(ivs):
-            if v <= hi:
-                return i
-        return len(ivs) - 1
+        return interval_indices(ivs, [v])[0]
 
     def bits_from_labels(self, labels: Sequence[str]) -> list[int]:
         """End point ``j`` is used when its two neighbouring values fall in different intervals."""
         ivs = parse_intervals(labels, self.attribute)
-        where = [self.interval_index(ivs, v) for v in self.distinct]
+        where = interval_indices(ivs, self.distinct)
         bits = [1 if where[j] != where[j + 1] else 0 for j in self.endpoints]
+        endpoints = set(self.endpoints)  # once, not per value
         for j in range(len(self.distinct) - 1):
-            if where[j] != where[j + 1] and j not in set(self.endpoints):
+            if where[j] != where[j + 1] and j not in endpoints:
                 raise ConfigError(f"intervals {list(labels)} of {self.attribute!r} split values between two potential end points")
         return bits
+
+
+def interval_indices(ivs: Sequence[tuple[float, float]], values: Sequence[float]) -> list[int]:
+    """Per value, the interval holding it (:meth:`IntervalCoder.interval_index`): a binary search
+    over the intervals' upper ends (in order), not a scan of the intervals per value."""
+    import numpy as np
+
+    his = np.asarray([hi for _, hi in ivs], dtype=np.float64)
+    at = np.searchsorted(his, np.asarray(values, dtype=np.float64), side="left")
+    return np.minimum(at, len(ivs) - 1).tolist()
 
 
 def parse_intervals(labels: Sequence[str], attribute: str) -> list[tuple[float, float]]:
@@ -615,14 +623,13 @@ def recoding_from_transformation(transformation: dict, qis, hierarchies, numeric
         is_num = q in set(numeric) or bool(cut and all(INTERVAL.match(v) for v in cut))
         if is_num:
             ivs = parse_intervals(cut, q)
-            per_leaf = []
+            values = []
             for row in h.rows:
                 try:
-                    v = float(row[0])
+                    values.append(float(row[0]))
                 except ValueError:
                     raise HierarchyError(f"column {q!r} is cut into intervals but has value {row[0]!r}") from None
-                per_leaf.append(IntervalCoder.interval_index(ivs, v))
-            codes.append(per_leaf)
+            codes.append(interval_indices(ivs, values))
             labels.append(cut)
             continue
         index = {label: i for i, label in enumerate(cut)}

@@ -332,3 +332,37 @@ def test_leaves_under_is_counted_once_per_level(monkeypatch):
     assert walks["n"] == h.max_level + 1
     h.rows = [["a", "*"], ["b", "*"]]
     assert h.leaves_under(1) == [2]
+
+
+# -- intervals: a binary search, not a scan of the intervals per value ------------------------------
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_interval_indices_equal_the_scan(seed):
+    from sqlanon.cut import interval_indices
+
+    rnd = random.Random(seed)
+    his = sorted(rnd.sample(range(-50, 200), rnd.randint(1, 30)))
+    ivs = [(hi - rnd.randint(0, 3), float(hi)) for hi in his]
+    values = [rnd.uniform(-60, 210) for _ in range(200)] + [float(h) for h in his] + [math.nan]
+
+    def scan(v):
+        return next((i for i, (_, hi) in enumerate(ivs) if v <= hi), len(ivs) - 1)
+
+    assert interval_indices(ivs, values) == [scan(v) for v in values]
+
+
+def test_interval_groups_do_not_scan_the_intervals_per_leaf(monkeypatch):
+    """A numeric cut's groups (per genetic individual, and ``check --transformation``) looked each
+    leaf's interval up by scanning the intervals: O(leaves x intervals)."""
+    from sqlanon.cut import IntervalCoder, recoding_from_transformation
+
+    h = builders.flat_numeric([str(v) for v in range(2000)], "age")
+    c = IntervalCoder(h, max_endpoints=500)
+    monkeypatch.setattr(IntervalCoder, "interval_index", staticmethod(lambda ivs, v: pytest.fail("an interval scan per value")))
+    bits = [1] * c.nbits
+    groups = c.groups(bits)
+    assert sum(len(g[2]) for g in groups) == 2000 and len(groups) == c.nbits + 1
+    assert c.bits_from_labels(c.labels_of(bits)) == bits
+    r = recoding_from_transformation({"age": c.labels_of(bits)}, ["age"], [h], ["age"])
+    assert sorted(set(r.codes[0])) == list(range(len(groups)))
