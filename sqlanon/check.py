@@ -32,6 +32,7 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
 
     from sqlanon.risk import DEFAULT_THRESHOLD, validate_options
 
+    _check_k(k)
     if (population_fraction is not None or risk_threshold is not None) and not risk:
         raise ConfigError("--population-fraction and --risk-threshold need --risk")
     validate_options(risk_threshold, population_fraction)
@@ -154,6 +155,12 @@ def _is_builder(spec: str) -> bool:
     return str(spec).split(":")[0] in BUILDERS
 
 
+def _check_k(k) -> None:
+    """``--k 0`` is a value, not an absence: a check against it would say every table passes."""
+    if k is not None and (isinstance(k, bool) or k < 1):
+        raise ConfigError(f"k must be at least 1, got {k}")
+
+
 def load_transformation(spec: str | dict) -> dict:
     """A transformation from a dict, a JSON string, or a JSON file (a whole ``--json`` report or
     just its ``transformation`` object)."""
@@ -185,6 +192,7 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
     with ``class_column``, precision for full-domain levels."""
     from sqlanon.stats import ClassNeeds
 
+    _check_k(k)
     transformation = load_transformation(transformation)
     policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter)
     session = Session(policy)
@@ -198,6 +206,9 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
         stats = Statistics(session.engine, session.source, columns, hierarchies, None, class_column, needs)
         stats.prepare()
         levels = [transformation[c] for c in columns]
+        for c, v in zip(columns, levels):  # a level (an int) or a cut (a list of released values)
+            if isinstance(v, bool) or not isinstance(v, (int, list)):
+                raise ConfigError(f"the transformation of {c!r} must be a level (an integer) or a list of released values, got {v!r}")
         flexible = not all(isinstance(v, int) for v in levels)
         if not flexible:
             for c, v, h in zip(columns, levels, hierarchies):

@@ -364,7 +364,7 @@ def check(
 
             if not all(specs.values()):
                 raise ConfigError("--transformation needs a hierarchy for every --qi (COLUMN=HIERARCHY)")
-            return check_plan(input, specs, transformation, format=format, delimiter=delimiter, table=table, k=k or 1, max_suppression=max_suppression or 0.0, class_column=class_column, numeric=_split(numeric), hierarchy_delimiter=hierarchy_delimiter)
+            return check_plan(input, specs, transformation, format=format, delimiter=delimiter, table=table, k=1 if k is None else k, max_suppression=max_suppression or 0.0, class_column=class_column, numeric=_split(numeric), hierarchy_delimiter=hierarchy_delimiter)
         if against:
             return _against(input, format, delimiter, table, against, against_format, against_delimiter, list(specs), 1 if min_sup is None else min_sup)
         has_all = all(specs.values())

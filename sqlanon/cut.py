@@ -635,6 +635,10 @@ def recoding_from_transformation(transformation: dict, qis, hierarchies, numeric
         index = {label: i for i, label in enumerate(cut)}
         if len(index) != len(cut):
             raise ConfigError(f"the cut of {q!r} lists a value twice: {cut}")
+        known = {v for row in h.rows for v in row}
+        unknown = [v for v in cut if v not in known]
+        if unknown:  # it used to release every row as the root, silently
+            raise ConfigError(f"the cut of {q!r} names {unknown[0]!r}, which is not a value of its hierarchy")
         per_leaf = []
         extra: list[str] = []
         for row in h.rows:

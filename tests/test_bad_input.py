@@ -434,6 +434,13 @@ CASES = [
     ("hierarchy import onto a view", ["hierarchy", "import", "{dir}/age.csv", "--column", "age", "--database", "{db}", "--name", "patients_v", "--overwrite"], 2, "'patients_v' in {db} is a view, not a table"),
     ("hierarchy import onto a table", ["hierarchy", "import", "{dir}/age.csv", "--column", "age", "--database", "{db}", "--name", "s1.patients"], 2, "table 's1.patients' already exists"),
     ("schema to /sys", ["schema", "policy", "--output", "/sys/sqlanon-policy.json"], 1, "cannot write /sys/sqlanon-policy.json: "),
+    ("transformation a string", ["check", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--transformation", '{{"age": "x"}}'], 2, "the transformation of 'age' must be a level (an integer) or a list of released values, got 'x'"),
+    ("transformation null", ["check", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--transformation", '{{"age": null}}'], 2, "got None"),
+    ("transformation a float", ["check", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--transformation", '{{"age": 1.5}}'], 2, "got 1.5"),
+    ("transformation true", ["check", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--transformation", '{{"age": true}}'], 2, "got True"),
+    ("cut naming unknown values", ["check", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--transformation", '{{"age": [1, 2]}}'], 2, "the cut of 'age' names '1', which is not a value of its hierarchy"),
+    ("check k zero", ["check", "--input", "{csv}", "--qi", "age", "--k", "0"], 2, "k must be at least 1, got 0"),
+    ("check plan k zero", ["check", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--transformation", '{{"age": 1}}', "--k", "0"], 2, "k must be at least 1, got 0"),
     ("header only", ["anonymize", "--input", "{dir}/empty.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 1, "column 'zip' has no values"),
 ]
 
