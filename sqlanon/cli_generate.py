@@ -40,6 +40,7 @@ def generate_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file/table."),
     no_dissimilarity: bool = typer.Option(False, "--no-dissimilarity", help="Skip the code-table dissimilarity (runs KRIMP on the output)."),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="DuckDB memory_limit, e.g. 1GB."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Seconds for mining and KRIMP; when reached, rows are generated from the best code table so far (JSON: stopped_by, code_table_complete)."),
     report: Optional[str] = typer.Option(None, "--report", help="Also write an HTML report here (risk of input and generated table, NAS, itemset overlap)."),
     population_fraction: Optional[float] = typer.Option(None, "--population-fraction", help="Risk: the input is this fraction of its population; estimate population uniques."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
@@ -48,7 +49,7 @@ def generate_command(
     min_level: Optional[List[str]] = typer.Option(None, "--min-level", hidden=True, help="Refused: generation releases no hierarchy levels."),
     max_level: Optional[List[str]] = typer.Option(None, "--max-level", hidden=True, help="Refused: generation releases no hierarchy levels."),
 ) -> None:
-    from sqlanon.cli import _run
+    from sqlanon.cli import _progress, _run
 
     result = _run(
         run_generate, weights=weights or None, min_level=min_level or None, max_level=max_level or None,
@@ -56,14 +57,14 @@ def generate_command(
         min_sup=min_sup, laplace=laplace, rows=rows, seed=seed, candidates=candidates, output=output,
         output_table=output_table, in_place=in_place, overwrite=overwrite,
         dissimilarity=not no_dissimilarity, memory_limit=memory_limit,
-        progress=None if quiet else (lambda m: typer.echo(f"sqlanon: {m}", err=True)),
+        progress=_progress(quiet, as_json), time_limit=time_limit,
         report=report, population_fraction=population_fraction,
         json_out=as_json,
     )
     if as_json:
         typer.echo(json.dumps(result, default=str))
         return
-    for key in ("rows", "code_table_size", "compression_ratio", "nas", "pct_equal_itemsets", "avg_support_diff_pct", "avg_support_new_pct", "dissimilarity", "output", "release_id", "seconds"):
+    for key in ("rows", "code_table_size", "compression_ratio", "stopped_by", "nas", "pct_equal_itemsets", "avg_support_diff_pct", "avg_support_new_pct", "dissimilarity", "output", "release_id", "seconds"):
         if key in result:
             value = result[key]
             typer.echo(f"{key:<22}{value:.4f}" if isinstance(value, float) else f"{key:<22}{value}")
@@ -89,6 +90,7 @@ def run_generate(
     progress=None,
     report: str | None = None,
     population_fraction: float | None = None,
+    time_limit: float | None = None,
     weights=None,
     min_level=None,
     max_level=None,
@@ -113,6 +115,8 @@ def run_generate(
         raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")
     if rows is not None and rows < 0:
         raise ConfigError(f"--rows must be >= 0, got {rows}")
+    if time_limit is not None and not (time_limit > 0):
+        raise ConfigError(f"--time-limit must be > 0 seconds, got {time_limit}")
     from sqlanon.policy_checks import check_report_path
     from sqlanon.risk import validate_options
 
@@ -129,7 +133,7 @@ def run_generate(
         result = run(
             engine, source, columns, min_sup=min_sup, laplace=laplace, rows=rows, seed=seed,
             candidates=candidates, target=target, dissimilarity=dissimilarity, progress=progress,
-            population_fraction=population_fraction,
+            population_fraction=population_fraction, time_limit=time_limit,
         )
         if report:
             from sqlanon.report import write_html

@@ -26,9 +26,10 @@ sql_log = logging.getLogger("sqlanon.sql")
 
 
 class Phase:
-    """A handle on a running phase: ``update(completed, total)`` (a count, e.g. nodes)."""
+    """A handle on a running phase: ``update(completed, total, note)`` (a count, e.g. nodes;
+    ``note``: a short state shown beside the bar, e.g. a code table's size so far)."""
 
-    def update(self, completed: float, total: float | None = None) -> None:
+    def update(self, completed: float, total: float | None = None, note: str | None = None) -> None:
         pass
 
 
@@ -59,11 +60,14 @@ def as_reporter(progress) -> Reporter:
 
 
 class _RichPhase(Phase):
-    def __init__(self, bar, task) -> None:
-        self.bar, self.task = bar, task
+    def __init__(self, bar, task, name: str = "") -> None:
+        self.bar, self.task, self.name = bar, task, name
 
-    def update(self, completed: float, total: float | None = None) -> None:
-        self.bar.update(self.task, completed=completed, **({"total": total} if total is not None else {}))
+    def update(self, completed: float, total: float | None = None, note: str | None = None) -> None:
+        extra = {"total": total} if total is not None else {}
+        if note is not None:
+            extra["description"] = f"{self.name} ({note})"
+        self.bar.update(self.task, completed=completed, **extra)
 
 
 class RichReporter(Reporter):
@@ -86,7 +90,7 @@ class RichReporter(Reporter):
         poll = _query_progress(engine)
         self.bar.start()
         task = self.bar.add_task(name, total=100 if poll else total)
-        handle = _RichPhase(self.bar, task)
+        handle = _RichPhase(self.bar, task, name)
         stop = threading.Event()
         thread = None
         if poll:

@@ -220,3 +220,94 @@ def test_reference_code_tables(name, cands, min_sup, n_cands, size, lpct, bits):
     assert round(ct.compression_ratio, 2) == lpct
     if bits is not None:
         assert (round(ct.total_bits), round(ct.standard_bits)) == bits
+
+
+# ---------------------------------------------------------------------------------------------
+# time limit, progress, pattern comparison in arrays
+
+
+def test_time_limit_returns_the_code_table_so_far(tmp_path, monkeypatch):
+    """With a clock past the deadline after a few slices, KRIMP stops and its code table is exactly
+    KRIMP's over the candidates it got to (in candidate order), labelled as cut short."""
+    from sqlanon.generate.krimp import Candidates, candidate_permutation
+    from sqlanon.search import limits
+
+    rows = _random_rows(11, 60, [3, 3, 2, 4, 3])
+    engine = connect()
+    enc = its.encode(engine, Source.open(_csv(tmp_path, rows), "csv"), [f"a{j}" for j in range(5)])
+    cands = its.mine(engine, enc, 1, "all")
+    full = krimp(enc.db, cands)
+    assert not full.time_limited and full.candidates_tried == full.candidates_total
+    t = [0.0]
+
+    def clock():  # every read moves the clock on by 1 s
+        t[0] += 1.0
+        return t[0]
+
+    monkeypatch.setattr(limits, "clock", clock)
+    cut = krimp(enc.db, cands, deadline=limits.now() + 1.5)  # one slice, then past it
+    assert cut.time_limited and 0 < cut.candidates_tried < cut.candidates_total
+    c = cands.candidates
+    order = candidate_permutation(c)
+    order = order[c.lengths[order] > 1][: cut.candidates_tried]
+    prefix = krimp(enc.db, c.select(order))
+    assert not prefix.time_limited
+    assert prefix.itemsets == cut.itemsets and prefix.usage.tolist() == cut.usage.tolist()
+    assert prefix.total_bits == pytest.approx(cut.total_bits)
+
+
+def test_generate_time_limit_labelled(tmp_path, monkeypatch):
+    """``generate --time-limit``: rows come from the code table so far, the JSON says so, and the
+    message says so too."""
+    from sqlanon.cli_generate import run_generate
+    from sqlanon.search import limits
+
+    path = _csv(tmp_path, _random_rows(12, 80, [3, 3, 2, 4, 3]))
+    t = [0.0]
+
+    def clock():
+        t[0] += 1.0
+        return t[0]
+
+    monkeypatch.setattr(limits, "clock", clock)
+    said: list[str] = []
+    out = run_generate(path, format="csv", seed=1, time_limit=3, progress=said.append, dissimilarity=False)
+    assert out["stopped_by"] == "time_limit" and out["code_table_complete"] is False
+    assert any("time limit" in m for m in said)
+    monkeypatch.undo()
+    done = run_generate(path, format="csv", seed=1, progress=said.append, dissimilarity=False)
+    assert done["stopped_by"] is None and done["code_table_complete"] is True
+    assert done["candidates_considered"] == done["candidate_count"]
+    with pytest.raises(Exception, match="--time-limit"):
+        run_generate(path, format="csv", time_limit=0)
+
+
+def test_progress_messages_off_a_terminal(tmp_path, monkeypatch):
+    """Off a terminal, long phases report at most every few seconds: mining (branches and
+    itemsets so far) and KRIMP (candidates of total, code-table size, bits so far)."""
+    from sqlanon.generate import pipeline
+
+    monkeypatch.setattr(pipeline, "PROGRESS_EVERY", 0.0)
+    said: list[str] = []
+    pipeline.run(connect(), Source.open(_csv(tmp_path, _random_rows(13, 80, [3, 3, 2, 4])), "csv"), seed=1, progress=said.append, scores=False, risk=False)
+    assert any(m.startswith("mining: ") and "itemsets so far" in m for m in said)
+    assert any(m.startswith("krimp: ") and " candidates, " in m and "bits (L% " in m for m in said)
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_pattern_comparison_arrays_equal_dicts(tmp_path, seed):
+    """The frequent-pattern comparison on integer matrices equals the one on labelled dicts,
+    with a released table whose values the original partly lacks."""
+    from sqlanon.generate.scores import compare_tables, labelled, pattern_comparison
+
+    a = _random_rows(seed, 50, [3, 3, 2, 4])
+    b = _random_rows(seed + 100, 40, [4, 3, 2, 4])  # v0_3 never occurs in a
+    engine = connect()
+    cols = ["a0", "a1", "a2", "a3"]
+    sa, sb = Source.open(_csv(tmp_path, a, "a.csv"), "csv"), Source.open(_csv(tmp_path, b, "b.csv"), "csv")
+    got = compare_tables(engine, sb, sa, cols, 2, dissimilarity_measure=False)
+    ea, eb = its.encode(engine, sa, cols), its.encode(engine, sb, cols)
+    want = pattern_comparison(labelled(ea, its.mine(engine, ea, 2, "all", min_length=1)), 50,
+                              labelled(eb, its.mine(engine, eb, 2, "all", min_length=1)), 40)
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v), k

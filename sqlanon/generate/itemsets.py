@@ -31,6 +31,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
+from sqlanon.search import limits as lim
 from sqlanon.generate.krimp import MAX_COLUMNS, Candidates, WeightedDatabase
 from sqlanon.source import Source, col, table_ref
 from sqlanon.stats import as_varchar, lit, sum_
@@ -150,6 +151,7 @@ class Itemsets:
     def __init__(self, candidates: Candidates, time_limited: bool = False) -> None:
         self.candidates = candidates
         self.time_limited = time_limited
+        self.over_limit = False
         self._tuples: list[tuple[int, ...]] | None = None
 
     @property
@@ -199,17 +201,19 @@ def mine(
     max_length: int | None = None,
     progress: Callable[[int, int, int], None] | None = None,
     deadline: float | None = None,
+    limit: int | None = None,
 ) -> Itemsets:
     """Frequent (``all``) or closed frequent (``closed``) itemsets of length >= ``min_length``.
 
-    Mined by the compiled depth-first search of :func:`sqlanon.generate.kernels.mine_branches`
+    Mined by the compiled depth-first search of :func:`sqlanon.generate.kernels.mine_slice`
     over the frequency set that :func:`encode` fetched (distinct rows with their counts), closed
-    ones by LCM's closure extension (never all-then-filter). The search is split into the
-    branches of the root's extensions: ``progress(branches done, branches, itemsets so far)`` is
-    called after each, and past ``deadline`` (``time.monotonic()``) the rest is skipped
-    (``Itemsets.time_limited``).
+    ones by LCM's closure extension (never all-then-filter). The search runs in slices of about a
+    quarter second: ``progress(root branches done, root branches, itemsets so far)`` is called
+    after each, and past ``deadline`` (:func:`sqlanon.search.limits.now`) the rest is skipped
+    (``Itemsets.time_limited``). With ``limit``, mining stops once more than ``limit`` itemsets
+    were found (``Itemsets.over_limit``; the caller decides what that means).
     """
-    from sqlanon.generate.kernels import mine_branches
+    from sqlanon.generate import kernels
 
     if candidates not in ("all", "closed"):
         raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")
@@ -219,22 +223,32 @@ def mine(
     rows = np.ascontiguousarray(db.rows, dtype=np.int32)
     wts = np.ascontiguousarray(db.weights, dtype=np.int64)
     icol = np.ascontiguousarray(db.item_column, dtype=np.int32)
-    args = (rows, wts, icol, db.n_items, int(min_sup), candidates == "closed", int(min_length), int(max_length or 0))
+    st = kernels.miner_state(rows.shape[0], rows.shape[1], db.n_items)
     parts = []
-    lo, n_root, n_found, step = 0, None, 0, 1
-    limited = False
-    while n_root is None or lo < n_root:
-        if deadline is not None and time.monotonic() >= deadline:
+    n_found, budget = 0, 1 << 16
+    limited = over = False
+    while st["d"][0] != -1:
+        if deadline is not None and lim.now() >= deadline:
             limited = True
             break
-        hi = lo + step
-        items, offsets, support, n, n_root = mine_branches(*args, lo, hi, lo == 0)
+        t = time.perf_counter()
+        room = 0 if limit is None else max(limit - n_found, 1)
+        items, offsets, support, n = kernels.mine_slice(
+            rows, wts, icol, int(min_sup), candidates == "closed", int(min_length), int(max_length or 0),
+            st["tids"], st["nts"], st["pvs"], st["ext"], st["ext_n"], st["ext_pos"], st["plen"], st["d"],
+            st["count"], st["touched"], budget, room)
+        spent = time.perf_counter() - t
+        budget = int(min(max(budget * 0.25 / spent, 1 << 12), 1 << 34)) if spent > 0 else budget * 4
         parts.append((items, offsets, support))
         n_found += int(n)
-        lo = hi
+        if limit is not None and n_found > limit:
+            over = True
+            break
         if progress is not None:
-            progress(min(lo, n_root), n_root, n_found)
-    return Itemsets(_concat(parts), time_limited=limited)
+            progress(int(min(st["ext_pos"][0], st["ext_n"][0])) if st["d"][0] != -1 else int(st["ext_n"][0]), int(st["ext_n"][0]), n_found)
+    out = Itemsets(_concat(parts), time_limited=limited)
+    out.over_limit = over
+    return out
 
 
 def _concat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Candidates:

@@ -76,73 +76,90 @@ def _extensions(rows, wts, tids, nt, pv, core, min_sup, count, touched, out):
     return n
 
 
-@njit(cache=True)
-def mine_branches(rows, wts, item_col, n_items, min_sup, closed, min_length, max_length, lo, hi, emit_root):
-    """Itemsets under the root's extensions ``lo..hi-1`` (and the root itself if ``emit_root``).
+def miner_state(n_rows: int, n_columns: int, n_items: int) -> dict:
+    """The search stack of :func:`mine_slice`, kept between slices (``d[0] == -2``: not started)."""
+    cap = n_columns + 2
+    return {
+        "tids": np.empty((cap, max(n_rows, 1)), dtype=np.int32),
+        "nts": np.zeros(cap, dtype=np.int64),
+        "pvs": np.full((cap, n_columns), -1, dtype=np.int32),
+        "ext": np.empty((cap, n_items + 1), dtype=np.int32),
+        "ext_n": np.zeros(cap, dtype=np.int64),
+        "ext_pos": np.zeros(cap, dtype=np.int64),
+        "plen": np.zeros(cap, dtype=np.int64),
+        "d": np.full(1, -2, dtype=np.int64),
+        "count": np.zeros(n_items + 1, dtype=np.int64),
+        "touched": np.empty(n_items + 1, dtype=np.int32),
+    }
 
-    Returns ``(items, offsets, support, n, n_root_ext)``: itemset ``k`` is
-    ``items[offsets[k]:offsets[k+1]]`` (ascending item ids) with ``support[k]``; ``n_root_ext``
-    is the number of root extensions (so the caller can split the search into branches).
+
+@njit(cache=True)
+def _emit(pv, L, s, buf, items, offsets, support, nitems, n):
+    k2 = 0
+    for c in range(pv.shape[0]):
+        if pv[c] >= 0:
+            buf[k2] = pv[c]
+            k2 += 1
+    srt = np.sort(buf[:k2])
+    items = _grow_i32(items, nitems + k2)
+    items[nitems : nitems + k2] = srt
+    offsets = _grow_i64(offsets, n + 2)
+    support = _grow_i64(support, n + 1)
+    offsets[n + 1] = nitems + k2
+    support[n] = s
+    return items, offsets, support, nitems + k2, n + 1
+
+
+@njit(cache=True)
+def mine_slice(rows, wts, item_col, min_sup, closed, min_length, max_length,
+               tids, nts, pvs, ext, ext_n, ext_pos, plen, dd, count, touched, budget, limit):
+    """Go on with the depth-first search for about ``budget`` row visits (or until more than
+    ``limit`` itemsets were found in this slice, if ``limit > 0``). Returns the itemsets found
+    ``(items, offsets, support, n)``; ``dd[0] == -1`` once the search is over.
+
+    Itemset ``k`` is ``items[offsets[k]:offsets[k+1]]`` (ascending item ids) with ``support[k]``.
     """
     R, m = rows.shape
-    depth_cap = m + 2
-    tids = np.empty((depth_cap, max(R, 1)), dtype=np.int32)
-    nts = np.zeros(depth_cap, dtype=np.int64)
-    pvs = np.full((depth_cap, m), -1, dtype=np.int32)
-    ext = np.empty((depth_cap, n_items + 1), dtype=np.int32)
-    ext_n = np.zeros(depth_cap, dtype=np.int64)
-    ext_pos = np.zeros(depth_cap, dtype=np.int64)
-    count = np.zeros(n_items + 1, dtype=np.int64)
-    touched = np.empty(n_items + 1, dtype=np.int32)
-    sup_d = np.zeros(depth_cap, dtype=np.int64)
-    plen = np.zeros(depth_cap, dtype=np.int64)
     items = np.empty(1024, dtype=np.int32)
     offsets = np.zeros(1025, dtype=np.int64)
     support = np.empty(1024, dtype=np.int64)
     n = 0
     nitems = 0
     buf = np.empty(m, dtype=np.int32)
-    # root: every row; closed -> its closure (the columns constant over all rows)
-    nt = 0
-    total = 0
-    for r in range(R):
-        if wts[r] > 0:
-            tids[0, nt] = r
-            nt += 1
-            total += wts[r]
-    nts[0] = nt
-    sup_d[0] = total
-    if closed and nt > 0:
-        for c in range(m):
-            v = rows[tids[0, 0], c]
-            same = True
-            for k in range(1, nt):
-                if rows[tids[0, k], c] != v:
-                    same = False
-                    break
-            if same:
-                pvs[0, c] = v
-                plen[0] += 1
-    if total < min_sup:
-        return items[:0], offsets[:1], support[:0], 0, 0
-    n_root = _extensions(rows, wts, tids[0], nt, pvs[0], -1, min_sup, count, touched, ext[0])
-    ext_n[0] = min(hi, n_root)
-    ext_pos[0] = lo
-    if emit_root and plen[0] >= min_length and plen[0] > 0 and (max_length <= 0 or plen[0] <= max_length):
-        L = 0
-        for c in range(m):
-            if pvs[0, c] >= 0:
-                buf[L] = pvs[0, c]
-                L += 1
-        srt = np.sort(buf[:L])
-        items = _grow_i32(items, nitems + L)
-        items[nitems : nitems + L] = srt
-        nitems += L
-        offsets[1] = nitems
-        support[0] = total
-        n = 1
-    d = 0
+    work = 0
+    d = dd[0]
+    if d == -2:  # the root: every row; closed -> its closure (the columns constant on all rows)
+        nt = 0
+        total = 0
+        for r in range(R):
+            if wts[r] > 0:
+                tids[0, nt] = r
+                nt += 1
+                total += wts[r]
+        nts[0] = nt
+        plen[0] = 0
+        if closed and nt > 0:
+            for c in range(m):
+                v = rows[tids[0, 0], c]
+                same = True
+                for k in range(1, nt):
+                    if rows[tids[0, k], c] != v:
+                        same = False
+                        break
+                if same:
+                    pvs[0, c] = v
+                    plen[0] += 1
+        if total < min_sup or nt == 0:
+            dd[0] = -1
+            return items[:0], offsets[:1], support[:0], 0
+        ext_n[0] = _extensions(rows, wts, tids[0], nt, pvs[0], -1, min_sup, count, touched, ext[0])
+        ext_pos[0] = 0
+        if plen[0] >= min_length and plen[0] > 0 and (max_length <= 0 or plen[0] <= max_length):
+            items, offsets, support, nitems, n = _emit(pvs[0], plen[0], total, buf, items, offsets, support, nitems, n)
+        d = 0
     while d >= 0:
+        if work >= budget or (limit > 0 and n > limit):
+            break
         if ext_pos[d] >= ext_n[d]:
             d -= 1
             continue
@@ -158,6 +175,7 @@ def mine_branches(rows, wts, item_col, n_items, min_sup, closed, min_length, max
                 tids[d + 1, nt] = r
                 nt += 1
                 s += wts[r]
+        work += nts[d]
         for c in range(m):
             pvs[d + 1, c] = pvs[d, c]
         pvs[d + 1, ce] = e
@@ -182,29 +200,17 @@ def mine_branches(rows, wts, item_col, n_items, min_sup, closed, min_length, max
             if not ok:
                 continue
         nts[d + 1] = nt
-        sup_d[d + 1] = s
         plen[d + 1] = L
         if L >= min_length and (max_length <= 0 or L <= max_length):
-            k2 = 0
-            for c in range(m):
-                if pvs[d + 1, c] >= 0:
-                    buf[k2] = pvs[d + 1, c]
-                    k2 += 1
-            srt = np.sort(buf[:k2])
-            items = _grow_i32(items, nitems + k2)
-            items[nitems : nitems + k2] = srt
-            nitems += k2
-            offsets = _grow_i64(offsets, n + 2)
-            support = _grow_i64(support, n + 1)
-            offsets[n + 1] = nitems
-            support[n] = s
-            n += 1
+            items, offsets, support, nitems, n = _emit(pvs[d + 1], L, s, buf, items, offsets, support, nitems, n)
         if max_length > 0 and L >= max_length:
             continue
         ext_n[d + 1] = _extensions(rows, wts, tids[d + 1], nt, pvs[d + 1], e, min_sup, count, touched, ext[d + 1])
+        work += nt
         ext_pos[d + 1] = 0
         d += 1
-    return items[:nitems], offsets[: n + 1], support[:n], n, n_root
+    dd[0] = d
+    return items[:nitems], offsets[: n + 1], support[:n], n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -576,3 +582,85 @@ def krimp_run(k0, k1, n_items, row_bits, wts, occ_ptr, occ, el_bits, el_len, el_
             _reset(delta, mark, touched, nt)
             i += 1
     return meta[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# set-up (no temporaries the size of all candidates' items)
+
+
+@njit(cache=True)
+def gather(items, offsets, idx):
+    """The itemsets ``idx`` of a flat ``(items, offsets)`` collection, as a new one."""
+    n = idx.shape[0]
+    new_off = np.zeros(n + 1, dtype=np.int64)
+    for k in range(n):
+        j = idx[k]
+        new_off[k + 1] = new_off[k] + offsets[j + 1] - offsets[j]
+    out = np.empty(new_off[n], dtype=items.dtype)
+    for k in range(n):
+        j = idx[k]
+        s = offsets[j]
+        L = offsets[j + 1] - s
+        for t in range(L):
+            out[new_off[k] + t] = items[s + t]
+    return out, new_off
+
+
+@njit(cache=True)
+def element_arrays(items, offsets, n_items, item_sup, st_len, item_col, W):
+    """Per element (the singletons, then the itemsets): item bitset, length, rarest item and
+    standard-code size; and the first itemset with two items of one column (-1 if none)."""
+    n = offsets.shape[0] - 1
+    E = n_items + n
+    el_bits = np.zeros((E, W), dtype=np.uint64)
+    el_len = np.ones(E, dtype=np.int32)
+    el_rare = np.empty(E, dtype=np.int32)
+    el_st = np.zeros(E, dtype=np.float64)
+    bad = -1
+    for i in range(n_items):
+        el_bits[i, i // 64] = np.uint64(1) << np.uint64(i % 64)
+        el_rare[i] = i
+        el_st[i] = st_len[i]
+    for k in range(n):
+        e = n_items + k
+        s = offsets[k]
+        L = offsets[k + 1] - s
+        el_len[e] = L
+        cols = np.int64(0)
+        best = -1
+        st = 0.0
+        for t in range(L):
+            i = items[s + t]
+            el_bits[e, i // 64] |= np.uint64(1) << np.uint64(i % 64)
+            cb = np.int64(1) << np.int64(item_col[i])
+            if cols & cb:
+                if bad < 0:
+                    bad = k
+            cols |= cb
+            if best < 0 or item_sup[i] < item_sup[best]:
+                best = i
+            st += st_len[i]
+        el_rare[e] = best
+        el_st[e] = st
+    return el_bits, el_len, el_rare, el_st, bad
+
+
+@njit(cache=True)
+def fill_padded(items, offsets, out):
+    for k in range(offsets.shape[0] - 1):
+        s = offsets[k]
+        for t in range(offsets[k + 1] - s):
+            out[k, t] = items[s + t]
+
+
+@njit(cache=True)
+def dense_keys(items, offsets, item_col, to_ids, out, ok):
+    """Itemset ``k`` as row ``k`` of ``out`` (item id per column); ``to_ids`` renumbers the
+    items (-1: unknown there, which clears ``ok[k]``)."""
+    for k in range(offsets.shape[0] - 1):
+        for t in range(offsets[k], offsets[k + 1]):
+            i = items[t]
+            j = to_ids[i]
+            if j < 0:
+                ok[k] = False
+            out[k, item_col[i]] = j

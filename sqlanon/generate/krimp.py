@@ -42,6 +42,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from sqlanon.errors import ConfigError
+from sqlanon.search import limits as lim
 
 MAX_COLUMNS = 62  # column sets are int64 bitmasks
 
@@ -191,15 +192,17 @@ class Candidates:
         off = self.offsets.tolist()
         return [tuple(flat[off[k] : off[k + 1]]) for k in range(len(self))]
 
-    def padded(self, fill: int = -1) -> np.ndarray:
-        """``(n, max length)`` matrix of the itemsets' items, ``fill`` past each one's end."""
+    def padded(self, fill: int = -1, small: bool = False) -> np.ndarray:
+        """``(n, max length)`` matrix of the itemsets' items, ``fill`` past each one's end
+        (``small``: int16 when the item ids fit)."""
         lens = self.lengths
         width = int(lens.max()) if len(lens) else 0
-        out = np.full((len(self), width), fill, dtype=np.int32)
+        fits = small and (int(self.items.max()) if len(self.items) else 0) < 32000
+        out = np.full((len(self), width), fill, dtype=np.int16 if fits else np.int32)
         if len(self.items):
-            rows = np.repeat(np.arange(len(self)), lens)
-            cols = np.arange(len(self.items)) - np.repeat(self.offsets[:-1], lens)
-            out[rows, cols] = self.items
+            from sqlanon.generate.kernels import fill_padded
+
+            fill_padded(self.items, self.offsets, out)
         return out
 
     def select(self, idx: np.ndarray) -> "Candidates":
@@ -214,7 +217,7 @@ class Candidates:
 def candidate_permutation(c: Candidates) -> np.ndarray:
     """Indices of ``c`` in KRIMP's standard candidate order: support desc, length desc, then
     lexicographic on the (ascending) item ids."""
-    pad = c.padded()
+    pad = c.padded(small=True)
     keys = [pad[:, j] for j in range(pad.shape[1] - 1, -1, -1)] + [-c.lengths, -c.support]
     return np.lexsort(keys) if len(c) else np.empty(0, dtype=np.int64)
 
@@ -242,45 +245,31 @@ class _Krimp:
         item_sup = db.item_support()
         st_len = code_lengths(item_sup)
         st_len[~np.isfinite(st_len)] = 0.0
-        keep = np.nonzero(cands.lengths > 1)[0]
-        cands = cands.select(keep)
         order = candidate_permutation(cands)
-        self.cands = cands.select(order)
+        order = order[cands.lengths[order] > 1]  # singletons are the standard code table's
+        items, offsets = kernels.gather(cands.items, cands.offsets, order)
+        self.cands = Candidates(items, offsets, cands.support[order])
         N = len(self.cands)
         E = I + N
         W = max(1, (I + 63) // 64)
         self.n_items, self.m, self.W = I, m, W
-        # rows and elements as item bitsets
+        # rows as item bitsets (a row's items are distinct: summing their bits is or-ing them)
         rows = db.rows
         row_bits = np.zeros((R, W), dtype=np.uint64)
-        for c in range(m):
-            np.bitwise_or.at(row_bits, (np.arange(R), rows[:, c] // 64), np.left_shift(np.uint64(1), (rows[:, c] % 64).astype(np.uint64)))
-        lens = np.concatenate([np.ones(I, dtype=np.int64), self.cands.lengths])
-        owner = np.concatenate([np.arange(I), I + np.repeat(np.arange(N), self.cands.lengths)])
-        members = np.concatenate([np.arange(I), self.cands.items.astype(np.int64)])
-        el_bits = np.zeros((E, W), dtype=np.uint64)
-        np.bitwise_or.at(el_bits, (owner, members // 64), np.left_shift(np.uint64(1), (members % 64).astype(np.uint64)))
-        cols = db.item_column[members]
-        colbits = np.zeros(E, dtype=np.int64)
-        np.bitwise_or.at(colbits, owner, np.left_shift(np.int64(1), cols))
-        distinct = _popcount(colbits)
-        bad = np.nonzero(distinct != lens)[0]
-        if len(bad):
-            raise ConfigError(f"candidate {self.element(int(bad[0]))} has two items of one column")
-        # the rarest item of each element: its rows are the only ones to look at
-        sup_m = item_sup[members]
-        order_m = np.lexsort((sup_m, owner))
-        first = np.zeros(E, dtype=np.int64)
-        first[1:] = np.cumsum(lens)[:-1]
-        el_rare = members[order_m][first].astype(np.int32)
-        el_st = np.bincount(owner, weights=st_len[members], minlength=E)
+        bit_r = np.left_shift(np.uint64(1), (rows % 64).astype(np.uint64))
+        for k in range(W):
+            row_bits[:, k] = np.where(rows // 64 == k, bit_r, np.uint64(0)).sum(axis=1, dtype=np.uint64)
+        el_bits, lens, el_rare, el_st, bad = kernels.element_arrays(
+            self.cands.items, self.cands.offsets, I, item_sup, st_len, db.item_column, W)
+        if bad >= 0:
+            raise ConfigError(f"candidate {self.element(I + int(bad))} has two items of one column")
         # rows per item
         flat_items = rows.ravel()
         occ_order = np.argsort(flat_items, kind="stable")
         occ = (occ_order // m).astype(np.int32)
         occ_ptr = np.zeros(I + 1, dtype=np.int64)
         np.cumsum(np.bincount(flat_items, minlength=I), out=occ_ptr[1:])
-        self.row_bits, self.el_bits, self.el_len = row_bits, el_bits, lens.astype(np.int32)
+        self.row_bits, self.el_bits, self.el_len = row_bits, el_bits, lens
         self.el_rare, self.el_st, self.occ, self.occ_ptr = el_rare, el_st, occ, occ_ptr
         self.wts = db.weights.astype(np.int64)
         self.usage = np.zeros(E, dtype=np.int64)
@@ -335,7 +324,7 @@ class _Krimp:
         n = len(self.cands)
         chunk = 256
         while self.done < n:
-            if deadline is not None and time.monotonic() >= deadline:
+            if deadline is not None and lim.now() >= deadline:
                 break
             t = time.monotonic()
             self.step(self.done + chunk)
@@ -373,15 +362,6 @@ class _Krimp:
         )
 
 
-def _popcount(x: np.ndarray) -> np.ndarray:
-    x = x.astype(np.uint64)
-    out = np.zeros(len(x), dtype=np.int64)
-    for _ in range(64):
-        out += (x & np.uint64(1)).astype(np.int64)
-        x = x >> np.uint64(1)
-    return out
-
-
 def krimp(
     db: WeightedDatabase,
     candidates: "Candidates | Sequence[tuple[int, ...]]",
@@ -392,8 +372,8 @@ def krimp(
     """Run KRIMP over ``candidates`` (itemsets of item ids with their supports in ``db``).
 
     ``progress(done, total, code_table_size, total_bits)`` is called between slices of
-    candidates; ``deadline`` (a ``time.monotonic()`` instant) stops early with the code table
-    built so far (``CodeTable.time_limited``).
+    candidates; ``deadline`` stops early with the code table
+    built so far (``CodeTable.time_limited``); instants are :func:`sqlanon.search.limits.now`.
 
     >>> import numpy as np
     >>> db = WeightedDatabase(np.array([[0, 2], [1, 3]]), np.array([5, 1]), np.array([0, 0, 1, 1]))

@@ -26,6 +26,7 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.generate import itemsets as its
 from sqlanon.generate.krimp import CodeTable, WeightedDatabase, krimp
+from sqlanon.search import limits as lim
 from sqlanon.source import Source, col, table_ref
 from sqlanon.stats import and_all, as_varchar, cte_select, if_, lit, sum_
 
@@ -95,6 +96,60 @@ def pattern_comparison(orig: dict[tuple, int], n_orig: int, rel: dict[tuple, int
         "avg_support_diff_pct": 100.0 * float(np.mean(diffs)) if diffs else 0.0,
         "avg_support_new_pct": 100.0 * float(np.mean([rel[k] / n_rel for k in new])) if new else 0.0,
     }
+
+
+MAX_PATTERN_ITEMSETS = 1_000_000  # per table; beyond it the pattern comparison is reported n/a
+MAX_PATTERN_SECONDS = 60.0  # per table, mining its frequent itemsets; beyond it: n/a too
+
+
+def item_map(enc_from: its.Encoded, enc_to: its.Encoded) -> np.ndarray:
+    """For every item of ``enc_from``, the id of the same ``(column, value)`` in ``enc_to``, or -1."""
+    return np.asarray([-1 if (j := enc_to.item_id(int(c), v)) is None else j for c, v in zip(enc_from.item_column, enc_from.item_labels)], dtype=np.int64)
+
+
+def dense_keys(enc: its.Encoded, sets: its.Itemsets, to_ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Itemsets as rows of a ``(n, columns)`` matrix (item id per column, -1 where absent),
+    optionally renumbered by ``to_ids``; and a mask of the rows whose items all exist there."""
+    from sqlanon.generate import kernels
+
+    c = sets.candidates
+    ids = np.arange(enc.db.n_items, dtype=np.int64) if to_ids is None else np.asarray(to_ids, dtype=np.int64)
+    dtype = np.int16 if len(ids) < 32000 and (int(ids.max()) if len(ids) else 0) < 32000 else np.int32
+    keys = np.full((len(c), len(enc.columns)), -1, dtype=dtype)
+    ok = np.ones(len(c), dtype=bool)
+    kernels.dense_keys(c.items, c.offsets, enc.db.item_column, ids, keys, ok)
+    return keys, ok
+
+
+def _void(keys: np.ndarray) -> np.ndarray:
+    keys = np.ascontiguousarray(keys)
+    return keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()
+
+
+def pattern_arrays(keys_o: np.ndarray, sup_o: np.ndarray, n_orig: int, keys_r: np.ndarray, sup_r: np.ndarray, ok_r: np.ndarray, n_rel: int) -> dict:
+    """:func:`pattern_comparison` on itemsets as key matrices (same numbering): sorting, no dicts."""
+    vo = _void(keys_o)
+    sel = np.nonzero(ok_r)[0]
+    vr = _void(keys_r[sel])
+    _, io, ir = np.intersect1d(vo, vr, assume_unique=True, return_indices=True)
+    shared_r = np.zeros(len(keys_r), dtype=bool)
+    shared_r[sel[ir]] = True
+    diffs = np.abs(sup_o[io] / n_orig - sup_r[sel[ir]] / n_rel)
+    new = sup_r[~shared_r] / n_rel
+    return {
+        "original_itemsets": int(len(keys_o)),
+        "released_itemsets": int(len(keys_r)),
+        "pct_equal_itemsets": 100.0 * len(io) / len(keys_o) if len(keys_o) else 100.0,
+        "avg_support_diff_pct": 100.0 * float(diffs.mean()) if len(diffs) else 0.0,
+        "avg_support_new_pct": 100.0 * float(new.mean()) if len(new) else 0.0,
+    }
+
+
+def patterns_of(engine, enc: its.Encoded, min_sup: int) -> its.Itemsets | None:
+    """Every frequent itemset of ``enc`` at ``min_sup`` (all lengths), or None past the caps
+    (``MAX_PATTERN_ITEMSETS`` itemsets, ``MAX_PATTERN_SECONDS`` of mining)."""
+    sets = its.mine(engine, enc, min_sup, "all", min_length=1, limit=MAX_PATTERN_ITEMSETS, deadline=lim.now() + MAX_PATTERN_SECONDS)
+    return None if sets.over_limit or sets.time_limited else sets
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +226,21 @@ def dissimilarity(enc1: its.Encoded, ct1: LabelledCodeTable, enc2: its.Encoded, 
 # everything at once (the ``check --against ORIGINAL`` entry point)
 
 
+def _patterns(engine, enc_o: its.Encoded, enc_r: its.Encoded, min_sup: int, pats_o: its.Itemsets | None, say) -> dict:
+    """The frequent-pattern comparison (its arrays are freed before KRIMP runs on the output)."""
+    if pats_o is None:
+        pats_o = patterns_of(engine, enc_o, min_sup)
+    pats_r = patterns_of(engine, enc_r, min_sup) if pats_o is not None else None
+    if pats_o is None or pats_r is None:
+        if say is not None:
+            say(f"frequent-pattern comparison skipped: more than {MAX_PATTERN_ITEMSETS:,} frequent itemsets at min_sup {min_sup} "
+                f"(or more than {MAX_PATTERN_SECONDS:.0f} s to list them)")
+        return {"original_itemsets": None, "released_itemsets": None, "pct_equal_itemsets": None, "avg_support_diff_pct": None, "avg_support_new_pct": None}
+    keys_o, _ = dense_keys(enc_o, pats_o)
+    keys_r, ok_r = dense_keys(enc_r, pats_r, item_map(enc_r, enc_o))
+    return pattern_arrays(keys_o, pats_o.support, enc_o.n_rows, keys_r, pats_r.support, ok_r, enc_r.n_rows)
+
+
 def compare_tables(
     engine,
     released_source: Source,
@@ -180,12 +250,20 @@ def compare_tables(
     candidates: str = "all",
     dissimilarity_measure: bool = True,
     original: tuple[its.Encoded, CodeTable] | None = None,
-    original_patterns: dict[tuple, int] | None = None,
+    original_patterns: its.Itemsets | None = None,
+    say=None,
+    time_limit: float | None = None,
 ) -> dict:
     """NAS, frequent-pattern comparison and code-table dissimilarity of ``released`` vs ``original``.
 
     ``original`` may pass an already built ``(Encoded, CodeTable)`` of the original (the
-    generator has one) so KRIMP does not run on it twice.
+    generator has one) so KRIMP does not run on it twice; ``original_patterns`` its frequent
+    itemsets (:func:`patterns_of`). Itemsets of both tables are compared as integer matrices
+    (sorted, intersected), never as Python objects. Past ``MAX_PATTERN_ITEMSETS`` frequent itemsets
+    in either table the comparison is skipped (``pct_equal_itemsets`` is None, as the paper's
+    n/a for mushroom) and ``say`` is told why. ``time_limit`` bounds the KRIMP run on the
+    released table (mining and KRIMP, as in ``generate``); if it strikes, the dissimilarity is
+    that of the code table so far (``dissimilarity_time_limited``).
     """
     if min_sup < 1:
         raise ConfigError(f"--min-sup must be at least 1, got {min_sup}")
@@ -193,18 +271,18 @@ def compare_tables(
     out.update(anonymity_scores(engine, released_source, original_source, columns))
     enc_o = original[0] if original else its.encode(engine, original_source, columns)
     enc_r = its.encode(engine, released_source, columns)
-    if original_patterns is None:
-        original_patterns = labelled(enc_o, its.mine(engine, enc_o, min_sup, "all", min_length=1))
-    rel_patterns = labelled(enc_r, its.mine(engine, enc_r, min_sup, "all", min_length=1))
-    out.update(pattern_comparison(original_patterns, enc_o.n_rows, rel_patterns, enc_r.n_rows))
+    out.update(_patterns(engine, enc_o, enc_r, min_sup, original_patterns, say))
     if dissimilarity_measure:
         if original:
             ct_o = original[1]
         else:
-            c = its.mine(engine, enc_o, min_sup, candidates)
-            ct_o = krimp(enc_o.db, c.items, c.support)
-        c = its.mine(engine, enc_r, min_sup, candidates)
-        ct_r = krimp(enc_r.db, c.items, c.support)
+            ct_o = krimp(enc_o.db, its.mine(engine, enc_o, min_sup, candidates))
+        deadline = None if time_limit is None else lim.now() + float(time_limit)
+        cands_r = its.mine(engine, enc_r, min_sup, candidates, deadline=deadline)
+        ct_r = krimp(enc_r.db, cands_r.candidates.select(np.zeros(0, dtype=np.int64)) if cands_r.time_limited else cands_r, deadline=deadline)
+        del cands_r
+        if ct_r.time_limited or (deadline is not None and lim.now() >= deadline):
+            out["dissimilarity_time_limited"] = True
         out["dissimilarity"] = dissimilarity(enc_o, LabelledCodeTable.of(ct_o, enc_o), enc_r, LabelledCodeTable.of(ct_r, enc_r))
         out["released_code_table_size"] = ct_r.non_singletons
     its.drop(engine, enc_r)
