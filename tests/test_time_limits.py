@@ -212,3 +212,42 @@ def test_bottom_up_time_limit_from_the_cli(tmp_path, clock, monkeypatch):
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["stopped_by"] == "time_limit" and report["time_limit"] == 2 and report["search_seconds"] <= 2
+
+
+def test_bottom_up_state_is_built_in_batches_within_the_limit(tmp_path, clock, monkeypatch):
+    """I(G) of the first state's generalizations (thousands on wide tables with large domains) is
+    computed in batches sized to the time left; out of time there, the most general cut is
+    returned and warned about. Without a class no statement computes it (I(G) = 0)."""
+    import csv
+    import random
+
+    from sqlanon.search import bottom_up
+    from sqlanon.stats.bottom_up import VidTable
+
+    rng = random.Random(4)
+    data = tmp_path / "c.csv"
+    with open(data, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["a", "b", "y"])
+        for _ in range(200):
+            w.writerow([rng.randrange(64), rng.randrange(64), rng.choice("pq")])
+    qi = {"a": "bands:2,4,8,16,32", "b": "bands:2,4,8,16,32"}
+    calls = []
+    original = VidTable.info_loss
+
+    def info_loss(self, gens):
+        calls.append(len(gens))
+        out = original(self, gens)
+        clock.spend(0.1 * len(gens))
+        return out
+
+    monkeypatch.setattr(VidTable, "info_loss", info_loss)
+    monkeypatch.setattr(bottom_up, "INFO_BATCH", 8)
+    report = sqlanon.anonymize(input=str(data), qi=qi, k=3, max_suppression=0.1, search="bottom-up", class_column="y", dry_run=True,
+                               search_options={"time_limit": 2.0})
+    assert report["stopped_by"] == "time_limit" and report["search_seconds"] <= 2.0
+    assert max(calls) <= 8 and report["steps_explored"] == 0  # 64 generalizations per QI at the start: never reached a step
+    assert set(report["transformation"]["a"]) == {"*"} and report["warnings"][0]["cause"] == "time_limit"
+    calls.clear()
+    sqlanon.anonymize(input=str(data), qi=qi, k=3, max_suppression=0.1, search="bottom-up", dry_run=True)
+    assert calls == []  # no class: I(G) is 0 without a statement

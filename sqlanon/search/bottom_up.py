@@ -48,6 +48,13 @@ from sqlanon.search.limits import Limits
 from sqlanon.stats.bottom_up import Probe, VidTable, class_values_query
 
 ROUND = 9  # decimals used when comparing I and IP (ties across float summation orders)
+#: generalizations whose I(G) one statement computes (a statement per batch: its cost is bounded,
+#: and the time limit is checked between them)
+INFO_BATCH = 128
+
+
+class OutOfTime(Exception):
+    """The time limit ran out while the search state was being built or updated."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -211,11 +218,18 @@ class BottomUp:
     """Algorithm 1 with the pruning of Section 5, over a :class:`VidTable`."""
 
     def __init__(self, engine, taxonomies: Sequence[Taxonomy], base_table: str, classes: Sequence[str] | None, K: int, budget: int = 0, prune: bool = True,
-                 start: Sequence[Sequence[int] | None] | None = None, barred: Sequence[set[int]] | None = None, weights: Sequence[float] | None = None) -> None:
+                 start: Sequence[Sequence[int] | None] | None = None, barred: Sequence[set[int]] | None = None, weights: Sequence[float] | None = None,
+                 limits: Limits | None = None) -> None:
         """``start`` (per attribute, leaf -> node; None: the leaves) is the first cut (level bounds:
         the min-level cut); ``barred`` (per attribute) the nodes no generalization may produce
         (above the max level); ``weights`` multiply each attribute's ``I(G)`` in ``IP``."""
         self.engine = engine
+        self.limits = limits if limits is not None else Limits(None)
+        #: without a class every I(G) is 0 (one class has no entropy): no statement computes it
+        self.classless = not classes
+        #: the time limit ran out before the first state was complete (then only the most
+        #: general cut is left to release)
+        self.incomplete = False
         self.tax = list(taxonomies)
         self.K = int(K)
         self.budget = int(budget)
@@ -236,7 +250,10 @@ class BottomUp:
                 for p in sorted(set(m)) + ([t.root] if t.children[t.root] else []):
                     if p >= t.n_leaves:
                         gens[(a, p)] = (a, p, t.leaves_under(p))
-            self.leaf_info = self.vids.info_loss(list(gens.values()))
+            try:
+                self.leaf_info = self._info_loss(list(gens.values()))
+            except OutOfTime:
+                self.incomplete = True
             self.vids.drop()
         self.vid_count0 = self.vids.create(base_table, classes, leaf_nodes)
         self.vid_count = self.vid_count0
@@ -245,10 +262,18 @@ class BottomUp:
         self.O = self.vids.count_histogram(self.K)  # the paper's O[i], i < K
         self.info: dict[tuple[int, int], tuple[float, int]] = {}
         self._valid: set[tuple[int, int]] = set()
-        self._refresh_valid(range(len(self.tax)))
         self.steps: list[Step] = []
         self.rows_touched = 0
         self.probes = 0
+        #: with a class: ``I({leaves} -> root)`` and ``|Rp|`` per attribute (a suppressed row's cost)
+        self.root_info: dict[tuple[int, int], tuple[float, int]] = {}
+        if not self.incomplete:
+            try:
+                if classes and not moved:
+                    self.root_info = self._info_loss([(a, t.root, list(range(t.n_leaves))) for a, t in enumerate(self.tax) if t.children[t.root]])
+                self._refresh_valid(range(len(self.tax)))
+            except OutOfTime:
+                self.incomplete = True
 
     # -- state ----------------------------------------------------------------------------------
     def _is_valid(self, attr: int, p: int) -> bool:
@@ -265,7 +290,22 @@ class BottomUp:
                     if (a, p) not in self.info:
                         new.append((a, p, self.tax[a].children[p]))
         if new:
-            self.info.update(self.vids.info_loss(new))
+            self.info.update(self._info_loss(new))
+
+    def _info_loss(self, gens: list) -> dict[tuple[int, int], tuple[float, int]]:
+        """``I(G)`` and ``|Rp|`` of ``gens``, :data:`INFO_BATCH` per statement, each sized to the
+        time left (:class:`OutOfTime` when none fits); without a class, 0 with no statement."""
+        if self.classless:
+            return {(a, p): (0.0, 0) for a, p, _ in gens}
+        out: dict[tuple[int, int], tuple[float, int]] = {}
+        todo = list(gens)
+        while todo:
+            room = self.limits.room(min(INFO_BATCH, len(todo)))
+            if not room:
+                raise OutOfTime
+            chunk, todo = todo[:room], todo[room:]
+            out.update(self.limits.run(len(chunk), lambda: self.vids.info_loss(chunk)))
+        return out
 
     def valid(self) -> list[tuple[int, int]]:
         """Valid generalizations ``(attr, parent)`` in VID then taxonomy order."""
@@ -500,8 +540,9 @@ def run(ctx) -> Plan:
     base_table, classes = _class_base(ctx)
     if classes is None:
         ctx.progress("bottom-up: no --class-column, so I(G) = 0 and generalizations are chosen by anonymity gain")
-    search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, budget, prune=prune, start=start, barred=barred, weights=weights)
-    ctx.progress(f"bottom-up: {search.vid_count0:,} vids, A(VID) = {search.anonymity}, K = {K}")
+    search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, budget, prune=prune, start=start, barred=barred, weights=weights, limits=limits)
+    ctx.progress(f"bottom-up: {search.vid_count0:,} vids, A(VID) = {search.anonymity}, K = {K}"
+                 + (", out of time before its first state" if search.incomplete else ""))
     ok = requirement.predicate()
     rows = ctx.stats.rows
     # What a suppressed row costs (suppression is never free): with a class column, the entropy
@@ -518,7 +559,7 @@ def run(ctx) -> Plan:
         full = {(a, t.root): search.leaf_info[(a, t.root)] for a, t in enumerate(taxonomies) if (a, t.root) in search.leaf_info}
         start_loss = sum(w(a) * search.leaf_info[(a, p)][0] * search.leaf_info[(a, p)][1] for a, cut in enumerate(search.cut) for p in cut if (a, p) in search.leaf_info)
     else:
-        full = search.vids.info_loss([(a, t.root, list(range(t.n_leaves))) for a, t in enumerate(taxonomies) if t.children[t.root]]) if classes is not None else {}
+        full = search.root_info
     per_row = sum(info * w(a) for (a, _), (info, _) in full.items())
     use_lm = classes is None or per_row <= 1e-12
     metric_name = "lm" if use_lm else "information_loss"
@@ -557,10 +598,13 @@ def run(ctx) -> Plan:
                      f"{search.violating_rows():,} rows in vids below K (budget {budget:,}), {search.vid_count:,} vids"
                      + (f", best {metric_name} {best[0]:.6g}" if best is not None else ""))
 
-    while True:
+    while not search.incomplete:
         if search.k_satisfied() and limits.room(1) and limits.run(1, consider) == 0:
             break  # nothing suppressed: any further step only adds loss
-        s = search.step(limits, tick)
+        try:
+            s = search.step(limits, tick)
+        except OutOfTime:  # applied, but the new generalizations' I(G) is missing: stop here
+            break
         if s is None:
             break
         explored += 1
