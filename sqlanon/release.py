@@ -179,6 +179,8 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
     maps = round_maps(stats.engine, stats, nodes)
     ok = plan.requirement.predicate()
     bads = []
+    from sqlanon.stats import Params
+
     for r, node in enumerate(nodes):
         round_stats = steps[r].stats if steps else stats
         failing = steps[r].suppressed if steps else plan.suppressed_rows
@@ -186,7 +188,9 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
             bads.append(None)
             continue
         name = stats.engine.temp_name(f"bad{r}")
-        stats.engine.execute(round_stats.bad_class_labels_create(node, ok, name))
+        params = Params() if stats.engine.dialect.binds_lists else None
+        create = round_stats.bad_class_labels_create(node, ok, name, params)
+        stats.engine.execute(create, params) if params else stats.engine.execute(create)
         bads.append(name)
     return rounds_select(view or stats, maps, bads, suppression, drop_columns, microaggregate)
 
@@ -207,10 +211,14 @@ def release_query(stats, plan, suppression: str = "mask", drop_columns=(), micro
     if plan.suppressed_rows:
         bad = engine.temp_name("bad")
         node = plan.node if plan.node is not None else plan.recoding
+        from sqlanon.stats import Params
+
+        params = Params() if engine.dialect.binds_lists else None  # code lists bound, not spelled out
         if keys:
-            engine.execute(stats.bad_class_keys_create(tuple(node), plan.requirement.predicate(), bad))
+            create = stats.bad_class_keys_create(tuple(node), plan.requirement.predicate(), bad, params)
         else:
-            engine.execute(stats.bad_class_labels_create(node, plan.requirement.predicate(), bad))
+            create = stats.bad_class_labels_create(node, plan.requirement.predicate(), bad, params)
+        engine.execute(create, params) if params else engine.execute(create)
     kept = ungeneralized(stats, plan.recoding)
     if labels:  # a text column is released through its mapping (as labels) like the others
         types = dict(stats.source.columns(engine))

@@ -94,8 +94,9 @@ class Engine:
             self.log.append(sql)
         return self._run(sql, fetch, params) if params else self._run(sql, fetch)
 
-    def execute(self, expression: exp.Expression | str) -> None:
-        self._go(expression, "none")
+    def execute(self, expression: exp.Expression | str, params: list | None = None) -> None:
+        """Run a statement; ``params``: its bound lists (engines whose dialect binds them)."""
+        self._go(expression, "none", params)
 
     def fetch_all(self, expression: exp.Expression | str, params: list | None = None) -> list[tuple]:
         return self._go(expression, "all", params)

@@ -743,22 +743,25 @@ class Statistics:
         final = exp.select(col("cnt"), exp.Count(this=exp.Star())).from_(table_ref(cls)).group_by(col("cnt")).order_by(col("cnt"))
         return [(int(a), int(b)) for a, b in self.engine.fetch_all(cte_select(ctes, final))]
 
-    def _bad_classes_create(self, node, ok: exp.Expression, table: str, columns: list[exp.Expression]) -> exp.Create:
-        """A temp table of ``columns`` over the classes of ``node`` that ``ok`` does not release."""
-        ctes, cls = self.class_ctes(node)
+    def _bad_classes_create(self, node, ok: exp.Expression, table: str, columns: list[exp.Expression], params: Params | None = None) -> exp.Create:
+        """A temp table of ``columns`` over the classes of ``node`` that ``ok`` does not release;
+        ``params`` binds the code lists (run it with them)."""
+        ctes, cls = self.class_ctes(node, params=params)
         ctes.append(("flagged", exp.select(exp.Star(), exp.alias_(ok, "ok", quoted=True)).from_(table_ref(cls))))
         final = exp.select(*columns).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
         return self.dialect.create_temp(table, cte_select(ctes, final))
 
-    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expression, table: str) -> exp.Create:
-        """A temp table of the suppressed classes, as generalized *labels* (for the release join)."""
+    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expression, table: str, params: Params | None = None) -> exp.Create:
+        """A temp table of the suppressed classes, as generalized *labels* (for the release join);
+        ``params`` binds the code and label lists (a statement whose text does not grow with the
+        distinct values: 90K zips spelled out took 12 s to build and parse)."""
         from sqlanon.plan import Recoding
 
         names = node.labels if isinstance(node, Recoding) else [h.labels(lv) for h, lv in zip(self.hierarchies, node)]
-        labels = [exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
-        return self._bad_classes_create(node, ok, table, labels)
+        labels = [exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect, params), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
+        return self._bad_classes_create(node, ok, table, labels, params)
 
-    def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expression, table: str) -> exp.Create:
+    def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expression, table: str, params: Params | None = None) -> exp.Create:
         """A temp table of the suppressed classes of a full-domain node as packed integer keys
         (``k0``.., :func:`sqlanon.stats.batch.words`: each QI's code at the node's level times
         its multiplier, summed per key word), for a release that joins them on one integer
@@ -770,7 +773,7 @@ class Statistics:
         for w, word in enumerate(batch.words(self)):
             parts = [exp.Mul(this=as_bigint(col(self.qcol(i))), expression=lit(mults[i])) for i, _ in word]
             keys.append(exp.alias_(add_all(parts), f"k{w}", quoted=True))
-        return self._bad_classes_create(node, ok, table, keys)
+        return self._bad_classes_create(node, ok, table, keys, params)
 
     def drop_all(self) -> None:
         for fs in self.saved:
