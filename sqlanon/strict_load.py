@@ -34,26 +34,40 @@ class _StrictLoader(yaml.SafeLoader):
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:  # type: ignore[override]
         if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.get(key)
-                except TypeError:  # an unhashable key: PyYAML itself refuses it below
-                    continue
-                line = key_node.start_mark.line + 1
-                if first is not None:
-                    raise DuplicateKey(f"key {key!r} is given twice (line {line}; first on line {first})")
-                seen[key] = line
+            _refuse_duplicates(self, node)
         return super().construct_mapping(node, deep=deep)
 
 
-def load_yaml(text: str | IO[str], where: str, error: type[SqlanonError] = ConfigError, kind: str = "YAML") -> Any:
-    """Parse YAML (safe types only); a duplicate key or a syntax error is ``error`` naming ``where``."""
+class _StrictTextLoader(yaml.BaseLoader):
+    """Every scalar is the text as written (``NO`` stays ``NO``, ``010`` stays ``010``); a key
+    given twice is refused. For hierarchy labels, which are matched against the data's text."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:  # type: ignore[override]
+        _refuse_duplicates(self, node)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _refuse_duplicates(loader: yaml.BaseLoader, node: yaml.MappingNode) -> None:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            first = seen.get(key)
+        except TypeError:  # an unhashable key: PyYAML itself refuses it
+            continue
+        line = key_node.start_mark.line + 1
+        if first is not None:
+            raise DuplicateKey(f"key {key!r} is given twice (line {line}; first on line {first})")
+        seen[key] = line
+
+
+def load_yaml(text: str | IO[str], where: str, error: type[SqlanonError] = ConfigError, kind: str = "YAML", strings: bool = False) -> Any:
+    """Parse YAML (safe types only; with ``strings``, every scalar as its text); a duplicate key
+    or a syntax error is ``error`` naming ``where``."""
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_StrictTextLoader if strings else _StrictLoader)  # noqa: S506 - safe loaders
     except DuplicateKey as err:
         raise error(f"{where}: {err}") from None
     except yaml.YAMLError as err:

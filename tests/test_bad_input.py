@@ -246,6 +246,8 @@ FILES = {
     "semi.csv": "name;zip;age\nann;12345;31\nbob;12346;32\n",
     "age_bands.csv": "".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(20, 60)),
     "zero.parquet": "",
+    "tree_nested_list.yaml": "'*':\n  - flu\n  - [cold, cough]\n",
+    "tree_cycle.yaml": "'*': &a\n  resp: *a\n",
 }
 
 #: files that are not text (written as bytes)
@@ -441,6 +443,8 @@ CASES = [
     ("cut naming unknown values", ["check", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--transformation", '{{"age": [1, 2]}}'], 2, "the cut of 'age' names '1', which is not a value of its hierarchy"),
     ("check k zero", ["check", "--input", "{csv}", "--qi", "age", "--k", "0"], 2, "k must be at least 1, got 0"),
     ("check plan k zero", ["check", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--transformation", '{{"age": 1}}', "--k", "0"], 2, "k must be at least 1, got 0"),
+    ("tree with a list inside a list", [*A, "--k", "2", "--qi", "disease={dir}/tree_nested_list.yaml", "--output", "{out}"], 1, "a list inside a list under '*'"),
+    ("tree containing itself", ["hierarchy", "show", "{dir}/tree_cycle.yaml"], 1, "found unconstructable recursive node"),
     ("header only", ["anonymize", "--input", "{dir}/empty.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 1, "column 'zip' has no values"),
 ]
 
@@ -639,3 +643,32 @@ def test_hierarchy_import_into_a_schema_is_read_back(bad):
     result = invoke(["anonymize", "--input", bad["db"], "--table", "patients", "--qi", "age=table:s1.h", "--k", "2", "-q", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["transformation"] == {"age": 1}
+
+
+def test_csv_column_names_with_quotes_unicode_and_spaces(tmp_path):
+    """Not errors: a CSV header naming ``zi"p``, ``åge`` and ``a b`` reads, generalizes and writes
+    each column under its own name."""
+    import pyarrow.parquet as pq
+
+    data = tmp_path / "w.csv"
+    data.write_text('"zi""p",åge,a b\n12345,31,x\n12346,32,x\n12355,41,y\n12356,45,y\n', encoding="utf-8")
+    out = tmp_path / "o.parquet"
+    result = invoke(["anonymize", "--input", str(data), "--qi", 'zi"p=mask', "--qi", "åge=bands:10", "--qi", "a b=flat", "--k", "2", "--output", str(out), "-q", "--json"])
+    assert result.exit_code == 0, result.output
+    table = pq.read_table(out)
+    assert table.column_names == ['zi"p', "åge", "a b"]
+    assert sorted(table.column('zi"p').to_pylist()) == ["1234*", "1234*", "1235*", "1235*"]
+
+
+def test_tree_labels_are_the_text_as_written(tmp_path):
+    """YAML 1.1 reads ``NO`` as False and ``010`` as 8: a tree of country codes lost Norway.
+    Labels are the text as written; a JSON ``true`` is ``true``."""
+    from sqlanon.hierarchy import load_hierarchy
+
+    tree = tmp_path / "c.yaml"
+    tree.write_text("'*':\n  Europe: [NO, SE, 010, on]\n  Other:\n")
+    h = load_hierarchy(str(tree), "country", None, None)
+    assert [r[0] for r in h.rows] == ["NO", "SE", "010", "on", "Other"]
+    tree = tmp_path / "c.json"
+    tree.write_text('{"*": {"t": [true, 5]}}')
+    assert [r[0] for r in load_hierarchy(str(tree), "flag", None, None).rows] == ["true", "5"]

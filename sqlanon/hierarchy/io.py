@@ -51,32 +51,49 @@ def read_tree_hierarchy(path: str, attribute: str) -> Hierarchy:
         except json.JSONDecodeError as err:
             raise HierarchyError(f"{where} is not valid YAML/JSON: {str(err).splitlines()[0]}") from None
     else:
-        tree = load_yaml(text, where, HierarchyError, kind="YAML/JSON")
+        # labels are text as written: no ``NO`` (Norway) read as False, no ``010`` read as 8
+        tree = load_yaml(text, where, HierarchyError, kind="YAML/JSON", strings=True)
     return tree_to_hierarchy(tree, attribute, origin=path)
 
 
+#: deeper trees are refused (a hierarchy has a handful of levels; this bounds the recursion)
+MAX_TREE_DEPTH = 100
+
+
 def tree_to_hierarchy(tree, attribute: str, origin: str = "tree") -> Hierarchy:
+    """Rows (leaf first, root last) of a tree ``{root: {child: [leaf, ..], ..}}``; a key with no
+    children (``x:``, ``x: []``) is a leaf. A list inside a list, a tree that contains itself (a
+    YAML alias to an ancestor) or one deeper than :data:`MAX_TREE_DEPTH` is a HierarchyError."""
+    where = f"hierarchy for {attribute!r} ({origin})"
     if not isinstance(tree, dict) or len(tree) != 1:
-        raise HierarchyError(f"hierarchy for {attribute!r} ({origin}) must have exactly one root key")
+        raise HierarchyError(f"{where} must have exactly one root key")
     paths: list[list[str]] = []
 
-    def walk(node, path):
-        if isinstance(node, dict):
+    def walk(node, path: list[str], above: frozenset) -> None:
+        if isinstance(node, (dict, list)):
+            if id(node) in above:
+                raise HierarchyError(f"{where} is not a tree: {path[0]!r} contains itself (an alias to an ancestor)")
+            if len(path) > MAX_TREE_DEPTH:
+                raise HierarchyError(f"{where} is deeper than {MAX_TREE_DEPTH} levels")
+            above = above | {id(node)}
+        if isinstance(node, dict) and node:
             for key, child in node.items():
-                walk(child, [str(key)] + path)
-        elif isinstance(node, list):
+                walk(child, [_label(key, attribute, origin)] + path, above)
+        elif isinstance(node, list) and node:
             for child in node:
                 if isinstance(child, dict):
-                    walk(child, path)
+                    walk(child, path, above)
+                elif isinstance(child, list):
+                    raise HierarchyError(f"{where}: a list inside a list under {path[0]!r}; name the group ({{group: [..]}})")
                 else:
                     paths.append([_label(child, attribute, origin)] + path)
-        elif node is None:
+        elif node is None or node == "" or isinstance(node, (dict, list)):
             paths.append(path)  # a dict key with no children is a leaf
         else:
             paths.append([_label(node, attribute, origin)] + path)
 
     (root, body), = tree.items()
-    walk(body, [str(root)])
+    walk(body, [_label(root, attribute, origin)], frozenset())
     depth = max(len(p) for p in paths)
     rows = [[p[0]] * (depth - len(p)) + p for p in paths]
     return Hierarchy(attribute=attribute, rows=rows, origin=origin)
@@ -85,6 +102,8 @@ def tree_to_hierarchy(tree, attribute: str, origin: str = "tree") -> Hierarchy:
 def _label(value, attribute, origin) -> str:
     if value is None:
         raise HierarchyError(f"hierarchy for {attribute!r} ({origin}) has a NULL leaf")
+    if isinstance(value, bool):  # JSON true is the text "true", not Python's "True"
+        return "true" if value else "false"
     return str(value)
 
 
