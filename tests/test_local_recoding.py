@@ -175,3 +175,31 @@ def test_plan_sql_renders_the_rounds_release_for_every_dialect(tmp_path):
         release = steps["release"]
         assert median in release.upper(), dialect
         assert "GROUP BY" in release.upper() and "OVER" not in release.upper()  # no window function
+
+
+def test_a_subset_counts_its_own_rare_pairs(tmp_path):
+    """A local recoding round's statistics (a subset of rows) read the rare value pairs cached by
+    the statistics they were copied from: the parent's rows, so a round's lattice tagged nodes
+    as failing on rows it does not have."""
+    import duckdb
+
+    from sqlanon.engine import connect
+    from sqlanon.hierarchy import builders
+    from sqlanon.privacy import KAnonymity, Requirement
+    from sqlanon.source import Source
+    from sqlanon.stats import Statistics
+    from sqlanon.stats.marginals import subset_rare
+    from sqlanon.stats.subset import failing_subset
+
+    path = str(tmp_path / "t.parquet")
+    duckdb.execute(f"COPY (SELECT lpad(CAST(hash(i) % 300 AS VARCHAR), 3, '0') AS a, lpad(CAST(hash(i + 7) % 50 AS VARCHAR), 2, '0') AS b FROM range(2000) t(i)) TO '{path}' (FORMAT parquet)")
+    values = {c: [r[0] for r in duckdb.sql(f"SELECT DISTINCT {c} FROM '{path}'").fetchall()] for c in "ab"}
+    engine = connect()
+    try:
+        stats = Statistics(engine, Source.open(path), ["a", "b"], [builders.masking(values[c], c) for c in "ab"])
+        stats.prepare()
+        assert subset_rare(stats, 5, False)[(0, 1)].max() == 2000
+        sub = failing_subset(stats, (2, 1), Requirement([KAnonymity(5)], budget=0).predicate())
+        assert sub.rows == 0 and subset_rare(sub, 5, False)[(0, 1)].max() == 0
+    finally:
+        engine.close()

@@ -40,7 +40,9 @@ def failing_subset(stats: Statistics, node, ok: exp.Expression) -> Statistics:
     stats.engine.execute(stats.dialect.create_temp(name, failing_rows_select(stats, node, ok)))
     row = stats.engine.fetch_one(exp.select(exp.Sum(this=col("cnt")), exp.Count(this=exp.Star())).from_(table_ref(name)))
     sub = copy.copy(stats)
-    for key in ("_lm_cache", "_entropy_cache"):  # per-source caches (the map cache holds for any set)
+    # per-source caches (the map cache holds for any set): the subset's rows are others (its rare
+    # value pairs were the parent's: a round's lattice tagged nodes failing on the parent's rows)
+    for key in ("_lm_cache", "_entropy_cache", "_loss_cache", "_subset_rare"):
         sub.__dict__.pop(key, None)
     sub.base = FrequencySet(name, tuple(0 for _ in stats.qis), int(row[1] or 0))
     sub.rows = int(row[0] or 0)
