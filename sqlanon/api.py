@@ -119,7 +119,8 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
     try:
         target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter, directories=session.engine.dialect == "spark")
         release_mod.check_target(session.engine, target, session.source)
-        if policy.overwrite and target.kind in ("none", "in_place"):
+        release_mod.check_registry(session.engine, target, session.source, policy.registry, lazy=connection is not None and not dry_run)
+        if policy.overwrite and target.kind in ("none", "in_place") and not policy.report:
             raise ConfigError("--overwrite replaces an existing --output or --output-table; there is none here" + (" (--in-place always replaces the input)" if target.kind == "in_place" else ""))
         qis = qi_specs(policy)
         session.source.require_columns(session.engine, policy.drop_columns, "--drop-column")

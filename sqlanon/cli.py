@@ -480,15 +480,17 @@ def report(
     release: int = typer.Option(..., "--release", help="Release id (see `sqlanon releases`)."),
     database: str = typer.Option(..., "--database", "--registry", help="The .duckdb (or postgresql:// URL) holding sqlanon_releases."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="HTML file to write (default: sqlanon-release-ID.html)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing file."),
 ) -> None:
     from sqlanon.report import for_release, write_html
 
     def go():
-        from sqlanon.policy_checks import check_report_path
+        from sqlanon.policy_checks import check_report_path, refuse_existing
 
         check_report_path(output)
-        entry, stored = for_release(database, release)
         path = output or f"sqlanon-release-{release}.html"
+        refuse_existing(path, "report file", overwrite)
+        entry, stored = for_release(database, release)
         write_html(stored, path, release_id=entry["id"], created_at=entry.get("created_at"))
         return path
 
@@ -499,10 +501,13 @@ def report(
 def schema_command(
     name: str = typer.Argument(..., help="policy | report"),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write it to this file instead of stdout."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --output file."),
 ) -> None:
     from sqlanon import schema as schema_mod
+    from sqlanon.policy_checks import refuse_existing
 
     def go():
+        refuse_existing(output, "output file", overwrite)
         text = schema_mod.dumps(schema_mod.schema(name))
         if output:  # inside _run: a file that cannot be written is one line, not a traceback
             with open(output, "w", encoding="utf-8") as fh:

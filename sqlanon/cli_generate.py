@@ -117,19 +117,24 @@ def run_generate(
         raise ConfigError(f"--rows must be >= 0, got {rows}")
     if time_limit is not None and not (time_limit > 0):
         raise ConfigError(f"--time-limit must be > 0 seconds, got {time_limit}")
-    from sqlanon.policy_checks import check_report_path
+    from sqlanon.policy_checks import check_report_path, refuse_existing
     from sqlanon.risk import validate_options
 
     validate_options(None, population_fraction)
     check_report_path(report)
+    refuse_existing(report, "report file", overwrite)
     source = Source.open(input, format, table, delimiter)
     if (output_table or in_place) and source.kind != "table":
         raise ConfigError("--output-table/--in-place need a .duckdb input (--format duckdb --table T)")
     target = Target.from_options(output=output, output_table=output_table, in_place=in_place, source=source, overwrite=overwrite)
-    if overwrite and target.kind in ("none", "in_place"):
+    if overwrite and target.kind in ("none", "in_place") and not report:
         raise ConfigError("--overwrite replaces an existing --output or --output-table; there is none here")
     engine = connect(database=source.database or ":memory:", memory_limit=memory_limit)
     try:
+        from sqlanon.release import check_registry, check_target
+
+        check_target(engine, target, source)  # before the code table is mined
+        check_registry(engine, target, source, None)
         result = run(
             engine, source, columns, min_sup=min_sup, laplace=laplace, rows=rows, seed=seed,
             candidates=candidates, target=target, dissimilarity=dissimilarity, progress=progress,

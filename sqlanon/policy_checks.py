@@ -190,9 +190,21 @@ def check_policy(policy) -> None:
         output_kind(policy.output)
     check_registry_path(policy.registry)
     check_report_path(policy.report)
+    refuse_existing(policy.report, "report file", policy.overwrite)
     # a key given is a key used: refuse the ones this run would not read
     if policy.class_column and policy.metric != "cm" and policy.search not in ("bottom-up", "top-down", "genetic"):
         raise ConfigError(f"--class-column {policy.class_column!r} is read by the cm metric and the bottom-up, top-down and genetic searches; "
                           f"search {policy.search} with metric {policy.metric} would ignore it")
     if policy.output_delimiter != "," and not (policy.output and OUTPUT_SUFFIXES.get(os.path.splitext(str(policy.output).rstrip("/"))[1].lower()) == "csv"):
         raise ConfigError(f"output_delimiter {policy.output_delimiter!r} applies to a CSV --output only")
+
+
+def refuse_existing(path: str | None, what: str, overwrite: bool) -> None:
+    """The one rule for every file sqlanon writes (release, report, schema, hierarchy CSV): an
+    existing file is replaced only with ``--overwrite``; checked before anything is scanned.
+
+    >>> refuse_existing(__file__, "report file", overwrite=True)
+    >>> refuse_existing("/nonexistent/x.html", "report file", overwrite=False)
+    """
+    if path and os.path.lexists(path) and not overwrite:
+        raise ConfigError(f"{what} already exists: {path} (use --overwrite)")

@@ -106,3 +106,67 @@ def _decode(d: dict) -> dict:
         if isinstance(d.get(key), str):
             d[key] = json.loads(d[key])
     return d
+
+
+#: the columns a release row is written to (``report`` is added to older registries by :func:`ensure`)
+REQUIRED = ("id", "created_at", "source", "target", "search", "policy", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash", "sqlanon_version")
+
+
+def check(engine, where: str) -> None:
+    """Refuse, before the search, a registry that cannot take a release row: ``sqlanon_releases``
+    in ``engine``'s database is a view, or a table that is not a sqlanon registry (columns
+    missing). ``where`` names the registry in the message. Spark's catalog is checked when written."""
+    from sqlanon.errors import ConfigError
+    from sqlanon.table_name import BASE_TABLE, TableName, lookup
+
+    if hasattr(engine, "replace_table"):
+        return
+    found = lookup(engine, TableName(name="sqlanon_releases"))
+    if found is None:
+        return
+    if found.kind not in (BASE_TABLE, None):
+        raise ConfigError(f"registry {where}: sqlanon_releases is a {found.kind.lower()}, not a sqlanon registry table; name another --registry")
+    from sqlglot import exp
+
+    names = {name.lower() for name, _ in engine.describe_columns(exp.select("*").from_(found.expression()).limit(0))}
+    missing = [c for c in REQUIRED if c not in names]
+    if missing:
+        raise ConfigError(f"registry {where}: table sqlanon_releases is not a sqlanon registry (no column {', '.join(missing)}); name another --registry")
+
+
+def check_file(path: str, input_database: str | None = None) -> None:
+    """Refuse, before the search, a registry database a file release could not be recorded in:
+    the input ``.duckdb`` itself (open read-only by this run), a file that is not a DuckDB
+    database, one without write permission, a ``sqlanon_releases`` that is not a registry
+    (:func:`check`), or a missing file whose folder cannot be written. Nothing is created."""
+    from sqlanon.engine import connect
+    from sqlanon.errors import ConfigError, SqlanonError
+    from sqlanon.urls import is_postgres_url, redact
+
+    if is_postgres_url(path):
+        engine = connect(database=path)
+        try:
+            check(engine, redact(path))
+        finally:
+            engine.close()
+        return
+    if input_database and not is_postgres_url(input_database) and os.path.exists(path) and os.path.samefile(path, input_database):
+        raise ConfigError(f"--registry {path} is the input database; name another file (a table release, --output-table or --in-place, is recorded in the input database)")
+    if not os.path.exists(path):
+        folder = os.path.dirname(os.path.abspath(path))
+        while not os.path.exists(folder):
+            folder = os.path.dirname(folder)
+        if not os.access(folder, os.W_OK):
+            raise ConfigError(f"--registry {path}: cannot create it, folder {folder} is not writable")
+        return
+    if not os.access(path, os.W_OK):
+        raise ConfigError(f"--registry {path} is not writable")
+    try:
+        engine = connect(database=path, read_only=True)
+    except SqlanonError as err:
+        message = str(err)
+        raise type(err)(f"--registry {message}" if message.startswith(path) else f"--registry {path}: {message}") from None
+    try:
+        check(engine, path)
+    finally:
+        engine.close()

@@ -10,6 +10,7 @@ writes happen in one transaction together with the registry entry.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import uuid
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from sqlanon import registry
 from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.source import col, table_ref
 from sqlanon.stats import as_varchar, lit
-from sqlanon.table_name import BASE_TABLE, VIEW, TableName, lookup, schema_exists
+from sqlanon.table_name import BASE_TABLE, VIEW, TableName, lookup, same_table, schema_exists
 
 SUPPRESSED = "*"
 
@@ -54,7 +55,7 @@ class Target:
         if output_table:
             return cls(kind="table", table=output_table, overwrite=overwrite)
         if output:
-            from sqlanon.policy_checks import output_kind
+            from sqlanon.policy_checks import output_kind, refuse_existing
 
             if directories:  # Spark: a directory of part files; CSV when named so, else Parquet
                 kind = "csv" if str(output).lower().endswith((".csv", ".tsv", ".txt")) else "parquet"
@@ -62,10 +63,32 @@ class Target:
                 kind = output_kind(output)
             if os.path.isdir(output) and not directories:
                 raise ConfigError(f"output {output} is a directory; name a file")
-            if os.path.exists(output) and not overwrite:
-                raise ConfigError(f"output file already exists: {output} (use --overwrite)")
+            refuse_input_file(output, source)
+            refuse_existing(output, "output file", overwrite)
             return cls(kind=kind, path=output, overwrite=overwrite, delimiter=delimiter)
         return cls(kind="none")
+
+
+def refuse_input_file(output: str, source) -> None:
+    """Refuse an ``--output`` that is the input (or one of its files, a file its folder or glob
+    would read): ``--overwrite`` would replace the source itself. Paths are compared resolved
+    (relative paths, symlinks)."""
+    if source is None or "://" in str(output):
+        return
+    real = os.path.realpath(output)
+    if source.kind == "table":
+        db = source.database
+        if db and "://" not in db and os.path.exists(db) and os.path.realpath(db) == real:
+            raise ConfigError(f"--output {output} is the input database; name another file (--in-place replaces an input table in one transaction)")
+        return
+    if not source.path or "://" in source.path:
+        return
+    inputs = {os.path.realpath(p) for p in source.paths()}
+    folder = os.path.realpath(source.path) if os.path.isdir(source.path) else None
+    pattern = source.path if any(ch in source.path for ch in "*?[") else None
+    if (real in inputs or (folder and real.startswith(folder + os.sep))
+            or (pattern and (fnmatch.fnmatch(real, os.path.realpath(pattern)) or fnmatch.fnmatch(os.path.abspath(output), os.path.abspath(pattern))))):
+        raise ConfigError(f"--output {output} is the input {source.describe()} (or would be read as part of it); name another file: sqlanon never replaces its input file")
 
 
 def mapping_tables(engine, stats, recoding, labels: bool = False, node=None) -> list[str]:
@@ -271,15 +294,31 @@ def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_
     os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
     clean_stale_temp_files(final, say)
     tmp = temp_path(final)
+    reg = registry_path or registry.default_registry_for(final)
     try:
         engine.write_file(query, tmp, target.kind, target.delimiter)
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")
-        os.replace(tmp, final)
+        test_pause("write")
+        with _registry_row(reg, entry, final) as result:
+            os.replace(tmp, final)  # inside the registry transaction: it commits once the file is there
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
-    return _record_file_release(final, registry_path or registry.default_registry_for(final), entry)
+    return {"output": final, "release_id": result["release_id"], "registry": reg}
+
+
+def test_pause(point: str) -> None:
+    """Test hook: with ``SQLANON_TEST_PAUSE=<point>``, say ``paused at <point>`` on stderr and
+    wait (a signal's handler runs meanwhile), so a test can signal a run at a known point."""
+    if os.environ.get("SQLANON_TEST_PAUSE") != point:
+        return
+    import sys
+    import time
+
+    print(f"paused at {point}", file=sys.stderr, flush=True)
+    for _ in range(600):
+        time.sleep(0.1)
 
 
 def check_target(engine, target: Target, source) -> TableName | None:
@@ -306,6 +345,8 @@ def check_target(engine, target: Target, source) -> TableName | None:
         return None
     name = TableName.parse(target.table, engine.dialect)
     existing = lookup(engine, name)
+    if existing is not None and source is not None and source.kind == "table" and same_table(engine, name, source.table_name(engine.dialect)):
+        raise ConfigError(f"--output-table {target.table} is the input table; use --in-place to replace it (in one transaction)")
     if existing is None:
         if not schema_exists(engine, name):
             raise ConfigError(f"schema {name.schema!r} of output table {target.table!r} not found (create it first)")
@@ -317,6 +358,23 @@ def check_target(engine, target: Target, source) -> TableName | None:
     return existing
 
 
+def check_registry(engine, target: Target, source, registry_path: str | None, lazy: bool = False) -> None:
+    """Before the search: the registry the release will be recorded in can take its row (the
+    target database's ``sqlanon_releases`` for a table release, or ``lazy``: a release relation
+    on the caller's connection; the registry database of a file release). ``--registry`` names
+    the registry of a file release only."""
+    if target.kind in ("table", "in_place") or (target.kind == "none" and lazy):
+        if registry_path:
+            raise ConfigError(f"--registry {registry_path} is where file releases are recorded; a table release is recorded in its own database (sqlanon_releases)")
+        registry.check(engine, getattr(engine, "database", None) or "of the connection")
+        return
+    if target.kind not in ("parquet", "csv"):
+        return
+    reg = registry_path or (registry.default_registry_for(target.path) if "://" not in str(target.path) else None)
+    if reg:
+        registry.check_file(reg, source.database if source is not None and source.kind == "table" else None)
+
+
 def _write_engine_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write) -> dict:
     """An engine that writes (and renames) files itself: a temporary sibling, then one rename."""
     final = target.path
@@ -325,24 +383,38 @@ def _write_engine_file(engine, query, target: Target, entry: dict, registry_path
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")
 
-    engine.write_file_atomically(query, final, target.kind, target.delimiter, overwrite=target.overwrite, before_rename=hook)
-    return _record_file_release(final, registry_path or (registry.default_registry_for(final) if "://" not in final else None), entry)
+    reg = registry_path or (registry.default_registry_for(final) if "://" not in final else None)
+    with _registry_row(reg, entry, final) as result:
+        engine.write_file_atomically(query, final, target.kind, target.delimiter, overwrite=target.overwrite, before_rename=hook)
+    return {"output": final, "release_id": result["release_id"], "registry": reg}
 
 
-def _record_file_release(final: str, reg, entry: dict) -> dict:
-    """The registry row of a file release (its own transaction in the registry database,
-    once the file is in place)."""
-    release_id = None
-    if reg:
-        from sqlanon.engine import connect
+@contextlib.contextmanager
+def _registry_row(reg, entry: dict, final: str | None = None):
+    """Both or neither: the registry row of a file release is inserted in a transaction of the
+    registry database, the block puts the file in place, and the transaction commits after it.
+    A row that cannot be written fails the block before the file is renamed; a failed commit
+    removes the file (``final``, when it is a local path). Yields ``{"release_id": ...}``."""
+    result: dict = {"release_id": None}
+    if not reg:
+        yield result
+        return
+    from sqlanon.engine import connect
 
-        reg_engine = connect(database=reg)
-        try:
-            with reg_engine.transaction():
-                release_id = registry.record(reg_engine, entry)
-        finally:
-            reg_engine.close()
-    return {"output": final, "release_id": release_id, "registry": reg}
+    reg_engine = connect(database=reg)
+    placed = False
+    try:
+        with reg_engine.transaction():
+            result["release_id"] = registry.record(reg_engine, entry)
+            yield result
+            placed = True
+    except BaseException:
+        if placed and final and "://" not in final:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(final)
+        raise
+    finally:
+        reg_engine.close()
 
 
 def _write_catalog_table(engine, query, target: Target, source, entry: dict, fail_after_write) -> dict:
@@ -398,6 +470,7 @@ def _write_table(engine, query, target: Target, source, entry: dict, fail_after_
         release_id = registry.record(engine, entry)
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")
+        test_pause("in-transaction")
         if os.environ.get("SQLANON_TEST_CRASH") == "in-transaction":
             os._exit(9)  # test hook: the process dies with the transaction open
     return {"output": f"table {name}", "release_id": release_id, "registry": getattr(engine, "database", None)}

@@ -108,6 +108,15 @@ def lookup(engine, name: TableName) -> TableName | None:
     Exact spelling wins; otherwise a case-insensitive match when it is the only one. A name
     without a schema is looked up in the current schema of the current database (and, on DuckDB,
     among temporary tables)."""
+    row = _chosen(engine, name)
+    if row is None:
+        return None
+    catalog, schema, table, kind, _ = row
+    return TableName(name=table, schema=schema if name.schema is not None or name.catalog is not None else None, catalog=catalog if name.catalog is not None else None, kind=kind)
+
+
+def _chosen(engine, name: TableName) -> tuple | None:
+    """The catalog row :func:`lookup` resolves ``name`` to (exact spelling first)."""
     rows = _catalog_rows(engine, name)
     if name.schema is None:
         rows = [r for r in rows if r[4] or r[3] == "LOCAL TEMPORARY"]
@@ -122,8 +131,14 @@ def lookup(engine, name: TableName) -> TableName | None:
             spellings = ", ".join(sorted(f"{r[1]}.{r[2]}" for r in chosen))
             raise ConfigError(f"table name {str(name)!r} is ambiguous: {spellings}; quote it exactly")
         return None
-    catalog, schema, table, kind, _ = chosen[0]
-    return TableName(name=table, schema=schema if name.schema is not None or name.catalog is not None else None, catalog=catalog if name.catalog is not None else None, kind=kind)
+    return tuple(chosen[0])
+
+
+def same_table(engine, a: TableName, b: TableName) -> bool:
+    """Whether two names resolve to one table of the catalog (schema and catalog defaults and
+    the engine's case rules applied by :func:`lookup`'s resolution)."""
+    ra, rb = _chosen(engine, a), _chosen(engine, b)
+    return ra is not None and rb is not None and ra[:3] == rb[:3]
 
 
 def schema_exists(engine, name: TableName) -> bool:

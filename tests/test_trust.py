@@ -461,7 +461,7 @@ def test_dry_run_says_what_it_would_write_and_writes_no_release(people):
     assert f"output        (dry run: nothing written; would write {people['out']})" in r.stdout
     assert not os.path.exists(people["out"]) and not reg.exists()
     assert report.exists() and "<svg" in report.read_text()  # the report is the preview
-    data = json.loads(invoke(args + ["--json", "-q"]).stdout)
+    data = json.loads(invoke(args + ["--json", "-q", "--overwrite"]).stdout)  # the first run's report is replaced
     assert data["output"] is None and data["dry_run"]["would_write"] == people["out"]
 
 

@@ -107,7 +107,11 @@ def _label(value, attribute, origin) -> str:
     return str(value)
 
 
-def write_csv_hierarchy(hierarchy: Hierarchy, path: str, delimiter: str = ";") -> None:
+def write_csv_hierarchy(hierarchy: Hierarchy, path: str, delimiter: str = ";", overwrite: bool = False) -> None:
+    """The hierarchy as an ARX CSV (one row per leaf); an existing file only with ``overwrite``."""
+    from sqlanon.policy_checks import refuse_existing
+
+    refuse_existing(path, "hierarchy file", overwrite)
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh, delimiter=delimiter, lineterminator="\n")
         writer.writerows(hierarchy.rows)

@@ -1,0 +1,223 @@
+"""Both or neither (issue 24): a release and its registry row are written together or not at
+all; the registry, the targets and every file sqlanon writes are checked before the search; a
+release never replaces its input; SIGTERM is handled like Ctrl-C. Each test failed on the main
+of that day."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+import sqlanon
+import sqlanon.cli
+from sqlanon.errors import ConfigError
+
+runner = CliRunner()
+
+CSV = "zip,age,disease\n12345,31,flu\n12346,32,flu\n12355,41,cold\n12356,45,flu\n12345,33,cold\n12346,36,cold\n"
+
+
+@pytest.fixture
+def data(tmp_path):
+    csv = tmp_path / "people.csv"
+    csv.write_text(CSV)
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE people AS SELECT * FROM read_csv('{csv}', all_varchar=true)")
+    con.close()
+    return {"dir": tmp_path, "csv": str(csv), "db": str(db), "out": str(tmp_path / "out.parquet")}
+
+
+def invoke(args):
+    return runner.invoke(sqlanon.cli.app, args)
+
+
+def error_line(result) -> str:
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def leftovers(folder) -> list[str]:
+    return sorted(f for f in os.listdir(folder) if f.endswith(".tmp") or f == "out.parquet")
+
+
+def registry_rows(path) -> int:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return con.execute("SELECT COUNT(*) FROM sqlanon_releases").fetchone()[0]
+    finally:
+        con.close()
+
+
+# -- the registry of a file release is checked before the search --------------------------------
+
+
+def _truncated(path, data):
+    path.write_bytes(b"DUCK" + os.urandom(200))
+
+
+def _wrong_schema(path, data):
+    duckdb.connect(str(path)).execute("CREATE TABLE sqlanon_releases (a INTEGER)").close()
+
+
+def _a_view(path, data):
+    duckdb.connect(str(path)).execute("CREATE VIEW sqlanon_releases AS SELECT 1 AS id").close()
+
+
+REGISTRIES = [
+    ("truncated file", _truncated, "--registry {reg} is not a DuckDB database file"),
+    ("wrong schema", _wrong_schema, "registry {reg}: table sqlanon_releases is not a sqlanon registry (no column id, created_at"),
+    ("a view", _a_view, "registry {reg}: sqlanon_releases is a view, not a sqlanon registry table"),
+]
+
+
+@pytest.mark.parametrize("make, fragment", [r[1:] for r in REGISTRIES], ids=[r[0] for r in REGISTRIES])
+def test_bad_registry_is_refused_before_the_search_and_a_retry_works(data, make, fragment):
+    """The release used to be left on disk with exit 1 (the registry failed after the write),
+    and the retry then failed with "output exists"."""
+    reg = data["dir"] / "reg.duckdb"
+    make(reg, data)
+    args = ["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--registry", str(reg)]
+    r = invoke(args)
+    assert r.exit_code == 2, r.output
+    assert fragment.format(reg=reg) in error_line(r)
+    assert "base frequency set" not in r.stderr  # refused before the scan and the search
+    assert leftovers(data["dir"]) == []
+    reg.unlink()  # fixed: the same command now works
+    r = invoke(args + ["-q"])
+    assert r.exit_code == 0, r.output
+    assert os.path.exists(data["out"]) and registry_rows(reg) == 1
+
+
+def test_registry_that_is_the_input_database(data):
+    args = ["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output", data["out"]]
+    for same in (data["db"], os.path.relpath(data["db"])):
+        r = invoke(args + ["--registry", same])
+        assert r.exit_code == 2, r.output
+        assert error_line(r) == f"error: --registry {same} is the input database; name another file (a table release, --output-table or --in-place, is recorded in the input database)"
+        assert leftovers(data["dir"]) == []
+    r = invoke(args + ["--registry", str(data["dir"] / "other.duckdb"), "-q"])
+    assert r.exit_code == 0, r.output
+    assert registry_rows(data["dir"] / "other.duckdb") == 1
+
+
+def test_registry_row_that_cannot_be_written_leaves_no_release(data, monkeypatch):
+    """A registry that fails when the row is written (after the checks) leaves no file."""
+    from sqlanon import registry
+
+    def broken(engine, entry):
+        raise ConfigError("the registry broke")
+
+    monkeypatch.setattr(registry, "record", broken)
+    with pytest.raises(ConfigError, match="the registry broke"):
+        sqlanon.anonymize(input=data["csv"], qi={"zip": "mask"}, k=2, output=data["out"])
+    assert leftovers(data["dir"]) == []
+    monkeypatch.undo()
+    sqlanon.anonymize(input=data["csv"], qi={"zip": "mask"}, k=2, output=data["out"])
+    assert os.path.exists(data["out"]) and registry_rows(data["dir"] / "sqlanon_releases.duckdb") == 1
+
+
+def test_table_release_with_a_registry_view_is_refused_before_the_search(data):
+    """The registry of a table release is the database's sqlanon_releases: a view there used to
+    fail the write with a raw Catalog Error after the search."""
+    duckdb.connect(data["db"]).execute("CREATE VIEW sqlanon_releases AS SELECT 1 AS id").close()
+    r = invoke(["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output-table", "released"])
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == f"error: registry {data['db']}: sqlanon_releases is a view, not a sqlanon registry table; name another --registry"
+    assert "base frequency set" not in r.stderr
+    con = duckdb.connect(data["db"], read_only=True)
+    assert con.execute("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'released'").fetchone()[0] == 0
+    con.close()
+
+
+def test_registry_flag_with_a_table_release_is_refused(data):
+    r = invoke(["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output-table", "released", "--registry", str(data["dir"] / "r.duckdb")])
+    assert r.exit_code == 2
+    assert "is where file releases are recorded" in error_line(r)
+
+
+# -- a release never replaces its input ---------------------------------------------------------
+
+
+def test_output_that_is_the_input_file_is_refused(data, monkeypatch):
+    """``--output people.csv --overwrite`` used to replace the source file silently."""
+    monkeypatch.chdir(data["dir"])
+    os.symlink(data["csv"], data["dir"] / "link.csv")
+    before = open(data["csv"]).read()
+    for same in (data["csv"], "people.csv", "./people.csv", "link.csv"):
+        r = invoke(["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", same, "--overwrite"])
+        assert r.exit_code == 2, r.output
+        assert error_line(r).startswith(f"error: --output {same} is the input csv:")
+    assert open(data["csv"]).read() == before
+
+
+def test_output_inside_a_parquet_input_is_refused(data):
+    folder = data["dir"] / "parts"
+    folder.mkdir()
+    duckdb.sql(f"COPY (SELECT * FROM read_csv('{data['csv']}')) TO '{folder / 'a.parquet'}'")
+    for source, output in ((str(folder), str(folder / "new.parquet")), (str(folder / "*.parquet"), str(folder / "b.parquet")), (str(folder / "a.parquet"), str(folder / "a.parquet"))):
+        r = invoke(["anonymize", "--input", source, "--format", "parquet", "--qi", "zip=mask", "--k", "2", "--output", output, "--overwrite"])
+        assert r.exit_code == 2, r.output
+        assert "is the input parquet:" in error_line(r)
+    assert os.listdir(folder) == ["a.parquet"]
+
+
+@pytest.mark.parametrize("name", ["people", "PEOPLE", "main.people", '"people"', "w.main.people"])
+def test_output_table_that_is_the_input_table_is_refused(data, name):
+    """``--output-table people --overwrite`` on input ``people`` used to fail with a raw Catalog Error."""
+    r = invoke(["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output-table", name, "--overwrite"])
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == f"error: --output-table {name} is the input table; use --in-place to replace it (in one transaction)"
+    con = duckdb.connect(data["db"], read_only=True)
+    assert con.execute("SELECT zip FROM people ORDER BY zip LIMIT 1").fetchone() == ("12345",)
+    con.close()
+
+
+# -- one rule for every file written: an existing one is replaced only with --overwrite ----------
+
+
+def test_existing_report_is_kept_without_overwrite(data):
+    """``--report keep.html`` used to replace the file while ``--output`` refused."""
+    keep = data["dir"] / "keep.html"
+    keep.write_text("precious")
+    args = ["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--report", str(keep)]
+    r = invoke(args)
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == f"error: report file already exists: {keep} (use --overwrite)"
+    assert keep.read_text() == "precious" and leftovers(data["dir"]) == []
+    with pytest.raises(ConfigError, match="report file already exists"):
+        sqlanon.anonymize(input=data["csv"], qi={"zip": "mask"}, k=2, report=str(keep))
+    r = invoke(args + ["--overwrite", "-q"])
+    assert r.exit_code == 0, r.output
+    assert "<svg" in keep.read_text()
+    # --overwrite with --in-place (or no output) is used by the report: accepted
+    r = invoke(["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--in-place", "--report", str(keep), "--overwrite", "-q"])
+    assert r.exit_code == 0, r.output
+
+
+def test_every_other_written_file_obeys_the_rule(data):
+    keep = data["dir"] / "keep.html"
+    keep.write_text("precious")
+    r = invoke(["generate", "--input", data["csv"], "--output", str(data["dir"] / "gen.parquet"), "--report", str(keep), "-q"])
+    assert r.exit_code == 2 and "report file already exists" in error_line(r)
+    assert not os.path.exists(data["dir"] / "gen.parquet")
+    invoke(["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "-q"])
+    reg = str(data["dir"] / "sqlanon_releases.duckdb")
+    r = invoke(["report", "--release", "1", "--database", reg, "--output", str(keep)])
+    assert r.exit_code == 2 and error_line(r) == f"error: report file already exists: {keep} (use --overwrite)"
+    r = invoke(["schema", "policy", "--output", str(keep)])
+    assert r.exit_code == 2 and "output file already exists" in error_line(r)
+    assert keep.read_text() == "precious"
+    assert invoke(["report", "--release", "1", "--database", reg, "--output", str(keep), "--overwrite"]).exit_code == 0
+    assert "<html" in keep.read_text().lower()
+    from sqlanon.hierarchy import Hierarchy, write_csv_hierarchy
+
+    with pytest.raises(ConfigError, match="hierarchy file already exists"):
+        write_csv_hierarchy(Hierarchy(attribute="a", rows=[["1", "*"]], origin="t"), str(keep))
