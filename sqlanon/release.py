@@ -299,7 +299,7 @@ def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_
         engine.write_file(query, tmp, target.kind, target.delimiter)
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")
-        test_pause("write")
+        pause_for_test("write")
         with _registry_row(reg, entry, final) as result:
             os.replace(tmp, final)  # inside the registry transaction: it commits once the file is there
     finally:
@@ -308,7 +308,7 @@ def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_
     return {"output": final, "release_id": result["release_id"], "registry": reg}
 
 
-def test_pause(point: str) -> None:
+def pause_for_test(point: str) -> None:
     """Test hook: with ``SQLANON_TEST_PAUSE=<point>``, say ``paused at <point>`` on stderr and
     wait (a signal's handler runs meanwhile), so a test can signal a run at a known point."""
     if os.environ.get("SQLANON_TEST_PAUSE") != point:
@@ -401,6 +401,7 @@ def _registry_row(reg, entry: dict, final: str | None = None):
         return
     from sqlanon.engine import connect
 
+    created = "://" not in reg and not os.path.exists(reg)  # a registry made by this run goes if it fails
     reg_engine = connect(database=reg)
     placed = False
     try:
@@ -409,9 +410,10 @@ def _registry_row(reg, entry: dict, final: str | None = None):
             yield result
             placed = True
     except BaseException:
-        if placed and final and "://" not in final:
+        reg_engine.close()
+        for path in ([final] if placed and final and "://" not in final else []) + ([reg, reg + ".wal"] if created else []):
             with contextlib.suppress(FileNotFoundError):
-                os.remove(final)
+                os.remove(path)
         raise
     finally:
         reg_engine.close()
@@ -470,7 +472,7 @@ def _write_table(engine, query, target: Target, source, entry: dict, fail_after_
         release_id = registry.record(engine, entry)
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")
-        test_pause("in-transaction")
+        pause_for_test("in-transaction")
         if os.environ.get("SQLANON_TEST_CRASH") == "in-transaction":
             os._exit(9)  # test hook: the process dies with the transaction open
     return {"output": f"table {name}", "release_id": release_id, "registry": getattr(engine, "database", None)}
