@@ -114,20 +114,39 @@ def _run(fn, *args, json_out: bool = False, **kwargs):
     except SqlanonError as err:
         if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
             raise
-        raise _fail(str(err), err.exit_code, json_out)
+        raise _terminated(json_out) or _fail(str(err), err.exit_code, json_out)
     except KeyboardInterrupt:
         if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
             raise
-        raise _fail("interrupted; nothing was written", 130, json_out)
+        raise _terminated(json_out) or _fail("interrupted; nothing was written", 130, json_out)
     except OSError as err:  # a read-only or full disk, a folder that is a file: one line naming the path
         if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
             raise
         mapped = from_os_error(err)
-        raise _fail(str(mapped), mapped.exit_code, json_out)
+        raise _terminated(json_out) or _fail(str(mapped), mapped.exit_code, json_out)
     except Exception as err:  # an unexpected failure: still one line, no locals, no row values
         if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
             raise
-        raise _fail(f"internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", 1, json_out)
+        raise _terminated(json_out) or _fail(f"internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", 1, json_out)
+
+
+#: the signal that asked this process to stop (SIGTERM), once it came
+_TERMINATED: list[int] = []
+
+
+def _on_sigterm(signum, frame) -> None:
+    """SIGTERM (what Airflow, Kubernetes and systemd send) is handled like Ctrl-C: the run stops
+    where it is (DuckDB interrupts the statement), in-place writes roll back, temporary files are
+    removed, and :func:`_run` says so and exits 143. A second SIGTERM does not cut the cleanup short."""
+    if _TERMINATED:
+        return
+    _TERMINATED.append(signum)
+    raise KeyboardInterrupt
+
+
+def _terminated(json_out: bool) -> typer.Exit | None:
+    """The exit of a run stopped by SIGTERM (128 + 15), or None when no SIGTERM came."""
+    return _fail("terminated (SIGTERM); nothing was written", 143, json_out) if _TERMINATED else None
 
 
 def _split(values: Optional[List[str]]) -> list[str]:
@@ -600,6 +619,9 @@ _register_plugins()
 
 
 def main() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
     app()
 
 

@@ -221,3 +221,87 @@ def test_every_other_written_file_obeys_the_rule(data):
 
     with pytest.raises(ConfigError, match="hierarchy file already exists"):
         write_csv_hierarchy(Hierarchy(attribute="a", rows=[["1", "*"]], origin="t"), str(keep))
+
+
+# -- SIGTERM is handled like Ctrl-C ------------------------------------------------------------
+
+
+def _run_and_terminate(args, env_pause: str | None, ready: str, script: str | None = None):
+    """Start ``sqlanon args`` in a process, wait for the line ``ready`` on its stderr, send
+    SIGTERM, and return (exit code, stderr)."""
+    env = dict(os.environ)
+    env.pop("SQLANON_DEBUG", None)
+    if env_pause:
+        env["SQLANON_TEST_PAUSE"] = env_pause
+    command = [sys.executable, script] if script else [sys.executable, "-m", "sqlanon"]
+    proc = subprocess.Popen([*command, *args], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    lines = []
+    try:
+        for line in proc.stderr:
+            lines.append(line)
+            if line.startswith(ready):
+                break
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, "".join(lines) + err
+
+
+def _one_terminated_line(err: str) -> None:
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert errors == ["error: terminated (SIGTERM); nothing was written"], err
+    assert "Traceback" not in err
+
+
+def test_sigterm_during_a_file_write(data):
+    """SIGTERM used to kill the run with exit -15, no message, and leave ``.out.parquet.<pid>-<hex>.tmp``."""
+    args = ["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "-q"]
+    code, err = _run_and_terminate(args, "write", "paused at write")
+    assert code == 143, err
+    _one_terminated_line(err)
+    assert sorted(os.listdir(data["dir"])) == ["people.csv", "w.duckdb"]  # no release, no temporary file, no registry
+
+
+def test_sigterm_inside_the_in_place_transaction(data):
+    args = ["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"]
+    code, err = _run_and_terminate(args, "in-transaction", "paused at in-transaction")
+    assert code == 143, err
+    _one_terminated_line(err)
+    con = duckdb.connect(data["db"], read_only=True)
+    try:
+        assert con.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall() == [("people",)]
+        assert sorted(con.execute("SELECT * FROM people").fetchall()) == sorted(tuple(line.split(",")) for line in CSV.splitlines()[1:])
+    finally:
+        con.close()
+
+
+SLOW_STATEMENT = """
+import sys
+from sqlanon.engine.duckdb import DuckDBEngine
+original = DuckDBEngine.write_file
+
+def slow_write(self, query, path, kind, delimiter=","):
+    original(self, query, path, kind, delimiter)  # the temporary file is there when SIGTERM comes
+    print("writing", file=sys.stderr, flush=True)
+    self.execute("SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b")
+
+DuckDBEngine.write_file = slow_write
+from sqlanon.cli import main
+sys.argv = ["sqlanon", *sys.argv[1:]]
+main()
+"""
+
+
+def test_sigterm_during_a_statement(data, tmp_path):
+    """SIGTERM while DuckDB runs a statement: DuckDB interrupts it, the run says so."""
+    script = tmp_path / "run.py"
+    script.write_text(SLOW_STATEMENT)
+    out = tmp_path / "sub" / "out.csv"
+    args = ["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", str(out), "--threads", "1", "--json"]
+    code, err = _run_and_terminate(args, None, "writing", str(script))
+    assert code == 143, err
+    _one_terminated_line(err)
+    assert os.listdir(tmp_path / "sub") == []
