@@ -11,7 +11,7 @@ from sqlglot import exp
 
 from sqlanon.session import Session
 from sqlanon.errors import ConfigError
-from sqlanon.hierarchy import load_hierarchy
+from sqlanon.hierarchy import MAX_VALUE_LENGTH, load_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.policy import Policy
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
@@ -19,7 +19,7 @@ from sqlanon.source import col
 from sqlanon.stats import Statistics, if_, lit, sum_
 
 
-def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None) -> dict:
+def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> dict:
     """Measure a (released) table: class sizes, l, t, suppressed rows and metrics; with ``risk``
     its re-identification risk (:mod:`sqlanon.risk`; ``population_fraction`` adds population
     uniqueness estimates, ``risk_threshold`` the prosecutor threshold).
@@ -36,13 +36,15 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
     if (population_fraction is not None or risk_threshold is not None) and not risk:
         raise ConfigError("--population-fraction and --risk-threshold need --risk")
     validate_options(risk_threshold, population_fraction)
-    policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter)
+    policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter, max_value_length=max_value_length)
+    if max_value_length < 1:
+        raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
     session = Session(policy)
     try:
         specs = qi if isinstance(qi, dict) else {c: None for c in qi}
         columns = list(specs)
         session.source.require_columns(session.engine, columns, "quasi-identifier column")
-        flats = [load_hierarchy("flat", c, session.engine, session.source) for c in columns]
+        flats = [load_hierarchy("flat", c, session.engine, session.source, max_value_length=max_value_length) for c in columns]
         needs_models = []
         if l is not None:
             needs_models.append(DistinctLDiversity(int(l)))
@@ -121,7 +123,7 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
             out["metrics"]["cm"] = (float(e["cm_minority"] or 0) + sup) / n
         # precision and LM from hierarchies: read released values back as hierarchy levels
         if all(spec for spec in specs.values()):
-            hs = [load_hierarchy(spec, c, session.engine, session.source, hierarchy_delimiter) if not _is_builder(spec) else None for c, spec in specs.items()]
+            hs = [load_hierarchy(spec, c, session.engine, session.source, hierarchy_delimiter, max_value_length) if not _is_builder(spec) else None for c, spec in specs.items()]
             if all(h is not None for h in hs):
                 prec, lm, per_col = 0.0, 0.0, {}
                 for i, (h, flat) in enumerate(zip(hs, flats)):
@@ -186,7 +188,7 @@ def load_transformation(spec: str | dict) -> dict:
     return data
 
 
-def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int = 1, max_suppression: float = 0.0, class_column: str | None = None, numeric=(), hierarchy_delimiter: str | None = None, memory_limit: str | None = None) -> dict:
+def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int = 1, max_suppression: float = 0.0, class_column: str | None = None, numeric=(), hierarchy_delimiter: str | None = None, memory_limit: str | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> dict:
     """Apply a transformation to a table *in SQL, without writing anything* and measure it: rows
     suppressed under k, the smallest released class, LM (per column, intervals or tree cuts), CM
     with ``class_column``, precision for full-domain levels."""
@@ -194,7 +196,9 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
 
     _check_k(k)
     transformation = load_transformation(transformation)
-    policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter)
+    policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter, max_value_length=max_value_length)
+    if max_value_length < 1:
+        raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
     session = Session(policy)
     try:
         columns = list(qi)

@@ -349,6 +349,7 @@ def check(
     risk: bool = typer.Option(False, "--risk", help="Re-identification risk: prosecutor, journalist, marketer, sample uniques (docs/risk.md)."),
     population_fraction: Optional[float] = typer.Option(None, "--population-fraction", help="With --risk: the table is this fraction of its population; estimate population uniques (Pitman, Zayatz, SNB, Dankar)."),
     risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help="With --risk: prosecutor risk threshold for 'records above' (default 0.2)."),
+    max_value_length: Optional[int] = typer.Option(None, "--max-value-length", help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     from sqlanon.check import check as api_check
@@ -364,13 +365,14 @@ def check(
         given = {"--k": k, "--max-suppression": max_suppression, "--l": l, "--t": t, "--t-distance": t_distance,
                  "--sensitive-column": sensitive_column, "--class-column": class_column, "--numeric": numeric or None,
                  "--against-format": against_format, "--against-delimiter": against_delimiter, "--min-sup": min_sup,
-                 "--transformation": transformation}
+                 "--transformation": transformation, "--max-value-length": max_value_length}
         if against:
             reads, mode = {"--against-format", "--against-delimiter", "--min-sup"}, "--against"
         elif transformation:
-            reads, mode = {"--k", "--max-suppression", "--class-column", "--numeric", "--transformation"}, "--transformation"
+            reads, mode = {"--k", "--max-suppression", "--class-column", "--numeric", "--transformation", "--max-value-length"}, "--transformation"
         else:
-            reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column"}, "this check"
+            reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column", "--max-value-length"}, "this check"
+        bound = {} if max_value_length is None else {"max_value_length": max_value_length}
         unused = [name for name, value in given.items() if value is not None and name not in reads]
         if unused:
             raise ConfigError(f"{', '.join(unused)} not used by {mode}" + ("" if mode != "this check" else " (--numeric needs --transformation; --against-format, --against-delimiter, --min-sup need --against)"))
@@ -383,11 +385,11 @@ def check(
 
             if not all(specs.values()):
                 raise ConfigError("--transformation needs a hierarchy for every --qi (COLUMN=HIERARCHY)")
-            return check_plan(input, specs, transformation, format=format, delimiter=delimiter, table=table, k=1 if k is None else k, max_suppression=max_suppression or 0.0, class_column=class_column, numeric=_split(numeric), hierarchy_delimiter=hierarchy_delimiter)
+            return check_plan(input, specs, transformation, format=format, delimiter=delimiter, table=table, k=1 if k is None else k, max_suppression=max_suppression or 0.0, class_column=class_column, numeric=_split(numeric), hierarchy_delimiter=hierarchy_delimiter, **bound)
         if against:
             return _against(input, format, delimiter, table, against, against_format, against_delimiter, list(specs), 1 if min_sup is None else min_sup)
         has_all = all(specs.values())
-        return api_check(input, specs if has_all else list(specs), format=format, delimiter=delimiter, table=table, k=k, l=l, t=t, t_distance=t_distance or "equal", sensitive_column=sensitive_column, class_column=class_column, hierarchy_delimiter=hierarchy_delimiter, max_suppression=max_suppression or 0.0, risk=risk, population_fraction=population_fraction, risk_threshold=risk_threshold)
+        return api_check(input, specs if has_all else list(specs), format=format, delimiter=delimiter, table=table, k=k, l=l, t=t, t_distance=t_distance or "equal", sensitive_column=sensitive_column, class_column=class_column, hierarchy_delimiter=hierarchy_delimiter, max_suppression=max_suppression or 0.0, risk=risk, population_fraction=population_fraction, risk_threshold=risk_threshold, **bound)
 
     result = _run(go, json_out=json_out)
     if json_out:
@@ -548,10 +550,11 @@ def hierarchy_show(
     table: Optional[str] = typer.Option(None, "--table"),
     hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
     rows: int = typer.Option(10, "--rows", help="Leaf rows to print."),
+    max_value_length: Optional[int] = typer.Option(None, "--max-value-length", help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     def go():
-        h, _ = _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter)
+        h, _ = _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter, max_value_length)
         return h
 
     h = _run(go, json_out=json_out)
@@ -576,11 +579,12 @@ def hierarchy_import(
     table: Optional[str] = typer.Option(None, "--table"),
     hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
     overwrite: bool = typer.Option(False, "--overwrite"),
+    max_value_length: Optional[int] = typer.Option(None, "--max-value-length", help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
 ) -> None:
     from sqlanon.hierarchy.store import store_hierarchy
 
     def go():
-        h, _ = _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter)
+        h, _ = _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter, max_value_length)
         return store_hierarchy(database, h, table_name, overwrite)
 
     name = _run(go)
@@ -589,9 +593,14 @@ def hierarchy_import(
     typer.echo(f"stored hierarchy for {column!r} as table {name} in {redact(database)} (use it as --qi {column}=table:{name})")
 
 
-def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter):
-    from sqlanon.hierarchy import BUILDERS, load_hierarchy
+def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter, max_value_length=None):
+    from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
 
+    bound = MAX_VALUE_LENGTH if max_value_length is None else max_value_length
+    if bound < 1:
+        raise ConfigError(f"--max-value-length must be at least 1 (characters), got {bound}")
+    if max_value_length is not None and spec.split(":")[0] not in BUILDERS:
+        raise ConfigError(f"--max-value-length bounds hierarchies built from the data ({', '.join(BUILDERS)}); {spec} is not one")
     if spec.split(":")[0] in BUILDERS:
         if not input:
             raise ConfigError(f"builder {spec!r} needs --input to read the column's values from")
@@ -601,7 +610,7 @@ def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delim
         source = Source.open(input, format, table, delimiter)
         engine = connect(database=source.database or ":memory:", read_only=bool(source.database))
         try:
-            return load_hierarchy(spec, column, engine, source, hierarchy_delimiter), source
+            return load_hierarchy(spec, column, engine, source, hierarchy_delimiter, bound), source
         finally:
             engine.close()
     return load_hierarchy(spec, column, None, None, hierarchy_delimiter), None

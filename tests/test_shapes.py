@@ -388,3 +388,24 @@ def test_suppressed_classes_table_binds_its_lists(tmp_path, monkeypatch, output)
     assert creates and max(len(t) for t in creates) < 8000, [len(t) for t in creates]
     released = duckdb.sql(f"SELECT count(*) FILTER (zip = '*') FROM '{tmp_path / output}'").fetchall()[0][0]
     assert released == r["suppressed_rows"]
+
+
+def test_max_value_length_in_check_and_hierarchy_commands(long_values, tmp_path):
+    def run(*args):
+        return runner.invoke(sqlanon.cli.app, [*args])
+
+    result = run("check", "--input", long_values, "--qi", "zip", "--json")
+    assert result.exit_code == 1 and "5 row(s) hold values longer than 4,096 characters" in result.output
+    result = run("check", "--input", long_values, "--qi", "zip", "--max-value-length", "5000", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["classes"] == 4
+    assert sqlanon.check(long_values, ["zip"], max_value_length=5000)["k"] == 1
+    result = run("hierarchy", "show", "flat", "--column", "zip", "--input", long_values)
+    assert result.exit_code == 1 and "too long for a 'flat' hierarchy" in result.output
+    result = run("hierarchy", "show", "flat", "--column", "zip", "--input", long_values, "--max-value-length", "5000", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["leaves"] == 4
+    hier = tmp_path / "h.csv"
+    hier.write_text("a;*\n")
+    result = run("hierarchy", "show", str(hier), "--max-value-length", "10")
+    assert result.exit_code == 2 and "--max-value-length bounds hierarchies built from the data" in result.output
+    result = run("check", "--input", long_values, "--qi", "zip", "--max-value-length", "0")
+    assert result.exit_code == 2 and "--max-value-length must be at least 1" in result.output
