@@ -340,6 +340,9 @@ def check_target(engine, target: Target, source) -> TableName | None:
         kind = name.kind or (lookup(engine, name) or name).kind
         if kind is not None and kind != BASE_TABLE:
             raise ConfigError(f"--in-place rewrites a table; {source.table!r} is a {kind.lower()} (write the release with --output-table instead)")
+        dependents = engine.dependents(name.expression()) if hasattr(engine, "dependents") else []
+        if dependents:
+            raise ConfigError(f"--in-place recreates table {source.table!r}, and {', '.join(dependents)} depend{'s' if len(dependents) == 1 else ''} on it (a view or a foreign key): drop {'it' if len(dependents) == 1 else 'them'} first, or write the release with --output-table")
         return name
     if target.kind != "table":
         return None

@@ -345,14 +345,45 @@ def test_policy_file_with_a_postgres_url(people, tmp_path):
 
 
 def test_in_place_refuses_a_table_a_view_depends_on(people):
-    """DROP fails on a table with a dependent view: the transaction rolls back, the error says
-    why in one line, and table and view are as they were."""
+    """A table with a dependent view (or a foreign key of another table) is refused before the
+    search, and the line names the dependent objects (it named only the table, after the search).
+    Table and view are as they were."""
     with psycopg.connect(people["url"], autocommit=True) as con:
         con.execute("CREATE VIEW people_view AS SELECT zip FROM people")
+        con.execute('CREATE SCHEMA "Other"')
+        con.execute('CREATE VIEW "Other"."Second View" AS SELECT zip FROM people_view')  # depends on the view only
+        con.execute("CREATE VIEW people_ages AS SELECT age FROM people")
     before = sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"])
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"])
-    assert res.exit_code == 1 and "depend" in res.output and len(res.output.strip().splitlines()) == 1, res.output
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place"])
+    assert res.exit_code == 2, res.output
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: --in-place recreates table 'people', and people_ages, people_view depend on it (a view or a foreign key): drop them first, or write the release with --output-table"], res.output
+    assert "base frequency set" not in res.stderr
     assert sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"]) == before
+    with psycopg.connect(people["url"], autocommit=True) as con:
+        con.execute("DROP VIEW people_ages")
+        con.execute("DROP VIEW \"Other\".\"Second View\"")
+        con.execute("DROP VIEW people_view")
+        con.execute("ALTER TABLE people ADD PRIMARY KEY (id)")
+        con.execute("CREATE TABLE visits (person INTEGER REFERENCES people (id))")
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"])
+    assert res.exit_code == 2 and "and visits depends on it" in res.stderr, res.output
+
+
+def test_a_drop_refused_by_dependents_names_them(people):
+    """Should a view appear after the check, the DROP's error names it (the server's DETAIL)."""
+    from sqlanon.engine import connect
+    from sqlanon.errors import EngineError
+    from sqlanon.source import drop_table, table_ref
+
+    with psycopg.connect(people["url"], autocommit=True) as con:
+        con.execute("CREATE VIEW people_view AS SELECT zip FROM people")
+    engine = connect(database=people["url"])
+    try:
+        with pytest.raises(EngineError, match="view people_view depends on table people; --in-place recreates the table"):
+            engine.execute(drop_table(table_ref("people")))
+    finally:
+        engine.close()
     assert pg_tables(people["url"]) == {"people", "people_view"}
 
 

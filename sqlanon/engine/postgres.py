@@ -100,7 +100,14 @@ class PostgresEngine(Engine):
                 names = [d.name for d in cur.description or []]
                 return pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)}) if names else pa.table({})
         except self._psycopg.Error as err:
-            raise engine_error(err, engine="PostgreSQL") from None
+            raise _dependents_error(err) or engine_error(err, engine="PostgreSQL") from None
+
+    def dependents(self, table: exp.Table) -> list[str]:
+        """The views and foreign keys of other tables that depend on ``table`` (a DROP would
+        fail on them): named before ``--in-place`` searches (``sql/pg_dependents.sql``)."""
+        from sqlanon.templates import template
+
+        return [r[0] for r in self.fetch_all(template("pg_dependents", tbl=table.sql(dialect="postgres")))]
 
     def register_arrow(self, name: str, table: pa.Table) -> None:
         columns = []
@@ -193,6 +200,16 @@ class PostgresEngine(Engine):
                 yield
         except self._psycopg.Error as err:
             raise engine_error(err, engine="PostgreSQL") from None
+
+
+def _dependents_error(err) -> EngineError | None:
+    """A DROP refused because other objects depend on the table (SQLSTATE 2BP01), with the
+    objects named (the server's DETAIL), as one line; None for any other error."""
+    diag = getattr(err, "diag", None)
+    if getattr(diag, "sqlstate", None) != "2BP01":
+        return None
+    detail = "; ".join(line.strip() for line in str(getattr(diag, "message_detail", "") or "").splitlines() if line.strip())
+    return EngineError(f"{bare(err)}: {detail or 'other objects depend on it'}; --in-place recreates the table: drop them first, or write the release with --output-table")
 
 
 def _pg_memory(limit: str) -> str:
