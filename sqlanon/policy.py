@@ -155,7 +155,10 @@ class Policy:
             raise ConfigError(f"unknown metric {self.metric!r}; choose one of {', '.join(METRICS)}")
         from sqlanon.policy_checks import resolve_metric
 
-        self.metric = resolve_metric(self.search, self.metric, self.class_column, self.search_options)
+        # a metric filled in by an earlier validate() is a default, not a metric given
+        given = None if getattr(self, "_metric_defaulted", False) else self.metric
+        self.metric = resolve_metric(self.search, given, self.class_column, self.search_options)
+        self._metric_defaulted = given is None
         if self.epsilon is not None and self.k is not None:
             raise ConfigError("k is derived from epsilon and delta with SafePub (--epsilon): do not give --k")
         if self.k is None:

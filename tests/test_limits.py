@@ -51,11 +51,12 @@ def test_threads_above_the_cap_are_refused_everywhere(small, tmp_path, monkeypat
 def test_bad_memory_limits_are_refused_naming_the_value(small, tmp_path, value):
     base = ["anonymize", "--input", small["data"], "--qi", "zip=mask", "--k", "2", "--output", small["out"], "-q"]
     line = _cli_error([*base, "--memory-limit", value])
-    assert f"memory_limit {value!r} is not a positive size" in line
+    assert (f"memory_limit {value!r} is not a positive size" in line) if value else ("--memory-limit is empty" in line)
     policy = tmp_path / "p.yaml"
     policy.write_text(f"input: {small['data']}\nqi: {{zip: mask}}\nk: 2\nmemory_limit: '{value}'\n")
-    assert f"memory_limit {value!r}" in _cli_error(["anonymize", "--policy", str(policy), "--output", small["out"], "-q"])
-    with pytest.raises(ConfigError, match="is not a positive size"):
+    line = _cli_error(["anonymize", "--policy", str(policy), "--output", small["out"], "-q"])
+    assert f"memory_limit {value!r}" in line if value else "memory_limit in policy" in line and "is empty" in line
+    with pytest.raises(ConfigError, match="is not a positive size" if value else "memory_limit in arguments is empty"):
         sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, memory_limit=value)
     with pytest.raises(ConfigError, match="is not a positive size"):
         sqlanon.check(small["data"], ["zip"], k=2, memory_limit=value)
@@ -98,12 +99,25 @@ def test_every_search_metric_pair_is_optimized_or_refused_before_the_scan(small,
             kw = dict(input=small["data"], qi={"zip": "mask"}, k=2, search=search, metric=metric, class_column=class_column, dry_run=True)
             if search == "top-down":
                 kw["search_options"] = {"y": ["age"]}
-            if metric in allowed:
+            if metric in allowed and search == "genetic" and metric == "cm" and not class_column:
+                with pytest.raises(ConfigError, match="needs --class-column"):  # accepted metric, missing input
+                    sqlanon.anonymize(**kw)
+            elif metric in allowed:
                 with pytest.raises(AssertionError, match="scanned"):  # accepted: it got as far as the scan
                     sqlanon.anonymize(**kw)
             else:
                 with pytest.raises(ConfigError, match=f"search {search}.* cannot optimize metric '{metric}'"):
                     sqlanon.anonymize(**kw)
+
+
+def test_a_validated_policy_validates_again(small):
+    from sqlanon.policy import Policy
+
+    policy = Policy(input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", search_options={"objective": "regression", "regression_target": "age"})
+    policy.validate()
+    policy.validate()  # the default metric it filled in is not taken for a --metric given against the objective
+    with pytest.raises(ConfigError, match="--metric cm and --option objective=regression"):
+        Policy(input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", metric="cm", search_options={"objective": "regression"}).validate()
 
 
 def test_bottom_up_reports_the_metric_it_optimized(small):
@@ -132,3 +146,13 @@ def test_an_oversized_lattice_is_refused_before_the_scan(tmp_path, monkeypatch):
         sqlanon.api.plan_sql(input=str(data), qi=qi, k=2)
     with pytest.raises(AssertionError, match="scanned"):  # lightning walks it: it gets to the scan
         sqlanon.anonymize(input=str(data), qi=qi, k=2, search="lightning", dry_run=True)
+
+
+def test_planner_refusals_that_need_no_data_come_before_the_scan(small, monkeypatch):
+    _no_scan(monkeypatch)
+    with pytest.raises(ConfigError, match="--y is required for --search top-down"):
+        sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, search="top-down", dry_run=True)
+    with pytest.raises(ConfigError, match="regression metric needs --option regression_target"):
+        sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", search_options={"objective": "regression"}, dry_run=True)
+    with pytest.raises(ConfigError, match="CM metric needs --class-column"):
+        sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", metric="cm", dry_run=True)

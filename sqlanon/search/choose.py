@@ -29,6 +29,20 @@ def preflight(policy, hierarchies, qis: list[str]) -> None:
     if search in LATTICE_SEARCHES:
         require_size(bounds)
     refuse_limits(search, {k: v for k, v in policy.search_options.items() if policy.search != "auto"})
+    planner_preflight(policy)
+
+
+def planner_preflight(policy) -> None:
+    """The flexible planners' refusals that need no data: the genetic objective and its options,
+    top-down's Y attributes."""
+    options = policy.search_options
+    if policy.search == "genetic":
+        from sqlanon.metrics.flexible import build_objective
+        from sqlanon.search.genetic import parse_options
+
+        build_objective(str(options.get("objective") or policy.metric or "lm"), parse_options(options), policy.class_column)
+    if policy.search == "top-down" and not options.get("y"):
+        raise ConfigError("--y is required for --search top-down (the attributes X must not be linked to)")
 
 
 def choose_search(policy, stats) -> tuple[str, dict]:
