@@ -216,7 +216,7 @@ def anonymize(
     seed: Optional[int] = typer.Option(None, "--seed", help="genetic: random seed."),
     mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="genetic: mutation rate."),
     numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="genetic: a numeric QI (intervals). Repeat or comma list."),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="lightning/auto (default 30) and genetic: stop searching after this many seconds."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="lightning/auto (default 30), genetic and bottom-up: stop searching after this many seconds (the whole search; stopped_by says so)."),
     step_limit: Optional[int] = typer.Option(None, "--step-limit", help="lightning/auto: stop after this many node evaluations."),
     option: Optional[List[str]] = typer.Option(None, "--option", help="Any search option KEY=VALUE. Repeat."),
     weights: Optional[List[str]] = typer.Option(None, "--weights", help="Attribute weights COLUMN=W (comma list or repeat) for precision, lm, entropy, height."),
