@@ -18,6 +18,7 @@ sqlanon.errors.ConfigError: hierarchy h.json: key 'x' is given twice in one obje
 from __future__ import annotations
 
 import json
+import re
 from typing import IO, Any
 
 import yaml
@@ -45,6 +46,11 @@ class _StrictTextLoader(yaml.BaseLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:  # type: ignore[override]
         _refuse_duplicates(self, node)
         return super().construct_mapping(node, deep=deep)
+
+
+# YAML's null (``x:``, ``x: null``, ``~``) stays None: "no children", not the text "null"
+_StrictTextLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
+_StrictTextLoader.add_constructor("tag:yaml.org,2002:null", lambda loader, node: None)
 
 
 def _refuse_duplicates(loader: yaml.BaseLoader, node: yaml.MappingNode) -> None:

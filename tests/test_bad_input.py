@@ -677,9 +677,9 @@ def test_tree_labels_are_the_text_as_written(tmp_path):
     from sqlanon.hierarchy import load_hierarchy
 
     tree = tmp_path / "c.yaml"
-    tree.write_text("'*':\n  Europe: [NO, SE, 010, on]\n  Other:\n")
+    tree.write_text("'*':\n  Europe: [NO, SE, 010, on]\n  Other:\n  Nowhere: null\n")
     h = load_hierarchy(str(tree), "country", None, None)
-    assert [r[0] for r in h.rows] == ["NO", "SE", "010", "on", "Other"]
+    assert [r[0] for r in h.rows] == ["NO", "SE", "010", "on", "Other", "Nowhere"]
     tree = tmp_path / "c.json"
     tree.write_text('{"*": {"t": [true, 5]}}')
     assert [r[0] for r in load_hierarchy(str(tree), "flag", None, None).rows] == ["true", "5"]
