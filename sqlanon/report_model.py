@@ -38,6 +38,12 @@ class HierarchySummary(_Open):
     distinct_per_level: list[int]
 
 
+class ReportWarning(_Open):
+    kind: str = Field(description="near_top: the release keeps nearly nothing (>= 90 % of rows suppressed or ARX's arithmetic Loss >= 0.9).")
+    cause: str = Field(description="The limit the search stopped by (time_limit, step_limit), or requirement.")
+    message: str
+
+
 class Report(_Open):
     """One anonymization run: what was asked, what plan was chosen, what it achieves."""
 
@@ -62,6 +68,8 @@ class Report(_Open):
     quasi_identifiers: list[str]
     hierarchies: list[HierarchySummary]
     weights: Optional[dict[str, float]] = Field(None, description="Attribute weights as the metric used them (normalized).")
+    stopped_by: Optional[str] = Field(None, description="Heuristic searches (lightning, genetic, bottom-up): why the search ended: time_limit, step_limit, or by itself (exhausted, iterations, done).")
+    warnings: Optional[list[ReportWarning]] = Field(None, description="Present when the release deserves a second look (also printed on stderr).")
 
 
 def validate_report(report: dict) -> Report:
