@@ -456,6 +456,8 @@ def sql(
         import sqlglot
 
         try:
+            if not dialect.strip():  # sqlglot reads "" as its own generic dialect
+                raise ValueError
             sqlglot.Dialect.get_or_raise(dialect)
         except ValueError:
             raise ConfigError(f"unknown --dialect {dialect!r}") from None

@@ -255,6 +255,8 @@ def _coerce(key: str, value, where: str):
                     spec = spec.get("hierarchy")
                 if spec is None:
                     raise ConfigError(f"qi.{c} in {where} needs a hierarchy")
+                if isinstance(spec, (dict, list, bool)):  # str() of it was then looked up as a file name
+                    raise ConfigError(f"qi.{c} in {where}: a hierarchy is text (a file, a builder such as mask or bands:5,10, or table:NAME), got {spec!r}")
                 out[str(c)] = spec if _is_hierarchy(spec) else str(spec)  # API: Hierarchy objects stay objects
             return out
         if isinstance(value, list):

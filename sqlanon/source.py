@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -98,7 +99,7 @@ class Source:
         kind = binary_kind(head)
         if kind is not None:
             raise ConfigError(f"input {self.path} is not a CSV file ({kind}); {_FORMAT_HINT.get(kind, 'give the right --format')}")
-        first = head.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
+        first = re.split(rb"\r\n|\r|\n", head, maxsplit=1)[0].decode("utf-8-sig", errors="replace")  # any line ending
         try:
             names = [n.strip() for n in next(csv.reader([first], delimiter=self.delimiter or ",", quotechar='"'), [])]
         except csv.Error as err:

@@ -247,6 +247,7 @@ FILES = {
     "semi.csv": "name;zip;age\nann;12345;31\nbob;12346;32\n",
     "age_bands.csv": "".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(20, 60)),
     "zero.parquet": "",
+    "p_qi_tree.yaml": "input: people.csv\nqi:\n  disease: {hierarchy: {'*': [flu, cold]}}\nk: 2\n",
     "tree_nested_list.yaml": "'*':\n  - flu\n  - [cold, cough]\n",
     "tree_cycle.yaml": "'*': &a\n  resp: *a\n",
 }
@@ -456,6 +457,8 @@ CASES = [
     ("check plan k zero", ["check", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--transformation", '{{"age": 1}}', "--k", "0"], 2, "k must be at least 1, got 0"),
     ("tree with a list inside a list", [*A, "--k", "2", "--qi", "disease={dir}/tree_nested_list.yaml", "--output", "{out}"], 1, "a list inside a list under '*'"),
     ("tree containing itself", ["hierarchy", "show", "{dir}/tree_cycle.yaml"], 1, "found unconstructable recursive node"),
+    ("policy qi an inline tree", ["anonymize", "--policy", "{dir}/p_qi_tree.yaml"], 2, "qi.disease in policy {dir}/p_qi_tree.yaml: a hierarchy is text"),
+    ("sql empty dialect", ["sql", "--input", "{csv}", "--qi", "zip=mask", "--k", "2", "--dialect", ""], 2, "unknown --dialect ''"),
     ("header only", ["anonymize", "--input", "{dir}/empty.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 1, "column 'zip' has no values"),
 ]
 
@@ -683,3 +686,13 @@ def test_tree_labels_are_the_text_as_written(tmp_path):
     tree = tmp_path / "c.json"
     tree.write_text('{"*": {"t": [true, 5]}}')
     assert [r[0] for r in load_hierarchy(str(tree), "flag", None, None).rows] == ["true", "5"]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_csv_header_with_any_line_ending(tmp_path, newline):
+    """The header is read as bytes now (to tell a binary file): every line ending still ends it."""
+    data = tmp_path / "p.csv"
+    data.write_bytes(newline.join(["name,zip", "ann,12345", "bob,12346", ""]).encode())
+    result = invoke(["anonymize", "--input", str(data), "--qi", "zip=mask", "--k", "2", "-q", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["transformation"] == {"zip": 1}
