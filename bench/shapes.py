@@ -67,7 +67,7 @@ def one(args: argparse.Namespace) -> None:
 
     spec = json.loads(args.one)
     r = sqlanon.anonymize(**spec)
-    print(json.dumps({"timings": r["timings"], "seconds": r["seconds"], "nodes": r["nodes_evaluated"], "transformation": r["transformation"],
+    print(json.dumps({"timings": r.get("timings"), "seconds": r["seconds"], "nodes": r["nodes_evaluated"], "transformation": r["transformation"],
                       "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
 
 
@@ -80,6 +80,8 @@ def run(spec: dict) -> dict:
 
 def line(label: str, res: dict) -> str:
     t = res["timings"]
+    if t is None:  # a version before the report's timings: the whole run only
+        return f"{label:<22} total {res['seconds']:7.2f} s  peak RSS {res['peak_rss_mb']:5d} MB"
     after = t["verify"] + t["report"]
     budget = t["search"] + t["base_scan"]
     parts = " ".join(f"{p} {t[p]:7.2f}" for p in PHASES)
