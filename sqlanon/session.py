@@ -110,6 +110,9 @@ class Session:
             raise ConfigError(what) from None
 
     def hierarchies(self, qis: dict[str, str]) -> list:
+        from sqlanon.hierarchy import require_bound_used
+
+        require_bound_used([*qis.values(), self.policy.t_hierarchy], self.policy.max_value_length)
         self.source.require_columns(self.engine, list(qis), "quasi-identifier column")
         return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchy_delimiter, self.policy.max_value_length) for column, spec in qis.items()]
 

@@ -409,3 +409,13 @@ def test_max_value_length_in_check_and_hierarchy_commands(long_values, tmp_path)
     assert result.exit_code == 2 and "--max-value-length bounds hierarchies built from the data" in result.output
     result = run("check", "--input", long_values, "--qi", "zip", "--max-value-length", "0")
     assert result.exit_code == 2 and "--max-value-length must be at least 1" in result.output
+
+
+def test_max_value_length_without_a_builder_is_refused(tmp_path):
+    data = zip_table(tmp_path / "z.parquet", 50, 200)
+    hier = tmp_path / "zip.csv"
+    write_csv_hierarchy(builders.masking(zips_of(data), "zip"), str(hier))
+    with pytest.raises(ConfigError, match="--max-value-length 100 bounds hierarchies built from the data"):
+        sqlanon.anonymize(input=data, qi={"zip": str(hier)}, k=2, max_value_length=100, dry_run=True)
+    assert sqlanon.anonymize(input=data, qi={"zip": str(hier), "age": "bands:10"}, k=2, max_value_length=100, dry_run=True)["rows"] == 200
+    assert sqlanon.anonymize(input=data, qi={"zip": str(hier)}, k=2, dry_run=True)["rows"] == 200  # the default is no flag

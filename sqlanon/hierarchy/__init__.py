@@ -28,6 +28,18 @@ BUILDERS = ("bands", "dates", "mask", "numeric", "flat")
 MAX_VALUE_LENGTH = 4096
 
 
+def is_builder_spec(spec) -> bool:
+    """A spec naming a builder (``mask``, ``bands:5,10``, ...) rather than a file or a table."""
+    return isinstance(spec, str) and spec.strip().partition(":")[0] in BUILDERS and not os.path.exists(spec.strip())
+
+
+def require_bound_used(specs, bound: int) -> None:
+    """A flag given is a flag used: a ``max_value_length`` other than the default with no
+    hierarchy built from the data (it bounds nothing else) is refused."""
+    if bound != MAX_VALUE_LENGTH and not any(is_builder_spec(s) for s in specs):
+        raise ConfigError(f"--max-value-length {bound} bounds hierarchies built from the data ({', '.join(BUILDERS)}); no column here has one")
+
+
 def builder_values(engine, source, column: str, kind: str, bound: int) -> list[str]:
     """The distinct non-NULL values of ``column`` (as text) for a hierarchy builder, refusing
     values longer than ``bound`` characters before any is fetched (a mask of a 100,000-character
