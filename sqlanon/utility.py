@@ -118,12 +118,11 @@ def _top(values: Sequence[str], counts: Sequence[int], total: int, limit: int, e
     ties = np.flatnonzero(arr == thr).tolist()
     pairs += heapq.nsmallest(limit - len(pairs), ((values[j], thr) for j in ties))
     pairs = sorted(pairs + extra, key=lambda p: (-p[1], p[0]))[:limit]
-    share = lambda n: n / total if total else 0.0  # noqa: E731
-    top = [{"value": v, "rows": n, "share": share(n)} for v, n in pairs]
+    top = [{"value": v, "rows": n, "share": n / total if total else 0.0} for v, n in pairs]
     rest = int(arr.sum()) + sum(n for _, n in extra) - sum(n for _, n in pairs)
     if rest:
         others = int(np.count_nonzero(arr)) + len(extra) - len(pairs)
-        top.append({"value": f"({others} other values)", "rows": rest, "share": share(rest), "other": True})
+        top.append({"value": f"({others} other values)", "rows": rest, "share": rest / total if total else 0.0, "other": True})
     return top
 
 
