@@ -239,10 +239,11 @@ def mine(
             st["count"], st["touched"], budget, room)
         spent = time.perf_counter() - t
         budget = int(min(max(budget * 0.25 / spent, 1 << 12), 1 << 34)) if spent > 0 else budget * 4
-        parts.append((items, offsets, support))
+        parts.append((items.copy(), offsets.copy(), support.copy()))  # not the slice's grown buffers
         n_found += int(n)
         if limit is not None and n_found > limit:
             over = True
+            parts = []  # the caller only learns that there are too many
             break
         if progress is not None:
             progress(int(min(st["ext_pos"][0], st["ext_n"][0])) if st["d"][0] != -1 else int(st["ext_n"][0]), int(st["ext_n"][0]), n_found)
@@ -254,10 +255,10 @@ def mine(
 def _concat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Candidates:
     if not parts:
         return Candidates(np.empty(0, np.int32), np.zeros(1, np.int64), np.empty(0, np.int64))
-    items = np.concatenate([p[0] for p in parts]).astype(np.int32)
+    items = np.concatenate([p[0] for p in parts]).astype(np.int32, copy=False)
     shift = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
     offsets = np.concatenate([np.zeros(1, np.int64)] + [p[1][1:] + s for p, s in zip(parts, shift)])
-    support = np.concatenate([p[2] for p in parts]).astype(np.int64)
+    support = np.concatenate([p[2] for p in parts]).astype(np.int64, copy=False)
     return Candidates(items, offsets, support)
 
 
