@@ -69,11 +69,23 @@ class GeneratorModel:
         return {self.itemsets[e]: float(self.weights[e]) / tot for e in elems}
 
 
+GENERATE_BLOCK = 65_536  # rows generated at once: a wave holds (block x elements of a column) floats
+
+
 def generate(model: GeneratorModel, n_rows: int, seed: int | None = None) -> np.ndarray:
-    """``n_rows`` generated rows as item ids, shape ``(n_rows, n_columns)``."""
+    """``n_rows`` generated rows as item ids, shape ``(n_rows, n_columns)``, in blocks of
+    ``GENERATE_BLOCK`` rows (one random stream), so memory does not grow with ``n_rows``."""
     if n_rows < 0:
         raise ConfigError(f"--rows must be >= 0, got {n_rows}")
     rng = np.random.Generator(np.random.PCG64(seed))
+    out = np.full((n_rows, model.n_columns), -1, dtype=np.int64)
+    for lo in range(0, n_rows, GENERATE_BLOCK):
+        hi = min(n_rows, lo + GENERATE_BLOCK)
+        out[lo:hi] = _generate_block(model, hi - lo, rng)
+    return out
+
+
+def _generate_block(model: GeneratorModel, n_rows: int, rng: np.random.Generator) -> np.ndarray:
     m = model.n_columns
     out = np.full((n_rows, m), -1, dtype=np.int64)
     filled = np.zeros(n_rows, dtype=np.int64)
