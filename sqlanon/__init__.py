@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from sqlanon.errors import ConfigError, EngineError, HierarchyError, SqlanonError, UnsatisfiableError  # noqa: E402
+from sqlanon.errors import ConfigError, EngineError, EngineInputError, HierarchyError, SqlanonError, UnsatisfiableError  # noqa: E402
 
 
 def anonymize(*args, **kwargs):
@@ -19,7 +19,7 @@ def check(*args, **kwargs):
     return _check(*args, **kwargs)
 
 
-__all__ = ["anonymize", "check", "SqlanonError", "ConfigError", "HierarchyError", "UnsatisfiableError", "EngineError", "__version__"]
+__all__ = ["anonymize", "check", "SqlanonError", "ConfigError", "HierarchyError", "UnsatisfiableError", "EngineError", "EngineInputError", "__version__"]
 
 
 #: the Python API's nouns, imported on first use (``sqlanon.bands(5, 10, 20)``,

@@ -195,6 +195,8 @@ _RULES: list[tuple[re.Pattern, Callable[[re.Match, str, str], EngineError]]] = [
     (re.compile(r"File '((?:[^']|'')*)' too small to be a Parquet file"),
      lambda m, t, s: EngineInputError(f"{m.group(1)} is not a Parquet file ({'it is empty' if _size(m.group(1)) == 0 else 'give --format csv for a CSV'})")),
     (re.compile(r'Cannot open file "((?:[^"]|"")*)": ([^\n]+)'), _cannot_open),
+    (re.compile(r'Could not (?:write|fsync|truncate)[^"\n]* file "((?:[^"]|"")*)"(?:: ([^\n]+))?'),  # a full disk
+     lambda m, t, s: EngineError(f"cannot write {shown_path(m.group(1))}: {(m.group(2) or 'the write failed').strip().rstrip('.')}")),
     (re.compile(r'(?:Could not set lock on|Conflicting lock is held in) file "((?:[^"]|"")*)"'),
      lambda m, t, s: EngineError(f"{shown_path(m.group(1))} is locked by another process (a DuckDB file takes one writer at a time)")),
 ]
@@ -222,6 +224,8 @@ def engine_error(err: BaseException, sql: str = "", engine: str = "") -> EngineE
     "the input names column 'zip' twice (the engine's column names ignore case)"
     >>> str(engine_error(RuntimeError('IO Error: Cannot open file "/ro/.out.parquet.42-0123abcd.tmp": Read-only file system')))
     'cannot write /ro/out.parquet: Read-only file system'
+    >>> str(engine_error(RuntimeError('IO Error: Could not write file "/d/.o.csv.7-89abcdef.tmp": No space left on device')))
+    'cannot write /d/o.csv: No space left on device'
     >>> str(engine_error(RuntimeError("Catalog Error: Table with name t does not exist!\\nDid you mean x?"), engine="DuckDB"))
     'DuckDB: Table with name t does not exist!'
     """
