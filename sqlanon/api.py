@@ -124,6 +124,10 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
             raise ConfigError("--overwrite replaces an existing --output or --output-table; there is none here" + (" (--in-place always replaces the input)" if target.kind == "in_place" else ""))
         qis = qi_specs(policy)
         session.source.require_columns(session.engine, policy.drop_columns, "--drop-column")
+        session.source.require_columns(session.engine, policy.keep_columns, "--keep-column")
+        for name in policy.keep_columns:
+            if name in qis or name in policy.drop_columns:
+                raise ConfigError(f"--keep-column {name!r} is {'a quasi-identifier' if name in qis else 'also dropped (--drop-column)'}; it keeps a released column as is")
         hierarchies = session.hierarchies(qis)
         requirement = build_requirement(policy)
         model_extras = privacy_options.add_models(policy, session, requirement)
@@ -143,6 +147,8 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
             # they roll up from it instead of scanning the source again
             needs = needs.merge(ClassNeeds(majority_y=True))
         writes = not dry_run and (target.kind != "none" or connection is not None)
+        if target.kind != "none" or connection is not None:  # a release (or, dry, the one it would be)
+            release_mod.refuse_row_keys(session.engine, session.source, list(qis), policy.drop_columns, policy.keep_columns, policy.microaggregate)
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes, **model_extras)
         clock.lap("hierarchies")
         t0 = time.perf_counter()

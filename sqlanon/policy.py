@@ -49,6 +49,8 @@ class Policy:
     spark_conf: dict[str, str] = field(default_factory=dict)
     registry: str | None = None
     drop_columns: list[str] = field(default_factory=list)
+    # columns unique per row (ids) kept in the release knowingly (else such a release is refused)
+    keep_columns: list[str] = field(default_factory=list)
     search_options: dict[str, Any] = field(default_factory=dict)
     report: str | None = None
     # attribute weights and per-QI level bounds (docs/transformations.md)
@@ -268,7 +270,7 @@ def _coerce(key: str, value, where: str):
         from sqlanon.engine.spark_conf import parse_conf
 
         return parse_conf(value if isinstance(value, (dict, list, tuple)) else [value])
-    if key == "drop_columns":
+    if key in ("drop_columns", "keep_columns"):
         return [str(v) for v in (value if isinstance(value, list) else [value])]
     if key == "search_options":
         if not isinstance(value, dict):

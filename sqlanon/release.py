@@ -91,6 +91,47 @@ def refuse_input_file(output: str, source) -> None:
         raise ConfigError(f"--output {output} is the input {source.describe()} (or would be read as part of it); name another file: sqlanon never replaces its input file")
 
 
+#: a column is checked exactly for uniqueness when its approximate distinct count is this share of the rows
+NEAR_UNIQUE = 0.9
+#: tables smaller than this are not checked: in a few rows any column may be unique by chance
+MIN_ROWS = 100
+
+
+def unique_columns(engine, source, columns: list[str]) -> tuple[int, list[str]]:
+    """``(rows, the columns among columns whose values are unique per row)``: one pass with an
+    approximate distinct count per column (HyperLogLog), then an exact ``COUNT(DISTINCT)`` only of
+    the near-unique ones (a second pass over those columns, when there are any)."""
+    if not columns:
+        return 0, []
+    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    approx = exp.select(exp.Count(this=exp.Star()), *[engine.dialect.approx_distinct(col(c, "src")) for c in columns]).from_(src)
+    row = engine.fetch_one(approx)
+    rows = int(row[0] or 0)
+    near = [c for c, n in zip(columns, row[1:]) if rows >= MIN_ROWS and int(n or 0) >= NEAR_UNIQUE * rows]
+    if not near:
+        return rows, []
+    exact = exp.select(*[exp.Count(this=exp.Distinct(expressions=[col(c, "src")])) for c in near]).from_(src.copy())
+    counts = engine.fetch_one(exact)
+    return rows, [c for c, n in zip(near, counts) if int(n or 0) == rows]
+
+
+def refuse_row_keys(engine, source, qis, drop_columns=(), keep_columns=(), microaggregate=None) -> None:
+    """Refuse, before the scan, a release that keeps a column unique per row (an id, a name):
+    released as is, it joins every released row back to its input row. QIs, dropped and
+    microaggregated columns, and ``--keep-column`` ones (kept knowingly) are not checked."""
+    skip = set(qis) | set(drop_columns or ()) | set(keep_columns or ()) | set(microaggregate or {})
+    checked = [c for c in source.column_names(engine) if c not in skip]
+    rows, unique = unique_columns(engine, source, checked)
+    if not unique:
+        return
+    names = ", ".join(repr(c) for c in unique)
+    flags = " ".join(f"--drop-column {c}" for c in unique)
+    raise ConfigError(
+        f"column{'s' if len(unique) > 1 else ''} {names} {'are' if len(unique) > 1 else 'is'} unique per row ({rows:,} rows): "
+        f"released as is, every row joins back to its input row; leave it out ({flags}), make it a QI, or keep it knowingly (--keep-column)"
+    )
+
+
 def mapping_tables(engine, stats, recoding, labels: bool = False, node=None) -> list[str]:
     """Register ``leaf -> released value`` per QI (small: one row per hierarchy leaf).
 

@@ -47,7 +47,7 @@ def _flag_help() -> dict[str, str]:
         text = getattr(info, "help", None)
         if not text:
             continue
-        key = {"drop_column": "drop_columns"}.get(name, name)
+        key = {"drop_column": "drop_columns", "keep_column": "keep_columns"}.get(name, name)
         decls = [d for d in getattr(info, "param_decls", ()) if d.startswith("--")]
         out[key] = f"{text} (flag {decls[0]})" if decls else text
     return out
@@ -104,6 +104,7 @@ def _special(key: str) -> dict | None:
         "t_distance": {"enum": ["equal", "ordered"]},
         "format": {"enum": list(FORMATS)},
         "drop_columns": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
+        "keep_columns": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
         "weights": _pairs({"type": "number", "minimum": 0}),
         "min_level": _pairs({"type": "integer", "minimum": 0}),
         "max_level": _pairs({"type": "integer", "minimum": 0}),

@@ -305,3 +305,68 @@ def test_sigterm_during_a_statement(data, tmp_path):
     assert code == 143, err
     _one_terminated_line(err)
     assert os.listdir(tmp_path / "sub") == []
+
+
+# -- a release never keeps a column unique per row unless told to -------------------------------
+
+
+@pytest.fixture
+def ids(tmp_path):
+    """400 rows: ``id`` unique, ``visit`` unique but one value twice (near-unique), zip/age QIs."""
+    lines = ["id,visit,zip,age,note"]
+    for i in range(400):
+        lines.append(f"{i},{i if i else 1},{12340 + i % 8},{20 + i % 40},n{i % 3}")
+    csv = tmp_path / "ids.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    return {"dir": tmp_path, "csv": str(csv), "out": str(tmp_path / "out.parquet")}
+
+
+def test_release_keeping_a_unique_column_is_refused_before_the_scan(ids):
+    """The dbt example released the seed's ``id``: every released row joined 1:1 to the original."""
+    args = ["anonymize", "--input", ids["csv"], "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "5", "--output", ids["out"]]
+    r = invoke(args)
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == ("error: column 'id' is unique per row (400 rows): released as is, every row joins back to its input row; "
+                             "leave it out (--drop-column id), make it a QI, or keep it knowingly (--keep-column)")
+    assert "base frequency set" not in r.stderr and leftovers(ids["dir"]) == []
+    with pytest.raises(ConfigError, match="column 'id' is unique per row"):
+        sqlanon.anonymize(input=ids["csv"], qi={"zip": "mask", "age": "bands:10,20"}, k=5, output=ids["out"], dry_run=True)
+    # left out, or kept knowingly (flag, policy key, API keyword): released; 'visit' (one value twice) is not unique
+    r = invoke(args + ["--drop-column", "id", "-q"])
+    assert r.exit_code == 0, r.output
+    assert [c for c, *_ in duckdb.sql(f"DESCRIBE SELECT * FROM '{ids['out']}'").fetchall()] == ["visit", "zip", "age", "note"]
+    r = invoke(args + ["--keep-column", "id", "--overwrite", "-q"])
+    assert r.exit_code == 0, r.output
+    assert duckdb.sql(f"SELECT COUNT(DISTINCT id) FROM '{ids['out']}'").fetchall() == [(400,)]
+    sqlanon.anonymize(input=ids["csv"], qi={"zip": "mask", "age": "bands:10,20"}, k=5, keep_columns=["id"], output=ids["out"], overwrite=True)
+    policy = ids["dir"] / "p.yaml"
+    policy.write_text(f"input: {ids['csv']}\nqi:\n  zip: mask\n  age: bands:10,20\nk: 5\nkeep_columns: [id]\n")
+    assert invoke(["anonymize", "--policy", str(policy), "--output", ids["out"], "--overwrite", "-q"]).exit_code == 0
+
+
+def test_keep_column_is_checked(ids):
+    base = ["anonymize", "--input", ids["csv"], "--qi", "zip=mask", "--k", "5", "--output", ids["out"], "--drop-column", "id"]
+    r = invoke(base + ["--keep-column", "idd"])
+    assert r.exit_code == 2 and "unknown --keep-column 'idd'" in error_line(r)
+    r = invoke(base + ["--keep-column", "zip"])
+    assert r.exit_code == 2 and error_line(r) == "error: --keep-column 'zip' is a quasi-identifier; it keeps a released column as is"
+    r = invoke(base + ["--keep-column", "id"])
+    assert r.exit_code == 2 and "--keep-column 'id' is also dropped" in error_line(r)
+
+
+def test_unique_columns_approximate_then_exact(ids):
+    """One pass of approximate counts; the exact count only for the near-unique columns."""
+    from sqlanon.engine import connect
+    from sqlanon.release import unique_columns
+    from sqlanon.source import Source
+
+    engine = connect(database=":memory:")
+    try:
+        engine.keep_log = True
+        rows, unique = unique_columns(engine, Source.open(ids["csv"]), ["id", "visit", "zip", "note"])
+        assert (rows, unique) == (400, ["id"])
+        statements = [s for s in engine.log if "COUNT" in s.upper()]
+        assert len(statements) == 2 and "APPROX_COUNT_DISTINCT" in statements[0].upper()
+        assert '"zip"' not in statements[1] and '"note"' not in statements[1]  # far from unique: not counted exactly
+    finally:
+        engine.close()

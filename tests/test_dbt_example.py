@@ -45,7 +45,9 @@ def test_dbt_python_model_anonymizes_in_the_dbt_database(tmp_path, schema):
     release = con.execute("SELECT rows, suppressed_rows, target, source FROM sqlanon_releases").fetchall()
     zips = {r[0] for r in con.execute(f"SELECT DISTINCT zip FROM {model}").fetchall()}
     tables = sorted(r[0] for r in con.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables()").fetchall())
+    columns = [r[0] for r in con.execute(f"DESCRIBE {model}").fetchall()]
     con.close()
+    assert columns == ["zip", "age", "sex", "diagnosis"]  # the seed's id is not released (it joins back 1:1)
     assert smallest >= 5 and rows + suppressed == 400
     assert len(release) == 1 and release[0][:3] == (400, suppressed, "relation") and suppressed <= 20
     assert f'"{where}"."patients"' in release[0][3]  # the relation dbt.ref() handed over

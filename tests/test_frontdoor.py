@@ -55,7 +55,7 @@ def test_hierarchy_objects(csv_path, tmp_path):
     csv_h = tmp_path / "age.csv"
     csv_h.write_text("".join(";".join(r) + "\n" for r in ages))
     out = str(tmp_path / "o.parquet")
-    a = sqlanon.anonymize(input=csv_path, qi={"zip": "mask", "age": h}, k=8, output=out)
+    a = sqlanon.anonymize(keep_columns=["id"], input=csv_path, qi={"zip": "mask", "age": h}, k=8, output=out)
     b = sqlanon.anonymize(input=csv_path, qi={"zip": "mask", "age": str(csv_h)}, k=8, dry_run=True)
     assert a.transformation == b.transformation and a.suppressed_rows == b.suppressed_rows
     assert a["hierarchies"][1]["attribute"] == "age" and a["hierarchies"][1]["origin"] == "inline"
@@ -92,7 +92,7 @@ def test_privacy_model_objects(csv_path):
 
 def test_relation_input_returns_a_lazy_release_relation(con):
     rel = con.table("patients")
-    release = sqlanon.anonymize(rel, connection=con, qi={"zip": sqlanon.mask(), "age": sqlanon.bands(5, 10, 20)},
+    release = sqlanon.anonymize(rel, connection=con, keep_columns=["id"], qi={"zip": sqlanon.mask(), "age": sqlanon.bands(5, 10, 20)},
                                 privacy=[sqlanon.KAnonymity(5), sqlanon.DistinctLDiversity(2, "disease")], max_suppression=0.05)
     assert release.output == "relation" and release.release_id == 1
     released = rows_of(release.relation())
@@ -104,7 +104,7 @@ def test_relation_input_returns_a_lazy_release_relation(con):
     assert con.execute("SELECT source, target FROM sqlanon_releases").fetchall() == [("relation:" + " ".join(rel.sql_query().split()), "relation")]
     assert con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE NOT temporary").fetchall()[0][0] == 2  # patients, sqlanon_releases
     # a second run on the same connection while the first relation is alive
-    second = sqlanon.anonymize(con.table("patients").filter("age >= 30"), connection=con, qi={"zip": "mask"}, k=10)
+    second = sqlanon.anonymize(con.table("patients").filter("age >= 30"), connection=con, keep_columns=["id"], qi={"zip": "mask"}, k=10)
     assert second.rows == con.execute("SELECT COUNT(*) FROM patients WHERE age >= 30").fetchall()[0][0]
     assert check_k(rows_of(second.relation()), ["zip"], 10, 0.0)["ok"]
     assert len(rows_of(release.relation())) == 240
@@ -124,7 +124,7 @@ def test_relation_input_on_the_default_connection():
 def test_relation_input_from_arrow_and_written_to_a_table(con):
     arrow = con.table("patients").to_arrow_table()
     rel = con.from_arrow(arrow)
-    release = sqlanon.anonymize(rel, connection=con, qi={"zip": "mask", "sex": "flat"}, k=12, output_table="patients_k12")
+    release = sqlanon.anonymize(rel, connection=con, keep_columns=["id"], qi={"zip": "mask", "sex": "flat"}, k=12, output_table="patients_k12")
     assert release.output == "table patients_k12"
     assert check_k(rows_of(con.table("patients_k12")), ["zip", "sex"], 12, 0.0)["ok"]
     assert release.relation().count("*").fetchall()[0][0] == 240
@@ -146,7 +146,7 @@ def test_relation_of_another_connection_is_refused(con):
 
 def test_release_is_a_dict_and_its_json_is_the_report(csv_path, tmp_path):
     out = str(tmp_path / "r.parquet")
-    release = sqlanon.anonymize(input=csv_path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=6, output=out)
+    release = sqlanon.anonymize(keep_columns=["id"], input=csv_path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=6, output=out)
     assert isinstance(release, dict) and release["transformation"] == release.transformation
     assert release.metric["name"] == "precision" and release.privacy["min_class_size"] >= 6
     data = release.to_dict()

@@ -181,7 +181,7 @@ def test_genetic_releases_under_k_map_and_delta_presence_pass_a_recount(tmp_path
     for name, options, ok in (("kmap", dict(k_map=5), lambda size, pc: pc >= 5),
                               ("delta", dict(delta_min=0.3, delta_max=0.7), lambda size, pc: 0.3 - 1e-12 <= size / pc <= 0.7 + 1e-12)):
         out = str(tmp_path / f"{name}.csv")
-        report = sqlanon.anonymize(input=path, qi=specs, population=pop_path, max_suppression=0.1, search="genetic", metric="lm",
+        report = sqlanon.anonymize(keep_columns=["id"], input=path, qi=specs, population=pop_path, max_suppression=0.1, search="genetic", metric="lm",
                                    search_options=ga, output=out, **options)
         released = checker.read_rows(out)
         assert report["suppressed_rows"] <= report["suppression_budget"], name
@@ -225,7 +225,7 @@ def test_cli_genetic_with_a_population_table(tmp_path):
         r["id"] = f"p{j}"
     pop_path = write_parquet(tmp_path / "pop.parquet", pop)
     flags = [x for spec in _qi_specs(tmp_path, qis, hs) for x in ("--qi", spec)]
-    base = ["anonymize", "-i", path, *flags, "--search", "genetic", "--metric", "lm", "--population", pop_path, "--option", "population=12",
+    base = ["anonymize", "--keep-column", "id", "-i", path, *flags, "--search", "genetic", "--metric", "lm", "--population", pop_path, "--option", "population=12",
             "--iterations", "40", "--seed", "2", "--max-suppression", "0.1"]
     out = tmp_path / "o.csv"
     res = CliRunner().invoke(sqlanon.cli.app, [*base, "--k-map", "4", "--output", str(out), "--json", "-q"])

@@ -43,7 +43,7 @@ def test_local_recoding_release_replays_and_beats_the_global_optimum(seed, tmp_p
     common = dict(input=case.path, qi=qi, k=k, max_suppression=frac, metric=rng.choice(["precision", "lm"]))
     glob = sqlanon.api.anonymize(**common, dry_run=True)
     out = str(tmp_path / "local.parquet")
-    local = sqlanon.api.anonymize(**common, local_recoding=True, output=out)
+    local = sqlanon.api.anonymize(keep_columns=["id"], **common, local_recoding=True, output=out)
     rounds = local["local_recoding"]["rounds"]
     assert rounds[0]["transformation"] == glob["transformation"] == local["transformation"]
     assert rounds[0]["suppressed"] == glob["suppressed_rows"]
@@ -70,7 +70,7 @@ def test_local_recoding_with_l_diversity_and_drop(tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=240, depths=[3, 2], weird=False)
     qi = write_hierarchy_csvs(case, tmp_path)
     out = str(tmp_path / "l.parquet")
-    report = sqlanon.api.anonymize(input=case.path, qi=qi, k=3, l=2, sensitive_column=case.sensitive, max_suppression=0.05, local_recoding=True, local_iterations=2, suppression="drop", output=out)
+    report = sqlanon.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, k=3, l=2, sensitive_column=case.sensitive, max_suppression=0.05, local_recoding=True, local_iterations=2, suppression="drop", output=out)
     assert len(report["local_recoding"]["rounds"]) <= 3
     released = read_rows(out)
     assert len(released) == case.n - report["suppressed_rows"]
@@ -110,7 +110,7 @@ def test_microaggregation_of_a_non_qi_and_a_qi_column(tmp_path, fn):
     with open(path) as fh:
         original = list(csv.DictReader(fh))
     out = str(tmp_path / f"micro_{fn}.parquet")
-    report = sqlanon.api.anonymize(input=path, qi={"age": "bands:5,10,20", "zip": "mask"}, k=4, max_suppression=0.05, microaggregate={"income": fn, "age": fn}, output=out)
+    report = sqlanon.api.anonymize(keep_columns=["id"], input=path, qi={"age": "bands:5,10,20", "zip": "mask"}, k=4, max_suppression=0.05, microaggregate={"income": fn, "age": fn}, output=out)
     released = read_rows(out)
     assert len(released) == len(original)
     for column in ("income", "age"):
@@ -135,7 +135,7 @@ def test_microaggregation_with_local_recoding_and_cli(tmp_path):
     with open(path) as fh:
         original = list(csv.DictReader(fh))
     out = str(tmp_path / "both.csv")
-    res = CliRunner().invoke(sqlanon.cli.app, ["anonymize", "-i", path, "--qi", "age=bands:5,10,20", "--qi", "zip=mask", "--qi", "job=flat", "--k", "5", "--max-suppression", "0.02", "--microaggregate", "income=mean", "--local-recoding", "--local-iterations", "3", "-o", out, "--json", "-q"])
+    res = CliRunner().invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "-i", path, "--qi", "age=bands:5,10,20", "--qi", "zip=mask", "--qi", "job=flat", "--k", "5", "--max-suppression", "0.02", "--microaggregate", "income=mean", "--local-recoding", "--local-iterations", "3", "-o", out, "--json", "-q"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
     released = read_rows(out)

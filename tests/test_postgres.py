@@ -95,8 +95,8 @@ def test_same_plan_and_release_as_duckdb(people, config):
     suppression and released rows; the PostgreSQL release (Parquet, written client-side) passes
     the independent k (and l) re-check."""
     duck_out, pg_out = str(people["dir"] / "duck.parquet"), str(people["dir"] / "pg.parquet")
-    duck = sqlanon.api.anonymize(input=people["csv"], qi=people["qi"], output=duck_out, **config)
-    pg = sqlanon.api.anonymize(input=people["url"], table="people", qi=people["qi"], output=pg_out, **config)
+    duck = sqlanon.api.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], output=duck_out, **config)
+    pg = sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], output=pg_out, **config)
     assert pg["transformation"] == duck["transformation"]
     assert pg["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9, abs=1e-12)
     assert pg["suppressed_rows"] == duck["suppressed_rows"]
@@ -110,7 +110,7 @@ def test_same_plan_and_release_as_duckdb(people, config):
 
 def test_csv_output_streams_the_same_rows(people):
     out = str(people["dir"] / "pg.csv")
-    report = sqlanon.api.anonymize(input=people["url"], table="people", qi=people["qi"], k=5, output=out, output_delimiter=";")
+    report = sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, output=out, output_delimiter=";")
     rows = read_rows(out, delimiter=";")
     assert len(rows) == 300 and list(rows[0]) == COLUMNS
     assert check_k(rows, ["zip", "age"], 5, 0.0)["ok"]
@@ -118,7 +118,7 @@ def test_csv_output_streams_the_same_rows(people):
 
 
 def test_output_table_and_registry_in_the_database(people):
-    args = ["anonymize", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--output-table", "people_k5", "--json", "-q"]
+    args = ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--output-table", "people_k5", "--json", "-q"]
     res = runner.invoke(sqlanon.cli.app, args)
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout.strip().splitlines()[-1])["output"] == "table people_k5"
@@ -139,16 +139,16 @@ def test_output_table_and_registry_in_the_database(people):
 def test_in_place_is_one_transaction(people):
     before = sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"])
     with pytest.raises(SqlanonError, match="simulated failure"):
-        sqlanon.api.anonymize(input=people["url"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
+        sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
     assert sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"]) == before
     assert pg_tables(people["url"]) == {"people"}  # no half-written table, no registry
     # the process dies with the transaction open: the server rolls it back
     env = dict(os.environ, SQLANON_TEST_CRASH="in-transaction")
-    proc = subprocess.run([sys.executable, "-m", "sqlanon", "anonymize", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"], env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "sqlanon", "anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"], env=env, capture_output=True, text=True)
     assert proc.returncode == 9, proc.stderr
     assert sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"]) == before
     assert pg_tables(people["url"]) == {"people"}
-    report = sqlanon.api.anonymize(input=people["url"], table="people", qi=people["qi"], k=5, in_place=True)
+    report = sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True)
     after = as_text(pg_rows(people["url"], "people"))
     assert sorted(int(r["id"]) for r in after) == list(range(300))
     assert check_k(after, ["zip", "age"], 5, 0.0)["ok"] and report["release_id"] == 1
@@ -172,7 +172,7 @@ def test_planners_with_weights_and_level_bounds_same_as_duckdb(people):
         opts = dict(qi=qi, k=6, max_suppression=0.02, search=search, **keys, **extra)
         duck = sqlanon.api.anonymize(input=people["csv"], dry_run=True, **opts)
         out = people["dir"] / f"{search}.csv"
-        pg = sqlanon.api.anonymize(input=people["url"], table="people", output=str(out), **opts)
+        pg = sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", output=str(out), **opts)
         assert pg["transformation"] == duck["transformation"] and pg["suppressed_rows"] == duck["suppressed_rows"], search
         released = as_text(read_rows(str(out)))
         assert check_k(released, ["zip", "age", "disease"], 6, 0.02)["ok"], search
@@ -186,7 +186,7 @@ def test_planners_with_weights_and_level_bounds_same_as_duckdb(people):
 
 
 def test_bad_input_on_postgres(people):
-    base = ["anonymize", "--qi", "zip=mask", "--k", "5", "--dry-run", "-q"]
+    base = ["anonymize", "--keep-column", "id", "--qi", "zip=mask", "--k", "5", "--dry-run", "-q"]
     res = runner.invoke(sqlanon.cli.app, base + ["--input", people["url"], "--table", "nope"])
     assert res.exit_code == 2 and "table 'nope' not found" in res.output
     res = runner.invoke(sqlanon.cli.app, base + ["--input", people["url"], "--table", "people", "--qi", "bogus=flat"])
@@ -202,7 +202,7 @@ def test_bad_input_on_postgres(people):
     # a password that works (the test server trusts local connections): not in the registry either
     with_password = head.replace("postgres:@", "postgres:s3cret@") + (f"?{query}" if query else "")
     assert "s3cret" in with_password
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", with_password, "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "pw", "--json", "-q"])
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--input", with_password, "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "pw", "--json", "-q"])
     assert res.exit_code == 0 and "s3cret" not in res.output, res.output
     with psycopg.connect(people["url"]) as con:
         stored = con.execute("SELECT * FROM sqlanon_releases").fetchall()
@@ -213,7 +213,7 @@ def test_bad_input_on_postgres(people):
     # NULL in a quasi-identifier: the same one-line error as on DuckDB, nothing written
     with psycopg.connect(people["url"], autocommit=True) as con:
         con.execute("UPDATE people SET zip = NULL WHERE id = 3")
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "o", "-q"])
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "o", "-q"])
     assert res.exit_code == 1 and "column 'zip' has 1 NULL value(s)" in res.output
     assert pg_tables(people["url"]) == {"people"}
 
@@ -227,7 +227,7 @@ def test_genetic_same_as_duckdb(people, metric, extra):
                 search_options={"iterations": 150, "population": 20, "seed": 4, "numeric": ["age"], **extra})
     duck = sqlanon.api.anonymize(input=people["csv"], dry_run=True, **opts)
     out = str(people["dir"] / "ga.parquet")
-    pg = sqlanon.api.anonymize(input=people["url"], table="people", output=out, **opts)
+    pg = sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", output=out, **opts)
     for key in ("transformation", "suppressed_rows", "evaluations"):
         assert pg[key] == duck[key], key
     assert pg["lm"] == pytest.approx(duck["lm"]) and pg["cm"] == pytest.approx(duck["cm"])
@@ -313,8 +313,8 @@ def test_borrowed_psycopg_connection_joins_the_callers_transaction(people):
     try:
         con.execute("SELECT 1")  # the caller's transaction is open
         with pytest.raises(SqlanonError, match="table 'nope' not found"):
-            sqlanon.api.anonymize(connection=con, table="nope", qi=people["qi"], k=5, output_table="x")
-        report = sqlanon.api.anonymize(connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
+            sqlanon.api.anonymize(keep_columns=["id"], connection=con, table="nope", qi=people["qi"], k=5, output_table="x")
+        report = sqlanon.api.anonymize(keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
         assert report["output"] == "table people_k5"
         rows = con.execute("SELECT COUNT(*) FROM people_k5").fetchone()[0]
         assert rows == 300  # visible inside the caller's transaction
@@ -322,7 +322,7 @@ def test_borrowed_psycopg_connection_joins_the_callers_transaction(people):
         assert temps == 0
         con.rollback()
         assert "people_k5" not in pg_tables(people["url"])  # rolled back with the caller's transaction
-        sqlanon.api.anonymize(connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
+        sqlanon.api.anonymize(keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
         con.commit()
         assert {"people_k5", "sqlanon_releases"} <= pg_tables(people["url"])
         assert check_k(as_text(pg_rows(people["url"], "people_k5")), ["zip", "age"], 5, 0.0)["ok"]
@@ -338,7 +338,7 @@ def test_policy_file_with_a_postgres_url(people, tmp_path):
     policy = tmp_path / "sub" / "policy.yaml"
     policy.parent.mkdir()
     policy.write_text(yaml.safe_dump({"input": people["url"], "table": "people", "qi": people["qi"], "k": 5, "output": "out/r.csv"}))
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--policy", str(policy), "--json", "-q"])
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--policy", str(policy), "--json", "-q"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout.strip().splitlines()[-1])["output"] == str(tmp_path / "sub" / "out" / "r.csv")
     assert check_k(read_rows(str(tmp_path / "sub" / "out" / "r.csv")), ["zip", "age"], 5, 0.0)["ok"]
@@ -354,7 +354,7 @@ def test_in_place_refuses_a_table_a_view_depends_on(people):
         con.execute('CREATE VIEW "Other"."Second View" AS SELECT zip FROM people_view')  # depends on the view only
         con.execute("CREATE VIEW people_ages AS SELECT age FROM people")
     before = sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"])
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place"])
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place"])
     assert res.exit_code == 2, res.output
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert errors == ["error: --in-place recreates table 'people', and people_ages, people_view depend on it (a view or a foreign key): drop them first, or write the release with --output-table"], res.output
@@ -366,7 +366,7 @@ def test_in_place_refuses_a_table_a_view_depends_on(people):
         con.execute("DROP VIEW people_view")
         con.execute("ALTER TABLE people ADD PRIMARY KEY (id)")
         con.execute("CREATE TABLE visits (person INTEGER REFERENCES people (id))")
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"])
+    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"])
     assert res.exit_code == 2 and "and visits depends on it" in res.stderr, res.output
 
 

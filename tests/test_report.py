@@ -101,7 +101,7 @@ def test_report_of_a_past_release(release, tmp_path):
     # same figures; the past release shows its recorded creation time and id
     assert strip(page).count("<rect class=\"bar\"") == strip(first).count("<rect class=\"bar\"")
     assert "base frequency set" in page and f"Release <b>{release['report']['release_id']}</b>" in page
-    res = runner.invoke(sqlanon.cli.app, ["report", "--release", "999", "--database", reg, "--output", out])
+    res = runner.invoke(sqlanon.cli.app, ["report", "--release", "999", "--database", reg, "--output", out, "--overwrite"])
     assert res.exit_code == 2 and "release 999" in res.output
     res = runner.invoke(sqlanon.cli.app, ["report", "--release", "1", "--database", str(tmp_path / "nope.duckdb")])
     assert res.exit_code == 2 and "not found" in res.output

@@ -60,7 +60,7 @@ def test_lightning_stops_within_its_time_limit_and_says_so(tmp_path, clock, monk
     _charge(monkeypatch, Statistics, "evaluate_many", clock, 0.05, 0.1)
     data, qi, qis, hier = wide_table(tmp_path, n_qi=12, n_rows=400)
     out = str(tmp_path / "out.csv")
-    report = sqlanon.anonymize(input=data, qi=qi, k=3, max_suppression=0.05, metric="loss", search="lightning",
+    report = sqlanon.anonymize(keep_columns=["id"], input=data, qi=qi, k=3, max_suppression=0.05, metric="loss", search="lightning",
                                search_options={"time_limit": 10}, output=out)
     info = report["heuristic"]
     assert report["stopped_by"] == info["stopped_by"] == "time_limit"
@@ -103,7 +103,7 @@ def test_genetic_counts_its_setup_and_first_population_and_stops_in_time(tmp_pat
     _genetic_clock(monkeypatch, clock, prepare_seconds=1.0)
     data, qi, qis, _ = wide_table(tmp_path, n_qi=6, n_rows=300)
     out = str(tmp_path / "out.csv")
-    report = sqlanon.anonymize(input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", output=out,
+    report = sqlanon.anonymize(keep_columns=["id"], input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", output=out,
                                search_options={"time_limit": 3, "iterations": 10**6, "population": 40, "seed": 1, "seed_lattice": False})
     assert report["stopped_by"] == "time_limit"
     assert report["search_seconds"] <= 3.0
@@ -179,7 +179,7 @@ def test_bottom_up_reports_progress_and_keeps_its_time_limit(tmp_path, clock, mo
     assert spent > 20  # enough probes that a limit of a third of it stops the search after a progress line
     messages = []
     out = str(tmp_path / "out.csv")
-    report = sqlanon.anonymize(input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", output=out, progress=messages.append,
+    report = sqlanon.anonymize(keep_columns=["id"], input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", output=out, progress=messages.append,
                                search_options={"time_limit": spent * 0.8})
     assert report["stopped_by"] == "time_limit"
     assert report["search_seconds"] <= spent * 0.8  # the clock is read before every probe

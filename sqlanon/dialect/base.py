@@ -206,6 +206,10 @@ class Dialect:
     #: whether :meth:`hash_of` is a signed 64-bit integer (PostgreSQL, Spark) or unsigned (DuckDB)
     hash_signed = False
 
+    def approx_distinct(self, expression: exp.Expression) -> exp.Expression:
+        """About how many distinct values (a HyperLogLog sketch: one pass, small memory)."""
+        return exp.ApproxDistinct(this=expression)
+
     def hash_of(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
         """A 64-bit hash of a tuple of values: DuckDB's ``hash(a, b, ..)`` (UBIGINT)."""
         return exp.Anonymous(this="hash", expressions=list(expressions))

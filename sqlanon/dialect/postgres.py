@@ -16,6 +16,10 @@ class PostgresDialect(Dialect):
 
     hash_signed = True
 
+    def approx_distinct(self, expression: exp.Expression) -> exp.Expression:
+        """PostgreSQL has no approximate distinct count built in: the exact one."""
+        return exp.Count(this=exp.Distinct(expressions=[expression]))
+
     def hash_of(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
         """``hashtextextended(ROW(a, b, ..)::TEXT, 0)`` (a signed BIGINT)."""
         row_text = exp.cast(exp.Anonymous(this="ROW", expressions=list(expressions)), "TEXT")

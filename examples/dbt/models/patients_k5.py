@@ -4,7 +4,8 @@
 it there and returns the release as a lazy relation; dbt materializes it once, into this model's
 own table (in the target's schema, e.g. `analytics.patients_k5`). The release is recorded in
 `sqlanon_releases` (target `relation`). Hierarchies: zip codes masked digit by digit, ages in
-5/10/20-year bands, sex flat.
+5/10/20-year bands, sex flat. The seed's `id` is left out: kept, it would join every released row
+back to its patient (sqlanon refuses a release that keeps a column unique per row).
 """
 
 
@@ -20,5 +21,6 @@ def model(dbt, session):
         privacy=[KAnonymity(5)],
         max_suppression=0.05,
         metric="lm",
+        drop_columns=["id"],
     )
     return release.relation()
