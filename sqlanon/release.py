@@ -373,6 +373,8 @@ def check_target(engine, target: Target, source) -> TableName | None:
 
         if target.kind == "in_place":
             engine.check_replaceable(source.table_expression())
+        elif target.kind == "table" and source is not None and source.kind == "table" and _same_catalog_table(engine, target.table, source):
+            raise ConfigError(f"--output-table {target.table} is the input table; use --in-place to replace it")
         elif target.kind == "table" and not target.overwrite and engine.table_exists(Source(kind="table", table=target.table).table_expression()):
             raise ConfigError(f"output table {target.table!r} already exists (use --overwrite)")
         return None
@@ -520,3 +522,12 @@ def _write_table(engine, query, target: Target, source, entry: dict, fail_after_
         if os.environ.get("SQLANON_TEST_CRASH") == "in-transaction":
             os._exit(9)  # test hook: the process dies with the transaction open
     return {"output": f"table {name}", "release_id": release_id, "registry": getattr(engine, "database", None)}
+
+
+def _same_catalog_table(engine, output_table: str, source) -> bool:
+    """Whether ``--output-table`` names the input table in an engine that resolves names through
+    its own catalog API (Spark)."""
+    from sqlanon.source import Source
+
+    out = engine.resolved_table(Source(kind="table", table=output_table).table_expression())
+    return out is not None and out == engine.resolved_table(source.table_expression())

@@ -292,6 +292,20 @@ def test_in_place_on_a_parquet_table_is_refused(spark, people):
         spark.sql("DROP TABLE IF EXISTS sqlanon_test_people")
 
 
+def test_output_table_that_is_the_input_is_refused(spark, people):
+    """--output-table naming the input table (another spelling of it too), even with --overwrite:
+    refused before the scan, the input untouched (it was overwritten by its own release)."""
+    spark.sql("DROP TABLE IF EXISTS sqlanon_test_same")
+    spark.read.parquet(people["parquet"]).write.saveAsTable("sqlanon_test_same")
+    try:
+        for spelling in ("sqlanon_test_same", "default.SQLANON_TEST_SAME"):
+            with no_scan(), pytest.raises(ConfigError, match="is the input table"):
+                sqlanon.anonymize(keep_columns=["id"], table="sqlanon_test_same", qi=people["qi"], k=5, output_table=spelling, overwrite=True, connection=spark)
+        assert spark.sql("SELECT COUNT(*) FROM sqlanon_test_same WHERE zip = '*'").collect()[0][0] == 0
+    finally:
+        spark.sql("DROP TABLE IF EXISTS sqlanon_test_same")
+
+
 def test_in_place_on_a_delta_table_is_one_create_or_replace(spark, people, monkeypatch, tmp_path):
     """No Delta or Iceberg jars can be installed here (PyPI's delta-spark fetches them from Maven
     at run time), so the in-place path is checked up to Spark: with the table's provider reported

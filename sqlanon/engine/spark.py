@@ -367,6 +367,15 @@ class SparkEngine(Engine):
         except self._errors():
             return False
 
+    def resolved_table(self, table: exp.Table) -> tuple[str, ...] | None:
+        """The catalog's full name of ``table`` (catalog, namespace.., name), or ``None`` where the
+        catalog has no such table: two spellings of one table resolve alike."""
+        try:
+            t = self.spark.catalog.getTable(self.sql_text(table))
+        except self._errors():
+            return None
+        return (str(t.catalog or ""), *(str(n).lower() for n in (t.namespace or [])), str(t.name).lower())
+
     def check_replaceable(self, table: exp.Table) -> str:
         """The table's provider, if it replaces atomically (Delta, Iceberg); else a one-line
         error (checked before the scan, and again when replacing)."""

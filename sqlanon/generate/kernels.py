@@ -29,16 +29,9 @@ from numba import njit
 
 
 @njit(cache=True)
-def _grow_i32(a, need):
-    if need <= a.shape[0]:
-        return a
-    b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
-    b[: a.shape[0]] = a
-    return b
-
-
-@njit(cache=True)
-def _grow_i64(a, need):
+def _grow(a, need):
+    """``a`` itself when it holds ``need`` values, else a copy at least twice as long (numba
+    compiles one version per dtype)."""
     if need <= a.shape[0]:
         return a
     b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
@@ -101,10 +94,10 @@ def _emit(pv, L, s, buf, items, offsets, support, nitems, n):
             buf[k2] = pv[c]
             k2 += 1
     srt = np.sort(buf[:k2])
-    items = _grow_i32(items, nitems + k2)
+    items = _grow(items, nitems + k2)
     items[nitems : nitems + k2] = srt
-    offsets = _grow_i64(offsets, n + 2)
-    support = _grow_i64(support, n + 1)
+    offsets = _grow(offsets, n + 2)
+    support = _grow(support, n + 1)
     offsets[n + 1] = nitems + k2
     support[n] = s
     return items, offsets, support, nitems + k2, n + 1
