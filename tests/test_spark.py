@@ -187,7 +187,7 @@ def test_arx_search_on_spark_finds_arx_optimum(spark, adult, adult_parquet, duck
     generalization of the input, and passes the checker."""
     duck, duck_release = duckdb_search(k, sup)
     out = str(tmp_path / "spark_out")
-    rep = sqlanon.anonymize(keep_columns=["id"], input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", search="optimal", output=out, connection=spark)
+    rep = sqlanon.anonymize(input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", search="optimal", output=out, connection=spark)
     assert comparable(rep) == comparable(duck)
     assert rep["metric"]["value"] == pytest.approx(loss, abs=5e-5)
     node = [rep["transformation"][c] for c in ADULT_COLUMNS]
