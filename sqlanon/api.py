@@ -16,7 +16,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from sqlanon import release as release_mod
-from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.errors import ConfigError, SqlanonError, UnsatisfiableError
 from sqlanon.metrics import METRICS
 from sqlanon.plan import Plan
 from sqlanon.policy import Policy
@@ -210,11 +210,13 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
             if state:
                 report["output"], report["release_id"] = "relation", state["release_id"]
                 say(f"release relation ready (release {state['release_id']}); nothing written")
+        registry_used = None
         if not dry_run and target.kind != "none":
             with reporter.phase("write", engine=session.engine):
                 written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write, microaggregate=policy.microaggregate, say=say)
             report["output"] = written["output"]
             report["release_id"] = written["release_id"]
+            registry_used = written.get("registry")
             say(f"wrote {written['output']} (release {written['release_id']})")
             state = {"kind": target.kind, "path": target.path, "delimiter": target.delimiter, "table": target.table,
                      "database": getattr(session.engine, "database", None), "postgres": session.engine.dialect == "postgres",
@@ -228,7 +230,10 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         if policy.report:
             from sqlanon.report import write_html
 
-            write_html({**report, "policy": redact_policy(_policy_dict(policy))}, policy.report, sql=sql_listing)
+            try:
+                write_html({**report, "policy": redact_policy(_policy_dict(policy))}, policy.report, sql=sql_listing)
+            except OSError as err:
+                raise _report_not_written(err, report, policy.report, registry_used) from None
         return Release(report, **state)
     finally:
         session.close()
@@ -496,3 +501,15 @@ def __getattr__(name: str):
     if name in ("check", "check_plan", "load_transformation"):
         return getattr(importlib.import_module("sqlanon.check"), name)
     raise AttributeError(f"module 'sqlanon.api' has no attribute {name!r}")
+
+
+def _report_not_written(err: OSError, report: dict, path: str, registry: str | None) -> SqlanonError:
+    """The HTML report failed after the release was written (a full disk, a folder gone): one line
+    that says the release stands and how to render its report again from the registry."""
+    from sqlanon.errors import from_os_error
+
+    cause = str(from_os_error(err))
+    if report.get("release_id") is None:
+        return SqlanonError(cause)
+    again = f"sqlanon report --release {report['release_id']} --database {registry} -o {path}" if registry and registry != "spark catalog" else "sqlanon report --release " + str(report["release_id"])
+    return SqlanonError(f"{cause}; release {report['release_id']} was written to {report.get('output')} and recorded: write its report again with {again}")

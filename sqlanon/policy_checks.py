@@ -208,3 +208,25 @@ def refuse_existing(path: str | None, what: str, overwrite: bool) -> None:
     """
     if path and os.path.lexists(path) and not overwrite:
         raise ConfigError(f"{what} already exists: {path} (use --overwrite)")
+    if path:
+        blocked = _file_on_the_way(path)
+        if blocked is not None:
+            raise ConfigError(f"cannot write {what} {path}: {blocked} is a file, not a folder")
+
+
+def _file_on_the_way(path: str) -> str | None:
+    """The nearest existing ancestor folder of ``path`` when it is a file (so no folder can be
+    made there), else ``None``.
+
+    >>> _file_on_the_way(os.path.join(__file__, "r.html")) == __file__
+    True
+    >>> _file_on_the_way(os.path.join(os.path.dirname(__file__), "new", "r.html")) is None
+    True
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return folder if not os.path.isdir(folder) else None

@@ -370,3 +370,42 @@ def test_unique_columns_approximate_then_exact(ids):
         assert '"zip"' not in statements[1] and '"note"' not in statements[1]  # far from unique: not counted exactly
     finally:
         engine.close()
+
+
+def test_report_under_a_file_is_refused_before_the_search(data):
+    """``--report afile/r.html`` where ``afile`` is a file: refused before anything is written (the
+    release used to be written, then the report failed)."""
+    blocker = data["dir"] / "afile"
+    blocker.write_text("")
+    r = invoke(["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--report", str(blocker / "r.html")])
+    assert r.exit_code == 2, r.output
+    assert error_line(r) == f"error: cannot write report file {blocker / 'r.html'}: {blocker} is a file, not a folder"
+    assert leftovers(data["dir"]) == [] and not (data["dir"] / "sqlanon_releases.duckdb").exists()
+
+
+def test_report_that_fails_after_the_release_names_it_and_the_way_back(data, monkeypatch):
+    """A report write that fails after the release (a full disk) says the release stands and how to
+    write its report again from the registry; that command works, and no temporary file is left."""
+    import errno
+
+    report = data["dir"] / "r.html"
+    real_open = open
+
+    def full_disk(path, *args, **kwargs):
+        if str(path).endswith(".r.html.tmp"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", full_disk)
+    r = invoke(["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--report", str(report)])
+    monkeypatch.undo()
+    assert r.exit_code == 1, r.output
+    line = error_line(r)
+    registry = data["dir"] / "sqlanon_releases.duckdb"
+    again = f"sqlanon report --release 1 --database {registry} -o {report}"
+    assert line == f"error: cannot write {report}: No space left on device; release 1 was written to {data['out']} and recorded: write its report again with {again}"
+    assert os.path.exists(data["out"]) and registry_rows(registry) == 1 and not report.exists()
+    assert not [f for f in os.listdir(data["dir"]) if f.endswith(".tmp")]
+    r = invoke(again.split()[1:])
+    assert r.exit_code == 0, r.output
+    assert "<svg" in report.read_text()

@@ -426,7 +426,7 @@ CASES = [
     ("tab delimiter on a comma csv", [*A, "--k", "2", "--delimiter", "\\t", "--output", "{out}"], 2, "is the delimiter ','?"),
     ("policy binary", ["anonymize", "--policy", "{dir}/p_binary.yaml"], 2, "policy {dir}/p_binary.yaml is a binary file, not text"),
     ("output under /sys", [*A, "--k", "2", "--output", "/sys/sqlanon-out.parquet"], 1, "cannot write /sys/sqlanon-out.parquet: "),
-    ("output inside a file", [*A, "--k", "2", "--output", "{csv}/out.parquet"], 2, "cannot create folder {csv}: a file has that name"),
+    ("output inside a file", [*A, "--k", "2", "--output", "{csv}/out.parquet"], 2, "cannot write output file {csv}/out.parquet: {csv} is a file, not a folder"),
     ("empty output", [*A, "--k", "2", "--output", ""], 2, "--output is empty"),
     ("empty output table", [*W, "--table", "patients", "--output-table", ""], 2, "--output-table is empty"),
     ("empty table flag", [*W, "--table", "", "--output", "{out}"], 2, "--table is empty"),
