@@ -107,9 +107,9 @@ def run_planner(t1_path: str, qi: dict, previous: list[str], x: list[str], y: li
     from sqlanon.engine import connect
     from sqlanon.hierarchy import load_hierarchy
     from sqlanon.privacy import Requirement
-    from sqlanon.search import top_down
+    from sqlanon.search.top_down import planner as top_down
     from sqlanon.search.context import SearchContext
-    from sqlanon.source import Source
+    from sqlanon.engine.source import Source
     from sqlanon.stats import ClassNeeds, Statistics
 
     t0 = time.perf_counter()

@@ -37,7 +37,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: DuckDB's)")
     args = ap.parse_args()
 
-    import sqlanon.api as api
+    import sqlanon.run.api as api
     from sqlanon.metrics import METRICS
     from sqlanon.privacy import KAnonymity, Requirement
     from sqlanon.stats import Statistics

@@ -48,9 +48,10 @@ sys.path.insert(0, os.path.dirname(HERE))
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
-from sqlanon.search import bottom_up  # noqa: E402
+from sqlanon.search.bottom_up import planner as bottom_up  # noqa: E402
 from sqlanon.search.context import SearchContext  # noqa: E402
-from sqlanon.source import Source, col, table_ref  # noqa: E402
+from sqlanon.engine.source import Source  # noqa: E402
+from sqlanon.expr.atoms import col, table_ref
 from sqlanon.stats import ClassNeeds, Statistics, lit  # noqa: E402
 
 import bottom_up_taxonomies as paper_tax  # noqa: E402

@@ -41,9 +41,9 @@ def one(sigma: int, rho: int, k: int, seed: int, memory_limit: str, threads: int
 
     from sqlanon.engine import connect
     from sqlanon.privacy import KAnonymity, Requirement
-    from sqlanon.search import bottom_up
+    from sqlanon.search.bottom_up import planner as bottom_up
     from sqlanon.search.context import SearchContext
-    from sqlanon.source import Source
+    from sqlanon.engine.source import Source
     from sqlanon.stats import ClassNeeds, Statistics
 
     header, rows = load_rows(os.path.join(DATA, "adult.csv"))

@@ -102,7 +102,7 @@ def context(path, k, metric, options, qi=QI, class_needs=True):
     from sqlanon.metrics import METRICS
     from sqlanon.privacy import KAnonymity, Requirement
     from sqlanon.search.context import SearchContext
-    from sqlanon.source import Source
+    from sqlanon.engine.source import Source
     from sqlanon.stats import ClassNeeds, Statistics
 
     eng = connect(memory_limit="3GB")
@@ -138,7 +138,7 @@ def release_rows(X, transformation, qi=QI):
     """Apply a released transformation to plain rows (bench only; the library does this in SQL)."""
     from collections import Counter
 
-    from sqlanon.cut import INTERVAL
+    from sqlanon.search.genetic.cut import INTERVAL
     from sqlanon.hierarchy import load_hierarchy
 
     maps = []
@@ -161,7 +161,7 @@ def release_rows(X, transformation, qi=QI):
 
 
 def run_one(path, k, metric, args):
-    from sqlanon.search import genetic
+    from sqlanon.search.genetic import planner as genetic
 
     opts = {"iterations": args.iterations, "population": args.population, "seed": args.seed, "mutation_rate": args.mutation_rate,
             "batch": args.batch, "time_limit": args.seconds, "numeric": ["age", "education-num"]}
@@ -204,8 +204,9 @@ def seeded_compare(path, k, args) -> list[dict]:
     the lattice optimum (``seed_lattice``, the default) and without it; all LM values by the same
     definition (Iyengar's LM, suppressed rows count 1)."""
     from sqlanon.metrics import METRICS
-    from sqlanon.search import genetic, optimal
-    from sqlanon.search.lattice import Lattice
+    from sqlanon.search.lattice import optimal
+    from sqlanon.search.genetic import planner as genetic
+    from sqlanon.search.lattice.lattice import Lattice
 
     qi = categorical_qi(args)
     ctx = context(path, k, "lm", {}, qi, class_needs=False)
@@ -233,8 +234,9 @@ def lattice_compare(path, k, args):
     """The optimal full-domain node under LM, scored with the flexible LM (same definition)."""
     from sqlanon.metrics import METRICS
     from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
-    from sqlanon.search import genetic, optimal
-    from sqlanon.search.lattice import Lattice
+    from sqlanon.search.lattice import optimal
+    from sqlanon.search.genetic import planner as genetic
+    from sqlanon.search.lattice.lattice import Lattice
 
     trees = TREE_SETS[args.trees]
     qi = categorical_qi(args)

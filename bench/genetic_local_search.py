@@ -28,7 +28,7 @@ import genetic_adult as B
 
 def evaluator(k: int, trees: str, work: str):
     from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
-    from sqlanon.search import genetic
+    from sqlanon.search.genetic import planner as genetic
 
     path = B.clean_parquet(work)
     ctx = B.context(path, k, "lm", {"numeric": ["age", "education-num"]}, B.TREE_SETS[trees])

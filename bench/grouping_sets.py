@@ -23,9 +23,10 @@ from sqlglot import exp
 from sqlanon.engine import connect
 from sqlanon.hierarchy import read_csv_hierarchy
 from sqlanon.privacy import KAnonymity, Requirement
-from sqlanon.search.lattice import Lattice
+from sqlanon.search.lattice.lattice import Lattice
 from sqlanon.metrics import METRICS
-from sqlanon.source import Source, col, table_ref
+from sqlanon.engine.source import Source
+from sqlanon.expr.atoms import col, table_ref
 from sqlanon.stats import Statistics, lit, lookup, sum_, if_
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -2,7 +2,7 @@
 
     python bench/krimp_adult.py [--min-sup 30] [--laplace 0.001] [--seed 0] [--output /tmp/adult_gen.parquet]
 
-Runs the same pipeline as ``sqlanon generate`` (sqlanon.generate.pipeline.run), with the scores
+Runs the same pipeline as ``sqlanon generate`` (sqlanon.search.generate.pipeline.run), with the scores
 split into their own phases so each is timed. The whole run should take well under 5 minutes.
 """
 
@@ -14,13 +14,13 @@ import tempfile
 import time
 
 from sqlanon.engine import connect
-from sqlanon.generate import itemsets as its
-from sqlanon.generate.generator import GeneratorModel, generate
-from sqlanon.generate.krimp import krimp
-from sqlanon.generate.pipeline import generated_arrow, release_query, write_release
-from sqlanon.generate.scores import LabelledCodeTable, anonymity_scores, dissimilarity, labelled, pattern_comparison
-from sqlanon.release import Target
-from sqlanon.source import Source
+from sqlanon.search.generate import itemsets as its
+from sqlanon.search.generate.generator import GeneratorModel, generate
+from sqlanon.search.generate.krimp import krimp
+from sqlanon.search.generate.pipeline import generated_arrow, release_query, write_release
+from sqlanon.search.generate.scores import LabelledCodeTable, anonymity_scores, dissimilarity, labelled, pattern_comparison
+from sqlanon.release.write import Target
+from sqlanon.engine.source import Source
 
 
 def main() -> None:

@@ -31,17 +31,17 @@ import time
 import numpy as np
 
 from sqlanon.engine import connect
-from sqlanon.generate import itemsets as its
-from sqlanon.generate.generator import GeneratorModel, expected_anonymity, generate
-from sqlanon.generate.krimp import krimp
-from sqlanon.generate.pipeline import generated_arrow
-from sqlanon.generate.scores import (
+from sqlanon.search.generate import itemsets as its
+from sqlanon.search.generate.generator import GeneratorModel, expected_anonymity, generate
+from sqlanon.search.generate.krimp import krimp
+from sqlanon.search.generate.pipeline import generated_arrow
+from sqlanon.search.generate.scores import (
     LabelledCodeTable,
     anonymity_scores,
     compare_tables,
     dissimilarity,
 )
-from sqlanon.source import Source
+from sqlanon.engine.source import Source
 
 CODE_TABLES = [  # data, candidates, reference non-singletons, reference L%
     ("iris", "all", 13, 45.65),

@@ -24,7 +24,7 @@ import duckdb
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-import sqlanon.api  # noqa: E402
+import sqlanon.run.api  # noqa: E402
 from sqlanon.errors import UnsatisfiableError  # noqa: E402
 from sqlanon.privacy import safepub  # noqa: E402
 
@@ -58,7 +58,7 @@ def line(name, setting, report=None, seconds=None, extra="", error=None):
 def run(name, setting, qis, extra_fn=None, **options):
     t0 = time.perf_counter()
     try:
-        report = sqlanon.api.anonymize(qi={q: hier_path(q) for q in qis}, **options)
+        report = sqlanon.run.api.anonymize(qi={q: hier_path(q) for q in qis}, **options)
     except UnsatisfiableError as err:
         line(name, setting, seconds=time.perf_counter() - t0, error=str(err))
         return None
@@ -103,7 +103,7 @@ def main() -> None:
             levels = report["transformation"]
             pop = population_counts(pop_rows, levels, hier)
             out = os.path.join(tmp, "kmap.parquet")
-            rel = sqlanon.api.anonymize(input=research, qi={q: hier_path(q) for q in QIS}, k_map=k, population=population, max_suppression=0.01, output=out, overwrite=True)
+            rel = sqlanon.run.api.anonymize(input=research, qi={q: hier_path(q) for q in QIS}, k_map=k, population=population, max_suppression=0.01, output=out, overwrite=True)
             cols = ", ".join('"' + q + '"' for q in QIS)
             rows = duckdb.execute("SELECT " + cols + " FROM read_parquet(?)", [out]).fetchall()
             released = Counter(tuple(r) for r in rows if not all(v == "*" for v in r))
@@ -136,7 +136,7 @@ def main() -> None:
         return
     print("== local recoding: Adult, 9 QIs, k=5, 5 % suppression, precision (issue's figure: global optimum suppresses 1,461)")
     t0 = time.perf_counter()
-    report = sqlanon.api.anonymize(qi={q: hier_path(q) for q in ALL9}, k=5, max_suppression=0.05, local_recoding=True, **common)
+    report = sqlanon.run.api.anonymize(qi={q: hier_path(q) for q in ALL9}, k=5, max_suppression=0.05, local_recoding=True, **common)
     seconds = time.perf_counter() - t0
     glob = report["local_recoding"]["global_optimum"]
     print(f"global optimum  node {list(report['transformation'].values())}  precision {glob['metric']:.4f}  suppressed {glob['suppressed_rows']:,}")

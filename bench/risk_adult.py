@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 import sqlanon  # noqa: E402
-from sqlanon.check import check  # noqa: E402
+from sqlanon.run.check import check  # noqa: E402
 
 EXAMPLE = os.path.join(HERE, "..", "examples", "adult")
 COLUMNS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation", "salary-class"]

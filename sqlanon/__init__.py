@@ -6,15 +6,15 @@ from sqlanon.errors import ConfigError, EngineError, EngineInputError, Hierarchy
 
 
 def anonymize(*args, **kwargs):
-    """See :func:`sqlanon.api.anonymize`."""
-    from sqlanon.api import anonymize as _anonymize
+    """See :func:`sqlanon.run.api.anonymize`."""
+    from sqlanon.run.api import anonymize as _anonymize
 
     return _anonymize(*args, **kwargs)
 
 
 def check(*args, **kwargs):
-    """See :func:`sqlanon.check.check`."""
-    from sqlanon.check import check as _check
+    """See :func:`sqlanon.run.check.check`."""
+    from sqlanon.run.check import check as _check
 
     return _check(*args, **kwargs)
 
@@ -25,9 +25,9 @@ __all__ = ["anonymize", "check", "SqlanonError", "ConfigError", "HierarchyError"
 #: the Python API's nouns, imported on first use (``sqlanon.bands(5, 10, 20)``,
 #: ``sqlanon.KAnonymity(5)``, ``sqlanon.Release``): name -> module
 _LAZY = {
-    "bands": "sqlanon.frontdoor", "mask": "sqlanon.frontdoor", "dates": "sqlanon.frontdoor",
-    "flat": "sqlanon.frontdoor", "numeric": "sqlanon.frontdoor", "stored": "sqlanon.frontdoor",
-    "Hierarchy": "sqlanon.hierarchy", "Policy": "sqlanon.policy", "Release": "sqlanon.result",
+    "bands": "sqlanon.config.frontdoor", "mask": "sqlanon.config.frontdoor", "dates": "sqlanon.config.frontdoor",
+    "flat": "sqlanon.config.frontdoor", "numeric": "sqlanon.config.frontdoor", "stored": "sqlanon.config.frontdoor",
+    "Hierarchy": "sqlanon.hierarchy", "Policy": "sqlanon.config.policy", "Release": "sqlanon.release.result",
     "KAnonymity": "sqlanon.privacy", "DistinctLDiversity": "sqlanon.privacy",
     "EntropyLDiversity": "sqlanon.privacy", "TCloseness": "sqlanon.privacy",
     "RecursiveCLDiversity": "sqlanon.privacy", "KMap": "sqlanon.privacy", "DeltaPresence": "sqlanon.privacy",

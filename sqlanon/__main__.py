@@ -1,3 +1,3 @@
-from sqlanon.cli import main
+from sqlanon.cli.app import main
 
 main()

@@ -56,7 +56,7 @@ class Plan:
     node: tuple[int, ...] | None = None
     nodes_evaluated: int = 0
     extra: dict = field(default_factory=dict)
-    #: local recoding: the rounds (:class:`sqlanon.local_recoding.Step`), the global optimum first
+    #: local recoding: the rounds (:class:`sqlanon.search.lattice.local_recoding.Step`), the global optimum first
     local: list | None = None
 
     @classmethod

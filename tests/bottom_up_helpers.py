@@ -11,9 +11,9 @@ import pyarrow as pa
 from sqlanon.engine import connect
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.privacy import KAnonymity, Requirement
-from sqlanon.search.bottom_up import Taxonomy, choice_key
+from sqlanon.search.bottom_up.planner import Taxonomy, choice_key
 from sqlanon.search.context import SearchContext
-from sqlanon.source import Source
+from sqlanon.engine.source import Source
 from sqlanon.stats import ClassNeeds, Statistics
 
 # ------------------------------------------------------------------------------------------------

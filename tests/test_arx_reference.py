@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 import sqlanon
-import sqlanon.cli
+import sqlanon.cli.app
 from checker import check_k, expected_release, precision, read_arx_csv, read_hierarchy, read_rows, released_multiset
 from conftest import ADULT_COLUMNS, qi_flags
 
@@ -83,7 +83,7 @@ def test_cli_contract_json(adult, original, tmp_path):
     out = str(tmp_path / "cli.parquet")
     args = ["anonymize", "--input", adult["csv"], "--format", "csv", "--delimiter", ";", *qi_flags(adult["qi"]),
             "--k", "10", "--max-suppression", "0.05", "--metric", "precision", "--search", "optimal", "--output", out, "--json", "--quiet"]
-    result = CliRunner().invoke(sqlanon.cli.app, args)
+    result = CliRunner().invoke(sqlanon.cli.app.app, args)
     assert result.exit_code == 0, result.output
     obj = json.loads(result.stdout)
     for key in ("search", "k", "transformation", "metric", "suppressed_rows", "rows", "nodes_evaluated", "queries", "seconds", "output"):
@@ -115,7 +115,7 @@ def test_policy_file_and_flags_win(adult, tmp_path):
         "input: {}\ndelimiter: ';'\nk: 2\nmax_suppression: 0.0\nmetric: precision\nqi:\n".format(adult["csv"])
         + "".join(f"  {c}: {adult['qi'][c]}\n" for c in ADULT_COLUMNS)
     )
-    result = CliRunner().invoke(sqlanon.cli.app, ["anonymize", "--policy", str(policy), "--k", "100", "--json", "-q"])
+    result = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--policy", str(policy), "--k", "100", "--json", "-q"])
     assert result.exit_code == 0, result.output
     obj = json.loads(result.stdout)
     assert obj["k"] == 100 and obj["metric"]["value"] == pytest.approx(0.7222, abs=5e-5)

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 import sqlanon
-import sqlanon.cli
+import sqlanon.cli.app
 from sqlanon.errors import ConfigError
 
 runner = CliRunner()
@@ -35,7 +35,7 @@ def data(tmp_path):
 
 
 def invoke(args):
-    return runner.invoke(sqlanon.cli.app, args)
+    return runner.invoke(sqlanon.cli.app.app, args)
 
 
 def error_line(result) -> str:
@@ -110,7 +110,7 @@ def test_registry_that_is_the_input_database(data):
 
 def test_registry_row_that_cannot_be_written_leaves_no_release(data, monkeypatch):
     """A registry that fails when the row is written (after the checks) leaves no file."""
-    from sqlanon import registry
+    from sqlanon.release import registry
 
     def broken(engine, entry):
         raise ConfigError("the registry broke")
@@ -289,7 +289,7 @@ def slow_write(self, query, path, kind, delimiter=","):
     self.execute("SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b")
 
 DuckDBEngine.write_file = slow_write
-from sqlanon.cli import main
+from sqlanon.cli.app import main
 sys.argv = ["sqlanon", *sys.argv[1:]]
 main()
 """
@@ -357,8 +357,8 @@ def test_keep_column_is_checked(ids):
 def test_unique_columns_approximate_then_exact(ids):
     """One pass of approximate counts; the exact count only for the near-unique columns."""
     from sqlanon.engine import connect
-    from sqlanon.release import unique_columns
-    from sqlanon.source import Source
+    from sqlanon.release.write import unique_columns
+    from sqlanon.engine.source import Source
 
     engine = connect(database=":memory:")
     try:

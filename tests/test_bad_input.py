@@ -6,7 +6,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-import sqlanon.cli
+import sqlanon.cli.app
 
 runner = CliRunner()
 
@@ -22,7 +22,7 @@ def small(tmp_path):
 
 
 def invoke(args):
-    return runner.invoke(sqlanon.cli.app, args)
+    return runner.invoke(sqlanon.cli.app.app, args)
 
 
 def error_line(result) -> str:
@@ -566,11 +566,11 @@ def test_json_flag_changes_nothing_else():
 
 def test_yaml_merge_keys_may_override(tmp_path):
     """A ``<<`` merge is not a key given twice: the mapping's own key wins, as YAML says."""
-    from sqlanon.policy import Policy
+    from sqlanon.config.policy import Policy
 
     path = tmp_path / "p.yaml"
     path.write_text("base: &b {k: 5, max_suppression: 0.1}\n")
-    from sqlanon.strict_load import load_yaml
+    from sqlanon.config.strict_load import load_yaml
 
     assert load_yaml("a: &a {k: 5, l: 2}\nb:\n  <<: *a\n  k: 3\n", "x")["b"] == {"k": 3, "l": 2}
     path.write_text("input: x.csv\nqi: {zip: mask}\nk: 5\nk: 3\n")
@@ -597,12 +597,12 @@ def test_read_only_file_system_names_the_output(small, monkeypatch):
     output the user gave (not its temporary file), exit 1, and the temporary file is gone."""
     import errno
 
-    import sqlanon.release
+    import sqlanon.release.write
 
     def refuse(src, dst):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), src)
 
-    monkeypatch.setattr(sqlanon.release.os, "replace", refuse)
+    monkeypatch.setattr(sqlanon.release.write.os, "replace", refuse)
     result = invoke(base(small))
     assert result.exit_code == 1
     assert error_line(result) == f"error: cannot write {small['out']}: Read-only file system"

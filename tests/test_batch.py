@@ -20,8 +20,8 @@ from test_oracle_search import check_optimal, make_stats  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
-from sqlanon.search.lattice import Lattice  # noqa: E402
-from sqlanon.search import optimal  # noqa: E402
+from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
+from sqlanon.search.lattice import optimal  # noqa: E402
 from sqlanon.stats import ClassNeeds, Params  # noqa: E402
 from sqlanon.stats import batch  # noqa: E402
 

@@ -9,9 +9,9 @@ import pytest
 
 from sqlanon.errors import UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.search import bottom_up
-from sqlanon.search.bottom_up import BottomUp, Taxonomy, _class_base
-from sqlanon.stats.bottom_up import VidTable
+from sqlanon.search.bottom_up import planner as bottom_up
+from sqlanon.search.bottom_up.planner import BottomUp, Taxonomy, _class_base
+from sqlanon.search.bottom_up.stats import VidTable
 
 from bottom_up_helpers import (
     EX1_HIERARCHIES,

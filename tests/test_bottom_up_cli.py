@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from bottom_up_helpers import NaiveBottomUp, random_case
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.search.bottom_up import Taxonomy
+from sqlanon.search.bottom_up.planner import Taxonomy
 
-cli = pytest.importorskip("sqlanon.cli")
-api = pytest.importorskip("sqlanon.api")
+cli = pytest.importorskip("sqlanon.cli.app")
+api = pytest.importorskip("sqlanon.run.api")
 
 
 def _write_case(tmp_path, seed=21, with_age=False):

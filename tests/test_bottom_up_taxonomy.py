@@ -17,8 +17,8 @@ import sys
 import pytest
 
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.search import bottom_up
-from sqlanon.search.bottom_up import Taxonomy
+from sqlanon.search.bottom_up import planner as bottom_up
+from sqlanon.search.bottom_up.planner import Taxonomy
 
 from bottom_up_helpers import make_ctx
 from conftest import ADULT_FULL

@@ -1,4 +1,4 @@
-"""Flexible cuts (sqlanon.cut): the paper's Figure 1/5 taxonomy and chromosome bits, repair, intervals."""
+"""Flexible cuts (sqlanon.search.genetic.cut): the paper's Figure 1/5 taxonomy and chromosome bits, repair, intervals."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from sqlanon.cut import IntervalCoder, Layout, TreeCoder, recoding_from_transformation
+from sqlanon.search.genetic.cut import IntervalCoder, Layout, TreeCoder, recoding_from_transformation
 from sqlanon.errors import ConfigError
 from sqlanon.hierarchy.model import Hierarchy
 
@@ -176,7 +176,7 @@ def test_bottom_up_repair_dp_equals_the_recursive_one():
     (``_best``) on random trees, bit strings and kept (mutated) bits, unused leaves included."""
     import random as _random
 
-    from sqlanon.cut import TreeCoder as _TreeCoder
+    from sqlanon.search.genetic.cut import TreeCoder as _TreeCoder
     from sqlanon.hierarchy.model import Hierarchy as _Hierarchy
 
     rng = _random.Random(0)

@@ -16,14 +16,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 import oracle_brute as brute  # noqa: E402
 from test_oracle_search import make_stats, write_hierarchy_csvs  # noqa: E402
 
-import sqlanon.api  # noqa: E402
-import sqlanon.cli  # noqa: E402
+import sqlanon.run.api  # noqa: E402
+import sqlanon.cli.app  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.errors import UnsatisfiableError  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import EntropyLDiversity, KAnonymity, Requirement  # noqa: E402
 from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
-from sqlanon.search.lattice import Lattice  # noqa: E402
+from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.stats import ClassNeeds  # noqa: E402
 
 
@@ -100,7 +100,7 @@ def test_cli_exit_3_one_line_and_nothing_written(tmp_path):
     args = ["anonymize", "--input", case.path, "--k", "3", "--sensitive-column", case.sensitive, "--l", "9", "--output", str(out), "-q"]
     for c, spec in qi.items():
         args += ["--qi", f"{c}={spec}"]
-    result = CliRunner().invoke(sqlanon.cli.app, args)
+    result = CliRunner().invoke(sqlanon.cli.app.app, args)
     assert result.exit_code == 3
     lines = [ln for ln in result.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: no transformation satisfies")
@@ -114,4 +114,4 @@ def test_level_bounds_scope_in_the_message(tmp_path):
     qi = write_hierarchy_csvs(case, tmp_path)
     q0 = case.qis[0]
     with pytest.raises(UnsatisfiableError, match=r"no transformation within the level bounds satisfies k-anonymity k=60 .*Closest: .*=0, .*=2 suppresses"):
-        sqlanon.api.anonymize(input=case.path, qi=qi, k=60, max_level={q0: 0}, dry_run=True)
+        sqlanon.run.api.anonymize(input=case.path, qi=qi, k=60, max_level={q0: 0}, dry_run=True)

@@ -74,7 +74,7 @@ def test_privacy_model_objects(csv_path):
     assert a.transformation == b.transformation
     c = sqlanon.anonymize(input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(3), sqlanon.DistinctLDiversity(3, "disease"), sqlanon.TCloseness(0.5, column="disease")], dry_run=True)
     assert [m["model"] for m in c.privacy["models"]] == ["k-anonymity", "distinct-l-diversity", "t-closeness"]
-    from sqlanon.frontdoor import privacy_keys
+    from sqlanon.config.frontdoor import privacy_keys
 
     assert privacy_keys([sqlanon.RecursiveCLDiversity(3, 2), sqlanon.KMap(4, 10000), sqlanon.DeltaPresence(0.1, 0.6)]) == {
         "l": 2, "c": 3.0, "l_diversity": "recursive", "k_map": 4, "population_size": 10000, "k_map_estimator": "poisson",

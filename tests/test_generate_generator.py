@@ -13,22 +13,22 @@ from conftest import SHARED  # noqa: E402
 from typer.testing import CliRunner
 
 from sqlanon.engine import connect
-from sqlanon.generate import itemsets as its
-from sqlanon.generate.generator import (
+from sqlanon.search.generate import itemsets as its
+from sqlanon.search.generate.generator import (
     GeneratorModel,
     expected_anonymity,
     generate,
     row_probabilities,
 )
-from sqlanon.generate.krimp import krimp
-from sqlanon.generate.pipeline import generated_arrow
-from sqlanon.generate.scores import (
+from sqlanon.search.generate.krimp import krimp
+from sqlanon.search.generate.pipeline import generated_arrow
+from sqlanon.search.generate.scores import (
     LabelledCodeTable,
     anonymity_from_levels,
     anonymity_scores,
     dissimilarity,
 )
-from sqlanon.source import Source
+from sqlanon.engine.source import Source
 
 UCI = os.path.join(SHARED, "datasets", "uci-krimp")
 
@@ -157,7 +157,7 @@ def test_iris_nas_self_and_dissimilarity():
 
 @pytest.mark.skipif(not os.path.isdir(UCI), reason="uci-krimp data not present")
 def test_cli_contract(tmp_path):
-    from sqlanon.cli import app
+    from sqlanon.cli.app import app
 
     out = tmp_path / "out.parquet"
     runner = CliRunner()
@@ -191,7 +191,7 @@ def test_generate_in_place_duckdb(tmp_path):
     con = duckdb.connect(db)
     con.execute("CREATE TABLE t AS SELECT (i % 3)::INTEGER AS a, CASE WHEN i % 3 = 0 THEN 'x' ELSE 'y' END AS b FROM range(60) r(i)")
     con.close()
-    from sqlanon.cli_generate import run_generate
+    from sqlanon.cli.generate import run_generate
 
     r = run_generate(db, "duckdb", table="t", min_sup=2, seed=1, in_place=True, dissimilarity=False)
     assert r["rows"] == 60 and r["release_id"] is not None
@@ -309,7 +309,7 @@ def test_iris_laplace_diversity_not_nas():
 def test_generation_in_blocks(monkeypatch):
     """Rows are generated in blocks (bounded memory): with tiny blocks the output is still
     reproducible, complete, and drawn from the same process (Figure 1's exact distribution)."""
-    from sqlanon.generate import generator as g
+    from sqlanon.search.generate import generator as g
 
     m = fig1_model()
     monkeypatch.setattr(g, "GENERATE_BLOCK", 7)

@@ -14,16 +14,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sqlanon.cut import INTERVAL
+from sqlanon.search.genetic.cut import INTERVAL
 from sqlanon.engine import connect
 from sqlanon.hierarchy import load_hierarchy
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.metrics import METRICS
 from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
 from sqlanon.privacy import KAnonymity, Requirement
-from sqlanon.search import genetic
+from sqlanon.search.genetic import planner as genetic
 from sqlanon.search.context import SearchContext
-from sqlanon.source import Source
+from sqlanon.engine.source import Source
 from sqlanon.stats import Statistics
 
 # ---------------------------------------------------------------------------------------------
@@ -49,7 +49,7 @@ def make_ctx(path, qis: dict, k: int, metric="lm", class_column=None, options=No
 
 
 def released(rows, qis, hierarchies, transformation, numeric):
-    """Brute force, independent of sqlanon.cut: released value per row and QI, and its LM loss."""
+    """Brute force, independent of sqlanon.search.genetic.cut: released value per row and QI, and its LM loss."""
     out = []
     losses = []
     for r in rows:
@@ -280,7 +280,7 @@ def test_budget_is_respected(tmp_path):
 def test_repair_keeping_a_mutated_bit():
     from test_cut import WORK
 
-    from sqlanon.cut import TreeCoder
+    from sqlanon.search.genetic.cut import TreeCoder
 
     c = TreeCoder(Hierarchy("workclass", WORK))
     assert c.repair_keeping([0, 0, 1, 0, 0, 0, 0], [2]) == [0, 1, 1, 1, 1, 1, 0]
@@ -300,7 +300,7 @@ def test_bench_paper_trees_have_the_papers_leaves_and_shape():
     Yu, Chakraborty (ICDM 2004, Table 1); country.yaml keeps the dataset's 3 levels."""
     from test_cut import WORK
 
-    from sqlanon.cut import TreeCoder
+    from sqlanon.search.genetic.cut import TreeCoder
     from sqlanon.hierarchy.io import read_tree_hierarchy
 
     shape = {"workclass": (8, 3), "marital": (7, 3), "occupation": (14, 3), "occupation_shaped": (14, 3),
@@ -359,7 +359,7 @@ def recheck_release(out, k, json_report):
 def test_cli_end_to_end(tmp_path):
     from typer.testing import CliRunner
 
-    from sqlanon.cli import app
+    from sqlanon.cli.app import app
 
     out = str(tmp_path / "out.parquet")
     args = ["anonymize", "--input", fig4_csv(tmp_path), "--numeric", "X", "--numeric", "Y", "--k", "5",
@@ -377,7 +377,7 @@ def test_cli_end_to_end(tmp_path):
 
 
 def test_python_api_lm(tmp_path):
-    from sqlanon.api import anonymize
+    from sqlanon.run.api import anonymize
 
     out = str(tmp_path / "out.parquet")
     report = anonymize(input=fig4_csv(tmp_path), qi={}, k=5, max_suppression=1.0, search="genetic", metric="lm",
@@ -407,9 +407,10 @@ def test_genetic_base_rolled_up_from_the_shared_frequency_set(tmp_path):
     import csv as _csv
 
     from sqlanon.engine import connect
-    from sqlanon.source import Source, table_ref
+    from sqlanon.engine.source import Source
+    from sqlanon.expr.atoms import table_ref
     from sqlanon.stats import ClassNeeds, Statistics
-    from sqlanon.stats.genetic import ClassTarget, GeneticStats
+    from sqlanon.search.genetic.stats import ClassTarget, GeneticStats
     from sqlglot import exp
 
     rows, ha, hb = random_table(5)

@@ -34,8 +34,8 @@ from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective  # noqa:
 from sqlanon.privacy import KAnonymity, Requirement, TCloseness  # noqa: E402
 from sqlanon.privacy.delta_presence import DeltaPresence  # noqa: E402
 from sqlanon.privacy.k_map import KMap  # noqa: E402
-from sqlanon.search import genetic  # noqa: E402
-from sqlanon.source import Source  # noqa: E402
+from sqlanon.search.genetic import planner as genetic  # noqa: E402
+from sqlanon.engine.source import Source  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
 
 S_TREE = [["x", "xy", "*"], ["y", "xy", "*"], ["z", "z", "*"]]
@@ -215,7 +215,7 @@ def test_cli_genetic_with_a_population_table(tmp_path):
     population size is then --option population=N); unsatisfiable: exit 3, one line, nothing written."""
     from typer.testing import CliRunner
 
-    import sqlanon.cli
+    import sqlanon.cli.app
 
     qis, rows, hs = random_table(54, 2, 200)
     rows = [{"id": str(i), **r} for i, r in enumerate(rows)]
@@ -228,11 +228,11 @@ def test_cli_genetic_with_a_population_table(tmp_path):
     base = ["anonymize", "--keep-column", "id", "-i", path, *flags, "--search", "genetic", "--metric", "lm", "--population", pop_path, "--option", "population=12",
             "--iterations", "40", "--seed", "2", "--max-suppression", "0.1"]
     out = tmp_path / "o.csv"
-    res = CliRunner().invoke(sqlanon.cli.app, [*base, "--k-map", "4", "--output", str(out), "--json", "-q"])
+    res = CliRunner().invoke(sqlanon.cli.app.app, [*base, "--k-map", "4", "--output", str(out), "--json", "-q"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
     assert report["population"] == 12 and out.exists()
-    res = CliRunner().invoke(sqlanon.cli.app, [*base, "--k-map", "100000", "--output", str(tmp_path / "never.csv"), "-q"])
+    res = CliRunner().invoke(sqlanon.cli.app.app, [*base, "--k-map", "100000", "--output", str(tmp_path / "never.csv"), "-q"])
     assert res.exit_code == 3, res.output
     assert len(res.output.strip().splitlines()) == 1 and "k-map k=100000" in res.output
     assert not (tmp_path / "never.csv").exists()

@@ -1,4 +1,4 @@
-"""Oracle for the genetic search's batched fitness (:mod:`sqlanon.stats.genetic`).
+"""Oracle for the genetic search's batched fitness (:mod:`sqlanon.search.genetic.stats`).
 
 The statement groups rows by a packed class key (QIs in blocks sharing one lookup list, the
 candidate number folded into the first key word, several words when the batch's cuts need more
@@ -31,10 +31,10 @@ from sqlanon.engine import connect  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
 from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, RecursiveCLDiversity, Requirement, TCloseness  # noqa: E402
-from sqlanon.search import genetic  # noqa: E402
-from sqlanon.source import Source  # noqa: E402
+from sqlanon.search.genetic import planner as genetic  # noqa: E402
+from sqlanon.engine.source import Source  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
-from sqlanon.stats.genetic import blocks_of  # noqa: E402
+from sqlanon.search.genetic.stats import blocks_of  # noqa: E402
 
 
 def random_table(seed: int, n_qi: int, n: int):

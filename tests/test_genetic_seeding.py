@@ -13,9 +13,10 @@ from test_genetic import make_ctx, random_table, write_parquet  # noqa: E402
 
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective  # noqa: E402
-from sqlanon.search import genetic, optimal  # noqa: E402
-from sqlanon.search.lattice import Lattice  # noqa: E402
-from sqlanon.search.seeding import lattice_seed, node_chromosome  # noqa: E402
+from sqlanon.search.lattice import optimal  # noqa: E402
+from sqlanon.search.genetic import planner as genetic
+from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
+from sqlanon.search.genetic.seeding import lattice_seed, node_chromosome  # noqa: E402
 
 
 @pytest.mark.parametrize("seed,k,budget", [(0, 5, 0), (1, 10, 6), (2, 20, 15)])

@@ -28,8 +28,8 @@ from sqlanon.engine import connect  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
 from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness  # noqa: E402
-from sqlanon.search import genetic  # noqa: E402
-from sqlanon.source import Source  # noqa: E402
+from sqlanon.search.genetic import planner as genetic  # noqa: E402
+from sqlanon.engine.source import Source  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
 
 

@@ -28,8 +28,8 @@ from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.metrics import METRICS
 from sqlanon.plan import Recoding
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
-from sqlanon.release import release_select
-from sqlanon.source import Source
+from sqlanon.release.write import release_select
+from sqlanon.engine.source import Source
 from sqlanon.stats import ClassNeeds, Statistics
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -373,9 +373,9 @@ def test_genetic_batch(name):
     """The genetic search's batch statement (candidate table crossed with the frequency set, block
     lookups, class key with the candidate number folded in): golden per dialect, and PostgreSQL's
     shape (transpiled back) answers exactly like DuckDB's on the same candidates."""
-    from sqlanon.cut import Layout
+    from sqlanon.search.genetic.cut import Layout
     from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
-    from sqlanon.stats.genetic import CANDIDATE_RADIX, GeneticStats
+    from sqlanon.search.genetic.stats import CANDIDATE_RADIX, GeneticStats
 
     models, sensitive = GENETIC_CASES[name]
     stats, req = make_stats(models, sensitive)
@@ -462,7 +462,7 @@ def compare_statements(name: str, build) -> dict[str, str]:
 def test_bottom_up_statements(name):
     """The bottom-up search's statements per dialect; DuckDB's answer on a small base set: the vid
     table's class counts and the probe's merged vids add up to the base set's rows."""
-    from sqlanon.stats.bottom_up import VidTable
+    from sqlanon.search.bottom_up.stats import VidTable
 
     engine = connect(threads=1)
     try:
@@ -524,7 +524,7 @@ ZIP_INC = [(0, 0)]
 
 
 def _lossy_join(engine, stats, y_mode="values", sens=True):
-    from sqlanon.stats.top_down import IncTable, LossyJoinStats, MatchTable, PrevSpec, SideY, T1Spec
+    from sqlanon.search.top_down.stats import IncTable, LossyJoinStats, MatchTable, PrevSpec, SideY, T1Spec
 
     t1 = T1Spec(["age", "zip"], list(stats.map_tables), [0, 1], [0], [1], SideY(["id"] if y_mode != "none" else [], y_mode), "salary", [])
     prev = PrevSpec("t2", Source.open("fixtures/people.csv"), ["zip"], [["13053", "13068", "14850"]], [], ["sex"],
@@ -607,7 +607,7 @@ ITEM_COLUMNS = ["sex", "disease", "salary"]
 
 
 def _itemset_statements():
-    from sqlanon.generate.itemsets import alphabet_query, coded_select, level_query, raw_select
+    from sqlanon.search.generate.itemsets import alphabet_query, coded_select, level_query, raw_select
 
     raw, items, fs = "sqlanon_gen_raw_1", "sqlanon_gen_items_2", "sqlanon_gen_fs_3"
     return {
@@ -626,7 +626,7 @@ def test_itemset_statements(name):
     counting the fixture's rows in Python."""
     from itertools import combinations
 
-    from sqlanon.generate.itemsets import encode, mine
+    from sqlanon.search.generate.itemsets import encode, mine
 
     texts = compare_statements(name, _itemset_statements()[name])
     if name == "itemsets_level":

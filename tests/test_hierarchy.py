@@ -12,12 +12,12 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-import sqlanon.cli
+import sqlanon.cli.app
 from sqlanon.engine import connect
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.hierarchy import load_hierarchy, read_csv_hierarchy, tree_to_hierarchy, write_csv_hierarchy
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.source import Source
+from sqlanon.engine.source import Source
 
 from conftest import SHARED, adult_dir  # noqa: E402
 
@@ -309,12 +309,12 @@ runner = CliRunner()
 
 
 def test_cli_show():
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "show", str(ADULT / "adult_hierarchy_age.csv"), "--column", "age"])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "show", str(ADULT / "adult_hierarchy_age.csv"), "--column", "age"])
     assert r.exit_code == 0, r.output
     assert r.output.splitlines()[0].startswith("age: 100 leaves, 5 levels, distinct per level [100, 20, 10, 5, 1]")
     assert "39 -> 35-39 -> 30-39 -> 20-39 -> *" not in r.output  # only the first 10 rows
     assert "1 -> 0-4 -> 0-9 -> 0-19 -> *" in r.output
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "show", str(ADULT_FULL / "age.csv"), "--json", "--rows", "2"])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "show", str(ADULT_FULL / "age.csv"), "--json", "--rows", "2"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     assert data["leaves"] == 73 and data["levels"] == 7 and data["rows"][0][1] == "[15, 20["
@@ -323,10 +323,10 @@ def test_cli_show():
 def test_cli_show_builder(tmp_path):
     src = tmp_path / "s.csv"
     src.write_text("zip\n12345\n12399\n", encoding="utf-8")
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "show", "mask", "--column", "zip", "--input", str(src)])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "show", "mask", "--column", "zip", "--input", str(src)])
     assert r.exit_code == 0, r.output
     assert "12345 -> 1234* -> 123** -> 12*** -> 1**** -> *" in r.output
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "show", "mask", "--column", "zip"])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "show", "mask", "--column", "zip"])
     assert r.exit_code == 2
     assert "needs --input" in r.output
 
@@ -334,21 +334,21 @@ def test_cli_show_builder(tmp_path):
 def test_cli_show_errors(tmp_path):
     ragged = tmp_path / "r.csv"
     ragged.write_text("a;X;*\nb;*\n", encoding="utf-8")
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "show", str(ragged)])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "show", str(ragged)])
     assert r.exit_code == 1
     assert re.search(r"error: hierarchy for 'value' \(.*r\.csv\) is ragged: row 2 \('b'\) has 2 levels, row 1 has 3", r.output)
     assert "Traceback" not in r.output
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "show", str(tmp_path / "missing.csv")])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "show", str(tmp_path / "missing.csv")])
     assert r.exit_code == 2
     assert "hierarchy file not found" in r.output
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "show"])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "show"])
     assert r.exit_code == 2  # usage
 
 
 def test_cli_import(tmp_path):
     db = tmp_path / "h.duckdb"
     path = str(ADULT / "adult_hierarchy_age.csv")
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "import", path, "--column", "age", "--database", str(db)])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "import", path, "--column", "age", "--database", str(db)])
     assert r.exit_code == 0, r.output
     assert "sqlanon_hierarchy_age" in r.output
     con = duckdb.connect(str(db), read_only=True)
@@ -362,9 +362,9 @@ def test_cli_import(tmp_path):
     finally:
         con.close()
     # again: the table exists -> usage error; --overwrite replaces it
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "import", path, "--column", "age", "--database", str(db)])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "import", path, "--column", "age", "--database", str(db)])
     assert r.exit_code == 2 and "already exists" in r.output
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "import", str(ADULT / "adult_hierarchy_sex.csv"), "--column", "age", "--database", str(db), "--overwrite"])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "import", str(ADULT / "adult_hierarchy_sex.csv"), "--column", "age", "--database", str(db), "--overwrite"])
     assert r.exit_code == 0, r.output
     con = duckdb.connect(str(db), read_only=True)
     try:
@@ -372,7 +372,7 @@ def test_cli_import(tmp_path):
     finally:
         con.close()
     # a custom name
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "import", path, "--column", "age", "--database", str(db), "--name", "age map"])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "import", path, "--column", "age", "--database", str(db), "--name", "age map"])
     assert r.exit_code == 0, r.output
     con = duckdb.connect(str(db), read_only=True)
     try:
@@ -385,10 +385,10 @@ def test_cli_import_errors(tmp_path):
     db = tmp_path / "h.duckdb"
     bad = tmp_path / "tree.csv"
     bad.write_text("a;X;P;*\nb;X;Q;*\n", encoding="utf-8")
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "import", str(bad), "--column", "c", "--database", str(db)])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "import", str(bad), "--column", "c", "--database", str(db)])
     assert r.exit_code == 1
     assert "is not a tree: 'X' at level 1 has parents 'P' and 'Q'" in r.output
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "import", str(bad), "--database", str(db)])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "import", str(bad), "--database", str(db)])
     assert r.exit_code == 2  # --column is required
     if db.exists():  # nothing was stored
         con = duckdb.connect(str(db), read_only=True)
@@ -407,11 +407,11 @@ def test_stored_hierarchy_is_usable_as_table_spec(tmp_path):
     con.execute("CREATE TABLE not_a_hierarchy (a VARCHAR)")
     con.close()
     path = str(ADULT / "adult_hierarchy_age.csv")
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "import", path, "--column", "age", "--database", str(db), "--name", "age map"])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "import", path, "--column", "age", "--database", str(db), "--name", "age map"])
     assert r.exit_code == 0 and "--qi age=table:age map" in r.output, r.output
     base = ["anonymize", "--input", str(db), "--table", "people", "--k", "10", "--dry-run", "--json", "-q", "--qi", f"sex={ADULT / 'adult_hierarchy_sex.csv'}"]
-    from_csv = runner.invoke(sqlanon.cli.app, base + ["--qi", f"age={path}"])
-    from_table = runner.invoke(sqlanon.cli.app, base + ["--qi", "age=table:age map"])
+    from_csv = runner.invoke(sqlanon.cli.app.app, base + ["--qi", f"age={path}"])
+    from_table = runner.invoke(sqlanon.cli.app.app, base + ["--qi", "age=table:age map"])
     assert from_csv.exit_code == 0 and from_table.exit_code == 0, from_table.output
     a, b = (json.loads(x.stdout.strip().splitlines()[-1]) for x in (from_csv, from_table))
     assert a["transformation"] == b["transformation"] and a["metric"] == b["metric"]
@@ -420,10 +420,10 @@ def test_stored_hierarchy_is_usable_as_table_spec(tmp_path):
     policy = tmp_path / "policies" / "p.yaml"
     policy.parent.mkdir()
     policy.write_text(f"input: {db}\ntable: people\nk: 10\nqi:\n  sex: {ADULT / 'adult_hierarchy_sex.csv'}\n  age: 'table:age map'\n")
-    from_policy = runner.invoke(sqlanon.cli.app, ["anonymize", "--policy", str(policy), "--dry-run", "--json", "-q"])
+    from_policy = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--policy", str(policy), "--dry-run", "--json", "-q"])
     assert from_policy.exit_code == 0, from_policy.output
     assert json.loads(from_policy.stdout.strip().splitlines()[-1])["transformation"] == b["transformation"]
-    missing = runner.invoke(sqlanon.cli.app, base + ["--qi", "age=table:nope"])
+    missing = runner.invoke(sqlanon.cli.app.app, base + ["--qi", "age=table:nope"])
     assert missing.exit_code == 2 and "hierarchy table 'nope' for 'age' not found" in missing.output
-    wrong = runner.invoke(sqlanon.cli.app, base + ["--qi", "age=table:not_a_hierarchy"])
+    wrong = runner.invoke(sqlanon.cli.app.app, base + ["--qi", "age=table:not_a_hierarchy"])
     assert wrong.exit_code == 1 and "has no level_0 .. level_N columns (columns: a)" in wrong.output

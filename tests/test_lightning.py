@@ -25,14 +25,14 @@ import checker  # noqa: E402
 import oracle_brute as brute  # noqa: E402
 
 import sqlanon  # noqa: E402
-from sqlanon.cli import app  # noqa: E402
+from sqlanon.cli.app import app  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.errors import ConfigError, UnsatisfiableError  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement  # noqa: E402
-from sqlanon.search import lightning  # noqa: E402
-from sqlanon.source import Source  # noqa: E402
+from sqlanon.search.lightning import planner as lightning  # noqa: E402
+from sqlanon.engine.source import Source  # noqa: E402
 from sqlanon.stats import ClassNeeds, Statistics  # noqa: E402
 
 

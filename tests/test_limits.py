@@ -7,9 +7,9 @@ import pytest
 from typer.testing import CliRunner
 
 import sqlanon
-import sqlanon.cli
+import sqlanon.cli.app
 from sqlanon.errors import ConfigError
-from sqlanon.policy_checks import THREADS_PER_CORE, memory_bytes
+from sqlanon.config.checks import THREADS_PER_CORE, memory_bytes
 
 runner = CliRunner()
 
@@ -22,7 +22,7 @@ def small(tmp_path):
 
 
 def _cli_error(args: list[str]) -> str:
-    result = runner.invoke(sqlanon.cli.app, args)
+    result = runner.invoke(sqlanon.cli.app.app, args)
     assert result.exit_code == 2, result.output
     lines = [l for l in result.stderr.splitlines() if l.startswith("error:")]
     assert len(lines) == 1, result.output
@@ -87,7 +87,7 @@ def _no_scan(monkeypatch):
 @pytest.mark.parametrize("search", SEARCH_NAMES)
 def test_every_search_metric_pair_is_optimized_or_refused_before_the_scan(small, monkeypatch, search):
     from sqlanon.metrics import METRICS
-    from sqlanon.policy_checks import OWN_METRICS
+    from sqlanon.config.checks import OWN_METRICS
 
     _no_scan(monkeypatch)
     for metric in METRICS:
@@ -111,7 +111,7 @@ def test_every_search_metric_pair_is_optimized_or_refused_before_the_scan(small,
 
 
 def test_a_validated_policy_validates_again(small):
-    from sqlanon.policy import Policy
+    from sqlanon.config.policy import Policy
 
     policy = Policy(input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", search_options={"objective": "regression", "regression_target": "age"})
     policy.validate()
@@ -143,7 +143,7 @@ def test_an_oversized_lattice_is_refused_before_the_scan(tmp_path, monkeypatch):
         with pytest.raises(ConfigError, match="the lattice has 60,466,176 nodes, more than 2,000,000"):
             sqlanon.anonymize(input=str(data), qi=qi, k=2, search=search, dry_run=True)
     with pytest.raises(ConfigError, match="the lattice has"):
-        sqlanon.api.plan_sql(input=str(data), qi=qi, k=2)
+        sqlanon.run.api.plan_sql(input=str(data), qi=qi, k=2)
     with pytest.raises(AssertionError, match="scanned"):  # lightning walks it: it gets to the scan
         sqlanon.anonymize(input=str(data), qi=qi, k=2, search="lightning", dry_run=True)
 

@@ -34,14 +34,14 @@ from checker import (  # noqa: E402
 )
 from test_oracle_search import write_hierarchy_csvs  # noqa: E402
 
-import sqlanon.api  # noqa: E402
-import sqlanon.cli  # noqa: E402
+import sqlanon.run.api  # noqa: E402
+import sqlanon.cli.app  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.errors import ConfigError, UnsatisfiableError  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
 from sqlanon.privacy import DeltaPresence, KMap, RecursiveCLDiversity, TCloseness  # noqa: E402
 from sqlanon.privacy.k_map import derived_k  # noqa: E402
-from sqlanon.source import Source  # noqa: E402
+from sqlanon.engine.source import Source  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
 
 COLUMNS = None
@@ -217,10 +217,10 @@ def test_releases_rechecked_and_optimal(seed, search, tmp_path):
         out = str(tmp_path / f"out{i}.parquet")
         if want is None:
             with pytest.raises(UnsatisfiableError):
-                sqlanon.api.anonymize(keep_columns=["id"], input=sub_path, qi=qi, max_suppression=frac, output=out, search=search, **options)
+                sqlanon.run.api.anonymize(keep_columns=["id"], input=sub_path, qi=qi, max_suppression=frac, output=out, search=search, **options)
             assert not os.path.exists(out)
             continue
-        report = sqlanon.api.anonymize(keep_columns=["id"], input=sub_path, qi=qi, max_suppression=frac, output=out, search=search, **options)
+        report = sqlanon.run.api.anonymize(keep_columns=["id"], input=sub_path, qi=qi, max_suppression=frac, output=out, search=search, **options)
         assert report["metric"]["value"] == pytest.approx(want, abs=1e-9), options
         rows = read_rows(out)
         assert len(rows) == len(sub)
@@ -246,7 +246,7 @@ def test_cli_population_table_in_a_duckdb_file(tmp_path):
     args = ["anonymize", "--keep-column", "id", "--input", db, "--table", "research", "--population", "the population", "--k-map", "3", "--delta-max", "0.9", "--output", str(out), "--json", "-q"]
     for c, spec in qi.items():
         args += ["--qi", f"{c}={spec}"]
-    res = CliRunner().invoke(sqlanon.cli.app, args)
+    res = CliRunner().invoke(sqlanon.cli.app.app, args)
     assert res.exit_code == 0, res.output
     import json
 
@@ -257,7 +257,7 @@ def test_cli_population_table_in_a_duckdb_file(tmp_path):
     assert not check_k_map(rows, case.qis, case.rows, hier_of(case), levels, 3)
     assert not check_delta_presence(rows, case.qis, case.rows, hier_of(case), levels, 0.0, 0.9)
     # a population table that is not there: exit 2, one line naming it
-    bad = CliRunner().invoke(sqlanon.cli.app, [a if a != "the population" else "nope" for a in args] + ["--overwrite"])
+    bad = CliRunner().invoke(sqlanon.cli.app.app, [a if a != "the population" else "nope" for a in args] + ["--overwrite"])
     assert bad.exit_code == 2 and "population table 'nope' not found" in bad.output
 
 
@@ -267,7 +267,7 @@ def test_population_must_contain_the_input(tmp_path):
     qi = write_hierarchy_csvs(case, tmp_path)
     # swap roles: the input is the population, the "population" the subset
     with pytest.raises(ConfigError, match=r"the input is not a subset of population csv:.*: \d+ input row\(s\)"):
-        sqlanon.api.anonymize(input=pop_path, qi=qi, population=sub_path, k_map=2, dry_run=True)
+        sqlanon.run.api.anonymize(input=pop_path, qi=qi, population=sub_path, k_map=2, dry_run=True)
 
 
 @pytest.mark.parametrize(
@@ -293,7 +293,7 @@ def test_bad_combinations(options, message, tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=40, weird=False)
     qi = write_hierarchy_csvs(case, tmp_path)
     with pytest.raises(ConfigError, match=message):
-        sqlanon.api.anonymize(input=case.path, qi=qi, dry_run=True, **options)
+        sqlanon.run.api.anonymize(input=case.path, qi=qi, dry_run=True, **options)
 
 
 def test_estimated_k_map_is_derived_k_anonymity(tmp_path):
@@ -301,7 +301,7 @@ def test_estimated_k_map_is_derived_k_anonymity(tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=120, weird=False)
     qi = write_hierarchy_csvs(case, tmp_path)
     out = str(tmp_path / "e.parquet")
-    report = sqlanon.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, k_map=10, population_size=600, k_map_significance=0.05, output=out)
+    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, k_map=10, population_size=600, k_map_significance=0.05, output=out)
     model = report["privacy"]["models"][-1]
     kd = derived_k(10, 120 / 600, 0.05)[0]
     assert model["derived_k"] == kd and kd < 10

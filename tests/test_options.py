@@ -1,4 +1,4 @@
-"""Typed search options (sqlanon.options): an option is read by its search or refused, naming it.
+"""Typed search options (sqlanon.config.search_options): an option is read by its search or refused, naming it.
 
 Each of these failed on the main of issue 10: ``--option iteratons=5`` ran 2000 iterations, and
 genetic options given to a lattice search were silently ignored."""
@@ -11,10 +11,10 @@ import yaml
 from typer.testing import CliRunner
 
 import sqlanon
-import sqlanon.cli
-import sqlanon.options
+import sqlanon.cli.app
+import sqlanon.config.search_options
 from sqlanon.errors import ConfigError
-from sqlanon.options import SEARCH_OPTIONS, cli_search_options, parse_search_options
+from sqlanon.config.search_options import SEARCH_OPTIONS, cli_search_options, parse_search_options
 
 runner = CliRunner()
 
@@ -31,7 +31,7 @@ def small(tmp_path):
 
 def run_cli(small, *extra):
     args = ["anonymize", "--input", small["data"], "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "3", "--output", small["out"], "--quiet", *extra]
-    return runner.invoke(sqlanon.cli.app, args)
+    return runner.invoke(sqlanon.cli.app.app, args)
 
 
 def error_line(result) -> str:
@@ -41,7 +41,7 @@ def error_line(result) -> str:
 
 
 def test_doctests():
-    assert doctest.testmod(sqlanon.options).failed == 0
+    assert doctest.testmod(sqlanon.config.search_options).failed == 0
 
 
 def test_misspelled_option_is_refused_with_a_suggestion(small):
@@ -99,7 +99,7 @@ def test_policy_search_options_are_checked(small):
     policy = small["dir"] / "policy.yaml"
     policy.write_text(yaml.safe_dump({"input": small["data"], "qi": {"zip": "mask"}, "k": 2, "search": "genetic", "metric": "lm",
                                       "search_options": {"iterations": 5, "populaton": 10}}))
-    result = runner.invoke(sqlanon.cli.app, ["anonymize", "--policy", str(policy), "--dry-run", "--quiet"])
+    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--policy", str(policy), "--dry-run", "--quiet"])
     assert result.exit_code == 2
     assert "'populaton'" in error_line(result) and "did you mean 'population'" in error_line(result)
 
@@ -135,7 +135,8 @@ def test_seed_zero_reaches_the_genetic_search(small):
 
 
 def test_declared_defaults_are_the_searches_defaults():
-    from sqlanon.search import genetic, optimal
+    from sqlanon.search.lattice import optimal
+    from sqlanon.search.genetic import planner as genetic
 
     g = SEARCH_OPTIONS["genetic"].model_fields
     for key, value in genetic.DEFAULTS.items():

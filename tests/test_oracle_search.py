@@ -15,15 +15,15 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import oracle_brute as brute  # noqa: E402
 
-import sqlanon.api  # noqa: E402
+import sqlanon.run.api  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.errors import UnsatisfiableError  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness  # noqa: E402
 from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
-from sqlanon.search.lattice import Lattice  # noqa: E402
-from sqlanon.source import Source  # noqa: E402
+from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
+from sqlanon.engine.source import Source  # noqa: E402
 from sqlanon.stats import ClassNeeds, Statistics  # noqa: E402
 
 SEEDS = list(range(6))
@@ -198,7 +198,7 @@ def test_api_dry_run_finds_the_exhaustive_optimum(seed, tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=150, depths=[2, 1, 2])
     qi = write_hierarchy_csvs(case, tmp_path)
     for search, metric, k, frac, l in [("optimal", "lm", 3, 0.05, None), ("optimal", "cm", 4, 0.0, 2), ("incognito", "discernibility", 2, 0.1, 2), ("samarati", "height", 5, 0.02, None)]:
-        report = sqlanon.api.anonymize(
+        report = sqlanon.run.api.anonymize(
             input=case.path, qi=qi, k=k, l=l, sensitive_column=case.sensitive if l else None,
             class_column=case.class_column if metric == "cm" else None, metric=metric, search=search, max_suppression=frac, dry_run=True,
         )

@@ -19,7 +19,8 @@ from sqlanon.engine import connect  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness  # noqa: E402
-from sqlanon.source import Source, col  # noqa: E402
+from sqlanon.engine.source import Source  # noqa: E402
+from sqlanon.expr.atoms import col
 from sqlanon.stats import ClassNeeds, Statistics  # noqa: E402
 
 SEEDS = list(range(20))

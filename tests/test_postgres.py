@@ -20,8 +20,8 @@ psycopg = pytest.importorskip("psycopg")
 
 pytestmark = pytest.mark.postgres
 
-import sqlanon.api  # noqa: E402
-import sqlanon.cli  # noqa: E402
+import sqlanon.run.api  # noqa: E402
+import sqlanon.cli.app  # noqa: E402
 from conftest import local_postgres  # noqa: E402
 from checker import check_k, check_l_diversity, read_rows, released_multiset  # noqa: E402
 from sqlanon.errors import SqlanonError  # noqa: E402
@@ -95,8 +95,8 @@ def test_same_plan_and_release_as_duckdb(people, config):
     suppression and released rows; the PostgreSQL release (Parquet, written client-side) passes
     the independent k (and l) re-check."""
     duck_out, pg_out = str(people["dir"] / "duck.parquet"), str(people["dir"] / "pg.parquet")
-    duck = sqlanon.api.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], output=duck_out, **config)
-    pg = sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], output=pg_out, **config)
+    duck = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], output=duck_out, **config)
+    pg = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], output=pg_out, **config)
     assert pg["transformation"] == duck["transformation"]
     assert pg["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9, abs=1e-12)
     assert pg["suppressed_rows"] == duck["suppressed_rows"]
@@ -110,7 +110,7 @@ def test_same_plan_and_release_as_duckdb(people, config):
 
 def test_csv_output_streams_the_same_rows(people):
     out = str(people["dir"] / "pg.csv")
-    report = sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, output=out, output_delimiter=";")
+    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, output=out, output_delimiter=";")
     rows = read_rows(out, delimiter=";")
     assert len(rows) == 300 and list(rows[0]) == COLUMNS
     assert check_k(rows, ["zip", "age"], 5, 0.0)["ok"]
@@ -119,18 +119,18 @@ def test_csv_output_streams_the_same_rows(people):
 
 def test_output_table_and_registry_in_the_database(people):
     args = ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--output-table", "people_k5", "--json", "-q"]
-    res = runner.invoke(sqlanon.cli.app, args)
+    res = runner.invoke(sqlanon.cli.app.app, args)
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout.strip().splitlines()[-1])["output"] == "table people_k5"
     rows = as_text(pg_rows(people["url"], "people_k5"))
     assert len(rows) == 300 and check_k(rows, ["zip", "age"], 5, 0.0)["ok"]
     assert pg_tables(people["url"]) == {"people", "people_k5", "sqlanon_releases"}
-    again = runner.invoke(sqlanon.cli.app, args)
+    again = runner.invoke(sqlanon.cli.app.app, args)
     assert again.exit_code == 2 and "already exists" in again.output
-    listed = runner.invoke(sqlanon.cli.app, ["releases", "--database", people["url"], "--json"])
+    listed = runner.invoke(sqlanon.cli.app.app, ["releases", "--database", people["url"], "--json"])
     assert listed.exit_code == 0, listed.output
     assert [r["target"] for r in json.loads(listed.stdout)] == ["table people_k5"]
-    checked = runner.invoke(sqlanon.cli.app, ["check", "--input", people["url"], "--table", "people_k5", "--qi", "zip", "--qi", "age", "--k", "5", "--json"])
+    checked = runner.invoke(sqlanon.cli.app.app, ["check", "--input", people["url"], "--table", "people_k5", "--qi", "zip", "--qi", "age", "--k", "5", "--json"])
     assert checked.exit_code == 0, checked.output
     measured = json.loads(checked.stdout.strip().splitlines()[-1])
     assert measured["rows"] == 300 and measured["k"] >= 5
@@ -139,7 +139,7 @@ def test_output_table_and_registry_in_the_database(people):
 def test_in_place_is_one_transaction(people):
     before = sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"])
     with pytest.raises(SqlanonError, match="simulated failure"):
-        sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
+        sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
     assert sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"]) == before
     assert pg_tables(people["url"]) == {"people"}  # no half-written table, no registry
     # the process dies with the transaction open: the server rolls it back
@@ -148,7 +148,7 @@ def test_in_place_is_one_transaction(people):
     assert proc.returncode == 9, proc.stderr
     assert sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"]) == before
     assert pg_tables(people["url"]) == {"people"}
-    report = sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True)
+    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True)
     after = as_text(pg_rows(people["url"], "people"))
     assert sorted(int(r["id"]) for r in after) == list(range(300))
     assert check_k(after, ["zip", "age"], 5, 0.0)["ok"] and report["release_id"] == 1
@@ -157,8 +157,8 @@ def test_in_place_is_one_transaction(people):
 
 def test_bottom_up_same_as_duckdb(people):
     opts = dict(qi={"zip": "mask", "age": "bands:5,10,20", "disease": "flat"}, k=6, search="bottom-up", class_column="buys")
-    duck = sqlanon.api.anonymize(input=people["csv"], dry_run=True, **opts)
-    pg = sqlanon.api.anonymize(input=people["url"], table="people", dry_run=True, **opts)
+    duck = sqlanon.run.api.anonymize(input=people["csv"], dry_run=True, **opts)
+    pg = sqlanon.run.api.anonymize(input=people["url"], table="people", dry_run=True, **opts)
     assert pg["transformation"] == duck["transformation"] and pg["steps"] == duck["steps"]
 
 
@@ -170,9 +170,9 @@ def test_planners_with_weights_and_level_bounds_same_as_duckdb(people):
     keys = dict(min_level={"zip": 1, "age": 1, "disease": 1}, max_level={"age": 2}, weights={"zip": 3})
     for search, extra in (("bottom-up", dict(class_column="buys")), ("genetic", dict(metric="lm", search_options={"iterations": 100, "population": 20, "seed": 4}))):
         opts = dict(qi=qi, k=6, max_suppression=0.02, search=search, **keys, **extra)
-        duck = sqlanon.api.anonymize(input=people["csv"], dry_run=True, **opts)
+        duck = sqlanon.run.api.anonymize(input=people["csv"], dry_run=True, **opts)
         out = people["dir"] / f"{search}.csv"
-        pg = sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", output=str(out), **opts)
+        pg = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", output=str(out), **opts)
         assert pg["transformation"] == duck["transformation"] and pg["suppressed_rows"] == duck["suppressed_rows"], search
         released = as_text(read_rows(str(out)))
         assert check_k(released, ["zip", "age", "disease"], 6, 0.02)["ok"], search
@@ -187,22 +187,22 @@ def test_planners_with_weights_and_level_bounds_same_as_duckdb(people):
 
 def test_bad_input_on_postgres(people):
     base = ["anonymize", "--keep-column", "id", "--qi", "zip=mask", "--k", "5", "--dry-run", "-q"]
-    res = runner.invoke(sqlanon.cli.app, base + ["--input", people["url"], "--table", "nope"])
+    res = runner.invoke(sqlanon.cli.app.app, base + ["--input", people["url"], "--table", "nope"])
     assert res.exit_code == 2 and "table 'nope' not found" in res.output
-    res = runner.invoke(sqlanon.cli.app, base + ["--input", people["url"], "--table", "people", "--qi", "bogus=flat"])
+    res = runner.invoke(sqlanon.cli.app.app, base + ["--input", people["url"], "--table", "people", "--qi", "bogus=flat"])
     assert res.exit_code == 2 and "unknown quasi-identifier column 'bogus'" in res.output
-    res = runner.invoke(sqlanon.cli.app, base + ["--input", people["url"]])
+    res = runner.invoke(sqlanon.cli.app.app, base + ["--input", people["url"]])
     assert res.exit_code == 2 and "--table is required" in res.output
     # a wrong database, and a password that must not be echoed
     head, _, query = people["url"].partition("?")
     secret = head.replace("postgres:@", "postgres:s3cret@").rsplit("/", 1)[0] + "/no_such_db" + (f"?{query}" if query else "")
-    res = runner.invoke(sqlanon.cli.app, base + ["--input", secret, "--table", "people"])
+    res = runner.invoke(sqlanon.cli.app.app, base + ["--input", secret, "--table", "people"])
     assert res.exit_code == 1 and "cannot connect" in res.output and "no_such_db" in res.output
     assert "s3cret" not in res.output
     # a password that works (the test server trusts local connections): not in the registry either
     with_password = head.replace("postgres:@", "postgres:s3cret@") + (f"?{query}" if query else "")
     assert "s3cret" in with_password
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--input", with_password, "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "pw", "--json", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--input", with_password, "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "pw", "--json", "-q"])
     assert res.exit_code == 0 and "s3cret" not in res.output, res.output
     with psycopg.connect(people["url"]) as con:
         stored = con.execute("SELECT * FROM sqlanon_releases").fetchall()
@@ -213,7 +213,7 @@ def test_bad_input_on_postgres(people):
     # NULL in a quasi-identifier: the same one-line error as on DuckDB, nothing written
     with psycopg.connect(people["url"], autocommit=True) as con:
         con.execute("UPDATE people SET zip = NULL WHERE id = 3")
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "o", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "o", "-q"])
     assert res.exit_code == 1 and "column 'zip' has 1 NULL value(s)" in res.output
     assert pg_tables(people["url"]) == {"people"}
 
@@ -225,9 +225,9 @@ def test_genetic_same_as_duckdb(people, metric, extra):
     (same cut, LM, CM, suppressed rows, evaluations); the PostgreSQL release passes the re-check."""
     opts = dict(qi={"zip": "mask", "age": "numeric", "disease": "flat"}, k=5, search="genetic", metric=metric, class_column="buys",
                 search_options={"iterations": 150, "population": 20, "seed": 4, "numeric": ["age"], **extra})
-    duck = sqlanon.api.anonymize(input=people["csv"], dry_run=True, **opts)
+    duck = sqlanon.run.api.anonymize(input=people["csv"], dry_run=True, **opts)
     out = str(people["dir"] / "ga.parquet")
-    pg = sqlanon.api.anonymize(keep_columns=["id"], input=people["url"], table="people", output=out, **opts)
+    pg = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", output=out, **opts)
     for key in ("transformation", "suppressed_rows", "evaluations"):
         assert pg[key] == duck[key], key
     assert pg["lm"] == pytest.approx(duck["lm"]) and pg["cm"] == pytest.approx(duck["cm"])
@@ -254,8 +254,8 @@ def test_top_down_with_a_previous_release_in_the_database(people, tmp_path):
     qi = {"Name": "flat", "Job": str(job)}
     opts = dict(search="top-down", k=2, class_column="Class")
     xy = {"x": ["Name", "Job", "Disease"], "y": ["K1", "K2"]}
-    duck = sqlanon.api.anonymize(input=str(tmp_path / "t1.csv"), qi=qi, dry_run=True, search_options=dict(xy, previous=[str(tmp_path / "t2.csv")]), **opts)
-    pg = sqlanon.api.anonymize(input=people["url"], table="t1", qi=qi, output_table="t1_released", search_options=dict(xy, previous=["t2"]), **opts)
+    duck = sqlanon.run.api.anonymize(input=str(tmp_path / "t1.csv"), qi=qi, dry_run=True, search_options=dict(xy, previous=[str(tmp_path / "t2.csv")]), **opts)
+    pg = sqlanon.run.api.anonymize(input=people["url"], table="t1", qi=qi, output_table="t1_released", search_options=dict(xy, previous=["t2"]), **opts)
     assert pg["transformation"] == duck["transformation"] == {"Name": ["*"], "Job": ["White-collar", "Blue-collar"]}
     released = pg_rows(people["url"], "t1_released")
     parent = {"Banker": "White-collar", "Clerk": "White-collar", "Driver": "Blue-collar", "Engineer": "Blue-collar"}
@@ -266,9 +266,9 @@ def test_top_down_with_a_previous_release_in_the_database(people, tmp_path):
                 links.setdefault((r["Name"], r["Job"], job2, disease), set()).add((r["K1"], k2))
     assert links and min(len(v) for v in links.values()) >= 2
     # T2 itself released through sqlanon (k = 1: unchanged), then named by its registry id
-    t2_release = sqlanon.api.anonymize(input=people["url"], table="t2", qi={"Job": str(job)}, k=1, output_table="t2_released")
+    t2_release = sqlanon.run.api.anonymize(input=people["url"], table="t2", qi={"Job": str(job)}, k=1, output_table="t2_released")
     assert t2_release["transformation"] == {"Job": 0}
-    by_id = sqlanon.api.anonymize(input=people["url"], table="t1", qi=qi, dry_run=True, search_options=dict(xy, previous=[str(t2_release["release_id"])]), **opts)
+    by_id = sqlanon.run.api.anonymize(input=people["url"], table="t1", qi=qi, dry_run=True, search_options=dict(xy, previous=[str(t2_release["release_id"])]), **opts)
     assert by_id["transformation"] == pg["transformation"]
 
 
@@ -278,7 +278,7 @@ def test_generate_same_code_table_and_rows_as_duckdb(people):
     outs = {}
     for name, flags in (("duck", ["--input", people["csv"]]), ("pg", ["--input", people["url"], "--table", "people"])):
         out = str(people["dir"] / f"gen_{name}.csv")
-        res = runner.invoke(sqlanon.cli.app, ["generate", *flags, "--columns", "zip,disease,buys", "--min-sup", "5", "--seed", "3", "--output", out, "--json", "-q"])
+        res = runner.invoke(sqlanon.cli.app.app, ["generate", *flags, "--columns", "zip,disease,buys", "--min-sup", "5", "--seed", "3", "--output", out, "--json", "-q"])
         assert res.exit_code == 0, res.output
         outs[name] = (json.loads(res.stdout.strip().splitlines()[-1]), sorted(tuple(r.values()) for r in read_rows(out)))
     (duck, duck_rows), (pg, pg_rows_) = outs["duck"], outs["pg"]
@@ -294,13 +294,13 @@ def test_weird_identifiers_and_schema_qualified_table(people):
         con.execute('CREATE SCHEMA s')
         con.execute('CREATE TABLE s."We""ird" ("zip ""code""; DROP TABLE t; --" TEXT, v INTEGER)')
         con.execute('INSERT INTO s."We""ird" VALUES (\'12345\', 1), (\'12346\', 2), (\'12355\', 3), (\'12356\', 4)')
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--output-table", "out table", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--output-table", "out table", "-q"])
     assert res.exit_code == 0, res.output
     with psycopg.connect(people["url"]) as con:
         rows = con.execute('SELECT "zip ""code""; DROP TABLE t; --", v FROM "out table" ORDER BY v').fetchall()
         assert rows == [("1234*", 1), ("1234*", 2), ("1235*", 3), ("1235*", 4)]
         assert con.execute('SELECT COUNT(*) FROM s."We""ird"').fetchone()[0] == 4
-    sql = runner.invoke(sqlanon.cli.app, ["sql", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--dialect", "postgres"])
+    sql = runner.invoke(sqlanon.cli.app.app, ["sql", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--dialect", "postgres"])
     assert sql.exit_code == 0, sql.output
     assert '"zip ""code""; DROP TABLE t; --"' in sql.stdout and '"s"."We""ird"' in sql.stdout
 
@@ -313,8 +313,8 @@ def test_borrowed_psycopg_connection_joins_the_callers_transaction(people):
     try:
         con.execute("SELECT 1")  # the caller's transaction is open
         with pytest.raises(SqlanonError, match="table 'nope' not found"):
-            sqlanon.api.anonymize(keep_columns=["id"], connection=con, table="nope", qi=people["qi"], k=5, output_table="x")
-        report = sqlanon.api.anonymize(keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
+            sqlanon.run.api.anonymize(keep_columns=["id"], connection=con, table="nope", qi=people["qi"], k=5, output_table="x")
+        report = sqlanon.run.api.anonymize(keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
         assert report["output"] == "table people_k5"
         rows = con.execute("SELECT COUNT(*) FROM people_k5").fetchone()[0]
         assert rows == 300  # visible inside the caller's transaction
@@ -322,7 +322,7 @@ def test_borrowed_psycopg_connection_joins_the_callers_transaction(people):
         assert temps == 0
         con.rollback()
         assert "people_k5" not in pg_tables(people["url"])  # rolled back with the caller's transaction
-        sqlanon.api.anonymize(keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
+        sqlanon.run.api.anonymize(keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
         con.commit()
         assert {"people_k5", "sqlanon_releases"} <= pg_tables(people["url"])
         assert check_k(as_text(pg_rows(people["url"], "people_k5")), ["zip", "age"], 5, 0.0)["ok"]
@@ -338,7 +338,7 @@ def test_policy_file_with_a_postgres_url(people, tmp_path):
     policy = tmp_path / "sub" / "policy.yaml"
     policy.parent.mkdir()
     policy.write_text(yaml.safe_dump({"input": people["url"], "table": "people", "qi": people["qi"], "k": 5, "output": "out/r.csv"}))
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--policy", str(policy), "--json", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--policy", str(policy), "--json", "-q"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout.strip().splitlines()[-1])["output"] == str(tmp_path / "sub" / "out" / "r.csv")
     assert check_k(read_rows(str(tmp_path / "sub" / "out" / "r.csv")), ["zip", "age"], 5, 0.0)["ok"]
@@ -354,7 +354,7 @@ def test_in_place_refuses_a_table_a_view_depends_on(people):
         con.execute('CREATE VIEW "Other"."Second View" AS SELECT zip FROM people_view')  # depends on the view only
         con.execute("CREATE VIEW people_ages AS SELECT age FROM people")
     before = sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"])
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place"])
     assert res.exit_code == 2, res.output
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert errors == ["error: --in-place recreates table 'people', and people_ages, people_view depend on it (a view or a foreign key): drop them first, or write the release with --output-table"], res.output
@@ -366,7 +366,7 @@ def test_in_place_refuses_a_table_a_view_depends_on(people):
         con.execute("DROP VIEW people_view")
         con.execute("ALTER TABLE people ADD PRIMARY KEY (id)")
         con.execute("CREATE TABLE visits (person INTEGER REFERENCES people (id))")
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"])
     assert res.exit_code == 2 and "and visits depends on it" in res.stderr, res.output
 
 
@@ -374,7 +374,7 @@ def test_a_drop_refused_by_dependents_names_them(people):
     """Should a view appear after the check, the DROP's error names it (the server's DETAIL)."""
     from sqlanon.engine import connect
     from sqlanon.errors import EngineError
-    from sqlanon.source import drop_table, table_ref
+    from sqlanon.expr.atoms import drop_table, table_ref
 
     with psycopg.connect(people["url"], autocommit=True) as con:
         con.execute("CREATE VIEW people_view AS SELECT zip FROM people")
@@ -392,9 +392,9 @@ def test_stored_hierarchy_in_postgres(people, tmp_path):
     ``--qi zip=table:NAME`` reads it back: the same plan as from the file."""
     tree = tmp_path / "zip.csv"
     tree.write_text("".join(f"{z};{z[:4]}*;{z[:3]}**;*\n" for z in ["12345", "12346", "12355", "12356", "13001", "13002"]))
-    r = runner.invoke(sqlanon.cli.app, ["hierarchy", "import", str(tree), "--column", "zip", "--database", people["url"]])
+    r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "import", str(tree), "--column", "zip", "--database", people["url"]])
     assert r.exit_code == 0 and "table:sqlanon_hierarchy_zip" in r.output, r.output
     assert "sqlanon_hierarchy_zip" in pg_tables(people["url"])
-    a = sqlanon.api.anonymize(input=people["url"], table="people", qi={"zip": str(tree)}, k=20, dry_run=True)
-    b = sqlanon.api.anonymize(input=people["url"], table="people", qi={"zip": "table:sqlanon_hierarchy_zip"}, k=20, dry_run=True)
+    a = sqlanon.run.api.anonymize(input=people["url"], table="people", qi={"zip": str(tree)}, k=20, dry_run=True)
+    b = sqlanon.run.api.anonymize(input=people["url"], table="people", qi={"zip": "table:sqlanon_hierarchy_zip"}, k=20, dry_run=True)
     assert a["transformation"] == b["transformation"] and a["metric"] == b["metric"]

@@ -22,8 +22,8 @@ from test_oracle_search import approx, make_stats, satisfying  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
-from sqlanon.search import optimal  # noqa: E402
-from sqlanon.search.lattice import FAILS, SATISFIES, UNKNOWN, Lattice  # noqa: E402
+from sqlanon.search.lattice import optimal  # noqa: E402
+from sqlanon.search.lattice.lattice import FAILS, SATISFIES, UNKNOWN, Lattice  # noqa: E402
 from sqlanon.stats import ClassNeeds  # noqa: E402
 
 

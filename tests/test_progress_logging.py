@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import sqlanon
-import sqlanon.cli
+import sqlanon.cli.app
 from sqlanon.progress import Reporter, RichReporter
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -47,12 +47,12 @@ def test_no_progress_bars_when_not_a_tty(data):
     -q: nothing on stderr."""
     tmp, path = data
     for extra in ([], ["--json"]):
-        result = runner.invoke(sqlanon.cli.app, args(path, str(tmp / f"a{len(extra)}.parquet"), *extra))
+        result = runner.invoke(sqlanon.cli.app.app, args(path, str(tmp / f"a{len(extra)}.parquet"), *extra))
         assert result.exit_code == 0
         lines = result.stderr.splitlines()
         assert lines and all(line.startswith("sqlanon: ") for line in lines)
         assert "\x1b" not in result.stderr and "━" not in result.stderr
-    result = runner.invoke(sqlanon.cli.app, args(path, str(tmp / "b.parquet"), "--json", "-q"))
+    result = runner.invoke(sqlanon.cli.app.app, args(path, str(tmp / "b.parquet"), "--json", "-q"))
     assert result.exit_code == 0 and result.stderr == "" and json.loads(result.stdout)["rows"] == 3000
 
 
@@ -108,7 +108,7 @@ def test_pandas_is_not_a_core_dependency_and_not_needed(data):
         f"sqlanon.check({str(tmp / 'e.parquet')!r}, ['zip'], k=10)\n"
         "con = duckdb.connect(); con.execute(\"CREATE TABLE t AS SELECT (i % 9)::VARCHAR AS g FROM range(90) t(i)\").fetchall()\n"
         "sqlanon.anonymize(con.table('t'), connection=con, qi={'g': 'flat'}, k=5).to_arrow()\n"
-        "import sqlanon.cli\n"
+        "import sqlanon.cli.app\n"
         "assert 'pandas' not in sys.modules, 'pandas was imported'\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import sqlanon
-import sqlanon.cli
+import sqlanon.cli.app
 from checker import check_k, check_l_diversity, read_rows
 from sqlanon.errors import SqlanonError
 
@@ -97,7 +97,7 @@ def test_l_diversity_release(people, tmp_path):
 
 def test_in_place_replaces_table_and_records_release(people):
     before = table_rows(people["db"], "people")
-    result = runner.invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--input", people["db"], "--table", "people", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--in-place", "--json", "-q"])
+    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--input", people["db"], "--table", "people", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--in-place", "--json", "-q"])
     assert result.exit_code == 0, result.output
     after = table_rows(people["db"], "people")
     assert len(after) == len(before) and sorted(r["id"] for r in after) == sorted(r["id"] for r in before)
@@ -107,14 +107,14 @@ def test_in_place_replaces_table_and_records_release(people):
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     con.close()
     assert tables == {"people", "sqlanon_releases"}
-    listed = runner.invoke(sqlanon.cli.app, ["releases", "--database", people["db"], "--json"])
+    listed = runner.invoke(sqlanon.cli.app.app, ["releases", "--database", people["db"], "--json"])
     assert listed.exit_code == 0 and json.loads(listed.stdout)[0]["target"] == "table people"
 
 
 def test_in_place_failure_leaves_original(people):
     before = table_rows(people["db"], "people")
     with pytest.raises(SqlanonError, match="simulated failure"):
-        sqlanon.api.anonymize(keep_columns=["id"], input=people["db"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
+        sqlanon.run.api.anonymize(keep_columns=["id"], input=people["db"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
     assert table_rows(people["db"], "people") == before
     con = duckdb.connect(people["db"])
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
@@ -139,7 +139,7 @@ def test_in_place_crash_mid_transaction_leaves_original(people):
 def test_file_failure_leaves_nothing(people, tmp_path):
     out = str(tmp_path / "never.parquet")
     with pytest.raises(SqlanonError):
-        sqlanon.api.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], k=5, output=out, _fail_after_write=True)
+        sqlanon.run.api.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], k=5, output=out, _fail_after_write=True)
     assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(people["csv"]), os.path.basename(people["db"])])
 
 
@@ -159,7 +159,7 @@ def test_drop_columns(people, tmp_path):
 def test_check_command(people, tmp_path):
     out = str(tmp_path / "c.parquet")
     report = sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi={"zip": "mask", "age": "flat"}, k=5, max_suppression=0.1, output=out, sensitive_column="disease", l=2)
-    result = runner.invoke(sqlanon.cli.app, ["check", "--input", out, "--qi", "zip", "--qi", "age", "--k", "5", "--max-suppression", "0.1", "--sensitive-column", "disease", "--l", "2", "--class-column", "buys", "--json"])
+    result = runner.invoke(sqlanon.cli.app.app, ["check", "--input", out, "--qi", "zip", "--qi", "age", "--k", "5", "--max-suppression", "0.1", "--sensitive-column", "disease", "--l", "2", "--class-column", "buys", "--json"])
     assert result.exit_code == 0, result.output
     measured = json.loads(result.stdout)
     assert measured["k"] >= 5 and measured["k_anonymous"] is True
@@ -170,21 +170,21 @@ def test_check_command(people, tmp_path):
     assert sum(count for _, count in hist) == measured["classes"] + (1 if measured["suppressed_rows"] else 0)
     assert 0.0 <= measured["metrics"]["cm"] <= 1.0
     # the raw input is not 5-anonymous: exit 3
-    raw = runner.invoke(sqlanon.cli.app, ["check", "--input", people["csv"], "--qi", "zip", "--qi", "age", "--k", "5"])
+    raw = runner.invoke(sqlanon.cli.app.app, ["check", "--input", people["csv"], "--qi", "zip", "--qi", "age", "--k", "5"])
     assert raw.exit_code == 3
 
 
 def test_sql_command_prints_portable_sql(people):
     args = ["sql", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
-    duck = runner.invoke(sqlanon.cli.app, args)
+    duck = runner.invoke(sqlanon.cli.app.app, args)
     assert duck.exit_code == 0, duck.output
     assert "-- base frequency set" in duck.stdout and "-- release" in duck.stdout and "READ_CSV" in duck.stdout.upper()
     for dialect in ("spark", "postgres"):
-        other = runner.invoke(sqlanon.cli.app, args + ["--dialect", dialect])
+        other = runner.invoke(sqlanon.cli.app.app, args + ["--dialect", dialect])
         assert other.exit_code == 0, other.output
         text = other.stdout.upper()
         assert "LIST_EXTRACT" not in text and "READ_CSV" not in text and "CASE" in text
-    bad = runner.invoke(sqlanon.cli.app, args + ["--dialect", "klingon"])
+    bad = runner.invoke(sqlanon.cli.app.app, args + ["--dialect", "klingon"])
     assert bad.exit_code == 2
 
 
@@ -193,18 +193,18 @@ def test_sql_command_honours_drop_column_weights_and_level_bounds(people):
     the one the API renders for the same policy (so the bounded node is searched), and a dropped
     column is not in the release."""
     base = ["sql", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
-    plain = runner.invoke(sqlanon.cli.app, base)
+    plain = runner.invoke(sqlanon.cli.app.app, base)
     assert plain.exit_code == 0, plain.output
     flags = ["--drop-column", "id", "--weights", "zip=2,age=1", "--min-level", "age=2", "--max-level", "zip=3"]
-    got = runner.invoke(sqlanon.cli.app, base + flags)
+    got = runner.invoke(sqlanon.cli.app.app, base + flags)
     assert got.exit_code == 0, got.output
     policy = dict(input=people["csv"], qi=people["qi"], k=5, max_suppression=0.05, drop_columns=["id"], weights={"zip": 2, "age": 1}, min_level={"age": 2}, max_level={"zip": 3})
-    expected = "".join(f"-- {title}\n{text};\n\n" for title, text in sqlanon.api.plan_sql(policy))
+    expected = "".join(f"-- {title}\n{text};\n\n" for title, text in sqlanon.run.api.plan_sql(policy))
     assert got.stdout == expected
     assert got.stdout != plain.stdout
     release = got.stdout.split("-- release")[-1]
     assert '"id"' not in release and '"id"' in plain.stdout.split("-- release")[-1]
-    bad = runner.invoke(sqlanon.cli.app, base + ["--min-level", "agee=1"])
+    bad = runner.invoke(sqlanon.cli.app.app, base + ["--min-level", "agee=1"])
     assert bad.exit_code == 2 and "agee" in bad.output
 
 
@@ -217,7 +217,7 @@ def test_html_report(people, tmp_path):
 
 
 def test_version_flag():
-    result = runner.invoke(sqlanon.cli.app, ["--version"])
+    result = runner.invoke(sqlanon.cli.app.app, ["--version"])
     assert result.exit_code == 0 and result.stdout.startswith("sqlanon ")
 
 
@@ -241,19 +241,19 @@ def test_check_transformation_remeasures_a_plan(people, tmp_path):
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
     args = ["check", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--transformation", str(path), "--k", "8", "--max-suppression", "0.1", "--json"]
-    result = runner.invoke(sqlanon.cli.app, args)
+    result = runner.invoke(sqlanon.cli.app.app, args)
     assert result.exit_code == 0, result.output
     measured = json.loads(result.stdout)
     assert measured["suppressed_rows"] == report["suppressed_rows"] and measured["within_budget"]
     assert measured["min_class_size"] >= 8
     assert measured["metrics"]["lm"] == pytest.approx(report["metric"]["value"], abs=1e-12)
     # a budget the plan does not fit: exit 3
-    tight = runner.invoke(sqlanon.cli.app, args[:-5] + ["--k", "50", "--max-suppression", "0.0", "--json"])
+    tight = runner.invoke(sqlanon.cli.app.app, args[:-5] + ["--k", "50", "--max-suppression", "0.0", "--json"])
     assert tight.exit_code == 3
 
     flexible = sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi={"zip": "mask"}, k=8, max_suppression=0.1, metric="cm", class_column="buys", search="genetic",
                                  search_options={"numeric": ["age"], "iterations": 150, "population": 16, "seed": 3})
-    measured = sqlanon.api.check_plan(people["csv"], {"zip": "mask", "age": "numeric"}, flexible, k=8, max_suppression=0.1, class_column="buys", numeric=["age"])
+    measured = sqlanon.run.api.check_plan(people["csv"], {"zip": "mask", "age": "numeric"}, flexible, k=8, max_suppression=0.1, class_column="buys", numeric=["age"])
     assert measured["suppressed_rows"] == flexible["suppressed_rows"]
     assert measured["metrics"]["cm"] == pytest.approx(flexible["cm"], abs=1e-12)
     assert measured["metrics"]["lm"] == pytest.approx(flexible["lm"], abs=1e-9)
@@ -273,7 +273,7 @@ def test_parquet_folder_and_glob_inputs(people, tmp_path):
         assert report["rows"] == 300
         rows = read_rows(out)
         assert len(rows) == 300 and check_k(rows, ["zip", "age"], 5, 0.0)["ok"]
-    missing = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", str(tmp_path / "nothing*.parquet"), "--qi", "zip=mask", "--k", "2"])
+    missing = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", str(tmp_path / "nothing*.parquet"), "--qi", "zip=mask", "--k", "2"])
     assert missing.exit_code == 2 and "input file not found" in missing.stderr
 
 
@@ -282,9 +282,9 @@ def test_input_hash_over_groups_is_the_full_scan_hash(people, tmp_path, monkeypa
     """When every input column is a text QI, the input hash is taken over the base set's groups
     (a group of ``cnt`` equal rows XORs to its hash when ``cnt`` is odd): it equals the per-row
     hash of a full scan, in the input's column order. A non-QI column keeps the per-row hash."""
-    from sqlanon import release
+    from sqlanon.release import write as release
     from sqlanon.engine import connect
-    from sqlanon.source import Source
+    from sqlanon.engine.source import Source
     from sqlanon.stats import Statistics
 
     path = str(tmp_path / "text.parquet")
@@ -309,9 +309,9 @@ def test_input_hash_over_groups_is_the_full_scan_hash(people, tmp_path, monkeypa
 def test_input_hash_comes_from_the_base_scan(people, tmp_path, monkeypatch):
     """The registry's input hash equals an independent full-scan hash of the input, yet the release
     does not scan the source for it (the base frequency set carries per-group XORs)."""
-    from sqlanon import release
+    from sqlanon.release import write as release
     from sqlanon.engine import connect
-    from sqlanon.source import Source
+    from sqlanon.engine.source import Source
 
     engine = connect()
     expected = release.input_hash(engine, Source.open(people["csv"]))

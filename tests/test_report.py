@@ -11,13 +11,13 @@ import pytest
 from typer.testing import CliRunner
 
 import sqlanon
-import sqlanon.cli
+import sqlanon.cli.app
 from browser import find_chromium, inspect_page
 from checker import is_suppressed, read_rows
-from sqlanon.check import check, check_plan
+from sqlanon.run.check import check, check_plan
 from sqlanon.hierarchy.builders import date_parts, masking, numeric_bands
 from sqlanon.hierarchy.io import read_csv_hierarchy
-from sqlanon.utility import level_meaning
+from sqlanon.report.utility import level_meaning
 
 runner = CliRunner()
 CHROMIUM = find_chromium()
@@ -93,7 +93,7 @@ def test_level_meanings(adult):
 def test_report_of_a_past_release(release, tmp_path):
     reg = str(release["dir"] / "sqlanon_releases.duckdb")
     out = str(tmp_path / "again.html")
-    res = runner.invoke(sqlanon.cli.app, ["report", "--release", str(release["report"]["release_id"]), "--database", reg, "--output", out])
+    res = runner.invoke(sqlanon.cli.app.app, ["report", "--release", str(release["report"]["release_id"]), "--database", reg, "--output", out])
     assert res.exit_code == 0, res.output
     page = open(out, encoding="utf-8").read()
     first = open(release["html"], encoding="utf-8").read()
@@ -101,9 +101,9 @@ def test_report_of_a_past_release(release, tmp_path):
     # same figures; the past release shows its recorded creation time and id
     assert strip(page).count("<rect class=\"bar\"") == strip(first).count("<rect class=\"bar\"")
     assert "base frequency set" in page and f"Release <b>{release['report']['release_id']}</b>" in page
-    res = runner.invoke(sqlanon.cli.app, ["report", "--release", "999", "--database", reg, "--output", out, "--overwrite"])
+    res = runner.invoke(sqlanon.cli.app.app, ["report", "--release", "999", "--database", reg, "--output", out, "--overwrite"])
     assert res.exit_code == 2 and "release 999" in res.output
-    res = runner.invoke(sqlanon.cli.app, ["report", "--release", "1", "--database", str(tmp_path / "nope.duckdb")])
+    res = runner.invoke(sqlanon.cli.app.app, ["report", "--release", "1", "--database", str(tmp_path / "nope.duckdb")])
     assert res.exit_code == 2 and "not found" in res.output
 
 
@@ -133,7 +133,7 @@ def test_browser_check_can_fail(tmp_path):
 
 
 def test_generate_report_has_risk_and_scores(tmp_path):
-    from sqlanon.cli_generate import run_generate
+    from sqlanon.cli.generate import run_generate
 
     rnd = random.Random(1)
     data = tmp_path / "g.csv"

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 import sqlanon
-import sqlanon.cli
+import sqlanon.cli.app
 from checker import is_suppressed, read_rows
-from sqlanon.check import check
+from sqlanon.run.check import check
 from sqlanon.risk import population as pop
 
 runner = CliRunner()
@@ -226,10 +226,10 @@ def test_census_and_no_uniques():
 
 def test_cli_check_risk_prints_figures(tmp_path):
     path = write_table(tmp_path, 3)
-    res = runner.invoke(sqlanon.cli.app, ["check", "--input", path, "--qi", "zip", "--qi", "age", "--risk", "--population-fraction", "0.1"])
+    res = runner.invoke(sqlanon.cli.app.app, ["check", "--input", path, "--qi", "zip", "--qi", "age", "--risk", "--population-fraction", "0.1"])
     assert res.exit_code == 0, res.output
     assert "prosecutor risk  highest" in res.output and "population uniq." in res.output
-    res = runner.invoke(sqlanon.cli.app, ["check", "--input", path, "--qi", "zip", "--risk", "--json"])
+    res = runner.invoke(sqlanon.cli.app.app, ["check", "--input", path, "--qi", "zip", "--risk", "--json"])
     data = json.loads(res.output)
     assert data["risk"]["prosecutor"]["highest"] > 0 and "population_uniques" not in data["risk"]
 
@@ -242,18 +242,18 @@ def test_cli_check_risk_prints_figures(tmp_path):
 ])
 def test_cli_check_risk_bad_options(tmp_path, args, needle):
     path = write_table(tmp_path, 4)
-    res = runner.invoke(sqlanon.cli.app, ["check", "--input", path, "--qi", "zip", *args])
+    res = runner.invoke(sqlanon.cli.app.app, ["check", "--input", path, "--qi", "zip", *args])
     assert res.exit_code == 2 and needle in res.output
 
 
 def test_risk_in_registry_and_json_report(tmp_path):
     path = write_table(tmp_path, 5, n=300)
     out = str(tmp_path / "out.parquet")
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", path, "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "3", "--max-suppression", "0.1", "--output", out, "--json", "-q", "--population-fraction", "0.2"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", path, "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "3", "--max-suppression", "0.1", "--output", out, "--json", "-q", "--population-fraction", "0.2"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.output)
     assert set(report["risk"]) == {"before", "after"} and "population_uniques" in report["risk"]["before"]
-    from sqlanon import registry
+    from sqlanon.release import registry
     from sqlanon.engine import connect
 
     engine = connect(database=str(tmp_path / "sqlanon_releases.duckdb"), read_only=True)
@@ -269,6 +269,6 @@ def test_risk_in_registry_and_json_report(tmp_path):
 def test_anonymize_refuses_bad_risk_options_before_writing(tmp_path, flag, value):
     path = write_table(tmp_path, 6)
     out = tmp_path / "out.parquet"
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", path, "--qi", "zip=mask", "--k", "2", "--output", str(out), flag, value, "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", path, "--qi", "zip=mask", "--k", "2", "--output", str(out), flag, value, "-q"])
     assert res.exit_code == 2 and flag in res.output
     assert not out.exists() and not (tmp_path / "sqlanon_releases.duckdb").exists()

@@ -22,8 +22,8 @@ import oracle_brute as brute  # noqa: E402
 from checker import check_k, is_suppressed, read_rows  # noqa: E402
 from test_oracle_search import write_hierarchy_csvs  # noqa: E402
 
-import sqlanon.api  # noqa: E402
-import sqlanon.cli  # noqa: E402
+import sqlanon.run.api  # noqa: E402
+import sqlanon.cli.app  # noqa: E402
 from sqlanon.errors import ConfigError  # noqa: E402
 from sqlanon.privacy import exponential, safepub  # noqa: E402
 
@@ -71,7 +71,7 @@ def test_sampling_probability_is_beta_even_for_identical_records(eps, tmp_path):
     probability beta (within 4 standard deviations, overall and among the copies); the same seed
     draws the same sample, another seed another one."""
     from sqlanon.engine import connect
-    from sqlanon.source import Source
+    from sqlanon.engine.source import Source
 
     path = tmp_path / "t.parquet"
     con = duckdb.connect()
@@ -189,7 +189,7 @@ def case_files(tmp_path, seed=3, n=400):
 def test_release_is_a_k_anonymous_sample(metric, tmp_path):
     case, qi = case_files(tmp_path)
     out = str(tmp_path / f"sp_{metric}.parquet")
-    report = sqlanon.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, epsilon=1.0, delta=1e-3, metric=metric, seed=11, safepub_steps=20, output=out)
+    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, epsilon=1.0, delta=1e-3, metric=metric, seed=11, safepub_steps=20, output=out)
     sp = report["safepub"]
     k = safepub.derive_k(0.9, 1e-3)
     assert sp["k"] == k == report["k"] and sp["epsilon_anon"] == pytest.approx(0.9) and sp["epsilon_search"] == pytest.approx(0.1)
@@ -219,7 +219,7 @@ def test_same_seed_same_release_and_cli(tmp_path):
         args = ["anonymize", "--keep-column", "id", "--input", case.path, "--epsilon", "2", "--delta", "1e-4", "--seed", "9", "--safepub-steps", "15", "--output", str(out), "--json", "-q"]
         for c, spec in qi.items():
             args += ["--qi", f"{c}={spec}"]
-        res = CliRunner().invoke(sqlanon.cli.app, args)
+        res = CliRunner().invoke(sqlanon.cli.app.app, args)
         assert res.exit_code == 0, res.output
         outs.append((json.loads(res.stdout)["transformation"], sorted(map(str, (r["id"] for r in read_rows(str(out)))))))
     assert outs[0] == outs[1]
@@ -242,7 +242,7 @@ def test_same_seed_same_release_and_cli(tmp_path):
 def test_bad_keys(options, message, tmp_path):
     case, qi = case_files(tmp_path, n=60)
     with pytest.raises(ConfigError, match=message):
-        sqlanon.api.anonymize(input=case.path, qi=qi, dry_run=True, **options)
+        sqlanon.run.api.anonymize(input=case.path, qi=qi, dry_run=True, **options)
 
 
 def test_policy_file_keys(tmp_path):
@@ -253,13 +253,13 @@ def test_policy_file_keys(tmp_path):
     policy = {"input": os.path.basename(case.path), "qi": {c: os.path.basename(p) for c, p in qi.items()}, "privacy": {"epsilon": 1.5, "delta": 1e-4, "safepub_steps": 10, "seed": 2}, "metric": "discernibility"}
     path = tmp_path / "policy.yaml"
     path.write_text(yaml.safe_dump(policy))
-    res = CliRunner().invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--policy", str(path), "--dry-run", "--json", "-q"])
+    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--policy", str(path), "--dry-run", "--json", "-q"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
     assert report["safepub"]["k"] == safepub.derive_k(1.35, 1e-4) and report["metric"]["name"] == "discernibility"
     policy = {"input": os.path.basename(case.path), "qi": {c: os.path.basename(p) for c, p in qi.items()}, "k_map": 3, "population_size": 4000}
     path.write_text(yaml.safe_dump(policy))
-    res = CliRunner().invoke(sqlanon.cli.app, ["anonymize", "--keep-column", "id", "--policy", str(path), "--dry-run", "--json", "-q"])
+    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--policy", str(path), "--dry-run", "--json", "-q"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["privacy"]["models"][-1]["model"] == "k-map"
 
@@ -267,7 +267,7 @@ def test_policy_file_keys(tmp_path):
 def test_plan_sql_refuses_safepub(tmp_path):
     case, qi = case_files(tmp_path, n=60)
     with pytest.raises(ConfigError, match="does not render SafePub"):
-        sqlanon.api.plan_sql(input=case.path, qi=qi, epsilon=1.0, delta=1e-5)
+        sqlanon.run.api.plan_sql(input=case.path, qi=qi, epsilon=1.0, delta=1e-5)
 
 
 def test_sampling_uniform_is_uniform_on_duckdb():

@@ -10,8 +10,8 @@ import yaml
 from typer.testing import CliRunner
 
 import sqlanon
-import sqlanon.cli
-from sqlanon.schema import policy_schema, report_schema
+import sqlanon.cli.app
+from sqlanon.config.schema import policy_schema, report_schema
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SCHEMAS = os.path.join(ROOT, "schemas")
@@ -32,16 +32,16 @@ def test_checked_in_schema_is_the_generated_one(name, make):
 
 @pytest.mark.parametrize("name", ["policy", "report"])
 def test_schema_command_prints_it(name, tmp_path):
-    result = runner.invoke(sqlanon.cli.app, ["schema", name])
+    result = runner.invoke(sqlanon.cli.app.app, ["schema", name])
     assert result.exit_code == 0
     assert json.loads(result.stdout) == load(name)
     out = tmp_path / "s.json"
-    assert runner.invoke(sqlanon.cli.app, ["schema", name, "--output", str(out)]).exit_code == 0
+    assert runner.invoke(sqlanon.cli.app.app, ["schema", name, "--output", str(out)]).exit_code == 0
     assert json.loads(out.read_text()) == load(name)
 
 
 def test_schema_command_refuses_an_unknown_name():
-    result = runner.invoke(sqlanon.cli.app, ["schema", "polcy"])
+    result = runner.invoke(sqlanon.cli.app.app, ["schema", "polcy"])
     assert result.exit_code == 2 and "unknown schema 'polcy'" in result.stderr
 
 
@@ -82,7 +82,7 @@ def test_bad_policies_do_not_validate(policy, where):
 def test_policy_schema_knows_every_policy_key():
     from dataclasses import fields
 
-    from sqlanon.policy import Policy
+    from sqlanon.config.policy import Policy
 
     assert {f.name for f in fields(Policy)} <= set(load("policy")["properties"])
 
@@ -92,7 +92,7 @@ def test_real_reports_validate(tmp_path):
     data.write_text("zip,age,d\n" + "".join(f"1234{i % 5},{20 + i % 30},{'xyz'[i % 3]}\n" for i in range(50)))
     validator = jsonschema.Draft202012Validator(load("report"))
     for extra in ([], ["--search", "genetic", "--metric", "lm", "--iterations", "20", "--population", "6", "--seed", "1"], ["--search", "bottom-up"]):
-        result = runner.invoke(sqlanon.cli.app, ["anonymize", "--input", str(data), "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "3",
+        result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", str(data), "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "3",
                                                 "--output", str(tmp_path / f"o{len(extra)}.parquet"), "--json", "--quiet", *extra])
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout)

@@ -12,14 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 import sqlanon
-import sqlanon.cli
+import sqlanon.cli.app
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.hierarchy import MAX_VALUE_LENGTH, builders
 from sqlanon.hierarchy.io import write_csv_hierarchy
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.policy import Policy
-from sqlanon.report_model import validate_report
-from sqlanon.utility import _column_figures, _top, level_meaning
+from sqlanon.config.policy import Policy
+from sqlanon.report.model import validate_report
+from sqlanon.report.utility import _column_figures, _top, level_meaning
 
 runner = CliRunner()
 
@@ -183,9 +183,9 @@ def test_max_value_length_from_api_policy_file_and_cli(long_values, tmp_path):
     policy = tmp_path / "p.yaml"
     policy.write_text(f"input: {long_values}\nqi:\n  zip: flat\nk: 2\nmax_suppression: 1\nmax_value_length: 5000\n")
     assert sqlanon.anonymize(str(policy), dry_run=True)["hierarchies"][0]["leaves"] == 4
-    result = runner.invoke(sqlanon.cli.app, ["anonymize", "--policy", str(policy), "--max-value-length", "4099", "--dry-run", "--json", "-q"])
+    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--policy", str(policy), "--max-value-length", "4099", "--dry-run", "--json", "-q"])
     assert result.exit_code == 1 and "5 row(s) hold values longer than 4,099 characters" in result.output
-    result = runner.invoke(sqlanon.cli.app, ["anonymize", "--policy", str(policy), "--dry-run", "--json", "-q"])
+    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--policy", str(policy), "--dry-run", "--json", "-q"])
     assert result.exit_code == 0 and json.loads(result.stdout)["hierarchies"][0]["leaves"] == 4
     with pytest.raises(ConfigError, match="max_value_length must be at least 1"):
         Policy(input="x.csv", qi={"zip": "mask"}, k=2, max_value_length=0).validate()
@@ -270,10 +270,10 @@ def test_input_hash_statement_binds_the_leaf_labels(tmp_path, monkeypatch):
     """With every input column a text QI the input hash is taken over the base set's groups by
     their leaf labels: those lists were spelled out (24 QIs x 20K leaves: 9.5 s of the base scan
     to build and parse); now they are bound, and the hash is the full scan's."""
-    from sqlanon import release
+    from sqlanon.release import write as release
     from sqlanon.engine import connect
     from sqlanon.engine.base import Engine
-    from sqlanon.source import Source
+    from sqlanon.engine.source import Source
 
     texts: list[str] = []
     original = Engine.sql_text
@@ -339,7 +339,7 @@ def test_leaves_under_is_counted_once_per_level(monkeypatch):
 
 @pytest.mark.parametrize("seed", range(10))
 def test_interval_indices_equal_the_scan(seed):
-    from sqlanon.cut import interval_indices
+    from sqlanon.search.genetic.cut import interval_indices
 
     rnd = random.Random(seed)
     his = sorted(rnd.sample(range(-50, 200), rnd.randint(1, 30)))
@@ -355,7 +355,7 @@ def test_interval_indices_equal_the_scan(seed):
 def test_interval_groups_do_not_scan_the_intervals_per_leaf(monkeypatch):
     """A numeric cut's groups (per genetic individual, and ``check --transformation``) looked each
     leaf's interval up by scanning the intervals: O(leaves x intervals)."""
-    from sqlanon.cut import IntervalCoder, recoding_from_transformation
+    from sqlanon.search.genetic.cut import IntervalCoder, recoding_from_transformation
 
     h = builders.flat_numeric([str(v) for v in range(2000)], "age")
     c = IntervalCoder(h, max_endpoints=500)
@@ -392,7 +392,7 @@ def test_suppressed_classes_table_binds_its_lists(tmp_path, monkeypatch, output)
 
 def test_max_value_length_in_check_and_hierarchy_commands(long_values, tmp_path):
     def run(*args):
-        return runner.invoke(sqlanon.cli.app, [*args])
+        return runner.invoke(sqlanon.cli.app.app, [*args])
 
     result = run("check", "--input", long_values, "--qi", "zip", "--json")
     assert result.exit_code == 1 and "5 row(s) hold values longer than 4,096 characters" in result.output

@@ -97,7 +97,7 @@ def multiset(rows, columns):
 def adult_statistics(engine, adult, adult_parquet, metric):
     """Statistics over Adult (the Parquet copy) on ``engine``, prepared (its base set built)."""
     from sqlanon.hierarchy import load_hierarchy
-    from sqlanon.source import Source
+    from sqlanon.engine.source import Source
     from sqlanon.stats import Statistics
 
     source = Source.open(adult_parquet)
@@ -355,7 +355,7 @@ def test_in_place_on_a_delta_table_is_one_create_or_replace(spark, people, monke
 
 def test_spark_script_runs_and_answers_like_duckdb(spark, people, tmp_path):
     opts = dict(input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.05)
-    script = sqlanon.api.plan_sql(dialect="spark", **opts)
+    script = sqlanon.run.api.plan_sql(dialect="spark", **opts)
     titles = [t for t, _ in script]
     assert titles[0].startswith("hierarchy codes") and "base frequency set" in titles and titles[-1] == "release"
     assert all("LIST_EXTRACT" not in text.upper() and "READ_PARQUET" not in text.upper() for _, text in script)

@@ -8,7 +8,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-import sqlanon.cli
+import sqlanon.cli.app
 from conftest import local_postgres
 
 runner = CliRunner()
@@ -16,7 +16,7 @@ ROWS = [("ann", "12345", 31, "2001-02-03"), ("bob", "12346", 31, "2001-02-03"), 
 
 
 def invoke(args):
-    return runner.invoke(sqlanon.cli.app, args)
+    return runner.invoke(sqlanon.cli.app.app, args)
 
 
 def error_line(result) -> str:
@@ -56,7 +56,7 @@ def fetch(db, sql):
 
 
 def test_parse():
-    from sqlanon.table_name import TableName
+    from sqlanon.engine.table_name import TableName
 
     assert TableName.parse("s1.patients") == TableName("patients", "s1")
     assert TableName.parse("cat.s1.patients") == TableName("patients", "s1", "cat")

@@ -140,7 +140,7 @@ def test_a_step_limit_that_leaves_nearly_everything_suppressed_warns(tmp_path):
 
     from typer.testing import CliRunner
 
-    from sqlanon.cli import app
+    from sqlanon.cli.app import app
 
     data, qi, _, _ = wide_table(tmp_path, n_qi=4, n_rows=300)
     args = ["anonymize", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "3", "--max-suppression", "1",
@@ -160,7 +160,7 @@ def test_a_step_limit_that_leaves_nearly_everything_suppressed_warns(tmp_path):
 
 
 def _bottom_up_clock(monkeypatch, clock, probe_seconds: float):
-    from sqlanon.stats.bottom_up import VidTable
+    from sqlanon.search.bottom_up.stats import VidTable
 
     original = VidTable.probe
 
@@ -204,7 +204,7 @@ def test_bottom_up_time_limit_from_the_cli(tmp_path, clock, monkeypatch):
 
     from typer.testing import CliRunner
 
-    from sqlanon.cli import app
+    from sqlanon.cli.app import app
 
     _bottom_up_clock(monkeypatch, clock, probe_seconds=0.5)
     data, qi, _, _ = wide_table(tmp_path, n_qi=4, n_rows=300)
@@ -223,8 +223,8 @@ def test_bottom_up_state_is_built_in_batches_within_the_limit(tmp_path, clock, m
     import csv
     import random
 
-    from sqlanon.search import bottom_up
-    from sqlanon.stats.bottom_up import VidTable
+    from sqlanon.search.bottom_up import planner as bottom_up
+    from sqlanon.search.bottom_up.stats import VidTable
 
     rng = random.Random(4)
     data = tmp_path / "c.csv"

@@ -12,12 +12,12 @@ import pytest
 from sqlanon.engine import connect
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.hierarchy import load_hierarchy
-from sqlanon.join import Tree, records_match
+from sqlanon.search.top_down.join import Tree, records_match
 from sqlanon.privacy import Requirement
 from sqlanon.privacy.xy import anonymity_on_rows, linkability_on_rows
-from sqlanon.search import top_down
+from sqlanon.search.top_down import planner as top_down
 from sqlanon.search.context import SearchContext
-from sqlanon.source import Source
+from sqlanon.engine.source import Source
 from sqlanon.stats import ClassNeeds, Statistics
 
 
@@ -366,7 +366,7 @@ def test_top6_requirement_is_k_anonymity_of_t1(tmp_path, seed, k):
 def test_base1_rolls_up_from_the_shared_base_without_rescanning_t1(tmp_path, seed, x, y, monkeypatch):
     """With the class in the shared base set and no Y values of T1 to count, T1's base set is a
     roll-up of the shared one (no second scan of T1); the plan equals the one from a scan."""
-    from sqlanon.stats.top_down import LossyJoinStats
+    from sqlanon.search.top_down.stats import LossyJoinStats
 
     paths, _, qi = random_tables(tmp_path, seed)
     opts = dict(previous=[paths["t2"]], x=x, y=y, k=2)

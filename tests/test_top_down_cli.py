@@ -8,9 +8,9 @@ import duckdb
 from typer.testing import CliRunner
 
 import sqlanon
-from sqlanon.cli import app
+from sqlanon.cli.app import app
 from sqlanon.hierarchy import load_hierarchy
-from sqlanon.join import Tree
+from sqlanon.search.top_down.join import Tree
 from sqlanon.privacy.xy import anonymity_on_rows
 
 from test_top_down import example1, materialized_join, read_rows  # noqa: F401  (fixture)

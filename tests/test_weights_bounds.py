@@ -24,14 +24,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 import oracle_brute as brute  # noqa: E402
 from test_oracle_search import make_stats, write_hierarchy_csvs  # noqa: E402
 
-import sqlanon.api  # noqa: E402
-import sqlanon.cli  # noqa: E402
+import sqlanon.run.api  # noqa: E402
+import sqlanon.cli.app  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.errors import ConfigError, UnsatisfiableError  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
 from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
-from sqlanon.search.lattice import Lattice  # noqa: E402
+from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.stats import ClassNeeds  # noqa: E402
 
 WEIGHTED = ["precision", "lm", "entropy", "height"]
@@ -141,9 +141,9 @@ def test_weights_change_the_optimum(tmp_path):
     rng = random.Random(5)
     case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=160, depths=[3, 2, 2])
     qi = write_hierarchy_csvs(case, tmp_path)
-    base = sqlanon.api.anonymize(input=case.path, qi=qi, k=4, max_suppression=0.05, dry_run=True)
+    base = sqlanon.run.api.anonymize(input=case.path, qi=qi, k=4, max_suppression=0.05, dry_run=True)
     heavy = case.qis[0]
-    weighted = sqlanon.api.anonymize(input=case.path, qi=qi, k=4, max_suppression=0.05, dry_run=True, weights={heavy: 100})
+    weighted = sqlanon.run.api.anonymize(input=case.path, qi=qi, k=4, max_suppression=0.05, dry_run=True, weights={heavy: 100})
     assert weighted["transformation"][heavy] <= base["transformation"][heavy]
     assert weighted["weights"][heavy] == 1.0 and all(weighted["weights"][q] == 0.01 for q in case.qis[1:])
     budget = math.floor(0.05 * case.n + 1e-9)
@@ -158,19 +158,19 @@ def test_cli_policy_and_api_bounds_agree(tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=150, depths=[3, 2, 2])
     qi = write_hierarchy_csvs(case, tmp_path)
     a, b = case.qis[0], case.qis[1]
-    api = sqlanon.api.anonymize(input=case.path, qi=qi, k=3, max_suppression=0.3, dry_run=True, min_level={a: 1}, max_level={a: 2, b: 1}, weights={b: 2})
+    api = sqlanon.run.api.anonymize(input=case.path, qi=qi, k=3, max_suppression=0.3, dry_run=True, min_level={a: 1}, max_level={a: 2, b: 1}, weights={b: 2})
     assert 1 <= api["transformation"][a] <= 2 and api["transformation"][b] <= 1
     assert api["level_bounds"][a] == [1, 2] and api["level_bounds"][b] == [0, 1]
     policy = tmp_path / "p.yaml"
     import yaml
 
     policy.write_text(yaml.safe_dump({"input": case.path, "qi": qi, "k": 3, "max_suppression": 0.3, "min_level": {a: 1}, "max_level": {a: 2, b: 1}, "weights": {b: 2}}))
-    from_file = sqlanon.api.anonymize(str(policy), dry_run=True)
+    from_file = sqlanon.run.api.anonymize(str(policy), dry_run=True)
     runner = CliRunner()
     flags = []
     for c, spec in qi.items():
         flags += ["--qi", f"{c}={spec}"]
-    res = runner.invoke(sqlanon.cli.app, ["anonymize", "-i", case.path, *flags, "--k", "3", "--max-suppression", "0.3", "--min-level", f"{a}=1", "--max-level", f"{a}=2", "--max-level", f"{b}=1", "--weights", f"{b}=2", "--dry-run", "--json", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "-i", case.path, *flags, "--k", "3", "--max-suppression", "0.3", "--min-level", f"{a}=1", "--max-level", f"{a}=2", "--max-level", f"{b}=1", "--weights", f"{b}=2", "--dry-run", "--json", "-q"])
     assert res.exit_code == 0, res.output
     cli = json.loads(res.stdout)
     assert api["transformation"] == from_file["transformation"] == cli["transformation"]
@@ -193,12 +193,12 @@ def test_bad_weights_and_bounds_are_refused(tmp_path, options, message):
     path = tmp_path / "t.csv"
     path.write_text("A,B\n" + "\n".join(f"{i % 4},{i % 3}" for i in range(40)) + "\n")
     with pytest.raises(ConfigError, match=message):
-        sqlanon.api.anonymize(input=str(path), qi={"A": "bands:2,4", "B": "flat"}, k=2, dry_run=True, **options)
+        sqlanon.run.api.anonymize(input=str(path), qi={"A": "bands:2,4", "B": "flat"}, k=2, dry_run=True, **options)
 
 
 def test_cli_refuses_bad_bounds_with_exit_2(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("A,B\n" + "\n".join(f"{i % 4},{i % 3}" for i in range(40)) + "\n")
-    res = CliRunner().invoke(sqlanon.cli.app, ["anonymize", "-i", str(path), "--qi", "A=bands:2,4", "--qi", "B=flat", "--k", "2", "--max-level", "A=7", "--dry-run"])
+    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "-i", str(path), "--qi", "A=bands:2,4", "--qi", "B=flat", "--k", "2", "--max-level", "A=7", "--dry-run"])
     assert res.exit_code == 2
     assert "max_level A=7 is outside" in res.output

@@ -6,7 +6,8 @@
 
 from __future__ import annotations
 
-from sqlanon.dialect.base import Dialect, literal
+from sqlanon.dialect.base import Dialect
+from sqlanon.expr.atoms import literal
 from sqlanon.dialect.duckdb import DuckDBDialect
 from sqlanon.dialect.postgres import PostgresDialect
 from sqlanon.dialect.spark import SparkDialect

@@ -3,7 +3,7 @@
 A :class:`Dialect` renders sqlglot expressions for its engine and builds the few statements whose
 *shape* (not just spelling) differs: a lookup of a value in a literal list, a temporary table, the
 source's FROM item, a row hash, a file write. SQL builders (:mod:`sqlanon.stats`,
-:mod:`sqlanon.release`) take a dialect object; they never read or change an engine.
+:mod:`sqlanon.release.write`) take a dialect object; they never read or change an engine.
 
 >>> from sqlanon.dialect import get_dialect
 >>> from sqlglot import exp
@@ -20,20 +20,7 @@ from typing import Sequence
 
 from sqlglot import exp
 
-from sqlanon.source import table_ref
-
-
-def literal(value) -> exp.Expression:
-    """A Python scalar as a SQL literal (``None`` -> NULL; non-finite floats refused)."""
-    if value is None:
-        return exp.Null()
-    if isinstance(value, bool):
-        return exp.Boolean(this=value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError("non-finite literal")
-        return exp.Literal.number(repr(value) if isinstance(value, float) else value)
-    return exp.Literal.string(str(value))
+from sqlanon.expr.atoms import literal, table_ref
 
 
 class Dialect:
@@ -172,7 +159,7 @@ class Dialect:
         ``tag`` (the grouping's index), ``names`` (the group's values, in the grouping's column
         order) and ``n``. Here a ``UNION ALL`` of one ``GROUP BY`` per grouping (cheap where a
         statement's parts cost little: DuckDB, PostgreSQL)."""
-        from sqlanon.source import col
+        from sqlanon.expr.atoms import col
 
         parts = []
         for g, columns in enumerate(groupings):
@@ -216,7 +203,7 @@ class Dialect:
 
     def row_hash(self, columns: Sequence[str], table: str | None = None) -> exp.Expression:
         """A 64-bit hash of one row; XOR-ed over rows (``bit_xor``) it is order-independent."""
-        from sqlanon.source import col
+        from sqlanon.expr.atoms import col
 
         return self.hash_of([col(c, table) for c in columns])
 

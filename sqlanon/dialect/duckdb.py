@@ -6,7 +6,8 @@ from typing import Sequence
 
 from sqlglot import exp
 
-from sqlanon.dialect.base import Dialect, literal
+from sqlanon.dialect.base import Dialect
+from sqlanon.expr.atoms import literal
 
 
 class DuckDBDialect(Dialect):

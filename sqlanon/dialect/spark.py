@@ -10,8 +10,9 @@ from typing import Sequence
 
 from sqlglot import exp
 
-from sqlanon.dialect.base import Dialect, literal
-from sqlanon.source import table_ref
+from sqlanon.dialect.base import Dialect
+from sqlanon.expr.atoms import literal
+from sqlanon.expr.atoms import table_ref
 
 
 class SparkDialect(Dialect):
@@ -94,7 +95,7 @@ class SparkDialect(Dialect):
         ``GROUPING_ID(..)`` (over the grouping sets' columns, in order of first appearance: bit
         ``m - 1 - j`` set when column ``j`` is not grouped), the ``names`` columns by a ``CASE``
         on it."""
-        from sqlanon.source import col
+        from sqlanon.expr.atoms import col
 
         columns: list[str] = list(dict.fromkeys(c for grouping in groupings for c in grouping))
         position = {c: j for j, c in enumerate(columns)}
@@ -142,7 +143,7 @@ class SparkDialect(Dialect):
         their table far beyond the CPU's caches), and the 2 cores take the next task as they get
         free instead of one finishing its half long after the other (1M Adult-like rows, k=10 at
         5 %, warm session, the rounds of 13-38 nodes: 8.1-8.2 s against 10.7 s)."""
-        from sqlanon.stats.batch import NODE_ID
+        from sqlanon.expr.atoms import NODE_ID
 
         if set_bytes > self.broadcast_bytes:
             return super().nodes_join(part, nodes, set_bytes)

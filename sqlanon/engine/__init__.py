@@ -6,7 +6,7 @@
 from sqlanon.engine.base import Engine
 from sqlanon.engine.duckdb import DuckDBEngine
 from sqlanon.engine.postgres import PostgresEngine
-from sqlanon.urls import is_postgres_url
+from sqlanon.engine.urls import is_postgres_url
 
 ENGINES = {"duckdb": DuckDBEngine, "postgres": PostgresEngine, "spark": "sqlanon.engine.spark:SparkEngine"}
 

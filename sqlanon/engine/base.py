@@ -27,13 +27,13 @@ class Engine:
     dialect: Dialect = DUCKDB
     #: a statement's fixed cost, in frequency-set rows x nodes worth reading instead (the optimal
     #: search fills a round with look-ahead nodes up to this; None: its default, for DuckDB's cost,
-    #: :data:`sqlanon.search.optimal.SPECULATE_ROWS`)
+    #: :data:`sqlanon.search.lattice.optimal.SPECULATE_ROWS`)
     statement_rows: int | None = None
     #: rows (frequency-set rows x nodes) one batch statement may join before grouping (None: the
     #: default for DuckDB's memory limit, :data:`sqlanon.stats.batch.JOIN_ROWS`)
     join_rows: int | None = None
     #: base-set rows above which the optimal search's probe paths stop below the incumbent's value
-    #: (None: DuckDB's default, :data:`sqlanon.search.optimal.TRUNCATE_ROWS`)
+    #: (None: DuckDB's default, :data:`sqlanon.search.lattice.optimal.TRUNCATE_ROWS`)
     truncate_rows: int | None = None
 
     def __init__(self) -> None:
@@ -59,7 +59,7 @@ class Engine:
         self.register_arrow(name, pa.table({n: pa.array(values, kind) for n, (kind, values) in columns.items()}))
 
     def source_from(self, source) -> exp.Expression:
-        """A FROM item for a :class:`sqlanon.source.Source`; reading files is the engine's job
+        """A FROM item for a :class:`sqlanon.engine.source.Source`; reading files is the engine's job
         (by default the dialect's way of naming it)."""
         return self.dialect.source_from(source)
 

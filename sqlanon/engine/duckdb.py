@@ -77,7 +77,7 @@ class DuckDBEngine(Engine):
         connection: "duckdb.DuckDBPyConnection | None" = None,
     ) -> None:
         super().__init__()
-        from sqlanon.policy_checks import check_resources
+        from sqlanon.config.checks import check_resources
 
         check_resources(memory_limit, threads)  # refused before a connection is opened or changed
         self.database = database

@@ -26,7 +26,7 @@ from sqlglot import exp
 from sqlanon.dialect import POSTGRES
 from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
-from sqlanon.urls import is_postgres_url, redact  # noqa: F401  (re-exported)
+from sqlanon.engine.urls import is_postgres_url, redact  # noqa: F401  (re-exported)
 
 PARQUET_BATCH = 50_000
 
@@ -52,7 +52,7 @@ class PostgresEngine(Engine):
 
     def __init__(self, database: str | None = None, memory_limit: str | None = None, threads: int | None = None, connection=None, **_: Any) -> None:
         super().__init__()
-        from sqlanon.policy_checks import check_resources
+        from sqlanon.config.checks import check_resources
 
         check_resources(memory_limit, threads)
         try:
@@ -105,7 +105,7 @@ class PostgresEngine(Engine):
     def dependents(self, table: exp.Table) -> list[str]:
         """The views and foreign keys of other tables that depend on ``table`` (a DROP would
         fail on them): named before ``--in-place`` searches (``sql/pg_dependents.sql``)."""
-        from sqlanon.templates import template
+        from sqlanon.expr.templates import template
 
         return [r[0] for r in self.fetch_all(template("pg_dependents", tbl=table.sql(dialect="postgres")))]
 

@@ -36,7 +36,7 @@ from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
 from sqlanon.engine.spark_conf import parse_conf
 from sqlanon.engine.spark_session import is_spark_session
-from sqlanon.source import table_ref
+from sqlanon.expr.atoms import table_ref
 
 #: settings for a session we create (a caller's ``--spark-conf`` wins): no UI, few shuffle
 #: partitions (the frequency sets are small), Arrow transfers
@@ -91,7 +91,7 @@ class SparkEngine(Engine):
 
     def __init__(self, master: str | None = None, conf=None, connection=None, memory_limit: str | None = None, threads: int | None = None, database: str | None = None, **_: Any) -> None:
         super().__init__()
-        from sqlanon.policy_checks import check_resources
+        from sqlanon.config.checks import check_resources
 
         check_resources(memory_limit, threads)
         try:

@@ -1,12 +1,12 @@
 """Choosing Spark for a run without importing pyspark: is an object a SparkSession, and which
-:class:`~sqlanon.source.Source` does a policy name on Spark."""
+:class:`~sqlanon.engine.source.Source` does a policy name on Spark."""
 
 from __future__ import annotations
 
 import os
 
 from sqlanon.errors import ConfigError
-from sqlanon.source import Source
+from sqlanon.engine.source import Source
 
 
 def is_spark_session(obj) -> bool:

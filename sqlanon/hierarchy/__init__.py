@@ -47,7 +47,7 @@ def builder_values(engine, source, column: str, kind: str, bound: int) -> list[s
     longer value comes back as one NULL, and only then a ``COUNT``/``MAX`` says how many."""
     from sqlglot import exp
 
-    from sqlanon.source import col
+    from sqlanon.expr.atoms import col
     from sqlanon.stats import as_varchar, if_
 
     v = as_varchar(col(column, "src"))
@@ -73,7 +73,7 @@ def read_stored_hierarchy(name: str, column: str, engine) -> Hierarchy:
 
     from sqlanon.errors import EngineError
     from sqlanon.hierarchy.model import Hierarchy as H
-    from sqlanon.source import Source
+    from sqlanon.engine.source import Source
 
     if engine is None:
         raise ConfigError(f"hierarchy table {name!r} for {column!r} needs the input's database")

@@ -4,7 +4,7 @@ row that is not of its class's majority class value, over the number of rows."""
 from sqlglot import exp
 
 from sqlanon.metrics.base import Metric
-from sqlanon.source import col
+from sqlanon.expr.atoms import col
 from sqlanon.stats import ClassNeeds, if_, lit, sum_
 
 

@@ -5,7 +5,7 @@ which is monotone and bounds the metric for the node and every generalization.""
 from sqlglot import exp
 
 from sqlanon.metrics.base import Metric
-from sqlanon.source import col
+from sqlanon.expr.atoms import col
 from sqlanon.stats import as_double, if_, lit, sum_
 
 

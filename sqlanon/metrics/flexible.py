@@ -1,6 +1,6 @@
 """Iyengar's usage metrics for *flexible* generalizations (valid cuts, numeric intervals).
 
-All of them are computed from frequency sets by SQL (:mod:`sqlanon.stats.genetic`), a batch of
+All of them are computed from frequency sets by SQL (:mod:`sqlanon.search.genetic.stats`), a batch of
 candidate solutions per statement; what depends on one attribute's cut only is cached per
 attribute (:class:`FlexibleEvaluator`).
 
@@ -34,8 +34,8 @@ from typing import Sequence
 import numpy as np
 
 from sqlanon.errors import ConfigError
-from sqlanon.stats.genetic import ClassTarget, GeneticStats, RegressionTarget
-from sqlanon.strict_load import load_json
+from sqlanon.search.genetic.stats import ClassTarget, GeneticStats, RegressionTarget
+from sqlanon.config.strict_load import load_json
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def build_objective(name: str, options: dict, class_column: str | None) -> tuple
 
 
 class FlexibleEvaluator:
-    """Scores chromosomes of a :class:`sqlanon.cut.Layout`: per-attribute parts cached, aggregates by
+    """Scores chromosomes of a :class:`sqlanon.search.genetic.cut.Layout`: per-attribute parts cached, aggregates by
     one SQL statement per batch, whole-solution results memoized."""
 
     def __init__(self, stats, layout, objective: Objective, ok, budget: int, cost_specs=(), needs=None, weights=None) -> None:

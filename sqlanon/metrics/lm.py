@@ -9,7 +9,7 @@ mean is multiplied by its normalized weight first (ARX's weighted ``MetricMDNMLo
 from sqlglot import exp
 
 from sqlanon.metrics.base import Metric
-from sqlanon.source import col
+from sqlanon.expr.atoms import col
 from sqlanon.stats import if_, lit, lookup, sum_
 
 

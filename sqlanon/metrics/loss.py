@@ -35,7 +35,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.metrics.base import Metric
-from sqlanon.source import col
+from sqlanon.expr.atoms import col
 from sqlanon.stats import if_, lit, lookup, sum_
 
 
@@ -229,7 +229,7 @@ def measure(stats, plan, ns=None) -> dict:
     """ARX's Loss (geometric and arithmetic mean, gs 0.5) and granularity of a plan's release
     (any search's plan, levels or flexible cuts): one statement evaluating the plan's node or
     recoding with :func:`aggregates`, or ``ns``, its statistics already read with them (the
-    plan's verification reads them in its statement: :func:`sqlanon.api.verify_plan`).
+    plan's verification reads them in its statement: :func:`sqlanon.run.api.verify_plan`).
     ``granularity`` is ARX's figure (a quality: 1 is nothing lost), the others losses."""
     if ns is None:
         ns = stats.evaluate(target(plan), plan.requirement.predicate(), aggregates(stats, plan))

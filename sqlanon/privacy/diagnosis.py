@@ -26,7 +26,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlanon.errors import UnsatisfiableError
-from sqlanon.source import col
+from sqlanon.expr.atoms import col
 from sqlanon.stats import if_, lit
 
 

@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
-from sqlanon.source import col
+from sqlanon.expr.atoms import col
 from sqlanon.stats import ClassNeeds, as_double, lit
 
 EPS = 1e-9

@@ -15,7 +15,7 @@ from sqlanon.privacy.delta_presence import DeltaPresence
 from sqlanon.privacy.k_map import KMap
 from sqlanon.privacy.recursive_cl import RecursiveCLDiversity
 from sqlanon.privacy.t_closeness import TCloseness
-from sqlanon.source import Source
+from sqlanon.engine.source import Source
 
 LATTICE_ONLY = "is computed by the lattice searches (optimal, samarati, incognito, lightning, auto)"
 #: models the genetic search computes as well (its batched class statistics carry them)

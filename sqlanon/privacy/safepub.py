@@ -51,7 +51,8 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy import exponential
-from sqlanon.source import Source, col, table_ref
+from sqlanon.engine.source import Source
+from sqlanon.expr.atoms import col, table_ref
 from sqlanon.stats import if_, lit, sum_
 
 SCORES = ("precision", "discernibility", "aecs")
@@ -244,7 +245,7 @@ def exponential_draw(rng, candidates: list[int], scores: dict[int, Fraction], ep
 
 def run(lattice, params: Params, metric_name: str, say=lambda m: None):
     """The SafePub search over the (bounded) lattice; returns a LatticeResult-like object."""
-    from sqlanon.search.lattice import LatticeResult
+    from sqlanon.search.lattice.lattice import LatticeResult
 
     stats = lattice.stats
     heights = [h.max_level for h in stats.hierarchies]

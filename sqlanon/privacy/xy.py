@@ -2,7 +2,7 @@
 
 These models are *not* per-class predicates (an x value of the join is not a class of T1), so they
 are not registered in :data:`sqlanon.privacy.MODELS`; the top-down planner evaluates them with
-:mod:`sqlanon.stats.top_down` and these classes only say what is asked and whether an answer is OK.
+:mod:`sqlanon.search.top_down.stats` and these classes only say what is asked and whether an answer is OK.
 
 * **(X,Y)-anonymity** (Definition 3.1): ``a_Y(x)`` = number of distinct Y values co-occurring with
   x; ``A_Y(X) = min_x a_Y(x)``; satisfied when ``A_Y(X) >= k``.

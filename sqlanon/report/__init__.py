@@ -116,7 +116,7 @@ def write_html(report: dict, path: str, *, sql: list | None = None, release_id=N
 
 def for_release(database: str, release_id: int) -> tuple[dict, dict]:
     """``(registry entry, stored report)`` of a past release; ConfigError when it has none."""
-    from sqlanon import registry
+    from sqlanon.release import registry
     from sqlanon.engine import connect, is_postgres_url
     from sqlanon.errors import ConfigError
 

@@ -14,7 +14,7 @@ def before_after(stats, plan, *, threshold: float = DEFAULT_THRESHOLD, populatio
     """Risk of the input (every class released as it is) and of the plan's release (released
     classes only). Local recoding rounds are measured one by one and their histograms added.
     ``after_histogram``: the release's class-size histogram when already read
-    (:func:`sqlanon.utility.released_figures`)."""
+    (:func:`sqlanon.report.utility.released_figures`)."""
     from sqlglot import exp
 
     before = measure(stats, tuple(0 for _ in stats.qis), exp.Boolean(this=True), threshold=threshold, population_fraction=population_fraction)

@@ -3,7 +3,7 @@
 searches (bottom-up, top-down, genetic, generate) are ``run(context, **options) -> Plan`` and are
 registered in ``PLANNERS``. Adding one is adding a module and a line here."""
 
-from sqlanon.search import incognito, optimal, samarati
+from sqlanon.search.lattice import incognito, optimal, samarati
 
 LATTICE_SEARCHES = {
     "optimal": optimal.run,
@@ -13,7 +13,7 @@ LATTICE_SEARCHES = {
 
 #: lattice searches that never build the lattice: ``run(stats, requirement, metric, bounds, options,
 #: progress) -> LatticeResult``
-HEURISTIC_SEARCHES = {"lightning": "sqlanon.search.lightning:run"}
+HEURISTIC_SEARCHES = {"lightning": "sqlanon.search.lightning.planner:run"}
 
 #: ``--search auto``: exact search up to this many lattice nodes, the heuristic above it
 AUTO_EXACT_MAX_NODES = 100_000
@@ -21,9 +21,9 @@ AUTO_EXACT_MAX_NODES = 100_000
 #: flexible planners: name -> "module:function" (imported lazily so one broken module cannot
 #: take the others down)
 PLANNERS: dict[str, str] = {
-    "bottom-up": "sqlanon.search.bottom_up:run",
-    "top-down": "sqlanon.search.top_down:run",
-    "genetic": "sqlanon.search.genetic:run",
+    "bottom-up": "sqlanon.search.bottom_up.planner:run",
+    "top-down": "sqlanon.search.top_down.planner:run",
+    "genetic": "sqlanon.search.genetic.planner:run",
 }
 
 SEARCHES = sorted(set(LATTICE_SEARCHES) | set(PLANNERS) | set(HEURISTIC_SEARCHES) | {"auto"})

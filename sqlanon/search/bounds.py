@@ -1,6 +1,6 @@
 """Attribute weights and per-QI level bounds for the flexible planners (bottom-up, top-down, genetic).
 
-The lattice searches restrict the lattice (:func:`sqlanon.search.lattice.level_bounds`). A flexible
+The lattice searches restrict the lattice (:func:`sqlanon.search.lattice.lattice.level_bounds`). A flexible
 cut has no single level per QI; it honours bounds ``(lo, hi)`` node by node:
 
 * every released value of a QI with a hierarchy lies between levels ``lo`` and ``hi``: a leaf is
@@ -26,7 +26,7 @@ from sqlanon.errors import ConfigError
 def planner_inputs(policy, qis: Sequence[str], hierarchies) -> tuple[list[float] | None, list[tuple[int, int]] | None, list[str]]:
     """``(weights, bounds, bounded)`` for a :class:`SearchContext` from the policy (None when not given)."""
     from sqlanon.metrics.base import normalize_weights
-    from sqlanon.search.lattice import level_bounds
+    from sqlanon.search.lattice.lattice import level_bounds
 
     qis = list(qis)
     weights = None

@@ -13,8 +13,8 @@ import importlib
 from sqlanon.errors import ConfigError
 from sqlanon.plan import Plan
 from sqlanon.search import AUTO_EXACT_MAX_NODES, HEURISTIC_SEARCHES, LATTICE_SEARCHES
-from sqlanon.search.lattice import level_bounds, require_size
-from sqlanon.search.lightning import lattice_size
+from sqlanon.search.lattice.lattice import level_bounds, require_size
+from sqlanon.search.lightning.planner import lattice_size
 
 LIMITS = ("time_limit", "step_limit")
 
@@ -38,7 +38,7 @@ def planner_preflight(policy) -> None:
     options = policy.search_options
     if policy.search == "genetic":
         from sqlanon.metrics.flexible import build_objective
-        from sqlanon.search.genetic import parse_options
+        from sqlanon.search.genetic.planner import parse_options
 
         build_objective(str(options.get("objective") or policy.metric or "lm"), parse_options(options), policy.class_column)
     if policy.search == "top-down" and not options.get("y"):

@@ -1,8 +1,8 @@
 """SQL statistics: every question a search or a release asks, turned into SQL and answered.
 
 The package holds :mod:`sqlanon.stats.core` (frequency sets, node statistics, the shared
-builders) and the statistics of the class-based planners: :mod:`sqlanon.stats.bottom_up`,
-:mod:`sqlanon.stats.top_down` and :mod:`sqlanon.stats.genetic`. ``from sqlanon.stats import X``
+builders) and the statistics of the class-based planners: :mod:`sqlanon.search.bottom_up.stats`,
+:mod:`sqlanon.search.top_down.stats` and :mod:`sqlanon.search.genetic.stats`. ``from sqlanon.stats import X``
 keeps working for every name of the core module.
 """
 

@@ -36,13 +36,13 @@ from typing import Sequence
 
 from sqlglot import exp
 
-from sqlanon.source import col, ident, table_ref
+from sqlanon.expr.atoms import col, ident, table_ref
+from sqlanon.expr.atoms import NODE_ID
 
 #: rows of ``set x nodes`` one statement may hold before grouping (its hash table can hold as
 #: many groups, ~70 bytes each): 4M keeps a statement near 0.3 GB, inside a 1 GB memory limit
 JOIN_ROWS = 4_000_000
 MAX_NODES = 128
-NODE_ID = "nid"
 #: a packed key word holds QIs while the product of their widths stays below this
 WORD = 1 << 62
 #: at or below this many nodes per statement, a group's code table holds only its nodes' levels

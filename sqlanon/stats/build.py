@@ -16,8 +16,9 @@ from typing import Sequence
 
 from sqlglot import exp
 
-from sqlanon.dialect import Dialect, get_dialect, literal
-from sqlanon.source import col
+from sqlanon.dialect import Dialect, get_dialect
+from sqlanon.expr.atoms import literal
+from sqlanon.expr.atoms import col
 
 lit = literal
 
@@ -94,7 +95,7 @@ def union_all(selects: Sequence[exp.Expression]) -> exp.Expression:
 
 
 def cte_select(ctes: list[tuple[str, exp.Expression]], final: exp.Select) -> exp.Select:
-    from sqlanon.source import ident
+    from sqlanon.expr.atoms import ident
 
     for name, body in ctes:
         final = final.with_(ident(name), as_=body, copy=False)

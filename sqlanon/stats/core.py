@@ -22,7 +22,8 @@ from sqlglot import exp
 from sqlanon.dialect import Dialect, get_dialect
 from sqlanon.errors import ConfigError, HierarchyError, UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.source import Source, col, table_ref
+from sqlanon.engine.source import Source
+from sqlanon.expr.atoms import col, table_ref
 from sqlanon.stats.build import (  # noqa: F401  (re-exported: the shared builders)
     Params,
     add_all,
@@ -241,7 +242,7 @@ class Statistics:
         """Whether the input hash is taken over the base set's groups, not per row: every source
         column is a text QI, so a row's hash is its group's (the hash of its leaf labels), and
         ``cnt`` equal rows XOR to it when ``cnt`` is odd, to 0 when even: the same value as the
-        per-row XOR (:func:`sqlanon.release.input_hash`) without hashing every row (10M
+        per-row XOR (:func:`sqlanon.release.write.input_hash`) without hashing every row (10M
         Adult-like rows: ~0.2 s of the 1.1 s base scan)."""
         if not self.row_hash:
             return False
@@ -765,7 +766,7 @@ class Statistics:
         """A temp table of the suppressed classes of a full-domain node as packed integer keys
         (``k0``.., :func:`sqlanon.stats.batch.words`: each QI's code at the node's level times
         its multiplier, summed per key word), for a release that joins them on one integer
-        (:func:`sqlanon.release.release_select` with ``keys``) instead of every label."""
+        (:func:`sqlanon.release.write.release_select` with ``keys``) instead of every label."""
         from sqlanon.stats import batch
 
         mults = batch.multipliers(self)

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.source import col, table_ref
+from sqlanon.expr.atoms import col, table_ref
 from sqlanon.stats.build import as_bigint, sum_
 
 #: pair marginals are read when the base set has at most this many rows (the statement reads it

@@ -21,7 +21,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError, HierarchyError
-from sqlanon.source import col, table_ref
+from sqlanon.expr.atoms import col, table_ref
 from sqlanon.stats.core import FrequencySet, and_all, as_double, if_, lit, lookup, sum_
 
 

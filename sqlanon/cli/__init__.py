@@ -1,0 +1,1 @@
+"""The command line: a typer app (:mod:`sqlanon.cli.app`) over the Python API, and the ``generate`` commands."""

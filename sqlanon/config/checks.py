@@ -1,0 +1,232 @@
+"""Checks of a policy across its keys, made before anything is opened: refuse, never guess.
+
+Each rule exists because the value used to be accepted and silently did something else
+(``k: 0`` read as "no k", a sensitive column that is also generalized as a QI, a registry
+named ``x.csv`` that DuckDB opened as a database file, ``--output x.json`` written as Parquet).
+
+>>> from sqlanon.config.policy import Policy
+>>> check_policy(Policy(input="a.csv", qi={"age": "bands:5"}, k=0))
+Traceback (most recent call last):
+...
+sqlanon.errors.ConfigError: k must be at least 1, got 0
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from sqlanon.errors import ConfigError
+
+#: file types ``--output`` writes (the suffix decides the format)
+OUTPUT_SUFFIXES = {".parquet": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv"}
+#: a registry is a DuckDB database file (or a PostgreSQL database)
+REGISTRY_SUFFIXES = (".duckdb", ".db")
+
+
+def output_kind(path: str) -> str:
+    """``parquet`` or ``csv`` from the name of an output file; any other name is refused."""
+    suffix = os.path.splitext(str(path))[1].lower()
+    if suffix not in OUTPUT_SUFFIXES:
+        shown = f"'{suffix}'" if suffix else "no suffix"
+        raise ConfigError(f"--output {path}: unknown file type ({shown}); name a .parquet or .csv file")
+    return OUTPUT_SUFFIXES[suffix]
+
+
+def check_registry_path(path: str | None) -> None:
+    from sqlanon.engine.postgres import is_postgres_url
+
+    if not path or is_postgres_url(path):
+        return
+    if not str(path).lower().endswith(REGISTRY_SUFFIXES):
+        raise ConfigError(f"--registry {path}: a registry is a DuckDB database file; name it .duckdb")
+    if os.path.isdir(path):
+        raise ConfigError(f"--registry {path} is a directory; name a .duckdb file")
+
+
+def check_report_path(path: str | None) -> None:
+    """An HTML report is written to a ``.html`` (or ``.htm``) file, never under another name."""
+    if not path:
+        return
+    if os.path.isdir(path):
+        raise ConfigError(f"--report {path} is a directory; name a .html file")
+    if not str(path).lower().endswith((".html", ".htm")):
+        raise ConfigError(f"--report {path}: the report is an HTML page; name it .html")
+
+
+#: threads above this many per core are refused: ``--threads 100000`` once started ~32,000 OS
+#: threads and took the machine down
+THREADS_PER_CORE = 4
+#: size units a memory limit may carry (DuckDB's: 1000^i and 1024^i), case-insensitive
+_MEMORY_UNITS = {"B": 1, "K": 10**3, "KB": 10**3, "M": 10**6, "MB": 10**6, "G": 10**9, "GB": 10**9, "T": 10**12, "TB": 10**12,
+                 "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def threads_cap() -> tuple[int, int]:
+    """``(cap, cores)``: at most :data:`THREADS_PER_CORE` threads per core of this machine."""
+    cores = os.cpu_count() or 1
+    return THREADS_PER_CORE * cores, cores
+
+
+def check_threads(threads: int | None) -> None:
+    """``threads`` (``--threads``, the policy key, ``threads=``) is at least 1 and at most
+    :func:`threads_cap`.
+
+    >>> check_threads(10**5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sqlanon.errors.ConfigError: threads 100000 is above the cap of ... (4 per core, ... cores on this machine)
+    """
+    if threads is None:
+        return
+    if threads < 1:
+        raise ConfigError(f"threads must be at least 1, got {threads}")
+    cap, cores = threads_cap()
+    if threads > cap:
+        raise ConfigError(f"threads {threads} is above the cap of {cap} ({THREADS_PER_CORE} per core, {cores} cores on this machine)")
+
+
+def memory_bytes(limit: str) -> int:
+    """The bytes of a memory limit (``--memory-limit``, the policy key, ``memory_limit=``):
+    a positive number and a unit (``500MB``, ``2GB``, ``1.5GiB``), or a percentage of the RAM
+    (``50%``, DuckDB only). Anything else, zero and negative sizes (DuckDB reads ``-1GB`` as no
+    limit) are refused naming the value.
+
+    >>> memory_bytes("1GB"), memory_bytes("1.5 GiB"), memory_bytes("512mb")
+    (1000000000, 1610612736, 512000000)
+    >>> memory_bytes("-1GB")
+    Traceback (most recent call last):
+    ...
+    sqlanon.errors.ConfigError: memory_limit '-1GB' is not a positive size: write e.g. 500MB or 2GB
+    """
+    text = str(limit).strip()
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([A-Za-z]*|%)", text)
+    unit = m.group(2).upper() if m else ""
+    if m and unit == "%":
+        share = float(m.group(1))
+        if 0 < share <= 100:
+            total = _ram_bytes()
+            return max(1, int(total * share / 100)) if total else 1
+    elif m and unit in _MEMORY_UNITS:
+        size = float(m.group(1)) * _MEMORY_UNITS[unit]
+        if size >= 1:
+            return int(size)
+    raise ConfigError(f"memory_limit {str(limit)!r} is not a positive size: write e.g. 500MB or 2GB")
+
+
+def _ram_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_resources(memory_limit: str | None, threads: int | None) -> None:
+    """The resource limits a user gives, checked before any engine is opened."""
+    if memory_limit is not None:
+        memory_bytes(memory_limit)
+    check_threads(threads)
+
+
+#: searches that optimize a measure of their own: search -> the --metric names they can optimize
+#: (the first is the default); every other search (the lattice family) optimizes any metric
+OWN_METRICS: dict[str, tuple[str, ...]] = {
+    "genetic": ("lm", "cm"),  # or --option objective=cm-cost|regression|weighted
+    "bottom-up": ("lm",),  # without --class-column; with it, information_loss (IP = I(G)/P(G))
+    "top-down": (),  # InfoGain/PrivLoss, reported as distortion
+}
+#: what a search reports instead of a --metric it cannot take
+_OWN_MEASURE = {"bottom-up": "information_loss (the class entropy of --class-column lost per row)",
+                "top-down": "InfoGain / (PrivLoss + 1), reported as distortion"}
+
+
+def resolve_metric(search: str, metric: str | None, class_column: str | None, options: dict | None = None) -> str | None:
+    """The metric a run optimizes: the one given when ``search`` can optimize it, else the
+    search's default (``None`` when the search has its own measure and takes no ``--metric``).
+    A metric the search cannot optimize is refused before anything is opened.
+
+    >>> resolve_metric("optimal", None, None), resolve_metric("genetic", None, None)
+    ('precision', 'lm')
+    >>> resolve_metric("bottom-up", "loss", None)
+    Traceback (most recent call last):
+    ...
+    sqlanon.errors.ConfigError: search bottom-up cannot optimize metric 'loss'; it optimizes lm (leave --metric out or give --metric lm)
+    """
+    if search not in OWN_METRICS:
+        return metric or "precision"
+    allowed = OWN_METRICS[search]
+    if search == "bottom-up" and class_column:
+        allowed = ()
+    objective = (options or {}).get("objective") if search == "genetic" else None
+    if metric is None:
+        return allowed[0] if allowed else None
+    if objective and objective != metric:
+        raise ConfigError(f"--metric {metric} and --option objective={objective}: the genetic search optimizes one; give one of the two")
+    if metric in allowed:
+        return metric
+    if allowed:
+        raise ConfigError(f"search {search} cannot optimize metric {metric!r}; it optimizes {' or '.join(allowed)} "
+                          f"(leave --metric out or give --metric {allowed[0]})")
+    why = " with --class-column" if search == "bottom-up" else ""
+    raise ConfigError(f"search {search}{why} cannot optimize metric {metric!r}; it optimizes {_OWN_MEASURE[search]}: leave --metric out")
+
+
+def check_policy(policy) -> None:
+    """Values that are each well-typed but wrong, alone or together."""
+    if policy.k is not None and policy.k < 1:
+        raise ConfigError(f"k must be at least 1, got {policy.k}")
+    if policy.l is not None and policy.l < 1:
+        raise ConfigError(f"l must be at least 1, got {policy.l:g}")
+    check_resources(policy.memory_limit, policy.threads)
+    qis = list(policy.qi) + [c for c in (policy.search_options.get("numeric") or []) if c not in policy.qi]
+    if policy.sensitive_column and policy.sensitive_column in qis:
+        raise ConfigError(
+            f"sensitive column {policy.sensitive_column!r} is also a quasi-identifier; "
+            "a column is either generalized (--qi) or protected (--sensitive-column), not both"
+        )
+    if policy.output and policy.engine != "spark":  # Spark writes a directory of part files
+        if os.path.isdir(policy.output):
+            raise ConfigError(f"output {policy.output} is a directory; name a file")
+        output_kind(policy.output)
+    check_registry_path(policy.registry)
+    check_report_path(policy.report)
+    refuse_existing(policy.report, "report file", policy.overwrite)
+    # a key given is a key used: refuse the ones this run would not read
+    if policy.class_column and policy.metric != "cm" and policy.search not in ("bottom-up", "top-down", "genetic"):
+        raise ConfigError(f"--class-column {policy.class_column!r} is read by the cm metric and the bottom-up, top-down and genetic searches; "
+                          f"search {policy.search} with metric {policy.metric} would ignore it")
+    if policy.output_delimiter != "," and not (policy.output and OUTPUT_SUFFIXES.get(os.path.splitext(str(policy.output).rstrip("/"))[1].lower()) == "csv"):
+        raise ConfigError(f"output_delimiter {policy.output_delimiter!r} applies to a CSV --output only")
+
+
+def refuse_existing(path: str | None, what: str, overwrite: bool) -> None:
+    """The one rule for every file sqlanon writes (release, report, schema, hierarchy CSV): an
+    existing file is replaced only with ``--overwrite``; checked before anything is scanned.
+
+    >>> refuse_existing(__file__, "report file", overwrite=True)
+    >>> refuse_existing("/nonexistent/x.html", "report file", overwrite=False)
+    """
+    if path and os.path.lexists(path) and not overwrite:
+        raise ConfigError(f"{what} already exists: {path} (use --overwrite)")
+    if path:
+        blocked = _file_on_the_way(path)
+        if blocked is not None:
+            raise ConfigError(f"cannot write {what} {path}: {blocked} is a file, not a folder")
+
+
+def _file_on_the_way(path: str) -> str | None:
+    """The nearest existing ancestor folder of ``path`` when it is a file (so no folder can be
+    made there), else ``None``.
+
+    >>> _file_on_the_way(os.path.join(__file__, "r.html")) == __file__
+    True
+    >>> _file_on_the_way(os.path.join(os.path.dirname(__file__), "new", "r.html")) is None
+    True
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return folder if not os.path.isdir(folder) else None

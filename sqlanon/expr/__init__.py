@@ -1,0 +1,1 @@
+"""SQL atoms (:mod:`sqlanon.expr.atoms`) and fixed-shape statement templates (:mod:`sqlanon.expr.templates`)."""

@@ -1,0 +1,172 @@
+"""The release registry: every release is recorded in ``sqlanon_releases`` in the target database
+(for file outputs, in a registry database beside the output, ``sqlanon_releases.duckdb``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+from sqlanon.expr.templates import template
+
+REGISTRY_FILE = "sqlanon_releases.duckdb"
+COLUMNS = ["id", "created_at", "source", "target", "search", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash"]
+
+
+def default_registry_for(path: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(path)), REGISTRY_FILE)
+
+
+def _without_passwords(value):
+    """The entry with every ``postgresql://user:password@...`` URL in it redacted."""
+    from sqlanon.engine.urls import is_postgres_url, redact
+
+    if isinstance(value, dict):
+        return {k: _without_passwords(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_passwords(v) for v in value]
+    if isinstance(value, str) and is_postgres_url(value):
+        return redact(value)
+    return value
+
+
+def ensure(engine) -> None:
+    engine.execute(template("registry_create"))
+    add_report = template("registry_add_report")
+    if getattr(engine.dialect, "add_column_if_not_exists", True):
+        engine.execute(add_report)
+        return
+    # Spark SQL has no ADD COLUMN IF NOT EXISTS: add the column only when the table lacks it
+    from sqlglot import exp
+
+    names = {name.lower() for name, _ in engine.describe_columns(exp.select("*").from_("sqlanon_releases").limit(0))}
+    if "report" not in names:
+        for action in add_report.args.get("actions") or []:
+            action.set("exists", False)
+        engine.execute(add_report)
+
+
+def record(engine, entry: dict) -> int:
+    """Insert a release (inside the caller's transaction when there is one); returns its id."""
+    from sqlanon import __version__
+
+    ensure(engine)
+    entry = _without_passwords(entry)
+    values = {
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "source": entry.get("source"),
+        "target": entry.get("target"),
+        "search": entry.get("search"),
+        "policy": json.dumps(entry.get("policy", {}), sort_keys=True, default=str),
+        "transformation": json.dumps(entry.get("transformation", {}), default=str),
+        "privacy": json.dumps(entry.get("privacy", {}), default=str),
+        "metrics": json.dumps(entry.get("metrics", {}), default=str),
+        "rows": int(entry.get("rows", 0)),
+        "suppressed_rows": int(entry.get("suppressed_rows", 0)),
+        "input_hash": entry.get("input_hash"),
+        "sqlanon_version": __version__,
+        "report": json.dumps(entry["report"], default=str) if entry.get("report") is not None else None,
+    }
+    engine.execute(template("registry_insert", **values))
+    return int(engine.scalar(template("registry_last_id")))
+
+
+def list_releases(engine) -> list[dict]:
+    if not _exists(engine):
+        return []
+    rows = engine.fetch_all(template("registry_list"))
+    return [_decode(dict(zip(COLUMNS, r))) for r in rows]
+
+
+def get_release(engine, release_id: int) -> dict | None:
+    if not _exists(engine):
+        return None
+    row = engine.fetch_one(template("registry_get", id=int(release_id)))
+    if row is None:
+        return None
+    cols = ["id", "created_at", "source", "target", "search", "policy", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash"]
+    return _decode(dict(zip(cols, row)))
+
+
+def _exists(engine) -> bool:
+    return bool(engine.scalar(template("registry_exists")))
+
+
+def get_report(engine, release_id: int) -> dict | None:
+    """The report stored with a release (aggregates only), or None (no such release, or a
+    registry written before reports were stored)."""
+    if not _exists(engine) or not engine.scalar(template("registry_has_report")):
+        return None
+    text = engine.scalar(template("registry_get_report", id=int(release_id)))
+    return json.loads(text) if text else None
+
+
+def _decode(d: dict) -> dict:
+    for key in ("policy", "transformation", "privacy", "metrics"):
+        if isinstance(d.get(key), str):
+            d[key] = json.loads(d[key])
+    return d
+
+
+#: the columns a release row is written to (``report`` is added to older registries by :func:`ensure`)
+REQUIRED = ("id", "created_at", "source", "target", "search", "policy", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash", "sqlanon_version")
+
+
+def check(engine, where: str) -> None:
+    """Refuse, before the search, a registry that cannot take a release row: ``sqlanon_releases``
+    in ``engine``'s database is a view, or a table that is not a sqlanon registry (columns
+    missing). ``where`` names the registry in the message. Spark's catalog is checked when written."""
+    from sqlanon.errors import ConfigError
+    from sqlanon.engine.table_name import BASE_TABLE, TableName, lookup
+
+    if hasattr(engine, "replace_table"):
+        return
+    found = lookup(engine, TableName(name="sqlanon_releases"))
+    if found is None:
+        return
+    if found.kind not in (BASE_TABLE, None):
+        raise ConfigError(f"registry {where}: sqlanon_releases is a {found.kind.lower()}, not a sqlanon registry table; name another --registry")
+    from sqlglot import exp
+
+    names = {name.lower() for name, _ in engine.describe_columns(exp.select("*").from_(found.expression()).limit(0))}
+    missing = [c for c in REQUIRED if c not in names]
+    if missing:
+        raise ConfigError(f"registry {where}: table sqlanon_releases is not a sqlanon registry (no column {', '.join(missing)}); name another --registry")
+
+
+def check_file(path: str, input_database: str | None = None) -> None:
+    """Refuse, before the search, a registry database a file release could not be recorded in:
+    the input ``.duckdb`` itself (open read-only by this run), a file that is not a DuckDB
+    database, one without write permission, a ``sqlanon_releases`` that is not a registry
+    (:func:`check`), or a missing file whose folder cannot be written. Nothing is created."""
+    from sqlanon.engine import connect
+    from sqlanon.errors import ConfigError, SqlanonError
+    from sqlanon.engine.urls import is_postgres_url, redact
+
+    if is_postgres_url(path):
+        engine = connect(database=path)
+        try:
+            check(engine, redact(path))
+        finally:
+            engine.close()
+        return
+    if input_database and not is_postgres_url(input_database) and os.path.exists(path) and os.path.samefile(path, input_database):
+        raise ConfigError(f"--registry {path} is the input database; name another file (a table release, --output-table or --in-place, is recorded in the input database)")
+    if not os.path.exists(path):
+        folder = os.path.dirname(os.path.abspath(path))
+        while not os.path.exists(folder):
+            folder = os.path.dirname(folder)
+        if not os.access(folder, os.W_OK):
+            raise ConfigError(f"--registry {path}: cannot create it, folder {folder} is not writable")
+        return
+    if not os.access(path, os.W_OK):
+        raise ConfigError(f"--registry {path} is not writable")
+    try:
+        engine = connect(database=path, read_only=True)
+    except SqlanonError as err:
+        message = str(err)
+        raise type(err)(f"--registry {message}" if message.startswith(path) else f"--registry {path}: {message}") from None
+    try:
+        check(engine, path)
+    finally:
+        engine.close()

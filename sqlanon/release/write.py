@@ -1,0 +1,533 @@
+"""Release: apply a final plan and write it (Parquet, CSV, a new table, or the same table in place).
+
+The release query is the **mapping-table join** shape: the source joined to one small
+``leaf -> released value`` table per QI; rows of suppressed classes are found by a LEFT JOIN to the
+(small) table of suppressed classes and masked to ``*`` (or dropped with an anti join). Nothing is
+written before the plan is final, files appear atomically (written beside, then renamed), and table
+writes happen in one transaction together with the registry entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import uuid
+from dataclasses import dataclass
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.release import registry
+from sqlanon.errors import ConfigError, SqlanonError
+from sqlanon.expr.atoms import col, table_ref
+from sqlanon.stats import as_varchar, lit
+from sqlanon.engine.table_name import BASE_TABLE, VIEW, TableName, lookup, same_table, schema_exists
+
+SUPPRESSED = "*"
+
+
+@dataclass
+class Target:
+    """Where a release goes: ``parquet``/``csv`` file, ``table`` (in the engine's database) or
+    ``in_place`` (replace the source table)."""
+
+    kind: str
+    path: str | None = None
+    table: str | None = None
+    delimiter: str = ","
+    overwrite: bool = False
+
+    def describe(self) -> str:
+        return self.path if self.kind in ("parquet", "csv") else f"table {self.table}"
+
+    @classmethod
+    def from_options(cls, output=None, output_table=None, in_place=False, source=None, overwrite=False, delimiter=",", directories=False):
+        """``directories``: the engine writes a directory of part files (Spark), so an existing
+        directory is an existing output, not a mistake."""
+        chosen = [bool(output), bool(output_table), bool(in_place)]
+        if sum(chosen) > 1:
+            raise ConfigError("give only one of --output, --output-table, --in-place")
+        if in_place:
+            if source is None or source.kind != "table":
+                raise ConfigError("--in-place needs a table input (--format duckdb --table T)")
+            return cls(kind="in_place", table=source.table)
+        if output_table:
+            return cls(kind="table", table=output_table, overwrite=overwrite)
+        if output:
+            from sqlanon.config.checks import output_kind, refuse_existing
+
+            if directories:  # Spark: a directory of part files; CSV when named so, else Parquet
+                kind = "csv" if str(output).lower().endswith((".csv", ".tsv", ".txt")) else "parquet"
+            else:
+                kind = output_kind(output)
+            if os.path.isdir(output) and not directories:
+                raise ConfigError(f"output {output} is a directory; name a file")
+            refuse_input_file(output, source)
+            refuse_existing(output, "output file", overwrite)
+            return cls(kind=kind, path=output, overwrite=overwrite, delimiter=delimiter)
+        return cls(kind="none")
+
+
+def refuse_input_file(output: str, source) -> None:
+    """Refuse an ``--output`` that is the input (or one of its files, a file its folder or glob
+    would read): ``--overwrite`` would replace the source itself. Paths are compared resolved
+    (relative paths, symlinks)."""
+    if source is None or "://" in str(output):
+        return
+    real = os.path.realpath(output)
+    if source.kind == "table":
+        db = source.database
+        if db and "://" not in db and os.path.exists(db) and os.path.realpath(db) == real:
+            raise ConfigError(f"--output {output} is the input database; name another file (--in-place replaces an input table in one transaction)")
+        return
+    if not source.path or "://" in source.path:
+        return
+    inputs = {os.path.realpath(p) for p in source.paths()}
+    folder = os.path.realpath(source.path) if os.path.isdir(source.path) else None
+    pattern = source.path if any(ch in source.path for ch in "*?[") else None
+    if (real in inputs or (folder and real.startswith(folder + os.sep))
+            or (pattern and (fnmatch.fnmatch(real, os.path.realpath(pattern)) or fnmatch.fnmatch(os.path.abspath(output), os.path.abspath(pattern))))):
+        raise ConfigError(f"--output {output} is the input {source.describe()} (or would be read as part of it); name another file: sqlanon never replaces its input file")
+
+
+#: a column is checked exactly for uniqueness when its approximate distinct count is this share of the rows
+NEAR_UNIQUE = 0.9
+#: tables smaller than this are not checked: in a few rows any column may be unique by chance
+MIN_ROWS = 100
+
+
+def unique_columns(engine, source, columns: list[str]) -> tuple[int, list[str]]:
+    """``(rows, the columns among columns whose values are unique per row)``: one pass with an
+    approximate distinct count per column (HyperLogLog), then an exact ``COUNT(DISTINCT)`` only of
+    the near-unique ones (a second pass over those columns, when there are any)."""
+    if not columns:
+        return 0, []
+    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    approx = exp.select(exp.Count(this=exp.Star()), *[engine.dialect.approx_distinct(col(c, "src")) for c in columns]).from_(src)
+    row = engine.fetch_one(approx)
+    rows = int(row[0] or 0)
+    near = [c for c, n in zip(columns, row[1:]) if rows >= MIN_ROWS and int(n or 0) >= NEAR_UNIQUE * rows]
+    if not near:
+        return rows, []
+    exact = exp.select(*[exp.Count(this=exp.Distinct(expressions=[col(c, "src")])) for c in near]).from_(src.copy())
+    counts = engine.fetch_one(exact)
+    return rows, [c for c, n in zip(near, counts) if int(n or 0) == rows]
+
+
+def refuse_row_keys(engine, source, qis, drop_columns=(), keep_columns=(), microaggregate=None) -> None:
+    """Refuse, before the scan, a release that keeps a column unique per row (an id, a name):
+    released as is, it joins every released row back to its input row. QIs, dropped and
+    microaggregated columns, and ``--keep-column`` ones (kept knowingly) are not checked."""
+    skip = set(qis) | set(drop_columns or ()) | set(keep_columns or ()) | set(microaggregate or {})
+    checked = [c for c in source.column_names(engine) if c not in skip]
+    rows, unique = unique_columns(engine, source, checked)
+    if not unique:
+        return
+    names = ", ".join(repr(c) for c in unique)
+    flags = " ".join(f"--drop-column {c}" for c in unique)
+    raise ConfigError(
+        f"column{'s' if len(unique) > 1 else ''} {names} {'are' if len(unique) > 1 else 'is'} unique per row ({rows:,} rows): "
+        f"released as is, every row joins back to its input row; leave it out ({flags}), make it a QI, or keep it knowingly (--keep-column)"
+    )
+
+
+def mapping_tables(engine, stats, recoding, labels: bool = False, node=None) -> list[str]:
+    """Register ``leaf -> released value`` per QI (small: one row per hierarchy leaf).
+
+    With ``labels`` (a file release on an engine whose dialect has a :meth:`label_type`), each
+    table also holds the value as that type (``label``) and the suppression mark ``*`` as that
+    type (``masked``): the release selects those, and the writer stores them as text. With a
+    full-domain ``node`` too, ``code`` is each leaf's code at the node's level times the QI's
+    multiplier in the packed class key (the release finds suppressed rows by that key:
+    :meth:`Statistics.bad_class_keys_create`)."""
+    names = []
+    mults = None
+    if node is not None:
+        from sqlanon.stats import batch
+
+        mults = batch.multipliers(stats)
+        codes = stats.maps(node, stats.base)
+    for i, h in enumerate(stats.hierarchies):
+        name = engine.temp_name(f"map{i}")
+        values = recoding.values(i)
+        columns = {"leaf": (pa.string(), list(h.leaves)), "value": (pa.string(), list(values))}
+        if mults is not None:
+            columns["code"] = (pa.int64(), [mults[i] * int(c) for c in codes[i]])
+        kind = engine.dialect.label_type(sorted({*values, SUPPRESSED})) if labels else None
+        if kind is None:
+            engine.register_columns(name, columns)
+        else:
+            raw = engine.temp_name(f"map{i}_text")
+            engine.register_columns(raw, columns)
+            typed = exp.select(
+                *[col(c) for c in columns],
+                exp.alias_(exp.cast(col("value"), kind.copy()), "label", quoted=True),
+                exp.alias_(exp.cast(lit(SUPPRESSED), kind), "masked", quoted=True),
+            ).from_(table_ref(raw))
+            engine.execute(engine.dialect.create_temp(name, typed))
+        names.append(name)
+    return names
+
+
+def release_select(stats, maps: list[str], bad_table: str | None, suppression: str = "mask", drop_columns=(), ungeneralized=frozenset(), labels: bool = False, keys: bool = False) -> exp.Select:
+    """The release query over the source, column order kept, QIs replaced by released values.
+
+    QIs in ``ungeneralized`` (indexes; left at level 0) keep the source column and its type,
+    unless masked rows need the text ``*`` in them; generalized QIs are text (VARCHAR). With
+    ``labels`` the mapping tables hold ``label``/``masked`` columns (:func:`mapping_tables`),
+    which are released instead of ``value``/``'*'``. With ``keys`` the suppressed classes are
+    packed keys (:meth:`Statistics.bad_class_keys_create`), matched against the sum of the
+    mapping tables' ``code`` columns per key word: one integer per row instead of every label."""
+    engine, source = stats.engine, stats.source
+    src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
+    q = exp.select().from_(src)
+    qi_index = {name: i for i, name in enumerate(stats.qis)}
+    for i, name in enumerate(stats.qis):
+        alias = f"m{i}"
+        cond = exp.EQ(this=col("leaf", alias), expression=as_varchar(col(name, "src")))
+        q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner")
+    if bad_table and keys:
+        from sqlanon.stats import batch
+        from sqlanon.stats.build import add_all
+
+        conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
+        q = q.join(table_ref(bad_table, alias="b"), on=exp.and_(*conds) if len(conds) > 1 else conds[0], join_type="left")
+        is_bad = exp.Not(this=exp.Is(this=col("k0", "b"), expression=exp.Null()))
+    elif bad_table:
+        cond = exp.and_(*[exp.EQ(this=col(stats.qcol(i), "b"), expression=col("value", f"m{i}")) for i in range(len(stats.qis))]) if len(stats.qis) > 1 else exp.EQ(this=col(stats.qcol(0), "b"), expression=col("value", "m0"))
+        q = q.join(table_ref(bad_table, alias="b"), on=cond, join_type="left")
+        is_bad = exp.Not(this=exp.Is(this=col(stats.qcol(0), "b"), expression=exp.Null()))
+    for name in source.column_names(engine):
+        if name in drop_columns:
+            continue
+        if name in qi_index:
+            masked = bool(bad_table) and suppression == "mask"
+            if qi_index[name] in ungeneralized and not masked:
+                q = q.select(col(name, "src"))
+                continue
+            value = col("label" if labels else "value", f"m{qi_index[name]}")
+            if masked:
+                value = exp.Case().when(is_bad, col("masked", f"m{qi_index[name]}") if labels else lit(SUPPRESSED)).else_(value)
+            q = q.select(exp.alias_(value, name, quoted=True))
+        else:
+            q = q.select(col(name, "src"))
+    if bad_table and suppression == "drop":
+        q = q.where(exp.Is(this=col("k0" if keys else stats.qcol(0), "b"), expression=exp.Null()))
+    return q
+
+
+def input_hash(engine, source) -> str:
+    """Order-independent hash of every input row (to tie a release to its input)."""
+    from sqlanon.stats import format_input_hash
+
+    h = engine.dialect.row_hash(source.column_names(engine))
+    q = exp.select(exp.Count(this=exp.Star()), exp.Anonymous(this="bit_xor", expressions=[h])).from_(engine.source_from(source))
+    n, x = engine.fetch_one(q)
+    return format_input_hash(n, x)
+
+
+def ungeneralized(stats, recoding) -> set[int]:
+    """Indexes of the QIs a recoding leaves as they are (every leaf released as itself)."""
+    return {i for i, h in enumerate(stats.hierarchies) if recoding.values(i) == h.leaves}
+
+
+def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate=None, view=None):
+    """The release of a plan with local recoding rounds and/or microaggregated columns
+    (:mod:`sqlanon.search.top_down.rounds`); registers its small tables on the engine. ``view`` (a
+    :meth:`Statistics.for_dialect` copy) builds the final select for another dialect."""
+    from sqlanon.search.top_down.rounds import round_maps, rounds_select
+
+    steps = plan.local or []
+    nodes = [s.node for s in steps] if steps else [plan.node]
+    maps = round_maps(stats.engine, stats, nodes)
+    ok = plan.requirement.predicate()
+    bads = []
+    from sqlanon.stats import Params
+
+    for r, node in enumerate(nodes):
+        round_stats = steps[r].stats if steps else stats
+        failing = steps[r].suppressed if steps else plan.suppressed_rows
+        if not failing:
+            bads.append(None)
+            continue
+        name = stats.engine.temp_name(f"bad{r}")
+        params = Params() if stats.engine.dialect.binds_lists else None
+        create = round_stats.bad_class_labels_create(node, ok, name, params)
+        stats.engine.execute(create, params) if params else stats.engine.execute(create)
+        bads.append(name)
+    return rounds_select(view or stats, maps, bads, suppression, drop_columns, microaggregate)
+
+
+def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None, labels: bool = False) -> exp.Select:
+    """The release query of a final plan; registers its small tables (mappings, suppressed
+    classes) as temp tables on the engine. ``labels``: released values as the dialect's
+    :meth:`label_type` (a Parquet file release; see :func:`mapping_tables`), and text source
+    columns a plan leaves as they are released through their mapping too (same text)."""
+    engine = stats.engine
+    if plan.local or microaggregate:
+        return rounds_query(stats, plan, suppression, drop_columns, microaggregate)
+    labels = labels and engine.dialect.label_type(["x"]) is not None
+    # a full-domain node's suppressed rows are found by one packed integer key (labels: Parquet)
+    keys = labels and plan.node is not None and bool(plan.suppressed_rows)
+    maps = mapping_tables(engine, stats, plan.recoding, labels, tuple(plan.node) if keys else None)
+    bad = None
+    if plan.suppressed_rows:
+        bad = engine.temp_name("bad")
+        node = plan.node if plan.node is not None else plan.recoding
+        from sqlanon.stats import Params
+
+        params = Params() if engine.dialect.binds_lists else None  # code lists bound, not spelled out
+        if keys:
+            create = stats.bad_class_keys_create(tuple(node), plan.requirement.predicate(), bad, params)
+        else:
+            create = stats.bad_class_labels_create(node, plan.requirement.predicate(), bad, params)
+        engine.execute(create, params) if params else engine.execute(create)
+    kept = ungeneralized(stats, plan.recoding)
+    if labels:  # a text column is released through its mapping (as labels) like the others
+        types = dict(stats.source.columns(engine))
+        kept = {i for i in kept if not _is_text(types.get(stats.qis[i]))}
+    return release_select(stats, maps, bad, suppression, drop_columns, kept, labels, keys)
+
+
+def _is_text(type_name) -> bool:
+    return str(type_name or "").upper() in ("VARCHAR", "TEXT", "STRING")
+
+
+def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(), registry_path: str | None = None, entry: dict | None = None, fail_after_write: bool = False, microaggregate: dict | None = None, say=None) -> dict:
+    """Write the plan's release; returns ``{"output": ..., "release_id": ...}``.
+
+    ``fail_after_write`` is for tests: it raises after the data is written but before the
+    transaction commits, to prove nothing is left half-written.
+    """
+    engine = stats.engine
+    if suppression not in ("mask", "drop"):
+        raise ConfigError(f"--suppression must be mask or drop, got {suppression!r}")
+    if target.kind == "none":
+        return {"output": None, "release_id": None}
+    query = release_query(stats, plan, suppression, drop_columns, microaggregate, labels=target.kind == "parquet")
+    entry = dict(entry or {})
+    if not entry.get("input_hash"):  # the base scan usually computed it already (row_hash)
+        entry["input_hash"] = stats.input_hash or input_hash(engine, stats.source)
+    entry["target"] = target.describe()
+    if target.kind in ("parquet", "csv"):
+        return _write_file(engine, query, target, entry, registry_path, fail_after_write, say)
+    return _write_table(engine, query, target, stats.source, entry, fail_after_write)
+
+
+def write_query(engine, query, target: Target, source, entry: dict, registry_path: str | None = None, say=None) -> dict:
+    """Write any release query (e.g. generated rows) to a target, atomically, and record it."""
+    entry = dict(entry)
+    entry["target"] = target.describe()
+    if target.kind == "none":
+        return {"output": None, "release_id": None}
+    if target.kind in ("parquet", "csv"):
+        return _write_file(engine, query, target, entry, registry_path, False, say)
+    return _write_table(engine, query, target, source, entry, False)
+
+
+def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write, say=None) -> dict:
+    from sqlanon.release.leftovers import clean_stale_temp_files, temp_path
+
+    final = target.path
+    if hasattr(engine, "write_file_atomically"):  # Spark: its writer, its file system's rename
+        return _write_engine_file(engine, query, target, entry, registry_path, fail_after_write)
+    os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
+    clean_stale_temp_files(final, say)
+    tmp = temp_path(final)
+    reg = registry_path or registry.default_registry_for(final)
+    try:
+        engine.write_file(query, tmp, target.kind, target.delimiter)
+        if fail_after_write:
+            raise SqlanonError("simulated failure after writing (test hook)")
+        pause_for_test("write")
+        with _registry_row(reg, entry, final) as result:
+            os.replace(tmp, final)  # inside the registry transaction: it commits once the file is there
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+    return {"output": final, "release_id": result["release_id"], "registry": reg}
+
+
+def pause_for_test(point: str) -> None:
+    """Test hook: with ``SQLANON_TEST_PAUSE=<point>``, say ``paused at <point>`` on stderr and
+    wait (a signal's handler runs meanwhile), so a test can signal a run at a known point."""
+    if os.environ.get("SQLANON_TEST_PAUSE") != point:
+        return
+    import sys
+    import time
+
+    print(f"paused at {point}", file=sys.stderr, flush=True)
+    for _ in range(600):
+        time.sleep(0.1)
+
+
+def check_target(engine, target: Target, source) -> TableName | None:
+    """Refuse a table target that cannot be written, before anything is scanned: an existing
+    output table without ``--overwrite``, a view in the way, a missing schema, ``--in-place`` on
+    a view. Returns the existing table (as the catalog spells it), if any. (Spark's catalog
+    has no information schema: an existing output table and an in-place table without an atomic
+    replace are refused here through its catalog API, and checked again when written.)"""
+    if hasattr(engine, "replace_table"):
+        from sqlanon.engine.source import Source
+
+        if target.kind == "in_place":
+            engine.check_replaceable(source.table_expression())
+        elif target.kind == "table" and source is not None and source.kind == "table" and _same_catalog_table(engine, target.table, source):
+            raise ConfigError(f"--output-table {target.table} is the input table; use --in-place to replace it")
+        elif target.kind == "table" and not target.overwrite and engine.table_exists(Source(kind="table", table=target.table).table_expression()):
+            raise ConfigError(f"output table {target.table!r} already exists (use --overwrite)")
+        return None
+    if target.kind == "in_place":
+        name = source.table_name(engine.dialect)
+        kind = name.kind or (lookup(engine, name) or name).kind
+        if kind is not None and kind != BASE_TABLE:
+            raise ConfigError(f"--in-place rewrites a table; {source.table!r} is a {kind.lower()} (write the release with --output-table instead)")
+        dependents = engine.dependents(name.expression()) if hasattr(engine, "dependents") else []
+        if dependents:
+            raise ConfigError(f"--in-place recreates table {source.table!r}, and {', '.join(dependents)} depend{'s' if len(dependents) == 1 else ''} on it (a view or a foreign key): drop {'it' if len(dependents) == 1 else 'them'} first, or write the release with --output-table")
+        return name
+    if target.kind != "table":
+        return None
+    name = TableName.parse(target.table, engine.dialect)
+    existing = lookup(engine, name)
+    if existing is not None and source is not None and source.kind == "table" and same_table(engine, name, source.table_name(engine.dialect)):
+        raise ConfigError(f"--output-table {target.table} is the input table; use --in-place to replace it (in one transaction)")
+    if existing is None:
+        if not schema_exists(engine, name):
+            raise ConfigError(f"schema {name.schema!r} of output table {target.table!r} not found (create it first)")
+        return None
+    if existing.kind == VIEW:
+        raise ConfigError(f"output table {target.table!r} is a view; name another table")
+    if not target.overwrite:
+        raise ConfigError(f"output table {target.table!r} already exists (use --overwrite)")
+    return existing
+
+
+def check_registry(engine, target: Target, source, registry_path: str | None, lazy: bool = False) -> None:
+    """Before the search: the registry the release will be recorded in can take its row (the
+    target database's ``sqlanon_releases`` for a table release, or ``lazy``: a release relation
+    on the caller's connection; the registry database of a file release). ``--registry`` names
+    the registry of a file release only."""
+    if target.kind in ("table", "in_place") or (target.kind == "none" and lazy):
+        if registry_path:
+            raise ConfigError(f"--registry {registry_path} is where file releases are recorded; a table release is recorded in its own database (sqlanon_releases)")
+        registry.check(engine, getattr(engine, "database", None) or "of the connection")
+        return
+    if target.kind not in ("parquet", "csv"):
+        return
+    reg = registry_path or (registry.default_registry_for(target.path) if "://" not in str(target.path) else None)
+    if reg:
+        registry.check_file(reg, source.database if source is not None and source.kind == "table" else None)
+
+
+def _write_engine_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write) -> dict:
+    """An engine that writes (and renames) files itself: a temporary sibling, then one rename."""
+    final = target.path
+
+    def hook():
+        if fail_after_write:
+            raise SqlanonError("simulated failure after writing (test hook)")
+
+    reg = registry_path or (registry.default_registry_for(final) if "://" not in final else None)
+    with _registry_row(reg, entry, final) as result:
+        engine.write_file_atomically(query, final, target.kind, target.delimiter, overwrite=target.overwrite, before_rename=hook)
+    return {"output": final, "release_id": result["release_id"], "registry": reg}
+
+
+@contextlib.contextmanager
+def _registry_row(reg, entry: dict, final: str | None = None):
+    """Both or neither: the registry row of a file release is inserted in a transaction of the
+    registry database, the block puts the file in place, and the transaction commits after it.
+    A row that cannot be written fails the block before the file is renamed; a failed commit
+    removes the file (``final``, when it is a local path). Yields ``{"release_id": ...}``."""
+    result: dict = {"release_id": None}
+    if not reg:
+        yield result
+        return
+    from sqlanon.engine import connect
+
+    created = "://" not in reg and not os.path.exists(reg)  # a registry made by this run goes if it fails
+    reg_engine = connect(database=reg)
+    placed = False
+    try:
+        with reg_engine.transaction():
+            result["release_id"] = registry.record(reg_engine, entry)
+            yield result
+            placed = True
+    except BaseException:
+        reg_engine.close()
+        for path in ([final] if placed and final and "://" not in final else []) + ([reg, reg + ".wal"] if created else []):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+        raise
+    finally:
+        reg_engine.close()
+
+
+def _write_catalog_table(engine, query, target: Target, source, entry: dict, fail_after_write) -> dict:
+    """Spark (no transactions). A new table is written under a temporary name and renamed when
+    complete (a failure drops it; an existing table is dropped only once the new one exists);
+    ``--in-place`` is one ``CREATE OR REPLACE TABLE`` where the catalog replaces atomically."""
+    from sqlanon.engine.source import Source
+
+    table = Source(kind="table", table=target.table).table_expression()
+    if target.kind == "in_place":
+        if fail_after_write:
+            raise SqlanonError("simulated failure before replacing (test hook)")
+        engine.replace_table(source.table_expression(), query)
+    else:
+        exists = engine.table_exists(table)
+        if exists and not target.overwrite:
+            raise ConfigError(f"output table {target.table!r} already exists (use --overwrite)")
+        tmp = table.copy()
+        tmp.set("this", exp.to_identifier(f"{table.name}__sqlanon_new_{uuid.uuid4().hex[:8]}", quoted=True))
+        engine.execute(engine.dialect.create_table(tmp, query))
+        try:
+            if fail_after_write:
+                raise SqlanonError("simulated failure after writing (test hook)")
+            if exists:
+                engine.execute(engine.dialect.drop_table(table))
+            engine.execute(exp.Alter(this=tmp, kind="TABLE", actions=[exp.AlterRename(this=table)]))
+        except BaseException:
+            with contextlib.suppress(Exception):
+                engine.execute(engine.dialect.drop_table(tmp, if_exists=True))
+            raise
+    release_id = registry.record(engine, entry)
+    return {"output": f"table {target.table}", "release_id": release_id, "registry": "spark catalog"}
+
+
+def _write_table(engine, query, target: Target, source, entry: dict, fail_after_write) -> dict:
+    name = target.table
+    if hasattr(engine, "replace_table"):
+        return _write_catalog_table(engine, query, target, source, entry, fail_after_write)
+    with engine.transaction():
+        if target.kind == "table":
+            existing = check_target(engine, target, source)
+            if existing is not None:  # replaced under the name the catalog has for it
+                engine.execute(engine.dialect.drop_table(existing.expression()))
+            created = existing or TableName.parse(name, engine.dialect)
+            engine.execute(engine.dialect.create_table(created.expression(), query))
+        else:
+            check_target(engine, target, source)
+            original = source.table_name(engine.dialect)
+            tmp = original.sibling(f"{original.name}__sqlanon_new")
+            engine.execute(engine.dialect.create_table(tmp.expression(), query))
+            engine.execute(engine.dialect.drop_table(original.expression()))
+            engine.execute(exp.Alter(this=tmp.expression(), kind="TABLE", actions=[exp.AlterRename(this=table_ref(original.name))]))
+        release_id = registry.record(engine, entry)
+        if fail_after_write:
+            raise SqlanonError("simulated failure after writing (test hook)")
+        pause_for_test("in-transaction")
+        if os.environ.get("SQLANON_TEST_CRASH") == "in-transaction":
+            os._exit(9)  # test hook: the process dies with the transaction open
+    return {"output": f"table {name}", "release_id": release_id, "registry": getattr(engine, "database", None)}
+
+
+def _same_catalog_table(engine, output_table: str, source) -> bool:
+    """Whether ``--output-table`` names the input table in an engine that resolves names through
+    its own catalog API (Spark)."""
+    from sqlanon.engine.source import Source
+
+    out = engine.resolved_table(Source(kind="table", table=output_table).table_expression())
+    return out is not None and out == engine.resolved_table(source.table_expression())

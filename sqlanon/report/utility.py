@@ -1,0 +1,176 @@
+"""Utility of a release, per quasi-identifier: what each generalization level *means*, how much
+information each column lost (LM, precision, non-uniform entropy), and the value distributions
+before and after. Answered from the frequency sets: per-leaf counts (already known to
+:class:`~sqlanon.stats.Statistics`) and one small ``GROUP BY`` per QI over the released classes.
+
+>>> from sqlanon.hierarchy.model import Hierarchy
+>>> h = Hierarchy("zip", [["13053", "1305*", "130**", "*"], ["13068", "1306*", "130**", "*"]], origin="mask")
+>>> level_meaning(h, 2)
+'2 characters masked'
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from typing import Sequence
+
+import numpy as np
+from sqlglot import exp
+
+from sqlanon.plan import Recoding
+from sqlanon.expr.atoms import col, table_ref
+from sqlanon.stats import Params, cte_select
+
+TOP_VALUES = 10
+_MASK_STEP = re.compile(r"\((\d+) characters per level\)")
+_RANGE = re.compile(r"^\s*[\[(]?\s*(-?\d+(?:\.\d+)?)\s*(?:-|,|\.\.)\s*(-?\d+(?:\.\d+)?)\s*[\])\[]?\s*$")
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def level_meaning(h, level: int) -> str:
+    """What level ``level`` of hierarchy ``h`` does to a value, in words (from its builder or, for a
+    hierarchy file, from its labels)."""
+    labels = h.labels(level)
+    if level == 0:
+        return "original values"
+    if len(labels) == 1 and labels[0] in ("*", "any", "ANY"):
+        return "fully generalized (*)"
+    origin = str(h.origin)
+    if origin.startswith("bands:"):
+        widths = origin.split(":", 1)[1].split(",")
+        if level <= len(widths):
+            return f"bands of width {widths[level - 1]}"
+    if origin == "dates":
+        return {1: "month (YYYY-MM)", 2: "year"}.get(level, f"level {level}")
+    if origin.startswith("mask"):
+        step = _MASK_STEP.search(origin)
+        hidden = level * (int(step.group(1)) if step else 1)
+        return f"{hidden} character{'s' if hidden > 1 else ''} masked"
+    widths = set()
+    for label in labels:
+        m = _RANGE.match(label)
+        if not m:
+            widths = set()
+            break
+        lo, hi = float(m.group(1)), float(m.group(2))
+        widths.add(hi - lo + (1 if label.strip()[0].isdigit() or label.strip()[0] == "-" else 0))
+    if len(widths) == 1:
+        return f"ranges of width {_num(widths.pop())}"
+    if len(widths) > 1:
+        return f"ranges of width {_num(min(widths))}-{_num(max(widths))}"
+    leaf = h.leaf_index  # a dict: a label's test is O(1), not a scan of the leaves
+    example = next((lb for lb in labels if lb not in leaf), labels[0])
+    return f"{len(labels)} groups (e.g. {example!r})"
+
+
+def recoding_of(stats, plan_node) -> Recoding:
+    if isinstance(plan_node, Recoding):
+        return plan_node
+    return Recoding.from_node(stats.hierarchies, plan_node)
+
+
+def released_counts(stats, recoding: Recoding, ok: exp.Expression, node=None) -> list[list[int]]:
+    """Per QI, released rows per recoded value (:func:`released_figures`)."""
+    return released_figures(stats, recoding, ok, node)[0]
+
+
+def released_figures(stats, recoding: Recoding, ok: exp.Expression, node=None) -> tuple[list[list[int]], list[tuple[int, int]]]:
+    """Per QI, released rows per recoded value, and the released classes' size histogram
+    (``(size, classes)`` by size, as :func:`sqlanon.risk.measure.class_histogram_query` gives it):
+    one statement over the released classes (:meth:`sqlanon.dialect.Dialect.grouped_sums`: one
+    ``GROUP BY`` per QI and one by class size in a ``UNION ALL``, on Spark one ``GROUPING SETS``;
+    the histogram's sum of ``cnt`` per size is ``size x classes``). With the full-domain ``node``
+    the recoding is of, its classes are rolled up from the smallest saved set (a recoding's from
+    the base set)."""
+    params = Params() if stats.dialect.binds_lists else None  # code lists bound, not spelled out
+    ctes, cls = stats.class_ctes(tuple(node) if node is not None else recoding, params=params)
+    names = [stats.qcol(i) for i in range(len(stats.qis))]
+    ctes.append(("flagged", exp.select(*[col(q) for q in names], col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
+    ctes.append(("released", exp.select(*[col(q) for q in names], col("cnt")).from_(table_ref("flagged")).where(col("ok"))))
+    out = [[0] * len(labels) for labels in recoding.labels]
+    sizes: dict[int, int] = {}
+    query = cte_select(ctes, stats.dialect.grouped_sums("released", [[q] for q in names] + [["cnt"]], ["code"], "i"))
+    for i, code, n in stats.engine.fetch_all(query, params or None):
+        if int(i) < len(names):
+            out[int(i)][int(code)] = int(n)
+        else:
+            size, rows = int(code), int(n)
+            if rows % size:
+                raise AssertionError(f"released rows {rows} of classes of size {size} are no multiple of it")
+            sizes[size] = rows // size
+    return out, sorted(sizes.items())
+
+
+def _top(values: Sequence[str], counts: Sequence[int], total: int, limit: int, extra: Sequence[tuple[str, int]] = ()) -> list[dict]:
+    """The ``limit`` most frequent of ``values`` (rows ``counts[j]``, plus the ``extra`` pairs;
+    ties by value), the rest summed as one ``(N other values)`` entry. Linear in the values: a
+    partial sort (numpy) picks the candidates, only the ``limit`` best are sorted in Python."""
+    arr = np.asarray(counts, dtype=np.int64)
+    extra = [(v, int(n)) for v, n in extra if n]
+    thr = int(np.partition(arr, len(arr) - limit)[len(arr) - limit]) if len(arr) > limit else 0
+    thr = max(thr, 1)  # the limit-th largest count: fewer than ``limit`` values have more
+    above = np.flatnonzero(arr > thr)
+    pairs = [(values[j], int(arr[j])) for j in above.tolist()]
+    ties = np.flatnonzero(arr == thr).tolist()
+    pairs += heapq.nsmallest(limit - len(pairs), ((values[j], thr) for j in ties))
+    pairs = sorted(pairs + extra, key=lambda p: (-p[1], p[0]))[:limit]
+    top = [{"value": v, "rows": n, "share": n / total if total else 0.0} for v, n in pairs]
+    rest = int(arr.sum()) + sum(n for _, n in extra) - sum(n for _, n in pairs)
+    if rest:
+        others = int(np.count_nonzero(arr)) + len(extra) - len(pairs)
+        top.append({"value": f"({others} other values)", "rows": rest, "share": rest / total if total else 0.0, "other": True})
+    return top
+
+
+def _column_figures(freq: np.ndarray, codes: np.ndarray, n_labels: int, released: np.ndarray, suppressed: int, n: int) -> dict:
+    """One QI's LM, non-uniform entropy and distinct counts, vectorized over its leaves:
+    ``freq[leaf]`` input rows, ``codes[leaf]`` the released code, ``released[code]`` released rows."""
+    m = len(codes)
+    under = np.bincount(codes, minlength=n_labels)  # leaves under each released value
+    gen_all = np.bincount(codes, weights=freq, minlength=n_labels)  # input rows under it
+    loss = (under - 1) / (m - 1) if m > 1 else np.zeros(n_labels)
+    seen = freq > 0
+    f = freq[seen].astype(np.float64)
+    entropy = -float(np.sum(f * np.log2(f / gen_all[codes[seen]]))) if f.size else 0.0
+    return {
+        "lm": (float(np.dot(released.astype(np.float64), loss)) + suppressed) / n,
+        "entropy": entropy / n + 0.0,  # bits per row, ARX's non-uniform entropy (suppression-independent)
+        "distinct_before": int(np.count_nonzero(freq)),
+        "distinct_after": int(np.count_nonzero(released)),
+    }
+
+
+def column_utility(stats, plan_node, ok: exp.Expression, suppressed: int, levels: dict | None = None, top: int = TOP_VALUES, released=None) -> dict:
+    """Per QI: level and meaning, LM / precision / entropy loss, distributions before and after.
+
+    Suppressed rows count as fully generalized in LM and precision (their QIs are ``*``).
+    ``released``: the plan's :func:`released_counts` when already read (with the risk's
+    histogram, :func:`released_figures`).
+    """
+    recoding = recoding_of(stats, plan_node)
+    if released is None:
+        released = released_counts(stats, recoding, ok, None if isinstance(plan_node, Recoding) else plan_node)
+    n = stats.rows
+    out = {}
+    for i, (name, h) in enumerate(zip(stats.qis, stats.hierarchies)):
+        codes, labels = np.asarray(recoding.codes[i], dtype=np.int64), recoding.labels[i]
+        entry = _column_figures(np.asarray(stats.column_freqs[i], dtype=np.int64), codes, len(labels), np.asarray(released[i], dtype=np.int64), suppressed, n)
+        entry["before"] = _top(h.leaves, stats.column_freqs[i], n, top)
+        entry["after"] = _top(labels, released[i], n, top, [("* (suppressed)", suppressed)])
+        level = (levels or {}).get(name)
+        if isinstance(level, int):
+            entry["level"] = level
+            entry["max_level"] = h.max_level
+            entry["meaning"] = level_meaning(h, level)
+            frac = level / h.max_level if h.max_level else 0.0
+            entry["precision"] = (frac * (n - suppressed) + suppressed) / n
+        else:
+            entry["level"] = None
+            entry["meaning"] = f"flexible cut: {entry['distinct_after']} released values from {entry['distinct_before']}"
+            entry["precision"] = None
+        out[name] = entry
+    return out

@@ -1,0 +1,516 @@
+"""The Python API: ``anonymize`` (plan + release), ``check`` (measure any table), ``plan_sql``.
+
+>>> import sqlanon
+>>> report = sqlanon.anonymize(input="adult.csv", delimiter=";", qi={"age": "age.csv"}, k=5,
+...                            output="out.parquet")          # doctest: +SKIP
+>>> report["transformation"], report["metric"]                # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import time
+from typing import Any, Callable
+
+from sqlglot import exp
+
+from sqlanon.release import write as release_mod
+from sqlanon.errors import ConfigError, SqlanonError, UnsatisfiableError
+from sqlanon.metrics import METRICS
+from sqlanon.plan import Plan
+from sqlanon.config.policy import Policy
+from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
+from sqlanon.privacy import options as privacy_options
+from sqlanon.search import HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
+from sqlanon.search.context import SearchContext
+from sqlanon.search.lattice.lattice import Lattice, level_bounds
+from sqlanon.expr.atoms import col
+from sqlanon.stats import ClassNeeds, Statistics, if_
+from sqlanon.run.session import Session
+
+
+def build_requirement(policy: Policy, rows: int | None = None) -> Requirement:
+    models: list = [] if policy.search == "top-down" else [KAnonymity(policy.k)]
+    if policy.l is not None and policy.l_diversity != "recursive":  # recursive: sqlanon.privacy.options
+        models.append(DistinctLDiversity(policy.l) if policy.l_diversity == "distinct" else EntropyLDiversity(policy.l))
+    if policy.t is not None and policy.t_distance != "hierarchical":
+        models.append(TCloseness(policy.t, policy.t_distance))
+    budget = math.floor(policy.max_suppression * rows + 1e-9) if rows is not None else 0
+    return Requirement(models, budget=budget, max_suppression=policy.max_suppression)
+
+
+def make_metric(policy: Policy, qis: list[str]):
+    """The policy's metric, with its attribute weights (``weights:``; unlisted QIs weigh 1)."""
+    name = policy.metric or "precision"  # a search with its own measure (top-down, bottom-up with a class) reads none
+    if not policy.weights:
+        return METRICS[name]()
+    for column in policy.weights:
+        if column not in qis:
+            raise ConfigError(f"weights names {column!r}, which is not a quasi-identifier ({', '.join(qis)})")
+    return METRICS[name](weights=[policy.weights.get(q, 1.0) for q in qis])
+
+
+def check_transforms(policy: Policy, session: Session, requirement: Requirement, qis: list[str]) -> None:
+    """Local recoding and microaggregation options, refused before the scan when they cannot work."""
+    if policy.local_iterations is not None and not policy.local_recoding:
+        raise ConfigError("--local-iterations needs --local-recoding")
+    if policy.local_recoding:
+        from sqlanon.search.lattice import local_recoding
+
+        local_recoding.require_supported(requirement, policy.metric, policy.search, LATTICE_SEARCHES)
+        if policy.local_iterations is not None and policy.local_iterations < 1:
+            raise ConfigError(f"local_iterations must be at least 1, got {policy.local_iterations}")
+    if policy.microaggregate:
+        from sqlanon.release import microaggregation
+
+        microaggregation.validate(policy.microaggregate, session.source.columns(session.engine), qis, policy, session.engine, session.source)
+
+
+def qi_specs(policy: Policy) -> dict[str, str]:
+    qis = dict(policy.qi)
+    for column in policy.search_options.get("numeric", []) or []:
+        spec = qis.setdefault(column, "numeric")
+        if spec not in ("numeric", None) and not (isinstance(spec, str) and spec.strip() == "numeric"):
+            raise ConfigError(f"{column!r} has a hierarchy (--qi {column}={spec}) and is declared --numeric; give one of the two")
+    return qis
+
+
+def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry_run: bool = False, connection=None, _fail_after_write: bool = False, **options: Any):
+    """Find the plan and write the release; returns a :class:`sqlanon.release.result.Release` (the CLI's
+    ``--json`` object, as a dict, with ``.relation()``, ``.to_arrow()``, ``.to_dict()``).
+
+    ``policy`` may be a :class:`Policy`, a dict of policy keys, a YAML path, or a **DuckDB
+    relation** (the input); keyword options override it (same names as the policy keys / CLI
+    flags; ``qi`` values may be builder calls or Hierarchy objects, ``privacy`` a list of privacy
+    model objects, see :mod:`sqlanon.config.frontdoor`). ``connection`` runs on an open DuckDB (or psycopg
+    3 PostgreSQL) connection instead (``table=`` names the input; outputs go to its database; the
+    connection is not closed, and an open transaction of the caller's is joined rather than
+    committed). On a DuckDB connection with no output, the release is the lazy ``.relation()``.
+    """
+    from sqlanon.config.frontdoor import normalize
+
+    policy, options, rel_input, connection = normalize(policy, options, connection)
+    try:
+        return _anonymize(policy, progress=progress, dry_run=dry_run, connection=connection, _fail_after_write=_fail_after_write, rel_input=rel_input, **options)
+    finally:
+        if rel_input is not None:
+            rel_input.release()
+
+
+def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_input=None, **options):
+    from sqlanon.release.result import Release
+
+    started = time.perf_counter()
+    clock = PhaseClock()
+    policy = _as_policy(policy, options)
+    if connection is not None and not policy.input:
+        policy.input = policy.table
+    from sqlanon.engine.spark_session import is_spark_session
+
+    if is_spark_session(connection) and policy.engine is None:
+        policy.engine = "spark"
+    policy.validate()
+    from sqlanon.progress import as_reporter
+
+    reporter = as_reporter(progress)
+    say = reporter.message
+    session = Session(policy, say, connection, read_only=dry_run)
+    try:
+        target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter, directories=session.engine.dialect == "spark")
+        release_mod.check_target(session.engine, target, session.source)
+        release_mod.check_registry(session.engine, target, session.source, policy.registry, lazy=connection is not None and not dry_run)
+        if policy.overwrite and target.kind in ("none", "in_place") and not policy.report:
+            raise ConfigError("--overwrite replaces an existing --output or --output-table; there is none here" + (" (--in-place always replaces the input)" if target.kind == "in_place" else ""))
+        qis = qi_specs(policy)
+        session.source.require_columns(session.engine, policy.drop_columns, "--drop-column")
+        session.source.require_columns(session.engine, policy.keep_columns, "--keep-column")
+        for name in policy.keep_columns:
+            if name in qis or name in policy.drop_columns:
+                raise ConfigError(f"--keep-column {name!r} is {'a quasi-identifier' if name in qis else 'also dropped (--drop-column)'}; it keeps a released column as is")
+        hierarchies = session.hierarchies(qis)
+        requirement = build_requirement(policy)
+        model_extras = privacy_options.add_models(policy, session, requirement)
+        if policy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
+            from sqlanon.privacy import safepub
+
+            session.safepub = safepub.prepare(policy, session, requirement)
+        metric = make_metric(policy, list(qis))
+        from sqlanon.search.choose import preflight
+
+        preflight(policy, hierarchies, list(qis))  # level bounds, lattice size, limits: errors before the scan
+        check_transforms(policy, session, requirement, list(qis))
+        needs = requirement.needs.merge(metric.needs)
+        class_column = policy.class_column
+        if class_column and policy.search in PLANNERS:
+            # the flexible planners use the class: keep it in the shared base frequency set so
+            # they roll up from it instead of scanning the source again
+            needs = needs.merge(ClassNeeds(majority_y=True))
+        writes = not dry_run and (target.kind != "none" or connection is not None)
+        if target.kind != "none" or connection is not None:  # a release (or, dry, the one it would be)
+            release_mod.refuse_row_keys(session.engine, session.source, list(qis), policy.drop_columns, policy.keep_columns, policy.microaggregate)
+        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes, **model_extras)
+        clock.lap("hierarchies")
+        t0 = time.perf_counter()
+        with reporter.phase("base scan", engine=session.engine):
+            keep_log, session.engine.keep_log = session.engine.keep_log, True  # the report shows the base set's SQL as it ran
+            try:
+                stats.prepare()
+            finally:
+                session.engine.keep_log = keep_log
+        privacy_options.bind(requirement, stats)
+        say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
+        clock.lap("base_scan")
+        requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
+        linkability = policy.search == "top-down" and str(policy.search_options.get("privacy", "")).endswith("linkability")
+        if policy.k > stats.rows and not linkability and policy.epsilon is None:  # a linkability threshold may be a percent
+            raise UnsatisfiableError(f"k={policy.k} is larger than the table ({stats.rows} rows)")
+        for model in requirement.models:
+            if isinstance(model, TCloseness):
+                model.global_dist = {v: n / stats.rows for v, n in stats.sensitive_domain}
+                model.order = [v for v, _ in stats.sensitive_domain]
+        with reporter.phase(f"search {policy.search}") as phase:
+            plan = run_search(policy, session, stats, requirement, metric, say, phase)
+        clock.lap("search")
+        from sqlanon.metrics import loss as arx_loss
+
+        # ARX's Loss and granularity of any plan (for comparing searches), read with the verification
+        verified, final = verify_plan(stats, plan, None if plan.local else arx_loss.aggregates(stats, plan))
+        clock.lap("verify")
+        say(f"search {policy.search}: {plan.nodes_evaluated} nodes evaluated, {session.engine.queries} queries")
+        report = build_report(policy, stats, plan, verified)
+        add_risk_and_utility(report, policy, stats, plan)
+        sql_listing = report_sql(policy, stats, plan) if policy.report or writes else None
+        if not plan.local:
+            report["arx_quality"] = arx_loss.measure(stats, plan, final)
+        clock.lap("report")
+        from sqlanon.search.limits import near_top_warning
+
+        warning = near_top_warning(report)
+        if warning is not None:  # a plan that keeps nearly nothing never passes silently
+            report.setdefault("warnings", []).append(warning)
+        state: dict = {}
+        if not dry_run:
+            entry = {
+                "source": rel_input.describe() if rel_input is not None else session.source.describe(),
+                "search": policy.search,
+                "policy": _policy_dict(policy),
+                "transformation": plan.transformation,
+                "privacy": report["privacy"],
+                "metrics": {"name": plan.metric_name, "value": plan.metric_value},
+                "rows": stats.rows,
+                "suppressed_rows": plan.suppressed_rows,
+                "input_hash": stats.input_hash,
+                "report": {**report, "sql": sql_listing},
+            }
+        if not dry_run and target.kind == "none" and connection is not None:
+            from sqlanon.release.result import lazy_release
+
+            state = lazy_release(session.engine, stats, plan, policy, entry, rel_input)
+            if state:
+                report["output"], report["release_id"] = "relation", state["release_id"]
+                say(f"release relation ready (release {state['release_id']}); nothing written")
+        registry_used = None
+        if not dry_run and target.kind != "none":
+            with reporter.phase("write", engine=session.engine):
+                written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write, microaggregate=policy.microaggregate, say=say)
+            report["output"] = written["output"]
+            report["release_id"] = written["release_id"]
+            registry_used = written.get("registry")
+            say(f"wrote {written['output']} (release {written['release_id']})")
+            state = {"kind": target.kind, "path": target.path, "delimiter": target.delimiter, "table": target.table,
+                     "database": getattr(session.engine, "database", None), "postgres": session.engine.dialect == "postgres",
+                     "connection": connection if session.engine.dialect == "duckdb" else None}
+        if dry_run and target.kind != "none":
+            report["dry_run"] = {"would_write": target.describe() if target.kind != "in_place" else f"table {target.table} (in place)", "registry": policy.registry}
+        report["queries"] = session.engine.queries
+        clock.lap("write")
+        report["timings"] = clock.seconds
+        report["seconds"] = round(time.perf_counter() - started, 3)
+        if policy.report:
+            from sqlanon.report import write_html
+
+            try:
+                write_html({**report, "policy": redact_policy(_policy_dict(policy))}, policy.report, sql=sql_listing)
+            except OSError as err:
+                raise _report_not_written(err, report, policy.report, registry_used) from None
+        return Release(report, **state)
+    finally:
+        session.close()
+
+
+class PhaseClock:
+    """Seconds per phase of a run, the report's ``timings``: each :meth:`lap` adds the time since
+    the previous one to its phase (a phase may be timed in several laps).
+
+    >>> c = PhaseClock(); c.lap("search"); sorted(c.seconds)
+    ['search']
+    """
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.seconds[phase] = round(self.seconds.get(phase, 0.0) + now - self._last, 3)
+        self._last = now
+
+
+def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
+    from sqlanon.search.choose import choose_search, refuse_limits
+
+    search, chosen = choose_search(policy, stats)
+    refuse_limits(search, policy.search_options)
+    if search in HEURISTIC_SEARCHES:
+        from sqlanon.search.choose import run_heuristic
+
+        return run_heuristic(search, policy, stats, requirement, metric, say, chosen)
+    if search in LATTICE_SEARCHES:
+        last = [time.perf_counter()]
+
+        def tick(evaluated: int) -> None:  # a line every few seconds on long searches
+            if phase is not None:
+                phase.update(evaluated, len(lattice))
+            now = time.perf_counter()
+            if now - last[0] >= 5.0:
+                last[0] = now
+                best = lattice.best_value
+                say(f"{evaluated} nodes evaluated of {len(lattice):,}" + (f", best {metric.name} so far {best:.6g}" if best < math.inf else ""))
+
+        bounds = level_bounds(stats.hierarchies, stats.qis, policy.min_level, policy.max_level)
+        lattice = Lattice(stats, requirement, metric, progress=tick, bounds=bounds)
+        searched = time.perf_counter()
+        if getattr(session, "safepub", None) is not None:
+            from sqlanon.privacy import safepub
+
+            result = safepub.run(lattice, session.safepub, policy.metric, say)
+        else:
+            result = LATTICE_SEARCHES[search](lattice, **policy.search_options)
+        searched = time.perf_counter() - searched
+        node = result.node
+        bounded = bounds if policy.min_level or policy.max_level else None
+        plan = Plan.from_lattice_result(search, stats, requirement, metric, result, bounded, statements=result.statements, search_seconds=round(searched, 3), **chosen)
+        if getattr(session, "safepub", None) is not None:
+            plan.extra["safepub"] = {**session.safepub.describe(), **result.safepub}
+        if policy.local_recoding:
+            from sqlanon.search.lattice import local_recoding
+
+            first = local_recoding.Step(tuple(node), stats, stats.rows, plan.suppressed_rows, plan.metric_value, result.nodes_evaluated)
+            iterations = policy.local_iterations if policy.local_iterations is not None else local_recoding.DEFAULT_ITERATIONS
+            steps = local_recoding.recode(first, requirement, metric, LATTICE_SEARCHES[search], bounds, iterations, say)
+            plan.local = steps
+            plan.suppressed_rows = steps[-1].suppressed
+            plan.metric_value = local_recoding.combined_value(steps, metric, len(stats.qis), stats.rows)
+            plan.nodes_evaluated = sum(s.nodes_evaluated for s in steps)
+            plan.extra["local_recoding"] = {
+                "rounds": local_recoding.describe(steps, stats.qis),
+                "global_optimum": {"suppressed_rows": first.suppressed, "metric": first.value},
+            }
+        return plan
+    module_name, _, func = PLANNERS[policy.search].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        raise ConfigError(f"search {policy.search!r} is not available in this build ({err})") from None
+    options = dict(policy.search_options)
+    options.setdefault("k", policy.k)
+    options.setdefault("metric", policy.metric)
+    options.setdefault("registry", policy.registry)
+    from sqlanon.search.bounds import planner_inputs
+
+    weights, bounds, bounded = planner_inputs(policy, stats.qis, stats.hierarchies)
+    ctx = SearchContext(session.engine, session.source, stats.qis, stats.hierarchies, stats, requirement, metric, options, say, weights=weights, bounds=bounds, bounded=bounded)
+    plan = getattr(module, func)(ctx)
+    if ctx.steps and "trace" not in plan.extra and options.get("trace"):
+        plan.extra["trace"] = ctx.steps
+    return plan
+
+
+def verify_plan(stats: Statistics, plan: Plan, more=None) -> tuple[dict, object]:
+    """Re-evaluate the final plan (one query): suppressed rows and the smallest released class,
+    and the node's statistics, which hold ``more`` aggregates too (``f(params) -> [(name, expr)]``,
+    e.g. ARX's Loss sums: one statement instead of two; on Spark each is a job). Local recoding
+    rounds are re-evaluated one by one (``more`` is not taken there: no statistics come back)."""
+    from sqlanon.metrics.loss import target
+
+    ok = plan.requirement.predicate()
+    min_released = exp.Min(this=if_(col("ok"), col("cnt"), exp.Null()))
+    aggs = [("min_released", min_released)]
+    if stats.has_s and stats.needs.distinct_s:
+        aggs.append(("min_distinct_s", exp.Min(this=if_(col("ok"), col("distinct_s"), exp.Null()))))
+    if plan.local:  # every round re-evaluated on its own rows
+        out: dict = {"classes": 0, "min_class_size": None, "suppressed_rows": plan.suppressed_rows}
+        for step in plan.local:
+            ns = step.stats.evaluate(step.node, ok, aggs)
+            if ns.suppressed != step.suppressed or ns.rows != step.rows:
+                raise AssertionError(f"local recoding round at {step.node}: plan says {step.suppressed} of {step.rows} rows suppressed, the data says {ns.suppressed} of {ns.rows}")
+            out["classes"] += ns.classes - ns.bad_classes
+            for key, name in (("min_class_size", "min_released"), ("min_distinct_sensitive", "min_distinct_s")):
+                v = ns.extra.get(name)
+                if v is not None:
+                    out[key] = v if out.get(key) is None else min(out[key], v)
+        return out, None
+    ns = stats.evaluate(target(plan), ok, aggs if more is None else (lambda params=None: aggs + more(params)))
+    if ns.suppressed != plan.suppressed_rows:
+        raise AssertionError(f"plan says {plan.suppressed_rows} suppressed rows, the data says {ns.suppressed}")
+    return ({"classes": ns.classes - ns.bad_classes, "min_class_size": ns.extra.get("min_released"), "suppressed_rows": ns.suppressed, **({"min_distinct_sensitive": ns.extra["min_distinct_s"]} if "min_distinct_s" in ns.extra else {})}, ns)
+
+
+def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) -> dict:
+    report = {
+        "search": plan.search,
+        "k": policy.k,
+        "transformation": plan.transformation,
+        "metric": {"name": plan.metric_name, "value": plan.metric_value},
+        "suppressed_rows": plan.suppressed_rows,
+        "rows": stats.rows,
+        "nodes_evaluated": plan.nodes_evaluated,
+        "queries": stats.engine.queries,
+        "seconds": None,
+        "output": None,
+        "max_suppression": policy.max_suppression,
+        "suppression_budget": plan.requirement.budget,
+        "privacy": {"models": plan.requirement.describe(), **verified},
+        "quasi_identifiers": stats.qis,
+        "hierarchies": [h.describe() for h in stats.hierarchies],
+    }
+    if policy.weights:  # as the metric used them: normalized by the largest
+        from sqlanon.metrics.base import normalize_weights
+
+        report["weights"] = dict(zip(stats.qis, normalize_weights([policy.weights.get(q, 1.0) for q in stats.qis])))
+    for key, value in plan.extra.items():
+        report.setdefault(key, value)
+    return report
+
+
+def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: Plan) -> None:
+    """``risk`` (before/after, :mod:`sqlanon.risk`), ``utility`` (per QI, :mod:`sqlanon.report.utility`)
+    and the class-size histograms: a few aggregate statements over the frequency sets."""
+    from sqlanon import risk
+    from sqlanon.report import utility
+
+    threshold = policy.risk_threshold or risk.DEFAULT_THRESHOLD
+    report["input"] = stats.source.describe()
+    if plan.local:  # rounds over different row sets: per-column figures of the first round only
+        report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.population_fraction)
+        report["utility"] = None
+        return
+    node = plan.node if plan.node is not None else plan.recoding
+    ok = plan.requirement.predicate()
+    # the released counts per QI and the release's class sizes: one statement (on Spark a job)
+    released, histogram = utility.released_figures(stats, utility.recoding_of(stats, node), ok, None if plan.node is None else plan.node)
+    report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.population_fraction, after_histogram=histogram)
+    report["utility"] = utility.column_utility(stats, node, ok, plan.suppressed_rows, plan.transformation if plan.node is not None else None, released=released)
+
+
+def redact_policy(policy: dict) -> dict:
+    """The policy as the registry stores it (PostgreSQL passwords redacted)."""
+    from sqlanon.release.registry import _without_passwords
+
+    return _without_passwords(policy)
+
+
+#: a hierarchy with more leaves than this has its code lists shown as parameters in the report's SQL
+LISTED_VALUES = 1000
+
+
+def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str, str]]:
+    """The statements that produced the plan's figures (base frequency set, final node), pretty."""
+    try:
+        node = plan.node if plan.node is not None else plan.recoding
+        aggs = make_metric(policy, stats.qis).aggregates(stats, node) if plan.node is not None else []
+        import sqlglot
+
+        ran = [text for text in stats.engine.log if stats.base.table in text and text.lstrip().upper().startswith("CREATE")]
+        base = sqlglot.transpile(ran[0], read=stats.dialect.name, write=stats.dialect.name, pretty=True)[0] if ran else "(not recorded)"
+        # long code lists are bound parameters here as when the statement ran: the listing (kept
+        # in the report and the registry) does not grow with the columns' distinct values
+        from sqlanon.stats import Params
+
+        params = Params() if stats.dialect.binds_lists and max(len(h.rows) for h in stats.hierarchies) > LISTED_VALUES else None
+        final = stats.node_query(node, plan.requirement.predicate(), aggs, stats.base, params).sql(dialect=stats.dialect.name, pretty=True)
+        if params:
+            final = f"-- $1 .. ${len(params)}: lists of codes bound as parameters ({sum(len(p) for p in params):,} values)\n{final}"
+        return [("base frequency set", base), ("final node", final)]
+    except Exception as err:  # the report never fails a finished run over its SQL listing
+        return [("unavailable", f"{type(err).__name__}: {err}")]
+
+
+def _as_policy(policy, options: dict) -> Policy:
+    if isinstance(policy, Policy):
+        result = policy
+    elif isinstance(policy, str):
+        result = Policy.from_file(policy)
+    elif isinstance(policy, dict):
+        result = Policy.from_dict(policy)
+    elif policy is None:
+        result = Policy()
+    else:
+        raise ConfigError(f"policy must be a Policy, dict or path, got {type(policy).__name__}")
+    if options:
+        result.update(options, "arguments")
+    return result
+
+
+def _policy_dict(policy: Policy) -> dict:
+    from dataclasses import asdict
+
+    from sqlanon.hierarchy import Hierarchy
+
+    out = {k: v for k, v in asdict(policy).items() if v not in (None, [], {}, False) and k != "qi"}
+    if policy.qi:  # a Hierarchy object is recorded by what it is, not by its rows
+        out["qi"] = {c: (f"hierarchy object ({spec.origin}, {len(spec.rows)} leaves)" if isinstance(spec, Hierarchy) else spec) for c, spec in policy.qi.items()}
+    return out
+
+
+def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb", **options) -> list[tuple[str, str]]:
+    """The SQL a run executes, as a self-contained script for ``dialect`` (:mod:`sqlanon.run.script`):
+    the source, the hierarchy code tables, the base frequency set, the final node's evaluation,
+    the suppressed classes, the release mapping tables and the release query. The search itself
+    runs on the input's engine to find the final node."""
+    policy = _as_policy(policy, options)
+    policy.validate()
+    session = Session(policy)
+    try:
+        qis = qi_specs(policy)
+        hierarchies = session.hierarchies(qis)
+        requirement = build_requirement(policy)
+        model_extras = privacy_options.add_models(policy, session, requirement)
+        if policy.epsilon is not None:
+            raise ConfigError("plan_sql (sqlanon sql) does not render SafePub runs: their sample is random; use anonymize --dry-run")
+        metric = make_metric(policy, list(qis))
+        check_transforms(policy, session, requirement, list(qis))
+        from sqlanon.search.choose import preflight
+
+        preflight(policy, hierarchies, list(qis))
+        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, policy.class_column, requirement.needs.merge(metric.needs), **model_extras)
+        stats.prepare()
+        privacy_options.bind(requirement, stats)
+        requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
+        plan = run_search(policy, session, stats, requirement, metric, lambda m: None)
+        from sqlanon.run.script import sections
+
+        # built by a copy of the statistics for ``dialect``: the engine is neither read nor changed
+        return sections(stats, plan, requirement, metric, policy, dialect)
+    finally:
+        session.close()
+
+
+def __getattr__(name: str):
+    """``check``, ``check_plan`` and ``load_transformation`` live in :mod:`sqlanon.run.check`."""
+    if name in ("check", "check_plan", "load_transformation"):
+        return getattr(importlib.import_module("sqlanon.run.check"), name)
+    raise AttributeError(f"module 'sqlanon.run.api' has no attribute {name!r}")
+
+
+def _report_not_written(err: OSError, report: dict, path: str, registry: str | None) -> SqlanonError:
+    """The HTML report failed after the release was written (a full disk, a folder gone): one line
+    that says the release stands and how to render its report again from the registry."""
+    from sqlanon.errors import from_os_error
+
+    cause = str(from_os_error(err))
+    if report.get("release_id") is None:
+        return SqlanonError(cause)
+    again = f"sqlanon report --release {report['release_id']} --database {registry} -o {path}" if registry and registry != "spark catalog" else "sqlanon report --release " + str(report["release_id"])
+    return SqlanonError(f"{cause}; release {report['release_id']} was written to {report.get('output')} and recorded: write its report again with {again}")

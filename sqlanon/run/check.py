@@ -1,0 +1,286 @@
+"""Measuring: what a table achieves (``check``) and what a plan would do to a table (``check_plan``),
+without writing anything. Both answer from a frequency set built by one scan."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from sqlglot import exp
+
+from sqlanon.run.session import Session
+from sqlanon.errors import ConfigError
+from sqlanon.hierarchy import MAX_VALUE_LENGTH, load_hierarchy
+from sqlanon.plan import Recoding
+from sqlanon.config.policy import Policy
+from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
+from sqlanon.expr.atoms import col
+from sqlanon.stats import Statistics, if_, lit, sum_
+
+
+def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> dict:
+    """Measure a (released) table: class sizes, l, t, suppressed rows and metrics; with ``risk``
+    its re-identification risk (:mod:`sqlanon.risk`; ``population_fraction`` adds population
+    uniqueness estimates, ``risk_threshold`` the prosecutor threshold).
+
+    ``qi`` is a list of columns, or a mapping column -> hierarchy spec; with hierarchies, values are
+    read back as levels of the hierarchy so precision and LM can be measured too. A row whose QIs
+    are all ``*`` counts as suppressed.
+    """
+    from sqlanon.metrics.lm import loss_table
+
+    from sqlanon.risk import DEFAULT_THRESHOLD, validate_options
+
+    _check_k(k)
+    if (population_fraction is not None or risk_threshold is not None) and not risk:
+        raise ConfigError("--population-fraction and --risk-threshold need --risk")
+    validate_options(risk_threshold, population_fraction)
+    policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter, max_value_length=max_value_length)
+    if max_value_length < 1:
+        raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
+    session = Session(policy)
+    try:
+        specs = qi if isinstance(qi, dict) else {c: None for c in qi}
+        columns = list(specs)
+        session.source.require_columns(session.engine, columns, "quasi-identifier column")
+        flats = [load_hierarchy("flat", c, session.engine, session.source, max_value_length=max_value_length) for c in columns]
+        needs_models = []
+        if l is not None:
+            needs_models.append(DistinctLDiversity(int(l)))
+            needs_models.append(EntropyLDiversity(1))
+        if t is not None:
+            needs_models.append(TCloseness(t, t_distance))
+        req = Requirement(needs_models, budget=0)
+        from sqlanon.stats import ClassNeeds
+
+        needs = req.needs.merge(ClassNeeds(majority_y=class_column is not None))
+        if sensitive_column and l is None and t is None:
+            needs = needs.merge(ClassNeeds(distinct_s=True, entropy_s=True))
+        stats = Statistics(session.engine, session.source, columns, flats, sensitive_column, class_column, needs)
+        stats.prepare()
+        # the all-suppressed class: every QI equal to the marker
+        star_codes = [h.leaf_index.get(suppressed_marker) for h in flats]
+        not_star = exp.Boolean(this=True)
+        if all(c is not None for c in star_codes):
+            parts = [exp.EQ(this=col(stats.qcol(i)), expression=lit(c)) for i, c in enumerate(star_codes)]
+            not_star = exp.Not(this=exp.Paren(this=exp.and_(*parts) if len(parts) > 1 else parts[0]))
+        aggs = [
+            ("min_class", exp.Min(this=if_(not_star, col("cnt"), exp.Null()))),
+            ("suppressed", sum_(if_(not_star, lit(0), col("cnt")))),
+            ("released_classes", sum_(if_(not_star, lit(1), lit(0)))),
+            ("dm", sum_(if_(not_star, exp.Mul(this=col("cnt"), expression=col("cnt")), lit(0)))),
+        ]
+        if stats.has_s:
+            if stats.needs.distinct_s:
+                aggs.append(("l_distinct", exp.Min(this=if_(not_star, col("distinct_s"), exp.Null()))))
+            if stats.needs.entropy_s:
+                ent = exp.Exp(this=exp.Sub(this=exp.Ln(this=exp.Cast(this=col("cnt"), to=exp.DataType.build("DOUBLE"))), expression=exp.Div(this=col("nlogn_s"), expression=col("cnt"))))
+                aggs.append(("l_entropy", exp.Min(this=if_(not_star, ent, exp.Null()))))
+            if stats.needs.emd_equal:
+                aggs.append(("t_equal", exp.Max(this=if_(not_star, col("emd_equal"), exp.Null()))))
+            if stats.needs.emd_ordered:
+                aggs.append(("t_ordered", exp.Max(this=if_(not_star, col("emd_ordered"), exp.Null()))))
+        if stats.has_y:
+            aggs.append(("cm_minority", sum_(if_(not_star, exp.Sub(this=col("cnt"), expression=col("maxy")), lit(0)))))
+        node = tuple(0 for _ in columns)
+        ns = stats.evaluate(node, exp.Boolean(this=True), aggs)
+        e = ns.extra
+        n = stats.rows
+        sup = int(e["suppressed"] or 0)
+        released_classes = int(e["released_classes"] or 0)
+        out: dict[str, Any] = {
+            "input": session.source.describe(),
+            "rows": n,
+            "quasi_identifiers": columns,
+            "classes": released_classes,
+            "k": int(e["min_class"]) if e["min_class"] is not None else None,
+            "suppressed_rows": sup,
+            "metrics": {
+                "discernibility": float(e["dm"] or 0) + sup * n,
+                "aecs": n / max(released_classes + (1 if sup else 0), 1),
+            },
+        }
+        histogram = stats.class_histogram(node)
+        out["class_size_histogram"] = [[size, count] for size, count in histogram[:50]]
+        if len(histogram) > 50:
+            out["class_size_histogram"].append(["more", sum(c for _, c in histogram[50:])])
+        if risk:
+            from sqlanon.risk import measure
+
+            out["risk"] = measure(stats, node, not_star, threshold=risk_threshold or DEFAULT_THRESHOLD, population_fraction=population_fraction)
+        if k is not None:
+            out["k_anonymous"] = out["k"] is not None and out["k"] >= k and sup <= math.floor(max_suppression * n + 1e-9)
+        if "l_distinct" in e:
+            out["l_distinct"] = e["l_distinct"]
+        if "l_entropy" in e:
+            out["l_entropy"] = e["l_entropy"]
+        if "t_equal" in e:
+            out["t"] = e["t_equal"]
+        if "t_ordered" in e:
+            out["t"] = e["t_ordered"]
+        if "cm_minority" in e:
+            out["metrics"]["cm"] = (float(e["cm_minority"] or 0) + sup) / n
+        # precision and LM from hierarchies: read released values back as hierarchy levels
+        if all(spec for spec in specs.values()):
+            hs = [load_hierarchy(spec, c, session.engine, session.source, hierarchy_delimiter, max_value_length) if not _is_builder(spec) else None for c, spec in specs.items()]
+            if all(h is not None for h in hs):
+                prec, lm, per_col = 0.0, 0.0, {}
+                for i, (h, flat) in enumerate(zip(hs, flats)):
+                    p_sum, l_sum = 0.0, 0.0
+                    losses: dict[int, list[float]] = {}  # per level, built once (not per value)
+                    for code, value in enumerate(flat.leaves):
+                        rows_v = stats.column_freqs[i][code]
+                        level = h.level_of(value) if value != suppressed_marker else h.max_level
+                        if level is None:
+                            raise ConfigError(f"column {columns[i]!r}: released value {value!r} is not in its hierarchy")
+                        p_sum += rows_v * (level / h.max_level if h.max_level else 0.0)
+                        at = h.label_code(level, value)
+                        if at is not None and level not in losses:
+                            losses[level] = loss_table(h, level)
+                        l_sum += rows_v * losses[level][at] if at is not None else rows_v
+                    per_col[columns[i]] = l_sum / n
+                    prec += p_sum / n
+                    lm += l_sum / n
+                out["metrics"]["precision"] = prec / len(hs)
+                out["metrics"]["lm"] = lm / len(hs)
+                out["metrics"]["lm_per_column"] = per_col
+        out["queries"] = session.engine.queries
+        return out
+    finally:
+        session.close()
+
+
+def _is_builder(spec: str) -> bool:
+    from sqlanon.hierarchy import BUILDERS
+
+    return str(spec).split(":")[0] in BUILDERS
+
+
+def _check_k(k) -> None:
+    """``--k 0`` is a value, not an absence: a check against it would say every table passes."""
+    if k is not None and (isinstance(k, bool) or k < 1):
+        raise ConfigError(f"k must be at least 1, got {k}")
+
+
+def load_transformation(spec: str | dict) -> dict:
+    """A transformation from a dict, a JSON string, or a JSON file (a whole ``--json`` report or
+    just its ``transformation`` object)."""
+    import json
+
+    from sqlanon.config.strict_load import load_json
+
+    if isinstance(spec, dict):
+        data = spec
+    else:
+        text = spec
+        if os.path.isfile(spec):
+            with open(spec, encoding="utf-8") as fh:
+                text = fh.read()
+        try:
+            data = load_json(text, "--transformation")  # a key twice is an error, not the last one wins
+        except json.JSONDecodeError:
+            raise ConfigError(f"--transformation is neither a JSON file nor JSON: {str(spec)[:60]!r}") from None
+    if isinstance(data, dict) and isinstance(data.get("transformation"), dict):
+        data = data["transformation"]
+    if not isinstance(data, dict) or not data:
+        raise ConfigError("--transformation must map each quasi-identifier to a level or a cut")
+    return data
+
+
+def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int = 1, max_suppression: float = 0.0, class_column: str | None = None, numeric=(), hierarchy_delimiter: str | None = None, memory_limit: str | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> dict:
+    """Apply a transformation to a table *in SQL, without writing anything* and measure it: rows
+    suppressed under k, the smallest released class, LM (per column, intervals or tree cuts), CM
+    with ``class_column``, precision for full-domain levels."""
+    from sqlanon.stats import ClassNeeds
+
+    _check_k(k)
+    transformation = load_transformation(transformation)
+    policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter, max_value_length=max_value_length)
+    if max_value_length < 1:
+        raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
+    session = Session(policy)
+    try:
+        columns = list(qi)
+        missing = [c for c in columns if c not in transformation]
+        if missing:
+            raise ConfigError(f"the transformation has no entry for quasi-identifier {missing[0]!r}")
+        hierarchies = session.hierarchies(qi)
+        needs = ClassNeeds(majority_y=class_column is not None)
+        stats = Statistics(session.engine, session.source, columns, hierarchies, None, class_column, needs)
+        stats.prepare()
+        levels = [transformation[c] for c in columns]
+        for c, v in zip(columns, levels):  # a level (an int) or a cut (a list of released values)
+            if isinstance(v, bool) or not isinstance(v, (int, list)):
+                raise ConfigError(f"the transformation of {c!r} must be a level (an integer) or a list of released values, got {v!r}")
+        flexible = not all(isinstance(v, int) for v in levels)
+        if not flexible:
+            for c, v, h in zip(columns, levels, hierarchies):
+                if not 0 <= v <= h.max_level:
+                    raise ConfigError(f"level {v} of {c!r} is outside its hierarchy (0..{h.max_level})")
+            recoding = Recoding.from_node(hierarchies, levels)
+        else:
+            from sqlanon.search.genetic.cut import recoding_from_transformation
+
+            recoding = recoding_from_transformation(transformation, columns, hierarchies, numeric)
+        requirement = Requirement([KAnonymity(k)], budget=math.floor(max_suppression * stats.rows + 1e-9))
+        # per released value of each QI: its LM loss (tree: leaves below it; interval: its width)
+        losses = []
+        for i, (h, labels) in enumerate(zip(hierarchies, recoding.labels)):
+            m = len(h.rows)
+            if flexible and (h.numeric or columns[i] in set(numeric)):
+                # Iyengar's numeric LM: (U_i - L_i) / (U - L), U_i and L_i the largest and smallest
+                # values the interval holds, U - L the column's range
+                values = [float(r[0]) for r in h.rows]
+                span = (max(values) - min(values)) or 1.0
+                lo = [math.inf] * len(labels)
+                hi = [-math.inf] * len(labels)
+                for leaf, code in enumerate(recoding.codes[i]):
+                    lo[code], hi[code] = min(lo[code], values[leaf]), max(hi[code], values[leaf])
+                losses.append([(b - a) / span if b >= a else 0.0 for a, b in zip(lo, hi)])
+            else:
+                under = [0] * len(labels)
+                for code in recoding.codes[i]:
+                    under[code] += 1
+                losses.append([(u - 1) / (m - 1) if m > 1 else 0.0 for u in under])
+
+        def aggs(params):
+            from sqlanon.stats import lookup
+
+            total = None
+            for i, loss in enumerate(losses):
+                term = lookup(loss, col(stats.qcol(i)), stats.dialect, params)
+                total = term if total is None else exp.Add(this=total, expression=term)
+            out = [
+                ("min_released", exp.Min(this=if_(col("ok"), col("cnt"), exp.Null()))),
+                ("lm_released", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=exp.Paren(this=total)), lit(0.0)))),
+            ]
+            for i, loss in enumerate(losses):
+                out.append((f"lm_{i}", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=lookup(loss, col(stats.qcol(i)), stats.dialect, params)), lit(0.0)))))
+            if stats.has_y:
+                out.append(("cm_released", sum_(if_(col("ok"), exp.Sub(this=col("cnt"), expression=col("maxy")), lit(0)))))
+            return out
+
+        ns = stats.evaluate(recoding, requirement.predicate(), aggs)
+        n, sup = stats.rows, ns.suppressed
+        per_column = {c: (float(ns.extra[f"lm_{i}"] or 0.0) + sup) / n for i, c in enumerate(columns)}
+        out = {
+            "input": session.source.describe(),
+            "rows": n,
+            "k": k,
+            "suppressed_rows": sup,
+            "suppression_budget": requirement.budget,
+            "within_budget": sup <= requirement.budget,
+            "classes": ns.classes - ns.bad_classes,
+            "min_class_size": ns.extra["min_released"],
+            "metrics": {"lm": sum(per_column.values()) / len(columns), "lm_per_column": per_column},
+            "queries": session.engine.queries,
+        }
+        if stats.has_y:
+            out["metrics"]["cm"] = (float(ns.extra["cm_released"] or 0) + sup) / n
+        if all(isinstance(v, int) for v in levels):
+            p = sum(v / h.max_level if h.max_level else 0.0 for v, h in zip(levels, hierarchies)) / len(levels)
+            out["metrics"]["precision"] = (p * (n - sup) + sup) / n
+        return out
+    finally:
+        session.close()

@@ -1,0 +1,142 @@
+"""A run's session: the engine, the source and the hierarchies (shared by anonymize, check, sql)."""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from sqlanon.engine import connect
+from sqlanon.errors import ConfigError
+from sqlanon.hierarchy import load_hierarchy
+from sqlanon.config.policy import Policy
+from sqlanon.engine.source import Source
+from sqlanon.engine.urls import is_postgres_url, redact
+
+
+def _default_memory_limit() -> str:
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        return f"{max(1, int(total * 0.5 / 2**30))}GB"
+    except (ValueError, OSError, AttributeError):
+        return "4GB"
+
+
+class Session:
+    """An engine, a source and the hierarchies of one run (shared by anonymize/check/sql)."""
+
+    def __init__(self, policy: Policy, progress: Callable[[str], None] | None = None, connection=None, read_only: bool = False) -> None:
+        self.policy = policy
+        self.progress = progress or (lambda message: None)
+        from sqlanon.config.checks import check_resources
+
+        check_resources(policy.memory_limit, policy.threads)  # check/sql reach here without validate()
+        from sqlanon.engine.spark_session import is_spark_session
+
+        if policy.engine == "spark" or is_spark_session(connection):
+            self._open_spark(policy, connection)
+            return
+        if policy.engine is not None and connection is not None:
+            raise ConfigError(f"engine={policy.engine!r} with a connection: the connection decides the engine; leave engine out")
+        if connection is not None:
+            # a table of the caller's open connection: DuckDB (e.g. a dbt-duckdb model's session)
+            # or psycopg 3 (PostgreSQL)
+            from sqlanon.engine import DuckDBEngine, PostgresEngine
+
+            name = policy.table or policy.input
+            if not name:
+                raise ConfigError("with connection=..., name the input table (table=...)")
+            self.source = Source(kind="table", table=name, database=None)
+            if type(connection).__module__.startswith("psycopg"):
+                self.engine = PostgresEngine(connection=connection, memory_limit=policy.memory_limit)
+            else:
+                self.engine = DuckDBEngine(connection=connection, memory_limit=policy.memory_limit)
+            _require_table(self.engine, self.source)
+            return
+        self.source = Source.open(policy.input, policy.format, policy.table, policy.delimiter)
+        database = ":memory:"
+        if self.source.kind == "table":
+            database = self.source.database
+            if policy.output_table and policy.database and not is_postgres_url(database) and os.path.abspath(policy.database) != os.path.abspath(database):
+                raise ConfigError("--output-table writes into the input database; --database must name the same file")
+        elif policy.database and not policy.output_table:
+            raise ConfigError(f"--database {policy.database} is where --output-table writes for a file input; without --output-table it is not used")
+        elif policy.output_table:
+            if not policy.database:
+                raise ConfigError("--output-table with a file input needs --database PATH.duckdb to write into")
+            database = policy.database
+        chosen = "postgres" if is_postgres_url(database) else "duckdb"
+        if policy.engine is not None and policy.engine != chosen:
+            # a flag given is a flag used: never run on another engine than the one asked for
+            where = "a postgresql:// URL" if policy.engine == "postgres" else "a .duckdb file, a Parquet or CSV path"
+            raise ConfigError(f"--engine {policy.engine} but the input is read by {chosen} ({database if chosen == 'postgres' else policy.input}); "
+                              f"{policy.engine} needs {where} as --input/--database")
+        if chosen == "postgres" and policy.threads is not None:
+            raise ConfigError("--threads applies to DuckDB and Spark; a PostgreSQL server plans its own parallelism (max_parallel_workers_per_gather)")
+        if is_postgres_url(database):  # the server's memory is its own: set work_mem only when asked
+            self.engine = connect(database=database, memory_limit=policy.memory_limit)
+        else:
+            # a .duckdb input that is only read (check, sql, --dry-run, --output to a file) is opened
+            # read-only: it works on a read-only file and beside other readers of the warehouse
+            only_read = self.source.kind == "table" and (read_only or not (policy.output_table or policy.in_place))
+            self.engine = connect(database=database, memory_limit=policy.memory_limit or _default_memory_limit(), threads=policy.threads, read_only=only_read)
+        if self.source.kind == "table":
+            try:
+                _require_table(self.engine, self.source)
+            except BaseException:
+                self.engine.close()  # a refused input leaves no connection (and no file lock) behind
+                raise
+
+    def _open_spark(self, policy: Policy, connection) -> None:
+        """Spark: a catalog table (``--table db.t``, no ``--input``) or Parquet/CSV files, run on a
+        session of ours (``--spark-master``, ``--spark-conf``) or the caller's SparkSession."""
+        from sqlanon.engine.spark_session import source_for_spark
+
+        if policy.database:
+            raise ConfigError("--database names a DuckDB file; with --engine spark, --output-table writes into the Spark catalog")
+        self.source = source_for_spark(policy)  # checked before the JVM starts
+        from sqlanon.engine.spark import SparkEngine
+
+        if connection is not None:
+            if policy.memory_limit or policy.threads:
+                raise ConfigError("--memory-limit/--threads with a SparkSession: set them when building the session")
+            self.engine = SparkEngine(connection=connection)
+        else:
+            self.engine = SparkEngine(master=policy.spark_master, conf=policy.spark_conf, memory_limit=policy.memory_limit, threads=policy.threads)
+        try:
+            self.source.columns(self.engine)
+        except Exception:
+            self.engine.close()
+            what = f"table {self.source.table!r} not found in the Spark catalog" if self.source.kind == "table" else f"cannot read input {self.source.path}"
+            raise ConfigError(what) from None
+
+    def hierarchies(self, qis: dict[str, str]) -> list:
+        from sqlanon.hierarchy import require_bound_used
+
+        require_bound_used([*qis.values(), self.policy.t_hierarchy], self.policy.max_value_length)
+        self.source.require_columns(self.engine, list(qis), "quasi-identifier column")
+        return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchy_delimiter, self.policy.max_value_length) for column, spec in qis.items()]
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def _require_table(engine, source) -> None:
+    """Look the input table up in the catalog by its parsed parts (schema-aware, case as the
+    database treats it); refuse a missing one naming the table (or its missing schema)."""
+    from sqlanon.errors import EngineError
+    from sqlanon.engine.table_name import TableName, lookup, schema_exists
+
+    where = redact(source.database) if source.database else "the connection"
+    parsed = TableName.parse(source.table, engine.dialect)
+    found = lookup(engine, parsed)
+    if found is not None:
+        source.resolved = found
+        return
+    try:  # not in the catalog under that spelling: a name only the database's search path finds
+        source.columns(engine)
+        return
+    except EngineError:
+        pass
+    if not schema_exists(engine, parsed):
+        raise ConfigError(f"schema {parsed.schema!r} of table {source.table!r} not found in {where}")
+    raise ConfigError(f"table {source.table!r} not found in {where}")

@@ -1,0 +1,681 @@
+"""Bottom-up generalization (Wang, Yu, Chakraborty, ICDM 2004), with its statistics in SQL.
+
+Starting from the most specific data, each iteration applies the valid generalization
+``G = {c} -> p`` (all children of ``p`` are current values of the attribute) that minimizes
+
+    IP(G) = I(G) / P(G)
+
+* ``I(G)`` -- entropy information loss of the class: ``Info(Rp) - sum_c |Rc|/|Rp| Info(Rc)``;
+* ``P(G) = min(AG(VID), K) - A(VID)`` -- anonymity gain capped at K; ``IP = inf`` when ``P = 0``;
+  ties, and the case where no generalization is *critical* (``P = 0`` for all), go to the smaller
+  ``I(G)`` (then larger ``P``, then VID order, then taxonomy order, so runs are reproducible);
+
+until ``A(VID) >= K`` (or, with a suppression budget, until the rows of vids with ``a(vid) < K``
+fit in the budget; those rows are suppressed by the release).
+
+``AG(VID)`` is computed only for the at most ``|VID|`` generalizations that pass Theorem 1 (every
+anonymity vid generalized by a segment of size > 1 of G), and each such computation reads only the
+vids G generalizes (see :mod:`sqlanon.search.bottom_up.stats`). The sequence of generalizations, with
+``I``, ``P``, ``IP`` and ``A(VID)`` after each, is the trace.
+
+Taxonomies come from the hierarchy tables: a node is a set of leaves, so a chain of single-child
+levels (``Preschool -> Primary School -> Primary education``) is one node, released under its
+lowest label. A flat numeric hierarchy (``--numeric COL``) gets a tree of adjacent intervals
+(``numeric_fanout`` values per node, default 2).
+
+Attribute weights (``ctx.weights``, normalized to the largest) multiply ``I(G)`` of every
+generalization of that attribute, so ``IP = w_a I(G) / P(G)``; the suppressed-row cost becomes
+``sum_a w_a I_a(root)`` and, without a class column (``I = 0``), the LM that picks the stopping
+point weighs QI ``i``'s per-row loss by ``w_i``; equally ranked generalizations then go to the
+lighter attribute first. Level bounds (``ctx.bounds``): the search starts from the min-level cut
+(each leaf at its level-``lo`` ancestor; its information loss, measured on the leaves first, is
+counted like any generalization's) and a
+generalization whose node lies above the max level is never valid; a node standing for a chain
+of levels below ``lo`` is released under its level-``lo`` label. A flat numeric QI (intervals,
+no levels) refuses bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.metrics.lm import recoding_aggregates as lm_recoding_aggregates, recoding_value as lm_recoding_value
+from sqlanon.plan import Plan, Recoding
+from sqlanon.search.limits import Limits
+from sqlanon.search.bottom_up.stats import Probe, VidTable, class_values_query
+
+ROUND = 9  # decimals used when comparing I and IP (ties across float summation orders)
+#: generalizations whose I(G) one statement computes (a statement per batch: its cost is bounded,
+#: and the time limit is checked between them)
+INFO_BATCH = 128
+
+
+class OutOfTime(Exception):
+    """The time limit ran out while the search state was being built or updated."""
+
+
+# ------------------------------------------------------------------------------------------------
+# taxonomy trees
+
+
+@dataclass
+class Taxonomy:
+    """A taxonomy tree over the leaves of a hierarchy. Node ids ``0..L-1`` are the leaf codes."""
+
+    attribute: str
+    labels: list[str]
+    parent: list[int]
+    children: list[list[int]] = field(default_factory=list)
+    n_leaves: int = 0
+    #: per node, the ``(lowest, highest)`` hierarchy level holding its leaf set (None: intervals)
+    levels: list[tuple[int, int]] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.children:
+            self.children = [[] for _ in self.labels]
+            for node, p in enumerate(self.parent):
+                if p >= 0:
+                    self.children[p].append(node)
+
+    @property
+    def root(self) -> int:
+        return next(i for i, p in enumerate(self.parent) if p < 0)
+
+    def internal(self) -> list[int]:
+        return [i for i, ch in enumerate(self.children) if ch]
+
+    def node(self, label: str) -> int:
+        """The node with this label (the lowest one if a label repeats)."""
+        for i, lab in enumerate(self.labels):
+            if lab == label:
+                return i
+        raise KeyError(label)
+
+    def leaves_under(self, node: int) -> list[int]:
+        out, stack = [], [node]
+        while stack:
+            x = stack.pop()
+            if x < self.n_leaves:
+                out.append(x)
+            stack.extend(self.children[x])
+        return sorted(out)
+
+    @classmethod
+    def from_hierarchy(cls, h, fanout: int = 2) -> "Taxonomy":
+        if h.numeric and h.max_level == 1 and len(h.rows) > 2:
+            return cls.numeric_intervals(h, fanout)
+        leaves = h.leaves
+        n = len(leaves)
+        labels = list(leaves)
+        index: dict[frozenset, int] = {frozenset([i]): i for i in range(n)}
+        # leaf set of every (level, label)
+        sets: dict[tuple[int, str], set] = {}
+        for code, row in enumerate(h.rows):
+            for level, label in enumerate(row):
+                sets.setdefault((level, label), set()).add(code)
+        parent = [-1] * n
+        levels = [[0, 0] for _ in range(n)]
+        for code, row in enumerate(h.rows):
+            prev = code
+            for level in range(1, len(row)):
+                s = frozenset(sets[(level, row[level])])
+                node = index.get(s)
+                if node is None:
+                    node = len(labels)
+                    index[s] = node
+                    labels.append(row[level])
+                    parent.append(-1)
+                    levels.append([level, level])
+                levels[node][1] = max(levels[node][1], level)
+                if node != prev:
+                    parent[prev] = node
+                    prev = node
+        return cls(h.attribute, labels, parent, n_leaves=n, levels=[tuple(x) for x in levels])
+
+    def bounded(self, h, lo: int, hi: int) -> tuple[list[int], set[int]]:
+        """Level bounds ``lo..hi``: relabel every node standing for levels below ``lo`` (a chain
+        of single children) by its level-``lo`` label, and return the start (per leaf, the node of
+        its level-``lo`` ancestor) and the nodes a generalization may not reach (lowest level
+        above ``hi``)."""
+        start = []
+        for leaf, row in enumerate(h.rows):
+            x = leaf
+            while self.levels[x][1] < lo:
+                x = self.parent[x]
+            start.append(x)
+        for node, (low, top) in enumerate(self.levels):
+            if low < lo <= top:
+                leaf = self.leaves_under(node)[0]
+                self.labels[node] = h.rows[leaf][lo]
+        above = {node for node, (low, _) in enumerate(self.levels) if low > hi}
+        return start, above
+
+    @classmethod
+    def numeric_intervals(cls, h, fanout: int = 2) -> "Taxonomy":
+        """Adjacent intervals of the sorted distinct values, ``fanout`` per node, up to the root."""
+        fanout = max(2, int(fanout))
+        leaves = h.leaves
+        order = sorted(range(len(leaves)), key=lambda i: float(leaves[i]))
+        labels = list(leaves)
+        parent = [-1] * len(leaves)
+        span = {i: (leaves[i], leaves[i]) for i in range(len(leaves))}
+        level = order
+        while len(level) > 1:
+            nxt = []
+            for start in range(0, len(level), fanout):
+                group = level[start : start + fanout]
+                if len(group) == 1:
+                    nxt.append(group[0])
+                    continue
+                node = len(labels)
+                lo, hi = span[group[0]][0], span[group[-1]][1]
+                span[node] = (lo, hi)
+                labels.append(f"[{lo}, {hi}]")
+                parent.append(-1)
+                for g in group:
+                    parent[g] = node
+                nxt.append(node)
+            level = nxt
+        if labels and len(leaves) > 1:
+            labels[level[0]] = "*"
+        return cls(h.attribute, labels, parent, n_leaves=len(leaves))
+
+
+# ------------------------------------------------------------------------------------------------
+# the search state
+
+
+@dataclass
+class Step:
+    attr: int
+    parent: int
+    children: list[int]
+    info_loss: float
+    gain: int
+    ip: float
+    critical: bool
+    anonymity_after: int
+    rows_touched: int
+    vids_after: int
+    candidates: list[tuple[int, int]]
+
+
+def _ip(info: float, gain: int) -> float:
+    return info / gain if gain > 0 else math.inf
+
+
+def choice_key(info: float, gain: int, attr: int, parent: int, weight: float = 0.0) -> tuple:
+    """The order of generalizations: IP, then I (the paper), then larger P, the lighter attribute
+    (with weights), VID order, node id."""
+    ip = _ip(info, gain)
+    return (round(ip, ROUND) if math.isfinite(ip) else math.inf, round(info, ROUND), -gain, weight, attr, parent)
+
+
+class BottomUp:
+    """Algorithm 1 with the pruning of Section 5, over a :class:`VidTable`."""
+
+    def __init__(self, engine, taxonomies: Sequence[Taxonomy], base_table: str, classes: Sequence[str] | None, K: int, budget: int = 0, prune: bool = True,
+                 start: Sequence[Sequence[int] | None] | None = None, barred: Sequence[set[int]] | None = None, weights: Sequence[float] | None = None,
+                 limits: Limits | None = None) -> None:
+        """``start`` (per attribute, leaf -> node; None: the leaves) is the first cut (level bounds:
+        the min-level cut); ``barred`` (per attribute) the nodes no generalization may produce
+        (above the max level); ``weights`` multiply each attribute's ``I(G)`` in ``IP``."""
+        self.engine = engine
+        self.limits = limits if limits is not None else Limits(None)
+        #: without a class every I(G) is 0 (one class has no entropy): no statement computes it
+        self.classless = not classes
+        #: the time limit ran out before the first state was complete (then only the most
+        #: general cut is left to release)
+        self.incomplete = False
+        self.tax = list(taxonomies)
+        self.K = int(K)
+        self.budget = int(budget)
+        self.prune = prune
+        self.weights = list(weights) if weights is not None else None
+        self.barred = [set(b) for b in barred] if barred is not None else [set() for _ in self.tax]
+        self.vids = VidTable(engine, len(self.tax), len(classes) if classes else 1)
+        moved = start is not None and any(m is not None and list(m) != list(range(t.n_leaves)) for m, t in zip(start, self.tax))
+        leaf_nodes = [list(m) if m is not None else list(range(t.n_leaves)) for m, t in zip(start, self.tax)] if moved else None
+        #: with a class and a min-level start: ``{(attr, node): (I, |Rp|)}`` of generalizing the
+        #: leaves straight to each start node and to the root (``|Rp| I`` telescopes over the
+        #: levels in between), measured on the leaves before the start cut is applied
+        self.leaf_info: dict[tuple[int, int], tuple[float, int]] = {}
+        if moved and classes:
+            self.vids.create(base_table, classes)
+            gens = {}
+            for a, (m, t) in enumerate(zip(leaf_nodes, self.tax)):
+                for p in sorted(set(m)) + ([t.root] if t.children[t.root] else []):
+                    if p >= t.n_leaves:
+                        gens[(a, p)] = (a, p, t.leaves_under(p))
+            try:
+                self.leaf_info = self._info_loss(list(gens.values()))
+            except OutOfTime:
+                self.incomplete = True
+            self.vids.drop()
+        self.vid_count0 = self.vids.create(base_table, classes, leaf_nodes)
+        self.vid_count = self.vid_count0
+        self.cut: list[set[int]] = [set(m) for m in leaf_nodes] if moved else [set(range(t.n_leaves)) for t in self.tax]
+        self.parents = [list(t.parent) for t in self.tax]
+        self.O = self.vids.count_histogram(self.K)  # the paper's O[i], i < K
+        self.info: dict[tuple[int, int], tuple[float, int]] = {}
+        self._valid: set[tuple[int, int]] = set()
+        self.steps: list[Step] = []
+        self.rows_touched = 0
+        self.probes = 0
+        #: with a class: ``I({leaves} -> root)`` and ``|Rp|`` per attribute (a suppressed row's cost)
+        self.root_info: dict[tuple[int, int], tuple[float, int]] = {}
+        if not self.incomplete:
+            try:
+                if classes and not moved:
+                    self.root_info = self._info_loss([(a, t.root, list(range(t.n_leaves))) for a, t in enumerate(self.tax) if t.children[t.root]])
+                self._refresh_valid(range(len(self.tax)))
+            except OutOfTime:
+                self.incomplete = True
+
+    # -- state ----------------------------------------------------------------------------------
+    def _is_valid(self, attr: int, p: int) -> bool:
+        return all(c in self.cut[attr] for c in self.tax[attr].children[p])
+
+    def _refresh_valid(self, attrs) -> None:
+        new = []
+        for a in attrs:
+            for p in self.tax[a].internal():
+                if p in self.barred[a]:
+                    continue
+                if (a, p) not in self._valid and p not in self.cut[a] and self._is_valid(a, p):
+                    self._valid.add((a, p))
+                    if (a, p) not in self.info:
+                        new.append((a, p, self.tax[a].children[p]))
+        if new:
+            self.info.update(self._info_loss(new))
+
+    def _info_loss(self, gens: list) -> dict[tuple[int, int], tuple[float, int]]:
+        """``I(G)`` and ``|Rp|`` of ``gens``, :data:`INFO_BATCH` per statement, each sized to the
+        time left (:class:`OutOfTime` when none fits); without a class, 0 with no statement."""
+        if self.classless:
+            return {(a, p): (0.0, 0) for a, p, _ in gens}
+        out: dict[tuple[int, int], tuple[float, int]] = {}
+        todo = list(gens)
+        while todo:
+            room = self.limits.room(min(INFO_BATCH, len(todo)))
+            if not room:
+                raise OutOfTime
+            chunk, todo = todo[:room], todo[room:]
+            out.update(self.limits.run(len(chunk), lambda: self.vids.info_loss(chunk)))
+        return out
+
+    def valid(self) -> list[tuple[int, int]]:
+        """Valid generalizations ``(attr, parent)`` in VID then taxonomy order."""
+        return sorted(self._valid)
+
+    @property
+    def anonymity(self) -> int:
+        """A(VID): the smallest a(vid) (from O[i] while it is below K)."""
+        small = [c for c, n in self.O.items() if n > 0]
+        return min(small) if small else self.vids.min_count()
+
+    def violating_rows(self) -> int:
+        return sum(c * n for c, n in self.O.items())
+
+    def k_satisfied(self) -> bool:
+        return self.violating_rows() <= self.budget
+
+    # -- Step 1 ---------------------------------------------------------------------------------
+    def candidates(self) -> list[tuple[int, int]]:
+        """Generalizations passing the "only if" condition of Theorem 1 (at most one per level)."""
+        A = self.anonymity
+        out = []
+        children = [t.children for t in self.tax]
+        for row in self.vids.candidates(A, self.parents, children, self._valid):
+            p = row["p"]
+            if row["parents"] == 1 and p is not None and p >= 0 and row["min_k"] > 1 and (row["lvl"], p) in self._valid:
+                out.append((row["lvl"], p))
+        return out
+
+    # -- Step 2 ---------------------------------------------------------------------------------
+    def anonymity_after(self, pr: Probe) -> int:
+        """AG(VID) = min(A^n_G, A^o_G), capped at K (A^o_G from O[i] minus the generalized vids)."""
+        a_new = pr.min_new if pr.min_new is not None else self.K
+        a_old = self.K
+        for c in sorted(self.O):
+            if self.O[c] - pr.old_hist.get(c, 0) > 0:
+                a_old = c
+                break
+        return min(a_new, a_old, self.K)
+
+    def weighted_info(self, g: tuple[int, int]) -> float:
+        """``w_a * I(G)`` for a generalization of attribute ``a`` (``I(G)`` without weights)."""
+        info = self.info[g][0]
+        return info if self.weights is None else self.weights[g[0]] * info
+
+    def weight_key(self, attr: int) -> float:
+        """Tie-break after IP, I and P: the lighter attribute first (0 for all without weights)."""
+        return 0.0 if self.weights is None else self.weights[attr]
+
+    def probe(self, attr: int, p: int) -> Probe:
+        self.probes += 1
+        return self.vids.probe(attr, p, self.tax[attr].children[p], self.K)
+
+    # -- one iteration ----------------------------------------------------------------------------
+    def step(self, limits: Limits | None = None, tick=None) -> Step | None:
+        """One generalization (None when none is valid, or when ``limits`` run out before its
+        statements: then nothing is applied and ``limits.stopped_by`` says so). ``tick(done,
+        total)`` is called after each probe (progress on long steps)."""
+        valid = self.valid()
+        if not valid:
+            return None
+        limits = limits or Limits(None)
+        if not limits.room(1):
+            return None
+        A = self.anonymity
+        cand = limits.run(1, self.candidates) if self.prune else valid
+        probes: dict[tuple[int, int], Probe] = {}
+        gains: dict[tuple[int, int], int] = {}
+        for g in cand:
+            if not limits.room(1):  # the clock is read before every probe statement
+                for pr in probes.values():
+                    self.vids.discard(pr)
+                return None
+            pr = limits.run(1, lambda: self.probe(*g))
+            probes[g] = pr
+            if tick is not None:
+                tick(len(probes), len(cand))
+            gains[g] = max(0, self.anonymity_after(pr) - A)
+        best = min(valid, key=lambda g: choice_key(self.weighted_info(g), gains.get(g, 0), g[0], g[1], self.weight_key(g[0])))
+        for g, pr in probes.items():
+            if g != best:
+                self.vids.discard(pr)
+        pr = probes.get(best) or limits.run(1, lambda: self.probe(*best))
+        self._apply(pr)
+        info, gain = self.weighted_info(best), gains.get(best, 0)
+        step = Step(
+            attr=best[0], parent=best[1], children=list(self.tax[best[0]].children[best[1]]),
+            info_loss=info, gain=gain, ip=_ip(info, gain), critical=gain > 0,
+            anonymity_after=self.anonymity, rows_touched=pr.rows_touched,
+            vids_after=self.vid_count, candidates=list(cand) if self.prune else [],
+        )
+        self.steps.append(step)
+        return step
+
+    def _apply(self, pr: Probe) -> None:
+        self.vids.commit(pr)
+        for c, n in pr.old_hist.items():
+            self.O[c] = self.O.get(c, 0) - n
+            if self.O[c] <= 0:
+                del self.O[c]
+        for c, n in pr.new_hist.items():
+            self.O[c] = self.O.get(c, 0) + n
+        a = pr.attr
+        for c in pr.children:
+            self.cut[a].discard(c)
+        self.cut[a].add(pr.parent)
+        self._valid.discard((a, pr.parent))
+        self._refresh_valid([a])
+        self.rows_touched += pr.rows_touched
+        self.vid_count += pr.new_vids - pr.old_vids
+
+    # -- results --------------------------------------------------------------------------------
+    def released(self, attr: int) -> list[int]:
+        """Per leaf code, the node of the current cut holding it."""
+        t = self.tax[attr]
+        out = []
+        for leaf in range(t.n_leaves):
+            x = leaf
+            while x not in self.cut[attr]:
+                x = t.parent[x]
+            out.append(x)
+        return out
+
+    def recoding(self) -> Recoding:
+        return Recoding.from_values([[self.tax[a].labels[x] for x in self.released(a)] for a in range(len(self.tax))])
+
+    def cut_labels(self, attr: int) -> list[str]:
+        t = self.tax[attr]
+        seen, out = set(), []
+        for x in self.released(attr):
+            if x not in seen:
+                seen.add(x)
+                out.append(t.labels[x])
+        return out
+
+    def describe_step(self, s: Step, qis: Sequence[str], number: int) -> dict:
+        t = self.tax[s.attr]
+        d = {
+            "step": number,
+            "attribute": qis[s.attr],
+            "generalization": "{" + ", ".join(t.labels[c] for c in s.children) + "} -> " + t.labels[s.parent],
+            "children": [t.labels[c] for c in s.children],
+            "parent": t.labels[s.parent],
+            "I": round(s.info_loss, 12),
+            "P": s.gain,
+            "IP": round(s.ip, 12) if math.isfinite(s.ip) else None,
+            "critical": s.critical,
+            "A": s.anonymity_after,
+            "candidates": [f"{qis[a]}:{self.tax[a].labels[p]}" for a, p in s.candidates],
+            "rows_touched": s.rows_touched,
+            "vids": s.vids_after,
+        }
+        return d
+
+
+# ------------------------------------------------------------------------------------------------
+# the planner
+
+
+def _class_base(ctx):
+    """A base frequency set with the class as a key: ``ctx.stats`` when it has one, else one scan."""
+    stats = ctx.stats
+    class_column = stats.class_column or ctx.options.get("class_column")
+    if class_column is None:
+        return stats.base.table, None
+    if not stats.has_y or stats.class_column != class_column:
+        from sqlanon.stats import ClassNeeds, Statistics
+
+        stats = Statistics(ctx.engine, ctx.source, ctx.qis, ctx.hierarchies, class_column=class_column, needs=ClassNeeds(majority_y=True))
+        stats.prepare()
+    classes = [str(r[0]) for r in ctx.engine.fetch_all(class_values_query(stats.base.table))]
+    return stats.base.table, classes
+
+
+def _int_option(options: dict, key: str, default: int) -> int:
+    value = options.get(key, default)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"search option {key!r} must be a whole number, got {value!r}") from None
+
+
+def _most_general(search: BottomUp) -> list[set[int]]:
+    """Per attribute, the most general cut the search may reach (the root, or under a max level
+    the highest nodes below it)."""
+    cuts = []
+    for t, barred in zip(search.tax, search.barred):
+        cut = set()
+        for leaf in range(t.n_leaves):
+            x = leaf
+            while t.parent[x] >= 0 and t.parent[x] not in barred:
+                x = t.parent[x]
+            cut.add(x)
+        cuts.append(cut)
+    return cuts
+
+
+def run(ctx) -> Plan:
+    options = ctx.options or {}
+    time_limit = options.get("time_limit")
+    limits = Limits(float(time_limit) if time_limit is not None else None)  # the vids and every step count
+    requirement = ctx.requirement
+    K = int(requirement.k if requirement.models else options.get("k") or 1)
+    if options.get("k") is not None and not requirement.models:
+        K = int(options["k"])
+    if K < 1:
+        raise ConfigError(f"k must be >= 1 for the bottom-up search, got {K}")
+    budget = int(getattr(requirement, "budget", 0) or 0)
+    if K > ctx.stats.rows:
+        raise UnsatisfiableError(f"k={K} is larger than the table ({ctx.stats.rows} rows)")
+    fanout = _int_option(options, "numeric_fanout", 2)
+    trace = bool(options.get("trace"))
+    prune = str(options.get("pruning", "true")).lower() not in ("false", "0", "no", "off")
+
+    taxonomies = [Taxonomy.from_hierarchy(h, fanout) for h in ctx.hierarchies]
+    weights = getattr(ctx, "weights", None)
+    bounds = getattr(ctx, "bounds", None)
+    start = barred = None
+    if bounds is not None:
+        from sqlanon.search.bounds import refuse_levelless
+
+        refuse_levelless(ctx, "bottom-up", [i for i, t in enumerate(taxonomies) if t.levels is None])
+        start, barred = [], []
+        for t, h, (lo, hi) in zip(taxonomies, ctx.hierarchies, bounds):
+            if t.levels is None:
+                start.append(None)
+                barred.append(set())
+                continue
+            first, above = t.bounded(h, lo, hi)
+            start.append(first)
+            barred.append(above)
+    base_table, classes = _class_base(ctx)
+    if classes is None:
+        ctx.progress("bottom-up: no --class-column, so I(G) = 0 and generalizations are chosen by anonymity gain")
+    search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, budget, prune=prune, start=start, barred=barred, weights=weights, limits=limits)
+    ctx.progress(f"bottom-up: {search.vid_count0:,} vids, A(VID) = {search.anonymity}, K = {K}"
+                 + (", out of time before its first state" if search.incomplete else ""))
+    ok = requirement.predicate()
+    rows = ctx.stats.rows
+    # What a suppressed row costs (suppression is never free): with a class column, the entropy
+    # loss of generalizing the row to the root in every QI (per row, sum over QIs of I({leaves} ->
+    # root)), so the information loss of suppressing everything equals that of releasing everything
+    # at the root; without a class column (or when the class carries no information about the QIs)
+    # I(G) is 0 everywhere and the stopping point is chosen by Iyengar's LM instead (a suppressed
+    # row counts 1 in every QI).
+    def w(a: int) -> float:
+        return 1.0 if weights is None else weights[a]
+
+    start_loss = 0.0  # a min-level start: the loss of generalizing the leaves to it
+    if search.leaf_info:
+        full = {(a, t.root): search.leaf_info[(a, t.root)] for a, t in enumerate(taxonomies) if (a, t.root) in search.leaf_info}
+        start_loss = sum(w(a) * search.leaf_info[(a, p)][0] * search.leaf_info[(a, p)][1] for a, cut in enumerate(search.cut) for p in cut if (a, p) in search.leaf_info)
+    else:
+        full = search.root_info
+    per_row = sum(info * w(a) for (a, _), (info, _) in full.items())
+    use_lm = classes is None or per_row <= 1e-12
+    metric_name = "lm" if use_lm else "information_loss"
+
+    trace_rows = []
+    loss = start_loss
+    best = None  # (cost, steps, cut, suppressed, generalization loss)
+    explored = 0
+
+    def consider() -> int:
+        """Score the current cut if it fits the budget and releases something; return its
+        suppressed rows."""
+        nonlocal best
+        recoding = search.recoding()
+        aggs = lm_recoding_aggregates(ctx.stats, recoding, weights) if use_lm else ()
+        ns = ctx.stats.evaluate(recoding, ok, aggs)
+        if ns.suppressed > budget or ns.suppressed >= rows:
+            return ns.suppressed
+        cost = lm_recoding_value(ctx.stats, ns, weights) if use_lm else (loss + ns.suppressed * per_row) / rows
+        if best is None or cost < best[0] - 1e-12:
+            best = (cost, len(search.steps), [set(c) for c in search.cut], ns.suppressed, loss / rows)
+        return ns.suppressed
+
+    # Generalize in IP order until the budget is met, then keep going while suppression remains:
+    # the returned cut is the cheapest state (generalization + suppression) within the budget.
+    said = [limits.elapsed()]
+
+    def tick(probed: int = 0, candidates: int = 0) -> None:
+        """A progress line every few seconds, within long steps too."""
+        now = limits.elapsed()
+        if now - said[0] < 5.0:
+            return
+        said[0] = now
+        within = f" (step {explored + 1}: {probed} of {candidates} candidates probed)" if candidates else ""
+        ctx.progress(f"bottom-up: {explored} steps in {now:.0f} s{within}, A(VID) = {search.anonymity} (K = {K}), "
+                     f"{search.violating_rows():,} rows in vids below K (budget {budget:,}), {search.vid_count:,} vids"
+                     + (f", best {metric_name} {best[0]:.6g}" if best is not None else ""))
+
+    while not search.incomplete:
+        if search.k_satisfied() and limits.room(1) and limits.run(1, consider) == 0:
+            break  # nothing suppressed: any further step only adds loss
+        try:
+            s = search.step(limits, tick)
+        except OutOfTime:  # applied, but the new generalizations' I(G) is missing: stop here
+            break
+        if s is None:
+            break
+        explored += 1
+        tick()
+        loss += search.weighted_info((s.attr, s.parent)) * search.info[(s.attr, s.parent)][1]
+        d = search.describe_step(s, ctx.qis, len(search.steps))
+        trace_rows.append(d)
+        ctx.trace(d)
+        if trace:
+            ctx.progress(
+                f"step {d['step']}: {d['attribute']} {d['generalization']}  I={d['I']:.6g} P={d['P']} "
+                f"IP={'inf' if d['IP'] is None else format(d['IP'], '.6g')}  A(VID)={d['A']}"
+            )
+    stopped_by = limits.stopped_by or "done"
+    ctx.progress(f"bottom-up: stopped by {stopped_by} after {explored} steps, {search.probes} probes in {limits.elapsed():.1f} s")
+    if best is None and limits.stopped_by and (use_lm or bounds is None):
+        # out of time before the budget was met: the most general cut the search may reach
+        search.cut = _most_general(search)
+        recoding = search.recoding()
+        aggs = lm_recoding_aggregates(ctx.stats, recoding, weights) if use_lm else ()
+        ns = ctx.stats.evaluate(recoding, ok, aggs)
+        if ns.suppressed <= budget and ns.suppressed < rows:
+            cost = lm_recoding_value(ctx.stats, ns, weights) if use_lm else per_row * (rows + ns.suppressed) / rows
+            best = (cost, len(search.steps), [set(c) for c in search.cut], ns.suppressed, per_row if not use_lm else 0.0)
+    if best is None:
+        from sqlanon.privacy.diagnosis import unsatisfiable
+
+        recoding = search.recoding()
+        search.vids.drop()
+        scope = "(bottom-up, every quasi-identifier generalized as far as " + ("its --max-level allows)" if bounds is not None else "it goes)")
+        if limits.stopped_by:
+            scope = f"(bottom-up, stopped by its time limit after {explored} steps)"
+        raise unsatisfiable(ctx.stats, requirement, recoding, qis=ctx.qis, scope=scope,
+                            label="the most general cut bottom-up reached")
+    cost, chosen_steps, cut, _, gen_loss = best
+    search.cut = cut
+    recoding = search.recoding()
+    ns = ctx.stats.evaluate(recoding, ok)
+    extra = {
+        "steps": chosen_steps,
+        "steps_explored": explored,
+        "vids": search.vid_count0,
+        "vids_final": search.vids.size(),
+        "probes": search.probes,
+        "rows_touched": search.rows_touched,
+        "search_seconds": round(limits.elapsed(), 3),
+        "stopped_by": stopped_by,
+        "time_limit": limits.time_limit,
+        "suppressed_row_cost": (1.0 if weights is None else sum(weights) / len(weights)) if use_lm else per_row,
+        "generalization_loss": gen_loss,
+    }
+    if weights is not None:
+        extra["weights"] = dict(zip(ctx.qis, weights))
+    if bounds is not None:
+        extra["level_bounds"] = {q: list(b) for q, b in zip(ctx.qis, bounds)}
+    if trace:
+        extra["trace"] = trace_rows[:chosen_steps]
+        if explored > chosen_steps:
+            extra["trace_explored"] = trace_rows[chosen_steps:]
+    search.vids.drop()
+    return Plan(
+        search="bottom-up",
+        qis=list(ctx.qis),
+        recoding=recoding,
+        transformation={q: search.cut_labels(i) for i, q in enumerate(ctx.qis)},
+        requirement=requirement,
+        rows=rows,
+        suppressed_rows=ns.suppressed,
+        metric_name=metric_name,
+        metric_value=cost,
+        node=None,
+        nodes_evaluated=search.probes,
+        extra=extra,
+    )

@@ -1,0 +1,397 @@
+"""Statistics of the bottom-up search (Wang, Yu, Chakraborty 2004), as generated SQL.
+
+The paper's TEA index becomes the **vid table**: one row per distinct virtual-identifier value
+(*vid*) with its count ``a(vid)`` and its per-class counts, held in the database::
+
+    q0 .. q{n-1}   current value of each VID attribute (a taxonomy node id; leaves = leaf codes)
+    y0 .. y{m-1}   records of the vid with the j-th class value
+    cnt            a(vid)
+
+Every quantity the search needs is one statement over that table:
+
+* :meth:`VidTable.count_histogram` -- the paper's ``O[i]``: how many vids have ``a(vid) = i``, i < K;
+* :meth:`VidTable.info_loss` -- ``I(G)`` of ``{c} -> p`` from the class counts of the vids holding a
+  child ``c`` (the vids always partition the records, so these are ``freq(Rc, cls)``);
+* :meth:`VidTable.candidates` -- Step 1 of Section 5.2: for each attribute (a level of the TEA
+  index, in VID order), whether every anonymity vid (``a(vid) = A(VID)``) is generalized by a
+  segment of size > 1 of one and the same generalization;
+* :meth:`VidTable.probe` -- Step 2: apply ``G`` to the vids it generalizes into a side table and
+  return ``A^n_G`` and the counts of old/new vids by ``a(vid)`` (so ``A^o_G`` comes from ``O[i]``);
+* :meth:`VidTable.commit` -- Step 3: make a probe permanent (``DELETE`` the generalized vids,
+  ``INSERT`` the merged ones). Work is proportional to the vids generalized, not to all vids.
+
+No SQL text is written by hand: everything is built with sqlglot and identifiers are quoted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from sqlglot import exp
+
+from sqlanon.expr.atoms import col, table_ref
+from sqlanon.stats.build import add_all, and_all, as_bigint as _bigint, as_double as _double, if_, lit, lookup, sum_
+
+LN2 = math.log(2.0)
+
+
+def _xlogx(e: exp.Expression) -> exp.Expression:
+    """``x * ln(x)`` with ``0 ln 0 = 0``."""
+    x = _double(e)
+    return if_(exp.GT(this=e.copy(), expression=lit(0)), exp.Mul(this=x, expression=exp.Ln(this=x.copy())), lit(0.0))
+
+
+def _in(column: exp.Expression, values: Sequence[int]) -> exp.Expression:
+    return exp.In(this=column, expressions=[lit(int(v)) for v in values])
+
+
+def _count_star() -> exp.Expression:
+    return exp.Count(this=exp.Star())
+
+
+@dataclass
+class Probe:
+    """A generalization applied to a side table, not yet made permanent (Section 5.3)."""
+
+    attr: int
+    parent: int
+    children: list[int]
+    table: str
+    min_new: int | None
+    old_hist: dict[int, int] = field(default_factory=dict)
+    new_hist: dict[int, int] = field(default_factory=dict)
+    old_vids: int = 0
+    new_vids: int = 0
+
+    @property
+    def rows_touched(self) -> int:
+        """vid rows read and written by applying this generalization."""
+        return self.old_vids + self.new_vids
+
+
+class VidTable:
+    """The vid table (TEA index) in the database, and every statement the search runs on it."""
+
+    def __init__(self, engine, n_attrs: int, n_classes: int, dialect=None) -> None:
+        self.engine = engine
+        #: statements are built for this dialect (the engine's by default)
+        self.dialect = dialect if dialect is not None else engine.dialect
+        self.n = n_attrs
+        self.m = max(1, n_classes)
+        self.name = engine.temp_name("bu_vid")
+        self._probes = 0
+
+    def qname(self, i: int) -> str:
+        return f"q{i}"
+
+    @property
+    def qnames(self) -> list[str]:
+        return [self.qname(i) for i in range(self.n)]
+
+    @property
+    def ynames(self) -> list[str]:
+        return [f"y{j}" for j in range(self.m)]
+
+    @property
+    def columns(self) -> list[str]:
+        return self.qnames + self.ynames + ["cnt"]
+
+    # -- creation --------------------------------------------------------------------------------
+    def create_query(self, base_table: str, classes: Sequence[str] | None, leaf_nodes: Sequence[Sequence[int]] | None = None) -> exp.Create:
+        """The vid table from a base frequency set (``q0..``, optional ``y``, ``cnt``).
+
+        ``classes`` lists the class values in the order of the ``y`` columns (``None``: no class
+        column, one pseudo-class); ``leaf_nodes[i]`` maps leaf codes to node ids (identity by default).
+        """
+        keys = []
+        for i in range(self.n):
+            code = col(f"q{i}")
+            if leaf_nodes is not None:
+                code = lookup(list(leaf_nodes[i]), code, self.dialect)
+            keys.append(code)
+        sel = [exp.alias_(k, self.qname(i), quoted=True) for i, k in enumerate(keys)]
+        if classes:
+            for j, value in enumerate(classes):
+                hit = if_(exp.EQ(this=col("y"), expression=lit(str(value))), col("cnt"), lit(0))
+                sel.append(exp.alias_(_bigint(sum_(hit)), f"y{j}", quoted=True))
+        else:
+            sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "y0", quoted=True))
+        sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "cnt", quoted=True))
+        q = exp.select(*sel).from_(table_ref(base_table))
+        # a lookup folded to a constant (every leaf in one start node) is no grouping key: a
+        # literal in GROUP BY would be read as a column position
+        grouping = [k.copy() for k in keys if not isinstance(k, exp.Literal)]
+        if grouping:
+            q = q.group_by(*grouping)
+        return self.dialect.create_temp(self.name, q)
+
+    def create(self, base_table: str, classes: Sequence[str] | None, leaf_nodes=None) -> int:
+        self.engine.execute(self.create_query(base_table, classes, leaf_nodes))
+        return self.size()
+
+    def size(self) -> int:
+        return int(self.engine.scalar(exp.select(_count_star()).from_(table_ref(self.name))))
+
+    def drop(self) -> None:
+        self.engine.execute(self.dialect.drop_temp(self.name))
+
+    # -- the paper's O[i] --------------------------------------------------------------------------
+    def count_histogram_query(self, K: int) -> exp.Select:
+        return (
+            exp.select(col("cnt"), _count_star())
+            .from_(table_ref(self.name))
+            .where(exp.LT(this=col("cnt"), expression=lit(int(K))))
+            .group_by(col("cnt"))
+        )
+
+    def count_histogram(self, K: int) -> dict[int, int]:
+        """``{i: number of vids with a(vid) = i}`` for ``i < K``."""
+        return {int(c): int(n) for c, n in self.engine.fetch_all(self.count_histogram_query(K))}
+
+    def min_count(self) -> int:
+        """A(VID) when every vid has at least K records (the O[i] are all zero)."""
+        return int(self.engine.scalar(exp.select(exp.Min(this=col("cnt"))).from_(table_ref(self.name))) or 0)
+
+    # -- I(G) --------------------------------------------------------------------------------------
+    def info_loss_query(self, gens: Sequence[tuple[int, int, Sequence[int]]]) -> exp.Expression:
+        """``I(G)`` (bits) and ``|Rp|`` of each ``(attr, parent, children)``, one row per G.
+
+        ``|Rp| * I(G) = [xlogx|Rp| - sum_cls xlogx f(Rp,cls)] - sum_c [xlogx|Rc| - sum_cls xlogx f(Rc,cls)]``
+        with ``xlogx(x) = x ln x``; ``f(Rc, cls)`` are the summed class counts of the vids holding c.
+        """
+        branches = []
+        for attr, parent, children in gens:
+            q = col(self.qname(attr))
+            per_child = (
+                exp.select(
+                    exp.alias_(q.copy(), "c", quoted=True),
+                    *[exp.alias_(sum_(col(y)), y, quoted=True) for y in self.ynames],
+                    exp.alias_(sum_(col("cnt")), "cnt", quoted=True),
+                )
+                .from_(table_ref(self.name))
+                .where(_in(q.copy(), children))
+                .group_by(q.copy())
+            )
+            rp = sum_(col("cnt"))
+            parent_part = exp.Sub(
+                this=_xlogx(rp),
+                expression=_sum_all([_xlogx(sum_(col(y))) for y in self.ynames]),
+            )
+            child_part = exp.Sub(
+                this=sum_(_xlogx(col("cnt"))),
+                expression=_sum_all([sum_(_xlogx(col(y))) for y in self.ynames]),
+            )
+            loss = exp.Div(
+                this=exp.Paren(this=exp.Sub(this=exp.Paren(this=parent_part), expression=exp.Paren(this=child_part))),
+                expression=exp.Paren(this=exp.Mul(this=_double(sum_(col("cnt"))), expression=lit(LN2))),
+            )
+            branch = exp.select(
+                exp.alias_(lit(int(attr)), "attr", quoted=True),
+                exp.alias_(lit(int(parent)), "parent", quoted=True),
+                exp.alias_(loss, "info_loss", quoted=True),
+                exp.alias_(_bigint(sum_(col("cnt"))), "rp", quoted=True),
+            ).from_(exp.alias_(exp.Subquery(this=per_child), "ch", table=True, quoted=True))
+            branches.append(branch)
+        return _union_all(branches)
+
+    def info_loss(self, gens: Sequence[tuple[int, int, Sequence[int]]]) -> dict[tuple[int, int], tuple[float, int]]:
+        """``{(attr, parent): (I(G), |Rp|)}``; a G whose children hold no record has I = 0, |Rp| = 0."""
+        out = {(a, p): (0.0, 0) for a, p, _ in gens}
+        if not gens:
+            return out
+        for attr, parent, info, rp in self.engine.fetch_all(self.info_loss_query(gens)):
+            if rp is None or int(rp) == 0:
+                continue
+            out[(int(attr), int(parent))] = (max(0.0, float(info or 0.0)), int(rp))
+        return out
+
+    # -- Step 1: candidates (Theorem 1) -------------------------------------------------------------
+    def anonymity_values_query(self, A: int) -> exp.Expression:
+        """Step 1, first pass: the distinct values, per TEA level, of the anonymity vids
+        (``a(vid) = A``) -- a small result (at most the taxonomy nodes); parents are looked up in
+        Python, where the taxonomy lives."""
+        anon = exp.select(*[col(q) for q in self.qnames]).from_(table_ref(self.name)).where(
+            exp.EQ(this=col("cnt"), expression=lit(int(A)))
+        )
+        parts = [
+            exp.select(exp.alias_(lit(i), "lvl", quoted=True), exp.alias_(col(self.qname(i)), "v", quoted=True))
+            .distinct()
+            .from_(table_ref("anon"))
+            for i in range(self.n)
+        ]
+        return _union_all(parts).with_(exp.to_identifier("anon", quoted=True), as_=anon, copy=False)
+
+    def segment_sizes_query(self, A: int, levels: Sequence[tuple[int, Sequence[int]]]) -> exp.Expression:
+        """Step 1, second pass, only for the levels where every anonymity vid has the same parent
+        ``p``: the smallest size of the segments of ``{children} -> p`` holding an anonymity vid.
+
+        A segment at level ``i`` is the set of children of ``p`` among the vids sharing the anonymity
+        vid's values on the levels above (``q0..q{i-1}``): a maximal set of siblings in the TEA index.
+        """
+        anon = exp.select(*[col(q) for q in self.qnames]).from_(table_ref(self.name)).where(
+            exp.EQ(this=col("cnt"), expression=lit(int(A)))
+        )
+        ctes: list[tuple[str, exp.Expression]] = [("anon", anon)]
+        finals = []
+        for i, children in levels:
+            prefix = self.qnames[:i]
+            seg = exp.select(exp.alias_(exp.Count(this=exp.Distinct(expressions=[col(self.qname(i), "v")])), "k", quoted=True))
+            seg = seg.from_(table_ref(self.name, alias="v")).where(_in(col(self.qname(i), "v"), children))
+            if prefix:
+                heads = exp.select(*[col(q) for q in prefix]).distinct().from_(table_ref("anon"))
+                ctes.append((f"heads{i}", heads))
+                cond = and_all([exp.EQ(this=col(q, "v"), expression=col(q, "h")) for q in prefix])
+                seg = seg.join(table_ref(f"heads{i}", alias="h"), on=cond, join_type="inner")
+                seg = seg.group_by(*[col(q, "h") for q in prefix])
+            ctes.append((f"seg{i}", seg))
+            finals.append(
+                exp.select(
+                    exp.alias_(lit(int(i)), "lvl", quoted=True),
+                    exp.alias_(exp.Min(this=col("k")), "min_k", quoted=True),
+                    exp.alias_(_count_star(), "segments", quoted=True),
+                ).from_(table_ref(f"seg{i}"))
+            )
+        final = _union_all(finals)
+        for name, body in ctes:
+            final = final.with_(exp.to_identifier(name, quoted=True), as_=body, copy=False)
+        return final
+
+    def candidates(self, A: int, parents: Sequence[Sequence[int]], children: Sequence[Sequence[Sequence[int]]], valid=None) -> list[dict]:
+        """Step 1 (Section 5.2): walk the anonymity vids up the TEA levels; at each level, either
+        they are all generalized by the same (valid) G, each by a segment of size > 1, or no critical
+        generalization exists at that level. One dict per level:
+        ``lvl, parents, p, min_k, segments`` (``min_k`` 0 when the level was ruled out early)."""
+        pars: list[set[int]] = [set() for _ in range(self.n)]
+        for lvl, v in self.engine.fetch_all(self.anonymity_values_query(A)):
+            pars[int(lvl)].add(int(parents[int(lvl)][int(v)]))
+        out, check = [], []
+        for i in range(self.n):
+            n_par, p = len(pars[i]), (min(pars[i]) if pars[i] else None)
+            out.append({"lvl": i, "parents": n_par, "p": p, "min_k": 0, "segments": 0})
+            if n_par == 1 and p is not None and p >= 0 and (valid is None or (i, p) in valid):
+                check.append((i, children[i][p]))
+        if check:
+            for lvl, min_k, segs in self.engine.fetch_all(self.segment_sizes_query(A, check)):
+                out[int(lvl)]["min_k"] = int(min_k or 0)
+                out[int(lvl)]["segments"] = int(segs)
+        return out
+
+    def anonymity_vids(self, A: int) -> list[tuple[int, ...]]:
+        q = exp.select(*[col(c) for c in self.qnames]).from_(table_ref(self.name)).where(exp.EQ(this=col("cnt"), expression=lit(int(A))))
+        return sorted(tuple(int(v) for v in r) for r in self.engine.fetch_all(q))
+
+    # -- segments (Definition 5), for inspection and tests -------------------------------------------
+    def segments_query(self, attr: int, children: Sequence[int]) -> exp.Select:
+        prefix = self.qnames[:attr]
+        q = exp.select(*[col(c) for c in prefix], col(self.qname(attr))).distinct().from_(table_ref(self.name))
+        return q.where(_in(col(self.qname(attr)), children))
+
+    def segments(self, attr: int, children: Sequence[int]) -> dict[tuple[int, ...], list[int]]:
+        """``{prefix: sorted children of the segment}`` of ``{children} -> p`` at TEA level ``attr``."""
+        out: dict[tuple[int, ...], list[int]] = {}
+        for row in self.engine.fetch_all(self.segments_query(attr, children)):
+            out.setdefault(tuple(int(v) for v in row[:-1]), []).append(int(row[-1]))
+        return {k: sorted(v) for k, v in out.items()}
+
+    # -- Step 2 / 3: apply a generalization ----------------------------------------------------------
+    def merged_query(self, attr: int, parent: int, children: Sequence[int]) -> exp.Select:
+        """The new vids of ``{children} -> parent``: only the vids it generalizes are read."""
+        sel = []
+        keys = []
+        for i, q in enumerate(self.qnames):
+            if i == attr:
+                sel.append(exp.alias_(lit(int(parent)), q, quoted=True))
+            else:
+                sel.append(col(q))
+                keys.append(col(q))
+        sel += [exp.alias_(_bigint(sum_(col(y))), y, quoted=True) for y in self.ynames]
+        sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "cnt", quoted=True))
+        q = exp.select(*sel).from_(table_ref(self.name)).where(_in(col(self.qname(attr)), children))
+        return q.group_by(*keys) if keys else q
+
+    def probe_stats_query(self, table: str, attr: int, children: Sequence[int], K: int) -> exp.Expression:
+        """``kind, cnt, n`` rows: ``o``/``n`` = old/new vids by a(vid) < K, ``O``/``N`` = numbers of
+        old/new vids, ``m`` = the smallest new a(vid) (``A^n_G``)."""
+        gen = _in(col(self.qname(attr)), children)
+        small = exp.LT(this=col("cnt"), expression=lit(int(K)))
+        parts = [
+            exp.select(exp.alias_(lit("o"), "kind", quoted=True), col("cnt"), exp.alias_(_count_star(), "n", quoted=True))
+            .from_(table_ref(self.name)).where(exp.and_(gen.copy(), small.copy())).group_by(col("cnt")),
+            exp.select(lit("n"), col("cnt"), _count_star()).from_(table_ref(table)).where(small.copy()).group_by(col("cnt")),
+            exp.select(lit("O"), lit(0), _count_star()).from_(table_ref(self.name)).where(gen.copy()),
+            exp.select(lit("N"), lit(0), _count_star()).from_(table_ref(table)),
+            exp.select(lit("m"), exp.Min(this=col("cnt")), lit(0)).from_(table_ref(table)),
+        ]
+        return _union_all(parts)
+
+    def probe(self, attr: int, parent: int, children: Sequence[int], K: int) -> Probe:
+        """Apply G to a side table (the vids it generalizes, merged) and measure it."""
+        self._probes += 1
+        table = self.engine.temp_name("bu_new")
+        self.engine.execute(self.dialect.create_temp(table, self.merged_query(attr, parent, children)))
+        pr = Probe(attr, parent, list(children), table, None)
+        for kind, cnt, n in self.engine.fetch_all(self.probe_stats_query(table, attr, children, K)):
+            if kind == "o":
+                pr.old_hist[int(cnt)] = int(n)
+            elif kind == "n":
+                pr.new_hist[int(cnt)] = int(n)
+            elif kind == "O":
+                pr.old_vids = int(n)
+            elif kind == "N":
+                pr.new_vids = int(n)
+            elif kind == "m":
+                pr.min_new = None if cnt is None else int(cnt)
+        return pr
+
+    def commit(self, pr: Probe) -> None:
+        """Make a probe permanent: the generalized vids are replaced by the merged ones (in place
+        where temporary tables take DELETE/INSERT; else a new temporary table replaces the old)."""
+        names = self.columns
+        if not self.dialect.updatable_temps:
+            kept = exp.select(*[col(c) for c in names]).from_(table_ref(self.name)).where(
+                exp.Not(this=exp.Paren(this=_in(col(self.qname(pr.attr)), pr.children)))
+            )
+            merged = exp.select(*[col(c) for c in names]).from_(table_ref(pr.table))
+            new = self.engine.temp_name("bu_vid")
+            self.engine.execute(self.dialect.create_temp(new, exp.union(kept, merged, distinct=False)))
+            self.engine.execute(self.dialect.drop_temp(self.name))
+            self.name = new
+            self.discard(pr)
+            return
+        self.engine.execute(
+            exp.Delete(this=table_ref(self.name), where=exp.Where(this=_in(col(self.qname(pr.attr)), pr.children)))
+        )
+        self.engine.execute(
+            exp.Insert(
+                this=exp.Schema(this=table_ref(self.name), expressions=[exp.to_identifier(c, quoted=True) for c in names]),
+                expression=exp.select(*[col(c) for c in names]).from_(table_ref(pr.table)),
+            )
+        )
+        self.discard(pr)
+
+    def discard(self, pr: Probe) -> None:
+        self.engine.execute(self.dialect.drop_temp(pr.table))
+
+    # -- for tests and reports -------------------------------------------------------------------
+    def rows(self) -> list[tuple]:
+        """All vids (tests only: the vid table of a small example)."""
+        q = exp.select(*[col(c) for c in self.columns]).from_(table_ref(self.name))
+        return sorted(tuple(int(v) for v in r) for r in self.engine.fetch_all(q))
+
+
+def class_values_query(base_table: str) -> exp.Select:
+    """The class values of a base frequency set with a ``y`` key (a small result)."""
+    return exp.select(col("y")).distinct().from_(table_ref(base_table)).order_by(col("y"))
+
+
+def _sum_all(parts: list[exp.Expression]) -> exp.Expression:
+    return exp.Paren(this=add_all(parts))
+
+
+def _union_all(selects: list[exp.Expression]) -> exp.Expression:
+    out = selects[0]
+    for s in selects[1:]:
+        out = exp.Union(this=out, expression=s, distinct=False)
+    return out

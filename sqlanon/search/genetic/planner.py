@@ -1,0 +1,389 @@
+"""Genetic search over flexible generalizations (Iyengar, KDD 2002).
+
+A solution is one flexible cut per quasi-identifier (:mod:`sqlanon.search.genetic.cut`): a valid cut of the
+taxonomy tree for a categorical QI, disjoint intervals over potential end points for a numeric QI.
+Rows left in classes failing the privacy requirement (smaller than k) are suppressed, all QIs
+masked, and counted by the metric. The requirement may combine k-anonymity, distinct, entropy and recursive
+(c,l)-diversity, t-closeness (equal, ordered and hierarchical distance), k-map (population table
+or estimated) and delta-presence: each class's aggregates come from the batch statement
+(:mod:`sqlanon.search.genetic.stats`). The search is GENITOR (Whitley 1989), steady state:
+
+* the population is kept ranked (feasible solutions first, by metric; then by suppressed rows);
+* each iteration picks two parents by **rank-based selection** (linear bias, default 1.5), makes
+  two children by **two-point crossover** of the bit strings, **mutates** every bit with
+  probability ``mutation_rate``, **repairs** invalid categorical parts into the nearest valid cut,
+  and each child that is new to the population and better than the worst member **replaces the
+  worst**.
+
+Fitness comes from the frequency set by SQL (:mod:`sqlanon.metrics.flexible`,
+:mod:`sqlanon.search.genetic.stats`): the children of ``batch`` consecutive iterations are scored by one
+statement, then inserted one by one in order (``batch=1`` is textbook GENITOR; a batch much smaller
+than the population changes nothing measurable and is ~4x faster). Results are memoized per
+solution and the per-attribute parts per attribute cut.
+
+Options (``ctx.options``; CLI flags or ``--option KEY=VALUE``):
+
+``iterations`` (2000), ``population`` (100), ``seed`` (None = random), ``mutation_rate`` (0.002,
+per bit), ``batch`` (16), ``selection_bias`` (1.5), ``crossover`` (``two-point`` | ``uniform``),
+``time_limit`` (seconds, none), ``numeric`` (list of QIs cut into intervals), ``max_endpoints``
+(128: more distinct values are quantized to this many equal-frequency end points),
+``seed_lattice`` (true: start from the full-domain lattice optimum under LM when cheap,
+:mod:`sqlanon.search.genetic.seeding`),
+``ctx.bounds`` (``--min-level``/``--max-level``): every cut node of a QI lies between its levels
+(:meth:`sqlanon.search.genetic.cut.TreeCoder.set_bounds`): the initial population, mutation and crossover all go
+through the bounded repair, so no member ever leaves the bounds; a bounded ``bands`` QI is cut along
+its tree, a QI without levels (intervals) refuses the bound. ``ctx.weights`` (``--weights``)
+multiply each QI's per-row LM loss in the objective's LM part (:mod:`sqlanon.metrics.flexible`);
+an objective without an LM part refuses them.
+
+``prune_unused`` (true: leaves holding no row get no chromosome bit), ``objective`` (lm | cm |
+cm-cost | regression | weighted; default the ``--metric``), and the metric options of
+:func:`sqlanon.metrics.flexible.build_objective` (``cost_matrix``, ``cost_suppressed``,
+``regression_target``, ``dispersion``, ``weights``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+import numpy as np
+
+from sqlanon.search.genetic.cut import Layout, recoding_from_transformation
+from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
+from sqlanon.plan import Plan
+from sqlanon.search.limits import Limits
+
+__all__ = ["run", "recoding_from_transformation", "layout_for", "GA"]
+
+DEFAULTS = {
+    "iterations": 2000,
+    "population": 100,
+    "seed": None,
+    "mutation_rate": 0.002,
+    "batch": 16,
+    "selection_bias": 1.5,
+    "crossover": "two-point",
+    "time_limit": None,
+    "max_endpoints": 128,
+    "prune_unused": True,
+    "seed_lattice": True,
+}
+
+
+def _bool(v) -> bool:
+    if isinstance(v, bool):
+        return v
+    return str(v).strip().lower() in ("1", "true", "yes", "on")
+
+
+def parse_options(options: dict) -> dict:
+    out = dict(DEFAULTS)
+    out.update({k: v for k, v in options.items() if v is not None or k == "seed"})
+    try:
+        for key in ("iterations", "population", "batch", "max_endpoints"):
+            out[key] = int(out[key])
+        for key in ("mutation_rate", "selection_bias"):
+            out[key] = float(out[key])
+        out["seed"] = None if out.get("seed") in (None, "") else int(out["seed"])
+        out["time_limit"] = None if out.get("time_limit") in (None, "") else float(out["time_limit"])
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"bad genetic search option: {err}") from None
+    out["prune_unused"] = _bool(out["prune_unused"])
+    out["seed_lattice"] = _bool(out["seed_lattice"])
+    numeric = out.get("numeric") or []
+    out["numeric"] = [numeric] if isinstance(numeric, str) else list(numeric)
+    if out["population"] < 2:
+        raise ConfigError("population must be at least 2")
+    if out["iterations"] < 0:
+        raise ConfigError("iterations must be >= 0")
+    if not 0.0 <= out["mutation_rate"] <= 1.0:
+        raise ConfigError(f"mutation_rate must be in [0, 1], got {out['mutation_rate']}")
+    if not 1.0 <= out["selection_bias"] <= 2.0:
+        raise ConfigError(f"selection_bias must be in [1, 2], got {out['selection_bias']}")
+    if out["batch"] < 1:
+        raise ConfigError("batch must be >= 1")
+    if out["crossover"] not in ("two-point", "uniform"):
+        raise ConfigError(f"crossover must be two-point or uniform, got {out['crossover']!r}")
+    return out
+
+
+def layout_for(qis, hierarchies, column_freqs, options: dict | None = None) -> Layout:
+    """The chromosome layout the search uses for these QIs (also for reading a plan back)."""
+    opts = parse_options(options or {})
+    return Layout.build(qis, hierarchies, column_freqs, numeric=opts["numeric"], prune_unused=opts["prune_unused"],
+                        max_endpoints=opts["max_endpoints"])
+
+
+class GA:
+    """GENITOR over chromosomes of a :class:`Layout`, scored by a :class:`FlexibleEvaluator`."""
+
+    def __init__(self, layout: Layout, evaluator: FlexibleEvaluator, opts: dict, progress=None, trace=None, limits: Limits | None = None) -> None:
+        self.layout = layout
+        #: the time limit's clock (started by :func:`run` before the search's own frequency set)
+        self.limits = limits if limits is not None else Limits(opts["time_limit"])
+        self.ev = evaluator
+        self.opts = opts
+        self.rng = np.random.default_rng(opts["seed"])
+        self.progress = progress or (lambda m: None)
+        self.trace = trace or (lambda s: None)
+        self.pop: list[tuple[tuple, tuple]] = []  # (rank key, chromosome), best first
+        self.members: set[tuple] = set()
+        self.history: list[dict] = []
+        self.iterations_done = 0
+        self.children = 0
+        self.inserted = 0
+        self.unique: set[bytes] = set()
+        self.seeds: list[tuple] = []  # chromosomes to start from (e.g. the lattice optimum)
+
+    @staticmethod
+    def rank_key(agg: dict) -> tuple:
+        if agg["feasible"]:
+            return (0, agg["value"], agg["suppressed"])
+        return (1, agg["suppressed"], agg["value"])
+
+    def repair(self, bits: np.ndarray) -> tuple:
+        return self.layout.repair(bits.tolist())
+
+    def initial(self) -> list[tuple]:
+        """Random chromosomes of varied density (repaired), plus the all-general solution."""
+        n, size = self.layout.nbits, self.opts["population"]
+        # the most general cut (the root, or within level bounds the max-level cut)
+        out = list(dict.fromkeys([tuple(self.layout.repair([0] * n)), *self.seeds]))
+        seen = set(out)
+        tries = 0
+        while len(out) < size and tries < 20 * size:
+            tries += 1
+            density = self.rng.random() ** 2  # more mass on general solutions: they tend to be feasible
+            ch = self.repair(self.rng.random(n) < density)
+            if ch not in seen:
+                seen.add(ch)
+                out.append(ch)
+        return out
+
+    def select(self) -> int:
+        """Linear rank-based selection (Whitley's formula); 0 is the best."""
+        p, b = len(self.pop), self.opts["selection_bias"]
+        r = self.rng.random()
+        if b <= 1.0 + 1e-9:
+            return int(r * p)
+        idx = p * (b - math.sqrt(b * b - 4.0 * (b - 1.0) * r)) / 2.0 / (b - 1.0)
+        return min(int(idx), p - 1)
+
+    def breed(self) -> list[tuple]:
+        n = self.layout.nbits
+        i = self.select()
+        j = self.select()
+        tries = 0
+        while j == i and tries < 10 and len(self.pop) > 1:
+            j = self.select()
+            tries += 1
+        a = np.array(self.pop[i][1], dtype=np.uint8)
+        b = np.array(self.pop[j][1], dtype=np.uint8)
+        if n == 0:
+            return [tuple(a)]
+        if self.opts["crossover"] == "uniform":
+            mask = self.rng.random(n) < 0.5
+        else:
+            x, y = sorted(self.rng.integers(0, n + 1, size=2))
+            mask = np.zeros(n, dtype=bool)
+            mask[x:y] = True
+        c1 = np.where(mask, b, a)
+        c2 = np.where(mask, a, b)
+        out = []
+        for c in (c1, c2):
+            flips = self.rng.random(n) < self.opts["mutation_rate"]
+            c = np.where(flips, 1 - c, c)
+            # repair keeps the mutated bits when a valid cut can (else a split mutation is undone)
+            out.append(self.layout.repair(c.tolist(), np.flatnonzero(flips).tolist()))
+        return out
+
+    def insert(self, ch: tuple, agg: dict) -> bool:
+        if ch in self.members:
+            return False
+        key = self.rank_key(agg)
+        if len(self.pop) >= self.opts["population"]:
+            if key >= self.pop[-1][0]:
+                return False
+            _, worst = self.pop.pop()
+            self.members.discard(worst)
+        bisect.insort(self.pop, (key, ch))
+        self.members.add(ch)
+        return True
+
+    def note_best(self, started: float) -> None:
+        key, ch = self.pop[0]
+        agg = self.ev.memo[bytes(ch)]
+        if self.history and self.history[-1]["value"] == agg["value"] and self.history[-1]["feasible"] == agg["feasible"]:
+            return
+        step = {
+            "iteration": self.iterations_done,
+            "evaluations": self.ev.evaluations,
+            "unique": len(self.unique),
+            "seconds": round(self.limits.elapsed(), 3),
+            "value": agg["value"],
+            "feasible": agg["feasible"],
+            "suppressed": agg["suppressed"],
+            **{name: v for name, v in agg["report"].items()},
+        }
+        self.history.append(step)
+        self.trace({"step": "best", **step})
+
+    def score(self, chromosomes: list[tuple]) -> list[dict]:
+        """Score by one statement, timed for the time limit (memo hits cost nothing)."""
+        before = self.ev.evaluations
+        t0 = self.limits.now()
+        out = self.ev.score(chromosomes)
+        self.limits.record(self.ev.evaluations - before, self.limits.now() - t0, steps=0)
+        return out
+
+    def populate(self) -> None:
+        """Score the first population, 64 per statement, each statement sized to the time left;
+        the most general solution and the seeds are scored whatever the time (an answer is needed)."""
+        init = self.initial()
+        done = 0
+        while done < len(init):
+            room = self.limits.room(min(64, len(init) - done))
+            if room == 0:
+                if done:
+                    break
+                room = 1 + len(self.seeds)
+            chunk = init[done : done + room]
+            for ch, agg in zip(chunk, self.score(chunk)):
+                self.unique.add(bytes(ch))
+                self.insert(ch, agg)
+            done += len(chunk)
+
+    def run(self) -> tuple:
+        opts, limits = self.opts, self.limits
+        self.populate()
+        self.note_best(limits.started)
+        total = opts["iterations"]
+        every = max(total // 50, 1)
+        last_say = limits.elapsed()
+        while self.iterations_done < total and not limits.stopped_by:
+            # two children per iteration: as many iterations as the time left holds
+            steps = limits.room(2 * min(opts["batch"], total - self.iterations_done)) // 2
+            if steps == 0:
+                limits.stopped_by = limits.stopped_by or "time_limit"
+                break
+            kids: list[tuple] = []
+            for _ in range(steps):
+                kids.extend(self.breed())
+            aggs = self.score(kids)
+            for ch, agg in zip(kids, aggs):
+                self.children += 1
+                self.unique.add(bytes(ch))
+                self.inserted += self.insert(ch, agg)
+            before = self.iterations_done
+            self.iterations_done += steps
+            self.note_best(limits.started)
+            elapsed = limits.elapsed()
+            if self.iterations_done // every != before // every or elapsed - last_say > 5.0:
+                last_say = elapsed
+                best = self.ev.memo[bytes(self.pop[0][1])]
+                rate = self.ev.evaluations / max(elapsed, 1e-9)
+                bar = "#" * int(30 * self.iterations_done / max(total, 1))
+                self.progress(
+                    f"genetic [{bar:<30}] {self.iterations_done}/{total} best {best['value']:.4f}"
+                    f"{'' if best['feasible'] else ' (infeasible)'} evals {self.ev.evaluations} ({rate:.0f}/s)"
+                )
+        if limits.stopped_by is None:
+            limits.stopped_by = "iterations"
+        self.seconds = limits.elapsed()
+        self.progress(f"genetic: stopped by {limits.stopped_by} after {self.iterations_done} iterations, "
+                      f"{self.ev.evaluations} evaluations in {self.seconds:.1f} s")
+        return self.pop[0][1]
+
+
+def objective_name(ctx) -> str:
+    name = ctx.options.get("objective")
+    if not name:
+        name = getattr(ctx.metric, "name", None) or ctx.options.get("metric") or "lm"
+        if name not in ("lm", "cm"):
+            raise ConfigError(f"the genetic search optimizes lm, cm (or --option objective=cm-cost|regression|weighted), not {name!r}")
+    return str(name)
+
+
+def run(ctx) -> Plan:
+    opts = parse_options(ctx.options)
+    limits = Limits(opts["time_limit"])  # the search's own setup counts: gbase, the seed, the first population
+    req = ctx.requirement
+    stats = ctx.stats
+    if ctx.options.get("k") is not None and int(ctx.options["k"]) > stats.rows:
+        raise UnsatisfiableError(f"k={ctx.options['k']} is larger than the table ({stats.rows} rows)")
+    bounds = getattr(ctx, "bounds", None)
+    weights = getattr(ctx, "weights", None)
+    layout = Layout.build(ctx.qis, ctx.hierarchies, stats.column_freqs, numeric=opts["numeric"],
+                          prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"],
+                          bounds=bounds, bounded=getattr(ctx, "bounded", ()))
+    name = objective_name(ctx)
+    objective, cost_specs = build_objective(name, opts, stats.class_column or ctx.options.get("class_column"))
+    if weights is not None and not objective.metric.needs_lm:
+        raise ConfigError(
+            f"--weights multiply each quasi-identifier's LM loss; the genetic objective {name} has no LM part "
+            "(use --metric lm, or --option objective=weighted with an lm term)"
+        )
+    ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, cost_specs, req.needs, weights=weights)
+    limits.run(0, ev.prepare)
+    ctx.progress(f"genetic: chromosome of {layout.nbits} bits over {len(ctx.qis)} QIs; population {opts['population']}, "
+                 f"{opts['iterations']} iterations, objective {name}")
+    try:
+        ga = GA(layout, ev, opts, ctx.progress, ctx.trace, limits)
+        if opts.get("seed_lattice", True):
+            from sqlanon.search.genetic.seeding import lattice_seed
+
+            ga.seeds = lattice_seed(ctx, layout, name, limits)
+        best = ga.run()
+        agg = ev.score([best], per_column=True)[0]
+    finally:
+        ev.drop()
+    if not agg["feasible"]:
+        from sqlanon.privacy.diagnosis import unsatisfiable
+
+        # names the model(s) that fail and what the closest solution (the best ranked) leaves
+        raise unsatisfiable(stats, req, layout.recoding(best), qis=ctx.qis, scope="(genetic search, best solution found)",
+                            label="the genetic search's best solution")
+    recoding = layout.recoding(best)
+    transformation = layout.transformation(best)
+    seconds = ga.seconds
+    extra = {
+        "lm": agg["report"]["lm"],
+        "lm_per_column": dict(zip(ctx.qis, agg.get("lm_per_column", []))),
+        "evaluations": ev.evaluations,
+        "evaluations_per_second": round(ev.evaluations / seconds, 1) if seconds > 0 else None,
+        "iterations": ga.iterations_done,
+        "unique_solutions": len(ga.unique),
+        "population": opts["population"],
+        "mutation_rate": opts["mutation_rate"],
+        "seed": opts["seed"],
+        "chromosome_bits": layout.nbits,
+        "chromosome": "".join(map(str, best)),
+        "objective": name,
+        "objective_value": agg["value"],
+        "numeric": [q for q, c in zip(ctx.qis, layout.coders) if c.numeric],
+        "search_seconds": round(seconds, 3),
+        "stopped_by": limits.stopped_by,
+        "time_limit": opts["time_limit"],
+        "best_so_far": ga.history,
+    }
+    if weights is not None:
+        extra["weights"] = dict(zip(ctx.qis, weights))
+    if bounds is not None:
+        extra["level_bounds"] = {q: list(b) for q, b in zip(ctx.qis, bounds)}
+    if "cm" in agg["report"]:
+        extra["cm"] = agg["report"]["cm"]
+    return Plan(
+        search="genetic",
+        qis=list(ctx.qis),
+        recoding=recoding,
+        transformation=transformation,
+        requirement=req,
+        rows=stats.rows,
+        suppressed_rows=int(agg["suppressed"]),
+        metric_name=name,
+        metric_value=float(agg["value"]),
+        nodes_evaluated=ev.evaluations,
+        extra=extra,
+    )

@@ -1,0 +1,655 @@
+"""Statistics for the genetic search: fitness of many flexible cuts per statement, by SQL.
+
+The genetic search (:mod:`sqlanon.search.genetic.planner`) scores thousands of candidate solutions. Each
+candidate is a :class:`sqlanon.plan.Recoding` (per QI: leaf code -> released code). Its classes are
+a ``GROUP BY`` of the **frequency set**, never of the source:
+
+1. :meth:`GeneticStats.prepare` scans the source once more into ``gbase``: one row per distinct
+   tuple of leaf codes ``q0..qn`` with ``cnt`` and, per usage target, pivoted class counts
+   (``t{t}_{j}`` = rows of class value ``j``) or sums (``r{t}_s1 = SUM(v)``, ``r{t}_s2 = SUM(v*v)``).
+   For a median-based regression target a second set ``gbase_v{t}`` keeps ``v`` as a key.
+2. :meth:`GeneticStats.evaluate` takes a *batch* of candidates. The QIs are split into **blocks**
+   of consecutive QIs whose leaf domains multiply to at most ``BLOCK_CELLS`` (4096); ``gbase``
+   holds each row's block index ``b{j}`` (its leaf codes in mixed radix, computed once). Per
+   candidate and block, Python (numpy) turns the per-QI cuts into two short lists indexed by the
+   block index: ``kb{j}`` = the block's share of the packed class key (released codes times the
+   batch's strides, so one BIGINT ``key = kb0[b0] + kb1[b1] + ..`` names the class; several words
+   ``key, key1, ..`` only when the batch's cuts need more than 62 bits) and ``lb{j}`` = the
+   block's LM loss of the row. A row then costs one lookup per block instead of one per QI (24
+   QIs -> 12 blocks), and the LM needs no per-class decoding. Every candidate's aggregates come
+   from **one** statement::
+
+       cand x gbase -> GROUP BY c, key (classes: cnt, per-target sums, LM) -> flag ok (the privacy
+       predicate, e.g. cnt >= k) -> GROUP BY c (suppressed rows, metric terms)
+
+The per-attribute parts (released code and LM loss per leaf, the LM column totals) depend on one
+attribute's cut only and are cached per attribute by the caller (:mod:`sqlanon.metrics.flexible`).
+
+The list lookups index 1-based arrays (DuckDB lists, PostgreSQL arrays): ``k0[q0 + 1]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError
+from sqlanon.expr.atoms import col, table_ref
+from sqlanon.stats.build import add_all, as_double, as_varchar, cte_select, if_, lit, sum_, union_all
+from sqlanon.stats.core import distinct_values
+
+MAX_CLASS_VALUES = 64
+#: largest product of leaf-domain sizes of the QIs sharing one block lookup list
+BLOCK_CELLS = 4096
+#: a key word holds released codes in mixed radix below this bound
+WORD_LIMIT = 2**62
+#: the candidate number is a digit of this base (or the next power of two above the batch size)
+CANDIDATE_RADIX = 64
+#: DuckDB scans a table one row group (this many rows) per task: a smaller base table would keep
+#: the batch statement on one core, so it is split into parts read by one ``UNION ALL``
+ROW_GROUP_ROWS = 122_880
+#: rows a part holds at least (smaller base tables stay whole)
+MIN_PART_ROWS = 4096
+
+
+def scan_parts(rows: int, threads: int, min_rows: int = MIN_PART_ROWS) -> int:
+    """Parts to split a base table of ``rows`` into so that ``threads`` threads can scan it: one
+    when it has a row group per thread already, or when parts would be smaller than ``min_rows``.
+
+    >>> scan_parts(30_000, 2), scan_parts(30_000, 1), scan_parts(3_000, 2), scan_parts(500_000, 2)
+    (2, 1, 1, 1)
+    >>> scan_parts(30_000, 8), scan_parts(200_000, 4)
+    (7, 4)
+    """
+    if threads < 2 or -(-rows // ROW_GROUP_ROWS) >= threads:
+        return 1
+    return max(1, min(threads, rows // max(min_rows, 1)))
+
+
+def blocks_of(sizes: Sequence[int], cells: int = BLOCK_CELLS) -> list[list[int]]:
+    """Consecutive QIs grouped while their domain sizes multiply to at most ``cells`` (a QI with a
+    larger domain is a block of its own).
+
+    >>> blocks_of([8, 16, 32, 64, 8])
+    [[0, 1, 2], [3, 4]]
+    """
+    out: list[list[int]] = []
+    prod = 0
+    for i, size in enumerate(sizes):
+        if out and prod * size <= cells:
+            out[-1].append(i)
+            prod *= size
+        else:
+            out.append([i])
+            prod = size
+    return out
+
+
+def block_list(parts: Sequence[np.ndarray], scales: Sequence[float]) -> np.ndarray:
+    """``out[x0 + x1*n0 + x2*n0*n1 + ..] = sum_i parts[i][x_i] * scales[i]`` (the block index's
+    mixed radix, first QI fastest).
+
+    >>> block_list([np.array([0, 1]), np.array([0, 0, 1])], [1, 2]).tolist()
+    [0, 1, 0, 1, 2, 3]
+    """
+    out = parts[0] * scales[0]
+    for part, scale in zip(parts[1:], scales[1:]):
+        out = (part[:, None] * scale + out[None, :]).ravel()
+    return out
+
+
+@dataclass
+class ClassTarget:
+    """A class column for CM / cost-matrix CM: its values (pivoted into ``t{t}_{j}`` columns)."""
+
+    column: str
+    values: list[str] = field(default_factory=list)
+    confusion: bool = False  # also count (true class, majority class) pairs, for cost matrices
+
+
+@dataclass
+class RegressionTarget:
+    """A numeric dependent variable; ``dispersion`` is ``variance`` or ``mad``."""
+
+    column: str
+    dispersion: str = "variance"
+
+
+class GeneticStats:
+    """Frequency-set statistics for flexible recodings (one statement per batch of candidates)."""
+
+    def __init__(self, stats, class_targets: Sequence[ClassTarget] = (), regression_targets: Sequence[RegressionTarget] = (),
+                 ok: exp.Expression | None = None, needs=None) -> None:
+        self.stats = stats
+        self.engine = stats.engine
+        #: statements are built for the run's dialect; candidate arrays are indexed its way
+        self.dialect = stats.dialect
+        if self.dialect.array_base is None:
+            raise ConfigError(f"the genetic search indexes candidate arrays, which dialect {self.dialect} lacks")
+        self.n = len(stats.qis)
+        self.class_targets = list(class_targets)
+        self.regression_targets = list(regression_targets)
+        self.ok = ok if ok is not None else exp.Boolean(this=True)
+        # l-diversity / t-closeness: the sensitive value stays a key of gbase and each class gets
+        # the aggregates the lattice's class table has (distinct_s, nlogn_s, emd_equal)
+        self.needs = needs
+        self.sensitive = bool(needs is not None and needs.sensitive)
+        if self.sensitive:
+            if not stats.has_s:
+                raise ConfigError("l-diversity / t-closeness need --sensitive-column")
+        self.table: str | None = None
+        self.pop_table: str | None = None  # k-map / delta-presence: the population's codes
+        #: the base table split into parts scanned in parallel (empty: scan the table itself);
+        #: ``split`` forces the number of parts (None: :func:`scan_parts` for the engine's threads)
+        self.parts: list[str] = []
+        self.split: int | None = None
+        self.vtables: dict[int, str] = {}
+        self.cand = self.engine.temp_name("ga_cand")
+        self._sql: dict[tuple, str] = {}
+        self.totals: dict = {}
+        self.batches = 0
+        self.evaluations = 0
+        #: leaf-domain size per QI, QI blocks (one lookup list each) and each QI's radix in its block
+        self.sizes = [max(len(h.rows), 1) for h in stats.hierarchies]
+        self.blocks = blocks_of(self.sizes)
+        self.block_mult: list[int] = [1] * self.n
+        for block in self.blocks:
+            m = 1
+            for i in block:
+                self.block_mult[i] = m
+                m *= self.sizes[i]
+        self.words = 1  # key words of the last batch (its cuts decide)
+        self._block_words: tuple[int, ...] = (0,) * len(self.blocks)
+
+    # -----------------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """One scan of the source into ``gbase`` (and ``gbase_v`` for median targets)."""
+        stats, src_cols = self.stats, self.stats.source.column_names(self.engine)
+        if self.sensitive and any(t.dispersion == "mad" for t in self.regression_targets):
+            raise ConfigError("the mad dispersion cannot be combined with l-diversity or t-closeness in the genetic search (use dispersion=variance)")
+        for t in [*self.class_targets, *self.regression_targets]:
+            if t.column not in src_cols:
+                raise ConfigError(f"unknown target column {t.column!r} in {stats.source.describe()}")
+        # The shared base frequency set already holds the class column as ``y`` when the run's
+        # metric needs it: then roll up from it instead of scanning the source again.
+        from_base = not self.regression_targets and all(
+            t.column == stats.class_column and stats.has_y for t in self.class_targets
+        )
+        for t in self.class_targets:
+            if not t.values:
+                if from_base:
+                    found = self.engine.fetch_all(exp.select(col("y")).distinct().from_(table_ref(stats.base.table)).limit(MAX_CLASS_VALUES + 1))
+                    t.values = sorted(str(r[0]) for r in found if r[0] is not None)
+                else:
+                    t.values = sorted(distinct_values(self.engine, stats.source, t.column, limit=MAX_CLASS_VALUES + 1))
+            if len(t.values) > MAX_CLASS_VALUES:
+                raise ConfigError(f"class column {t.column!r} has more than {MAX_CLASS_VALUES} values")
+        if from_base:
+            weight = col("cnt")
+            q = exp.select(*map(col, stats.qnames), exp.alias_(sum_(weight), "cnt", quoted=True))
+            for ti, t in enumerate(self.class_targets):
+                for j, v in enumerate(t.values):
+                    q = q.select(exp.alias_(sum_(if_(exp.EQ(this=col("y"), expression=lit(v)), col("cnt"), lit(0))), f"t{ti}_{j}", quoted=True))
+                q = q.select(exp.alias_(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))), f"t{ti}_null", quoted=True))
+            self._create_base(q.from_(table_ref(stats.base.table)))
+            self._totals()
+            return
+        inner = stats.encoded_select()
+        for ti, t in enumerate(self.class_targets):
+            inner = inner.select(exp.alias_(as_varchar(col(t.column, "src")), f"y{ti}", quoted=True))
+        for ti, t in enumerate(self.regression_targets):
+            inner = inner.select(exp.alias_(as_double(col(t.column, "src")), f"v{ti}", quoted=True))
+        enc = exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True)
+        q = exp.select(*map(col, stats.qnames), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
+        for ti, t in enumerate(self.class_targets):
+            for j, v in enumerate(t.values):
+                hit = if_(exp.EQ(this=col(f"y{ti}"), expression=lit(v)), lit(1), lit(0))
+                q = q.select(exp.alias_(sum_(hit), f"t{ti}_{j}", quoted=True))
+            q = q.select(exp.alias_(sum_(if_(exp.Is(this=col(f"y{ti}"), expression=exp.Null()), lit(1), lit(0))), f"t{ti}_null", quoted=True))
+        for ti, _ in enumerate(self.regression_targets):
+            v = col(f"v{ti}")
+            q = q.select(exp.alias_(sum_(v), f"r{ti}_s1", quoted=True))
+            q = q.select(exp.alias_(sum_(exp.Mul(this=v, expression=col(f"v{ti}"))), f"r{ti}_s2", quoted=True))
+            q = q.select(exp.alias_(sum_(if_(exp.Is(this=v.copy(), expression=exp.Null()), lit(1), lit(0))), f"r{ti}_null", quoted=True))
+        self._create_base(q.from_(enc))
+        for ti, t in enumerate(self.regression_targets):
+            if t.dispersion == "mad":
+                vq = exp.select(*map(col, stats.qnames), col(f"v{ti}"), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
+                vq = vq.from_(exp.alias_(exp.Subquery(this=inner.copy()), "enc", table=True, quoted=True))
+                vq = vq.group_by(*map(col, stats.qnames), col(f"v{ti}"))
+                name = self.engine.temp_name(f"ga_base_v{ti}")
+                self.engine.execute(self.dialect.create_temp(name, vq))
+                self.vtables[ti] = name
+        self._totals()
+
+    def _create_base(self, q: exp.Select) -> None:
+        """The run's base table: ``q`` with the block columns (and ``s``), grouped by the QIs."""
+        q = q.select(*self._block_columns())
+        if self.sensitive:
+            q = q.select(col("s"))
+        keys = [*map(col, self.stats.qnames), *([col("s")] if self.sensitive else [])]
+        if keys:
+            q = q.group_by(*keys)
+        self.table = self.engine.temp_name("ga_base")
+        self.engine.execute(self.dialect.create_temp(self.table, q))
+        self._split_base()
+
+    def _split_base(self) -> None:
+        """Copy the base table into parts (rows numbered once, part = number mod parts) when the
+        engine would scan it with one thread while it has more (see :func:`scan_parts`)."""
+        rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(self.table))) or 0)
+        n = self.split if self.split is not None else scan_parts(rows, self.engine.scan_threads())
+        if n <= 1 or rows < n:
+            return
+        names = [name for name, _ in self.engine.describe_columns(exp.select(exp.Star()).from_(table_ref(self.table)))]
+        numbered = self.engine.temp_name("ga_base_numbered")
+        number = exp.Mod(this=exp.Window(this=exp.RowNumber()), expression=lit(n))
+        self.engine.execute(self.dialect.create_temp(numbered, exp.select(exp.Star(), exp.alias_(number, "part", quoted=True)).from_(table_ref(self.table))))
+        try:
+            for i in range(n):
+                name = self.engine.temp_name(f"ga_base_p{i}")
+                part = exp.select(*map(col, names)).from_(table_ref(numbered)).where(exp.EQ(this=col("part"), expression=lit(i)))
+                self.engine.execute(self.dialect.create_temp(name, part))
+                self.parts.append(name)
+        finally:
+            self.engine.execute(self.dialect.drop_temp(numbered))
+
+    def _base_source(self, alias: str) -> exp.Expression:
+        """The base table as the batch statement reads it: the table, or its parts' ``UNION ALL``."""
+        if not self.parts:
+            return table_ref(self.table, alias=alias)
+        union = union_all([exp.select(exp.Star()).from_(table_ref(name)) for name in self.parts])
+        return exp.alias_(exp.Subquery(this=union), alias, table=True, quoted=True)
+
+    def _population_table(self) -> None:
+        """k-map / delta-presence with a population table: its base frequency set (QI codes,
+        ``cnt``) with the block columns, so a batch rolls it up by the candidates' class keys."""
+        if self.needs is None or not getattr(self.needs, "population", False) or self.pop_table:
+            return
+        pop = self.stats.pop_base
+        q = exp.select(*map(col, self.stats.qnames), col("cnt"), *self._block_columns()).from_(table_ref(pop.table))
+        self.pop_table = self.engine.temp_name("ga_pop")
+        self.engine.execute(self.dialect.create_temp(self.pop_table, q))
+
+    def _totals(self) -> None:
+        """N, class counts, regression sums (and the single-group dispersion), and key strides."""
+        self._population_table()
+        aggs = [sum_(col("cnt"))]
+        for ti, t in enumerate(self.class_targets):
+            aggs += [sum_(col(f"t{ti}_{j}")) for j in range(len(t.values))] + [sum_(col(f"t{ti}_null"))]
+        for ti, _ in enumerate(self.regression_targets):
+            aggs += [sum_(col(f"r{ti}_s1")), sum_(col(f"r{ti}_s2")), sum_(col(f"r{ti}_null"))]
+        row = list(self.engine.fetch_one(exp.select(*aggs).from_(table_ref(self.table))))
+        self.totals["rows"] = int(row.pop(0) or 0)
+        self.totals["class"] = []
+        for t in self.class_targets:
+            counts = [int(row.pop(0) or 0) for _ in t.values]
+            nulls = int(row.pop(0) or 0)
+            if nulls:
+                raise ConfigError(f"class column {t.column!r} has {nulls} NULL value(s)")
+            self.totals["class"].append(counts)
+        self.totals["regression"] = []
+        for ti, t in enumerate(self.regression_targets):
+            s1, s2, nulls = float(row.pop(0) or 0), float(row.pop(0) or 0), int(row.pop(0) or 0)
+            if nulls:
+                raise ConfigError(f"regression target {t.column!r} has {nulls} NULL or non-numeric value(s)")
+            total = {"s1": s1, "s2": s2}
+            if t.dispersion == "mad":
+                total["mad"] = self.single_group_mad(ti)
+            self.totals["regression"].append(total)
+
+    def _block_columns(self) -> list[exp.Expression]:
+        """``b{j}``: the row's index into block ``j``'s lookup lists (its leaf codes in mixed radix)."""
+        out = []
+        for j, block in enumerate(self.blocks):
+            terms = [col(self.stats.qcol(i)) if self.block_mult[i] == 1 else exp.Mul(this=col(self.stats.qcol(i)), expression=lit(self.block_mult[i])) for i in block]
+            out.append(exp.alias_(add_all(terms), f"b{j}", quoted=True))
+        return out
+
+    def single_group_mad(self, ti: int) -> float:
+        """Sum of |v - median| over all rows (the regression metric's normalizer)."""
+        return float(self._mad_rows(ti, grouped=False))
+
+    # -----------------------------------------------------------------------------------------
+    # the batched fitness query
+
+    def key_name(self, word: int) -> str:
+        return "key" if word == 0 else f"key{word}"
+
+    def _key_exprs(self, block_words: Sequence[int], per_qi: bool = False, fold: bool = False) -> list[tuple[str, exp.Expression]]:
+        """The class key words: per word, the sum of its blocks' lookups ``kb{j}[b{j}]`` (or, with
+        ``per_qi``, of its QIs' lookups ``k{i}[q{i}]``, for tables without block columns); with
+        ``fold`` the candidate number ``c`` is the lowest digit of the first word."""
+        first = [col("c", "cd")] if fold else []
+        if not self.n:
+            return [("key", add_all(first))]
+        words = max(block_words) + 1
+        out = []
+        for w in range(words):
+            if per_qi:
+                terms = [self._list_at(f"k{i}", col(self.stats.qcol(i))) for j, block in enumerate(self.blocks) if block_words[j] == w for i in block]
+            else:
+                terms = [self._list_at(f"kb{j}", col(f"b{j}")) for j in range(len(self.blocks)) if block_words[j] == w]
+            out.append((self.key_name(w), add_all((first if w == 0 else []) + terms)))
+        return out
+
+    def _list_at(self, list_col: str, code: exp.Expression) -> exp.Expression:
+        """``list_col[code]`` for a 0-based code, in the dialect's array base."""
+        return self.dialect.element_at(col(list_col), code)
+
+    def batch_query(self, lm: bool, per_column: bool, block_words: Sequence[int] | None = None, radix: int = CANDIDATE_RADIX) -> exp.Select:
+        """The statement for a batch whose key words are laid out as ``block_words`` (the word of
+        each block; default: all in one word). The candidate number is the lowest digit (base
+        ``radix``) of the first key word, so classes are grouped by the key words alone and
+        ``c = key % radix``."""
+        block_words = tuple(block_words) if block_words is not None else (0,) * len(self.blocks)
+        keys = self._key_exprs(block_words, fold=True)
+        key_names = [name for name, _ in keys]
+        rsel = [exp.alias_(e, name, quoted=True) for name, e in keys]
+        sums = ["cnt"]
+        for ti, t in enumerate(self.class_targets):
+            sums += [f"t{ti}_{j}" for j in range(len(t.values))]
+        for ti, _ in enumerate(self.regression_targets):
+            sums += [f"r{ti}_s1", f"r{ti}_s2"]
+        rsel += [col(s, "b") for s in sums]
+        # the LM loss of a row: the released value's loss, per block (or per QI for per-column
+        # figures) looked up like the key; summed per class as cnt * loss
+        loss_terms: list[tuple[str, exp.Expression]] = []
+        if lm and per_column:
+            loss_terms = [(f"rl{i}", self._list_at(f"l{i}", col(self.stats.qcol(i), "b"))) for i in range(self.n)]
+        elif lm:
+            loss_terms = [("rl", add_all([self._list_at(f"lb{j}", col(f"b{j}", "b")) for j in range(len(self.blocks))], lit(0.0)))]
+        for name, term in loss_terms:
+            rsel.append(exp.alias_(exp.Mul(this=col("cnt", "b"), expression=exp.Paren(this=term)), name, quoted=True))
+        sums += [name for name, _ in loss_terms]
+        if self.sensitive:
+            rsel.append(col("s", "b"))
+        r = exp.select(*rsel).from_(self._base_source("b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
+        cand_of = exp.alias_(exp.Mod(this=col("key"), expression=lit(radix)), "c", quoted=True)
+        csel = [cand_of] + [col(k) for k in key_names] + [exp.alias_(sum_(col(s)), s, quoted=True) for s in sums]
+        ctes = [("r", r)]
+        if self.sensitive:
+            ctes += self._sensitive_ctes(key_names, sums)
+            csel += self._sensitive_aggs()
+            cls = exp.select(*csel).from_(table_ref("rs")).group_by(*[col(k) for k in key_names])
+        else:
+            cls = exp.select(*csel).from_(table_ref("r")).group_by(*[col(k) for k in key_names])
+        if self.sensitive and self.needs.emd_ordered:
+            # ordered t-closeness: the class's EMD over the ordered sensitive domain, joined in
+            ctes += self._emd_ordered_ctes(key_names)
+            names = [n.alias_or_name for n in csel]
+            ctes.append(("cls0", cls))
+            on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
+            cls = exp.select(*[col(n, "a") for n in names], col("emd_ordered", "e")).from_(table_ref("cls0", alias="a"))
+            cls = cls.join(table_ref("emd", alias="e"), on=on)
+        if self.pop_table:
+            # k-map / delta-presence: the population rolled up by the same class keys, joined in
+            pr = exp.select(*[exp.alias_(e.copy(), name, quoted=True) for name, e in keys], col("cnt", "b"))
+            pr = pr.from_(table_ref(self.pop_table, alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
+            pcnt = exp.select(*map(col, key_names), exp.alias_(sum_(col("cnt")), "pop_cnt", quoted=True)).from_(table_ref("pr")).group_by(*map(col, key_names))
+            names = [n.alias_or_name for n in cls.selects]
+            ctes += [("pr", pr), ("pcnt", pcnt), ("cls_p", cls)]
+            on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
+            cls = exp.select(*[col(n, "a") for n in names], exp.alias_(exp.Coalesce(this=col("pop_cnt", "e"), expressions=[lit(0)]), "pop_cnt", quoted=True))
+            cls = cls.from_(table_ref("cls_p", alias="a")).join(table_ref("pcnt", alias="e"), on=on, join_type="left")
+        if self.sensitive and getattr(self.needs, "emd_hierarchical", False):
+            # hierarchical t-closeness: the class's EMD over the sensitive hierarchy, joined in
+            from sqlanon.stats.models import hierarchical_emd_ctes
+
+            ctes += hierarchical_emd_ctes(self.stats, "rs", key_names)
+            names = [n.alias_or_name for n in cls.selects]
+            ctes.append(("cls_h", cls))
+            on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
+            cls = exp.select(*[col(n, "a") for n in names], col("emd_hier", "e")).from_(table_ref("cls_h", alias="a"))
+            cls = cls.join(table_ref("hemd", alias="e"), on=on)
+        flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("cls"))
+        okc = col("ok")
+        out = [
+            col("c"),
+            exp.alias_(sum_(if_(okc, lit(0), col("cnt"))), "suppressed", quoted=True),
+            exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
+            exp.alias_(sum_(if_(okc.copy(), lit(0), lit(1))), "bad_classes", quoted=True),
+            exp.alias_(exp.Min(this=col("cnt")), "min_class", quoted=True),
+        ]
+        if lm:
+            if per_column:
+                for i in range(self.n):
+                    out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), col(f"rl{i}"))), f"lm_sup{i}", quoted=True))
+            else:
+                out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), col("rl"))), "lm_sup", quoted=True))
+        for ti, t in enumerate(self.class_targets):
+            ys = [col(f"t{ti}_{j}") for j in range(len(t.values))]
+            most = ys[0] if len(ys) == 1 else exp.Greatest(this=ys[0], expressions=ys[1:])
+            out.append(exp.alias_(sum_(if_(col("ok"), exp.Sub(this=col("cnt"), expression=most), lit(0))), f"minority{ti}", quoted=True))
+            for j in range(len(t.values)):
+                out.append(exp.alias_(sum_(if_(col("ok"), lit(0), col(f"t{ti}_{j}"))), f"sup{ti}_{j}", quoted=True))
+            # the majority class of each released class (first on ties), for cost matrices
+            if len(ys) > 1:
+                maj = exp.Case()
+                for j in range(len(ys) - 1):
+                    cond = exp.and_(*[exp.GTE(this=col(f"t{ti}_{j}"), expression=col(f"t{ti}_{o}")) for o in range(len(ys)) if o != j])
+                    maj = maj.when(cond, lit(j))
+                maj = maj.else_(lit(len(ys) - 1))
+            else:
+                maj = lit(0)
+            for j in range(len(ys) if t.confusion else 0):
+                for m in range(len(ys)):
+                    if j == m:
+                        continue
+                    hit = exp.and_(col("ok"), exp.EQ(this=exp.Paren(this=maj.copy()), expression=lit(m)))
+                    out.append(exp.alias_(sum_(if_(hit, col(f"t{ti}_{j}"), lit(0))), f"conf{ti}_{j}_{m}", quoted=True))
+        for ti, _ in enumerate(self.regression_targets):
+            s1, s2 = col(f"r{ti}_s1"), col(f"r{ti}_s2")
+            sse = exp.Sub(this=s2, expression=exp.Div(this=exp.Mul(this=col(f"r{ti}_s1"), expression=col(f"r{ti}_s1")), expression=as_double(col("cnt"))))
+            out.append(exp.alias_(sum_(if_(col("ok"), sse, lit(0.0))), f"sse{ti}", quoted=True))
+            out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), s1.copy())), f"sup_s1_{ti}", quoted=True))
+            out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), s2.copy())), f"sup_s2_{ti}", quoted=True))
+        final = exp.select(*out).from_(table_ref("flagged")).group_by(col("c")).order_by(col("c"))
+        return cte_select([*ctes, ("cls", cls), ("flagged", flagged)], final)
+
+    def _sensitive_ctes(self, key_names: list[str], sums: list[str]) -> list[tuple[str, exp.Expression]]:
+        """``rs``: one row per (candidate, class, sensitive value) with its sums and, for
+        t-closeness, the class total and the value's global share ``q``."""
+        part = [*map(col, key_names)]
+        rs = exp.select(*[p.copy() for p in part], col("s"), *[exp.alias_(sum_(col(n)), n, quoted=True) for n in sums])
+        rs = rs.from_(table_ref("r")).group_by(*[p.copy() for p in part], col("s"))
+        if not self.needs.emd_equal:
+            return self._ranked([("rs", rs)], key_names)
+        tot = exp.Window(this=sum_(col("cnt")), partition_by=[p.copy() for p in part])
+        with_tot = exp.select(exp.Star(), exp.alias_(tot, "tot", quoted=True)).from_(table_ref("rs0"))
+        rq = exp.select(*[col(n, "x") for n in [*key_names, "s", *sums, "tot"]], col("q", "d"))
+        rq = rq.from_(exp.alias_(exp.Subquery(this=with_tot), "x", table=True, quoted=True))
+        rq = rq.join(table_ref(self.stats.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d")))
+        return self._ranked([("rs0", rs), ("rs", rq)], key_names)
+
+    def _ranked(self, ctes: list[tuple[str, exp.Expression]], key_names: list[str]) -> list[tuple[str, exp.Expression]]:
+        """Recursive (c,l)-diversity: each sensitive value's rank ``rn`` in its class by count
+        (largest first), so that ``top_s`` = r1 and ``tail_s`` = r_l + .. + r_m."""
+        if not self.needs.recursive_l:
+            return ctes
+        *head, (_, last) = ctes
+        order = exp.Order(expressions=[exp.Ordered(this=col("cnt"), desc=True), exp.Ordered(this=col("s"))])
+        rn = exp.Window(this=exp.RowNumber(), partition_by=list(map(col, key_names)), order=order)
+        ranked = exp.select(exp.Star(), exp.alias_(rn, "rn", quoted=True)).from_(table_ref("rs_r"))
+        return [*head, ("rs_r", last), ("rs", ranked)]
+
+    def _emd_ordered_ctes(self, key_names: list[str]) -> list[tuple[str, exp.Expression]]:
+        """Per class, ``emd_ordered = sum_{i < m} |sum_{j <= i} (p_j - q_j)| / (m - 1)`` over the
+        sensitive values in rank order (absent values have p = 0): class totals, the grid of
+        classes x domain left-joined to the class's counts, a running sum, its mean absolute value."""
+        m = len(self.stats.sensitive_domain)
+        keys = exp.select(*map(col, key_names), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref("rs")).group_by(*map(col, key_names))
+        cond = exp.and_(*[exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in key_names], exp.EQ(this=col("s", "x"), expression=col("s", "d")))
+        p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
+        grid = (
+            exp.select(*[col(n, "k") for n in key_names], col("rnk", "d"), exp.alias_(exp.Sub(this=p, expression=col("q", "d")), "diff", quoted=True))
+            .from_(table_ref("ekeys", alias="k"))
+            .join(table_ref(self.stats.domain_table, alias="d"), join_type="cross")
+            .join(table_ref("rs", alias="x"), on=cond, join_type="left")
+        )
+        win = exp.Window(
+            this=sum_(col("diff")),
+            partition_by=list(map(col, key_names)),
+            order=exp.Order(expressions=[exp.Ordered(this=col("rnk"))]),
+            spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"),
+        )
+        cum = exp.select(*map(col, key_names), col("rnk"), exp.alias_(win, "cm", quoted=True)).from_(table_ref("egrid"))
+        last = if_(exp.LT(this=col("rnk"), expression=lit(m)), exp.Abs(this=col("cm")), lit(0.0))
+        emd = exp.select(*map(col, key_names), exp.alias_(exp.Div(this=sum_(last), expression=lit(float(max(m - 1, 1)))), "emd_ordered", quoted=True))
+        emd = emd.from_(table_ref("ecum")).group_by(*map(col, key_names))
+        return [("ekeys", keys), ("egrid", grid), ("ecum", cum), ("emd", emd)]
+
+    def _sensitive_aggs(self) -> list[exp.Expression]:
+        out = []
+        if self.needs.distinct_s:
+            out.append(exp.alias_(exp.Count(this=exp.Star()), "distinct_s", quoted=True))
+        if self.needs.entropy_s:
+            out.append(exp.alias_(sum_(exp.Mul(this=as_double(col("cnt")), expression=exp.Ln(this=as_double(col("cnt"))))), "nlogn_s", quoted=True))
+        if self.needs.recursive_l:
+            out.append(exp.alias_(sum_(if_(exp.EQ(this=col("rn"), expression=lit(1)), col("cnt"), lit(0))), "top_s", quoted=True))
+            out.append(exp.alias_(sum_(if_(exp.GTE(this=col("rn"), expression=lit(int(self.needs.recursive_l))), col("cnt"), lit(0))), "tail_s", quoted=True))
+        if self.needs.emd_equal:
+            # 0.5 * (sum over present s of (|p - q| - q) + 1): absent values contribute q each
+            p = exp.Div(this=as_double(col("cnt")), expression=as_double(col("tot")))
+            term = exp.Sub(this=exp.Abs(this=exp.Sub(this=p, expression=col("q"))), expression=col("q"))
+            out.append(exp.alias_(exp.Mul(this=lit(0.5), expression=exp.Paren(this=exp.Add(this=sum_(term), expression=lit(1)))), "emd_equal", quoted=True))
+        return out
+
+    def _mad_rows(self, ti: int, grouped: bool = True) -> object:
+        """Sum of absolute deviations from the (lower) median: per candidate within its released
+        classes, suppressed rows forming one more group (``grouped``); or over all rows."""
+        v = f"v{ti}"
+        if not grouped:
+            base = exp.select(col(v), col("cnt")).from_(table_ref(self.vtables[ti]))
+            part: list[exp.Expression] = []
+            grp = exp.select(col(v), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("x")).group_by(col(v))
+            ctes = [("x", base), ("grp", grp)]
+        else:
+            keys = self._key_exprs(self._block_words, per_qi=True)
+            key_names = [name for name, _ in keys]
+            x = exp.select(col("c", "cd"), *[exp.alias_(e, n, quoted=True) for n, e in keys], col(v, "b"), col("cnt", "b"))
+            x = x.from_(table_ref(self.vtables[ti], alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
+            # class sizes decide which rows are suppressed
+            sizes = exp.select(col("c"), *map(col, key_names), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("x")).group_by(col("c"), *map(col, key_names))
+            flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("sizes"))
+            cond = exp.and_(*[exp.EQ(this=col(n, "x"), expression=col(n, "f")) for n in ["c", *key_names]])
+            gid = [exp.alias_(if_(col("ok", "f"), col(n, "x"), lit(-1)), n, quoted=True) for n in key_names]
+            y = exp.select(col("c", "x"), *gid, col(v, "x"), col("cnt", "x")).from_(table_ref("x", alias="x")).join(table_ref("flagged", alias="f"), on=cond)
+            grp = exp.select(col("c"), *map(col, key_names), col(v), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("y")).group_by(col("c"), *map(col, key_names), col(v))
+            ctes = [("x", x), ("sizes", sizes), ("flagged", flagged), ("y", y), ("grp", grp)]
+            part = [col("c"), *map(col, key_names)]
+        tot = exp.Window(this=sum_(col("cnt")), partition_by=[p.copy() for p in part] or None)
+        cum = exp.Window(
+            this=sum_(col("cnt")),
+            partition_by=[p.copy() for p in part] or None,
+            order=exp.Order(expressions=[exp.Ordered(this=col(v))]),
+            spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"),
+        )
+        ctes.append(("cum", exp.select(*[p.copy() for p in part], col(v), col("cnt"), exp.alias_(tot, "tot", quoted=True), exp.alias_(cum, "cum", quoted=True)).from_(table_ref("grp"))))
+        med = exp.select(*[p.copy() for p in part], exp.alias_(exp.Min(this=col(v)), "med", quoted=True)).from_(table_ref("cum"))
+        med = med.where(exp.GTE(this=exp.Mul(this=col("cum"), expression=lit(2)), expression=col("tot")))
+        if part:
+            med = med.group_by(*[p.copy() for p in part])
+        ctes.append(("med", med))
+        dev = exp.Mul(this=col("cnt", "g"), expression=exp.Abs(this=exp.Sub(this=col(v, "g"), expression=col("med", "m"))))
+        names = [p.name for p in part]
+        final = exp.select(*([col("c", "g")] if grouped else []), exp.alias_(sum_(dev), "mad", quoted=True))
+        if names:
+            join_on = exp.and_(*[exp.EQ(this=col(n, "g"), expression=col(n, "m")) for n in names])
+            final = final.from_(table_ref("grp", alias="g")).join(table_ref("med", alias="m"), on=join_on)
+        else:
+            final = final.from_(table_ref("grp", alias="g")).join(table_ref("med", alias="m"), join_type="cross")
+        if grouped:
+            final = final.group_by(col("c", "g")).order_by(col("c", "g"))
+            return cte_select(ctes, final)
+        return self.engine.scalar(cte_select(ctes, final)) or 0.0
+
+    def layout_keys(self, groups: Sequence[Sequence[int]], radix: int = 1) -> tuple[list[int], tuple[int, ...]]:
+        """Strides per QI and the word of each block for a batch whose candidates release
+        ``groups[c][i]`` values of QI ``i``: released codes in mixed radix over the batch's largest
+        group counts, a block never split across words, a new word when 62 bits are used up; the
+        first word starts above a digit of base ``radix`` (the candidate number)."""
+        most = [max((g[i] for g in groups), default=1) or 1 for i in range(self.n)]
+        strides = [1] * self.n
+        block_words: list[int] = []
+        word, stride = 0, radix
+        for block in self.blocks:
+            span = 1
+            for i in block:
+                span *= most[i]
+            if stride * span >= WORD_LIMIT and stride > 1:
+                word, stride = word + 1, 1
+            for i in block:
+                strides[i] = stride
+                stride *= most[i]
+            block_words.append(word)
+        return strides, tuple(block_words)
+
+    def evaluate(self, candidates: Sequence[dict], lm: bool, per_column: bool = False) -> list[dict]:
+        """One statement for a batch. ``candidates[c]`` has, per QI, ``codes`` (leaf -> released
+        code 0..groups-1, an int array), ``groups`` (how many released values) and, when ``lm``,
+        ``leaf_loss`` (leaf -> LM loss of its released value, a float array)."""
+        if not candidates:
+            return []
+        radix = max(CANDIDATE_RADIX, 1 << (len(candidates) - 1).bit_length())
+        strides, block_words = self.layout_keys([cd["groups"] for cd in candidates], radix)
+        self.words = max(block_words, default=0) + 1
+        self._block_words = block_words
+        cols = {"c": pa.array(range(len(candidates)), pa.int32())}
+
+        def lists(per_candidate: list[np.ndarray], kind) -> pa.Array:
+            offsets = np.zeros(len(per_candidate) + 1, dtype=np.int32)
+            np.cumsum([len(a) for a in per_candidate], out=offsets[1:])
+            return pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.concatenate(per_candidate), kind))
+
+        for j, block in enumerate(self.blocks):
+            cols[f"kb{j}"] = lists([block_list([cd["codes"][i] for i in block], [strides[i] for i in block]) for cd in candidates], pa.int64())
+            if lm and not per_column:
+                cols[f"lb{j}"] = lists([block_list([cd["leaf_loss"][i] for i in block], [1.0] * len(block)) for cd in candidates], pa.float64())
+        if lm and per_column:
+            for i in range(self.n):
+                cols[f"l{i}"] = lists([np.asarray(cd["leaf_loss"][i], dtype=np.float64) for cd in candidates], pa.float64())
+        if self.vtables:
+            for i in range(self.n):
+                cols[f"k{i}"] = lists([np.asarray(cd["codes"][i], dtype=np.int64) * strides[i] for cd in candidates], pa.int64())
+        self.engine.register_arrow(self.cand, pa.table(cols))
+        try:
+            sig = ("batch", lm, per_column, block_words, radix)
+            if sig not in self._sql:
+                self._sql[sig] = self.dialect.render(self.batch_query(lm, per_column, block_words, radix))
+            with_names = self._result_names(lm, per_column)
+            rows = self.engine.fetch_all(self._sql[sig])
+            out = [dict(zip(with_names, r)) for r in rows]
+            for ti in self.vtables:
+                sig = ("mad", ti, block_words)
+                if sig not in self._sql:
+                    self._sql[sig] = self.dialect.render(self._mad_rows(ti))
+                for row, (c, mad) in zip(out, self.engine.fetch_all(self._sql[sig])):
+                    row[f"mad{ti}"] = float(mad or 0.0)
+        finally:
+            self.engine.execute(self.dialect.drop_temp(self.cand))
+        self.batches += 1
+        self.evaluations += len(candidates)
+        return out
+
+    def _result_names(self, lm: bool, per_column: bool) -> list[str]:
+        names = ["c", "suppressed", "classes", "bad_classes", "min_class"]
+        if lm:
+            names += [f"lm_sup{i}" for i in range(self.n)] if per_column else ["lm_sup"]
+        for ti, t in enumerate(self.class_targets):
+            names.append(f"minority{ti}")
+            names += [f"sup{ti}_{j}" for j in range(len(t.values))]
+            if t.confusion:
+                names += [f"conf{ti}_{j}_{m}" for j in range(len(t.values)) for m in range(len(t.values)) if j != m]
+        for ti, _ in enumerate(self.regression_targets):
+            names += [f"sse{ti}", f"sup_s1_{ti}", f"sup_s2_{ti}"]
+        return names
+
+    def drop(self) -> None:
+        for name in [self.table, self.pop_table, *self.parts, *self.vtables.values()]:
+            if name:
+                self.engine.execute(self.dialect.drop_temp(name))

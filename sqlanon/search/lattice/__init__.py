@@ -1,0 +1,1 @@
+"""The lattice family: the lattice, the optimal search (Flash), Samarati, Incognito, local recoding."""

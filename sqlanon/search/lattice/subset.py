@@ -1,0 +1,54 @@
+"""Frequency sets of the rows a node suppresses (local recoding's next round).
+
+The rows a node suppresses are exactly the base tuples whose class at that node fails the
+requirement. Their base frequency set is one statement over the parent's base set, so the next
+round's search needs no scan of the source:
+
+    SELECT b.q0, .., b.cnt FROM base AS b
+    JOIN (classes of the node that fail) AS bad ON gen(b.q0) = bad.q0 AND ..
+
+The subset's :class:`Statistics` shares the parent's engine, hierarchies (mapping tables) and the
+sensitive domain (so t-closeness still measures against the whole table's distribution).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from sqlglot import exp
+
+from sqlanon.expr.atoms import col, table_ref
+from sqlanon.stats.build import and_all, cte_select, lookup
+from sqlanon.stats.core import FrequencySet, Statistics
+
+
+def failing_rows_select(stats: Statistics, node, ok: exp.Expression) -> exp.Select:
+    """The base tuples of ``stats`` whose class at ``node`` fails ``ok``, with their counts."""
+    ctes, cls = stats.class_ctes(node, stats.base)
+    bad = exp.select(*[col(n) for n in stats.qnames]).from_(table_ref(cls)).where(exp.Not(this=exp.Paren(this=ok.copy())))
+    ctes.append(("bad", bad))
+    maps = stats.maps(node, stats.base)
+    on = and_all([exp.EQ(this=lookup(m, col(stats.qcol(i), "b"), stats.dialect), expression=col(stats.qcol(i), "x")) for i, m in enumerate(maps)])
+    keys = stats.qnames + ["s"] * stats.has_s + ["y"] * stats.has_y + ["cnt"] + ["h"] * (stats.row_hash and not stats.hash_by_groups)
+    final = exp.select(*[col(k, "b") for k in keys]).from_(table_ref(stats.base.table, alias="b")).join(table_ref("bad", alias="x"), on=on, join_type="inner")
+    return cte_select(ctes, final)
+
+
+def failing_subset(stats: Statistics, node, ok: exp.Expression) -> Statistics:
+    """A prepared :class:`Statistics` over the rows ``node`` suppresses (``rows`` may be 0)."""
+    name = stats.engine.temp_name("sub")
+    stats.engine.execute(stats.dialect.create_temp(name, failing_rows_select(stats, node, ok)))
+    row = stats.engine.fetch_one(exp.select(exp.Sum(this=col("cnt")), exp.Count(this=exp.Star())).from_(table_ref(name)))
+    sub = copy.copy(stats)
+    # per-source caches (the map cache holds for any set): the subset's rows are others (its rare
+    # value pairs were the parent's: a round's lattice tagged nodes failing on the parent's rows)
+    for key in ("_lm_cache", "_entropy_cache", "_loss_cache", "_subset_rare"):
+        sub.__dict__.pop(key, None)
+    sub.base = FrequencySet(name, tuple(0 for _ in stats.qis), int(row[1] or 0))
+    sub.rows = int(row[0] or 0)
+    sub.saved = []
+    sub._seen = {}
+    sub._sql_cache = {}
+    sub.nodes_evaluated = 0
+    sub.column_freqs = sub._column_freqs() if sub.rows else [[0] * len(h.rows) for h in stats.hierarchies]
+    return sub

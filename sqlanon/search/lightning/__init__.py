@@ -1,0 +1,1 @@
+"""Lightning: ARX's heuristic lattice search for wide tables, without building the lattice."""

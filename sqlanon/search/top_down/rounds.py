@@ -1,0 +1,103 @@
+"""The release query of a plan with several rounds (local recoding) and/or microaggregated columns.
+
+Shape (the mapping-table join of :mod:`sqlanon.release.write`, generalized):
+
+* one small ``leaf -> v0, v1, ..`` table per QI: the released value of each leaf under each round's
+  node;
+* per round, a LEFT JOIN to that round's (small) table of failing classes, matched on the labels
+  of that round's node; a row is released by the first round whose class does not fail:
+  ``CASE WHEN b0.q0 IS NULL THEN m.v0 WHEN b1.q0 IS NULL THEN m.v1 .. ELSE '*' END``;
+* microaggregation: the released rows grouped by their released QI values (``GROUP BY``, no window
+  function) give each class's mean/median, joined back on those values.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.release.microaggregation import aggregate
+from sqlanon.expr.atoms import col, table_ref
+from sqlanon.stats import and_all, as_varchar, cte_select, lit
+
+SUPPRESSED = "*"
+SUP = "__sqlanon_suppressed"
+
+
+def round_maps(engine, stats, nodes) -> list[str]:
+    """Per QI a table ``leaf, v0, v1, ..`` (the leaf's label under each round's node)."""
+    names = []
+    for i, h in enumerate(stats.hierarchies):
+        data = {"leaf": pa.array(h.leaves, pa.string())}
+        for r, node in enumerate(nodes):
+            labels = h.labels(node[i])
+            data[f"v{r}"] = pa.array([labels[c] for c in h.leaf_to_level(node[i])], pa.string())
+        name = engine.temp_name(f"rmap{i}")
+        engine.register_arrow(name, pa.table(data))
+        names.append(name)
+    return names
+
+
+def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: str = "mask", drop_columns=(), micro: dict | None = None) -> exp.Select:
+    """The release over the source; ``bads[r]`` is round r's table of failing class labels (None
+    when that round fails no class)."""
+    engine, source = stats.engine, stats.source
+    micro = dict(micro or {})
+    n = len(stats.qis)
+    src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
+    q = exp.select().from_(src)
+    for i, name in enumerate(stats.qis):
+        q = q.join(table_ref(maps[i], alias=f"m{i}"), on=exp.EQ(this=col("leaf", f"m{i}"), expression=as_varchar(col(name, "src"))), join_type="inner")
+    released_in = []  # per round: "this row's class at round r does not fail"
+    for r, bad in enumerate(bads):
+        if bad is None:
+            released_in.append(exp.Boolean(this=True))
+            continue
+        alias = f"b{r}"
+        on = and_all([exp.EQ(this=col(stats.qcol(i), alias), expression=col(f"v{r}", f"m{i}")) for i in range(n)])
+        q = q.join(table_ref(bad, alias=alias), on=on, join_type="left")
+        released_in.append(exp.Is(this=col(stats.qcol(0), alias), expression=exp.Null()))
+
+    def pick(i: int) -> exp.Expression:
+        case = exp.Case()
+        for r, cond in enumerate(released_in):
+            case = case.when(cond.copy(), col(f"v{r}", f"m{i}"))
+        return case.else_(lit(SUPPRESSED))
+
+    suppressed = exp.Not(this=exp.Paren(this=exp.or_(*[c.copy() for c in released_in]) if len(released_in) > 1 else released_in[0].copy()))
+    qi_index = {name: i for i, name in enumerate(stats.qis)}
+    columns = [c for c in source.column_names(engine) if c not in drop_columns]
+    hidden = {name: f"__sqlanon_m{j}" for j, name in enumerate(micro)}
+    labels = [f"__sqlanon_g{i}" for i in range(n)]
+    for name in columns:
+        if name in qi_index:
+            q = q.select(exp.alias_(pick(qi_index[name]), name, quoted=True))
+        else:
+            q = q.select(col(name, "src"))
+    for i in range(n):
+        if stats.qis[i] not in columns:  # a dropped QI still forms the classes
+            q = q.select(exp.alias_(pick(i), labels[i], quoted=True))
+    for name, alias in hidden.items():
+        q = q.select(exp.alias_(col(name, "src"), alias, quoted=True))
+    q = q.select(exp.alias_(exp.Case().when(suppressed, lit(1)).else_(lit(0)), SUP, quoted=True))
+    keys = [stats.qis[i] if stats.qis[i] in columns else labels[i] for i in range(n)]
+    ctes = [("rel", q)]
+    final = exp.select().from_(table_ref("rel", alias="r"))
+    if micro:
+        agg = exp.select(*[col(k) for k in keys])
+        for name, fn in micro.items():
+            agg = agg.select(exp.alias_(aggregate(fn, col(hidden[name])), hidden[name], quoted=True))
+        agg = agg.from_(table_ref("rel")).where(exp.EQ(this=col(SUP), expression=lit(0))).group_by(*[col(k) for k in keys])
+        ctes.append(("agg", agg))
+        final = final.join(table_ref("agg", alias="a"), on=and_all([exp.EQ(this=col(k, "r"), expression=col(k, "a")) for k in keys]), join_type="left")
+    for name in columns:
+        if name in micro:
+            value = exp.Case().when(exp.EQ(this=col(SUP, "r"), expression=lit(1)), exp.Null()).else_(col(hidden[name], "a"))
+            final = final.select(exp.alias_(value, name, quoted=True))
+        elif name in qi_index and suppression == "mask":
+            final = final.select(col(name, "r"))  # already '*' when suppressed
+        else:
+            final = final.select(col(name, "r"))
+    if suppression == "drop":
+        final = final.where(exp.EQ(this=col(SUP, "r"), expression=lit(0)))
+    return cte_select(ctes, final)
