@@ -202,6 +202,68 @@ class Probe:
         return node, [(lo, mid, True), (mid + 1, hi, True)]
 
 
+def _start_probes(lattice: Lattice, active: list[Probe], cands: np.ndarray, prior: np.ndarray,
+                  batch: int, probes: int, truncate: bool) -> None:
+    """Keep ``probes`` probes going: start new ones, in ``active``, from the cheapest undecided
+    candidates (at most 4 x probes + batch looked at), in order; one whose path would overlap a
+    running probe's (comparable to its start) or a probe started this round is skipped."""
+    starts = [p.path[0] for p in active]
+    if len(starts) >= probes:
+        return
+    scan = cands[lattice.status[cands] == UNKNOWN][: 4 * probes + batch]
+    if starts and len(scan):
+        cand, running = lattice.nodes[scan][:, None, :], lattice.nodes[starts][None, :, :]
+        scan = scan[~((cand <= running).all(axis=2) | (cand >= running).all(axis=2)).any(axis=1)]
+    added: list[int] = []
+    for idx in scan:
+        if len(starts) >= probes:
+            break
+        idx = int(idx)
+        if added:
+            others, node = lattice.nodes[added], lattice.nodes[idx]
+            if ((others <= node).all(axis=1) | (others >= node).all(axis=1)).any():
+                continue  # its path would overlap a probe started this round
+        active.append(Probe(lattice, idx, prior, _threshold(lattice) if truncate else np.inf))
+        starts.append(idx)
+        added.append(idx)
+
+
+def _next_of_probes(lattice: Lattice, active: list[Probe], cands: np.ndarray, batch: int) -> list[int]:
+    """The next node of every running probe, then (up to ``batch``) candidates known to satisfy
+    whose value needs their frequency set."""
+    todo: list[int] = []
+    for p in active:
+        nxt = p.next_node(lattice)
+        if nxt is not None and nxt not in todo:
+            todo.append(nxt)
+    if len(todo) < batch:
+        queued = set(todo)
+        for idx in cands[lattice.status[cands] == SATISFIES]:
+            if len(todo) >= batch:
+                break
+            if int(idx) not in queued:
+                todo.append(int(idx))
+    return todo
+
+
+def _speculate(lattice: Lattice, active: list[Probe], todo: list[int], batch: int) -> None:
+    """A statement costs a fixed planning time: while ``todo`` holds few nodes, add the probes'
+    nodes of the steps after the next (whichever way the next ones go), so fewer rounds."""
+    fill = speculation(lattice, batch)
+    for ahead in range(1, LOOKAHEAD + 1):
+        if len(todo) >= fill:
+            break
+        queued = set(todo)
+        for p in active:
+            steps = p.lookahead(lattice, ahead)
+            for idx in steps[ahead - 1] if len(steps) >= ahead else ():
+                if len(todo) >= fill:
+                    break
+                if idx not in queued:
+                    todo.append(idx)
+                    queued.add(idx)
+
+
 def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -> object:
     batch, probes = max(1, int(batch)), max(1, int(probes))
     lattice.require_top()
@@ -219,58 +281,12 @@ def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -
             cands = open_nodes(lattice, prior, order)
         if not len(cands) and not active:
             break
-        todo: list[int] = []
         if monotone:
-            # keep ``probes`` probes going, started from the cheapest undecided nodes
-            starts = [p.path[0] for p in active]
-            if len(starts) < probes:
-                # the first undecided candidates (at most 4 x probes + batch looked at), in order;
-                # one whose path would overlap a running probe's (comparable to its start) is skipped
-                scan = cands[lattice.status[cands] == UNKNOWN][: 4 * probes + batch]
-                if starts and len(scan):
-                    cand, running = lattice.nodes[scan][:, None, :], lattice.nodes[starts][None, :, :]
-                    scan = scan[~((cand <= running).all(axis=2) | (cand >= running).all(axis=2)).any(axis=1)]
-                added: list[int] = []
-                for idx in scan:
-                    if len(starts) >= probes:
-                        break
-                    idx = int(idx)
-                    if added:
-                        others, node = lattice.nodes[added], lattice.nodes[idx]
-                        if ((others <= node).all(axis=1) | (others >= node).all(axis=1)).any():
-                            continue  # its path would overlap a probe started this round
-                    active.append(Probe(lattice, idx, prior, _threshold(lattice) if truncate else np.inf))
-                    starts.append(idx)
-                    added.append(idx)
-            for p in active:
-                nxt = p.next_node(lattice)
-                if nxt is not None and nxt not in todo:
-                    todo.append(nxt)
-            # nodes known to satisfy whose value needs their frequency set
-            if len(todo) < batch:
-                queued = set(todo)
-                for idx in cands[lattice.status[cands] == SATISFIES]:
-                    if len(todo) >= batch:
-                        break
-                    if int(idx) not in queued:
-                        todo.append(int(idx))
+            _start_probes(lattice, active, cands, prior, batch, probes, truncate)
+            todo = _next_of_probes(lattice, active, cands, batch)
             if not todo and active:
                 continue  # every probe finished on nodes decided meanwhile
-            # a statement costs a fixed planning time: while it holds few nodes, add the probes'
-            # nodes of the steps after the next (whichever way the next ones go), so fewer rounds
-            fill = speculation(lattice, batch)
-            for ahead in range(1, LOOKAHEAD + 1):
-                if len(todo) >= fill:
-                    break
-                queued = set(todo)
-                for p in active:
-                    steps = p.lookahead(lattice, ahead)
-                    for idx in steps[ahead - 1] if len(steps) >= ahead else ():
-                        if len(todo) >= fill:
-                            break
-                        if idx not in queued:
-                            todo.append(idx)
-                            queued.add(idx)
+            _speculate(lattice, active, todo, batch)
         else:
             # a node says nothing about others: evaluate the cheapest candidates
             todo = [int(i) for i in cands[:batch]]
