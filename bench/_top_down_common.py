@@ -110,7 +110,8 @@ def run_planner(t1_path: str, qi: dict, previous: list[str], x: list[str], y: li
     from sqlanon.search.top_down import planner as top_down
     from sqlanon.search.context import SearchContext
     from sqlanon.engine.source import Source
-    from sqlanon.stats import ClassNeeds, Statistics
+    from sqlanon.privacy.needs import ClassNeeds
+    from sqlanon.stats import Statistics
 
     t0 = time.perf_counter()
     eng = connect(memory_limit=opts.pop("memory_limit", None))

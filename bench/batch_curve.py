@@ -85,7 +85,7 @@ def main() -> None:
         # per-statement fixed cost: sqlglot build + render of one batch statement, and a cached run
         chunk = nodes[:8]
         groups = batch.layout(stats, chunk)
-        from sqlanon.stats import Params
+        from sqlanon.expr.atoms import Params
 
         t = time.perf_counter()
         for _ in range(20):

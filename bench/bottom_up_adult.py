@@ -52,7 +52,9 @@ from sqlanon.search.bottom_up import planner as bottom_up  # noqa: E402
 from sqlanon.search.context import SearchContext  # noqa: E402
 from sqlanon.engine.source import Source  # noqa: E402
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats import ClassNeeds, Statistics, lit  # noqa: E402
+from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
+from sqlanon.stats import Statistics  # noqa: E402
+from sqlanon.expr.atoms import lit  # noqa: E402
 
 import bottom_up_taxonomies as paper_tax  # noqa: E402
 

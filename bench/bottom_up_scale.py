@@ -44,7 +44,8 @@ def one(sigma: int, rho: int, k: int, seed: int, memory_limit: str, threads: int
     from sqlanon.search.bottom_up import planner as bottom_up
     from sqlanon.search.context import SearchContext
     from sqlanon.engine.source import Source
-    from sqlanon.stats import ClassNeeds, Statistics
+    from sqlanon.privacy.needs import ClassNeeds
+    from sqlanon.stats import Statistics
 
     header, rows = load_rows(os.path.join(DATA, "adult.csv"))
     qis = [q for q in HIER if q != "age"]

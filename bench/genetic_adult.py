@@ -103,7 +103,8 @@ def context(path, k, metric, options, qi=QI, class_needs=True):
     from sqlanon.privacy import KAnonymity, Requirement
     from sqlanon.search.context import SearchContext
     from sqlanon.engine.source import Source
-    from sqlanon.stats import ClassNeeds, Statistics
+    from sqlanon.privacy.needs import ClassNeeds
+    from sqlanon.stats import Statistics
 
     eng = connect(memory_limit="3GB")
     src = Source.open(path)

@@ -27,7 +27,9 @@ from sqlanon.search.lattice.lattice import Lattice
 from sqlanon.metrics import METRICS
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats import Statistics, lit, lookup, sum_, if_
+from sqlanon.stats import Statistics
+from sqlanon.expr.atoms import lit, sum_, if_
+from sqlanon.dialect import lookup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ADULT = os.path.join(HERE, "..", "examples", "adult")

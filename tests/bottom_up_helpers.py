@@ -14,7 +14,8 @@ from sqlanon.privacy import KAnonymity, Requirement
 from sqlanon.search.bottom_up.planner import Taxonomy, choice_key
 from sqlanon.search.context import SearchContext
 from sqlanon.engine.source import Source
-from sqlanon.stats import ClassNeeds, Statistics
+from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.stats import Statistics
 
 # ------------------------------------------------------------------------------------------------
 # Example 1 / Figures 1-2 of the paper (Workclass above f3 is read from the garbled figure: only

@@ -22,7 +22,8 @@ from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.search.lattice import optimal  # noqa: E402
-from sqlanon.stats import ClassNeeds, Params  # noqa: E402
+from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
+from sqlanon.expr.atoms import Params  # noqa: E402
 from sqlanon.stats import batch  # noqa: E402
 
 BATCH_METRICS = [m for m in METRICS if m != "cm"]  # CM needs the class column: per-node statements

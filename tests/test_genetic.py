@@ -409,7 +409,8 @@ def test_genetic_base_rolled_up_from_the_shared_frequency_set(tmp_path):
     from sqlanon.engine import connect
     from sqlanon.engine.source import Source
     from sqlanon.expr.atoms import table_ref
-    from sqlanon.stats import ClassNeeds, Statistics
+    from sqlanon.privacy.needs import ClassNeeds
+    from sqlanon.stats import Statistics
     from sqlanon.search.genetic.stats import ClassTarget, GeneticStats
     from sqlglot import exp
 

@@ -30,7 +30,8 @@ from sqlanon.plan import Recoding
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
 from sqlanon.release.write import release_select
 from sqlanon.engine.source import Source
-from sqlanon.stats import ClassNeeds, Statistics
+from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.stats import Statistics
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("SQLANON_UPDATE_GOLDEN") == "1"

@@ -33,7 +33,8 @@ from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement  # noqa: E402
 from sqlanon.search.lightning import planner as lightning  # noqa: E402
 from sqlanon.engine.source import Source  # noqa: E402
-from sqlanon.stats import ClassNeeds, Statistics  # noqa: E402
+from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
+from sqlanon.stats import Statistics  # noqa: E402
 
 
 def _stats(engine, case):

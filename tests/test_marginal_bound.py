@@ -24,7 +24,7 @@ from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, KAnonymity, Requirement  # noqa: E402
 from sqlanon.search.lattice import optimal  # noqa: E402
 from sqlanon.search.lattice.lattice import FAILS, Lattice  # noqa: E402
-from sqlanon.stats import ClassNeeds  # noqa: E402
+from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
 
 
 def test_marginal_bound_never_exceeds_the_real_suppression(tmp_path):

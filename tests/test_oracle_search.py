@@ -24,7 +24,8 @@ from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, R
 from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.engine.source import Source  # noqa: E402
-from sqlanon.stats import ClassNeeds, Statistics  # noqa: E402
+from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
+from sqlanon.stats import Statistics  # noqa: E402
 
 SEEDS = list(range(6))
 FRACTIONS = (0.0, 0.08)

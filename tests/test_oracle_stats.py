@@ -21,7 +21,8 @@ from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness  # noqa: E402
 from sqlanon.engine.source import Source  # noqa: E402
 from sqlanon.expr.atoms import col
-from sqlanon.stats import ClassNeeds, Statistics  # noqa: E402
+from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
+from sqlanon.stats import Statistics  # noqa: E402
 
 SEEDS = list(range(20))
 REL = 1e-9

@@ -24,7 +24,7 @@ from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
 from sqlanon.search.lattice import optimal  # noqa: E402
 from sqlanon.search.lattice.lattice import FAILS, SATISFIES, UNKNOWN, Lattice  # noqa: E402
-from sqlanon.stats import ClassNeeds  # noqa: E402
+from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
 
 
 def _next_after(probe, lattice, decided: dict) -> int | None:

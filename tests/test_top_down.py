@@ -18,7 +18,8 @@ from sqlanon.privacy.xy import anonymity_on_rows, linkability_on_rows
 from sqlanon.search.top_down import planner as top_down
 from sqlanon.search.context import SearchContext
 from sqlanon.engine.source import Source
-from sqlanon.stats import ClassNeeds, Statistics
+from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.stats import Statistics
 
 
 def write_csv(path, header, rows):

@@ -32,7 +32,7 @@ from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
 from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
-from sqlanon.stats import ClassNeeds  # noqa: E402
+from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
 
 WEIGHTED = ["precision", "lm", "entropy", "height"]
 

@@ -6,11 +6,17 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
+import sqlglot
+from sqlglot import exp
+
 from sqlanon.dialect.base import Dialect
-from sqlanon.expr.atoms import literal
 from sqlanon.dialect.duckdb import DuckDBDialect
 from sqlanon.dialect.postgres import PostgresDialect
 from sqlanon.dialect.spark import SparkDialect
+from sqlanon.errors import ConfigError
+from sqlanon.expr.atoms import Params
 
 DUCKDB = DuckDBDialect()
 POSTGRES = PostgresDialect()
@@ -27,15 +33,34 @@ def get_dialect(dialect: "Dialect | str") -> Dialect:
     name = str(dialect).lower()
     if name in DIALECTS:
         return DIALECTS[name]
-    import sqlglot
-
     try:
         sqlglot.Dialect.get_or_raise(name)
     except ValueError:
-        from sqlanon.errors import ConfigError
-
         raise ConfigError(f"unknown --dialect {dialect!r}") from None
     return Dialect(name)
 
 
-__all__ = ["Dialect", "DuckDBDialect", "PostgresDialect", "SparkDialect", "DUCKDB", "POSTGRES", "SPARK", "DIALECTS", "get_dialect", "literal"]
+def lookup(values: Sequence, code: exp.Expression, dialect: Dialect | str, params: Params | None = None) -> exp.Expression:
+    """``values[code]`` (0-based) in ``dialect`` (see :meth:`sqlanon.dialect.Dialect.lookup`);
+    ``params`` binds the list where the dialect can (DuckDB's hot path)."""
+    d = get_dialect(dialect)
+    return d.lookup(values, code, params if d.binds_lists else None)
+
+
+def create_temp(name: str, query: exp.Expression, dialect: Dialect | str | None = None) -> exp.Expression:
+    """A temporary table holding ``query``'s rows, in ``dialect``'s shape (Spark: ``CACHE TABLE``).
+
+    ``dialect`` is required; it is a keyword with no usable default so a forgotten one fails
+    loudly instead of giving Spark a lazy view."""
+    if dialect is None:
+        raise TypeError("create_temp needs the dialect (Spark caches, others CREATE TEMPORARY TABLE)")
+    return get_dialect(dialect).create_temp(name, query)
+
+
+def drop_temp(name: str, dialect: Dialect | str | None = None) -> exp.Expression:
+    if dialect is None:
+        raise TypeError("drop_temp needs the dialect")
+    return get_dialect(dialect).drop_temp(name)
+
+
+__all__ = ["Dialect", "DuckDBDialect", "PostgresDialect", "SparkDialect", "DUCKDB", "POSTGRES", "SPARK", "DIALECTS", "get_dialect", "lookup", "create_temp", "drop_temp"]

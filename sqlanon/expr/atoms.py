@@ -1,4 +1,5 @@
-"""The floor of the SQL builders: identifiers, column and table references, literals, names.
+"""The floor of the SQL builders: identifiers, column and table references, literals, names, and
+the small expression builders every statistic shares (``sum_``, ``if_``, casts, ``and_all``, ...).
 
 Everything here renders the same in every dialect and imports nothing of sqlanon, so
 :mod:`sqlanon.dialect`, :mod:`sqlanon.privacy`, :mod:`sqlanon.metrics` and the statistics can all
@@ -9,11 +10,14 @@ build on it. Identifiers are always quoted: ``zip code`` or ``we"ird`` can never
 '"t"."zip code"'
 >>> literal(None).sql(), literal(2.5).sql(), literal("o'k").sql("duckdb")
 ('NULL', '2.5', "'o''k'")
+>>> add_all([col("a"), col("b"), lit(1)]).sql("duckdb")
+'"a" + "b" + 1'
 """
 
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 from sqlglot import exp
 
@@ -53,3 +57,83 @@ def literal(value) -> exp.Expression:
             raise ValueError("non-finite literal")
         return exp.Literal.number(repr(value) if isinstance(value, float) else value)
     return exp.Literal.string(str(value))
+
+
+lit = literal
+
+
+class Params(list):
+    """Bound parameters collected while building a statement (DuckDB's ``$n``)."""
+
+
+def sum_(e: exp.Expression) -> exp.Expression:
+    return exp.Sum(this=e)
+
+
+def if_(cond: exp.Expression, then: exp.Expression, other: exp.Expression) -> exp.Expression:
+    return exp.Case().when(cond, then).else_(other)
+
+
+def cast(e: exp.Expression, to: str) -> exp.Expression:
+    return exp.Cast(this=e, to=exp.DataType.build(to))
+
+
+def as_double(e: exp.Expression) -> exp.Expression:
+    return cast(e, "DOUBLE")
+
+
+def as_varchar(e: exp.Expression) -> exp.Expression:
+    return cast(e, "VARCHAR")
+
+
+def as_bigint(e: exp.Expression) -> exp.Expression:
+    return cast(e, "BIGINT")
+
+
+def add_all(terms: Sequence[exp.Expression], empty: exp.Expression | None = None) -> exp.Expression:
+    """``t0 + t1 + ..`` (``empty``, default 0, for no terms)."""
+    if not terms:
+        return empty if empty is not None else lit(0)
+    total = terms[0]
+    for t in terms[1:]:
+        total = exp.Add(this=total, expression=t)
+    return total
+
+
+def and_all(parts: list[exp.Expression]) -> exp.Expression:
+    if not parts:
+        return exp.Boolean(this=True)
+    return exp.and_(*parts) if len(parts) > 1 else parts[0]
+
+
+def eq_all(left: str, right: str, names: list[str]) -> exp.Expression:
+    return and_all([exp.EQ(this=col(n, left), expression=col(n, right)) for n in names])
+
+
+def class_summary(aggregates: Sequence[tuple[str, exp.Expression]] = ()) -> list[exp.Expression]:
+    """The per-node summary over its flagged classes (columns ``cnt`` and ``ok``): classes, rows,
+    smallest and largest class, suppressed rows, failing classes, then ``aggregates`` by name."""
+    okc, cnt = col("ok"), col("cnt")
+    return [
+        exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
+        exp.alias_(sum_(cnt), "rows", quoted=True),
+        exp.alias_(exp.Min(this=cnt), "min_class", quoted=True),
+        exp.alias_(exp.Max(this=cnt.copy()), "max_class", quoted=True),
+        exp.alias_(sum_(if_(okc, literal(0), cnt.copy())), "suppressed", quoted=True),
+        exp.alias_(sum_(if_(okc.copy(), literal(0), literal(1))), "bad_classes", quoted=True),
+        *[exp.alias_(e, name, quoted=True) for name, e in aggregates],
+    ]
+
+
+def union_all(selects: Sequence[exp.Expression]) -> exp.Expression:
+    """``s1 UNION ALL s2 UNION ALL ..`` (left-deep)."""
+    out = selects[0]
+    for s in selects[1:]:
+        out = exp.Union(this=out, expression=s, distinct=False)
+    return out
+
+
+def cte_select(ctes: list[tuple[str, exp.Expression]], final: exp.Select) -> exp.Select:
+    for name, body in ctes:
+        final = final.with_(ident(name), as_=body, copy=False)
+    return final

@@ -27,7 +27,7 @@ def _text(name: str) -> str:
 def template(name: str, **values) -> exp.Expression:
     """Parse ``sql/<name>.sql`` and replace placeholders; plain Python values become literals."""
     tree = sqlglot.parse_one(_text(name), read="duckdb")
-    from sqlanon.stats import lit
+    from sqlanon.expr.atoms import lit
 
     filled = {k: v if isinstance(v, exp.Expression) else lit(v) for k, v in values.items()}
     return exp.replace_placeholders(tree, **filled)

@@ -48,7 +48,7 @@ def builder_values(engine, source, column: str, kind: str, bound: int) -> list[s
     from sqlglot import exp
 
     from sqlanon.expr.atoms import col
-    from sqlanon.stats import as_varchar, if_
+    from sqlanon.expr.atoms import as_varchar, if_
 
     v = as_varchar(col(column, "src"))
     length = exp.Length(this=v.copy())

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from sqlanon.errors import ConfigError
-from sqlanon.stats import ClassNeeds
+from sqlanon.privacy.needs import ClassNeeds
 
 
 def normalize_weights(weights) -> list[float]:

@@ -5,7 +5,8 @@ from sqlglot import exp
 
 from sqlanon.metrics.base import Metric
 from sqlanon.expr.atoms import col
-from sqlanon.stats import ClassNeeds, if_, lit, sum_
+from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.expr.atoms import if_, lit, sum_
 
 
 class CM(Metric):

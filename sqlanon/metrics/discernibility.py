@@ -6,7 +6,7 @@ from sqlglot import exp
 
 from sqlanon.metrics.base import Metric
 from sqlanon.expr.atoms import col
-from sqlanon.stats import as_double, if_, lit, sum_
+from sqlanon.expr.atoms import as_double, if_, lit, sum_
 
 
 def max_classes(stats, node) -> int:

@@ -10,7 +10,8 @@ from sqlglot import exp
 
 from sqlanon.metrics.base import Metric
 from sqlanon.expr.atoms import col
-from sqlanon.stats import if_, lit, lookup, sum_
+from sqlanon.expr.atoms import if_, lit, sum_
+from sqlanon.dialect import lookup
 
 
 def loss_table(h, level: int) -> list[float]:

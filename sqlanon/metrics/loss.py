@@ -36,7 +36,8 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.metrics.base import Metric
 from sqlanon.expr.atoms import col
-from sqlanon.stats import if_, lit, lookup, sum_
+from sqlanon.expr.atoms import if_, lit, sum_
+from sqlanon.dialect import lookup
 
 
 def shares(h, level: int) -> list[float]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from sqlanon.stats import ClassNeeds
+from sqlanon.privacy.needs import ClassNeeds
 
 
 class PrivacyModel:

@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from sqlanon.errors import UnsatisfiableError
 from sqlanon.expr.atoms import col
-from sqlanon.stats import if_, lit
+from sqlanon.expr.atoms import if_, lit
 
 
 def model_label(model) -> str:

@@ -5,7 +5,7 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
 from sqlanon.expr.atoms import col
-from sqlanon.stats import lit
+from sqlanon.expr.atoms import lit
 
 
 class KAnonymity(PrivacyModel):

@@ -13,7 +13,8 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
 from sqlanon.expr.atoms import col
-from sqlanon.stats import ClassNeeds, as_double, lit
+from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.expr.atoms import as_double, lit
 
 
 class RecursiveCLDiversity(PrivacyModel):

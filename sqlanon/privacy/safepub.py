@@ -53,7 +53,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.privacy import exponential
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats import if_, lit, sum_
+from sqlanon.expr.atoms import if_, lit, sum_
 
 SCORES = ("precision", "discernibility", "aecs")
 DEFAULT_STEPS = 100

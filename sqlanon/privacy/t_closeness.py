@@ -14,7 +14,8 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
 from sqlanon.expr.atoms import col
-from sqlanon.stats import ClassNeeds, lit
+from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.expr.atoms import lit
 
 EPS = 1e-9
 

@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlanon.release import registry
 from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats import as_varchar, lit
+from sqlanon.expr.atoms import as_varchar, lit
 from sqlanon.engine.table_name import BASE_TABLE, VIEW, TableName, lookup, same_table, schema_exists
 
 SUPPRESSED = "*"
@@ -189,7 +189,7 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
         q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner")
     if bad_table and keys:
         from sqlanon.stats import batch
-        from sqlanon.stats.build import add_all
+        from sqlanon.expr.atoms import add_all
 
         conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
         q = q.join(table_ref(bad_table, alias="b"), on=exp.and_(*conds) if len(conds) > 1 else conds[0], join_type="left")
@@ -243,7 +243,7 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
     maps = round_maps(stats.engine, stats, nodes)
     ok = plan.requirement.predicate()
     bads = []
-    from sqlanon.stats import Params
+    from sqlanon.expr.atoms import Params
 
     for r, node in enumerate(nodes):
         round_stats = steps[r].stats if steps else stats
@@ -275,7 +275,7 @@ def release_query(stats, plan, suppression: str = "mask", drop_columns=(), micro
     if plan.suppressed_rows:
         bad = engine.temp_name("bad")
         node = plan.node if plan.node is not None else plan.recoding
-        from sqlanon.stats import Params
+        from sqlanon.expr.atoms import Params
 
         params = Params() if engine.dialect.binds_lists else None  # code lists bound, not spelled out
         if keys:

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from sqlanon.plan import Recoding
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats import Params, cte_select
+from sqlanon.expr.atoms import Params, cte_select
 
 TOP_VALUES = 10
 _MASK_STEP = re.compile(r"\((\d+) characters per level\)")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats import Params, cte_select
+from sqlanon.expr.atoms import Params, cte_select
 
 DEFAULT_THRESHOLD = 0.2
 

@@ -26,7 +26,9 @@ from sqlanon.search import HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice.lattice import Lattice, level_bounds
 from sqlanon.expr.atoms import col
-from sqlanon.stats import ClassNeeds, Statistics, if_
+from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.stats import Statistics
+from sqlanon.expr.atoms import if_
 from sqlanon.run.session import Session
 
 
@@ -426,7 +428,7 @@ def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str,
         base = sqlglot.transpile(ran[0], read=stats.dialect.name, write=stats.dialect.name, pretty=True)[0] if ran else "(not recorded)"
         # long code lists are bound parameters here as when the statement ran: the listing (kept
         # in the report and the registry) does not grow with the columns' distinct values
-        from sqlanon.stats import Params
+        from sqlanon.expr.atoms import Params
 
         params = Params() if stats.dialect.binds_lists and max(len(h.rows) for h in stats.hierarchies) > LISTED_VALUES else None
         final = stats.node_query(node, plan.requirement.predicate(), aggs, stats.base, params).sql(dialect=stats.dialect.name, pretty=True)

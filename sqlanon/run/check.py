@@ -16,7 +16,8 @@ from sqlanon.plan import Recoding
 from sqlanon.config.policy import Policy
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
 from sqlanon.expr.atoms import col
-from sqlanon.stats import Statistics, if_, lit, sum_
+from sqlanon.stats import Statistics
+from sqlanon.expr.atoms import if_, lit, sum_
 
 
 def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> dict:
@@ -52,7 +53,7 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         if t is not None:
             needs_models.append(TCloseness(t, t_distance))
         req = Requirement(needs_models, budget=0)
-        from sqlanon.stats import ClassNeeds
+        from sqlanon.privacy.needs import ClassNeeds
 
         needs = req.needs.merge(ClassNeeds(majority_y=class_column is not None))
         if sensitive_column and l is None and t is None:
@@ -192,7 +193,7 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
     """Apply a transformation to a table *in SQL, without writing anything* and measure it: rows
     suppressed under k, the smallest released class, LM (per column, intervals or tree cuts), CM
     with ``class_column``, precision for full-domain levels."""
-    from sqlanon.stats import ClassNeeds
+    from sqlanon.privacy.needs import ClassNeeds
 
     _check_k(k)
     transformation = load_transformation(transformation)
@@ -245,7 +246,7 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
                 losses.append([(u - 1) / (m - 1) if m > 1 else 0.0 for u in under])
 
         def aggs(params):
-            from sqlanon.stats import lookup
+            from sqlanon.dialect import lookup
 
             total = None
             for i, loss in enumerate(losses):

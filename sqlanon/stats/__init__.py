@@ -1,30 +1,19 @@
-"""SQL statistics: every question a search or a release asks, turned into SQL and answered.
+"""SQL statistics: the shared frequency-set machinery every search asks through.
 
-The package holds :mod:`sqlanon.stats.core` (frequency sets, node statistics, the shared
-builders) and the statistics of the class-based planners: :mod:`sqlanon.search.bottom_up.stats`,
-:mod:`sqlanon.search.top_down.stats` and :mod:`sqlanon.search.genetic.stats`. ``from sqlanon.stats import X``
-keeps working for every name of the core module.
+The package holds :mod:`sqlanon.stats.core` (frequency sets, node statistics), :mod:`sqlanon.stats.batch`
+(many nodes in one statement) and :mod:`sqlanon.stats.marginals`; a search's own statistics live
+beside its planner (:mod:`sqlanon.search.bottom_up.stats`, ...). The SQL atoms they build with are in
+:mod:`sqlanon.expr.atoms`, the dialect-shaped builders (``lookup``, ``create_temp``) in
+:mod:`sqlanon.dialect`, the per-class needs in :mod:`sqlanon.privacy.needs`.
 """
 
 from sqlanon.stats.core import (  # noqa: F401
     QI_PREFIX,
-    ClassNeeds,
     FrequencySet,
     NodeStats,
-    Params,
     Statistics,
-    and_all,
-    as_double,
-    as_varchar,
     count_rows,
-    create_temp,
-    cte_select,
     distinct_values,
-    eq_all,
     format_input_hash,
-    if_,
-    lit,
-    lookup,
     row_hash_expr,
-    sum_,
 )

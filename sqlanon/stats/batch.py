@@ -172,7 +172,7 @@ def metric_key(metric) -> tuple | None:
 
 
 def _lit(v) -> exp.Expression:
-    from sqlanon.stats.core import lit
+    from sqlanon.expr.atoms import lit
 
     return lit(v)
 
@@ -264,7 +264,7 @@ def save_meets(stats, nodes: Sequence[tuple[int, ...]], join_rows: int = JOIN_RO
 
 def batch_params(stats, groups, metric) -> list:
     """The bound lists of a DuckDB batch statement, in the order :func:`build` numbers them."""
-    from sqlanon.stats.core import Params
+    from sqlanon.expr.atoms import Params
 
     params = Params()
     n_qis = len(stats.qis)
@@ -308,8 +308,8 @@ def class_terms(stats, terms, kcols: list[str], params=None) -> list[exp.Express
     codes, so a part is ``cnt`` times the sum over its QIs of the value of the code at the node's
     level, the code read back from the key (``key // multiplier % width``), the level from the
     node table (``n``)."""
-    from sqlanon.stats.build import as_bigint
-    from sqlanon.stats.core import lookup
+    from sqlanon.expr.atoms import as_bigint
+    from sqlanon.dialect import lookup
 
     where = {i: (w, m) for w, word in enumerate(words(stats)) for i, m in word}
     out = []
@@ -381,7 +381,8 @@ def branches(stats, groups) -> bool:
 def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expression:
     """QI ``i``'s part of the packed class key for a node at ``level``, read from a set at
     ``low``: its code (looked up when the levels differ) as a BIGINT times its multiplier."""
-    from sqlanon.stats.core import as_bigint, lookup
+    from sqlanon.expr.atoms import as_bigint
+    from sqlanon.dialect import lookup
 
     code = col(stats.qcol(i))
     if level != low:
@@ -399,7 +400,7 @@ def build_branches(stats, groups, ok: exp.Expression, metric=None, params=None) 
     class key is one BIGINT per word without ``nid``: at 10M Adult-like rows (a 1.6M-row base
     set, two nodes per statement) the joined shape took 0.21-0.27 s where this takes 0.13-0.15 s
     (search at k=10 5 %: 4.5 s -> 3.3 s, the same 53 nodes)."""
-    from sqlanon.stats.core import class_summary, cte_select, sum_, union_all
+    from sqlanon.expr.atoms import class_summary, cte_select, sum_, union_all
 
     n_qis = len(stats.qis)
     terms, finals = metric.batch_terms(stats) if metric is not None else ([], [])
@@ -432,7 +433,8 @@ def build_branches(stats, groups, ok: exp.Expression, metric=None, params=None) 
 def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Select:
     """The batch statement for ``groups`` (see :func:`layout`); on a large set one branch per
     node (:func:`build_branches`)."""
-    from sqlanon.stats.core import class_summary, cte_select, lookup, sum_, union_all
+    from sqlanon.expr.atoms import class_summary, cte_select, sum_, union_all
+    from sqlanon.dialect import lookup
 
     if branches(stats, groups):
         return build_branches(stats, groups, ok, metric, params)
@@ -487,7 +489,7 @@ def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, 
 
     On DuckDB every list (node table, code table) is a bound parameter, so the statement text
     depends only on the batch's shape (its groups' source sets) and is built once per shape."""
-    from sqlanon.stats.core import Params
+    from sqlanon.expr.atoms import Params
 
     out: list = []
     join_rows = getattr(stats.engine, "join_rows", None) or JOIN_ROWS

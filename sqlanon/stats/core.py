@@ -23,51 +23,12 @@ from sqlanon.dialect import Dialect, get_dialect
 from sqlanon.errors import ConfigError, HierarchyError, UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.engine.source import Source
-from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats.build import (  # noqa: F401  (re-exported: the shared builders)
-    Params,
-    add_all,
-    and_all,
-    as_bigint,
-    class_summary,
-    as_double,
-    as_varchar,
-    create_temp,
-    cte_select,
-    eq_all,
-    if_,
-    lit,
-    lookup,
-    sum_,
-    union_all,
-)
+from sqlanon.expr.atoms import Params, add_all, and_all, as_bigint, as_double, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref, union_all
+from sqlanon.dialect import create_temp, lookup
+from sqlanon.privacy.needs import ClassNeeds
 
 # ---------------------------------------------------------------------------------------------
 # the requirement: privacy models + suppression budget, expressed as per-class predicates
-
-
-@dataclass
-class ClassNeeds:
-    """Which per-class aggregates a node query must compute."""
-
-    distinct_s: bool = False
-    entropy_s: bool = False
-    emd_equal: bool = False
-    emd_ordered: bool = False
-    majority_y: bool = False
-    #: recursive (c,l)-diversity: ``top_s`` (r1) and ``tail_s`` (r_l + ... + r_m); the l (0 = not asked)
-    recursive_l: int = 0
-    #: hierarchical t-closeness: ``emd_hier`` (ground distance from the sensitive hierarchy)
-    emd_hierarchical: bool = False
-    #: k-map / delta-presence: ``pop_cnt``, the class's rows in the population table
-    population: bool = False
-
-    @property
-    def sensitive(self) -> bool:
-        return self.distinct_s or self.entropy_s or self.emd_equal or self.emd_ordered or bool(self.recursive_l) or self.emd_hierarchical
-
-    def merge(self, other: "ClassNeeds") -> "ClassNeeds":
-        return ClassNeeds(**{k: getattr(self, k) or getattr(other, k) for k in self.__dataclass_fields__})
 
 
 @dataclass

@@ -27,7 +27,7 @@ import numpy as np
 from sqlglot import exp
 
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats.build import as_bigint, sum_
+from sqlanon.expr.atoms import as_bigint, sum_
 
 #: pair marginals are read when the base set has at most this many rows (the statement reads it
 #: once per pair); above, only the single-QI bounds (free) are used

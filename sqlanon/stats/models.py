@@ -22,7 +22,9 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats.core import FrequencySet, and_all, as_double, if_, lit, lookup, sum_
+from sqlanon.stats.core import FrequencySet
+from sqlanon.expr.atoms import and_all, as_double, if_, lit, sum_
+from sqlanon.dialect import lookup
 
 
 def _g(stats) -> list[str]:

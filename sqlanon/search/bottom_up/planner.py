@@ -472,7 +472,8 @@ def _class_base(ctx):
     if class_column is None:
         return stats.base.table, None
     if not stats.has_y or stats.class_column != class_column:
-        from sqlanon.stats import ClassNeeds, Statistics
+        from sqlanon.privacy.needs import ClassNeeds
+        from sqlanon.stats import Statistics
 
         stats = Statistics(ctx.engine, ctx.source, ctx.qis, ctx.hierarchies, class_column=class_column, needs=ClassNeeds(majority_y=True))
         stats.prepare()

@@ -32,7 +32,8 @@ from typing import Sequence
 from sqlglot import exp
 
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats.build import add_all, and_all, as_bigint as _bigint, as_double as _double, if_, lit, lookup, sum_
+from sqlanon.expr.atoms import add_all, and_all, as_bigint as _bigint, as_double as _double, if_, lit, sum_
+from sqlanon.dialect import lookup
 
 LN2 = math.log(2.0)
 

@@ -35,8 +35,8 @@ from sqlanon.search import limits as lim
 from sqlanon.search.generate.krimp import MAX_COLUMNS, Candidates, WeightedDatabase
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats import as_varchar, lit, sum_
-from sqlanon.stats.build import union_all
+from sqlanon.expr.atoms import as_varchar, lit, sum_
+from sqlanon.expr.atoms import union_all
 
 _RUN = re.compile(r"(\d+)")
 

@@ -29,7 +29,7 @@ from sqlanon.search.generate.krimp import CodeTable, WeightedDatabase, krimp
 from sqlanon.search import limits as lim
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats import and_all, as_varchar, cte_select, if_, lit, sum_
+from sqlanon.expr.atoms import and_all, as_varchar, cte_select, if_, lit, sum_
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats.build import add_all, as_double, as_varchar, cte_select, if_, lit, sum_, union_all
+from sqlanon.expr.atoms import add_all, as_double, as_varchar, cte_select, if_, lit, sum_, union_all
 from sqlanon.stats.core import distinct_values
 
 MAX_CLASS_VALUES = 64

@@ -18,7 +18,8 @@ import copy
 from sqlglot import exp
 
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats.build import and_all, cte_select, lookup
+from sqlanon.expr.atoms import and_all, cte_select
+from sqlanon.dialect import lookup
 from sqlanon.stats.core import FrequencySet, Statistics
 
 

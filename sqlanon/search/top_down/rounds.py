@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from sqlanon.release.microaggregation import aggregate
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats import and_all, as_varchar, cte_select, lit
+from sqlanon.expr.atoms import and_all, as_varchar, cte_select, lit
 
 SUPPRESSED = "*"
 SUP = "__sqlanon_suppressed"

@@ -46,7 +46,8 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.stats.build import as_double, as_varchar, cte_select, if_, lit, lookup, sum_
+from sqlanon.expr.atoms import as_double, as_varchar, cte_select, if_, lit, sum_
+from sqlanon.dialect import lookup
 
 SEP = "\x1f"
 

@@ -1,0 +1,30 @@
+"""Which per-class aggregates a node query must compute: what privacy models and metrics declare,
+and what every statement that builds classes (the statistics of each search, the checker) reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class ClassNeeds:
+    """Which per-class aggregates a node query must compute."""
+
+    distinct_s: bool = False
+    entropy_s: bool = False
+    emd_equal: bool = False
+    emd_ordered: bool = False
+    majority_y: bool = False
+    #: recursive (c,l)-diversity: ``top_s`` (r1) and ``tail_s`` (r_l + ... + r_m); the l (0 = not asked)
+    recursive_l: int = 0
+    #: hierarchical t-closeness: ``emd_hier`` (ground distance from the sensitive hierarchy)
+    emd_hierarchical: bool = False
+    #: k-map / delta-presence: ``pop_cnt``, the class's rows in the population table
+    population: bool = False
+
+    @property
+    def sensitive(self) -> bool:
+        return self.distinct_s or self.entropy_s or self.emd_equal or self.emd_ordered or bool(self.recursive_l) or self.emd_hierarchical
+
+    def merge(self, other: "ClassNeeds") -> "ClassNeeds":
+        return ClassNeeds(**{k: getattr(self, k) or getattr(other, k) for k in self.__dataclass_fields__})
