@@ -1,7 +1,7 @@
 """JSON Schemas of the policy file and of the ``--json`` report (``sqlanon schema policy|report``).
 
-Both are generated: the policy schema from the :class:`~sqlanon.config.policy.Policy` keys (descriptions
-from the CLI flags' help, value sets from the registries of searches and metrics, and
+Both are generated: the policy schema from the :class:`~sqlanon.config.policy.Policy` model (its
+fields' descriptions and bounds, value sets from the registries of searches and metrics, and
 ``search_options`` per search from :mod:`sqlanon.config.search_options`), the report schema from
 :mod:`sqlanon.report.model`. The copies checked in under ``schemas/`` are compared with the
 generated ones by the tests; after changing a policy key, a search, a metric or a report key, run::
@@ -12,10 +12,8 @@ generated ones by the tests; after changing a policy key, a search, a metric or 
 
 from __future__ import annotations
 
-import inspect
 import json
 import typing
-from dataclasses import MISSING, fields
 from typing import Any
 
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -35,22 +33,6 @@ def _pairs(value_schema: dict) -> dict:
             {"type": "array", "items": {"type": "string"}},
         ]
     }
-
-
-def _flag_help() -> dict[str, str]:
-    """Policy key -> the help text of its ``sqlanon anonymize`` flag."""
-    from sqlanon.cli import app as cli
-
-    out = {}
-    for name, param in inspect.signature(cli.anonymize).parameters.items():
-        info = param.default
-        text = getattr(info, "help", None)
-        if not text:
-            continue
-        key = {"drop_column": "drop_columns", "keep_column": "keep_columns"}.get(name, name)
-        decls = [d for d in getattr(info, "param_decls", ()) if d.startswith("--")]
-        out[key] = f"{text} (flag {decls[0]})" if decls else text
-    return out
 
 
 def _python_type_schema(annotation: Any) -> dict:
@@ -90,18 +72,12 @@ def _special(key: str) -> dict | None:
                 {"type": "array", "items": {"type": "string", "description": "COLUMN=HIERARCHY"}},
             ]
         },
-        "k": {"type": "integer", "minimum": 1},
-        "l": {"type": "number", "exclusiveMinimum": 0},
-        "t": {"type": "number", "minimum": 0},
-        "max_suppression": {"type": "number", "minimum": 0, "maximum": 1},
-        "threads": {"type": "integer", "minimum": 1},
-        "max_value_length": {"type": "integer", "minimum": 1},
-        "local_iterations": {"type": "integer", "minimum": 1},
         "search": {"enum": list(SEARCHES)},
         "metric": {"enum": list(METRICS)},
         "suppression": {"enum": ["mask", "drop"]},
-        "l_diversity": {"enum": ["distinct", "entropy"]},
-        "t_distance": {"enum": ["equal", "ordered"]},
+        "l_diversity": {"enum": ["distinct", "entropy", "recursive"]},
+        "t_distance": {"enum": ["equal", "ordered", "hierarchical"]},
+        "engine": {"enum": ["duckdb", "postgres", "spark"]},
         "format": {"enum": list(FORMATS)},
         "drop_columns": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
         "keep_columns": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
@@ -109,39 +85,30 @@ def _special(key: str) -> dict | None:
         "min_level": _pairs({"type": "integer", "minimum": 0}),
         "max_level": _pairs({"type": "integer", "minimum": 0}),
         "microaggregate": _pairs({"enum": ["mean", "median"]}),
-        "search_options": {"type": "object", "description": "Options of the chosen search (see the per-search definitions)."},
+        "search_options": {"type": "object"},
     }
     return specials.get(key)
 
 
-def policy_schema() -> dict:
-    """The JSON Schema of a policy file (YAML or JSON): its keys, their types, and the options each
-    search reads under ``search_options``."""
+def _leaf(model: Any, key: str) -> dict:
+    """The schema of one leaf: its value set or spellings where it has several (``_special``), else
+    its type; with the field's description, schema extras (bounds) and scalar default."""
+    field = model.model_fields[key]
+    schema = dict(_special(key) or _python_type_schema(field.annotation))
+    schema.update(field.json_schema_extra or {})
+    if field.description and "description" not in schema:
+        schema["description"] = field.description
+    if field.default is not None and not callable(field.default_factory) and isinstance(field.default, (str, int, float, bool)):
+        schema["default"] = field.default
+    return schema
+
+
+def _search_options_conditions(defs: dict) -> list[dict]:
+    """``search_options`` holds the options of the chosen search: one if/then per search, for the
+    flat keys and for the ``strategy:`` section."""
     from sqlanon.config.search_options import SEARCH_OPTIONS, SearchOptions
-    from sqlanon.config.policy import Policy
     from sqlanon.search import SEARCHES
 
-    hints = typing.get_type_hints(Policy)
-    helps = _flag_help()
-    props: dict[str, dict] = {}
-    for f in fields(Policy):
-        if f.name.startswith("_"):
-            continue
-        schema = dict(_special(f.name) or _python_type_schema(hints[f.name]))
-        if f.name in helps and "description" not in schema:
-            schema["description"] = helps[f.name]
-        if f.default is not MISSING and f.default is not None and not isinstance(f.default, (dict, list)):
-            schema["default"] = f.default
-        props[f.name] = schema
-    props["quasi_identifiers"] = {"$ref": "#/properties/qi", "description": "Another name for qi."}
-    privacy_keys = [k for k in ("k", "l", "l_diversity", "t", "t_distance", "max_suppression", "suppression", "sensitive_column") if k in props]
-    props["privacy"] = {
-        "type": "object",
-        "description": "The privacy keys may also be grouped here.",
-        "properties": {k: {"$ref": f"#/properties/{k}"} for k in privacy_keys},
-        "additionalProperties": False,
-    }
-    defs: dict[str, dict] = {}
     conditions = []
     for name in SEARCHES:
         model = SEARCH_OPTIONS.get(name, SearchOptions)
@@ -150,15 +117,45 @@ def policy_schema() -> dict:
             defs[sub_name] = sub
         def_name = f"search_options_{name.replace('-', '_')}"
         defs[def_name] = schema
+        then = {"properties": {"search_options": {"$ref": f"#/$defs/{def_name}"}}}
         when: dict = {"properties": {"search": {"const": name}}, "required": ["search"]}
         if name == "optimal":  # the default search
             when = {"anyOf": [when, {"not": {"required": ["search"]}}]}
-        conditions.append({"if": when, "then": {"properties": {"search_options": {"$ref": f"#/$defs/{def_name}"}}}})
+        conditions.append({"if": when, "then": then})
+        conditions.append({"if": {"properties": {"strategy": when}, "required": ["strategy"]}, "then": {"properties": {"strategy": then}}})
+    return conditions
+
+
+def policy_schema() -> dict:
+    """The JSON Schema of a policy file (YAML or JSON), generated from the
+    :class:`~sqlanon.config.policy.Policy` model: every leaf key flat (as files always gave them),
+    the same keys under their sections, and the options each search reads under ``search_options``."""
+    from sqlanon.config.policy import QI_HELP, SECTIONS, Policy
+
+    props: dict[str, dict] = {}
+    for model in SECTIONS.values():
+        for key in model.model_fields:
+            props[key] = _leaf(model, key)
+    props = {"qi": {**(_special("qi") or {}), "description": QI_HELP}, **props}
+    props["quasi_identifiers"] = {"$ref": "#/properties/qi", "description": "Another name for qi."}
+    for name, model in SECTIONS.items():
+        keys = list(model.model_fields)
+        if name == "privacy":  # the privacy keys grouped, as files always could, with the suppression method
+            keys.append("suppression")
+        props[name] = {
+            "type": "object",
+            "description": " ".join((model.__doc__ or name).split()) + f" The keys of the {name} section, which may also be given at the top level.",
+            "properties": {k: {"$ref": f"#/properties/{k}"} for k in keys},
+            "additionalProperties": False,
+        }
+    defs: dict[str, dict] = {}
+    conditions = _search_options_conditions(defs)
+    assert set(Policy.keys()) <= set(props)
     return {
         "$schema": SCHEMA_DRAFT,
         "$id": "https://sqlanon.dev/schemas/policy.schema.json",
         "title": "sqlanon policy file",
-        "description": "Keys of a sqlanon policy file (YAML or JSON); every key is also a flag of 'sqlanon anonymize' (flags win). Paths are relative to the file.",
+        "description": "Keys of a sqlanon policy file (YAML or JSON), flat or under their sections (privacy: {k: 5}); a key is also a flag of 'sqlanon anonymize' of the same name (--max-suppression), flags win. Paths are relative to the file.",
         "type": "object",
         "properties": props,
         "additionalProperties": False,

@@ -456,11 +456,9 @@ def _as_policy(policy, options: dict) -> Policy:
 
 
 def _policy_dict(policy: Policy) -> dict:
-    from dataclasses import asdict
-
     from sqlanon.hierarchy import Hierarchy
 
-    out = {k: v for k, v in asdict(policy).items() if v not in (None, [], {}, False) and k != "qi"}
+    out = {k: v for k, v in policy.flat().items() if v not in (None, [], {}, False) and k != "qi"}
     if policy.qi:  # a Hierarchy object is recorded by what it is, not by its rows
         out["qi"] = {c: (f"hierarchy object ({spec.origin}, {len(spec.rows)} leaves)" if isinstance(spec, Hierarchy) else spec) for c, spec in policy.qi.items()}
     return out
