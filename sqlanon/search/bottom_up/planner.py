@@ -237,27 +237,17 @@ class BottomUp:
         self.weights = list(weights) if weights is not None else None
         self.barred = [set(b) for b in barred] if barred is not None else [set() for _ in self.tax]
         self.vids = VidTable(engine, len(self.tax), len(classes) if classes else 1)
-        moved = start is not None and any(m is not None and list(m) != list(range(t.n_leaves)) for m, t in zip(start, self.tax))
-        leaf_nodes = [list(m) if m is not None else list(range(t.n_leaves)) for m, t in zip(start, self.tax)] if moved else None
+        leaf_nodes = self._start_nodes(start)
+        moved = leaf_nodes is not None
         #: with a class and a min-level start: ``{(attr, node): (I, |Rp|)}`` of generalizing the
         #: leaves straight to each start node and to the root (``|Rp| I`` telescopes over the
         #: levels in between), measured on the leaves before the start cut is applied
         self.leaf_info: dict[tuple[int, int], tuple[float, int]] = {}
-        if moved and classes:
-            self.vids.create(base_table, classes)
-            gens = {}
-            for a, (m, t) in enumerate(zip(leaf_nodes, self.tax)):
-                for p in sorted(set(m)) + ([t.root] if t.children[t.root] else []):
-                    if p >= t.n_leaves:
-                        gens[(a, p)] = (a, p, t.leaves_under(p))
-            try:
-                self.leaf_info = self._info_loss(list(gens.values()))
-            except OutOfTime:
-                self.incomplete = True
-            self.vids.drop()
+        if leaf_nodes is not None and classes:
+            self._measure_leaf_info(base_table, classes, leaf_nodes)
         self.vid_count0 = self.vids.create(base_table, classes, leaf_nodes)
         self.vid_count = self.vid_count0
-        self.cut: list[set[int]] = [set(m) for m in leaf_nodes] if moved else [set(range(t.n_leaves)) for t in self.tax]
+        self.cut: list[set[int]] = [set(m) for m in leaf_nodes] if leaf_nodes is not None else [set(range(t.n_leaves)) for t in self.tax]
         self.parents = [list(t.parent) for t in self.tax]
         self.O = self.vids.count_histogram(self.K)  # the paper's O[i], i < K
         self.info: dict[tuple[int, int], tuple[float, int]] = {}
@@ -268,12 +258,37 @@ class BottomUp:
         #: with a class: ``I({leaves} -> root)`` and ``|Rp|`` per attribute (a suppressed row's cost)
         self.root_info: dict[tuple[int, int], tuple[float, int]] = {}
         if not self.incomplete:
-            try:
-                if classes and not moved:
-                    self.root_info = self._info_loss([(a, t.root, list(range(t.n_leaves))) for a, t in enumerate(self.tax) if t.children[t.root]])
-                self._refresh_valid(range(len(self.tax)))
-            except OutOfTime:
-                self.incomplete = True
+            self._first_state(bool(classes) and not moved)
+
+    def _start_nodes(self, start: Sequence[Sequence[int] | None] | None) -> list[list[int]] | None:
+        """Per attribute, leaf -> node of the first cut; None when every attribute starts at its leaves."""
+        if start is None or not any(m is not None and list(m) != list(range(t.n_leaves)) for m, t in zip(start, self.tax)):
+            return None
+        return [list(m) if m is not None else list(range(t.n_leaves)) for m, t in zip(start, self.tax)]
+
+    def _measure_leaf_info(self, base_table: str, classes: Sequence[str], leaf_nodes: list[list[int]]) -> None:
+        """Fill :attr:`leaf_info` on a vid table of the leaves (dropped after)."""
+        self.vids.create(base_table, classes)
+        gens = {}
+        for a, (m, t) in enumerate(zip(leaf_nodes, self.tax)):
+            for p in sorted(set(m)) + ([t.root] if t.children[t.root] else []):
+                if p >= t.n_leaves:
+                    gens[(a, p)] = (a, p, t.leaves_under(p))
+        try:
+            self.leaf_info = self._info_loss(list(gens.values()))
+        except OutOfTime:
+            self.incomplete = True
+        self.vids.drop()
+
+    def _first_state(self, root_info: bool) -> None:
+        """The valid generalizations of the first cut and their I(G) (and, when ``root_info``,
+        every attribute's I({leaves} -> root)); out of time: the search is incomplete."""
+        try:
+            if root_info:
+                self.root_info = self._info_loss([(a, t.root, list(range(t.n_leaves))) for a, t in enumerate(self.tax) if t.children[t.root]])
+            self._refresh_valid(range(len(self.tax)))
+        except OutOfTime:
+            self.incomplete = True
 
     # -- state ----------------------------------------------------------------------------------
     def _is_valid(self, attr: int, p: int) -> bool:
@@ -504,10 +519,8 @@ def _most_general(search: BottomUp) -> list[set[int]]:
     return cuts
 
 
-def run(ctx) -> Plan:
-    options = ctx.options or {}
-    time_limit = options.get("time_limit")
-    limits = Limits(float(time_limit) if time_limit is not None else None)  # the vids and every step count
+def _k_and_budget(ctx, options: dict) -> tuple[int, int]:
+    """K (the requirement's k, or the ``k`` option without models) and the row budget."""
     requirement = ctx.requirement
     K = int(requirement.k if requirement.models else options.get("k") or 1)
     if options.get("k") is not None and not requirement.models:
@@ -517,136 +530,154 @@ def run(ctx) -> Plan:
     budget = int(getattr(requirement, "budget", 0) or 0)
     if K > ctx.stats.rows:
         raise UnsatisfiableError(f"k={K} is larger than the table ({ctx.stats.rows} rows)")
-    fanout = _int_option(options, "numeric_fanout", 2)
-    trace = bool(options.get("trace"))
-    prune = str(options.get("pruning", "true")).lower() not in ("false", "0", "no", "off")
+    return K, budget
 
-    taxonomies = [Taxonomy.from_hierarchy(h, fanout) for h in ctx.hierarchies]
-    weights = getattr(ctx, "weights", None)
-    bounds = getattr(ctx, "bounds", None)
-    start = barred = None
-    if bounds is not None:
-        from sqlanon.search.bounds import refuse_levelless
 
-        refuse_levelless(ctx, "bottom-up", [i for i, t in enumerate(taxonomies) if t.levels is None])
-        start, barred = [], []
-        for t, h, (lo, hi) in zip(taxonomies, ctx.hierarchies, bounds):
-            if t.levels is None:
-                start.append(None)
-                barred.append(set())
-                continue
-            first, above = t.bounded(h, lo, hi)
-            start.append(first)
-            barred.append(above)
-    base_table, classes = _class_base(ctx)
-    if classes is None:
-        ctx.progress("bottom-up: no --class-column, so I(G) = 0 and generalizations are chosen by anonymity gain")
-    search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, budget, prune=prune, start=start, barred=barred, weights=weights, limits=limits)
-    ctx.progress(f"bottom-up: {search.vid_count0:,} vids, A(VID) = {search.anonymity}, K = {K}"
-                 + (", out of time before its first state" if search.incomplete else ""))
-    ok = requirement.predicate()
-    rows = ctx.stats.rows
-    # What a suppressed row costs (suppression is never free): with a class column, the entropy
-    # loss of generalizing the row to the root in every QI (per row, sum over QIs of I({leaves} ->
-    # root)), so the information loss of suppressing everything equals that of releasing everything
-    # at the root; without a class column (or when the class carries no information about the QIs)
-    # I(G) is 0 everywhere and the stopping point is chosen by Iyengar's LM instead (a suppressed
-    # row counts 1 in every QI).
+def _bounded_start(ctx, taxonomies: list[Taxonomy], bounds) -> tuple[list[list[int] | None], list[set[int]]]:
+    """Level bounds: per attribute the min-level start cut and the nodes above the max level."""
+    from sqlanon.search.bounds import refuse_levelless
+
+    refuse_levelless(ctx, "bottom-up", [i for i, t in enumerate(taxonomies) if t.levels is None])
+    start: list[list[int] | None] = []
+    barred: list[set[int]] = []
+    for t, h, (lo, hi) in zip(taxonomies, ctx.hierarchies, bounds):
+        if t.levels is None:
+            start.append(None)
+            barred.append(set())
+            continue
+        first, above = t.bounded(h, lo, hi)
+        start.append(first)
+        barred.append(above)
+    return start, barred
+
+
+def _suppression_cost(search: BottomUp, weights) -> tuple[float, float]:
+    """What a suppressed row costs (suppression is never free): with a class column, the entropy
+    loss of generalizing the row to the root in every QI (per row, sum over QIs of I({leaves} ->
+    root)), so the information loss of suppressing everything equals that of releasing everything
+    at the root; without a class column (or when the class carries no information about the QIs)
+    I(G) is 0 everywhere and the stopping point is chosen by Iyengar's LM instead (a suppressed
+    row counts 1 in every QI). Returns ``(start loss, per-row cost)``; the start loss is that of
+    generalizing the leaves to a min-level start cut."""
     def w(a: int) -> float:
         return 1.0 if weights is None else weights[a]
 
-    start_loss = 0.0  # a min-level start: the loss of generalizing the leaves to it
+    start_loss = 0.0
     if search.leaf_info:
-        full = {(a, t.root): search.leaf_info[(a, t.root)] for a, t in enumerate(taxonomies) if (a, t.root) in search.leaf_info}
+        full = {(a, t.root): search.leaf_info[(a, t.root)] for a, t in enumerate(search.tax) if (a, t.root) in search.leaf_info}
         start_loss = sum(w(a) * search.leaf_info[(a, p)][0] * search.leaf_info[(a, p)][1] for a, cut in enumerate(search.cut) for p in cut if (a, p) in search.leaf_info)
     else:
         full = search.root_info
     per_row = sum(info * w(a) for (a, _), (info, _) in full.items())
-    use_lm = classes is None or per_row <= 1e-12
-    metric_name = "lm" if use_lm else "information_loss"
+    return start_loss, per_row
 
-    trace_rows = []
-    loss = start_loss
-    best = None  # (cost, steps, cut, suppressed, generalization loss)
-    explored = 0
 
-    def consider() -> int:
+class _Walk:
+    """The walk of a bottom-up run: generalize in IP order until the budget is met, then keep
+    going while suppression remains, scoring every state within the budget; the best (cheapest
+    generalization + suppression) is ``(cost, steps, cut, suppressed, generalization loss)``."""
+
+    def __init__(self, ctx, search: BottomUp, limits: Limits, K: int, budget: int, use_lm: bool, per_row: float, start_loss: float) -> None:
+        self.ctx, self.search, self.limits = ctx, search, limits
+        self.K, self.budget, self.use_lm, self.per_row = K, budget, use_lm, per_row
+        self.weights = getattr(ctx, "weights", None)
+        self.ok = ctx.requirement.predicate()
+        self.rows = ctx.stats.rows
+        self.metric_name = "lm" if use_lm else "information_loss"
+        self.trace = bool((ctx.options or {}).get("trace"))
+        self.trace_rows: list[dict] = []
+        self.loss = start_loss
+        self.best: tuple | None = None
+        self.explored = 0
+        self.said = limits.elapsed()
+
+    def consider(self) -> int:
         """Score the current cut if it fits the budget and releases something; return its
         suppressed rows."""
-        nonlocal best
+        stats, search = self.ctx.stats, self.search
         recoding = search.recoding()
-        aggs = lm_recoding_aggregates(ctx.stats, recoding, weights) if use_lm else ()
-        ns = ctx.stats.evaluate(recoding, ok, aggs)
-        if ns.suppressed > budget or ns.suppressed >= rows:
+        aggs = lm_recoding_aggregates(stats, recoding, self.weights) if self.use_lm else ()
+        ns = stats.evaluate(recoding, self.ok, aggs)
+        if ns.suppressed > self.budget or ns.suppressed >= self.rows:
             return ns.suppressed
-        cost = lm_recoding_value(ctx.stats, ns, weights) if use_lm else (loss + ns.suppressed * per_row) / rows
-        if best is None or cost < best[0] - 1e-12:
-            best = (cost, len(search.steps), [set(c) for c in search.cut], ns.suppressed, loss / rows)
+        cost = lm_recoding_value(stats, ns, self.weights) if self.use_lm else (self.loss + ns.suppressed * self.per_row) / self.rows
+        if self.best is None or cost < self.best[0] - 1e-12:
+            self.best = (cost, len(search.steps), [set(c) for c in search.cut], ns.suppressed, self.loss / self.rows)
         return ns.suppressed
 
-    # Generalize in IP order until the budget is met, then keep going while suppression remains:
-    # the returned cut is the cheapest state (generalization + suppression) within the budget.
-    said = [limits.elapsed()]
-
-    def tick(probed: int = 0, candidates: int = 0) -> None:
+    def tick(self, probed: int = 0, candidates: int = 0) -> None:
         """A progress line every few seconds, within long steps too."""
-        now = limits.elapsed()
-        if now - said[0] < 5.0:
+        now = self.limits.elapsed()
+        if now - self.said < 5.0:
             return
-        said[0] = now
-        within = f" (step {explored + 1}: {probed} of {candidates} candidates probed)" if candidates else ""
-        ctx.progress(f"bottom-up: {explored} steps in {now:.0f} s{within}, A(VID) = {search.anonymity} (K = {K}), "
-                     f"{search.violating_rows():,} rows in vids below K (budget {budget:,}), {search.vid_count:,} vids"
-                     + (f", best {metric_name} {best[0]:.6g}" if best is not None else ""))
+        self.said = now
+        search = self.search
+        within = f" (step {self.explored + 1}: {probed} of {candidates} candidates probed)" if candidates else ""
+        self.ctx.progress(f"bottom-up: {self.explored} steps in {now:.0f} s{within}, A(VID) = {search.anonymity} (K = {self.K}), "
+                          f"{search.violating_rows():,} rows in vids below K (budget {self.budget:,}), {search.vid_count:,} vids"
+                          + (f", best {self.metric_name} {self.best[0]:.6g}" if self.best is not None else ""))
 
-    while not search.incomplete:
-        if search.k_satisfied() and limits.room(1) and limits.run(1, consider) == 0:
-            break  # nothing suppressed: any further step only adds loss
-        try:
-            s = search.step(limits, tick)
-        except OutOfTime:  # applied, but the new generalizations' I(G) is missing: stop here
-            break
-        if s is None:
-            break
-        explored += 1
-        tick()
-        loss += search.weighted_info((s.attr, s.parent)) * search.info[(s.attr, s.parent)][1]
-        d = search.describe_step(s, ctx.qis, len(search.steps))
-        trace_rows.append(d)
-        ctx.trace(d)
-        if trace:
-            ctx.progress(
+    def walk(self) -> None:
+        search, limits = self.search, self.limits
+        while not search.incomplete:
+            if search.k_satisfied() and limits.room(1) and limits.run(1, self.consider) == 0:
+                break  # nothing suppressed: any further step only adds loss
+            try:
+                s = search.step(limits, self.tick)
+            except OutOfTime:  # applied, but the new generalizations' I(G) is missing: stop here
+                break
+            if s is None:
+                break
+            self.explored += 1
+            self.tick()
+            self.loss += search.weighted_info((s.attr, s.parent)) * search.info[(s.attr, s.parent)][1]
+            self._record(s)
+
+    def _record(self, s: Step) -> None:
+        """The step in the trace (and on stderr with ``trace``)."""
+        d = self.search.describe_step(s, self.ctx.qis, len(self.search.steps))
+        self.trace_rows.append(d)
+        self.ctx.trace(d)
+        if self.trace:
+            self.ctx.progress(
                 f"step {d['step']}: {d['attribute']} {d['generalization']}  I={d['I']:.6g} P={d['P']} "
                 f"IP={'inf' if d['IP'] is None else format(d['IP'], '.6g')}  A(VID)={d['A']}"
             )
-    stopped_by = limits.stopped_by or "done"
-    ctx.progress(f"bottom-up: stopped by {stopped_by} after {explored} steps, {search.probes} probes in {limits.elapsed():.1f} s")
-    if best is None and limits.stopped_by and (use_lm or bounds is None):
-        # out of time before the budget was met: the most general cut the search may reach
+
+    def most_general(self) -> None:
+        """Out of time before the budget was met: score the most general cut the search may reach."""
+        stats, search, rows = self.ctx.stats, self.search, self.rows
         search.cut = _most_general(search)
         recoding = search.recoding()
-        aggs = lm_recoding_aggregates(ctx.stats, recoding, weights) if use_lm else ()
-        ns = ctx.stats.evaluate(recoding, ok, aggs)
-        if ns.suppressed <= budget and ns.suppressed < rows:
-            cost = lm_recoding_value(ctx.stats, ns, weights) if use_lm else per_row * (rows + ns.suppressed) / rows
-            best = (cost, len(search.steps), [set(c) for c in search.cut], ns.suppressed, per_row if not use_lm else 0.0)
-    if best is None:
+        aggs = lm_recoding_aggregates(stats, recoding, self.weights) if self.use_lm else ()
+        ns = stats.evaluate(recoding, self.ok, aggs)
+        if ns.suppressed <= self.budget and ns.suppressed < rows:
+            cost = lm_recoding_value(stats, ns, self.weights) if self.use_lm else self.per_row * (rows + ns.suppressed) / rows
+            self.best = (cost, len(search.steps), [set(c) for c in search.cut], ns.suppressed, self.per_row if not self.use_lm else 0.0)
+
+    def unsatisfiable(self, bounds) -> UnsatisfiableError:
+        """No state within the budget: the error naming the classes at fault at the last cut."""
         from sqlanon.privacy.diagnosis import unsatisfiable
 
-        recoding = search.recoding()
-        search.vids.drop()
+        recoding = self.search.recoding()
+        self.search.vids.drop()
         scope = "(bottom-up, every quasi-identifier generalized as far as " + ("its --max-level allows)" if bounds is not None else "it goes)")
-        if limits.stopped_by:
-            scope = f"(bottom-up, stopped by its time limit after {explored} steps)"
-        raise unsatisfiable(ctx.stats, requirement, recoding, qis=ctx.qis, scope=scope,
-                            label="the most general cut bottom-up reached")
+        if self.limits.stopped_by:
+            scope = f"(bottom-up, stopped by its time limit after {self.explored} steps)"
+        return unsatisfiable(self.ctx.stats, self.ctx.requirement, recoding, qis=self.ctx.qis, scope=scope,
+                             label="the most general cut bottom-up reached")
+
+
+def _plan(walk: _Walk, best: tuple, stopped_by: str, bounds) -> Plan:
+    """Release the best state: its cut, what it suppresses, and what the run reports."""
+    ctx, search, limits, weights = walk.ctx, walk.search, walk.limits, walk.weights
     cost, chosen_steps, cut, _, gen_loss = best
     search.cut = cut
     recoding = search.recoding()
-    ns = ctx.stats.evaluate(recoding, ok)
+    ns = ctx.stats.evaluate(recoding, walk.ok)
     extra = {
         "steps": chosen_steps,
-        "steps_explored": explored,
+        "steps_explored": walk.explored,
         "vids": search.vid_count0,
         "vids_final": search.vids.size(),
         "probes": search.probes,
@@ -654,29 +685,59 @@ def run(ctx) -> Plan:
         "search_seconds": round(limits.elapsed(), 3),
         "stopped_by": stopped_by,
         "time_limit": limits.time_limit,
-        "suppressed_row_cost": (1.0 if weights is None else sum(weights) / len(weights)) if use_lm else per_row,
+        "suppressed_row_cost": (1.0 if weights is None else sum(weights) / len(weights)) if walk.use_lm else walk.per_row,
         "generalization_loss": gen_loss,
     }
     if weights is not None:
         extra["weights"] = dict(zip(ctx.qis, weights))
     if bounds is not None:
         extra["level_bounds"] = {q: list(b) for q, b in zip(ctx.qis, bounds)}
-    if trace:
-        extra["trace"] = trace_rows[:chosen_steps]
-        if explored > chosen_steps:
-            extra["trace_explored"] = trace_rows[chosen_steps:]
+    if walk.trace:
+        extra["trace"] = walk.trace_rows[:chosen_steps]
+        if walk.explored > chosen_steps:
+            extra["trace_explored"] = walk.trace_rows[chosen_steps:]
     search.vids.drop()
     return Plan(
         search="bottom-up",
         qis=list(ctx.qis),
         recoding=recoding,
         transformation={q: search.cut_labels(i) for i, q in enumerate(ctx.qis)},
-        requirement=requirement,
-        rows=rows,
+        requirement=ctx.requirement,
+        rows=walk.rows,
         suppressed_rows=ns.suppressed,
-        metric_name=metric_name,
+        metric_name=walk.metric_name,
         metric_value=cost,
         node=None,
         nodes_evaluated=search.probes,
         extra=extra,
     )
+
+
+def run(ctx) -> Plan:
+    options = ctx.options or {}
+    time_limit = options.get("time_limit")
+    limits = Limits(float(time_limit) if time_limit is not None else None)  # the vids and every step count
+    K, budget = _k_and_budget(ctx, options)
+    fanout = _int_option(options, "numeric_fanout", 2)
+    prune = str(options.get("pruning", "true")).lower() not in ("false", "0", "no", "off")
+    taxonomies = [Taxonomy.from_hierarchy(h, fanout) for h in ctx.hierarchies]
+    weights = getattr(ctx, "weights", None)
+    bounds = getattr(ctx, "bounds", None)
+    start, barred = _bounded_start(ctx, taxonomies, bounds) if bounds is not None else (None, None)
+    base_table, classes = _class_base(ctx)
+    if classes is None:
+        ctx.progress("bottom-up: no --class-column, so I(G) = 0 and generalizations are chosen by anonymity gain")
+    search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, budget, prune=prune, start=start, barred=barred, weights=weights, limits=limits)
+    ctx.progress(f"bottom-up: {search.vid_count0:,} vids, A(VID) = {search.anonymity}, K = {K}"
+                 + (", out of time before its first state" if search.incomplete else ""))
+    start_loss, per_row = _suppression_cost(search, weights)
+    use_lm = classes is None or per_row <= 1e-12
+    walk = _Walk(ctx, search, limits, K, budget, use_lm, per_row, start_loss)
+    walk.walk()
+    stopped_by = limits.stopped_by or "done"
+    ctx.progress(f"bottom-up: stopped by {stopped_by} after {walk.explored} steps, {search.probes} probes in {limits.elapsed():.1f} s")
+    if walk.best is None and limits.stopped_by and (use_lm or bounds is None):
+        walk.most_general()
+    if walk.best is None:
+        raise walk.unsatisfiable(bounds)
+    return _plan(walk, walk.best, stopped_by, bounds)
