@@ -123,7 +123,7 @@ class GeneticStats:
     """Frequency-set statistics for flexible recodings (one statement per batch of candidates)."""
 
     def __init__(self, stats, class_targets: Sequence[ClassTarget] = (), regression_targets: Sequence[RegressionTarget] = (),
-                 ok: exp.Expression | None = None, needs=None) -> None:
+                 ok: exp.Expr | None = None, needs=None) -> None:
         self.stats = stats
         self.engine = stats.engine
         #: statements are built for the run's dialect; candidate arrays are indexed its way
@@ -258,7 +258,7 @@ class GeneticStats:
         finally:
             self.engine.execute(self.dialect.drop_temp(numbered))
 
-    def _base_source(self, alias: str) -> exp.Expression:
+    def _base_source(self, alias: str) -> exp.Expr:
         """The base table as the batch statement reads it: the table, or its parts' ``UNION ALL``."""
         if not self.parts:
             return table_ref(self.table, alias=alias)
@@ -302,7 +302,7 @@ class GeneticStats:
                 total["mad"] = self.single_group_mad(ti)
             self.totals["regression"].append(total)
 
-    def _block_columns(self) -> list[exp.Expression]:
+    def _block_columns(self) -> list[exp.Expr]:
         """``b{j}``: the row's index into block ``j``'s lookup lists (its leaf codes in mixed radix)."""
         out = []
         for j, block in enumerate(self.blocks):
@@ -320,7 +320,7 @@ class GeneticStats:
     def key_name(self, word: int) -> str:
         return "key" if word == 0 else f"key{word}"
 
-    def _key_exprs(self, block_words: Sequence[int], per_qi: bool = False, fold: bool = False) -> list[tuple[str, exp.Expression]]:
+    def _key_exprs(self, block_words: Sequence[int], per_qi: bool = False, fold: bool = False) -> list[tuple[str, exp.Expr]]:
         """The class key words: per word, the sum of its blocks' lookups ``kb{j}[b{j}]`` (or, with
         ``per_qi``, of its QIs' lookups ``k{i}[q{i}]``, for tables without block columns); with
         ``fold`` the candidate number ``c`` is the lowest digit of the first word."""
@@ -337,7 +337,7 @@ class GeneticStats:
             out.append((self.key_name(w), add_all((first if w == 0 else []) + terms)))
         return out
 
-    def _list_at(self, list_col: str, code: exp.Expression) -> exp.Expression:
+    def _list_at(self, list_col: str, code: exp.Expr) -> exp.Expr:
         """``list_col[code]`` for a 0-based code, in the dialect's array base."""
         return self.dialect.element_at(col(list_col), code)
 
@@ -358,7 +358,7 @@ class GeneticStats:
         rsel += [col(s, "b") for s in sums]
         # the LM loss of a row: the released value's loss, per block (or per QI for per-column
         # figures) looked up like the key; summed per class as cnt * loss
-        loss_terms: list[tuple[str, exp.Expression]] = []
+        loss_terms: list[tuple[str, exp.Expr]] = []
         if lm and per_column:
             loss_terms = [(f"rl{i}", self._list_at(f"l{i}", col(self.stats.qcol(i), "b"))) for i in range(self.n)]
         elif lm:
@@ -451,7 +451,7 @@ class GeneticStats:
         final = exp.select(*out).from_(table_ref("flagged")).group_by(col("c")).order_by(col("c"))
         return cte_select([*ctes, ("cls", cls), ("flagged", flagged)], final)
 
-    def _sensitive_ctes(self, key_names: list[str], sums: list[str]) -> list[tuple[str, exp.Expression]]:
+    def _sensitive_ctes(self, key_names: list[str], sums: list[str]) -> list[tuple[str, exp.Expr]]:
         """``rs``: one row per (candidate, class, sensitive value) with its sums and, for
         t-closeness, the class total and the value's global share ``q``."""
         part = [*map(col, key_names)]
@@ -466,7 +466,7 @@ class GeneticStats:
         rq = rq.join(table_ref(self.stats.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d")))
         return self._ranked([("rs0", rs), ("rs", rq)], key_names)
 
-    def _ranked(self, ctes: list[tuple[str, exp.Expression]], key_names: list[str]) -> list[tuple[str, exp.Expression]]:
+    def _ranked(self, ctes: list[tuple[str, exp.Expr]], key_names: list[str]) -> list[tuple[str, exp.Expr]]:
         """Recursive (c,l)-diversity: each sensitive value's rank ``rn`` in its class by count
         (largest first), so that ``top_s`` = r1 and ``tail_s`` = r_l + .. + r_m."""
         if not self.needs.recursive_l:
@@ -477,7 +477,7 @@ class GeneticStats:
         ranked = exp.select(exp.Star(), exp.alias_(rn, "rn", quoted=True)).from_(table_ref("rs_r"))
         return [*head, ("rs_r", last), ("rs", ranked)]
 
-    def _emd_ordered_ctes(self, key_names: list[str]) -> list[tuple[str, exp.Expression]]:
+    def _emd_ordered_ctes(self, key_names: list[str]) -> list[tuple[str, exp.Expr]]:
         """Per class, ``emd_ordered = sum_{i < m} |sum_{j <= i} (p_j - q_j)| / (m - 1)`` over the
         sensitive values in rank order (absent values have p = 0): class totals, the grid of
         classes x domain left-joined to the class's counts, a running sum, its mean absolute value."""
@@ -503,7 +503,7 @@ class GeneticStats:
         emd = emd.from_(table_ref("ecum")).group_by(*map(col, key_names))
         return [("ekeys", keys), ("egrid", grid), ("ecum", cum), ("emd", emd)]
 
-    def _sensitive_aggs(self) -> list[exp.Expression]:
+    def _sensitive_aggs(self) -> list[exp.Expr]:
         out = []
         if self.needs.distinct_s:
             out.append(exp.alias_(exp.Count(this=exp.Star()), "distinct_s", quoted=True))
@@ -525,7 +525,7 @@ class GeneticStats:
         v = f"v{ti}"
         if not grouped:
             base = exp.select(col(v), col("cnt")).from_(table_ref(self.vtables[ti]))
-            part: list[exp.Expression] = []
+            part: list[exp.Expr] = []
             grp = exp.select(col(v), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("x")).group_by(col(v))
             ctes = [("x", base), ("grp", grp)]
         else:

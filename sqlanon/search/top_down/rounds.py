@@ -58,7 +58,7 @@ def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: s
         q = q.join(table_ref(bad, alias=alias), on=on, join_type="left")
         released_in.append(exp.Is(this=col(stats.qcol(0), alias), expression=exp.Null()))
 
-    def pick(i: int) -> exp.Expression:
+    def pick(i: int) -> exp.Expr:
         case = exp.Case()
         for r, cond in enumerate(released_in):
             case = case.when(cond.copy(), col(f"v{r}", f"m{i}"))

@@ -156,7 +156,7 @@ class LossyJoinStats:
         t1 = self.t1
         src = exp.alias_(self.source_from(self.t1_source), "src", table=True, quoted=True)
         sel = exp.select().from_(src)
-        keys: list[exp.Expression] = []
+        keys: list[exp.Expr] = []
         for i in t1.used:
             alias = f"h{i}"
             cond = exp.EQ(this=col("level_0", alias), expression=as_varchar(col(t1.qis[i], "src")))
@@ -179,7 +179,7 @@ class LossyJoinStats:
             return None
         if list(stats.map_tables) != list(t1.map_tables):
             return None
-        keys: list[exp.Expression] = [exp.alias_(col(stats.qcol(i)), f"q{i}", quoted=True) for i in t1.used]
+        keys: list[exp.Expr] = [exp.alias_(col(stats.qcol(i)), f"q{i}", quoted=True) for i in t1.used]
         if t1.class_column:
             keys.append(exp.alias_(col("y"), "cls", quoted=True))
         sel = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref(stats.base.table))
@@ -189,7 +189,7 @@ class LossyJoinStats:
         p = self.prevs[r]
         src = exp.alias_(self.source_from(p.source), "src", table=True, quoted=True)
         sel = exp.select().from_(src)
-        keys: list[exp.Expression] = []
+        keys: list[exp.Expr] = []
         for c, name in enumerate(p.join_cols):
             alias = f"d{c}"
             cond = exp.EQ(this=col("label", alias), expression=as_varchar(col(name, "src")))
@@ -262,7 +262,7 @@ class LossyJoinStats:
     # --------------------------------------------------------------------------------------------
     # a state of T1: its partitions
 
-    def p1_ctes(self, cuts: dict[int, Sequence[int]], par: tuple[int, Sequence[int]] | None) -> list[tuple[str, exp.Expression]]:
+    def p1_ctes(self, cuts: dict[int, Sequence[int]], par: tuple[int, Sequence[int]] | None) -> list[tuple[str, exp.Expr]]:
         """``p1``: T1's partitions under ``cuts`` (QI index -> leaf code -> node id), with ``par``
         (the current node of the attribute being specialized) when evaluating a specialization."""
         t1 = self.t1
@@ -294,7 +294,7 @@ class LossyJoinStats:
         ctes.append(("p1", p1))
         return ctes
 
-    def match_ctes(self, matches: list[MatchTable], incs: list[IncTable]) -> list[tuple[str, exp.Expression]]:
+    def match_ctes(self, matches: list[MatchTable], incs: list[IncTable]) -> list[tuple[str, exp.Expr]]:
         ctes = []
         for t, m in enumerate(matches):
             names = ["c1"] + [f"v{r}" for r, _ in m.sides]
@@ -305,12 +305,12 @@ class LossyJoinStats:
             ctes.append((f"i{u}", exp.select(col("c1"), col("w")).from_(exp.values(rows, alias="v", columns=["c1", "w"]))))
         return ctes
 
-    def _join_conditions(self, left: str, matches, incs, prev_alias) -> tuple[list, list[exp.Expression], list[exp.Expression]]:
+    def _join_conditions(self, left: str, matches, incs, prev_alias) -> tuple[list, list[exp.Expr], list[exp.Expr]]:
         """Joins from T1 (alias ``left``, columns ``g{i}``) through the match tables to every
         previous release (alias ``prev_alias(r)``, columns ``j{c}``); returns (match joins,
         per-release ON conditions, NOT EXISTS filters)."""
         mjoins = []
-        on: list[list[exp.Expression]] = [[] for _ in self.prevs]
+        on: list[list[exp.Expr]] = [[] for _ in self.prevs]
         for t, m in enumerate(matches):
             mjoins.append((table_ref(f"m{t}"), exp.EQ(this=col("c1", f"m{t}"), expression=col(f"g{m.qi}", left))))
             for r, pos in m.sides:
@@ -453,7 +453,7 @@ class LossyJoinStats:
         ctes.append(("xr", xr.from_(table_ref(final_src))))
         return ctes, "xr"
 
-    def _distinct_ctes(self, xk: list[str]) -> list[tuple[str, exp.Expression]]:
+    def _distinct_ctes(self, xk: list[str]) -> list[tuple[str, exp.Expr]]:
         """``yd``: a_Y(x) by Case 3 (sum over distinct partitions) or COUNT(DISTINCT y)."""
         with_y = [s for s in range(len(self.prevs) + 1) if self._side_y(s).mode != "none"]
         if self.mode == "case3":
@@ -504,7 +504,7 @@ class LossyJoinStats:
             factorized = self.mode == "case1"
         return self.factorized_ctes(cuts, par, matches, incs) if factorized else self.pairs_ctes(cuts, par, matches, incs)
 
-    def _aggs(self) -> list[exp.Expression]:
+    def _aggs(self) -> list[exp.Expr]:
         out = [exp.alias_(exp.Min(this=col("ay")), "ay", quoted=True), exp.alias_(sum_(col("ax")), "ax", quoted=True)]
         out += [exp.alias_(exp.Max(this=col(f"l{k}")), f"l{k}", quoted=True) for k in range(self.n_sens)]
         return out
@@ -568,7 +568,7 @@ class LossyJoinStats:
         return {"x": dict(zip(xk, row[: len(xk)])), "ay": row[len(xk)], "ax": row[len(xk) + 1], "l": list(row[len(xk) + 2:])}
 
 
-def _counted(sel: exp.Select, keys: list[exp.Expression], sens) -> exp.Select:
+def _counted(sel: exp.Select, keys: list[exp.Expr], sens) -> exp.Select:
     """A release's scan grouped by ``keys``: rows (``cnt``) and one count per sensitive value."""
     aggs = [exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True)]
     for k, column, value in sens:
@@ -578,13 +578,13 @@ def _counted(sel: exp.Select, keys: list[exp.Expression], sens) -> exp.Select:
     return sel.group_by(*[lit(j + 1) for j in range(len(keys))]) if keys else sel
 
 
-def _yv(parts: list[exp.Expression]) -> exp.Expression:
+def _yv(parts: list[exp.Expr]) -> exp.Expr:
     if len(parts) == 1:
         return parts[0]
     return exp.ConcatWs(expressions=[lit(SEP), *[exp.Coalesce(this=p, expressions=[lit("")]) for p in parts]])
 
 
-def _a_expr(mode: str) -> exp.Expression:
+def _a_expr(mode: str) -> exp.Expr:
     if mode == "none":
         return exp.Max(this=lit(1))
     if mode == "key":
@@ -592,14 +592,14 @@ def _a_expr(mode: str) -> exp.Expression:
     return exp.Count(this=exp.Star())
 
 
-def _prod(parts: list[exp.Expression]) -> exp.Expression:
+def _prod(parts: list[exp.Expr]) -> exp.Expr:
     out = parts[0]
     for p in parts[1:]:
         out = exp.Mul(this=out, expression=p)
     return out
 
 
-def _and(parts: list[exp.Expression]) -> exp.Expression | None:
+def _and(parts: list[exp.Expr]) -> exp.Expr | None:
     if not parts:
         return None
     return exp.and_(*parts) if len(parts) > 1 else parts[0]
