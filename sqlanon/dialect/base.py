@@ -169,7 +169,7 @@ class Dialect:
                 exp.alias_(exp.Sum(this=col(measure)), "n", quoted=True), copy=False,
             )
             parts.append(part.from_(table_ref(table), copy=False).group_by(*[col(c) for c in columns], copy=False))
-        out = parts[0]
+        out: exp.Query = parts[0]
         for part in parts[1:]:
             out = exp.union(out, part, distinct=False, copy=False)
         return out
@@ -212,7 +212,7 @@ class Dialect:
         stand-in for a uniform random number): ``hash / 2^64``, shifted by ``2^63`` first where the
         hash is signed. Built with ``exp.Paren`` around the sum: sqlglot renders a tree as it is
         and does not add the parentheses that operator precedence needs."""
-        h = exp.cast(self.hash_of(expressions), "DOUBLE")
+        h: exp.Expr = exp.cast(self.hash_of(expressions), "DOUBLE")
         if self.hash_signed:
             h = exp.Paren(this=exp.Add(this=h, expression=literal(9223372036854775808.0)))
         return exp.Div(this=h, expression=literal(18446744073709551616.0))

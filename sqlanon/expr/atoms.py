@@ -37,7 +37,9 @@ def col(name: str, table: str | None = None) -> exp.Column:
 def table_ref(name: str, schema: str | None = None, alias: str | None = None) -> exp.Table:
     t = exp.Table(this=ident(name), db=ident(schema) if schema else None)
     if alias:
-        t = exp.alias_(t, alias, table=True, quoted=True)
+        aliased = exp.alias_(t, alias, table=True, quoted=True)
+        assert isinstance(aliased, exp.Table)  # a table alias is set on the table itself
+        return aliased
     return t
 
 
@@ -100,7 +102,7 @@ def add_all(terms: Sequence[exp.Expr], empty: exp.Expr | None = None) -> exp.Exp
     return total
 
 
-def and_all(parts: list[exp.Expr]) -> exp.Expr:
+def and_all(parts: Sequence[exp.Expr]) -> exp.Expr:
     if not parts:
         return exp.Boolean(this=True)
     return exp.and_(*parts) if len(parts) > 1 else parts[0]
@@ -133,7 +135,7 @@ def union_all(selects: Sequence[exp.Expr]) -> exp.Expr:
     return out
 
 
-def cte_select(ctes: list[tuple[str, exp.Expr]], final: exp.Select) -> exp.Select:
+def cte_select(ctes: Sequence[tuple[str, exp.Expr]], final: exp.Select) -> exp.Select:
     for name, body in ctes:
         final = final.with_(ident(name), as_=body, copy=False)
     return final
