@@ -234,7 +234,7 @@ def seeded_compare(path, k, args) -> list[dict]:
 def lattice_compare(path, k, args):
     """The optimal full-domain node under LM, scored with the flexible LM (same definition)."""
     from sqlanon.metrics import METRICS
-    from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
+    from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
     from sqlanon.search.lattice import optimal
     from sqlanon.search.genetic import planner as genetic
     from sqlanon.search.lattice.lattice import Lattice

@@ -27,7 +27,7 @@ import genetic_adult as B
 
 
 def evaluator(k: int, trees: str, work: str):
-    from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
+    from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
     from sqlanon.search.genetic import planner as genetic
 
     path = B.clean_parquet(work)

@@ -20,6 +20,7 @@ import contextlib
 import logging
 import threading
 from typing import Callable, Iterator
+from sqlanon.errors import SqlanonError
 
 log = logging.getLogger("sqlanon")
 sql_log = logging.getLogger("sqlanon.sql")
@@ -125,8 +126,6 @@ def _query_progress(engine):
     if engine is None or getattr(engine, "dialect", None) != "duckdb" or getattr(engine, "borrowed", True) or not hasattr(con, "query_progress"):
         return None
     if not getattr(engine, "_progress_tracking", False):
-        from sqlanon.errors import SqlanonError
-
         try:  # track progress without DuckDB printing its own bar (on stdout)
             engine.set_option("enable_progress_bar_print", "false")
             engine.set_option("enable_progress_bar", "true")

@@ -582,7 +582,7 @@ def test_duplicate_keys_from_the_api(tmp_path):
     """The Python API reads the same files the same way: a tree hierarchy with a key twice and a
     cost matrix with a class twice are errors, not the last one winning."""
     from sqlanon.hierarchy import load_hierarchy
-    from sqlanon.metrics.flexible import read_cost_matrix
+    from sqlanon.search.genetic.objective import read_cost_matrix
 
     tree = tmp_path / "d.yaml"
     tree.write_text("'*':\n  resp: [flu]\n  other: [cold]\n  resp: [cough]\n")

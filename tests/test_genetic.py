@@ -19,7 +19,7 @@ from sqlanon.engine import connect
 from sqlanon.hierarchy import load_hierarchy
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.metrics import METRICS
-from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
+from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
 from sqlanon.privacy import KAnonymity, Requirement
 from sqlanon.search.genetic import planner as genetic
 from sqlanon.search.context import SearchContext

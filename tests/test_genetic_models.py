@@ -30,7 +30,7 @@ import sqlanon  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.errors import ConfigError  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
-from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective  # noqa: E402
+from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement, TCloseness  # noqa: E402
 from sqlanon.privacy.delta_presence import DeltaPresence  # noqa: E402
 from sqlanon.privacy.k_map import KMap  # noqa: E402

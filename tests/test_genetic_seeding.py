@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from test_genetic import make_ctx, random_table, write_parquet  # noqa: E402
 
 from sqlanon.metrics import METRICS  # noqa: E402
-from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective  # noqa: E402
+from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective  # noqa: E402
 from sqlanon.search.lattice import optimal  # noqa: E402
 from sqlanon.search.genetic import planner as genetic
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402

@@ -26,7 +26,7 @@ from test_genetic import write_parquet  # noqa: E402
 import sqlanon  # noqa: E402
 from sqlanon.engine import connect  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
-from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective  # noqa: E402
+from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness  # noqa: E402
 from sqlanon.search.genetic import planner as genetic  # noqa: E402
 from sqlanon.engine.source import Source  # noqa: E402

@@ -375,7 +375,7 @@ def test_genetic_batch(name):
     lookups, class key with the candidate number folded in): golden per dialect, and PostgreSQL's
     shape (transpiled back) answers exactly like DuckDB's on the same candidates."""
     from sqlanon.search.genetic.cut import Layout
-    from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
+    from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
     from sqlanon.search.genetic.stats import CANDIDATE_RADIX, GeneticStats
 
     models, sensitive = GENETIC_CASES[name]

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 import sqlanon
 import sqlanon.cli.app
 from sqlanon.errors import ConfigError
-from sqlanon.config.checks import THREADS_PER_CORE, memory_bytes
+from sqlanon.engine.resources import THREADS_PER_CORE, memory_bytes
 
 runner = CliRunner()
 

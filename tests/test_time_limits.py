@@ -79,7 +79,7 @@ def test_lightning_step_limit_is_reported(tmp_path, clock):
 
 
 def _genetic_clock(monkeypatch, clock, prepare_seconds: float):
-    from sqlanon.metrics.flexible import FlexibleEvaluator
+    from sqlanon.search.genetic.objective import FlexibleEvaluator
 
     original_prepare = FlexibleEvaluator.prepare
 

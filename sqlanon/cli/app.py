@@ -13,9 +13,25 @@ import typer
 from typer.core import TyperGroup
 
 from sqlanon.errors import ConfigError, SqlanonError, from_os_error
-from sqlanon.config.search_options import given
+from sqlanon.config.search_options import cli_search_options, given
+from sqlanon.cli.generate import register as register_generate
+from sqlanon.cli.common import EXIT_HELP, _err, _fail, _on_sigterm, _progress, _run, _split, _terminated  # noqa: F401  (_err, _terminated: the commands' helpers)
+from sqlanon.progress import configure_logging_from_env
+from sqlanon.config.policy import Policy, parse_qi_flags
+from sqlanon.run.api import anonymize as api_anonymize, plan_sql
+from sqlanon.run.check import check as api_check, check_plan
+from sqlanon.risk import text_lines
+from sqlanon.search.generate.scores import compare_tables
+from sqlanon.engine import connect, is_postgres_url
+from sqlanon.engine.source import Source
+from sqlanon.release import registry
+from sqlanon.report import for_release, write_html
+from sqlanon.config.checks import check_report_path, refuse_existing
+from sqlanon.config import schema as schema_mod
+from sqlanon.hierarchy.store import store_hierarchy
+from sqlanon.engine.urls import redact
+from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
 
-EXIT_HELP = "Exit codes: 0 ok, 1 error, 2 usage, 3 unsatisfiable."
 #: the flag parser's error base class (typer >= 0.22 vendors click: not ``click.ClickException``)
 _PARSER_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
@@ -72,93 +88,10 @@ def _main(
     """Anonymize tables inside the database."""
     import os
 
-    from sqlanon.progress import configure_logging_from_env
-
     configure_logging_from_env(os.environ)
 
 
-def _err(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-
-
-def _progress(quiet: bool, json_out: bool = False):
-    """On a terminal (and not --json): rich progress, a live line per phase with the messages
-    above it. Otherwise no bars: the messages as plain ``sqlanon: ...`` lines on stderr. --quiet:
-    nothing (logging still works: SQLANON_LOG=INFO|DEBUG)."""
-    import sys
-
-    if quiet:
-        return None
-    if json_out or not sys.stderr.isatty():
-        return lambda message: typer.echo(f"sqlanon: {message}", err=True)
-    from sqlanon.progress import RichReporter
-
-    return RichReporter()
-
-
-def _fail(message: str, exit_code: int, json_out: bool) -> typer.Exit:
-    """One line on stderr; under ``--json`` also one JSON object on stdout."""
-    _err(message)
-    if json_out:
-        typer.echo(json.dumps({"error": message, "exit_code": exit_code}))
-    return typer.Exit(exit_code)
-
-
-def _run(fn, *args, json_out: bool = False, **kwargs):
-    """Run an API call and map errors to one line and an exit code; nothing else leaks.
-    ``SQLANON_DEBUG=1`` re-raises instead, with the traceback."""
-    import os
-
-    try:
-        return fn(*args, **kwargs)
-    except SqlanonError as err:
-        if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
-            raise
-        raise _terminated(json_out) or _fail(str(err), err.exit_code, json_out)
-    except KeyboardInterrupt:
-        if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
-            raise
-        raise _terminated(json_out) or _fail("interrupted; nothing was written", 130, json_out)
-    except OSError as err:  # a read-only or full disk, a folder that is a file: one line naming the path
-        if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
-            raise
-        mapped = from_os_error(err)
-        raise _terminated(json_out) or _fail(str(mapped), mapped.exit_code, json_out)
-    except Exception as err:  # an unexpected failure: still one line, no locals, no row values
-        if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
-            raise
-        raise _terminated(json_out) or _fail(f"internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", 1, json_out)
-
-
-#: the signal that asked this process to stop (SIGTERM), once it came
-_TERMINATED: list[int] = []
-
-
-def _on_sigterm(signum, frame) -> None:
-    """SIGTERM (what Airflow, Kubernetes and systemd send) is handled like Ctrl-C: the run stops
-    where it is (DuckDB interrupts the statement), in-place writes roll back, temporary files are
-    removed, and :func:`_run` says so and exits 143. A second SIGTERM does not cut the cleanup short."""
-    if _TERMINATED:
-        return
-    _TERMINATED.append(signum)
-    raise KeyboardInterrupt
-
-
-def _terminated(json_out: bool) -> typer.Exit | None:
-    """The exit of a run stopped by SIGTERM (128 + 15), or None when no SIGTERM came."""
-    return _fail("terminated (SIGTERM); nothing was written", 143, json_out) if _TERMINATED else None
-
-
-def _split(values: Optional[List[str]]) -> list[str]:
-    out: list[str] = []
-    for v in values or []:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
-    return out
-
-
 def _policy_from_flags(policy_path, flags: dict, search_options: dict):
-    from sqlanon.config.policy import Policy, parse_qi_flags
-
     policy = Policy.from_file(policy_path) if policy_path else Policy()
     qi = flags.pop("qi")
     if qi:
@@ -244,8 +177,6 @@ def anonymize(
     spark_master: Optional[str] = typer.Option(None, "--spark-master", help="Spark master URL (default local[*]); with --engine spark."),
     spark_conf: Optional[List[str]] = typer.Option(None, "--spark-conf", help="Spark setting KEY=VALUE. Repeat; with --engine spark."),
 ) -> None:
-    from sqlanon.run.api import anonymize as api_anonymize
-
     def go():
         flags = dict(
             qi=qi, input=input, format=format, delimiter=delimiter, table=table, hierarchy_delimiter=hierarchy_delimiter,
@@ -261,7 +192,6 @@ def anonymize(
             epsilon_search=epsilon_search, safepub_steps=safepub_steps,
             engine=engine, spark_master=spark_master, spark_conf=spark_conf,
         )
-        from sqlanon.config.search_options import cli_search_options
 
         search_options = cli_search_options(
             option, trace=trace, previous=previous, x=_split(x), y=_split(y), privacy=privacy,
@@ -353,8 +283,6 @@ def check(
     max_value_length: Optional[int] = typer.Option(None, "--max-value-length", help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
-    from sqlanon.run.check import check as api_check
-
     def go():
         specs = {}
         for item in qi:
@@ -382,8 +310,6 @@ def check(
         if t_distance is not None and t is None:
             raise ConfigError("--t-distance needs --t")
         if transformation:
-            from sqlanon.run.check import check_plan
-
             if not all(specs.values()):
                 raise ConfigError("--transformation needs a hierarchy for every --qi (COLUMN=HIERARCHY)")
             return check_plan(input, specs, transformation, format=format, delimiter=delimiter, table=table, k=1 if k is None else k, max_suppression=max_suppression or 0.0, class_column=class_column, numeric=_split(numeric), hierarchy_delimiter=hierarchy_delimiter, **bound)
@@ -397,8 +323,6 @@ def check(
         typer.echo(json.dumps(result, default=str))
     else:
         if "risk" in result:
-            from sqlanon.risk import text_lines
-
             result = dict(result)
             lines = text_lines(result.pop("risk"))
         else:
@@ -412,13 +336,6 @@ def check(
 
 
 def _against(input, format, delimiter, table, against, against_format, against_delimiter, columns, min_sup):
-    try:
-        from sqlanon.search.generate.scores import compare_tables
-    except ImportError as err:
-        raise ConfigError(f"--against needs the generate module ({err})") from None
-    from sqlanon.engine import connect
-    from sqlanon.engine.source import Source
-
     released = Source.open(input, format, table, delimiter)
     original = Source.open(against, against_format, None, against_delimiter)
     engine = connect(database=released.database or ":memory:", read_only=bool(released.database))
@@ -451,8 +368,6 @@ def sql(
     max_level: Optional[List[str]] = typer.Option(None, "--max-level", help="Highest level the search may choose, COLUMN=LEVEL. Repeat."),
     dialect: str = typer.Option("duckdb", "--dialect", help="Render for duckdb, postgres, spark, ... (sqlglot dialects)."),
 ) -> None:
-    from sqlanon.run.api import plan_sql
-
     def go():
         import sqlglot
 
@@ -476,9 +391,6 @@ def releases(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     import os
-
-    from sqlanon.release import registry
-    from sqlanon.engine import connect, is_postgres_url
 
     def go():
         if not is_postgres_url(database) and not os.path.isfile(database):
@@ -506,11 +418,7 @@ def report(
     output: Optional[str] = typer.Option(None, "--output", "-o", help="HTML file to write (default: sqlanon-release-ID.html)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing file."),
 ) -> None:
-    from sqlanon.report import for_release, write_html
-
     def go():
-        from sqlanon.config.checks import check_report_path, refuse_existing
-
         check_report_path(output)
         path = output or f"sqlanon-release-{release}.html"
         refuse_existing(path, "report file", overwrite)
@@ -527,9 +435,6 @@ def schema_command(
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write it to this file instead of stdout."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --output file."),
 ) -> None:
-    from sqlanon.config import schema as schema_mod
-    from sqlanon.config.checks import refuse_existing
-
     def go():
         refuse_existing(output, "output file", overwrite)
         text = schema_mod.dumps(schema_mod.schema(name))
@@ -584,21 +489,16 @@ def hierarchy_import(
     overwrite: bool = typer.Option(False, "--overwrite"),
     max_value_length: Optional[int] = typer.Option(None, "--max-value-length", help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
 ) -> None:
-    from sqlanon.hierarchy.store import store_hierarchy
-
     def go():
         h, _ = _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter, max_value_length)
         return store_hierarchy(database, h, table_name, overwrite)
 
     name = _run(go)
-    from sqlanon.engine.urls import redact
 
     typer.echo(f"stored hierarchy for {column!r} as table {name} in {redact(database)} (use it as --qi {column}=table:{name})")
 
 
 def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter, max_value_length=None):
-    from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
-
     bound = MAX_VALUE_LENGTH if max_value_length is None else max_value_length
     if bound < 1:
         raise ConfigError(f"--max-value-length must be at least 1 (characters), got {bound}")
@@ -607,8 +507,6 @@ def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delim
     if spec.split(":")[0] in BUILDERS:
         if not input:
             raise ConfigError(f"builder {spec!r} needs --input to read the column's values from")
-        from sqlanon.engine import connect
-        from sqlanon.engine.source import Source
 
         source = Source.open(input, format, table, delimiter)
         engine = connect(database=source.database or ":memory:", read_only=bool(source.database))
@@ -619,15 +517,7 @@ def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delim
     return load_hierarchy(spec, column, None, None, hierarchy_delimiter), None
 
 
-def _register_plugins() -> None:
-    try:
-        from sqlanon.cli.generate import register
-    except ImportError:
-        return
-    register(app)
-
-
-_register_plugins()
+register_generate(app)
 
 
 def main() -> None:

@@ -11,16 +11,15 @@ from typing import List, Optional
 
 import typer
 
+from sqlanon.cli.common import EXIT_HELP, _progress, _run, _split
 from sqlanon.errors import ConfigError
-
-EXIT_HELP = "Exit codes: 0 ok, 1 error, 2 usage, 3 unsatisfiable."
-
-
-def _split(values: Optional[List[str]]) -> list[str]:
-    out: list[str] = []
-    for v in values or []:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
-    return out
+from sqlanon.engine import connect
+from sqlanon.search.generate.pipeline import run
+from sqlanon.release.write import Target, check_registry, check_target
+from sqlanon.engine.source import Source
+from sqlanon.config.checks import check_report_path, refuse_existing
+from sqlanon.risk import validate_options
+from sqlanon.report import write_html
 
 
 def generate_command(
@@ -49,8 +48,6 @@ def generate_command(
     min_level: Optional[List[str]] = typer.Option(None, "--min-level", hidden=True, help="Refused: generation releases no hierarchy levels."),
     max_level: Optional[List[str]] = typer.Option(None, "--max-level", hidden=True, help="Refused: generation releases no hierarchy levels."),
 ) -> None:
-    from sqlanon.cli.app import _progress, _run
-
     result = _run(
         run_generate, weights=weights or None, min_level=min_level or None, max_level=max_level or None,
         input=input, format=format, delimiter=delimiter, table=table, columns=_split(columns) or None,
@@ -106,10 +103,6 @@ def run_generate(
                 f"{flag} does not apply to generate: it models exact values with a KRIMP code table "
                 "(no hierarchy levels, no per-attribute generalization loss to weigh); use it with anonymize"
             )
-    from sqlanon.engine import connect
-    from sqlanon.search.generate.pipeline import run
-    from sqlanon.release.write import Target
-    from sqlanon.engine.source import Source
 
     if candidates not in ("all", "closed"):
         raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")
@@ -117,8 +110,6 @@ def run_generate(
         raise ConfigError(f"--rows must be >= 0, got {rows}")
     if time_limit is not None and not (time_limit > 0):
         raise ConfigError(f"--time-limit must be > 0 seconds, got {time_limit}")
-    from sqlanon.config.checks import check_report_path, refuse_existing
-    from sqlanon.risk import validate_options
 
     validate_options(None, population_fraction)
     check_report_path(report)
@@ -131,8 +122,6 @@ def run_generate(
         raise ConfigError("--overwrite replaces an existing --output or --output-table; there is none here")
     engine = connect(database=source.database or ":memory:", memory_limit=memory_limit)
     try:
-        from sqlanon.release.write import check_registry, check_target
-
         check_target(engine, target, source)  # before the code table is mined
         check_registry(engine, target, source, None)
         result = run(
@@ -141,8 +130,6 @@ def run_generate(
             population_fraction=population_fraction, time_limit=time_limit,
         )
         if report:
-            from sqlanon.report import write_html
-
             write_html({**result, "search": "generate", "input": source.describe()}, report)
         return result
     finally:

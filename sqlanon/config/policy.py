@@ -31,6 +31,14 @@ from typing import Any, Generic, Iterator, Optional, TypeVar, overload
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from sqlanon.errors import ConfigError
+from sqlanon.config.strict_load import load_yaml, read_text
+from sqlanon.config.checks import check_policy, resolve_metric
+from sqlanon.config.search_options import parse_search_options
+from sqlanon.metrics import METRICS
+from sqlanon.search import SEARCHES
+from sqlanon.risk import validate_options
+from sqlanon.engine.spark_conf import parse_conf
+from sqlanon.hierarchy import BUILDERS, Hierarchy
 
 LATTICE = ("optimal", "samarati", "incognito")
 
@@ -299,7 +307,6 @@ class Policy(BaseModel):
     def from_file(cls, path: str) -> "Policy":
         if not os.path.isfile(path):
             raise ConfigError(f"policy file not found: {path}")
-        from sqlanon.config.strict_load import load_yaml, read_text
 
         where = f"policy {path}"
         data = load_yaml(read_text(path, where), where)  # a key given twice is an error, at any depth
@@ -361,11 +368,9 @@ class Policy(BaseModel):
         self._validate_runtime()
         self._validate_strategy()
         self._validate_privacy()
-        from sqlanon.config.checks import check_policy
 
         check_policy(self)
         self._validate_values()
-        from sqlanon.config.search_options import parse_search_options
 
         self.strategy.search_options = parse_search_options(self.strategy.search, self.strategy.search_options, "search_options")
         if not self.qi and not self.strategy.search_options.get("numeric"):
@@ -381,15 +386,11 @@ class Policy(BaseModel):
             raise ConfigError("no input: give --input PATH (or input: in the policy)")
 
     def _validate_strategy(self) -> None:
-        from sqlanon.metrics import METRICS
-        from sqlanon.search import SEARCHES
-
         strategy, quality = self.strategy, self.quality
         if strategy.search not in SEARCHES:
             raise ConfigError(f"unknown search {strategy.search!r}; choose one of {', '.join(SEARCHES)}")
         if quality.metric is not None and quality.metric not in METRICS:
             raise ConfigError(f"unknown metric {quality.metric!r}; choose one of {', '.join(METRICS)}")
-        from sqlanon.config.checks import resolve_metric
 
         given = None if self._metric_defaulted else quality.metric
         quality.metric = resolve_metric(strategy.search, given, quality.class_column, strategy.search_options)
@@ -414,7 +415,6 @@ class Policy(BaseModel):
             raise ConfigError(f"suppression must be mask or drop, got {self.release.suppression!r}")
         if privacy.l_diversity not in ("distinct", "entropy", "recursive"):
             raise ConfigError(f"l_diversity must be distinct, entropy or recursive, got {privacy.l_diversity!r}")
-        from sqlanon.risk import validate_options
 
         validate_options(self.reporting.risk_threshold, self.reporting.population_fraction)
 
@@ -536,8 +536,6 @@ def _coerce_qi(key: str, value: Any, where: str) -> dict[str, Any]:
 
 
 def _coerce_spark_conf(key: str, value: Any, where: str) -> dict[str, str]:
-    from sqlanon.engine.spark_conf import parse_conf
-
     return parse_conf(value if isinstance(value, (dict, list, tuple)) else [value])
 
 
@@ -613,14 +611,10 @@ def parse_qi_flags(flags: list[str]) -> dict[str, str]:
 
 
 def _is_hierarchy(spec: Any) -> bool:
-    from sqlanon.hierarchy import Hierarchy
-
     return isinstance(spec, Hierarchy)
 
 
 def _is_file_spec(spec: Any) -> bool:
-    from sqlanon.hierarchy import BUILDERS
-
     if _is_hierarchy(spec):
         return False
     return str(spec).split(":")[0] not in (*BUILDERS, "table")

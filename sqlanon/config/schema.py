@@ -15,6 +15,13 @@ from __future__ import annotations
 import json
 import typing
 from typing import Any
+from sqlanon.metrics import METRICS
+from sqlanon.search import SEARCHES
+from sqlanon.engine.source import FORMATS
+from sqlanon.config.search_options import SEARCH_OPTIONS, SearchOptions
+from sqlanon.config.policy import Policy, QI_HELP, SECTIONS
+from sqlanon.report.model import Report
+from sqlanon.errors import ConfigError
 
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMAS = ("policy", "report")
@@ -60,10 +67,6 @@ def _python_type_schema(annotation: Any) -> dict:
 
 
 def _special(key: str) -> dict | None:
-    from sqlanon.metrics import METRICS
-    from sqlanon.search import SEARCHES
-    from sqlanon.engine.source import FORMATS
-
     hierarchy = {"type": "string", "description": "A hierarchy spec: CSV/YAML/JSON path, bands:W1,W2,..., dates, mask, numeric, flat or table:NAME."}
     specials: dict[str, dict] = {
         "qi": {
@@ -106,9 +109,6 @@ def _leaf(model: Any, key: str) -> dict:
 def _search_options_conditions(defs: dict) -> list[dict]:
     """``search_options`` holds the options of the chosen search: one if/then per search, for the
     flat keys and for the ``strategy:`` section."""
-    from sqlanon.config.search_options import SEARCH_OPTIONS, SearchOptions
-    from sqlanon.search import SEARCHES
-
     conditions = []
     for name in SEARCHES:
         model = SEARCH_OPTIONS.get(name, SearchOptions)
@@ -130,8 +130,6 @@ def policy_schema() -> dict:
     """The JSON Schema of a policy file (YAML or JSON), generated from the
     :class:`~sqlanon.config.policy.Policy` model: every leaf key flat (as files always gave them),
     the same keys under their sections, and the options each search reads under ``search_options``."""
-    from sqlanon.config.policy import QI_HELP, SECTIONS, Policy
-
     props: dict[str, dict] = {}
     for model in SECTIONS.values():
         for key in model.model_fields:
@@ -166,8 +164,6 @@ def policy_schema() -> dict:
 
 def report_schema() -> dict:
     """The JSON Schema of the ``sqlanon anonymize --json`` report (``Release.to_dict()``)."""
-    from sqlanon.report.model import Report
-
     schema = Report.model_json_schema()
     return {"$schema": SCHEMA_DRAFT, "$id": "https://sqlanon.dev/schemas/report.schema.json", **schema}
 
@@ -177,7 +173,6 @@ def schema(name: str) -> dict:
         return policy_schema()
     if name == "report":
         return report_schema()
-    from sqlanon.errors import ConfigError
 
     raise ConfigError(f"unknown schema {name!r}; choose one of {', '.join(SCHEMAS)}")
 

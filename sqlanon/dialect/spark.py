@@ -11,7 +11,7 @@ from typing import Sequence
 from sqlglot import exp
 
 from sqlanon.dialect.base import Dialect
-from sqlanon.expr.atoms import literal
+from sqlanon.expr.atoms import NODE_ID, col, literal
 from sqlanon.expr.atoms import table_ref
 
 
@@ -28,15 +28,15 @@ class SparkDialect(Dialect):
     #: to the column), so a roll-up's code does not depend on the levels it maps between
     compiles_shapes = True
 
-    def element_at(self, array: exp.Expr, code: exp.Expr) -> exp.Expr:
+    def element_at(self, array: exp.Expression, code: exp.Expression) -> exp.Expression:
         """``array[code]``: Spark's subscript is 0-based, like our codes."""
         return exp.Bracket(this=array, expressions=[code])
 
-    def create_temp(self, name: str, query: exp.Expr) -> exp.Expr:
+    def create_temp(self, name: str, query: exp.Expression) -> exp.Expression:
         """``CACHE TABLE t AS SELECT ..``: a temporary view whose rows are computed and cached now."""
         return exp.Cache(this=table_ref(name), lazy=False, expression=query)
 
-    def clustered(self, query: exp.Select, keys: Sequence[exp.Expr]) -> exp.Select:
+    def clustered(self, query: exp.Select, keys: Sequence[exp.Expression]) -> exp.Select:
         """``.. SORT BY keys``: each partition of the cached set sorted by its codes, the widest
         QI last (no exchange: the grouping's partitions, sorted where they are). A batch
         statement runs every node over the set's rows in this order, and rows side by side then
@@ -49,7 +49,7 @@ class SparkDialect(Dialect):
         query.set("sort", exp.Sort(expressions=[exp.Ordered(this=k, nulls_first=True) for k in keys]))
         return query
 
-    def values_table(self, name: str, table) -> exp.Expr:
+    def values_table(self, name: str, table) -> exp.Expression:
         """``CREATE OR REPLACE TEMPORARY VIEW t AS SELECT .. FROM VALUES ..``: literal rows only,
         so a view costs nothing to re-read."""
         return exp.Create(
@@ -58,7 +58,7 @@ class SparkDialect(Dialect):
             expression=self._values_select(table),
         )
 
-    def source_setup(self, source) -> list[exp.Expr]:
+    def source_setup(self, source) -> list[exp.Expression]:
         """A CSV input becomes the view ``source`` through Spark's CSV reader (every column a string)."""
         if source.kind != "csv":
             return []
@@ -70,16 +70,16 @@ class SparkDialect(Dialect):
         props = exp.Properties(expressions=[exp.TemporaryProperty(), exp.FileFormatProperty(this=exp.var("CSV")), exp.OptionsProperty(expressions=options)])
         return [exp.Create(this=table_ref("source"), kind="VIEW", replace=True, properties=props)]
 
-    def drop_temp(self, name: str) -> exp.Expr:
+    def drop_temp(self, name: str) -> exp.Expression:
         """``DROP VIEW IF EXISTS t`` (dropping a cached temporary view also uncaches it)."""
         return exp.Drop(tables=[table_ref(name)], kind="VIEW", exists=True)
 
-    def create_table(self, table: exp.Table, query: exp.Expr) -> exp.Expr:
+    def create_table(self, table: exp.Table, query: exp.Expression) -> exp.Expression:
         """``CREATE TABLE t USING parquet AS SELECT ..`` (a managed table of the catalog)."""
         props = exp.Properties(expressions=[exp.FileFormatProperty(this=exp.var("PARQUET"))])
         return exp.Create(this=table, kind="TABLE", expression=query, properties=props)
 
-    def source_from(self, source) -> exp.Expr:
+    def source_from(self, source) -> exp.Expression:
         """A catalog table as named; Parquet files (a file, directory or glob) as ``parquet.`path```."""
         if source.kind == "table":
             return source.table_expression()
@@ -87,7 +87,7 @@ class SparkDialect(Dialect):
             return exp.Table(this=exp.to_identifier(source.path, quoted=True), db=exp.to_identifier("parquet"))
         return table_ref("source")
 
-    def grouped_sums(self, table: str, groupings: Sequence[Sequence[str]], names: Sequence[str], tag: str, measure: str = "cnt") -> exp.Expr:
+    def grouped_sums(self, table: str, groupings: Sequence[Sequence[str]], names: Sequence[str], tag: str, measure: str = "cnt") -> exp.Expression:
         """One ``GROUP BY GROUPING SETS (..)``: Spark reads the table once and expands each row
         into one row per grouping, where a ``UNION ALL`` of one ``GROUP BY`` per grouping is a
         scan, a shuffle and an aggregation per grouping (1M Adult-like rows, 371K-row base set:
@@ -95,15 +95,13 @@ class SparkDialect(Dialect):
         ``GROUPING_ID(..)`` (over the grouping sets' columns, in order of first appearance: bit
         ``m - 1 - j`` set when column ``j`` is not grouped), the ``names`` columns by a ``CASE``
         on it."""
-        from sqlanon.expr.atoms import col
-
         columns: list[str] = list(dict.fromkeys(c for grouping in groupings for c in grouping))
         position = {c: j for j, c in enumerate(columns)}
         full = (1 << len(columns)) - 1
         masks = [full & ~sum(1 << (len(columns) - 1 - position[c]) for c in grouping) for grouping in groupings]
         gid = exp.Anonymous(this="GROUPING_ID", expressions=[col(c) for c in columns])
 
-        def by_grouping(values) -> exp.Expr:
+        def by_grouping(values) -> exp.Expression:
             case = exp.Case(this=gid.copy())
             for mask, value in zip(masks, values):
                 case = case.when(literal(mask), value)
@@ -128,7 +126,7 @@ class SparkDialect(Dialect):
     #: branches were not)
     node_branches = False
 
-    def nodes_join(self, part: exp.Select, nodes: exp.Expr, set_bytes: int) -> exp.Select:
+    def nodes_join(self, part: exp.Select, nodes: exp.Expression, set_bytes: int) -> exp.Select:
         """The code table ``r`` broadcast to every task (``/*+ BROADCAST(r) */``) and the node
         table spread over the tasks by node id (``/*+ REPARTITION(nid) */``): each task joins
         whole nodes to the whole set, so its aggregation by node and class is already final and
@@ -143,8 +141,6 @@ class SparkDialect(Dialect):
         their table far beyond the CPU's caches), and the 2 cores take the next task as they get
         free instead of one finishing its half long after the other (1M Adult-like rows, k=10 at
         5 %, warm session, the rounds of 13-38 nodes: 8.1-8.2 s against 10.7 s)."""
-        from sqlanon.expr.atoms import NODE_ID
-
         if set_bytes > self.broadcast_bytes:
             return super().nodes_join(part, nodes, set_bytes)
         part.set("hint", exp.Hint(expressions=[exp.JoinHint(this="BROADCAST", expressions=[table_ref("r")])]))
@@ -155,6 +151,6 @@ class SparkDialect(Dialect):
 
     hash_signed = True
 
-    def hash_of(self, expressions: Sequence[exp.Expr]) -> exp.Expr:
+    def hash_of(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
         """``xxhash64(a, b, ..)`` (a signed BIGINT)."""
         return exp.Anonymous(this="xxhash64", expressions=list(expressions))

@@ -7,6 +7,7 @@ from sqlanon.engine.base import Engine
 from sqlanon.engine.duckdb import DuckDBEngine
 from sqlanon.engine.postgres import PostgresEngine
 from sqlanon.engine.urls import is_postgres_url
+from sqlanon.errors import ConfigError
 
 ENGINES = {"duckdb": DuckDBEngine, "postgres": PostgresEngine, "spark": "sqlanon.engine.spark:SparkEngine"}
 
@@ -14,8 +15,6 @@ ENGINES = {"duckdb": DuckDBEngine, "postgres": PostgresEngine, "spark": "sqlanon
 def connect(name: str | None = None, **kwargs) -> Engine:
     """An engine by name; without a name, by its ``database``: a ``postgresql://`` URL is
     PostgreSQL, anything else (a ``.duckdb`` path or ``:memory:``) DuckDB."""
-    from sqlanon.errors import ConfigError
-
     if name is None:
         name = "postgres" if is_postgres_url(kwargs.get("database")) else "duckdb"
 

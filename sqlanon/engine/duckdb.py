@@ -13,6 +13,7 @@ from sqlglot import exp
 from sqlanon.dialect import DUCKDB
 from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
+from sqlanon.engine.resources import check_resources
 
 
 #: tables up to this many rows are loaded from bound lists (:meth:`DuckDBEngine.register_columns`)
@@ -77,7 +78,6 @@ class DuckDBEngine(Engine):
         connection: "duckdb.DuckDBPyConnection | None" = None,
     ) -> None:
         super().__init__()
-        from sqlanon.config.checks import check_resources
 
         check_resources(memory_limit, threads)  # refused before a connection is opened or changed
         self.database = database
@@ -173,7 +173,7 @@ class DuckDBEngine(Engine):
         finally:
             self.con.unregister(view)
 
-    def write_file(self, query: exp.Expr, path: str, kind: str, delimiter: str = ",") -> None:
+    def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
         """``COPY (query) TO path``: DuckDB writes the file itself, rows never reach Python."""
         self.execute(self.dialect.copy_to(query, path, kind, delimiter))
 

@@ -27,6 +27,8 @@ from sqlanon.dialect import POSTGRES
 from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
 from sqlanon.engine.urls import is_postgres_url, redact  # noqa: F401  (re-exported)
+from sqlanon.engine.resources import check_resources
+from sqlanon.expr.templates import template
 
 PARQUET_BATCH = 50_000
 
@@ -52,7 +54,6 @@ class PostgresEngine(Engine):
 
     def __init__(self, database: str | None = None, memory_limit: str | None = None, threads: int | None = None, connection=None, **_: Any) -> None:
         super().__init__()
-        from sqlanon.config.checks import check_resources
 
         check_resources(memory_limit, threads)
         try:
@@ -105,8 +106,6 @@ class PostgresEngine(Engine):
     def dependents(self, table: exp.Table) -> list[str]:
         """The views and foreign keys of other tables that depend on ``table`` (a DROP would
         fail on them): named before ``--in-place`` searches (``sql/pg_dependents.sql``)."""
-        from sqlanon.expr.templates import template
-
         return [r[0] for r in self.fetch_all(template("pg_dependents", tbl=table.sql(dialect="postgres")))]
 
     def register_arrow(self, name: str, table: pa.Table) -> None:
@@ -133,7 +132,7 @@ class PostgresEngine(Engine):
         except self._psycopg.Error as err:
             raise engine_error(err, engine="PostgreSQL") from None
 
-    def describe_columns(self, query: exp.Expr) -> list[tuple[str, str]]:
+    def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
         """PostgreSQL has no ``DESCRIBE``: run the (``LIMIT 0``) query and read its description."""
         sql = self.sql_text(query)
         self.queries += 1
@@ -146,7 +145,7 @@ class PostgresEngine(Engine):
         except self._psycopg.Error as err:
             raise engine_error(err, engine="PostgreSQL") from None
 
-    def write_file(self, query: exp.Expr, path: str, kind: str, delimiter: str = ",") -> None:
+    def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
         """A client-side file (``COPY ... TO`` would write on the server): CSV streams through
         ``COPY (query) TO STDOUT`` as bytes; Parquet reads a server-side cursor in batches of
         ``PARQUET_BATCH`` rows. Memory stays bounded by one batch either way."""
@@ -188,7 +187,7 @@ class PostgresEngine(Engine):
         except self._psycopg.Error as err:
             raise engine_error(err, engine="PostgreSQL") from None
 
-    def source_from(self, source) -> exp.Expr:
+    def source_from(self, source) -> exp.Expression:
         if source.kind != "table":
             raise ConfigError(f"the postgres engine reads tables of its database, not {source.kind} files ({source.describe()})")
         return source.table_expression()

@@ -14,6 +14,9 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, drop_table, ident, table_ref  # noqa: F401  (re-exported for the engines)
+from sqlanon.config.strict_load import binary_kind
+from sqlanon.engine.table_name import TableName
+from sqlanon.engine.urls import redact
 
 FORMATS = ("csv", "parquet", "duckdb", "postgres")
 #: bytes of a CSV read to find its header line (a longer first line is not a header)
@@ -71,8 +74,6 @@ class Source:
         """The column names in a CSV's first line (only that line is read)."""
         import csv
 
-        from sqlanon.config.strict_load import binary_kind
-
         assert self.path is not None
         with open(self.path, "rb") as fh:
             head = fh.read(_HEAD_BYTES)
@@ -112,8 +113,6 @@ class Source:
     def table_name(self, dialect: str = "duckdb"):
         """The input table as a :class:`sqlanon.engine.table_name.TableName` (schema-qualified names
         parsed, never one quoted string)."""
-        from sqlanon.engine.table_name import TableName
-
         assert self.table is not None
         return self.resolved if self.resolved is not None else TableName.parse(self.table, dialect)
 
@@ -122,8 +121,6 @@ class Source:
 
     def describe(self) -> str:
         if self.kind == "table":
-            from sqlanon.engine.urls import redact
-
             return f"{redact(self.database) if self.database else 'connection'}:{self.table}"
         return f"{self.kind}:{self.path}"
 

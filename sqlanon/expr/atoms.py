@@ -37,9 +37,7 @@ def col(name: str, table: str | None = None) -> exp.Column:
 def table_ref(name: str, schema: str | None = None, alias: str | None = None) -> exp.Table:
     t = exp.Table(this=ident(name), db=ident(schema) if schema else None)
     if alias:
-        aliased = exp.alias_(t, alias, table=True, quoted=True)
-        assert isinstance(aliased, exp.Table)  # a table alias is set on the table itself
-        return aliased
+        t = exp.alias_(t, alias, table=True, quoted=True)
     return t
 
 
@@ -48,7 +46,7 @@ def drop_table(table: exp.Table, if_exists: bool = False) -> exp.Drop:
     return exp.Drop(tables=[table], kind="TABLE", exists=if_exists)
 
 
-def literal(value) -> exp.Expr:
+def literal(value) -> exp.Expression:
     """A Python scalar as a SQL literal (``None`` -> NULL; non-finite floats refused)."""
     if value is None:
         return exp.Null()
@@ -68,31 +66,31 @@ class Params(list):
     """Bound parameters collected while building a statement (DuckDB's ``$n``)."""
 
 
-def sum_(e: exp.Expr) -> exp.Expr:
+def sum_(e: exp.Expression) -> exp.Expression:
     return exp.Sum(this=e)
 
 
-def if_(cond: exp.Expr, then: exp.Expr, other: exp.Expr) -> exp.Expr:
+def if_(cond: exp.Expression, then: exp.Expression, other: exp.Expression) -> exp.Expression:
     return exp.Case().when(cond, then).else_(other)
 
 
-def cast(e: exp.Expr, to: str) -> exp.Expr:
+def cast(e: exp.Expression, to: str) -> exp.Expression:
     return exp.Cast(this=e, to=exp.DataType.build(to))
 
 
-def as_double(e: exp.Expr) -> exp.Expr:
+def as_double(e: exp.Expression) -> exp.Expression:
     return cast(e, "DOUBLE")
 
 
-def as_varchar(e: exp.Expr) -> exp.Expr:
+def as_varchar(e: exp.Expression) -> exp.Expression:
     return cast(e, "VARCHAR")
 
 
-def as_bigint(e: exp.Expr) -> exp.Expr:
+def as_bigint(e: exp.Expression) -> exp.Expression:
     return cast(e, "BIGINT")
 
 
-def add_all(terms: Sequence[exp.Expr], empty: exp.Expr | None = None) -> exp.Expr:
+def add_all(terms: Sequence[exp.Expression], empty: exp.Expression | None = None) -> exp.Expression:
     """``t0 + t1 + ..`` (``empty``, default 0, for no terms)."""
     if not terms:
         return empty if empty is not None else lit(0)
@@ -102,17 +100,17 @@ def add_all(terms: Sequence[exp.Expr], empty: exp.Expr | None = None) -> exp.Exp
     return total
 
 
-def and_all(parts: Sequence[exp.Expr]) -> exp.Expr:
+def and_all(parts: list[exp.Expression]) -> exp.Expression:
     if not parts:
         return exp.Boolean(this=True)
     return exp.and_(*parts) if len(parts) > 1 else parts[0]
 
 
-def eq_all(left: str, right: str, names: list[str]) -> exp.Expr:
+def eq_all(left: str, right: str, names: list[str]) -> exp.Expression:
     return and_all([exp.EQ(this=col(n, left), expression=col(n, right)) for n in names])
 
 
-def class_summary(aggregates: Sequence[tuple[str, exp.Expr]] = ()) -> list[exp.Expr]:
+def class_summary(aggregates: Sequence[tuple[str, exp.Expression]] = ()) -> list[exp.Expression]:
     """The per-node summary over its flagged classes (columns ``cnt`` and ``ok``): classes, rows,
     smallest and largest class, suppressed rows, failing classes, then ``aggregates`` by name."""
     okc, cnt = col("ok"), col("cnt")
@@ -127,7 +125,7 @@ def class_summary(aggregates: Sequence[tuple[str, exp.Expr]] = ()) -> list[exp.E
     ]
 
 
-def union_all(selects: Sequence[exp.Expr]) -> exp.Expr:
+def union_all(selects: Sequence[exp.Expression]) -> exp.Expression:
     """``s1 UNION ALL s2 UNION ALL ..`` (left-deep)."""
     out = selects[0]
     for s in selects[1:]:
@@ -135,7 +133,7 @@ def union_all(selects: Sequence[exp.Expr]) -> exp.Expr:
     return out
 
 
-def cte_select(ctes: Sequence[tuple[str, exp.Expr]], final: exp.Select) -> exp.Select:
+def cte_select(ctes: list[tuple[str, exp.Expression]], final: exp.Select) -> exp.Select:
     for name, body in ctes:
         final = final.with_(ident(name), as_=body, copy=False)
     return final

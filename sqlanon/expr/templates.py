@@ -8,6 +8,7 @@ import os
 
 import sqlglot
 from sqlglot import exp
+from sqlanon.expr.atoms import lit
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: the wheel's ``sqlanon/sql``, then the source tree's ``sql/`` beside the package
@@ -24,10 +25,9 @@ def _text(name: str) -> str:
     raise FileNotFoundError(f"SQL template {name}.sql not found in {_DIRS}")
 
 
-def template(name: str, **values) -> exp.Expr:
+def template(name: str, **values) -> exp.Expression:
     """Parse ``sql/<name>.sql`` and replace placeholders; plain Python values become literals."""
     tree = sqlglot.parse_one(_text(name), read="duckdb")
-    from sqlanon.expr.atoms import lit
 
     filled = {k: v if isinstance(v, exp.Expression) else lit(v) for k, v in values.items()}
     return exp.replace_placeholders(tree, **filled)

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import os
 
-from sqlanon.errors import ConfigError, HierarchyError
+from sqlanon.errors import ConfigError, EngineError, HierarchyError
 from sqlanon.hierarchy import builders
 from sqlanon.hierarchy.io import read_csv_hierarchy, read_tree_hierarchy, tree_to_hierarchy, write_csv_hierarchy
-from sqlanon.hierarchy.model import Hierarchy
+from sqlanon.hierarchy.model import Hierarchy, Hierarchy as H
+from sqlanon.expr.atoms import as_varchar, col, if_
+from sqlanon.engine.source import Source
 
 __all__ = ["Hierarchy", "load_hierarchy", "read_csv_hierarchy", "read_tree_hierarchy", "tree_to_hierarchy", "write_csv_hierarchy", "BUILDERS"]
 
@@ -47,9 +49,6 @@ def builder_values(engine, source, column: str, kind: str, bound: int) -> list[s
     longer value comes back as one NULL, and only then a ``COUNT``/``MAX`` says how many."""
     from sqlglot import exp
 
-    from sqlanon.expr.atoms import col
-    from sqlanon.expr.atoms import as_varchar, if_
-
     v = as_varchar(col(column, "src"))
     length = exp.Length(this=v.copy())
     too_long = exp.GT(this=length, expression=exp.Literal.number(bound))
@@ -70,10 +69,6 @@ def read_stored_hierarchy(name: str, column: str, engine) -> Hierarchy:
     """A mapping table stored by ``sqlanon hierarchy import`` (``level_0`` = leaf, ...,
     ``level_h`` = root; other columns ignored), read from the input's own database."""
     from sqlglot import exp
-
-    from sqlanon.errors import EngineError
-    from sqlanon.hierarchy.model import Hierarchy as H
-    from sqlanon.engine.source import Source
 
     if engine is None:
         raise ConfigError(f"hierarchy table {name!r} for {column!r} needs the input's database")
@@ -121,7 +116,6 @@ def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: 
             return builders.masking(values, column, char=arg or "*")
         if kind == "numeric":
             return builders.flat_numeric(values, column)
-        from sqlanon.hierarchy.model import Hierarchy as H
 
         return H(attribute=column, rows=[[v, "*"] for v in sorted(values)], origin="flat")
     low = spec.lower()

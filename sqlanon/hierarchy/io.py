@@ -9,6 +9,7 @@ import os
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.config.strict_load import load_json, load_yaml, read_text
+from sqlanon.config.checks import refuse_existing
 
 
 def read_csv_hierarchy(path: str, attribute: str, delimiter: str | None = None) -> Hierarchy:
@@ -109,8 +110,6 @@ def _label(value, attribute, origin) -> str:
 
 def write_csv_hierarchy(hierarchy: Hierarchy, path: str, delimiter: str = ";", overwrite: bool = False) -> None:
     """The hierarchy as an ARX CSV (one row per leaf); an existing file only with ``overwrite``."""
-    from sqlanon.config.checks import refuse_existing
-
     refuse_existing(path, "hierarchy file", overwrite)
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh, delimiter=delimiter, lineterminator="\n")

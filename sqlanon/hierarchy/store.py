@@ -8,13 +8,12 @@ from sqlanon.engine import connect
 from sqlanon.errors import ConfigError
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.expr.atoms import table_ref
+from sqlanon.engine.table_name import TableName, lookup, schema_exists
 
 
 def store_hierarchy(database: str, hierarchy: Hierarchy, name: str | None = None, overwrite: bool = False) -> str:
     """Store ``hierarchy`` as table ``name`` (parsed: ``schema.table`` is a table in that schema,
     as ``--qi COLUMN=table:schema.table`` reads it), in one transaction."""
-    from sqlanon.engine.table_name import TableName, lookup, schema_exists
-
     text = name or f"sqlanon_hierarchy_{hierarchy.attribute}"
     engine = connect(database=database)
     try:

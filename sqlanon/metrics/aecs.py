@@ -2,6 +2,7 @@
 suppressed rows together form one class."""
 
 from sqlanon.metrics.base import Metric
+from sqlanon.metrics.discernibility import max_classes
 
 
 class AECS(Metric):
@@ -12,8 +13,6 @@ class AECS(Metric):
         return stats.rows / max(released_classes, 1)
 
     def prior_bound(self, stats, node) -> float:
-        from sqlanon.metrics.discernibility import max_classes
-
         return stats.rows / max_classes(stats, node)
 
     def query_bound(self, stats, node, ns) -> float:

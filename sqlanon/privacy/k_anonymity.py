@@ -1,7 +1,5 @@
 """k-anonymity: every released class holds at least k rows."""
 
-from __future__ import annotations
-
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
@@ -18,7 +16,7 @@ class KAnonymity(PrivacyModel):
             raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
         self.k = int(k)
 
-    def predicate(self) -> exp.Expr:
+    def predicate(self) -> exp.Expression:
         return exp.GTE(this=col("cnt"), expression=lit(self.k))
 
     def class_ok(self, cls: dict) -> bool:
@@ -27,7 +25,7 @@ class KAnonymity(PrivacyModel):
     def describe(self) -> dict:
         return {"model": self.name, "k": self.k}
 
-    def worst(self) -> list[tuple[str, exp.Expr]]:
+    def worst(self) -> list[tuple[str, exp.Expression]]:
         return [("min_class", exp.Min(this=col("cnt")))]
 
     def describe_worst(self, v: dict) -> str:

@@ -4,8 +4,6 @@
 * entropy: ``-sum p log p >= log l``, computed in SQL as ``ln(n) - sum(n_s ln n_s)/n``.
 """
 
-from __future__ import annotations
-
 import math
 
 from sqlglot import exp
@@ -33,7 +31,7 @@ class DistinctLDiversity(PrivacyModel):
         self.l = int(_check_l(l))
         self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
 
-    def predicate(self) -> exp.Expr:
+    def predicate(self) -> exp.Expression:
         return exp.GTE(this=col("distinct_s"), expression=lit(self.l))
 
     def class_ok(self, cls: dict) -> bool:
@@ -42,7 +40,7 @@ class DistinctLDiversity(PrivacyModel):
     def describe(self) -> dict:
         return {"model": self.name, "l": self.l}
 
-    def worst(self) -> list[tuple[str, exp.Expr]]:
+    def worst(self) -> list[tuple[str, exp.Expression]]:
         return [("min_distinct", exp.Min(this=col("distinct_s")))]
 
     def describe_worst(self, v: dict) -> str:
@@ -59,14 +57,14 @@ class EntropyLDiversity(PrivacyModel):
         self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
 
     @staticmethod
-    def entropy() -> exp.Expr:
+    def entropy() -> exp.Expression:
         n = as_double(col("cnt"))
         return exp.Sub(this=exp.Ln(this=n), expression=exp.Div(this=col("nlogn_s"), expression=n))
 
-    def predicate(self) -> exp.Expr:
+    def predicate(self) -> exp.Expression:
         return exp.GTE(this=self.entropy(), expression=lit(math.log(self.l) - EPS))
 
-    def worst(self) -> list[tuple[str, exp.Expr]]:
+    def worst(self) -> list[tuple[str, exp.Expression]]:
         return [("min_entropy", exp.Min(this=self.entropy()))]
 
     def describe_worst(self, v: dict) -> str:

@@ -16,6 +16,9 @@ from sqlanon.privacy.k_map import KMap
 from sqlanon.privacy.recursive_cl import RecursiveCLDiversity
 from sqlanon.privacy.t_closeness import TCloseness
 from sqlanon.engine.source import Source
+from sqlanon.privacy import safepub
+from sqlanon.search import LATTICE_SEARCHES
+from sqlanon.hierarchy import load_hierarchy
 
 LATTICE_ONLY = "is computed by the lattice searches (optimal, samarati, incognito, lightning, auto)"
 #: models the genetic search computes as well (its batched class statistics carry them)
@@ -50,13 +53,10 @@ def validate(policy) -> None:
         if getattr(policy, key) is not None and policy.population_size is None:
             raise ConfigError(f"{key} applies to k-map with an estimated population (--population-size)")
     if policy.epsilon is None:  # SafePub keys without --epsilon are refused there
-        from sqlanon.privacy import safepub
 
         safepub.validate(policy)
     uses = [name for name, on in (("recursive (c,l)-diversity", recursive), ("hierarchical t-closeness", hierarchical), ("k-map", policy.k_map is not None), ("delta-presence", delta)) if on]
     if uses:
-        from sqlanon.search import LATTICE_SEARCHES
-
         # the genetic search's batched class statistics carry top_s/tail_s and emd_hier too
         refused = [u for u in uses if not (policy.search == "genetic" and u in GENETIC_TOO)]
         if policy.search not in LATTICE_SEARCHES and policy.search not in ("lightning", "auto") and refused:
@@ -85,8 +85,6 @@ def add_models(policy, session, requirement) -> dict:
     if policy.l_diversity == "recursive":
         models.append(RecursiveCLDiversity(policy.c, policy.l))
     if policy.t_distance == "hierarchical":
-        from sqlanon.hierarchy import load_hierarchy
-
         if not policy.sensitive_column:
             raise ConfigError("hierarchical t-closeness needs --sensitive-column")
         session.source.require_columns(session.engine, [policy.sensitive_column], "sensitive column")

@@ -49,11 +49,14 @@ from fractions import Fraction
 
 from sqlglot import exp
 
-from sqlanon.errors import ConfigError
-from sqlanon.privacy import exponential
+from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.privacy import KAnonymity, exponential
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
 from sqlanon.expr.atoms import if_, lit, sum_
+from sqlanon.search import LATTICE_SEARCHES
+from sqlanon.stats.core import count_rows
+from sqlanon.search.lattice.lattice import LatticeResult
 
 SCORES = ("precision", "discernibility", "aecs")
 DEFAULT_STEPS = 100
@@ -121,7 +124,6 @@ def validate(policy) -> None:
         raise ConfigError(f"epsilon_search must lie in (0, epsilon={policy.epsilon}), got {policy.epsilon_search}")
     if policy.safepub_steps is not None and policy.safepub_steps < 1:
         raise ConfigError(f"safepub_steps must be at least 1, got {policy.safepub_steps}")
-    from sqlanon.search import LATTICE_SEARCHES
 
     if policy.search not in LATTICE_SEARCHES:
         raise ConfigError(f"SafePub chooses a full-domain generalization over the lattice; search {policy.search} cannot be used with --epsilon")
@@ -169,7 +171,7 @@ class Params:
 # sampling by SQL
 
 
-def sample_query(dialect, source_item: exp.Expr, columns: list[str], b: float, seed: int) -> exp.Select:
+def sample_query(dialect, source_item: exp.Expression, columns: list[str], b: float, seed: int) -> exp.Select:
     """The rows of ``source_item`` kept by Bernoulli sampling at rate ``b``: a record is kept when
     the dialect's :meth:`~sqlanon.dialect.Dialect.unit_hash` of (the record, its copy number ``dup``
     among identical records, the seed) is below ``b``."""
@@ -186,8 +188,6 @@ def sample_query(dialect, source_item: exp.Expr, columns: list[str], b: float, s
 
 def sample(session, params: Params) -> Source:
     """Create the sample as a temp table; the session's source becomes it."""
-    from sqlanon.stats.core import count_rows
-
     engine = session.engine
     params.input_rows = count_rows(engine, session.source)
     name = engine.temp_name("safepub_sample")
@@ -201,7 +201,7 @@ def sample(session, params: Params) -> Source:
 # scores and the search
 
 
-def score_aggregates(stats, node) -> list[tuple[str, exp.Expr]]:
+def score_aggregates(stats, node) -> list[tuple[str, exp.Expression]]:
     """Released classes and the sum of their squared sizes, in integers (the scores are exact)."""
     okc = col("ok")
     sq = exp.Mul(this=col("cnt"), expression=col("cnt"))
@@ -245,8 +245,6 @@ def exponential_draw(rng, candidates: list[int], scores: dict[int, Fraction], ep
 
 def run(lattice, params: Params, metric_name: str, say=lambda m: None):
     """The SafePub search over the (bounded) lattice; returns a LatticeResult-like object."""
-    from sqlanon.search.lattice.lattice import LatticeResult
-
     stats = lattice.stats
     heights = [h.max_level for h in stats.hierarchies]
     rng = random.Random(params.seed) if params.seeded else random.SystemRandom()
@@ -299,9 +297,6 @@ def prepare(policy, session, requirement) -> Params:
     """Validate, derive k and beta, draw the sample (the session's source becomes it), and make
     the requirement k-anonymity with k and no budget. The seed is dropped from the policy so
     that no report or registry entry records it."""
-    from sqlanon.errors import UnsatisfiableError
-    from sqlanon.privacy import KAnonymity
-
     validate(policy)
     params = Params(policy)
     policy.seed = None

@@ -9,8 +9,6 @@ sensitive distribution P and the table's Q is at most t.
   add the positive / (absolute) negative extras of N's children.
 """
 
-from __future__ import annotations
-
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
@@ -79,7 +77,7 @@ class TCloseness(PrivacyModel):
         self.global_dist: dict | None = None
         self.order: list | None = None
 
-    def predicate(self) -> exp.Expr:
+    def predicate(self) -> exp.Expression:
         return exp.LTE(this=col(self.COLUMNS[self.distance]), expression=lit(self.t + EPS))
 
     def class_ok(self, cls: dict) -> bool:
@@ -95,7 +93,7 @@ class TCloseness(PrivacyModel):
     def describe(self) -> dict:
         return {"model": self.name, "t": self.t, "distance": self.distance}
 
-    def worst(self) -> list[tuple[str, exp.Expr]]:
+    def worst(self) -> list[tuple[str, exp.Expression]]:
         return [("max_distance", exp.Max(this=col(self.COLUMNS[self.distance])))]
 
     def describe_worst(self, v: dict) -> str:

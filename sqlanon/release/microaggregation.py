@@ -21,7 +21,8 @@ import re
 
 from sqlglot import exp
 
-from sqlanon.errors import ConfigError
+from sqlanon.errors import ConfigError, EngineError
+from sqlanon.expr.atoms import col
 
 FUNCTIONS = ("mean", "median")
 _NUMERIC = re.compile(r"int|double|float|real|decimal|numeric|number", re.IGNORECASE)
@@ -49,8 +50,6 @@ def validate(spec: dict[str, str], columns: list[tuple[str, str]], qis: list[str
 def _casts_to_number(engine, source, name: str) -> bool:
     if engine is None:
         return False
-    from sqlanon.errors import EngineError
-    from sqlanon.expr.atoms import col
 
     value = exp.Cast(this=col(name, "src"), to=exp.DataType.build("DOUBLE"))
     q = exp.select(exp.Max(this=value)).from_(exp.alias_(engine.source_from(source), "src", table=True, quoted=True))
@@ -61,7 +60,7 @@ def _casts_to_number(engine, source, name: str) -> bool:
     return True
 
 
-def aggregate(fn: str, value: exp.Expr) -> exp.Expr:
+def aggregate(fn: str, value: exp.Expression) -> exp.Expression:
     """``AVG(CAST(x AS DOUBLE))`` or ``MEDIAN(x)`` (sqlglot renders PERCENTILE_CONT on PostgreSQL)."""
     as_double = exp.Cast(this=value, to=exp.DataType.build("DOUBLE"))
     if fn == "mean":

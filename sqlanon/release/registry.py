@@ -8,6 +8,11 @@ import json
 import os
 
 from sqlanon.expr.templates import template
+from sqlanon.engine.urls import is_postgres_url, redact
+from sqlanon import __version__
+from sqlanon.errors import ConfigError, SqlanonError
+from sqlanon.engine.table_name import BASE_TABLE, TableName, lookup
+from sqlanon.engine import connect
 
 REGISTRY_FILE = "sqlanon_releases.duckdb"
 COLUMNS = ["id", "created_at", "source", "target", "search", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash"]
@@ -19,8 +24,6 @@ def default_registry_for(path: str) -> str:
 
 def _without_passwords(value):
     """The entry with every ``postgresql://user:password@...`` URL in it redacted."""
-    from sqlanon.engine.urls import is_postgres_url, redact
-
     if isinstance(value, dict):
         return {k: _without_passwords(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -48,8 +51,6 @@ def ensure(engine) -> None:
 
 def record(engine, entry: dict) -> int:
     """Insert a release (inside the caller's transaction when there is one); returns its id."""
-    from sqlanon import __version__
-
     ensure(engine)
     entry = _without_passwords(entry)
     values = {
@@ -116,9 +117,6 @@ def check(engine, where: str) -> None:
     """Refuse, before the search, a registry that cannot take a release row: ``sqlanon_releases``
     in ``engine``'s database is a view, or a table that is not a sqlanon registry (columns
     missing). ``where`` names the registry in the message. Spark's catalog is checked when written."""
-    from sqlanon.errors import ConfigError
-    from sqlanon.engine.table_name import BASE_TABLE, TableName, lookup
-
     if hasattr(engine, "replace_table"):
         return
     found = lookup(engine, TableName(name="sqlanon_releases"))
@@ -139,10 +137,6 @@ def check_file(path: str, input_database: str | None = None) -> None:
     the input ``.duckdb`` itself (open read-only by this run), a file that is not a DuckDB
     database, one without write permission, a ``sqlanon_releases`` that is not a registry
     (:func:`check`), or a missing file whose folder cannot be written. Nothing is created."""
-    from sqlanon.engine import connect
-    from sqlanon.errors import ConfigError, SqlanonError
-    from sqlanon.engine.urls import is_postgres_url, redact
-
     if is_postgres_url(path):
         engine = connect(database=path)
         try:

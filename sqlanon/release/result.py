@@ -24,6 +24,9 @@ from typing import Any
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
+from sqlanon.expr.atoms import drop_table, table_ref
+from sqlanon.release import registry, write
+from sqlanon.release.write import release_query
 
 
 class Release(dict):
@@ -108,8 +111,6 @@ class Release(dict):
     def close(self) -> None:
         """Drop what a lazy release relation reads (its temp tables and input view) and close
         connections this object opened. Closing the DuckDB connection does the same."""
-        from sqlanon.expr.atoms import drop_table, table_ref
-
         st = self._state
         if st.get("kind") == "relation":
             con = st["connection"]
@@ -130,7 +131,7 @@ class Release(dict):
         return con
 
 
-def keep_release_query(engine, query: exp.Expr) -> tuple[str, list[str]]:
+def keep_release_query(engine, query: exp.Expression) -> tuple[str, list[str]]:
     """Make the release query outlive the run on a borrowed DuckDB connection: its temp tables get
     names of their own (a later run on the same connection reuses sqlanon's usual names) and are
     no longer dropped when the engine closes. Returns the SQL and the kept table names."""
@@ -156,16 +157,13 @@ def lazy_release(engine, stats, plan, policy, entry: dict, rel_input=None) -> di
     tables stay on the connection), record the release (target ``relation``) in the
     connection's registry, and return the state :meth:`Release.relation` needs. Nothing is
     written: whoever consumes the relation (a dbt model's materialization) writes it once."""
-    from sqlanon.release import registry
-    from sqlanon.release.write import input_hash, release_query
-
     if engine.dialect != "duckdb" or not getattr(engine, "borrowed", False):
         return {}
     query = release_query(stats, plan, policy.suppression, policy.drop_columns, policy.microaggregate)
     sql, temps = keep_release_query(engine, query)
     entry = dict(entry, target="relation")
     if not entry.get("input_hash"):
-        entry["input_hash"] = stats.input_hash or input_hash(engine, stats.source)
+        entry["input_hash"] = stats.input_hash or write.input_hash(engine, stats.source)  # looked up when called: tests replace it
     with engine.transaction():
         release_id = registry.record(engine, entry)
     if rel_input is not None:

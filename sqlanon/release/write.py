@@ -20,9 +20,15 @@ from sqlglot import exp
 
 from sqlanon.release import registry
 from sqlanon.errors import ConfigError, SqlanonError
-from sqlanon.expr.atoms import col, table_ref
+from sqlanon.expr.atoms import Params, add_all, col, table_ref
 from sqlanon.expr.atoms import as_varchar, lit
 from sqlanon.engine.table_name import BASE_TABLE, VIEW, TableName, lookup, same_table, schema_exists
+from sqlanon.config.checks import output_kind, refuse_existing
+from sqlanon.stats import batch, format_input_hash
+from sqlanon.search.top_down.rounds import round_maps, rounds_select
+from sqlanon.release.leftovers import clean_stale_temp_files, temp_path
+from sqlanon.engine.source import Source
+from sqlanon.engine import connect
 
 SUPPRESSED = "*"
 
@@ -55,8 +61,6 @@ class Target:
         if output_table:
             return cls(kind="table", table=output_table, overwrite=overwrite)
         if output:
-            from sqlanon.config.checks import output_kind, refuse_existing
-
             if directories:  # Spark: a directory of part files; CSV when named so, else Parquet
                 kind = "csv" if str(output).lower().endswith((".csv", ".tsv", ".txt")) else "parquet"
             else:
@@ -144,8 +148,6 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None) -> 
     names = []
     mults = None
     if node is not None:
-        from sqlanon.stats import batch
-
         mults = batch.multipliers(stats)
         codes = stats.maps(node, stats.base)
     for i, h in enumerate(stats.hierarchies):
@@ -188,9 +190,6 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
         cond = exp.EQ(this=col("leaf", alias), expression=as_varchar(col(name, "src")))
         q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner")
     if bad_table and keys:
-        from sqlanon.stats import batch
-        from sqlanon.expr.atoms import add_all
-
         conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
         q = q.join(table_ref(bad_table, alias="b"), on=exp.and_(*conds) if len(conds) > 1 else conds[0], join_type="left")
         is_bad = exp.Not(this=exp.Is(this=col("k0", "b"), expression=exp.Null()))
@@ -219,8 +218,6 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
 
 def input_hash(engine, source) -> str:
     """Order-independent hash of every input row (to tie a release to its input)."""
-    from sqlanon.stats import format_input_hash
-
     h = engine.dialect.row_hash(source.column_names(engine))
     q = exp.select(exp.Count(this=exp.Star()), exp.Anonymous(this="bit_xor", expressions=[h])).from_(engine.source_from(source))
     n, x = engine.fetch_one(q)
@@ -236,14 +233,11 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
     """The release of a plan with local recoding rounds and/or microaggregated columns
     (:mod:`sqlanon.search.top_down.rounds`); registers its small tables on the engine. ``view`` (a
     :meth:`Statistics.for_dialect` copy) builds the final select for another dialect."""
-    from sqlanon.search.top_down.rounds import round_maps, rounds_select
-
     steps = plan.local or []
     nodes = [s.node for s in steps] if steps else [plan.node]
     maps = round_maps(stats.engine, stats, nodes)
     ok = plan.requirement.predicate()
     bads = []
-    from sqlanon.expr.atoms import Params
 
     for r, node in enumerate(nodes):
         round_stats = steps[r].stats if steps else stats
@@ -275,7 +269,6 @@ def release_query(stats, plan, suppression: str = "mask", drop_columns=(), micro
     if plan.suppressed_rows:
         bad = engine.temp_name("bad")
         node = plan.node if plan.node is not None else plan.recoding
-        from sqlanon.expr.atoms import Params
 
         params = Params() if engine.dialect.binds_lists else None  # code lists bound, not spelled out
         if keys:
@@ -327,8 +320,6 @@ def write_query(engine, query, target: Target, source, entry: dict, registry_pat
 
 
 def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write, say=None) -> dict:
-    from sqlanon.release.leftovers import clean_stale_temp_files, temp_path
-
     final = target.path
     if hasattr(engine, "write_file_atomically"):  # Spark: its writer, its file system's rename
         return _write_engine_file(engine, query, target, entry, registry_path, fail_after_write)
@@ -369,8 +360,6 @@ def check_target(engine, target: Target, source) -> TableName | None:
     has no information schema: an existing output table and an in-place table without an atomic
     replace are refused here through its catalog API, and checked again when written.)"""
     if hasattr(engine, "replace_table"):
-        from sqlanon.engine.source import Source
-
         if target.kind == "in_place":
             engine.check_replaceable(source.table_expression())
         elif target.kind == "table" and source is not None and source.kind == "table" and _same_catalog_table(engine, target.table, source):
@@ -445,7 +434,6 @@ def _registry_row(reg, entry: dict, final: str | None = None):
     if not reg:
         yield result
         return
-    from sqlanon.engine import connect
 
     created = "://" not in reg and not os.path.exists(reg)  # a registry made by this run goes if it fails
     reg_engine = connect(database=reg)
@@ -469,8 +457,6 @@ def _write_catalog_table(engine, query, target: Target, source, entry: dict, fai
     """Spark (no transactions). A new table is written under a temporary name and renamed when
     complete (a failure drops it; an existing table is dropped only once the new one exists);
     ``--in-place`` is one ``CREATE OR REPLACE TABLE`` where the catalog replaces atomically."""
-    from sqlanon.engine.source import Source
-
     table = Source(kind="table", table=target.table).table_expression()
     if target.kind == "in_place":
         if fail_after_write:
@@ -527,7 +513,5 @@ def _write_table(engine, query, target: Target, source, entry: dict, fail_after_
 def _same_catalog_table(engine, output_table: str, source) -> bool:
     """Whether ``--output-table`` names the input table in an engine that resolves names through
     its own catalog API (Spark)."""
-    from sqlanon.engine.source import Source
-
     out = engine.resolved_table(Source(kind="table", table=output_table).table_expression())
     return out is not None and out == engine.resolved_table(source.table_expression())

@@ -13,6 +13,10 @@ import json
 import os
 
 from sqlanon.report import charts
+from sqlanon import __version__
+from sqlanon.release import registry
+from sqlanon.engine import connect, is_postgres_url
+from sqlanon.errors import ConfigError
 
 STABLE_KEYS = ("search", "k", "transformation", "metric", "suppressed_rows", "rows", "nodes_evaluated", "queries", "seconds", "output")
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
@@ -54,8 +58,6 @@ def _models_text(models, k) -> str:
 
 def render(report: dict, *, sql: list | None = None, release_id=None, created_at: str | None = None) -> str:
     """The report page as a string."""
-    from sqlanon import __version__
-
     risk = report.get("risk") or {}
     before, after = risk.get("before"), risk.get("after")
     risk_rows = []
@@ -116,10 +118,6 @@ def write_html(report: dict, path: str, *, sql: list | None = None, release_id=N
 
 def for_release(database: str, release_id: int) -> tuple[dict, dict]:
     """``(registry entry, stored report)`` of a past release; ConfigError when it has none."""
-    from sqlanon.release import registry
-    from sqlanon.engine import connect, is_postgres_url
-    from sqlanon.errors import ConfigError
-
     if not is_postgres_url(database) and not os.path.isfile(database):
         raise ConfigError(f"registry database not found: {database}")
     engine = connect(database=database, read_only=True)

@@ -4,7 +4,7 @@ Definitions and references: ``docs/risk.md``."""
 
 from __future__ import annotations
 
-from sqlanon.risk.measure import DEFAULT_THRESHOLD, figures_from, figures_row, measure, validate_options
+from sqlanon.risk.measure import DEFAULT_THRESHOLD, figures_from, figures_row, histogram, measure, validate_options
 from sqlanon.risk.population import population_uniqueness
 
 __all__ = ["DEFAULT_THRESHOLD", "measure", "figures_from", "population_uniqueness", "validate_options", "before_after"]
@@ -20,8 +20,6 @@ def before_after(stats, plan, *, threshold: float = DEFAULT_THRESHOLD, populatio
     before = measure(stats, tuple(0 for _ in stats.qis), exp.Boolean(this=True), threshold=threshold, population_fraction=population_fraction)
     ok = plan.requirement.predicate()
     if getattr(plan, "local", None):
-        from sqlanon.risk.measure import histogram
-
         hist: dict[int, int] = {}
         for step in plan.local:
             for s, c in histogram(step.stats, step.node, ok):

@@ -23,11 +23,15 @@ from sqlglot import exp
 
 from sqlanon.expr.atoms import col, table_ref
 from sqlanon.expr.atoms import Params, cte_select
+from sqlanon.risk.population import population_uniqueness
+from sqlanon.errors import ConfigError
+from sqlanon.hierarchy import load_hierarchy
+from sqlanon.stats import Statistics
 
 DEFAULT_THRESHOLD = 0.2
 
 
-def class_histogram_query(stats, node, ok: exp.Expr, params: Params | None = None) -> exp.Select:
+def class_histogram_query(stats, node, ok: exp.Expression, params: Params | None = None) -> exp.Select:
     """The class-size histogram of the released classes (``size, classes``, by size): the one
     statement every figure comes from (:func:`figures_row`; on Spark each statement is a job).
     ``params`` (DuckDB) collects the node's code lists as bound parameters: a statement whose
@@ -59,7 +63,7 @@ def figures_row(hist: list[tuple[int, int]], threshold: float) -> tuple:
     )
 
 
-def measure(stats, node, ok: exp.Expr | None = None, *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
+def measure(stats, node, ok: exp.Expression | None = None, *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
     """Risk figures of ``node`` (a level tuple or a Recoding) over ``stats``' source; ``ok`` marks
     released classes (default: every class)."""
     ok = ok if ok is not None else exp.Boolean(this=True)
@@ -67,7 +71,7 @@ def measure(stats, node, ok: exp.Expr | None = None, *, threshold: float = DEFAU
     return figures_from(figures_row(hist, threshold), hist, threshold, population_fraction)
 
 
-def histogram(stats, node, ok: exp.Expr) -> list[tuple[int, int]]:
+def histogram(stats, node, ok: exp.Expression) -> list[tuple[int, int]]:
     """The released classes' size histogram (:func:`class_histogram_query`), its lists bound
     where the dialect binds them."""
     params = Params() if stats.dialect.binds_lists else None
@@ -99,15 +103,11 @@ def figures_from(row, hist: list[tuple[int, int]], threshold: float, population_
         "class_sizes": compact_histogram([[s, c] for s, c in hist]),
     }
     if population_fraction is not None:
-        from sqlanon.risk.population import population_uniqueness
-
         out["population_uniques"] = population_uniqueness(dict(hist), population_fraction)
     return out
 
 
 def validate_options(threshold: float | None, population_fraction: float | None) -> None:
-    from sqlanon.errors import ConfigError
-
     if threshold is not None and not 0.0 < threshold <= 1.0:
         raise ConfigError(f"--risk-threshold must lie in (0, 1], got {threshold}")
     if population_fraction is not None and not 0.0 < population_fraction <= 1.0:
@@ -141,9 +141,6 @@ def compact_histogram(hist: list, limit: int = 100) -> list:
 def measure_table(engine, source, columns: list[str], *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
     """Risk of a table as it is, every column in ``columns`` a quasi-identifier (generated data:
     ``sqlanon generate``). Builds the table's frequency set with flat hierarchies, then measures."""
-    from sqlanon.hierarchy import load_hierarchy
-    from sqlanon.stats import Statistics
-
     flats = [load_hierarchy("flat", c, engine, source) for c in columns]
     stats = Statistics(engine, source, columns, flats)
     stats.prepare()

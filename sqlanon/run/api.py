@@ -15,21 +15,36 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
-from sqlanon.release import write as release_mod
-from sqlanon.errors import ConfigError, SqlanonError, UnsatisfiableError
-from sqlanon.metrics import METRICS
+from sqlanon.release import microaggregation, write as release_mod
+from sqlanon.errors import ConfigError, SqlanonError, UnsatisfiableError, from_os_error
+from sqlanon.metrics import METRICS, loss as arx_loss
 from sqlanon.plan import Plan
 from sqlanon.config.policy import Policy
-from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
+from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness, safepub
 from sqlanon.privacy import options as privacy_options
 from sqlanon.search import HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice.lattice import Lattice, level_bounds
-from sqlanon.expr.atoms import col
+from sqlanon.expr.atoms import Params, col
 from sqlanon.privacy.needs import ClassNeeds
 from sqlanon.stats import Statistics
 from sqlanon.expr.atoms import if_
 from sqlanon.run.session import Session
+from sqlanon.search.lattice import local_recoding
+from sqlanon.config.frontdoor import normalize
+from sqlanon.release.result import Release, lazy_release
+from sqlanon.engine.spark_session import is_spark_session
+from sqlanon.progress import as_reporter
+from sqlanon.search.choose import choose_search, preflight, refuse_limits, run_heuristic
+from sqlanon.search.limits import near_top_warning
+from sqlanon.report import utility, write_html
+from sqlanon.search.bounds import planner_inputs
+from sqlanon.metrics.loss import target
+from sqlanon.metrics.base import normalize_weights
+from sqlanon import risk
+from sqlanon.release.registry import _without_passwords
+from sqlanon.hierarchy import Hierarchy
+from sqlanon.run.script import sections
 
 
 def build_requirement(policy: Policy, rows: int | None = None) -> Requirement:
@@ -58,14 +73,10 @@ def check_transforms(policy: Policy, session: Session, requirement: Requirement,
     if policy.local_iterations is not None and not policy.local_recoding:
         raise ConfigError("--local-iterations needs --local-recoding")
     if policy.local_recoding:
-        from sqlanon.search.lattice import local_recoding
-
         local_recoding.require_supported(requirement, policy.metric, policy.search, LATTICE_SEARCHES)
         if policy.local_iterations is not None and policy.local_iterations < 1:
             raise ConfigError(f"local_iterations must be at least 1, got {policy.local_iterations}")
     if policy.microaggregate:
-        from sqlanon.release import microaggregation
-
         microaggregation.validate(policy.microaggregate, session.source.columns(session.engine), qis, policy, session.engine, session.source)
 
 
@@ -90,8 +101,6 @@ def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry
     connection is not closed, and an open transaction of the caller's is joined rather than
     committed). On a DuckDB connection with no output, the release is the lazy ``.relation()``.
     """
-    from sqlanon.config.frontdoor import normalize
-
     policy, options, rel_input, connection = normalize(policy, options, connection)
     try:
         return _anonymize(policy, progress=progress, dry_run=dry_run, connection=connection, _fail_after_write=_fail_after_write, rel_input=rel_input, **options)
@@ -101,19 +110,15 @@ def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry
 
 
 def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_input=None, **options):
-    from sqlanon.release.result import Release
-
     started = time.perf_counter()
     clock = PhaseClock()
     policy = _as_policy(policy, options)
     if connection is not None and not policy.input:
         policy.input = policy.table
-    from sqlanon.engine.spark_session import is_spark_session
 
     if is_spark_session(connection) and policy.engine is None:
         policy.engine = "spark"
     policy.validate()
-    from sqlanon.progress import as_reporter
 
     reporter = as_reporter(progress)
     say = reporter.message
@@ -134,11 +139,9 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         requirement = build_requirement(policy)
         model_extras = privacy_options.add_models(policy, session, requirement)
         if policy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
-            from sqlanon.privacy import safepub
 
             session.safepub = safepub.prepare(policy, session, requirement)
         metric = make_metric(policy, list(qis))
-        from sqlanon.search.choose import preflight
 
         preflight(policy, hierarchies, list(qis))  # level bounds, lattice size, limits: errors before the scan
         check_transforms(policy, session, requirement, list(qis))
@@ -174,7 +177,6 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         with reporter.phase(f"search {policy.search}") as phase:
             plan = run_search(policy, session, stats, requirement, metric, say, phase)
         clock.lap("search")
-        from sqlanon.metrics import loss as arx_loss
 
         # ARX's Loss and granularity of any plan (for comparing searches), read with the verification
         verified, final = verify_plan(stats, plan, None if plan.local else arx_loss.aggregates(stats, plan))
@@ -186,7 +188,6 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         if not plan.local:
             report["arx_quality"] = arx_loss.measure(stats, plan, final)
         clock.lap("report")
-        from sqlanon.search.limits import near_top_warning
 
         warning = near_top_warning(report)
         if warning is not None:  # a plan that keeps nearly nothing never passes silently
@@ -206,8 +207,6 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
                 "report": {**report, "sql": sql_listing},
             }
         if not dry_run and target.kind == "none" and connection is not None:
-            from sqlanon.release.result import lazy_release
-
             state = lazy_release(session.engine, stats, plan, policy, entry, rel_input)
             if state:
                 report["output"], report["release_id"] = "relation", state["release_id"]
@@ -230,8 +229,6 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         report["timings"] = clock.seconds
         report["seconds"] = round(time.perf_counter() - started, 3)
         if policy.report:
-            from sqlanon.report import write_html
-
             try:
                 write_html({**report, "policy": redact_policy(_policy_dict(policy))}, policy.report, sql=sql_listing)
             except OSError as err:
@@ -260,13 +257,9 @@ class PhaseClock:
 
 
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
-    from sqlanon.search.choose import choose_search, refuse_limits
-
     search, chosen = choose_search(policy, stats)
     refuse_limits(search, policy.search_options)
     if search in HEURISTIC_SEARCHES:
-        from sqlanon.search.choose import run_heuristic
-
         return run_heuristic(search, policy, stats, requirement, metric, say, chosen)
     if search in LATTICE_SEARCHES:
         last = [time.perf_counter()]
@@ -284,8 +277,6 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
         lattice = Lattice(stats, requirement, metric, progress=tick, bounds=bounds)
         searched = time.perf_counter()
         if getattr(session, "safepub", None) is not None:
-            from sqlanon.privacy import safepub
-
             result = safepub.run(lattice, session.safepub, policy.metric, say)
         else:
             result = LATTICE_SEARCHES[search](lattice, **policy.search_options)
@@ -296,8 +287,6 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
         if getattr(session, "safepub", None) is not None:
             plan.extra["safepub"] = {**session.safepub.describe(), **result.safepub}
         if policy.local_recoding:
-            from sqlanon.search.lattice import local_recoding
-
             first = local_recoding.Step(tuple(node), stats, stats.rows, plan.suppressed_rows, plan.metric_value, result.nodes_evaluated)
             iterations = policy.local_iterations if policy.local_iterations is not None else local_recoding.DEFAULT_ITERATIONS
             steps = local_recoding.recode(first, requirement, metric, LATTICE_SEARCHES[search], bounds, iterations, say)
@@ -319,7 +308,6 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
     options.setdefault("k", policy.k)
     options.setdefault("metric", policy.metric)
     options.setdefault("registry", policy.registry)
-    from sqlanon.search.bounds import planner_inputs
 
     weights, bounds, bounded = planner_inputs(policy, stats.qis, stats.hierarchies)
     ctx = SearchContext(session.engine, session.source, stats.qis, stats.hierarchies, stats, requirement, metric, options, say, weights=weights, bounds=bounds, bounded=bounded)
@@ -334,8 +322,6 @@ def verify_plan(stats: Statistics, plan: Plan, more=None) -> tuple[dict, object]
     and the node's statistics, which hold ``more`` aggregates too (``f(params) -> [(name, expr)]``,
     e.g. ARX's Loss sums: one statement instead of two; on Spark each is a job). Local recoding
     rounds are re-evaluated one by one (``more`` is not taken there: no statistics come back)."""
-    from sqlanon.metrics.loss import target
-
     ok = plan.requirement.predicate()
     min_released = exp.Min(this=if_(col("ok"), col("cnt"), exp.Null()))
     aggs = [("min_released", min_released)]
@@ -378,7 +364,6 @@ def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) 
         "hierarchies": [h.describe() for h in stats.hierarchies],
     }
     if policy.weights:  # as the metric used them: normalized by the largest
-        from sqlanon.metrics.base import normalize_weights
 
         report["weights"] = dict(zip(stats.qis, normalize_weights([policy.weights.get(q, 1.0) for q in stats.qis])))
     for key, value in plan.extra.items():
@@ -389,9 +374,6 @@ def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) 
 def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: Plan) -> None:
     """``risk`` (before/after, :mod:`sqlanon.risk`), ``utility`` (per QI, :mod:`sqlanon.report.utility`)
     and the class-size histograms: a few aggregate statements over the frequency sets."""
-    from sqlanon import risk
-    from sqlanon.report import utility
-
     threshold = policy.risk_threshold or risk.DEFAULT_THRESHOLD
     report["input"] = stats.source.describe()
     if plan.local:  # rounds over different row sets: per-column figures of the first round only
@@ -408,8 +390,6 @@ def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: 
 
 def redact_policy(policy: dict) -> dict:
     """The policy as the registry stores it (PostgreSQL passwords redacted)."""
-    from sqlanon.release.registry import _without_passwords
-
     return _without_passwords(policy)
 
 
@@ -428,7 +408,6 @@ def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str,
         base = sqlglot.transpile(ran[0], read=stats.dialect.name, write=stats.dialect.name, pretty=True)[0] if ran else "(not recorded)"
         # long code lists are bound parameters here as when the statement ran: the listing (kept
         # in the report and the registry) does not grow with the columns' distinct values
-        from sqlanon.expr.atoms import Params
 
         params = Params() if stats.dialect.binds_lists and max(len(h.rows) for h in stats.hierarchies) > LISTED_VALUES else None
         final = stats.node_query(node, plan.requirement.predicate(), aggs, stats.base, params).sql(dialect=stats.dialect.name, pretty=True)
@@ -456,8 +435,6 @@ def _as_policy(policy, options: dict) -> Policy:
 
 
 def _policy_dict(policy: Policy) -> dict:
-    from sqlanon.hierarchy import Hierarchy
-
     out = {k: v for k, v in policy.flat().items() if v not in (None, [], {}, False) and k != "qi"}
     if policy.qi:  # a Hierarchy object is recorded by what it is, not by its rows
         out["qi"] = {c: (f"hierarchy object ({spec.origin}, {len(spec.rows)} leaves)" if isinstance(spec, Hierarchy) else spec) for c, spec in policy.qi.items()}
@@ -481,7 +458,6 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
             raise ConfigError("plan_sql (sqlanon sql) does not render SafePub runs: their sample is random; use anonymize --dry-run")
         metric = make_metric(policy, list(qis))
         check_transforms(policy, session, requirement, list(qis))
-        from sqlanon.search.choose import preflight
 
         preflight(policy, hierarchies, list(qis))
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, policy.class_column, requirement.needs.merge(metric.needs), **model_extras)
@@ -489,7 +465,6 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         privacy_options.bind(requirement, stats)
         requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
         plan = run_search(policy, session, stats, requirement, metric, lambda m: None)
-        from sqlanon.run.script import sections
 
         # built by a copy of the statistics for ``dialect``: the engine is neither read nor changed
         return sections(stats, plan, requirement, metric, policy, dialect)
@@ -507,8 +482,6 @@ def __getattr__(name: str):
 def _report_not_written(err: OSError, report: dict, path: str, registry: str | None) -> SqlanonError:
     """The HTML report failed after the release was written (a full disk, a folder gone): one line
     that says the release stands and how to render its report again from the registry."""
-    from sqlanon.errors import from_os_error
-
     cause = str(from_os_error(err))
     if report.get("release_id") is None:
         return SqlanonError(cause)

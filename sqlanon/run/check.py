@@ -11,13 +11,19 @@ from sqlglot import exp
 
 from sqlanon.run.session import Session
 from sqlanon.errors import ConfigError
-from sqlanon.hierarchy import MAX_VALUE_LENGTH, load_hierarchy
+from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.config.policy import Policy
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
 from sqlanon.expr.atoms import col
 from sqlanon.stats import Statistics
 from sqlanon.expr.atoms import if_, lit, sum_
+from sqlanon.metrics.lm import loss_table
+from sqlanon.risk import DEFAULT_THRESHOLD, measure, validate_options
+from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.config.strict_load import load_json
+from sqlanon.search.genetic.cut import recoding_from_transformation
+from sqlanon.dialect import lookup
 
 
 def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> dict:
@@ -29,10 +35,6 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
     read back as levels of the hierarchy so precision and LM can be measured too. A row whose QIs
     are all ``*`` counts as suppressed.
     """
-    from sqlanon.metrics.lm import loss_table
-
-    from sqlanon.risk import DEFAULT_THRESHOLD, validate_options
-
     _check_k(k)
     if (population_fraction is not None or risk_threshold is not None) and not risk:
         raise ConfigError("--population-fraction and --risk-threshold need --risk")
@@ -53,7 +55,6 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         if t is not None:
             needs_models.append(TCloseness(t, t_distance))
         req = Requirement(needs_models, budget=0)
-        from sqlanon.privacy.needs import ClassNeeds
 
         needs = req.needs.merge(ClassNeeds(majority_y=class_column is not None))
         if sensitive_column and l is None and t is None:
@@ -107,8 +108,6 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         if len(histogram) > 50:
             out["class_size_histogram"].append(["more", sum(c for _, c in histogram[50:])])
         if risk:
-            from sqlanon.risk import measure
-
             out["risk"] = measure(stats, node, not_star, threshold=risk_threshold or DEFAULT_THRESHOLD, population_fraction=population_fraction)
         if k is not None:
             out["k_anonymous"] = out["k"] is not None and out["k"] >= k and sup <= math.floor(max_suppression * n + 1e-9)
@@ -153,8 +152,6 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
 
 
 def _is_builder(spec: str) -> bool:
-    from sqlanon.hierarchy import BUILDERS
-
     return str(spec).split(":")[0] in BUILDERS
 
 
@@ -168,8 +165,6 @@ def load_transformation(spec: str | dict) -> dict:
     """A transformation from a dict, a JSON string, or a JSON file (a whole ``--json`` report or
     just its ``transformation`` object)."""
     import json
-
-    from sqlanon.config.strict_load import load_json
 
     if isinstance(spec, dict):
         data = spec
@@ -193,8 +188,6 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
     """Apply a transformation to a table *in SQL, without writing anything* and measure it: rows
     suppressed under k, the smallest released class, LM (per column, intervals or tree cuts), CM
     with ``class_column``, precision for full-domain levels."""
-    from sqlanon.privacy.needs import ClassNeeds
-
     _check_k(k)
     transformation = load_transformation(transformation)
     policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter, max_value_length=max_value_length)
@@ -221,8 +214,6 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
                     raise ConfigError(f"level {v} of {c!r} is outside its hierarchy (0..{h.max_level})")
             recoding = Recoding.from_node(hierarchies, levels)
         else:
-            from sqlanon.search.genetic.cut import recoding_from_transformation
-
             recoding = recoding_from_transformation(transformation, columns, hierarchies, numeric)
         requirement = Requirement([KAnonymity(k)], budget=math.floor(max_suppression * stats.rows + 1e-9))
         # per released value of each QI: its LM loss (tree: leaves below it; interval: its width)
@@ -246,8 +237,6 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
                 losses.append([(u - 1) / (m - 1) if m > 1 else 0.0 for u in under])
 
         def aggs(params):
-            from sqlanon.dialect import lookup
-
             total = None
             for i, loss in enumerate(losses):
                 term = lookup(loss, col(stats.qcol(i)), stats.dialect, params)

@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from sqlanon.engine import connect
-from sqlanon.errors import ConfigError
-from sqlanon.hierarchy import load_hierarchy
+from sqlanon.engine import DuckDBEngine, PostgresEngine, connect
+from sqlanon.errors import ConfigError, EngineError
+from sqlanon.hierarchy import load_hierarchy, require_bound_used
 from sqlanon.config.policy import Policy
 from sqlanon.engine.source import Source
 from sqlanon.engine.urls import is_postgres_url, redact
+from sqlanon.engine.resources import check_resources
+from sqlanon.engine.spark_session import is_spark_session, source_for_spark
+from sqlanon.engine.spark import SparkEngine
+from sqlanon.engine.table_name import TableName, lookup, schema_exists
 
 
 def _default_memory_limit() -> str:
@@ -27,10 +31,8 @@ class Session:
     def __init__(self, policy: Policy, progress: Callable[[str], None] | None = None, connection=None, read_only: bool = False) -> None:
         self.policy = policy
         self.progress = progress or (lambda message: None)
-        from sqlanon.config.checks import check_resources
 
         check_resources(policy.memory_limit, policy.threads)  # check/sql reach here without validate()
-        from sqlanon.engine.spark_session import is_spark_session
 
         if policy.engine == "spark" or is_spark_session(connection):
             self._open_spark(policy, connection)
@@ -40,7 +42,6 @@ class Session:
         if connection is not None:
             # a table of the caller's open connection: DuckDB (e.g. a dbt-duckdb model's session)
             # or psycopg 3 (PostgreSQL)
-            from sqlanon.engine import DuckDBEngine, PostgresEngine
 
             name = policy.table or policy.input
             if not name:
@@ -89,12 +90,9 @@ class Session:
     def _open_spark(self, policy: Policy, connection) -> None:
         """Spark: a catalog table (``--table db.t``, no ``--input``) or Parquet/CSV files, run on a
         session of ours (``--spark-master``, ``--spark-conf``) or the caller's SparkSession."""
-        from sqlanon.engine.spark_session import source_for_spark
-
         if policy.database:
             raise ConfigError("--database names a DuckDB file; with --engine spark, --output-table writes into the Spark catalog")
         self.source = source_for_spark(policy)  # checked before the JVM starts
-        from sqlanon.engine.spark import SparkEngine
 
         if connection is not None:
             if policy.memory_limit or policy.threads:
@@ -110,8 +108,6 @@ class Session:
             raise ConfigError(what) from None
 
     def hierarchies(self, qis: dict[str, str]) -> list:
-        from sqlanon.hierarchy import require_bound_used
-
         require_bound_used([*qis.values(), self.policy.t_hierarchy], self.policy.max_value_length)
         self.source.require_columns(self.engine, list(qis), "quasi-identifier column")
         return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchy_delimiter, self.policy.max_value_length) for column, spec in qis.items()]
@@ -123,9 +119,6 @@ class Session:
 def _require_table(engine, source) -> None:
     """Look the input table up in the catalog by its parsed parts (schema-aware, case as the
     database treats it); refuse a missing one naming the table (or its missing schema)."""
-    from sqlanon.errors import EngineError
-    from sqlanon.engine.table_name import TableName, lookup, schema_exists
-
     where = redact(source.database) if source.database else "the connection"
     parsed = TableName.parse(source.table, engine.dialect)
     found = lookup(engine, parsed)

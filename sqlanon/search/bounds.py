@@ -21,13 +21,12 @@ from __future__ import annotations
 from typing import Sequence
 
 from sqlanon.errors import ConfigError
+from sqlanon.metrics.base import normalize_weights
+from sqlanon.search.lattice.lattice import level_bounds
 
 
 def planner_inputs(policy, qis: Sequence[str], hierarchies) -> tuple[list[float] | None, list[tuple[int, int]] | None, list[str]]:
     """``(weights, bounds, bounded)`` for a :class:`SearchContext` from the policy (None when not given)."""
-    from sqlanon.metrics.base import normalize_weights
-    from sqlanon.search.lattice.lattice import level_bounds
-
     qis = list(qis)
     weights = None
     if policy.weights:

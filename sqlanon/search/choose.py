@@ -15,6 +15,8 @@ from sqlanon.plan import Plan
 from sqlanon.search import AUTO_EXACT_MAX_NODES, HEURISTIC_SEARCHES, LATTICE_SEARCHES
 from sqlanon.search.lattice.lattice import level_bounds, require_size
 from sqlanon.search.lightning.planner import lattice_size
+from sqlanon.search.genetic.objective import build_objective
+from sqlanon.search.genetic.planner import parse_options
 
 LIMITS = ("time_limit", "step_limit")
 
@@ -37,9 +39,6 @@ def planner_preflight(policy) -> None:
     top-down's Y attributes."""
     options = policy.search_options
     if policy.search == "genetic":
-        from sqlanon.metrics.flexible import build_objective
-        from sqlanon.search.genetic.planner import parse_options
-
         build_objective(str(options.get("objective") or policy.metric or "lm"), parse_options(options), policy.class_column)
     if policy.search == "top-down" and not options.get("y"):
         raise ConfigError("--y is required for --search top-down (the attributes X must not be linked to)")

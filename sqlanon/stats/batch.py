@@ -36,8 +36,10 @@ from typing import Sequence
 
 from sqlglot import exp
 
-from sqlanon.expr.atoms import col, ident, table_ref
+from sqlanon.expr.atoms import Params, as_bigint, class_summary, col, cte_select, ident, lit, sum_, table_ref, union_all
 from sqlanon.expr.atoms import NODE_ID
+from sqlanon.stats.frequency import FrequencySet
+from sqlanon.dialect import lookup
 
 #: rows of ``set x nodes`` one statement may hold before grouping (its hash table can hold as
 #: many groups, ~70 bytes each): 4M keeps a statement near 0.3 GB, inside a 1 GB memory limit
@@ -171,13 +173,11 @@ def metric_key(metric) -> tuple | None:
     return (type(metric).__name__, metric.name, tuple(metric.weights) if metric.weights else None, tuple(sorted((k, repr(v)) for k, v in vars(metric).items())))
 
 
-def _lit(v) -> exp.Expr:
-    from sqlanon.expr.atoms import lit
-
+def _lit(v) -> exp.Expression:
     return lit(v)
 
 
-def node_table(nodes: Sequence[Sequence[int]], ids: Sequence[int], n_qis: int, params=None) -> exp.Expr:
+def node_table(nodes: Sequence[Sequence[int]], ids: Sequence[int], n_qis: int, params=None) -> exp.Expression:
     """The node table ``n(nid, l0, .., ln)``: a ``VALUES`` list, or on DuckDB one bound list per
     column, unnested side by side (the statement text is then the same for every batch)."""
     columns = [ident(NODE_ID), *[ident(level_col(i)) for i in range(n_qis)]]
@@ -222,8 +222,6 @@ def groups_of(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple[list[int], 
 
 def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
     """The batch's groups: ``(member positions, member nodes, source set, meet or None)``."""
-    from sqlanon.stats.core import FrequencySet
-
     meets = groups_of(stats, nodes)
     for _, _, meet in meets:
         # an evaluated node's set much smaller than the smallest saved one the group generalizes
@@ -264,8 +262,6 @@ def save_meets(stats, nodes: Sequence[tuple[int, ...]], join_rows: int = JOIN_RO
 
 def batch_params(stats, groups, metric) -> list:
     """The bound lists of a DuckDB batch statement, in the order :func:`build` numbers them."""
-    from sqlanon.expr.atoms import Params
-
     params = Params()
     n_qis = len(stats.qis)
     for members, group_nodes, frm, meet in groups:
@@ -303,14 +299,11 @@ def class_values(stats, i: int, per_level) -> list[float]:
     return out
 
 
-def class_terms(stats, terms, kcols: list[str], params=None) -> list[exp.Expr]:
+def class_terms(stats, terms, kcols: list[str], params=None) -> list[exp.Expression]:
     """A metric's parts per class, from the class key: all rows of a class share its generalized
     codes, so a part is ``cnt`` times the sum over its QIs of the value of the code at the node's
     level, the code read back from the key (``key // multiplier % width``), the level from the
     node table (``n``)."""
-    from sqlanon.expr.atoms import as_bigint
-    from sqlanon.dialect import lookup
-
     where = {i: (w, m) for w, word in enumerate(words(stats)) for i, m in word}
     out = []
     for name, per_qi in terms:
@@ -328,7 +321,7 @@ def class_terms(stats, terms, kcols: list[str], params=None) -> list[exp.Expr]:
     return out
 
 
-def _pick(stats, i: int, used=None) -> exp.Expr:
+def _pick(stats, i: int, used=None) -> exp.Expression:
     """The code table's column of QI ``i``'s code at the node's level: a ``CASE`` on the level
     whose last level is its ``ELSE`` (a node's level is always one of them), so the key is never
     NULL (Spark: no null tracking per joined row and key; 1M Adult-like rows, k=10 at 5 %, a
@@ -340,7 +333,7 @@ def _pick(stats, i: int, used=None) -> exp.Expr:
     return exp.Case(this=col(level_col(i), "n"), ifs=ifs, default=col(code_col(i, levels[-1]), "r"))
 
 
-def _sum(terms: list[exp.Expr]) -> exp.Expr:
+def _sum(terms: list[exp.Expression]) -> exp.Expression:
     total = terms[0]
     for t in terms[1:]:
         total = exp.Add(this=total, expression=t)
@@ -378,12 +371,9 @@ def branches(stats, groups) -> bool:
     return rows >= BRANCH_ALWAYS_ROWS or (rows >= BRANCH_ROWS and sum(len(nodes) for _, nodes, _, _ in groups) <= BRANCH_NODES)
 
 
-def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expr:
+def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expression:
     """QI ``i``'s part of the packed class key for a node at ``level``, read from a set at
     ``low``: its code (looked up when the levels differ) as a BIGINT times its multiplier."""
-    from sqlanon.expr.atoms import as_bigint
-    from sqlanon.dialect import lookup
-
     code = col(stats.qcol(i))
     if level != low:
         code = lookup(_level_map(stats, i, low, level), code, stats.dialect, params)
@@ -391,7 +381,7 @@ def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expr:
     return exp.Mul(this=as_bigint(code), expression=_lit(m)) if m != 1 else as_bigint(code)
 
 
-def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Select:
+def build_branches(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Select:
     """The batch statement for ``groups`` on a large set: one branch per node, ``UNION ALL``. A
     branch groups its source set (the smallest saved set its group generalizes: a meet several
     statements share is saved first, :func:`save_meets`; or the group's meet, rolled up first
@@ -400,12 +390,10 @@ def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp
     class key is one BIGINT per word without ``nid``: at 10M Adult-like rows (a 1.6M-row base
     set, two nodes per statement) the joined shape took 0.21-0.27 s where this takes 0.13-0.15 s
     (search at k=10 5 %: 4.5 s -> 3.3 s, the same 53 nodes)."""
-    from sqlanon.expr.atoms import class_summary, cte_select, sum_, union_all
-
     n_qis = len(stats.qis)
     terms, finals = metric.batch_terms(stats) if metric is not None else ([], [])
     kcols = key_cols(stats)
-    ctes: list[tuple[str, exp.Expr]] = []
+    ctes: list[tuple[str, exp.Expression]] = []
     parts: list[exp.Select] = []
     for members, group_nodes, frm, meet in groups:
         if meet is not None:
@@ -430,12 +418,9 @@ def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp
     return cte_select(ctes, union_all(parts))
 
 
-def build(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Select:
+def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Select:
     """The batch statement for ``groups`` (see :func:`layout`); on a large set one branch per
     node (:func:`build_branches`)."""
-    from sqlanon.expr.atoms import class_summary, cte_select, sum_, union_all
-    from sqlanon.dialect import lookup
-
     if branches(stats, groups):
         return build_branches(stats, groups, ok, metric, params)
     dialect = stats.dialect
@@ -443,7 +428,7 @@ def build(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Select:
     terms, finals = metric.batch_terms(stats) if metric is not None else ([], [])
     row_names = [name for name, _ in terms]
     kcols = key_cols(stats)
-    ctes: list[tuple[str, exp.Expr]] = []
+    ctes: list[tuple[str, exp.Expression]] = []
     parts: list[exp.Select] = []
     for g, (members, group_nodes, frm, meet) in enumerate(groups):
         if meet is not None:
@@ -476,7 +461,7 @@ def build(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Select:
     return cte_select(ctes, final)
 
 
-def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, params=None) -> exp.Select:
+def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, metric=None, params=None) -> exp.Select:
     """One statement evaluating ``nodes``: one row per node, ``nid`` = its position in ``nodes``.
 
     ``metric.batch_terms(stats)`` gives the metric's per-row parts (per QI, a value per code at
@@ -484,13 +469,11 @@ def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=No
     return build(stats, layout(stats, nodes), ok, metric, params)
 
 
-def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None) -> list:
+def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, metric=None) -> list:
     """Evaluate ``nodes`` with one statement per :func:`batch_size` slice; NodeStats in order.
 
     On DuckDB every list (node table, code table) is a bound parameter, so the statement text
     depends only on the batch's shape (its groups' source sets) and is built once per shape."""
-    from sqlanon.expr.atoms import Params
-
     out: list = []
     join_rows = getattr(stats.engine, "join_rows", None) or JOIN_ROWS
     save_meets(stats, nodes, join_rows)

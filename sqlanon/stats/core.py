@@ -26,18 +26,13 @@ from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import Params, add_all, and_all, as_bigint, as_double, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref, union_all
 from sqlanon.dialect import create_temp, lookup
 from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.stats.frequency import FrequencySet
+from sqlanon.stats.models import hierarchical_emd_ctes, population_ctes, prepare_population, prepare_sensitive_hierarchy, recursive_ctes
+from sqlanon.plan import Recoding
+from sqlanon.stats import batch
 
 # ---------------------------------------------------------------------------------------------
 # the requirement: privacy models + suppression budget, expressed as per-class predicates
-
-
-@dataclass
-class FrequencySet:
-    """A frequency set saved in the database, keyed by codes at ``levels``."""
-
-    table: str
-    levels: tuple[int, ...]
-    rows: int
 
 
 @dataclass
@@ -95,7 +90,7 @@ class Statistics:
         #: the dialect statements are built for (the engine's unless rendering for another)
         self.dialect: Dialect = get_dialect(dialect) if dialect is not None else engine.dialect
         #: the source's FROM item (named once by the engine: reading files is the engine's job)
-        self.source_item: exp.Expr = engine.source_from(source)
+        self.source_item: exp.Expression = engine.source_from(source)
         self.qis = list(qis)
         self.hierarchies = list(hierarchies)
         self.sensitive = sensitive
@@ -190,12 +185,8 @@ class Statistics:
         if self.has_s:
             self._prepare_sensitive_domain()
             if self.needs.emd_hierarchical:
-                from sqlanon.stats.models import prepare_sensitive_hierarchy
-
                 prepare_sensitive_hierarchy(self)
         if self.needs.population:
-            from sqlanon.stats.models import prepare_population
-
             prepare_population(self)
 
     @property
@@ -210,7 +201,7 @@ class Statistics:
         columns = self.source.columns(self.engine)
         return sorted(name for name, _ in columns) == sorted(self.qis) and all(str(kind).upper() in TEXT_TYPES for _, kind in columns)
 
-    def _group_hash(self, params: Params | None = None) -> exp.Expr:
+    def _group_hash(self, params: Params | None = None) -> exp.Expression:
         """A base-set group's part of the input hash (:attr:`hash_by_groups`): the row hash of
         its leaf labels, in the source's column order, when its row count is odd. ``params``
         binds the label lists (DuckDB): spelled out, 24 QIs of 20K leaves took 9.5 s to build
@@ -265,14 +256,14 @@ class Statistics:
     def base_query_create(self) -> exp.Create:
         return self.dialect.create_temp(self._base_name, self.dialect.clustered(self.base_query(), self.cluster_keys()))
 
-    def cluster_keys(self) -> list[exp.Expr]:
+    def cluster_keys(self) -> list[exp.Expression]:
         """A saved set's codes in the order its rows are stored in where the engine sorts them
         (:meth:`Dialect.clustered`): QIs by their number of leaves, the widest last (nodes
         generalize the wide QIs most, so rows that differ only there share a class)."""
         order = sorted(range(len(self.qis)), key=lambda i: (len(self.hierarchies[i].labels(0)), i))
         return [col(self.qcol(i)) for i in order]
 
-    def _validation_sums(self) -> list[exp.Expr]:
+    def _validation_sums(self) -> list[exp.Expression]:
         """Per QI the rows coded -2 (NULL) and -1 (not in its hierarchy); rows whose sensitive or
         class value is NULL: sums over the base set, read with its totals (:meth:`prepare`)."""
         parts = []
@@ -402,8 +393,6 @@ class Statistics:
 
     def maps(self, node, frm: FrequencySet) -> list[list[int]]:
         """Per QI, the code map from ``frm``'s levels to the node's (or the recoding's codes)."""
-        from sqlanon.plan import Recoding
-
         if isinstance(node, Recoding):
             return node.codes
         cache = self.__dict__.setdefault("_map_cache", {})
@@ -420,8 +409,6 @@ class Statistics:
 
         ``node`` is a tuple of levels or a :class:`sqlanon.plan.Recoding` (always from the base).
         """
-        from sqlanon.plan import Recoding
-
         if isinstance(node, Recoding):
             frm = self.base
         else:
@@ -443,20 +430,18 @@ class Statistics:
         keys = [col(n) for n in self.qnames] + [col("s")] * self.has_s + [col("y")] * self.has_y
         return q.group_by(*keys, copy=False) if keys else q
 
-    def class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
+    def class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expression]], str]:
         """CTEs ending in one row per equivalence class with the aggregates ``needs`` asks for
         (and, for k-map / delta-presence, ``pop_cnt``: the class's rows in the population)."""
         ctes, cls = self._class_ctes(node, frm, params)
         if self.needs.population:
-            from sqlanon.stats.models import population_ctes
-
             more, cls = population_ctes(self, node, cls, params)
             ctes.extend(more)
         return ctes, cls
 
-    def _class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
+    def _class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expression]], str]:
         g = self.qnames
-        ctes: list[tuple[str, exp.Expr]] = [("gen", self.generalized_select(node, frm, params))]
+        ctes: list[tuple[str, exp.Expression]] = [("gen", self.generalized_select(node, frm, params))]
         if not (self.has_s or self.has_y):
             return ctes, "gen"
         parts: list[str] = []
@@ -489,8 +474,6 @@ class Statistics:
                 ctes.extend(self._emd_ordered_ctes("gs" if self.has_y else "gen"))
                 parts.append("emd")
             if self.needs.recursive_l or self.needs.emd_hierarchical:
-                from sqlanon.stats.models import hierarchical_emd_ctes, recursive_ctes
-
                 if self.needs.recursive_l:
                     ctes.extend(recursive_ctes(self, "gs" if self.has_y else "gen"))
                     parts.append("rec")
@@ -522,7 +505,7 @@ class Statistics:
         ctes.append(("cls", q))
         return ctes, "cls"
 
-    def _emd_ordered_ctes(self, src: str) -> list[tuple[str, exp.Expr]]:
+    def _emd_ordered_ctes(self, src: str) -> list[tuple[str, exp.Expression]]:
         g = self.qnames
         m = len(self.sensitive_domain)
         keys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
@@ -553,8 +536,8 @@ class Statistics:
     def node_query(
         self,
         node: Sequence[int],
-        ok: exp.Expr,
-        aggregates: Iterable[tuple[str, exp.Expr]] = (),
+        ok: exp.Expression,
+        aggregates: Iterable[tuple[str, exp.Expression]] = (),
         frm: FrequencySet | None = None,
         params: Params | None = None,
     ) -> exp.Select:
@@ -574,11 +557,9 @@ class Statistics:
     def evaluate(
         self,
         node: Sequence[int],
-        ok: exp.Expr,
-        aggregates: Sequence[tuple[str, exp.Expr]] = (),
+        ok: exp.Expression,
+        aggregates: Sequence[tuple[str, exp.Expression]] = (),
     ) -> NodeStats:
-        from sqlanon.plan import Recoding
-
         if not isinstance(node, Recoding):
             node = tuple(node)
         frm = self.pick_set(node)
@@ -601,7 +582,7 @@ class Statistics:
         self._maybe_materialize([(node, frm, ns.classes)])
         return ns
 
-    def evaluate_many(self, nodes: Sequence, ok: exp.Expr, aggregates=None, metric=None) -> list[NodeStats]:
+    def evaluate_many(self, nodes: Sequence, ok: exp.Expression, aggregates=None, metric=None) -> list[NodeStats]:
         """Several nodes in one statement: the batch statement (node table joined to the set,
         :mod:`sqlanon.stats.batch`) when ``metric`` gives its batch parts and no sensitive or
         class aggregates are needed; else a ``UNION ALL`` of their roll-ups (3-4x cheaper per
@@ -609,9 +590,6 @@ class Statistics:
 
         ``aggregates`` is ``None`` or a function ``node -> aggregates`` (as for :meth:`evaluate`).
         """
-        from sqlanon.plan import Recoding
-        from sqlanon.stats import batch
-
         nodes = [n if isinstance(n, Recoding) else tuple(n) for n in nodes]
         if metric is not None and len(nodes) > 1 and all(isinstance(n, tuple) for n in nodes) and batch.supported(self, metric):
             return batch.evaluate_batch(self, nodes, ok, metric)
@@ -705,7 +683,7 @@ class Statistics:
         final = exp.select(col("cnt"), exp.Count(this=exp.Star())).from_(table_ref(cls)).group_by(col("cnt")).order_by(col("cnt"))
         return [(int(a), int(b)) for a, b in self.engine.fetch_all(cte_select(ctes, final))]
 
-    def _bad_classes_create(self, node, ok: exp.Expr, table: str, columns: list[exp.Expr], params: Params | None = None) -> exp.Create:
+    def _bad_classes_create(self, node, ok: exp.Expression, table: str, columns: list[exp.Expression], params: Params | None = None) -> exp.Create:
         """A temp table of ``columns`` over the classes of ``node`` that ``ok`` does not release;
         ``params`` binds the code lists (run it with them)."""
         ctes, cls = self.class_ctes(node, params=params)
@@ -713,23 +691,19 @@ class Statistics:
         final = exp.select(*columns).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
         return self.dialect.create_temp(table, cte_select(ctes, final))
 
-    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Create:
+    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expression, table: str, params: Params | None = None) -> exp.Create:
         """A temp table of the suppressed classes, as generalized *labels* (for the release join);
         ``params`` binds the code and label lists (a statement whose text does not grow with the
         distinct values: 90K zips spelled out took 12 s to build and parse)."""
-        from sqlanon.plan import Recoding
-
         names = node.labels if isinstance(node, Recoding) else [h.labels(lv) for h, lv in zip(self.hierarchies, node)]
         labels = [exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect, params), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
         return self._bad_classes_create(node, ok, table, labels, params)
 
-    def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Create:
+    def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expression, table: str, params: Params | None = None) -> exp.Create:
         """A temp table of the suppressed classes of a full-domain node as packed integer keys
         (``k0``.., :func:`sqlanon.stats.batch.words`: each QI's code at the node's level times
         its multiplier, summed per key word), for a release that joins them on one integer
         (:func:`sqlanon.release.write.release_select` with ``keys``) instead of every label."""
-        from sqlanon.stats import batch
-
         mults = batch.multipliers(self)
         keys = []
         for w, word in enumerate(batch.words(self)):
@@ -767,7 +741,7 @@ class Statistics:
             raise UnsatisfiableError(f"k={k} is larger than the table ({self.rows} rows)")
 
 
-def row_hash_expr(columns, table: str | None = None, dialect: Dialect | str = "duckdb") -> exp.Expr:
+def row_hash_expr(columns, table: str | None = None, dialect: Dialect | str = "duckdb") -> exp.Expression:
     """A 64-bit hash of one input row in ``dialect`` (:meth:`sqlanon.dialect.Dialect.row_hash`)."""
     return get_dialect(dialect).row_hash(columns, table)
 

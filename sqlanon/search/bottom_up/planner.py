@@ -46,6 +46,10 @@ from sqlanon.metrics.lm import recoding_aggregates as lm_recoding_aggregates, re
 from sqlanon.plan import Plan, Recoding
 from sqlanon.search.limits import Limits
 from sqlanon.search.bottom_up.stats import Probe, VidTable, class_values_query
+from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.stats import Statistics
+from sqlanon.search.bounds import refuse_levelless
+from sqlanon.privacy.diagnosis import unsatisfiable
 
 ROUND = 9  # decimals used when comparing I and IP (ties across float summation orders)
 #: generalizations whose I(G) one statement computes (a statement per batch: its cost is bounded,
@@ -487,9 +491,6 @@ def _class_base(ctx):
     if class_column is None:
         return stats.base.table, None
     if not stats.has_y or stats.class_column != class_column:
-        from sqlanon.privacy.needs import ClassNeeds
-        from sqlanon.stats import Statistics
-
         stats = Statistics(ctx.engine, ctx.source, ctx.qis, ctx.hierarchies, class_column=class_column, needs=ClassNeeds(majority_y=True))
         stats.prepare()
     classes = [str(r[0]) for r in ctx.engine.fetch_all(class_values_query(stats.base.table))]
@@ -535,8 +536,6 @@ def _k_and_budget(ctx, options: dict) -> tuple[int, int]:
 
 def _bounded_start(ctx, taxonomies: list[Taxonomy], bounds) -> tuple[list[list[int] | None], list[set[int]]]:
     """Level bounds: per attribute the min-level start cut and the nodes above the max level."""
-    from sqlanon.search.bounds import refuse_levelless
-
     refuse_levelless(ctx, "bottom-up", [i for i, t in enumerate(taxonomies) if t.levels is None])
     start: list[list[int] | None] = []
     barred: list[set[int]] = []
@@ -657,8 +656,6 @@ class _Walk:
 
     def unsatisfiable(self, bounds) -> UnsatisfiableError:
         """No state within the budget: the error naming the classes at fault at the last cut."""
-        from sqlanon.privacy.diagnosis import unsatisfiable
-
         recoding = self.search.recoding()
         self.search.vids.drop()
         scope = "(bottom-up, every quasi-identifier generalized as far as " + ("its --max-level allows)" if bounds is not None else "it goes)")

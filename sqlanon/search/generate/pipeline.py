@@ -18,12 +18,14 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.search.generate import itemsets as its
 from sqlanon.search.generate.generator import GeneratorModel, generate
-from sqlanon.search.generate.krimp import CodeTable, krimp
+from sqlanon.search.generate.krimp import CodeTable, krimp, standard_size
 from sqlanon.search.generate.scores import compare_tables
 from sqlanon.progress import Reporter, RichReporter, as_reporter
 from sqlanon.search import limits as lim
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
+from sqlanon.release import write as release
+from sqlanon.risk.measure import measure_table
 
 
 def generated_arrow(enc: its.Encoded, rows: np.ndarray) -> pa.Table:
@@ -46,8 +48,6 @@ def release_query(table: str, columns: list[str], types: dict[str, str]) -> exp.
 
 def write_release(engine, query: exp.Select, target, source: Source, entry: dict, registry_path: str | None = None) -> dict:
     """Write through the shared release writer (``sqlanon.release.write``)."""
-    from sqlanon.release import write as release
-
     if target is None or target.kind == "none":
         return {"output": None, "release_id": None}
     entry = dict(entry)
@@ -111,8 +111,6 @@ def build_code_table(engine, enc: its.Encoded, min_sup: int, candidates: str, re
 
 
 def its_standard_size(enc: its.Encoded) -> tuple[float, float]:
-    from sqlanon.search.generate.krimp import standard_size
-
     return standard_size(enc.db)
 
 
@@ -204,7 +202,6 @@ def run(
         say(f"NAS {sc['nas']:.3f}, {eq} equal itemsets" + (f", dissimilarity {sc['dissimilarity']:.3f}" if "dissimilarity" in sc else ""))
 
     if risk:  # re-identification risk of the input and of the generated table, every column a QI
-        from sqlanon.risk.measure import measure_table
 
         t = time.perf_counter()
         result["risk"] = {

@@ -43,6 +43,7 @@ from typing import Sequence
 
 from sqlanon.hierarchy.builders import is_number
 from sqlanon.errors import ConfigError, HierarchyError
+from sqlanon.plan import Recoding
 
 # ---------------------------------------------------------------------------------------------
 # categorical: valid cuts of a taxonomy tree
@@ -582,8 +583,6 @@ class Layout:
         return {q: c.labels_of(p) for q, c, p in zip(self.qis, self.coders, self.split(bits))}
 
     def recoding(self, bits: Sequence[int]):
-        from sqlanon.plan import Recoding
-
         codes, labels = [], []
         for c, p in zip(self.coders, self.split(bits)):
             groups = c.groups(p)
@@ -612,8 +611,6 @@ def recoding_from_transformation(transformation: dict, qis, hierarchies, numeric
     Numeric (listed in ``numeric``, or every value an interval ``[lo, hi]``): each leaf
     maps to the interval holding it (a value in a gap goes to the next interval to its right).
     """
-    from sqlanon.plan import Recoding
-
     codes, labels = [], []
     for q, h in zip(qis, hierarchies):
         if q not in transformation:

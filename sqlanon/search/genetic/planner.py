@@ -15,7 +15,7 @@ or estimated) and delta-presence: each class's aggregates come from the batch st
   and each child that is new to the population and better than the worst member **replaces the
   worst**.
 
-Fitness comes from the frequency set by SQL (:mod:`sqlanon.metrics.flexible`,
+Fitness comes from the frequency set by SQL (:mod:`sqlanon.search.genetic.objective`,
 :mod:`sqlanon.search.genetic.stats`): the children of ``batch`` consecutive iterations are scored by one
 statement, then inserted one by one in order (``batch=1`` is textbook GENITOR; a batch much smaller
 than the population changes nothing measurable and is ~4x faster). Results are memoized per
@@ -33,12 +33,12 @@ per bit), ``batch`` (16), ``selection_bias`` (1.5), ``crossover`` (``two-point``
 (:meth:`sqlanon.search.genetic.cut.TreeCoder.set_bounds`): the initial population, mutation and crossover all go
 through the bounded repair, so no member ever leaves the bounds; a bounded ``bands`` QI is cut along
 its tree, a QI without levels (intervals) refuses the bound. ``ctx.weights`` (``--weights``)
-multiply each QI's per-row LM loss in the objective's LM part (:mod:`sqlanon.metrics.flexible`);
+multiply each QI's per-row LM loss in the objective's LM part (:mod:`sqlanon.search.genetic.objective`);
 an objective without an LM part refuses them.
 
 ``prune_unused`` (true: leaves holding no row get no chromosome bit), ``objective`` (lm | cm |
 cm-cost | regression | weighted; default the ``--metric``), and the metric options of
-:func:`sqlanon.metrics.flexible.build_objective` (``cost_matrix``, ``cost_suppressed``,
+:func:`sqlanon.search.genetic.objective.build_objective` (``cost_matrix``, ``cost_suppressed``,
 ``regression_target``, ``dispersion``, ``weights``).
 """
 
@@ -51,9 +51,11 @@ import numpy as np
 
 from sqlanon.search.genetic.cut import Layout, recoding_from_transformation
 from sqlanon.errors import ConfigError, UnsatisfiableError
-from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
+from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
 from sqlanon.plan import Plan
 from sqlanon.search.limits import Limits
+from sqlanon.search.genetic.seeding import lattice_seed
+from sqlanon.privacy.diagnosis import unsatisfiable
 
 __all__ = ["run", "recoding_from_transformation", "layout_for", "GA"]
 
@@ -332,16 +334,12 @@ def run(ctx) -> Plan:
     try:
         ga = GA(layout, ev, opts, ctx.progress, ctx.trace, limits)
         if opts.get("seed_lattice", True):
-            from sqlanon.search.genetic.seeding import lattice_seed
-
             ga.seeds = lattice_seed(ctx, layout, name, limits)
         best = ga.run()
         agg = ev.score([best], per_column=True)[0]
     finally:
         ev.drop()
     if not agg["feasible"]:
-        from sqlanon.privacy.diagnosis import unsatisfiable
-
         # names the model(s) that fail and what the closest solution (the best ranked) leaves
         raise unsatisfiable(stats, req, layout.recoding(best), qis=ctx.qis, scope="(genetic search, best solution found)",
                             label="the genetic search's best solution")

@@ -13,6 +13,9 @@ from __future__ import annotations
 import math
 
 from sqlanon.errors import UnsatisfiableError
+from sqlanon.metrics import METRICS
+from sqlanon.search.lattice import optimal
+from sqlanon.search.lattice.lattice import Lattice
 
 MAX_NODES = 20_000
 
@@ -25,10 +28,6 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
     """The lattice optimum under LM as a chromosome (``[]`` when not cheap or unsatisfiable, or
     when ``limits`` (:class:`~sqlanon.search.limits.Limits`) run out before it is found: the clock
     is read before each of its statements)."""
-    from sqlanon.metrics import METRICS
-    from sqlanon.search.lattice import optimal
-    from sqlanon.search.lattice.lattice import Lattice
-
     if objective != "lm" or any(c.numeric for c in layout.coders):
         return []
     if math.prod(h.max_level + 1 for h in ctx.hierarchies) > MAX_NODES:

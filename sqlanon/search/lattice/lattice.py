@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sqlanon.errors import ConfigError
+from sqlanon.privacy.k_anonymity import KAnonymity
+from sqlanon.stats.marginals import rare_rows
+from sqlanon.privacy.diagnosis import closest, unsatisfiable
 
 UNKNOWN, SATISFIES, FAILS = 0, 1, -1
 
@@ -262,9 +265,6 @@ class Lattice:
         Triples (default: when the budget allows suppression) cost a larger statement; with no
         suppression allowed a rare value or pair already fails most nodes and the search needs
         few statements (Adult's 0 % cases: 2-7), so there they cost more than they save."""
-        from sqlanon.privacy.k_anonymity import KAnonymity
-        from sqlanon.stats.marginals import rare_rows
-
         k = max([m.k for m in self.requirement.models if isinstance(m, KAnonymity)], default=1)
         if triples is None:
             triples = self.requirement.budget > 0
@@ -321,8 +321,6 @@ class Lattice:
         aggregates) that class is released whole when it holds k rows, and a metric whose value
         with nothing suppressed needs no data (:meth:`Metric.known_value` with no budget) gives
         its value. None otherwise (the top is then evaluated)."""
-        from sqlanon.privacy.k_anonymity import KAnonymity
-
         stats, models = self.stats, self.requirement.models
         if not models or any(type(m) is not KAnonymity for m in models) or any(getattr(stats.needs, f) for f in stats.needs.__dataclass_fields__):
             return None
@@ -333,8 +331,6 @@ class Lattice:
     def unsatisfiable(self, idx: int | None = None):
         """The :class:`UnsatisfiableError` naming the failing model(s) and the closest node
         (``idx``, or the evaluated node suppressing the fewest rows)."""
-        from sqlanon.privacy.diagnosis import closest, unsatisfiable
-
         if idx is None:
             node = closest((self.node(i), ns) for i, (ns, _, _) in self.evaluated.items())
             if node is None:  # nothing evaluated: the most general node is the natural witness

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
+from sqlanon.search.lattice.lattice import Lattice
+from sqlanon.search.lattice.subset import failing_subset
 
 #: models whose classes stay valid when classes of several rounds merge in the output
 UNION_SAFE = (KAnonymity, DistinctLDiversity, EntropyLDiversity, TCloseness)
@@ -68,9 +70,6 @@ def suppressed_row_cost(metric, n_qis: int) -> float:
 
 def recode(first: Step, requirement: Requirement, metric, search, bounds, iterations: int, say=lambda m: None) -> list[Step]:
     """Rounds after ``first`` (the global optimum); returns every round, ``first`` included."""
-    from sqlanon.search.lattice.lattice import Lattice
-    from sqlanon.search.lattice.subset import failing_subset
-
     if iterations < 1:
         raise ConfigError(f"local_iterations must be at least 1, got {iterations}")
     steps = [first]

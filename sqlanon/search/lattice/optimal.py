@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from sqlanon.search.lattice.lattice import FAILS, SATISFIES, UNKNOWN, Lattice
+from sqlanon.stats import batch as batch_stmt
 
 TOL = 1e-12
 BATCH = 128
@@ -54,8 +55,6 @@ TRUNCATE_ROWS = 500_000
 
 def speculation(lattice: Lattice, batch: int) -> int:
     """How many nodes a round should hold before probes look ahead (0 for large sets)."""
-    from sqlanon.stats import batch as batch_stmt
-
     stats = lattice.stats
     if stats.base is None or not batch_stmt.supported(stats, lattice.metric):
         return 0

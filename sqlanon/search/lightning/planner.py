@@ -37,6 +37,8 @@ import math
 from sqlanon.errors import ConfigError
 from sqlanon.search.lattice.lattice import LatticeResult, releasable
 from sqlanon.search.limits import Limits
+from sqlanon.config.search_options import given
+from sqlanon.privacy.diagnosis import closest, unsatisfiable
 
 DEFAULT_TIME_LIMIT = 30.0
 DEFAULT_BATCH = 32
@@ -49,8 +51,6 @@ def lattice_size(bounds) -> int:
 
 def parse_options(options: dict) -> dict:
     """``time_limit`` (> 0 seconds), ``step_limit`` (>= 1 evaluations), ``batch`` (>= 1)."""
-    from sqlanon.config.search_options import given
-
     unknown = sorted(k for k, v in options.items() if k not in OPTIONS and k != "trace" and given(v))
     if unknown:
         raise ConfigError(f"search option {unknown[0]!r} does not apply to the lightning search (its options: {', '.join(OPTIONS)})")
@@ -244,8 +244,6 @@ class Lightning:
             "lattice_nodes": lattice_size(zip(self.mins, self.maxes)),
         }
         if self.best is None:
-            from sqlanon.privacy.diagnosis import closest, unsatisfiable
-
             node = closest((n, ns) for n, (ns, _, _) in self.evaluated.items()) or tuple(self.maxes)
             how = "among every candidate node" if self.stopped_by == "exhausted" else f"among the {len(self.evaluated)} nodes lightning evaluated before its {self.stopped_by.replace('_', ' ')}"
             raise unsatisfiable(self.stats, self.requirement, node, scope=how)

@@ -46,6 +46,9 @@ from sqlanon.privacy.xy import SensitiveValue, XYAnonymity, XYLinkability, parse
 from sqlanon.engine.source import Source
 from sqlanon.stats import distinct_values
 from sqlanon.search.top_down.stats import IncTable, LossyJoinStats, MatchTable, PrevSpec, Result, SideY, T1Spec
+from sqlanon.engine import connect, is_postgres_url
+from sqlanon.release import registry as reg_mod
+from sqlanon.search.bounds import has_levels, refuse_levelless
 
 # ------------------------------------------------------------------------------------------------
 # per-attribute cut state
@@ -85,10 +88,7 @@ class CatAttr:
     def top_level(self, node: int) -> int:
         """The highest hierarchy level holding this node's leaf set (its chain's top)."""
         n = self.tree.nodes[node]
-        if node == 0:
-            return self.tree.hierarchy.max_level
-        assert n.parent is not None  # only the root has no parent
-        return self.tree.nodes[n.parent].level - 1
+        return self.tree.hierarchy.max_level if node == 0 else self.tree.nodes[n.parent].level - 1
 
     def rows(self, node: int) -> int:
         return sum(self.freq[l] for l in self.tree.nodes[node].leaves)
@@ -171,8 +171,7 @@ class NumAttr:
             best, best_gain = None, -1.0
             present = [p for p in range(lo, hi) if self.freq[self.order[p]] > 0]
             total = sum(self.freq[self.order[p]] for p in present)
-            left_rows = 0
-            left_hist: dict = {}
+            left_rows, left_hist = 0, {}
             whole = self.hist(self._leaves(node))
             for idx, p in enumerate(present[:-1]):
                 leaf = self.order[p]
@@ -272,9 +271,6 @@ def resolve_previous(ref: str, engine, registry: str | None = None, depth: int =
 def _from_registry(ref: str, engine, registry: str | None) -> tuple[str, Source]:
     """Release id ``ref`` of the registry (``registry``, the input database, or the working
     directory's registry file): the source where that release was written."""
-    from sqlanon.engine import is_postgres_url
-    from sqlanon.release import registry as reg_mod
-
     db = getattr(engine, "database", None) or ""
     candidates = (registry, db, os.path.join(os.getcwd(), reg_mod.REGISTRY_FILE))
     places = [p for p in candidates if p and p != ":memory:" and (is_postgres_url(p) or os.path.exists(p))]
@@ -293,9 +289,6 @@ def _from_registry(ref: str, engine, registry: str | None) -> tuple[str, Source]
 def _registry_entry(engine, place: str, db: str, release_id: int):
     """The registry row of ``release_id`` in ``place`` (the input database's own connection
     when ``place`` is it, else a read-only one opened and closed here)."""
-    from sqlanon.engine import connect, is_postgres_url
-    from sqlanon.release import registry as reg_mod
-
     if place == db or (not is_postgres_url(place) and not is_postgres_url(db) and os.path.abspath(place) == os.path.abspath(db)):
         return reg_mod.get_release(engine, release_id)
     other = connect(database=place, read_only=True)
@@ -539,8 +532,6 @@ def _join_stats(p: _Problem, x_attrs: list[int], sides_y: list[list[str]], mode:
 
 def _refuse_bounds(p: _Problem, x_attrs: list[int], bounds) -> None:
     """Level bounds: X attributes need levels; a QI outside X cannot take a min level above 0."""
-    from sqlanon.search.bounds import has_levels, refuse_levelless
-
     ctx = p.ctx
     refuse_levelless(ctx, "top-down", [qi for qi in x_attrs if not has_levels(ctx.hierarchies[qi])])
     for qi, q in enumerate(p.qis):
@@ -806,7 +797,7 @@ def _combine(spec: Result | None, others: list[Result], privacy: str, n_sens: in
     ays = [p.ay for p in parts if p.ay is not None]
     ly = []
     for k in range(n_sens):
-        vals = [v for p in parts if (v := p.ly[k]) is not None]
+        vals = [p.ly[k] for p in parts if p.ly[k] is not None]
         ly.append(max(vals) if vals else None)
     return Result(min(ays) if ays else None, sum(p.ax for p in parts), ly)
 
