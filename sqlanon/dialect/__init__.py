@@ -40,14 +40,14 @@ def get_dialect(dialect: "Dialect | str") -> Dialect:
     return Dialect(name)
 
 
-def lookup(values: Sequence, code: exp.Expression, dialect: Dialect | str, params: Params | None = None) -> exp.Expression:
+def lookup(values: Sequence, code: exp.Expr, dialect: Dialect | str, params: Params | None = None) -> exp.Expr:
     """``values[code]`` (0-based) in ``dialect`` (see :meth:`sqlanon.dialect.Dialect.lookup`);
     ``params`` binds the list where the dialect can (DuckDB's hot path)."""
     d = get_dialect(dialect)
     return d.lookup(values, code, params if d.binds_lists else None)
 
 
-def create_temp(name: str, query: exp.Expression, dialect: Dialect | str | None = None) -> exp.Expression:
+def create_temp(name: str, query: exp.Expr, dialect: Dialect | str | None = None) -> exp.Expr:
     """A temporary table holding ``query``'s rows, in ``dialect``'s shape (Spark: ``CACHE TABLE``).
 
     ``dialect`` is required; it is a keyword with no usable default so a forgotten one fails
@@ -57,7 +57,7 @@ def create_temp(name: str, query: exp.Expression, dialect: Dialect | str | None 
     return get_dialect(dialect).create_temp(name, query)
 
 
-def drop_temp(name: str, dialect: Dialect | str | None = None) -> exp.Expression:
+def drop_temp(name: str, dialect: Dialect | str | None = None) -> exp.Expr:
     if dialect is None:
         raise TypeError("drop_temp needs the dialect")
     return get_dialect(dialect).drop_temp(name)

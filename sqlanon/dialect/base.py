@@ -70,7 +70,7 @@ class Dialect:
         return f"{type(self).__name__}({self.name!r})"
 
     # -- rendering ----------------------------------------------------------------------------
-    def render(self, expression: exp.Expression | str, pretty: bool = False, copy: bool = True) -> str:
+    def render(self, expression: exp.Expr | str, pretty: bool = False, copy: bool = True) -> str:
         """The statement's text; ``copy=False`` lets the generator transform a tree that is not
         used again (a large statement renders faster)."""
         if isinstance(expression, str):
@@ -78,7 +78,7 @@ class Dialect:
         return expression.sql(dialect=self.name or None, pretty=pretty, copy=copy)
 
     # -- value lookups --------------------------------------------------------------------------
-    def lookup(self, values: Sequence, code: exp.Expression, params: list | None = None) -> exp.Expression:
+    def lookup(self, values: Sequence, code: exp.Expr, params: list | None = None) -> exp.Expr:
         """``values[code]`` for a 0-based integer ``code``. Identity lists collapse to ``code`` and
         constant lists to the constant (not where the engine compiles per statement shape,
         :attr:`compiles_shapes`: there a lookup keeps its shape whatever its values); otherwise
@@ -102,7 +102,7 @@ class Dialect:
         is), or None (release labels stay text)."""
         return None
 
-    def element_at(self, array: exp.Expression, code: exp.Expression) -> exp.Expression:
+    def element_at(self, array: exp.Expr, code: exp.Expr) -> exp.Expr:
         """The element at 0-based ``code`` of an array expression or column."""
         if self.array_base is None:
             raise NotImplementedError(f"dialect {self.name} has no arrays")
@@ -112,12 +112,12 @@ class Dialect:
         return exp.Bracket(this=array, expressions=[index])
 
     # -- temporary tables -----------------------------------------------------------------------
-    def clustered(self, query: exp.Select, keys: Sequence[exp.Expression]) -> exp.Select:
+    def clustered(self, query: exp.Select, keys: Sequence[exp.Expr]) -> exp.Select:
         """A saved frequency set's query as this engine should store it: here unchanged (its rows
         in whatever order the grouping leaves them)."""
         return query
 
-    def create_temp(self, name: str, query: exp.Expression) -> exp.Expression:
+    def create_temp(self, name: str, query: exp.Expr) -> exp.Expr:
         """A temporary table holding the rows of ``query`` now (materialized, never a lazy view)."""
         return exp.Create(
             this=table_ref(name),
@@ -126,7 +126,7 @@ class Dialect:
             expression=query,
         )
 
-    def values_table(self, name: str, table) -> exp.Expression:
+    def values_table(self, name: str, table) -> exp.Expr:
         """A temporary table holding a small Arrow table's rows as ``VALUES`` (a script's mapping
         tables, so it runs with nothing registered beforehand)."""
         return self.create_temp(name, self._values_select(table))
@@ -138,22 +138,22 @@ class Dialect:
         alias = exp.TableAlias(this=exp.to_identifier("t"), columns=[exp.to_identifier(n, quoted=True) for n in names])
         return exp.select(*[exp.column(n, quoted=True) for n in names]).from_(exp.Values(expressions=rows, alias=alias))
 
-    def source_setup(self, source) -> list[exp.Expression]:
+    def source_setup(self, source) -> list[exp.Expr]:
         """Statements a script runs first so that :meth:`source_from` names something."""
         return []
 
-    def drop_temp(self, name: str) -> exp.Expression:
+    def drop_temp(self, name: str) -> exp.Expr:
         return exp.Drop(tables=[table_ref(name)], kind="TABLE", exists=True)
 
-    def create_table(self, table: exp.Table, query: exp.Expression) -> exp.Expression:
+    def create_table(self, table: exp.Table, query: exp.Expr) -> exp.Expr:
         """A permanent table (an output table) holding the rows of ``query``."""
         return exp.Create(this=table, kind="TABLE", expression=query)
 
-    def drop_table(self, table: exp.Table, if_exists: bool = False) -> exp.Expression:
+    def drop_table(self, table: exp.Table, if_exists: bool = False) -> exp.Expr:
         return exp.Drop(tables=[table], kind="TABLE", exists=if_exists)
 
     # -- sums over several groupings ------------------------------------------------------------
-    def grouped_sums(self, table: str, groupings: Sequence[Sequence[str]], names: Sequence[str], tag: str, measure: str = "cnt") -> exp.Expression:
+    def grouped_sums(self, table: str, groupings: Sequence[Sequence[str]], names: Sequence[str], tag: str, measure: str = "cnt") -> exp.Expr:
         """``SUM(measure)`` of ``table`` per group, for several groupings (column lists, each as
         long as ``names``) in one statement: one row per grouping and group, with the columns
         ``tag`` (the grouping's index), ``names`` (the group's values, in the grouping's column
@@ -167,20 +167,20 @@ class Dialect:
                 exp.alias_(exp.Sum(this=col(measure)), "n", quoted=True), copy=False,
             )
             parts.append(part.from_(table_ref(table), copy=False).group_by(*[col(c) for c in columns], copy=False))
-        out = parts[0]
+        out: exp.Query = parts[0]
         for part in parts[1:]:
             out = exp.union(out, part, distinct=False, copy=False)
         return out
 
     # -- batch statements -----------------------------------------------------------------------
-    def nodes_join(self, part: exp.Select, nodes: exp.Expression, set_bytes: int) -> exp.Select:
+    def nodes_join(self, part: exp.Select, nodes: exp.Expr, set_bytes: int) -> exp.Select:
         """``part`` (a select from a code table ``r`` of about ``set_bytes`` bytes at most: rows
         times 8 bytes a column) cross-joined to a node table ``n`` (:mod:`sqlanon.stats.batch`):
         every row of the set once per node."""
         return part.join(nodes, join_type="cross", copy=False)
 
     # -- the source -----------------------------------------------------------------------------
-    def source_from(self, source) -> exp.Expression:
+    def source_from(self, source) -> exp.Expr:
         """The FROM item naming ``source`` in a rendered script. Tables are named as they are;
         files become a table ``source`` the reader defines (reading files is an engine's job)."""
         if source.kind == "table":
@@ -191,30 +191,30 @@ class Dialect:
     #: whether :meth:`hash_of` is a signed 64-bit integer (PostgreSQL, Spark) or unsigned (DuckDB)
     hash_signed = False
 
-    def approx_distinct(self, expression: exp.Expression) -> exp.Expression:
+    def approx_distinct(self, expression: exp.Expr) -> exp.Expr:
         """About how many distinct values (a HyperLogLog sketch: one pass, small memory)."""
         return exp.ApproxDistinct(this=expression)
 
-    def hash_of(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
+    def hash_of(self, expressions: Sequence[exp.Expr]) -> exp.Expr:
         """A 64-bit hash of a tuple of values: DuckDB's ``hash(a, b, ..)`` (UBIGINT)."""
         return exp.Anonymous(this="hash", expressions=list(expressions))
 
-    def row_hash(self, columns: Sequence[str], table: str | None = None) -> exp.Expression:
+    def row_hash(self, columns: Sequence[str], table: str | None = None) -> exp.Expr:
         """A 64-bit hash of one row; XOR-ed over rows (``bit_xor``) it is order-independent."""
         return self.hash_of([col(c, table) for c in columns])
 
-    def unit_hash(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
+    def unit_hash(self, expressions: Sequence[exp.Expr]) -> exp.Expr:
         """A number in [0, 1) from the 64-bit hash of a tuple of values (a deterministic, seedable
         stand-in for a uniform random number): ``hash / 2^64``, shifted by ``2^63`` first where the
         hash is signed. Built with ``exp.Paren`` around the sum: sqlglot renders a tree as it is
         and does not add the parentheses that operator precedence needs."""
-        h = exp.cast(self.hash_of(expressions), "DOUBLE")
+        h: exp.Expr = exp.cast(self.hash_of(expressions), "DOUBLE")
         if self.hash_signed:
             h = exp.Paren(this=exp.Add(this=h, expression=literal(9223372036854775808.0)))
         return exp.Div(this=h, expression=literal(18446744073709551616.0))
 
     # -- files ------------------------------------------------------------------------------------
-    def copy_to(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> exp.Expression | None:
+    def copy_to(self, query: exp.Expr, path: str, kind: str, delimiter: str = ",") -> exp.Expr | None:
         """A statement writing ``query``'s rows to ``path`` on the engine's side, or ``None`` when
         the engine writes files from the client (PostgreSQL) or through its own API (Spark)."""
         return None

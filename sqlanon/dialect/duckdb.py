@@ -18,7 +18,7 @@ class DuckDBDialect(Dialect):
     #: a QI with more released labels than this is released as text (:meth:`label_type`)
     MAX_LABELS = 65_536
 
-    def lookup(self, values: Sequence, code: exp.Expression, params: list | None = None) -> exp.Expression:
+    def lookup(self, values: Sequence, code: exp.Expr, params: list | None = None) -> exp.Expr:
         """``list_extract([..], code + 1)``; with ``params`` the list is a bound parameter, so a
         node statement's text is the same for every node (cached) and stays small."""
         if params is not None:
@@ -27,7 +27,7 @@ class DuckDBDialect(Dialect):
             return exp.Anonymous(this="list_extract", expressions=[ph, exp.Add(this=code, expression=literal(1))])
         return super().lookup(values, code)
 
-    def label_type(self, labels: Sequence[str]) -> exp.DataType:
+    def label_type(self, labels: Sequence[str]) -> exp.DataType | None:
         """``ENUM('a', 'b', ..)``: a Parquet release of ENUM columns is written 3x faster than of
         VARCHAR ones (10M rows: 0.7 s against 2.2 s), and reads back as the same strings. (None
         above ``MAX_LABELS`` labels: the type is spelled out in the statement.)"""
@@ -35,12 +35,12 @@ class DuckDBDialect(Dialect):
             return None
         return exp.DataType(this=exp.DataType.Type.ENUM, expressions=[exp.Literal.string(v) for v in labels])
 
-    def element_at(self, array: exp.Expression, code: exp.Expression) -> exp.Expression:
+    def element_at(self, array: exp.Expr, code: exp.Expr) -> exp.Expr:
         if isinstance(array, exp.Array):
             return exp.Anonymous(this="list_extract", expressions=[array, exp.Add(this=code, expression=literal(1))])
         return exp.Bracket(this=array, expressions=[exp.Add(this=code, expression=literal(1))])
 
-    def source_from(self, source) -> exp.Expression:
+    def source_from(self, source) -> exp.Expr:
         """A table, or DuckDB's own file readers (``read_parquet``/``read_csv``)."""
         if source.kind == "table":
             return source.table_expression()
@@ -54,9 +54,10 @@ class DuckDBDialect(Dialect):
             # can read a ragged file as one column, or as no rows)
             header = source.csv_header()
             columns = exp.Struct(expressions=[exp.PropertyEQ(this=exp.Literal.string(c), expression=exp.Literal.string("VARCHAR")) for c in header])
-            args: list[exp.Expression] = [exp.Literal.string(source.path)]
+            args: list[exp.Expr] = [exp.Literal.string(source.path)]
             opts = {"delim": source.delimiter or ",", "header": True, "auto_detect": False, "quote": '"', "escape": '"', "columns": columns}
             for key, value in opts.items():
+                val: exp.Expr
                 if isinstance(value, bool):
                     val = exp.Boolean(this=value)
                 elif isinstance(value, exp.Expression):
@@ -74,7 +75,7 @@ class DuckDBDialect(Dialect):
 
         raise ConfigError(f"unknown source kind {source.kind!r}")
 
-    def copy_to(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> exp.Expression:
+    def copy_to(self, query: exp.Expr, path: str, kind: str, delimiter: str = ",") -> exp.Expr:
         """``COPY (query) TO path``: DuckDB writes the file itself, rows never reach Python."""
         if kind == "parquet":
             params = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]

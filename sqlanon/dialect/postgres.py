@@ -17,11 +17,11 @@ class PostgresDialect(Dialect):
 
     hash_signed = True
 
-    def approx_distinct(self, expression: exp.Expression) -> exp.Expression:
+    def approx_distinct(self, expression: exp.Expr) -> exp.Expr:
         """PostgreSQL has no approximate distinct count built in: the exact one."""
         return exp.Count(this=exp.Distinct(expressions=[expression]))
 
-    def hash_of(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
+    def hash_of(self, expressions: Sequence[exp.Expr]) -> exp.Expr:
         """``hashtextextended(ROW(a, b, ..)::TEXT, 0)`` (a signed BIGINT)."""
         row_text = exp.cast(exp.Anonymous(this="ROW", expressions=list(expressions)), "TEXT")
         return exp.Anonymous(this="hashtextextended", expressions=[row_text, literal(0)])

@@ -28,15 +28,15 @@ class SparkDialect(Dialect):
     #: to the column), so a roll-up's code does not depend on the levels it maps between
     compiles_shapes = True
 
-    def element_at(self, array: exp.Expression, code: exp.Expression) -> exp.Expression:
+    def element_at(self, array: exp.Expr, code: exp.Expr) -> exp.Expr:
         """``array[code]``: Spark's subscript is 0-based, like our codes."""
         return exp.Bracket(this=array, expressions=[code])
 
-    def create_temp(self, name: str, query: exp.Expression) -> exp.Expression:
+    def create_temp(self, name: str, query: exp.Expr) -> exp.Expr:
         """``CACHE TABLE t AS SELECT ..``: a temporary view whose rows are computed and cached now."""
         return exp.Cache(this=table_ref(name), lazy=False, expression=query)
 
-    def clustered(self, query: exp.Select, keys: Sequence[exp.Expression]) -> exp.Select:
+    def clustered(self, query: exp.Select, keys: Sequence[exp.Expr]) -> exp.Select:
         """``.. SORT BY keys``: each partition of the cached set sorted by its codes, the widest
         QI last (no exchange: the grouping's partitions, sorted where they are). A batch
         statement runs every node over the set's rows in this order, and rows side by side then
@@ -49,7 +49,7 @@ class SparkDialect(Dialect):
         query.set("sort", exp.Sort(expressions=[exp.Ordered(this=k, nulls_first=True) for k in keys]))
         return query
 
-    def values_table(self, name: str, table) -> exp.Expression:
+    def values_table(self, name: str, table) -> exp.Expr:
         """``CREATE OR REPLACE TEMPORARY VIEW t AS SELECT .. FROM VALUES ..``: literal rows only,
         so a view costs nothing to re-read."""
         return exp.Create(
@@ -58,7 +58,7 @@ class SparkDialect(Dialect):
             expression=self._values_select(table),
         )
 
-    def source_setup(self, source) -> list[exp.Expression]:
+    def source_setup(self, source) -> list[exp.Expr]:
         """A CSV input becomes the view ``source`` through Spark's CSV reader (every column a string)."""
         if source.kind != "csv":
             return []
@@ -70,16 +70,16 @@ class SparkDialect(Dialect):
         props = exp.Properties(expressions=[exp.TemporaryProperty(), exp.FileFormatProperty(this=exp.var("CSV")), exp.OptionsProperty(expressions=options)])
         return [exp.Create(this=table_ref("source"), kind="VIEW", replace=True, properties=props)]
 
-    def drop_temp(self, name: str) -> exp.Expression:
+    def drop_temp(self, name: str) -> exp.Expr:
         """``DROP VIEW IF EXISTS t`` (dropping a cached temporary view also uncaches it)."""
         return exp.Drop(tables=[table_ref(name)], kind="VIEW", exists=True)
 
-    def create_table(self, table: exp.Table, query: exp.Expression) -> exp.Expression:
+    def create_table(self, table: exp.Table, query: exp.Expr) -> exp.Expr:
         """``CREATE TABLE t USING parquet AS SELECT ..`` (a managed table of the catalog)."""
         props = exp.Properties(expressions=[exp.FileFormatProperty(this=exp.var("PARQUET"))])
         return exp.Create(this=table, kind="TABLE", expression=query, properties=props)
 
-    def source_from(self, source) -> exp.Expression:
+    def source_from(self, source) -> exp.Expr:
         """A catalog table as named; Parquet files (a file, directory or glob) as ``parquet.`path```."""
         if source.kind == "table":
             return source.table_expression()
@@ -87,7 +87,7 @@ class SparkDialect(Dialect):
             return exp.Table(this=exp.to_identifier(source.path, quoted=True), db=exp.to_identifier("parquet"))
         return table_ref("source")
 
-    def grouped_sums(self, table: str, groupings: Sequence[Sequence[str]], names: Sequence[str], tag: str, measure: str = "cnt") -> exp.Expression:
+    def grouped_sums(self, table: str, groupings: Sequence[Sequence[str]], names: Sequence[str], tag: str, measure: str = "cnt") -> exp.Expr:
         """One ``GROUP BY GROUPING SETS (..)``: Spark reads the table once and expands each row
         into one row per grouping, where a ``UNION ALL`` of one ``GROUP BY`` per grouping is a
         scan, a shuffle and an aggregation per grouping (1M Adult-like rows, 371K-row base set:
@@ -101,7 +101,7 @@ class SparkDialect(Dialect):
         masks = [full & ~sum(1 << (len(columns) - 1 - position[c]) for c in grouping) for grouping in groupings]
         gid = exp.Anonymous(this="GROUPING_ID", expressions=[col(c) for c in columns])
 
-        def by_grouping(values) -> exp.Expression:
+        def by_grouping(values) -> exp.Expr:
             case = exp.Case(this=gid.copy())
             for mask, value in zip(masks, values):
                 case = case.when(literal(mask), value)
@@ -126,7 +126,7 @@ class SparkDialect(Dialect):
     #: branches were not)
     node_branches = False
 
-    def nodes_join(self, part: exp.Select, nodes: exp.Expression, set_bytes: int) -> exp.Select:
+    def nodes_join(self, part: exp.Select, nodes: exp.Expr, set_bytes: int) -> exp.Select:
         """The code table ``r`` broadcast to every task (``/*+ BROADCAST(r) */``) and the node
         table spread over the tasks by node id (``/*+ REPARTITION(nid) */``): each task joins
         whole nodes to the whole set, so its aggregation by node and class is already final and
@@ -151,6 +151,6 @@ class SparkDialect(Dialect):
 
     hash_signed = True
 
-    def hash_of(self, expressions: Sequence[exp.Expression]) -> exp.Expression:
+    def hash_of(self, expressions: Sequence[exp.Expr]) -> exp.Expr:
         """``xxhash64(a, b, ..)`` (a signed BIGINT)."""
         return exp.Anonymous(this="xxhash64", expressions=list(expressions))

@@ -58,12 +58,12 @@ class Engine:
         which an engine that can load the lists itself (DuckDB) does without."""
         self.register_arrow(name, pa.table({n: pa.array(values, kind) for n, (kind, values) in columns.items()}))
 
-    def source_from(self, source) -> exp.Expression:
+    def source_from(self, source) -> exp.Expr:
         """A FROM item for a :class:`sqlanon.engine.source.Source`; reading files is the engine's job
         (by default the dialect's way of naming it)."""
         return self.dialect.source_from(source)
 
-    def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:  # pragma: no cover
+    def write_file(self, query: exp.Expr, path: str, kind: str, delimiter: str = ",") -> None:  # pragma: no cover
         """Write the rows of ``query`` to ``path`` as ``parquet`` or ``csv`` (with a header)."""
         raise NotImplementedError
 
@@ -82,7 +82,7 @@ class Engine:
                 con.close()
 
     # -- shared ---------------------------------------------------------------------------------
-    def sql_text(self, expression: exp.Expression | str) -> str:
+    def sql_text(self, expression: exp.Expr | str) -> str:
         return self.dialect.render(expression)
 
     def _go(self, expression, fetch: str, params=None):
@@ -94,22 +94,22 @@ class Engine:
             self.log.append(sql)
         return self._run(sql, fetch, params) if params else self._run(sql, fetch)
 
-    def execute(self, expression: exp.Expression | str, params: list | None = None) -> None:
+    def execute(self, expression: exp.Expr | str, params: list | None = None) -> None:
         """Run a statement; ``params``: its bound lists (engines whose dialect binds them)."""
         self._go(expression, "none", params)
 
-    def fetch_all(self, expression: exp.Expression | str, params: list | None = None) -> list[tuple]:
+    def fetch_all(self, expression: exp.Expr | str, params: list | None = None) -> list[tuple]:
         return self._go(expression, "all", params)
 
-    def fetch_one(self, expression: exp.Expression | str, params: list | None = None) -> tuple | None:
+    def fetch_one(self, expression: exp.Expr | str, params: list | None = None) -> tuple | None:
         rows = self._go(expression, "all", params)
         return rows[0] if rows else None
 
-    def scalar(self, expression: exp.Expression | str) -> Any:
+    def scalar(self, expression: exp.Expr | str) -> Any:
         row = self.fetch_one(expression)
         return None if row is None else row[0]
 
-    def fetch_arrow(self, expression: exp.Expression | str) -> pa.Table:
+    def fetch_arrow(self, expression: exp.Expr | str) -> pa.Table:
         return self._go(expression, "arrow")
 
     def set_option(self, key: str, value: str) -> None:
@@ -130,7 +130,7 @@ class Engine:
         the engine plans its own parallelism and nothing is to be split for it)."""
         return 1
 
-    def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
+    def describe_columns(self, query: exp.Expr) -> list[tuple[str, str]]:
         """``(name, type)`` of the columns ``query`` returns (``DESCRIBE``; engines may override)."""
         return [(r[0], r[1]) for r in self.fetch_all(exp.Describe(this=query))]
 

@@ -173,7 +173,7 @@ class DuckDBEngine(Engine):
         finally:
             self.con.unregister(view)
 
-    def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
+    def write_file(self, query: exp.Expr, path: str, kind: str, delimiter: str = ",") -> None:
         """``COPY (query) TO path``: DuckDB writes the file itself, rows never reach Python."""
         self.execute(self.dialect.copy_to(query, path, kind, delimiter))
 

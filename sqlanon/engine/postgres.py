@@ -132,7 +132,7 @@ class PostgresEngine(Engine):
         except self._psycopg.Error as err:
             raise engine_error(err, engine="PostgreSQL") from None
 
-    def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
+    def describe_columns(self, query: exp.Expr) -> list[tuple[str, str]]:
         """PostgreSQL has no ``DESCRIBE``: run the (``LIMIT 0``) query and read its description."""
         sql = self.sql_text(query)
         self.queries += 1
@@ -145,7 +145,7 @@ class PostgresEngine(Engine):
         except self._psycopg.Error as err:
             raise engine_error(err, engine="PostgreSQL") from None
 
-    def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
+    def write_file(self, query: exp.Expr, path: str, kind: str, delimiter: str = ",") -> None:
         """A client-side file (``COPY ... TO`` would write on the server): CSV streams through
         ``COPY (query) TO STDOUT`` as bytes; Parquet reads a server-side cursor in batches of
         ``PARQUET_BATCH`` rows. Memory stays bounded by one batch either way."""
@@ -187,7 +187,7 @@ class PostgresEngine(Engine):
         except self._psycopg.Error as err:
             raise engine_error(err, engine="PostgreSQL") from None
 
-    def source_from(self, source) -> exp.Expression:
+    def source_from(self, source) -> exp.Expr:
         if source.kind != "table":
             raise ConfigError(f"the postgres engine reads tables of its database, not {source.kind} files ({source.describe()})")
         return source.table_expression()

@@ -266,7 +266,7 @@ class SparkEngine(Engine):
             raise engine_error(err, engine="Spark") from None
         self.queries += 1
 
-    def describe_columns(self, query: exp.Expression) -> list[tuple[str, str]]:
+    def describe_columns(self, query: exp.Expr) -> list[tuple[str, str]]:
         """Column names and types from the analyzed plan (no rows read)."""
         sql = self.sql_text(query)
         self.queries += 1
@@ -276,7 +276,7 @@ class SparkEngine(Engine):
             raise engine_error(err, engine="Spark") from None
         return [(f.name, f.dataType.simpleString().upper()) for f in schema.fields]
 
-    def source_from(self, source) -> exp.Expression:
+    def source_from(self, source) -> exp.Expr:
         """Parquet as ``parquet.`path```, tables as named; CSV through Spark's reader (a view)."""
         if source.kind != "csv":
             return self.dialect.source_from(source)
@@ -312,7 +312,7 @@ class SparkEngine(Engine):
         if not fs.rename(hsrc, hdst):
             raise EngineError(f"cannot rename {src} to {dst}")
 
-    def write_file(self, query: exp.Expression, path: str, kind: str, delimiter: str = ",") -> None:
+    def write_file(self, query: exp.Expr, path: str, kind: str, delimiter: str = ",") -> None:
         """Spark's writer: a directory of part files at ``path`` (which must not exist)."""
         sql = self.sql_text(query)
         self.queries += 1
@@ -325,7 +325,7 @@ class SparkEngine(Engine):
         except self._errors() as err:
             raise engine_error(err, engine="Spark") from None
 
-    def write_file_atomically(self, query: exp.Expression, final: str, kind: str, delimiter: str = ",", overwrite: bool = False, before_rename=None) -> None:
+    def write_file_atomically(self, query: exp.Expr, final: str, kind: str, delimiter: str = ",", overwrite: bool = False, before_rename=None) -> None:
         """Write beside ``final`` (``.name.<id>.tmp``), then rename it into place. With
         ``overwrite`` an existing output is first renamed aside and removed after the new one is in
         place (two renames: a reader may briefly see no output, never a partial one)."""
@@ -388,7 +388,7 @@ class SparkEngine(Engine):
             )
         return provider
 
-    def replace_table(self, table: exp.Table, query: exp.Expression) -> None:
+    def replace_table(self, table: exp.Table, query: exp.Expr) -> None:
         """``CREATE OR REPLACE TABLE t USING <provider> AS SELECT ..`` in one statement, where the
         table's provider replaces atomically (Delta, Iceberg); any other provider is refused."""
         provider = self.check_replaceable(table)

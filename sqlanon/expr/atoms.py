@@ -37,7 +37,9 @@ def col(name: str, table: str | None = None) -> exp.Column:
 def table_ref(name: str, schema: str | None = None, alias: str | None = None) -> exp.Table:
     t = exp.Table(this=ident(name), db=ident(schema) if schema else None)
     if alias:
-        t = exp.alias_(t, alias, table=True, quoted=True)
+        aliased = exp.alias_(t, alias, table=True, quoted=True)
+        assert isinstance(aliased, exp.Table)  # a table alias is set on the table itself
+        return aliased
     return t
 
 
@@ -46,7 +48,7 @@ def drop_table(table: exp.Table, if_exists: bool = False) -> exp.Drop:
     return exp.Drop(tables=[table], kind="TABLE", exists=if_exists)
 
 
-def literal(value) -> exp.Expression:
+def literal(value) -> exp.Expr:
     """A Python scalar as a SQL literal (``None`` -> NULL; non-finite floats refused)."""
     if value is None:
         return exp.Null()
@@ -66,31 +68,31 @@ class Params(list):
     """Bound parameters collected while building a statement (DuckDB's ``$n``)."""
 
 
-def sum_(e: exp.Expression) -> exp.Expression:
+def sum_(e: exp.Expr) -> exp.Expr:
     return exp.Sum(this=e)
 
 
-def if_(cond: exp.Expression, then: exp.Expression, other: exp.Expression) -> exp.Expression:
+def if_(cond: exp.Expr, then: exp.Expr, other: exp.Expr) -> exp.Expr:
     return exp.Case().when(cond, then).else_(other)
 
 
-def cast(e: exp.Expression, to: str) -> exp.Expression:
+def cast(e: exp.Expr, to: str) -> exp.Expr:
     return exp.Cast(this=e, to=exp.DataType.build(to))
 
 
-def as_double(e: exp.Expression) -> exp.Expression:
+def as_double(e: exp.Expr) -> exp.Expr:
     return cast(e, "DOUBLE")
 
 
-def as_varchar(e: exp.Expression) -> exp.Expression:
+def as_varchar(e: exp.Expr) -> exp.Expr:
     return cast(e, "VARCHAR")
 
 
-def as_bigint(e: exp.Expression) -> exp.Expression:
+def as_bigint(e: exp.Expr) -> exp.Expr:
     return cast(e, "BIGINT")
 
 
-def add_all(terms: Sequence[exp.Expression], empty: exp.Expression | None = None) -> exp.Expression:
+def add_all(terms: Sequence[exp.Expr], empty: exp.Expr | None = None) -> exp.Expr:
     """``t0 + t1 + ..`` (``empty``, default 0, for no terms)."""
     if not terms:
         return empty if empty is not None else lit(0)
@@ -100,17 +102,17 @@ def add_all(terms: Sequence[exp.Expression], empty: exp.Expression | None = None
     return total
 
 
-def and_all(parts: list[exp.Expression]) -> exp.Expression:
+def and_all(parts: Sequence[exp.Expr]) -> exp.Expr:
     if not parts:
         return exp.Boolean(this=True)
     return exp.and_(*parts) if len(parts) > 1 else parts[0]
 
 
-def eq_all(left: str, right: str, names: list[str]) -> exp.Expression:
+def eq_all(left: str, right: str, names: list[str]) -> exp.Expr:
     return and_all([exp.EQ(this=col(n, left), expression=col(n, right)) for n in names])
 
 
-def class_summary(aggregates: Sequence[tuple[str, exp.Expression]] = ()) -> list[exp.Expression]:
+def class_summary(aggregates: Sequence[tuple[str, exp.Expr]] = ()) -> list[exp.Expr]:
     """The per-node summary over its flagged classes (columns ``cnt`` and ``ok``): classes, rows,
     smallest and largest class, suppressed rows, failing classes, then ``aggregates`` by name."""
     okc, cnt = col("ok"), col("cnt")
@@ -125,7 +127,7 @@ def class_summary(aggregates: Sequence[tuple[str, exp.Expression]] = ()) -> list
     ]
 
 
-def union_all(selects: Sequence[exp.Expression]) -> exp.Expression:
+def union_all(selects: Sequence[exp.Expr]) -> exp.Expr:
     """``s1 UNION ALL s2 UNION ALL ..`` (left-deep)."""
     out = selects[0]
     for s in selects[1:]:
@@ -133,7 +135,7 @@ def union_all(selects: Sequence[exp.Expression]) -> exp.Expression:
     return out
 
 
-def cte_select(ctes: list[tuple[str, exp.Expression]], final: exp.Select) -> exp.Select:
+def cte_select(ctes: Sequence[tuple[str, exp.Expr]], final: exp.Select) -> exp.Select:
     for name, body in ctes:
         final = final.with_(ident(name), as_=body, copy=False)
     return final

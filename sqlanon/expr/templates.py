@@ -25,7 +25,7 @@ def _text(name: str) -> str:
     raise FileNotFoundError(f"SQL template {name}.sql not found in {_DIRS}")
 
 
-def template(name: str, **values) -> exp.Expression:
+def template(name: str, **values) -> exp.Expr:
     """Parse ``sql/<name>.sql`` and replace placeholders; plain Python values become literals."""
     tree = sqlglot.parse_one(_text(name), read="duckdb")
 

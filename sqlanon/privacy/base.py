@@ -24,7 +24,7 @@ class PrivacyModel:
     #: budget, neither satisfaction nor suppressed rows are monotone over the lattice)
     monotone_with_suppression = True
 
-    def predicate(self) -> exp.Expression:  # pragma: no cover - interface
+    def predicate(self) -> exp.Expr:  # pragma: no cover - interface
         raise NotImplementedError
 
     def class_ok(self, cls: dict) -> bool:  # pragma: no cover - interface
@@ -48,7 +48,7 @@ class Requirement:
         for m in self.models:
             self.needs = self.needs.merge(m.needs)
 
-    def predicate(self) -> exp.Expression:
+    def predicate(self) -> exp.Expr:
         parts = [m.predicate() for m in self.models]
         if not parts:
             return exp.Boolean(this=True)

@@ -32,10 +32,10 @@ class DeltaPresence(PrivacyModel):
         self.delta_max = float(delta_max)
 
     @staticmethod
-    def delta() -> exp.Expression:
+    def delta() -> exp.Expr:
         return exp.Div(this=as_double(col("cnt")), expression=as_double(col("pop_cnt")))
 
-    def predicate(self) -> exp.Expression:
+    def predicate(self) -> exp.Expr:
         d = self.delta()
         return exp.and_(exp.GTE(this=d, expression=lit(self.delta_min - EPS)), exp.LTE(this=d.copy(), expression=lit(self.delta_max + EPS)))
 
@@ -46,7 +46,7 @@ class DeltaPresence(PrivacyModel):
     def describe(self) -> dict:
         return {"model": self.name, "delta_min": self.delta_min, "delta_max": self.delta_max}
 
-    def worst(self) -> list[tuple[str, exp.Expression]]:
+    def worst(self) -> list[tuple[str, exp.Expr]]:
         return [("min_delta", exp.Min(this=self.delta())), ("max_delta", exp.Max(this=self.delta()))]
 
     def describe_worst(self, v: dict) -> str:

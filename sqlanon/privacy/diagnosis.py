@@ -60,7 +60,7 @@ def closest(evaluated) -> object | None:
 
 def measure(stats, requirement, node) -> tuple[object, list[dict]]:
     """One statement at ``node``: per model, the rows it suppresses alone and its worst class."""
-    aggs: list[tuple[str, exp.Expression]] = []
+    aggs: list[tuple[str, exp.Expr]] = []
     for i, model in enumerate(requirement.models):
         aggs.append((f"m{i}_suppressed", exp.Sum(this=if_(model.predicate(), lit(0), col("cnt")))))
         for j, (_name, e) in enumerate(getattr(model, "worst", lambda: [])()):

@@ -1,5 +1,7 @@
 """k-anonymity: every released class holds at least k rows."""
 
+from __future__ import annotations
+
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
@@ -16,7 +18,7 @@ class KAnonymity(PrivacyModel):
             raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
         self.k = int(k)
 
-    def predicate(self) -> exp.Expression:
+    def predicate(self) -> exp.Expr:
         return exp.GTE(this=col("cnt"), expression=lit(self.k))
 
     def class_ok(self, cls: dict) -> bool:
@@ -25,7 +27,7 @@ class KAnonymity(PrivacyModel):
     def describe(self) -> dict:
         return {"model": self.name, "k": self.k}
 
-    def worst(self) -> list[tuple[str, exp.Expression]]:
+    def worst(self) -> list[tuple[str, exp.Expr]]:
         return [("min_class", exp.Min(this=col("cnt")))]
 
     def describe_worst(self, v: dict) -> str:

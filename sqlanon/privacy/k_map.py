@@ -88,7 +88,7 @@ class KMap(PrivacyModel):
         k2, err = derived_k(self.k_map, rows / self.population_size, self.significance, self.estimator)
         self.derived_k, self.type1_error = min(k2, rows), err
 
-    def predicate(self) -> exp.Expression:
+    def predicate(self) -> exp.Expr:
         if self.estimated:
             assert self.derived_k is not None, "bind() the model to the table first"
             return exp.GTE(this=col("cnt"), expression=lit(self.derived_k))
@@ -105,7 +105,7 @@ class KMap(PrivacyModel):
             d.update(population_size=self.population_size, estimator=self.estimator, significance=self.significance, derived_k=self.derived_k)
         return d
 
-    def worst(self) -> list[tuple[str, exp.Expression]]:
+    def worst(self) -> list[tuple[str, exp.Expr]]:
         return [("min_match", exp.Min(this=col("cnt" if self.estimated else "pop_cnt")))]
 
     def describe_worst(self, v: dict) -> str:

@@ -4,6 +4,8 @@
 * entropy: ``-sum p log p >= log l``, computed in SQL as ``ln(n) - sum(n_s ln n_s)/n``.
 """
 
+from __future__ import annotations
+
 import math
 
 from sqlglot import exp
@@ -31,7 +33,7 @@ class DistinctLDiversity(PrivacyModel):
         self.l = int(_check_l(l))
         self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
 
-    def predicate(self) -> exp.Expression:
+    def predicate(self) -> exp.Expr:
         return exp.GTE(this=col("distinct_s"), expression=lit(self.l))
 
     def class_ok(self, cls: dict) -> bool:
@@ -40,7 +42,7 @@ class DistinctLDiversity(PrivacyModel):
     def describe(self) -> dict:
         return {"model": self.name, "l": self.l}
 
-    def worst(self) -> list[tuple[str, exp.Expression]]:
+    def worst(self) -> list[tuple[str, exp.Expr]]:
         return [("min_distinct", exp.Min(this=col("distinct_s")))]
 
     def describe_worst(self, v: dict) -> str:
@@ -57,14 +59,14 @@ class EntropyLDiversity(PrivacyModel):
         self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
 
     @staticmethod
-    def entropy() -> exp.Expression:
+    def entropy() -> exp.Expr:
         n = as_double(col("cnt"))
         return exp.Sub(this=exp.Ln(this=n), expression=exp.Div(this=col("nlogn_s"), expression=n))
 
-    def predicate(self) -> exp.Expression:
+    def predicate(self) -> exp.Expr:
         return exp.GTE(this=self.entropy(), expression=lit(math.log(self.l) - EPS))
 
-    def worst(self) -> list[tuple[str, exp.Expression]]:
+    def worst(self) -> list[tuple[str, exp.Expr]]:
         return [("min_entropy", exp.Min(this=self.entropy()))]
 
     def describe_worst(self, v: dict) -> str:

@@ -8,6 +8,8 @@ Monotone without suppression (merging classes that satisfy it keeps it), not wit
 ``{x, y, z}`` passes c=2, l=2, merged with ``{x x x x x x}`` it fails.
 """
 
+from __future__ import annotations
+
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
@@ -30,7 +32,7 @@ class RecursiveCLDiversity(PrivacyModel):
         self.l = int(l)
         self.needs = ClassNeeds(recursive_l=self.l)
 
-    def predicate(self) -> exp.Expression:
+    def predicate(self) -> exp.Expr:
         rhs = exp.Mul(this=lit(self.c), expression=as_double(col("tail_s")))
         return exp.LT(this=as_double(col("top_s")), expression=rhs)
 
@@ -41,7 +43,7 @@ class RecursiveCLDiversity(PrivacyModel):
     def describe(self) -> dict:
         return {"model": self.name, "c": self.c, "l": self.l}
 
-    def worst(self) -> list[tuple[str, exp.Expression]]:
+    def worst(self) -> list[tuple[str, exp.Expr]]:
         # the largest r_1 / (r_l + ... + r_m) over classes (NULL-free: an empty tail counts as 0)
         ratio = exp.Div(this=as_double(col("top_s")), expression=exp.Paren(this=exp.Add(this=as_double(col("tail_s")), expression=lit(1e-300))))
         return [("max_ratio", exp.Max(this=ratio)), ("empty_tail", exp.Sum(this=exp.Case().when(exp.EQ(this=col("tail_s"), expression=lit(0)), lit(1)).else_(lit(0))))]

@@ -171,7 +171,7 @@ class Params:
 # sampling by SQL
 
 
-def sample_query(dialect, source_item: exp.Expression, columns: list[str], b: float, seed: int) -> exp.Select:
+def sample_query(dialect, source_item: exp.Expr, columns: list[str], b: float, seed: int) -> exp.Select:
     """The rows of ``source_item`` kept by Bernoulli sampling at rate ``b``: a record is kept when
     the dialect's :meth:`~sqlanon.dialect.Dialect.unit_hash` of (the record, its copy number ``dup``
     among identical records, the seed) is below ``b``."""
@@ -201,7 +201,7 @@ def sample(session, params: Params) -> Source:
 # scores and the search
 
 
-def score_aggregates(stats, node) -> list[tuple[str, exp.Expression]]:
+def score_aggregates(stats, node) -> list[tuple[str, exp.Expr]]:
     """Released classes and the sum of their squared sizes, in integers (the scores are exact)."""
     okc = col("ok")
     sq = exp.Mul(this=col("cnt"), expression=col("cnt"))

@@ -9,6 +9,8 @@ sensitive distribution P and the table's Q is at most t.
   add the positive / (absolute) negative extras of N's children.
 """
 
+from __future__ import annotations
+
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
@@ -77,7 +79,7 @@ class TCloseness(PrivacyModel):
         self.global_dist: dict | None = None
         self.order: list | None = None
 
-    def predicate(self) -> exp.Expression:
+    def predicate(self) -> exp.Expr:
         return exp.LTE(this=col(self.COLUMNS[self.distance]), expression=lit(self.t + EPS))
 
     def class_ok(self, cls: dict) -> bool:
@@ -93,7 +95,7 @@ class TCloseness(PrivacyModel):
     def describe(self) -> dict:
         return {"model": self.name, "t": self.t, "distance": self.distance}
 
-    def worst(self) -> list[tuple[str, exp.Expression]]:
+    def worst(self) -> list[tuple[str, exp.Expr]]:
         return [("max_distance", exp.Max(this=col(self.COLUMNS[self.distance])))]
 
     def describe_worst(self, v: dict) -> str:

@@ -60,7 +60,7 @@ def _casts_to_number(engine, source, name: str) -> bool:
     return True
 
 
-def aggregate(fn: str, value: exp.Expression) -> exp.Expression:
+def aggregate(fn: str, value: exp.Expr) -> exp.Expr:
     """``AVG(CAST(x AS DOUBLE))`` or ``MEDIAN(x)`` (sqlglot renders PERCENTILE_CONT on PostgreSQL)."""
     as_double = exp.Cast(this=value, to=exp.DataType.build("DOUBLE"))
     if fn == "mean":

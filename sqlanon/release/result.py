@@ -131,7 +131,7 @@ class Release(dict):
         return con
 
 
-def keep_release_query(engine, query: exp.Expression) -> tuple[str, list[str]]:
+def keep_release_query(engine, query: exp.Expr) -> tuple[str, list[str]]:
     """Make the release query outlive the run on a borrowed DuckDB connection: its temp tables get
     names of their own (a later run on the same connection reuses sqlanon's usual names) and are
     no longer dropped when the engine closes. Returns the SQL and the kept table names."""

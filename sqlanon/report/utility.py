@@ -73,12 +73,12 @@ def recoding_of(stats, plan_node) -> Recoding:
     return Recoding.from_node(stats.hierarchies, plan_node)
 
 
-def released_counts(stats, recoding: Recoding, ok: exp.Expression, node=None) -> list[list[int]]:
+def released_counts(stats, recoding: Recoding, ok: exp.Expr, node=None) -> list[list[int]]:
     """Per QI, released rows per recoded value (:func:`released_figures`)."""
     return released_figures(stats, recoding, ok, node)[0]
 
 
-def released_figures(stats, recoding: Recoding, ok: exp.Expression, node=None) -> tuple[list[list[int]], list[tuple[int, int]]]:
+def released_figures(stats, recoding: Recoding, ok: exp.Expr, node=None) -> tuple[list[list[int]], list[tuple[int, int]]]:
     """Per QI, released rows per recoded value, and the released classes' size histogram
     (``(size, classes)`` by size, as :func:`sqlanon.risk.measure.class_histogram_query` gives it):
     one statement over the released classes (:meth:`sqlanon.dialect.Dialect.grouped_sums`: one
@@ -144,7 +144,7 @@ def _column_figures(freq: np.ndarray, codes: np.ndarray, n_labels: int, released
     }
 
 
-def column_utility(stats, plan_node, ok: exp.Expression, suppressed: int, levels: dict | None = None, top: int = TOP_VALUES, released=None) -> dict:
+def column_utility(stats, plan_node, ok: exp.Expr, suppressed: int, levels: dict | None = None, top: int = TOP_VALUES, released=None) -> dict:
     """Per QI: level and meaning, LM / precision / entropy loss, distributions before and after.
 
     Suppressed rows count as fully generalized in LM and precision (their QIs are ``*``).

@@ -31,7 +31,7 @@ from sqlanon.stats import Statistics
 DEFAULT_THRESHOLD = 0.2
 
 
-def class_histogram_query(stats, node, ok: exp.Expression, params: Params | None = None) -> exp.Select:
+def class_histogram_query(stats, node, ok: exp.Expr, params: Params | None = None) -> exp.Select:
     """The class-size histogram of the released classes (``size, classes``, by size): the one
     statement every figure comes from (:func:`figures_row`; on Spark each statement is a job).
     ``params`` (DuckDB) collects the node's code lists as bound parameters: a statement whose
@@ -63,7 +63,7 @@ def figures_row(hist: list[tuple[int, int]], threshold: float) -> tuple:
     )
 
 
-def measure(stats, node, ok: exp.Expression | None = None, *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
+def measure(stats, node, ok: exp.Expr | None = None, *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
     """Risk figures of ``node`` (a level tuple or a Recoding) over ``stats``' source; ``ok`` marks
     released classes (default: every class)."""
     ok = ok if ok is not None else exp.Boolean(this=True)
@@ -71,7 +71,7 @@ def measure(stats, node, ok: exp.Expression | None = None, *, threshold: float =
     return figures_from(figures_row(hist, threshold), hist, threshold, population_fraction)
 
 
-def histogram(stats, node, ok: exp.Expression) -> list[tuple[int, int]]:
+def histogram(stats, node, ok: exp.Expr) -> list[tuple[int, int]]:
     """The released classes' size histogram (:func:`class_histogram_query`), its lists bound
     where the dialect binds them."""
     params = Params() if stats.dialect.binds_lists else None

@@ -173,11 +173,11 @@ def metric_key(metric) -> tuple | None:
     return (type(metric).__name__, metric.name, tuple(metric.weights) if metric.weights else None, tuple(sorted((k, repr(v)) for k, v in vars(metric).items())))
 
 
-def _lit(v) -> exp.Expression:
+def _lit(v) -> exp.Expr:
     return lit(v)
 
 
-def node_table(nodes: Sequence[Sequence[int]], ids: Sequence[int], n_qis: int, params=None) -> exp.Expression:
+def node_table(nodes: Sequence[Sequence[int]], ids: Sequence[int], n_qis: int, params=None) -> exp.Expr:
     """The node table ``n(nid, l0, .., ln)``: a ``VALUES`` list, or on DuckDB one bound list per
     column, unnested side by side (the statement text is then the same for every batch)."""
     columns = [ident(NODE_ID), *[ident(level_col(i)) for i in range(n_qis)]]
@@ -299,7 +299,7 @@ def class_values(stats, i: int, per_level) -> list[float]:
     return out
 
 
-def class_terms(stats, terms, kcols: list[str], params=None) -> list[exp.Expression]:
+def class_terms(stats, terms, kcols: list[str], params=None) -> list[exp.Expr]:
     """A metric's parts per class, from the class key: all rows of a class share its generalized
     codes, so a part is ``cnt`` times the sum over its QIs of the value of the code at the node's
     level, the code read back from the key (``key // multiplier % width``), the level from the
@@ -321,7 +321,7 @@ def class_terms(stats, terms, kcols: list[str], params=None) -> list[exp.Express
     return out
 
 
-def _pick(stats, i: int, used=None) -> exp.Expression:
+def _pick(stats, i: int, used=None) -> exp.Expr:
     """The code table's column of QI ``i``'s code at the node's level: a ``CASE`` on the level
     whose last level is its ``ELSE`` (a node's level is always one of them), so the key is never
     NULL (Spark: no null tracking per joined row and key; 1M Adult-like rows, k=10 at 5 %, a
@@ -333,7 +333,7 @@ def _pick(stats, i: int, used=None) -> exp.Expression:
     return exp.Case(this=col(level_col(i), "n"), ifs=ifs, default=col(code_col(i, levels[-1]), "r"))
 
 
-def _sum(terms: list[exp.Expression]) -> exp.Expression:
+def _sum(terms: list[exp.Expr]) -> exp.Expr:
     total = terms[0]
     for t in terms[1:]:
         total = exp.Add(this=total, expression=t)
@@ -371,7 +371,7 @@ def branches(stats, groups) -> bool:
     return rows >= BRANCH_ALWAYS_ROWS or (rows >= BRANCH_ROWS and sum(len(nodes) for _, nodes, _, _ in groups) <= BRANCH_NODES)
 
 
-def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expression:
+def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expr:
     """QI ``i``'s part of the packed class key for a node at ``level``, read from a set at
     ``low``: its code (looked up when the levels differ) as a BIGINT times its multiplier."""
     code = col(stats.qcol(i))
@@ -381,7 +381,7 @@ def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expression
     return exp.Mul(this=as_bigint(code), expression=_lit(m)) if m != 1 else as_bigint(code)
 
 
-def build_branches(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Select:
+def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Select:
     """The batch statement for ``groups`` on a large set: one branch per node, ``UNION ALL``. A
     branch groups its source set (the smallest saved set its group generalizes: a meet several
     statements share is saved first, :func:`save_meets`; or the group's meet, rolled up first
@@ -393,7 +393,7 @@ def build_branches(stats, groups, ok: exp.Expression, metric=None, params=None) 
     n_qis = len(stats.qis)
     terms, finals = metric.batch_terms(stats) if metric is not None else ([], [])
     kcols = key_cols(stats)
-    ctes: list[tuple[str, exp.Expression]] = []
+    ctes: list[tuple[str, exp.Expr]] = []
     parts: list[exp.Select] = []
     for members, group_nodes, frm, meet in groups:
         if meet is not None:
@@ -418,7 +418,7 @@ def build_branches(stats, groups, ok: exp.Expression, metric=None, params=None) 
     return cte_select(ctes, union_all(parts))
 
 
-def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Select:
+def build(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Select:
     """The batch statement for ``groups`` (see :func:`layout`); on a large set one branch per
     node (:func:`build_branches`)."""
     if branches(stats, groups):
@@ -428,7 +428,7 @@ def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Se
     terms, finals = metric.batch_terms(stats) if metric is not None else ([], [])
     row_names = [name for name, _ in terms]
     kcols = key_cols(stats)
-    ctes: list[tuple[str, exp.Expression]] = []
+    ctes: list[tuple[str, exp.Expr]] = []
     parts: list[exp.Select] = []
     for g, (members, group_nodes, frm, meet) in enumerate(groups):
         if meet is not None:
@@ -461,7 +461,7 @@ def build(stats, groups, ok: exp.Expression, metric=None, params=None) -> exp.Se
     return cte_select(ctes, final)
 
 
-def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, metric=None, params=None) -> exp.Select:
+def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, params=None) -> exp.Select:
     """One statement evaluating ``nodes``: one row per node, ``nid`` = its position in ``nodes``.
 
     ``metric.batch_terms(stats)`` gives the metric's per-row parts (per QI, a value per code at
@@ -469,7 +469,7 @@ def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, met
     return build(stats, layout(stats, nodes), ok, metric, params)
 
 
-def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expression, metric=None) -> list:
+def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None) -> list:
     """Evaluate ``nodes`` with one statement per :func:`batch_size` slice; NodeStats in order.
 
     On DuckDB every list (node table, code table) is a bound parameter, so the statement text

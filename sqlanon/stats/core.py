@@ -90,7 +90,7 @@ class Statistics:
         #: the dialect statements are built for (the engine's unless rendering for another)
         self.dialect: Dialect = get_dialect(dialect) if dialect is not None else engine.dialect
         #: the source's FROM item (named once by the engine: reading files is the engine's job)
-        self.source_item: exp.Expression = engine.source_from(source)
+        self.source_item: exp.Expr = engine.source_from(source)
         self.qis = list(qis)
         self.hierarchies = list(hierarchies)
         self.sensitive = sensitive
@@ -201,7 +201,7 @@ class Statistics:
         columns = self.source.columns(self.engine)
         return sorted(name for name, _ in columns) == sorted(self.qis) and all(str(kind).upper() in TEXT_TYPES for _, kind in columns)
 
-    def _group_hash(self, params: Params | None = None) -> exp.Expression:
+    def _group_hash(self, params: Params | None = None) -> exp.Expr:
         """A base-set group's part of the input hash (:attr:`hash_by_groups`): the row hash of
         its leaf labels, in the source's column order, when its row count is odd. ``params``
         binds the label lists (DuckDB): spelled out, 24 QIs of 20K leaves took 9.5 s to build
@@ -256,14 +256,14 @@ class Statistics:
     def base_query_create(self) -> exp.Create:
         return self.dialect.create_temp(self._base_name, self.dialect.clustered(self.base_query(), self.cluster_keys()))
 
-    def cluster_keys(self) -> list[exp.Expression]:
+    def cluster_keys(self) -> list[exp.Expr]:
         """A saved set's codes in the order its rows are stored in where the engine sorts them
         (:meth:`Dialect.clustered`): QIs by their number of leaves, the widest last (nodes
         generalize the wide QIs most, so rows that differ only there share a class)."""
         order = sorted(range(len(self.qis)), key=lambda i: (len(self.hierarchies[i].labels(0)), i))
         return [col(self.qcol(i)) for i in order]
 
-    def _validation_sums(self) -> list[exp.Expression]:
+    def _validation_sums(self) -> list[exp.Expr]:
         """Per QI the rows coded -2 (NULL) and -1 (not in its hierarchy); rows whose sensitive or
         class value is NULL: sums over the base set, read with its totals (:meth:`prepare`)."""
         parts = []
@@ -430,7 +430,7 @@ class Statistics:
         keys = [col(n) for n in self.qnames] + [col("s")] * self.has_s + [col("y")] * self.has_y
         return q.group_by(*keys, copy=False) if keys else q
 
-    def class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expression]], str]:
+    def class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
         """CTEs ending in one row per equivalence class with the aggregates ``needs`` asks for
         (and, for k-map / delta-presence, ``pop_cnt``: the class's rows in the population)."""
         ctes, cls = self._class_ctes(node, frm, params)
@@ -439,9 +439,9 @@ class Statistics:
             ctes.extend(more)
         return ctes, cls
 
-    def _class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expression]], str]:
+    def _class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
         g = self.qnames
-        ctes: list[tuple[str, exp.Expression]] = [("gen", self.generalized_select(node, frm, params))]
+        ctes: list[tuple[str, exp.Expr]] = [("gen", self.generalized_select(node, frm, params))]
         if not (self.has_s or self.has_y):
             return ctes, "gen"
         parts: list[str] = []
@@ -505,7 +505,7 @@ class Statistics:
         ctes.append(("cls", q))
         return ctes, "cls"
 
-    def _emd_ordered_ctes(self, src: str) -> list[tuple[str, exp.Expression]]:
+    def _emd_ordered_ctes(self, src: str) -> list[tuple[str, exp.Expr]]:
         g = self.qnames
         m = len(self.sensitive_domain)
         keys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
@@ -536,8 +536,8 @@ class Statistics:
     def node_query(
         self,
         node: Sequence[int],
-        ok: exp.Expression,
-        aggregates: Iterable[tuple[str, exp.Expression]] = (),
+        ok: exp.Expr,
+        aggregates: Iterable[tuple[str, exp.Expr]] = (),
         frm: FrequencySet | None = None,
         params: Params | None = None,
     ) -> exp.Select:
@@ -557,8 +557,8 @@ class Statistics:
     def evaluate(
         self,
         node: Sequence[int],
-        ok: exp.Expression,
-        aggregates: Sequence[tuple[str, exp.Expression]] = (),
+        ok: exp.Expr,
+        aggregates: Sequence[tuple[str, exp.Expr]] = (),
     ) -> NodeStats:
         if not isinstance(node, Recoding):
             node = tuple(node)
@@ -582,7 +582,7 @@ class Statistics:
         self._maybe_materialize([(node, frm, ns.classes)])
         return ns
 
-    def evaluate_many(self, nodes: Sequence, ok: exp.Expression, aggregates=None, metric=None) -> list[NodeStats]:
+    def evaluate_many(self, nodes: Sequence, ok: exp.Expr, aggregates=None, metric=None) -> list[NodeStats]:
         """Several nodes in one statement: the batch statement (node table joined to the set,
         :mod:`sqlanon.stats.batch`) when ``metric`` gives its batch parts and no sensitive or
         class aggregates are needed; else a ``UNION ALL`` of their roll-ups (3-4x cheaper per
@@ -683,7 +683,7 @@ class Statistics:
         final = exp.select(col("cnt"), exp.Count(this=exp.Star())).from_(table_ref(cls)).group_by(col("cnt")).order_by(col("cnt"))
         return [(int(a), int(b)) for a, b in self.engine.fetch_all(cte_select(ctes, final))]
 
-    def _bad_classes_create(self, node, ok: exp.Expression, table: str, columns: list[exp.Expression], params: Params | None = None) -> exp.Create:
+    def _bad_classes_create(self, node, ok: exp.Expr, table: str, columns: list[exp.Expr], params: Params | None = None) -> exp.Create:
         """A temp table of ``columns`` over the classes of ``node`` that ``ok`` does not release;
         ``params`` binds the code lists (run it with them)."""
         ctes, cls = self.class_ctes(node, params=params)
@@ -691,7 +691,7 @@ class Statistics:
         final = exp.select(*columns).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
         return self.dialect.create_temp(table, cte_select(ctes, final))
 
-    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expression, table: str, params: Params | None = None) -> exp.Create:
+    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Create:
         """A temp table of the suppressed classes, as generalized *labels* (for the release join);
         ``params`` binds the code and label lists (a statement whose text does not grow with the
         distinct values: 90K zips spelled out took 12 s to build and parse)."""
@@ -699,7 +699,7 @@ class Statistics:
         labels = [exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect, params), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
         return self._bad_classes_create(node, ok, table, labels, params)
 
-    def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expression, table: str, params: Params | None = None) -> exp.Create:
+    def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Create:
         """A temp table of the suppressed classes of a full-domain node as packed integer keys
         (``k0``.., :func:`sqlanon.stats.batch.words`: each QI's code at the node's level times
         its multiplier, summed per key word), for a release that joins them on one integer
@@ -741,7 +741,7 @@ class Statistics:
             raise UnsatisfiableError(f"k={k} is larger than the table ({self.rows} rows)")
 
 
-def row_hash_expr(columns, table: str | None = None, dialect: Dialect | str = "duckdb") -> exp.Expression:
+def row_hash_expr(columns, table: str | None = None, dialect: Dialect | str = "duckdb") -> exp.Expr:
     """A 64-bit hash of one input row in ``dialect`` (:meth:`sqlanon.dialect.Dialect.row_hash`)."""
     return get_dialect(dialect).row_hash(columns, table)
 

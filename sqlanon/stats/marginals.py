@@ -48,7 +48,7 @@ DENSE_BINS = 4_000_000
 
 
 
-def marginal_counts_query(stats, subsets) -> exp.Expression:
+def marginal_counts_query(stats, subsets) -> exp.Expr:
     """The rows of every combination of leaf codes of each QI pair or triple in ``subsets``: one
     ``GROUP BY GROUPING SETS`` (one set per subset) over the base frequency set. A row holds the
     codes ``q{i}`` of its subset's QIs (NULL for the others: codes are never NULL, so the NULLs
@@ -61,7 +61,7 @@ def marginal_counts_query(stats, subsets) -> exp.Expression:
     return q
 
 
-def pair_counts_query(stats, pairs) -> exp.Expression:
+def pair_counts_query(stats, pairs) -> exp.Expr:
     """``(pair index, code a, code b, rows)`` for every QI pair in ``pairs`` (leaf codes)."""
     return marginal_counts_query(stats, pairs)
 

@@ -31,7 +31,7 @@ def _g(stats) -> list[str]:
     return stats.qnames
 
 
-def recursive_ctes(stats, src: str) -> list[tuple[str, exp.Expression]]:
+def recursive_ctes(stats, src: str) -> list[tuple[str, exp.Expr]]:
     g = _g(stats)
     l = int(stats.needs.recursive_l)
     win = exp.Window(
@@ -49,7 +49,7 @@ def recursive_ctes(stats, src: str) -> list[tuple[str, exp.Expression]]:
     return [("rk", rk), ("rec", rec)]
 
 
-def hierarchical_emd_ctes(stats, src: str, keys: list[str] | None = None) -> list[tuple[str, exp.Expression]]:
+def hierarchical_emd_ctes(stats, src: str, keys: list[str] | None = None) -> list[tuple[str, exp.Expr]]:
     """``hemd``: ``emd_hier`` per class of ``src`` (one row per class key and sensitive value
     ``s`` with ``cnt``); the class key is the QI columns, or ``keys`` (the genetic search's
     candidate class keys)."""
@@ -167,7 +167,7 @@ def population_select(stats, node, params=None) -> exp.Select:
     return q.from_(exp.alias_(exp.Subquery(this=inner), "r", table=True, quoted=True)).group_by(*map(col, g))
 
 
-def population_ctes(stats, node, cls: str, params=None) -> tuple[list[tuple[str, exp.Expression]], str]:
+def population_ctes(stats, node, cls: str, params=None) -> tuple[list[tuple[str, exp.Expr]], str]:
     g = _g(stats)
     cond = and_all([exp.EQ(this=col(n, "c"), expression=col(n, "p")) for n in g])
     clsp = (

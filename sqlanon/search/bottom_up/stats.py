@@ -38,17 +38,17 @@ from sqlanon.dialect import lookup
 LN2 = math.log(2.0)
 
 
-def _xlogx(e: exp.Expression) -> exp.Expression:
+def _xlogx(e: exp.Expr) -> exp.Expr:
     """``x * ln(x)`` with ``0 ln 0 = 0``."""
     x = _double(e)
     return if_(exp.GT(this=e.copy(), expression=lit(0)), exp.Mul(this=x, expression=exp.Ln(this=x.copy())), lit(0.0))
 
 
-def _in(column: exp.Expression, values: Sequence[int]) -> exp.Expression:
+def _in(column: exp.Expr, values: Sequence[int]) -> exp.Expr:
     return exp.In(this=column, expressions=[lit(int(v)) for v in values])
 
 
-def _count_star() -> exp.Expression:
+def _count_star() -> exp.Expr:
     return exp.Count(this=exp.Star())
 
 
@@ -156,7 +156,7 @@ class VidTable:
         return int(self.engine.scalar(exp.select(exp.Min(this=col("cnt"))).from_(table_ref(self.name))) or 0)
 
     # -- I(G) --------------------------------------------------------------------------------------
-    def info_loss_query(self, gens: Sequence[tuple[int, int, Sequence[int]]]) -> exp.Expression:
+    def info_loss_query(self, gens: Sequence[tuple[int, int, Sequence[int]]]) -> exp.Expr:
         """``I(G)`` (bits) and ``|Rp|`` of each ``(attr, parent, children)``, one row per G.
 
         ``|Rp| * I(G) = [xlogx|Rp| - sum_cls xlogx f(Rp,cls)] - sum_c [xlogx|Rc| - sum_cls xlogx f(Rc,cls)]``
@@ -209,7 +209,7 @@ class VidTable:
         return out
 
     # -- Step 1: candidates (Theorem 1) -------------------------------------------------------------
-    def anonymity_values_query(self, A: int) -> exp.Expression:
+    def anonymity_values_query(self, A: int) -> exp.Expr:
         """Step 1, first pass: the distinct values, per TEA level, of the anonymity vids
         (``a(vid) = A``) -- a small result (at most the taxonomy nodes); parents are looked up in
         Python, where the taxonomy lives."""
@@ -224,7 +224,7 @@ class VidTable:
         ]
         return _union_all(parts).with_(exp.to_identifier("anon", quoted=True), as_=anon, copy=False)
 
-    def segment_sizes_query(self, A: int, levels: Sequence[tuple[int, Sequence[int]]]) -> exp.Expression:
+    def segment_sizes_query(self, A: int, levels: Sequence[tuple[int, Sequence[int]]]) -> exp.Expr:
         """Step 1, second pass, only for the levels where every anonymity vid has the same parent
         ``p``: the smallest size of the segments of ``{children} -> p`` holding an anonymity vid.
 
@@ -234,7 +234,7 @@ class VidTable:
         anon = exp.select(*[col(q) for q in self.qnames]).from_(table_ref(self.name)).where(
             exp.EQ(this=col("cnt"), expression=lit(int(A)))
         )
-        ctes: list[tuple[str, exp.Expression]] = [("anon", anon)]
+        ctes: list[tuple[str, exp.Expr]] = [("anon", anon)]
         finals = []
         for i, children in levels:
             prefix = self.qnames[:i]
@@ -312,7 +312,7 @@ class VidTable:
         q = exp.select(*sel).from_(table_ref(self.name)).where(_in(col(self.qname(attr)), children))
         return q.group_by(*keys) if keys else q
 
-    def probe_stats_query(self, table: str, attr: int, children: Sequence[int], K: int) -> exp.Expression:
+    def probe_stats_query(self, table: str, attr: int, children: Sequence[int], K: int) -> exp.Expr:
         """``kind, cnt, n`` rows: ``o``/``n`` = old/new vids by a(vid) < K, ``O``/``N`` = numbers of
         old/new vids, ``m`` = the smallest new a(vid) (``A^n_G``)."""
         gen = _in(col(self.qname(attr)), children)
@@ -387,11 +387,11 @@ def class_values_query(base_table: str) -> exp.Select:
     return exp.select(col("y")).distinct().from_(table_ref(base_table)).order_by(col("y"))
 
 
-def _sum_all(parts: list[exp.Expression]) -> exp.Expression:
+def _sum_all(parts: list[exp.Expr]) -> exp.Expr:
     return exp.Paren(this=add_all(parts))
 
 
-def _union_all(selects: list[exp.Expression]) -> exp.Expression:
+def _union_all(selects: list[exp.Expr]) -> exp.Expr:
     out = selects[0]
     for s in selects[1:]:
         out = exp.Union(this=out, expression=s, distinct=False)

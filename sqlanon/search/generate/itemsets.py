@@ -112,7 +112,7 @@ def encode(engine, source: Source, columns: list[str]) -> Encoded:
     return Encoded(db, fs, list(columns), item_column, labels)
 
 
-def raw_select(source_item: exp.Expression, columns: list[str]) -> exp.Select:
+def raw_select(source_item: exp.Expr, columns: list[str]) -> exp.Select:
     """The raw frequency set: ``v0..`` (each column's value as text) and ``cnt``, from one scan."""
     src = exp.alias_(source_item.copy(), "src", table=True, quoted=True)
     vals = [exp.alias_(as_varchar(col(c, "src")), f"v{i}", quoted=True) for i, c in enumerate(columns)]
@@ -120,7 +120,7 @@ def raw_select(source_item: exp.Expression, columns: list[str]) -> exp.Select:
     return q.group_by(*[as_varchar(col(c, "src")) for c in columns])
 
 
-def alphabet_query(raw: str, n_columns: int) -> exp.Expression:
+def alphabet_query(raw: str, n_columns: int) -> exp.Expr:
     """The item alphabet: ``c, v, n`` (column index, value, rows) for every column of ``raw``."""
     return union_all([
         exp.select(
@@ -172,7 +172,7 @@ class Itemsets:
         return dict(zip(self.items, self.support.tolist()))
 
 
-def level_query(fs_table: str, m: int, subsets: list[tuple[int, ...]], min_sup: int, closed: bool) -> exp.Expression:
+def level_query(fs_table: str, m: int, subsets: list[tuple[int, ...]], min_sup: int, closed: bool) -> exp.Expr:
     """One statement counting every frequent itemset over each column subset of one level.
 
     ``GROUP BY GROUPING SETS`` (one set per column subset) over the frequency set. Output:
@@ -181,7 +181,7 @@ def level_query(fs_table: str, m: int, subsets: list[tuple[int, ...]], min_sup: 
     """
     grouped = {j for S in subsets for j in S}
     null = exp.Cast(this=exp.Null(), to=exp.DataType.build("BIGINT"))
-    outs: list[exp.Expression] = [col(_code(j)) if j in grouped else exp.alias_(null, _code(j), quoted=True) for j in range(m)]
+    outs: list[exp.Expr] = [col(_code(j)) if j in grouped else exp.alias_(null, _code(j), quoted=True) for j in range(m)]
     outs.append(exp.alias_(sum_(col("cnt")), "sup", quoted=True))
     if closed:
         for j in range(m):
@@ -263,7 +263,7 @@ def _concat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Candidate
     return Candidates(items, offsets, support)
 
 
-def drop_table(name: str, dialect) -> exp.Expression:
+def drop_table(name: str, dialect) -> exp.Expr:
     """Drop the temporary table ``name`` in ``dialect``'s shape (Spark: a cached view)."""
     return dialect.drop_temp(name)
 

@@ -124,7 +124,7 @@ class GeneticStats:
     """Frequency-set statistics for flexible recodings (one statement per batch of candidates)."""
 
     def __init__(self, stats, class_targets: Sequence[ClassTarget] = (), regression_targets: Sequence[RegressionTarget] = (),
-                 ok: exp.Expression | None = None, needs=None) -> None:
+                 ok: exp.Expr | None = None, needs=None) -> None:
         self.stats = stats
         self.engine = stats.engine
         #: statements are built for the run's dialect; candidate arrays are indexed its way
@@ -259,7 +259,7 @@ class GeneticStats:
         finally:
             self.engine.execute(self.dialect.drop_temp(numbered))
 
-    def _base_source(self, alias: str) -> exp.Expression:
+    def _base_source(self, alias: str) -> exp.Expr:
         """The base table as the batch statement reads it: the table, or its parts' ``UNION ALL``."""
         if not self.parts:
             return table_ref(self.table, alias=alias)
@@ -303,7 +303,7 @@ class GeneticStats:
                 total["mad"] = self.single_group_mad(ti)
             self.totals["regression"].append(total)
 
-    def _block_columns(self) -> list[exp.Expression]:
+    def _block_columns(self) -> list[exp.Expr]:
         """``b{j}``: the row's index into block ``j``'s lookup lists (its leaf codes in mixed radix)."""
         out = []
         for j, block in enumerate(self.blocks):
@@ -321,7 +321,7 @@ class GeneticStats:
     def key_name(self, word: int) -> str:
         return "key" if word == 0 else f"key{word}"
 
-    def _key_exprs(self, block_words: Sequence[int], per_qi: bool = False, fold: bool = False) -> list[tuple[str, exp.Expression]]:
+    def _key_exprs(self, block_words: Sequence[int], per_qi: bool = False, fold: bool = False) -> list[tuple[str, exp.Expr]]:
         """The class key words: per word, the sum of its blocks' lookups ``kb{j}[b{j}]`` (or, with
         ``per_qi``, of its QIs' lookups ``k{i}[q{i}]``, for tables without block columns); with
         ``fold`` the candidate number ``c`` is the lowest digit of the first word."""
@@ -338,7 +338,7 @@ class GeneticStats:
             out.append((self.key_name(w), add_all((first if w == 0 else []) + terms)))
         return out
 
-    def _list_at(self, list_col: str, code: exp.Expression) -> exp.Expression:
+    def _list_at(self, list_col: str, code: exp.Expr) -> exp.Expr:
         """``list_col[code]`` for a 0-based code, in the dialect's array base."""
         return self.dialect.element_at(col(list_col), code)
 
@@ -349,7 +349,15 @@ class GeneticStats:
         ``c = key % radix``."""
         block_words = tuple(block_words) if block_words is not None else (0,) * len(self.blocks)
         keys = self._key_exprs(block_words, fold=True)
-        key_names = [name for name, _ in keys]
+        r, sums = self._batch_rows(keys, lm, per_column)
+        ctes, cls = self._batch_classes(r, keys, sums, radix)
+        flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("cls"))
+        final = exp.select(*self._batch_outputs(lm, per_column)).from_(table_ref("flagged")).group_by(col("c")).order_by(col("c"))
+        return cte_select([*ctes, ("cls", cls), ("flagged", flagged)], final)
+
+    def _batch_rows(self, keys: list[tuple[str, exp.Expression]], lm: bool, per_column: bool) -> tuple[exp.Select, list[str]]:
+        """``r``: every base row under every candidate (its class keys), with the sums a class
+        needs; and the names of those sums."""
         rsel = [exp.alias_(e, name, quoted=True) for name, e in keys]
         sums = ["cnt"]
         for ti, t in enumerate(self.class_targets):
@@ -359,7 +367,7 @@ class GeneticStats:
         rsel += [col(s, "b") for s in sums]
         # the LM loss of a row: the released value's loss, per block (or per QI for per-column
         # figures) looked up like the key; summed per class as cnt * loss
-        loss_terms: list[tuple[str, exp.Expression]] = []
+        loss_terms: list[tuple[str, exp.Expr]] = []
         if lm and per_column:
             loss_terms = [(f"rl{i}", self._list_at(f"l{i}", col(self.stats.qcol(i), "b"))) for i in range(self.n)]
         elif lm:
@@ -370,9 +378,15 @@ class GeneticStats:
         if self.sensitive:
             rsel.append(col("s", "b"))
         r = exp.select(*rsel).from_(self._base_source("b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
+        return r, sums
+
+    def _batch_classes(self, r: exp.Select, keys: list[tuple[str, exp.Expression]], sums: list[str], radix: int) -> tuple[list[tuple[str, exp.Expression]], exp.Select]:
+        """The CTEs before ``cls`` and ``cls`` itself: one row per (candidate, class) with its
+        sums, sensitive aggregates, and what the models join in (EMDs, population counts)."""
+        key_names = [name for name, _ in keys]
         cand_of = exp.alias_(exp.Mod(this=col("key"), expression=lit(radix)), "c", quoted=True)
         csel = [cand_of] + [col(k) for k in key_names] + [exp.alias_(sum_(col(s)), s, quoted=True) for s in sums]
-        ctes = [("r", r)]
+        ctes: list[tuple[str, exp.Expression]] = [("r", r)]
         if self.sensitive:
             ctes += self._sensitive_ctes(key_names, sums)
             csel += self._sensitive_aggs()
@@ -382,33 +396,44 @@ class GeneticStats:
         if self.sensitive and self.needs.emd_ordered:
             # ordered t-closeness: the class's EMD over the ordered sensitive domain, joined in
             ctes += self._emd_ordered_ctes(key_names)
-            names = [n.alias_or_name for n in csel]
-            ctes.append(("cls0", cls))
-            on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
-            cls = exp.select(*[col(n, "a") for n in names], col("emd_ordered", "e")).from_(table_ref("cls0", alias="a"))
-            cls = cls.join(table_ref("emd", alias="e"), on=on)
+            cls = self._join_class_column(ctes, cls, "cls0", [n.alias_or_name for n in csel], key_names, "emd", col("emd_ordered", "e"))
         if self.pop_table:
-            # k-map / delta-presence: the population rolled up by the same class keys, joined in
-            pr = exp.select(*[exp.alias_(e.copy(), name, quoted=True) for name, e in keys], col("cnt", "b"))
-            pr = pr.from_(table_ref(self.pop_table, alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
-            pcnt = exp.select(*map(col, key_names), exp.alias_(sum_(col("cnt")), "pop_cnt", quoted=True)).from_(table_ref("pr")).group_by(*map(col, key_names))
-            names = [n.alias_or_name for n in cls.selects]
-            ctes += [("pr", pr), ("pcnt", pcnt), ("cls_p", cls)]
-            on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
-            cls = exp.select(*[col(n, "a") for n in names], exp.alias_(exp.Coalesce(this=col("pop_cnt", "e"), expressions=[lit(0)]), "pop_cnt", quoted=True))
-            cls = cls.from_(table_ref("cls_p", alias="a")).join(table_ref("pcnt", alias="e"), on=on, join_type="left")
+            cls = self._join_population(ctes, cls, keys, self.pop_table)
         if self.sensitive and getattr(self.needs, "emd_hierarchical", False):
             # hierarchical t-closeness: the class's EMD over the sensitive hierarchy, joined in
 
             ctes += hierarchical_emd_ctes(self.stats, "rs", key_names)
-            names = [n.alias_or_name for n in cls.selects]
-            ctes.append(("cls_h", cls))
-            on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
-            cls = exp.select(*[col(n, "a") for n in names], col("emd_hier", "e")).from_(table_ref("cls_h", alias="a"))
-            cls = cls.join(table_ref("hemd", alias="e"), on=on)
-        flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("cls"))
+            cls = self._join_class_column(ctes, cls, "cls_h", [n.alias_or_name for n in cls.selects], key_names, "hemd", col("emd_hier", "e"))
+        return ctes, cls
+
+    @staticmethod
+    def _join_class_column(ctes: list[tuple[str, exp.Expression]], cls: exp.Select, name: str, names: list[str], key_names: list[str],
+                           table: str, column: exp.Expression) -> exp.Select:
+        """``cls`` saved as CTE ``name`` (appended to ``ctes``), its columns ``names`` plus
+        ``column`` of ``table`` (aliased ``e``) joined on the class keys."""
+        ctes.append((name, cls))
+        on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
+        out = exp.select(*[col(n, "a") for n in names], column).from_(table_ref(name, alias="a"))
+        return out.join(table_ref(table, alias="e"), on=on)
+
+    def _join_population(self, ctes: list[tuple[str, exp.Expression]], cls: exp.Select, keys: list[tuple[str, exp.Expression]], pop_table: str) -> exp.Select:
+        """k-map / delta-presence: the population rolled up by the same class keys, joined in
+        (``pop_cnt``, 0 for a class no population row falls in)."""
+        key_names = [name for name, _ in keys]
+        pr = exp.select(*[exp.alias_(e.copy(), name, quoted=True) for name, e in keys], col("cnt", "b"))
+        pr = pr.from_(table_ref(pop_table, alias="b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
+        pcnt = exp.select(*map(col, key_names), exp.alias_(sum_(col("cnt")), "pop_cnt", quoted=True)).from_(table_ref("pr")).group_by(*map(col, key_names))
+        names = [n.alias_or_name for n in cls.selects]
+        ctes += [("pr", pr), ("pcnt", pcnt), ("cls_p", cls)]
+        on = exp.and_(*[exp.EQ(this=col(k, "a"), expression=col(k, "e")) for k in key_names])
+        out = exp.select(*[col(n, "a") for n in names], exp.alias_(exp.Coalesce(this=col("pop_cnt", "e"), expressions=[lit(0)]), "pop_cnt", quoted=True))
+        return out.from_(table_ref("cls_p", alias="a")).join(table_ref("pcnt", alias="e"), on=on, join_type="left")
+
+    def _batch_outputs(self, lm: bool, per_column: bool) -> list[exp.Expression]:
+        """Per candidate ``c``: suppressed rows, classes, bad classes, the smallest class, and
+        the LM, class-target and regression-target figures of what is kept and suppressed."""
         okc = col("ok")
-        out = [
+        out: list[exp.Expression] = [
             col("c"),
             exp.alias_(sum_(if_(okc, lit(0), col("cnt"))), "suppressed", quoted=True),
             exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
@@ -422,36 +447,43 @@ class GeneticStats:
             else:
                 out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), col("rl"))), "lm_sup", quoted=True))
         for ti, t in enumerate(self.class_targets):
-            ys = [col(f"t{ti}_{j}") for j in range(len(t.values))]
-            most = ys[0] if len(ys) == 1 else exp.Greatest(this=ys[0], expressions=ys[1:])
-            out.append(exp.alias_(sum_(if_(col("ok"), exp.Sub(this=col("cnt"), expression=most), lit(0))), f"minority{ti}", quoted=True))
-            for j in range(len(t.values)):
-                out.append(exp.alias_(sum_(if_(col("ok"), lit(0), col(f"t{ti}_{j}"))), f"sup{ti}_{j}", quoted=True))
-            # the majority class of each released class (first on ties), for cost matrices
-            if len(ys) > 1:
-                maj = exp.Case()
-                for j in range(len(ys) - 1):
-                    cond = exp.and_(*[exp.GTE(this=col(f"t{ti}_{j}"), expression=col(f"t{ti}_{o}")) for o in range(len(ys)) if o != j])
-                    maj = maj.when(cond, lit(j))
-                maj = maj.else_(lit(len(ys) - 1))
-            else:
-                maj = lit(0)
-            for j in range(len(ys) if t.confusion else 0):
-                for m in range(len(ys)):
-                    if j == m:
-                        continue
-                    hit = exp.and_(col("ok"), exp.EQ(this=exp.Paren(this=maj.copy()), expression=lit(m)))
-                    out.append(exp.alias_(sum_(if_(hit, col(f"t{ti}_{j}"), lit(0))), f"conf{ti}_{j}_{m}", quoted=True))
+            out += self._class_target_outputs(ti, t)
         for ti, _ in enumerate(self.regression_targets):
             s1, s2 = col(f"r{ti}_s1"), col(f"r{ti}_s2")
             sse = exp.Sub(this=s2, expression=exp.Div(this=exp.Mul(this=col(f"r{ti}_s1"), expression=col(f"r{ti}_s1")), expression=as_double(col("cnt"))))
             out.append(exp.alias_(sum_(if_(col("ok"), sse, lit(0.0))), f"sse{ti}", quoted=True))
             out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), s1.copy())), f"sup_s1_{ti}", quoted=True))
             out.append(exp.alias_(sum_(if_(col("ok"), lit(0.0), s2.copy())), f"sup_s2_{ti}", quoted=True))
-        final = exp.select(*out).from_(table_ref("flagged")).group_by(col("c")).order_by(col("c"))
-        return cte_select([*ctes, ("cls", cls), ("flagged", flagged)], final)
+        return out
 
-    def _sensitive_ctes(self, key_names: list[str], sums: list[str]) -> list[tuple[str, exp.Expression]]:
+    @staticmethod
+    def _class_target_outputs(ti: int, t) -> list[exp.Expression]:
+        """Class target ``ti``: rows outside their class's majority, suppressed rows per value,
+        and (with a confusion matrix) the kept rows of value j in classes whose majority is m."""
+        ys = [col(f"t{ti}_{j}") for j in range(len(t.values))]
+        most = ys[0] if len(ys) == 1 else exp.Greatest(this=ys[0], expressions=ys[1:])
+        out: list[exp.Expression] = [exp.alias_(sum_(if_(col("ok"), exp.Sub(this=col("cnt"), expression=most), lit(0))), f"minority{ti}", quoted=True)]
+        for j in range(len(t.values)):
+            out.append(exp.alias_(sum_(if_(col("ok"), lit(0), col(f"t{ti}_{j}"))), f"sup{ti}_{j}", quoted=True))
+        # the majority class of each released class (first on ties), for cost matrices
+        maj: exp.Expression
+        if len(ys) > 1:
+            case = exp.Case()
+            for j in range(len(ys) - 1):
+                cond = exp.and_(*[exp.GTE(this=col(f"t{ti}_{j}"), expression=col(f"t{ti}_{o}")) for o in range(len(ys)) if o != j])
+                case = case.when(cond, lit(j))
+            maj = case.else_(lit(len(ys) - 1))
+        else:
+            maj = lit(0)
+        for j in range(len(ys) if t.confusion else 0):
+            for m in range(len(ys)):
+                if j == m:
+                    continue
+                hit = exp.and_(col("ok"), exp.EQ(this=exp.Paren(this=maj.copy()), expression=lit(m)))
+                out.append(exp.alias_(sum_(if_(hit, col(f"t{ti}_{j}"), lit(0))), f"conf{ti}_{j}_{m}", quoted=True))
+        return out
+
+    def _sensitive_ctes(self, key_names: list[str], sums: list[str]) -> list[tuple[str, exp.Expr]]:
         """``rs``: one row per (candidate, class, sensitive value) with its sums and, for
         t-closeness, the class total and the value's global share ``q``."""
         part = [*map(col, key_names)]
@@ -466,7 +498,7 @@ class GeneticStats:
         rq = rq.join(table_ref(self.stats.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d")))
         return self._ranked([("rs0", rs), ("rs", rq)], key_names)
 
-    def _ranked(self, ctes: list[tuple[str, exp.Expression]], key_names: list[str]) -> list[tuple[str, exp.Expression]]:
+    def _ranked(self, ctes: list[tuple[str, exp.Expr]], key_names: list[str]) -> list[tuple[str, exp.Expr]]:
         """Recursive (c,l)-diversity: each sensitive value's rank ``rn`` in its class by count
         (largest first), so that ``top_s`` = r1 and ``tail_s`` = r_l + .. + r_m."""
         if not self.needs.recursive_l:
@@ -477,7 +509,7 @@ class GeneticStats:
         ranked = exp.select(exp.Star(), exp.alias_(rn, "rn", quoted=True)).from_(table_ref("rs_r"))
         return [*head, ("rs_r", last), ("rs", ranked)]
 
-    def _emd_ordered_ctes(self, key_names: list[str]) -> list[tuple[str, exp.Expression]]:
+    def _emd_ordered_ctes(self, key_names: list[str]) -> list[tuple[str, exp.Expr]]:
         """Per class, ``emd_ordered = sum_{i < m} |sum_{j <= i} (p_j - q_j)| / (m - 1)`` over the
         sensitive values in rank order (absent values have p = 0): class totals, the grid of
         classes x domain left-joined to the class's counts, a running sum, its mean absolute value."""
@@ -503,7 +535,7 @@ class GeneticStats:
         emd = emd.from_(table_ref("ecum")).group_by(*map(col, key_names))
         return [("ekeys", keys), ("egrid", grid), ("ecum", cum), ("emd", emd)]
 
-    def _sensitive_aggs(self) -> list[exp.Expression]:
+    def _sensitive_aggs(self) -> list[exp.Expr]:
         out = []
         if self.needs.distinct_s:
             out.append(exp.alias_(exp.Count(this=exp.Star()), "distinct_s", quoted=True))
@@ -525,7 +557,7 @@ class GeneticStats:
         v = f"v{ti}"
         if not grouped:
             base = exp.select(col(v), col("cnt")).from_(table_ref(self.vtables[ti]))
-            part: list[exp.Expression] = []
+            part: list[exp.Expr] = []
             grp = exp.select(col(v), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("x")).group_by(col(v))
             ctes = [("x", base), ("grp", grp)]
         else:

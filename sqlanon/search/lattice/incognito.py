@@ -19,44 +19,41 @@ from sqlanon.search.lattice import optimal
 from sqlanon.search.lattice.optimal import TOL, priors
 
 
-def run(lattice: Lattice, **options) -> object:
-    if not lattice.requirement.monotone:
-        # Incognito's subset pruning needs monotonicity, which entropy l-diversity and t-closeness
-        # lose with a suppression budget: the bound-ordered optimal search is exact without it
-        result = optimal.run(lattice, **options)
-        result.trace.append({"fallback": "optimal (requirement not monotone with suppression)"})
-        return result
-    n = len(lattice.maxes)
-    maxes, mins = lattice.maxes, lattice.mins
-    satisfying: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
-    trace = []
-    for size in range(1, n + 1):
-        for subset in itertools.combinations(range(n), size):
-            cands = []
-            for levels in itertools.product(*[range(mins[a], maxes[a] + 1) for a in subset]):
-                if size > 1 and not all(
-                    tuple(levels[j] for j in range(size) if j != drop) in satisfying[tuple(a for j, a in enumerate(subset) if j != drop)]
-                    for drop in range(size)
-                ):
-                    continue
-                cands.append(levels)
-            cands.sort(key=sum)
-            ok: set[tuple[int, ...]] = set()
-            for levels in cands:
-                if any(all(a <= b for a, b in zip(s, levels)) for s in ok if sum(s) < sum(levels)):
-                    ok.add(levels)
-                    continue
-                full = list(maxes)
-                for a, lv in zip(subset, levels):
-                    full[a] = lv
-                if lattice.satisfies(lattice.idx(full)):
-                    ok.add(levels)
-            satisfying[subset] = ok
-        trace.append({"subset_size": size, "queries": len(lattice.evaluated)})
-    full_ok = satisfying[tuple(range(n))]
-    if not full_ok:
-        lattice.require_top()
-    # choose the best satisfying node, best-first by bound
+def _candidates(subset: tuple[int, ...], mins, maxes, satisfying: dict[tuple[int, ...], set[tuple[int, ...]]]) -> list[tuple[int, ...]]:
+    """The level vectors of ``subset`` whose every projection one attribute smaller satisfies
+    (Apriori), lowest height first."""
+    size = len(subset)
+    cands = []
+    for levels in itertools.product(*[range(mins[a], maxes[a] + 1) for a in subset]):
+        if size > 1 and not all(
+            tuple(levels[j] for j in range(size) if j != drop) in satisfying[tuple(a for j, a in enumerate(subset) if j != drop)]
+            for drop in range(size)
+        ):
+            continue
+        cands.append(levels)
+    cands.sort(key=sum)
+    return cands
+
+
+def _check_subset(lattice: Lattice, subset: tuple[int, ...], cands: list[tuple[int, ...]]) -> set[tuple[int, ...]]:
+    """The satisfying candidates of ``subset``, bottom-up with predictive tagging: a candidate
+    above a satisfying one satisfies; the others are checked as the full node with the other
+    attributes at their root."""
+    ok: set[tuple[int, ...]] = set()
+    for levels in cands:
+        if any(all(a <= b for a, b in zip(s, levels)) for s in ok if sum(s) < sum(levels)):
+            ok.add(levels)
+            continue
+        full = list(lattice.maxes)
+        for a, lv in zip(subset, levels):
+            full[a] = lv
+        if lattice.satisfies(lattice.idx(full)):
+            ok.add(levels)
+    return ok
+
+
+def _choose_best(lattice: Lattice, full_ok: set[tuple[int, ...]]) -> None:
+    """Value the satisfying full nodes best-first by bound until none can beat the best."""
     prior = priors(lattice)
     lattice.best_value, lattice.best_idx = float("inf"), None
     for idx in full_ok:
@@ -73,6 +70,27 @@ def run(lattice: Lattice, **options) -> object:
         if lattice.pruned[i]:
             continue
         lattice.value(i)
+
+
+def run(lattice: Lattice, **options) -> object:
+    if not lattice.requirement.monotone:
+        # Incognito's subset pruning needs monotonicity, which entropy l-diversity and t-closeness
+        # lose with a suppression budget: the bound-ordered optimal search is exact without it
+        result = optimal.run(lattice, **options)
+        result.trace.append({"fallback": "optimal (requirement not monotone with suppression)"})
+        return result
+    n = len(lattice.maxes)
+    satisfying: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    trace = []
+    for size in range(1, n + 1):
+        for subset in itertools.combinations(range(n), size):
+            satisfying[subset] = _check_subset(lattice, subset, _candidates(subset, lattice.mins, lattice.maxes, satisfying))
+        trace.append({"subset_size": size, "queries": len(lattice.evaluated)})
+    full_ok = satisfying[tuple(range(n))]
+    if not full_ok:
+        lattice.require_top()
+    # choose the best satisfying node, best-first by bound
+    _choose_best(lattice, full_ok)
     result = lattice.result(trace)
     result.trace.append({"satisfying_nodes": len(full_ok)})
     return result

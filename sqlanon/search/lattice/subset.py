@@ -24,7 +24,7 @@ from sqlanon.stats.core import Statistics
 from sqlanon.stats.frequency import FrequencySet
 
 
-def failing_rows_select(stats: Statistics, node, ok: exp.Expression) -> exp.Select:
+def failing_rows_select(stats: Statistics, node, ok: exp.Expr) -> exp.Select:
     """The base tuples of ``stats`` whose class at ``node`` fails ``ok``, with their counts."""
     ctes, cls = stats.class_ctes(node, stats.base)
     bad = exp.select(*[col(n) for n in stats.qnames]).from_(table_ref(cls)).where(exp.Not(this=exp.Paren(this=ok.copy())))
@@ -36,7 +36,7 @@ def failing_rows_select(stats: Statistics, node, ok: exp.Expression) -> exp.Sele
     return cte_select(ctes, final)
 
 
-def failing_subset(stats: Statistics, node, ok: exp.Expression) -> Statistics:
+def failing_subset(stats: Statistics, node, ok: exp.Expr) -> Statistics:
     """A prepared :class:`Statistics` over the rows ``node`` suppresses (``rows`` may be 0)."""
     name = stats.engine.temp_name("sub")
     stats.engine.execute(stats.dialect.create_temp(name, failing_rows_select(stats, node, ok)))

@@ -88,7 +88,10 @@ class CatAttr:
     def top_level(self, node: int) -> int:
         """The highest hierarchy level holding this node's leaf set (its chain's top)."""
         n = self.tree.nodes[node]
-        return self.tree.hierarchy.max_level if node == 0 else self.tree.nodes[n.parent].level - 1
+        if node == 0:
+            return self.tree.hierarchy.max_level
+        assert n.parent is not None  # only the root has no parent
+        return self.tree.nodes[n.parent].level - 1
 
     def rows(self, node: int) -> int:
         return sum(self.freq[l] for l in self.tree.nodes[node].leaves)
@@ -171,7 +174,8 @@ class NumAttr:
             best, best_gain = None, -1.0
             present = [p for p in range(lo, hi) if self.freq[self.order[p]] > 0]
             total = sum(self.freq[self.order[p]] for p in present)
-            left_rows, left_hist = 0, {}
+            left_rows = 0
+            left_hist: dict = {}
             whole = self.hist(self._leaves(node))
             for idx, p in enumerate(present[:-1]):
                 leaf = self.order[p]
@@ -797,7 +801,7 @@ def _combine(spec: Result | None, others: list[Result], privacy: str, n_sens: in
     ays = [p.ay for p in parts if p.ay is not None]
     ly = []
     for k in range(n_sens):
-        vals = [p.ly[k] for p in parts if p.ly[k] is not None]
+        vals = [v for p in parts if (v := p.ly[k]) is not None]
         ly.append(max(vals) if vals else None)
     return Result(min(ays) if ays else None, sum(p.ax for p in parts), ly)
 

@@ -48,7 +48,7 @@ def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: s
     q = exp.select().from_(src)
     for i, name in enumerate(stats.qis):
         q = q.join(table_ref(maps[i], alias=f"m{i}"), on=exp.EQ(this=col("leaf", f"m{i}"), expression=as_varchar(col(name, "src"))), join_type="inner")
-    released_in = []  # per round: "this row's class at round r does not fail"
+    released_in: list[exp.Expr] = []  # per round: "this row's class at round r does not fail"
     for r, bad in enumerate(bads):
         if bad is None:
             released_in.append(exp.Boolean(this=True))
@@ -58,7 +58,7 @@ def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: s
         q = q.join(table_ref(bad, alias=alias), on=on, join_type="left")
         released_in.append(exp.Is(this=col(stats.qcol(0), alias), expression=exp.Null()))
 
-    def pick(i: int) -> exp.Expression:
+    def pick(i: int) -> exp.Expr:
         case = exp.Case()
         for r, cond in enumerate(released_in):
             case = case.when(cond.copy(), col(f"v{r}", f"m{i}"))

@@ -154,7 +154,7 @@ class LossyJoinStats:
         t1 = self.t1
         src = exp.alias_(self.source_from(self.t1_source), "src", table=True, quoted=True)
         sel = exp.select().from_(src)
-        keys: list[exp.Expression] = []
+        keys: list[exp.Expr] = []
         for i in t1.used:
             alias = f"h{i}"
             cond = exp.EQ(this=col("level_0", alias), expression=as_varchar(col(t1.qis[i], "src")))
@@ -177,7 +177,7 @@ class LossyJoinStats:
             return None
         if list(stats.map_tables) != list(t1.map_tables):
             return None
-        keys: list[exp.Expression] = [exp.alias_(col(stats.qcol(i)), f"q{i}", quoted=True) for i in t1.used]
+        keys: list[exp.Expr] = [exp.alias_(col(stats.qcol(i)), f"q{i}", quoted=True) for i in t1.used]
         if t1.class_column:
             keys.append(exp.alias_(col("y"), "cls", quoted=True))
         sel = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref(stats.base.table))
@@ -187,7 +187,7 @@ class LossyJoinStats:
         p = self.prevs[r]
         src = exp.alias_(self.source_from(p.source), "src", table=True, quoted=True)
         sel = exp.select().from_(src)
-        keys: list[exp.Expression] = []
+        keys: list[exp.Expr] = []
         for c, name in enumerate(p.join_cols):
             alias = f"d{c}"
             cond = exp.EQ(this=col("label", alias), expression=as_varchar(col(name, "src")))
@@ -260,7 +260,7 @@ class LossyJoinStats:
     # --------------------------------------------------------------------------------------------
     # a state of T1: its partitions
 
-    def p1_ctes(self, cuts: dict[int, Sequence[int]], par: tuple[int, Sequence[int]] | None) -> list[tuple[str, exp.Expression]]:
+    def p1_ctes(self, cuts: dict[int, Sequence[int]], par: tuple[int, Sequence[int]] | None) -> list[tuple[str, exp.Expr]]:
         """``p1``: T1's partitions under ``cuts`` (QI index -> leaf code -> node id), with ``par``
         (the current node of the attribute being specialized) when evaluating a specialization."""
         t1 = self.t1
@@ -274,7 +274,9 @@ class LossyJoinStats:
             gens.append(exp.alias_(lookup(list(par[1]), col(f"q{par[0]}"), self.dialect), "par", quoted=True))
             keys.append("par")
         sens = [f"s{k}" for k, _, _ in t1.sens]
-        ctes = []
+        ctes: list[tuple[str, exp.Expr]] = []
+        frm: exp.Expr
+        a: exp.Expr
         if t1.y.mode == "values":
             inner = exp.select(*gens, col("yv"), col("cnt"), *map(col, sens)).from_(table_ref(self.base1))
             p1y = exp.select(*map(col, keys), col("yv"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True), *[exp.alias_(sum_(col(s)), s, quoted=True) for s in sens])
@@ -292,28 +294,28 @@ class LossyJoinStats:
         ctes.append(("p1", p1))
         return ctes
 
-    def match_ctes(self, matches: list[MatchTable], incs: list[IncTable]) -> list[tuple[str, exp.Expression]]:
-        ctes = []
+    def match_ctes(self, matches: list[MatchTable], incs: list[IncTable]) -> list[tuple[str, exp.Expr]]:
+        ctes: list[tuple[str, exp.Expr]] = []
         for t, m in enumerate(matches):
             names = ["c1"] + [f"v{r}" for r, _ in m.sides]
-            rows = m.rows or [tuple([-9] * len(names))]
+            rows: Sequence[tuple[int, ...]] = m.rows or [tuple([-9] * len(names))]
             ctes.append((f"m{t}", exp.select(*map(col, names)).from_(exp.values(rows, alias="v", columns=names))))
         for u, inc in enumerate(incs):
-            rows = inc.rows or [(-9, -9)]
-            ctes.append((f"i{u}", exp.select(col("c1"), col("w")).from_(exp.values(rows, alias="v", columns=["c1", "w"]))))
+            irows: Sequence[tuple[int, ...]] = inc.rows or [(-9, -9)]
+            ctes.append((f"i{u}", exp.select(col("c1"), col("w")).from_(exp.values(irows, alias="v", columns=["c1", "w"]))))
         return ctes
 
-    def _join_conditions(self, left: str, matches, incs, prev_alias) -> tuple[list, list[exp.Expression], list[exp.Expression]]:
+    def _join_conditions(self, left: str, matches, incs, prev_alias) -> tuple[list, list[exp.Expr | None], list[exp.Expr]]:
         """Joins from T1 (alias ``left``, columns ``g{i}``) through the match tables to every
         previous release (alias ``prev_alias(r)``, columns ``j{c}``); returns (match joins,
         per-release ON conditions, NOT EXISTS filters)."""
         mjoins = []
-        on: list[list[exp.Expression]] = [[] for _ in self.prevs]
+        on: list[list[exp.Expr]] = [[] for _ in self.prevs]
         for t, m in enumerate(matches):
             mjoins.append((table_ref(f"m{t}"), exp.EQ(this=col("c1", f"m{t}"), expression=col(f"g{m.qi}", left))))
             for r, pos in m.sides:
                 on[r - 1].append(exp.EQ(this=col(f"j{pos}", prev_alias(r)), expression=col(f"v{r}", f"m{t}")))
-        filters = []
+        filters: list[exp.Expr] = []
         for u, inc in enumerate(incs):
             sub = exp.select(lit(1)).from_(table_ref(f"i{u}")).where(
                 exp.and_(
@@ -366,6 +368,8 @@ class LossyJoinStats:
                 q = q.group_by(*[col(c, "jk") for c in jcols])
             ctes.append(("hist", q))
             hist = "hist"
+        ay: exp.Expr
+        ax: exp.Expr
         if hist:
             ay = exp.Mul(this=col("a", "p"), expression=col("amin", "h"))
             ax = exp.Mul(this=col("n", "p"), expression=col("nsum", "h"))
@@ -373,6 +377,7 @@ class LossyJoinStats:
             ay, ax = col("a", "p"), col("n", "p")
         xr = exp.select(*[col(c, "p") for c in self._p1_cols(par)], exp.alias_(ay, "ay", quoted=True), exp.alias_(ax, "ax", quoted=True))
         for k in range(self.n_sens):
+            e: exp.Expr
             if k in sens_t1:
                 e = exp.Div(this=as_double(col(f"s{k}", "p")), expression=as_double(col("n", "p")))
             else:
@@ -451,7 +456,7 @@ class LossyJoinStats:
         ctes.append(("xr", xr.from_(table_ref(final_src))))
         return ctes, "xr"
 
-    def _distinct_ctes(self, xk: list[str]) -> list[tuple[str, exp.Expression]]:
+    def _distinct_ctes(self, xk: list[str]) -> list[tuple[str, exp.Expr]]:
         """``yd``: a_Y(x) by Case 3 (sum over distinct partitions) or COUNT(DISTINCT y)."""
         with_y = [s for s in range(len(self.prevs) + 1) if self._side_y(s).mode != "none"]
         if self.mode == "case3":
@@ -462,7 +467,7 @@ class LossyJoinStats:
             return [("yd", q.group_by(*map(col, xk)) if xk else q)]
         keys_all = [k for s in with_y for k in self._part_keys(s)]
         d = exp.select(*map(col, xk), *map(col, keys_all)).distinct().from_(table_ref("t"))
-        ctes = [("d", d)]
+        ctes: list[tuple[str, exp.Expr]] = [("d", d)]
         q = exp.select(*[col(c, "d") for c in xk]).from_(table_ref("d"))
         yvs = []
         for s in with_y:
@@ -473,7 +478,7 @@ class LossyJoinStats:
             else:
                 p = self.prevs[s - 1]
                 ref = table_ref(self.prel[s - 1], alias=alias)
-                conds = [exp.EQ(this=col(f"r{s}_j{c}", "d"), expression=col(f"j{c}", alias)) for c in range(len(p.join_cols))]
+                conds: list[exp.Expr] = [exp.EQ(this=col(f"r{s}_j{c}", "d"), expression=col(f"j{c}", alias)) for c in range(len(p.join_cols))]
                 conds += [exp.NullSafeEQ(this=col(f"r{s}_x{c}", "d"), expression=col(f"x{c}", alias)) for c in range(len(p.x_cols))]
                 cond = _and(conds)
             q = q.join(ref, on=cond, join_type="inner") if cond is not None else q.join(ref, join_type="cross")
@@ -502,7 +507,7 @@ class LossyJoinStats:
             factorized = self.mode == "case1"
         return self.factorized_ctes(cuts, par, matches, incs) if factorized else self.pairs_ctes(cuts, par, matches, incs)
 
-    def _aggs(self) -> list[exp.Expression]:
+    def _aggs(self) -> list[exp.Expr]:
         out = [exp.alias_(exp.Min(this=col("ay")), "ay", quoted=True), exp.alias_(sum_(col("ax")), "ax", quoted=True)]
         out += [exp.alias_(exp.Max(this=col(f"l{k}")), f"l{k}", quoted=True) for k in range(self.n_sens)]
         return out
@@ -530,7 +535,7 @@ class LossyJoinStats:
                 .from_(table_ref(xr))
                 .group_by(col(f"g{i}"))
             )
-        union = parts[0]
+        union: exp.Query = parts[0]
         for p in parts[1:]:
             union = exp.union(union, p, distinct=False)
         final = exp.select(exp.Star()).from_(exp.alias_(exp.Subquery(this=union), "u", table=True, quoted=True))
@@ -566,7 +571,7 @@ class LossyJoinStats:
         return {"x": dict(zip(xk, row[: len(xk)])), "ay": row[len(xk)], "ax": row[len(xk) + 1], "l": list(row[len(xk) + 2:])}
 
 
-def _counted(sel: exp.Select, keys: list[exp.Expression], sens) -> exp.Select:
+def _counted(sel: exp.Select, keys: Sequence[exp.Expr], sens) -> exp.Select:
     """A release's scan grouped by ``keys``: rows (``cnt``) and one count per sensitive value."""
     aggs = [exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True)]
     for k, column, value in sens:
@@ -576,13 +581,13 @@ def _counted(sel: exp.Select, keys: list[exp.Expression], sens) -> exp.Select:
     return sel.group_by(*[lit(j + 1) for j in range(len(keys))]) if keys else sel
 
 
-def _yv(parts: list[exp.Expression]) -> exp.Expression:
+def _yv(parts: Sequence[exp.Expr]) -> exp.Expr:
     if len(parts) == 1:
         return parts[0]
     return exp.ConcatWs(expressions=[lit(SEP), *[exp.Coalesce(this=p, expressions=[lit("")]) for p in parts]])
 
 
-def _a_expr(mode: str) -> exp.Expression:
+def _a_expr(mode: str) -> exp.Expr:
     if mode == "none":
         return exp.Max(this=lit(1))
     if mode == "key":
@@ -590,14 +595,14 @@ def _a_expr(mode: str) -> exp.Expression:
     return exp.Count(this=exp.Star())
 
 
-def _prod(parts: list[exp.Expression]) -> exp.Expression:
+def _prod(parts: Sequence[exp.Expr]) -> exp.Expr:
     out = parts[0]
     for p in parts[1:]:
         out = exp.Mul(this=out, expression=p)
     return out
 
 
-def _and(parts: list[exp.Expression]) -> exp.Expression | None:
+def _and(parts: Sequence[exp.Expr]) -> exp.Expr | None:
     if not parts:
         return None
     return exp.and_(*parts) if len(parts) > 1 else parts[0]
