@@ -1,0 +1,235 @@
+"""Every shell block of the README and of the docs runs as written, or says why it cannot.
+
+A fenced block whose language is ``sh``, ``bash``, ``shell`` or ``console`` in README.md or
+docs/**/*.md is either
+
+* marked not runnable, with a reason: an HTML comment ``<!-- not-run: REASON -->`` on the line
+  right before the fence (blank lines between allowed), or ``not-run``/``notest`` after the
+  language in the fence's info string (```` ```bash notest ````); or
+* run here, and must exit 0.
+
+The blocks of one page run in order, each by ``bash -e -o pipefail``, in one temporary directory
+that looks like a fresh clone to them: a copy of ``examples/`` (so nothing is written into the
+checkout) and a ``.venv/bin`` whose ``python``, ``sqlanon`` and ``activate`` are this test's Python
+and this checkout's sqlanon, so ``. .venv/bin/activate`` and ``.venv/bin/sqlanon`` work as the
+README shows. In a ``console`` block only the ``$ `` lines (and their ``\\`` continuations) are
+commands; the rest is output. After a page has run, every file it wrote must be one git ignores
+(the quick start writes under ``out/``).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHELLS = {"sh", "bash", "shell", "console"}
+NOT_RUN_COMMENT = re.compile(r"^\s*<!--\s*not-run:\s*(?P<reason>.*?)\s*-->\s*$")
+NOT_RUN_INFO = {"not-run", "notest"}
+OPEN_FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+
+
+@dataclass
+class Block:
+    path: str  # relative to ROOT
+    line: int  # 1-based line of the opening fence
+    language: str
+    info: str
+    text: str
+    not_run: str | None  # the reason, or None when the block is run
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def script(self) -> str:
+        if self.language != "console":
+            return self.text
+        commands, going_on = [], False
+        for raw in self.text.splitlines():
+            if raw.startswith("$ ") or going_on:
+                line = raw[2:] if raw.startswith("$ ") and not going_on else raw
+                commands.append(line)
+                going_on = line.rstrip().endswith("\\")
+        return "\n".join(commands) + "\n"
+
+
+def doc_files() -> list[str]:
+    files = [os.path.join(ROOT, "README.md")]
+    files += sorted(glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
+    return files
+
+
+def blocks_of(path: str) -> list[Block]:
+    """Fenced blocks of one Markdown file (shell languages only)."""
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    out, i = [], 0
+    while i < len(lines):
+        opened = OPEN_FENCE.match(lines[i])
+        if not opened:
+            i += 1
+            continue
+        fence, info = opened["fence"], opened["info"].strip()
+        start = i
+        i += 1
+        body = []
+        close = re.compile(r"^\s*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$")
+        while i < len(lines) and not close.match(lines[i]):
+            body.append(lines[i][len(opened["indent"]):] if lines[i].startswith(opened["indent"]) else lines[i])
+            i += 1
+        i += 1  # the closing fence
+        words = info.split()
+        language = words[0].lower() if words else ""
+        if language not in SHELLS:
+            continue
+        reason = None
+        flags = NOT_RUN_INFO.intersection(w.lower() for w in words[1:])
+        if flags:
+            reason = f"fence marked {sorted(flags)[0]}"
+        else:
+            j = start - 1
+            while j >= 0 and not lines[j].strip():
+                j -= 1
+            marked = NOT_RUN_COMMENT.match(lines[j]) if j >= 0 else None
+            if marked:
+                reason = marked["reason"]
+        rel = os.path.relpath(path, ROOT)
+        out.append(Block(rel, start + 1, language, info, "\n".join(body) + "\n", reason))
+    return out
+
+
+def all_blocks() -> list[Block]:
+    return [b for path in doc_files() for b in blocks_of(path)]
+
+
+def pages_with_runnable_blocks() -> list[str]:
+    return sorted({b.path for b in all_blocks() if b.not_run is None})
+
+
+# ---------------------------------------------------------------- the fresh-clone sandbox
+
+
+def _executable(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def sandbox(where: str) -> dict:
+    """A directory like a fresh clone with its .venv; returns the environment to run blocks in."""
+    shutil.copytree(os.path.join(ROOT, "examples"), os.path.join(where, "examples"),
+                    ignore=shutil.ignore_patterns("out", "target", "logs", "dbt_packages", "*.wal"))
+    for name in ("README.md", ".gitignore"):
+        shutil.copy(os.path.join(ROOT, name), os.path.join(where, name))
+    bin_dir = os.path.join(where, ".venv", "bin")
+    os.makedirs(bin_dir)
+    python = sys.executable
+    for name in ("python", "python3"):
+        _executable(os.path.join(bin_dir, name), f'#!/bin/sh\nexec "{python}" "$@"\n')
+    _executable(os.path.join(bin_dir, "sqlanon"), f'#!/bin/sh\nexec "{python}" -m sqlanon "$@"\n')
+    with open(os.path.join(bin_dir, "activate"), "w", encoding="utf-8") as fh:
+        fh.write(f'VIRTUAL_ENV="{os.path.join(where, ".venv")}"; export VIRTUAL_ENV\n'
+                 f'PATH="{bin_dir}:$PATH"; export PATH\n')
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("SQLANON_DEBUG", None)
+    # as for a user's shell: no venv on PATH until the block activates it
+    venv_bin = os.path.dirname(sys.executable)
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
+    return env
+
+
+def _files(where: str) -> set[str]:
+    out = set()
+    for folder, dirs, files in os.walk(where):
+        dirs[:] = [d for d in dirs if d != ".venv"]
+        for name in files:
+            out.add(os.path.relpath(os.path.join(folder, name), where))
+    return out
+
+
+# ---------------------------------------------------------------- tests
+
+
+def test_every_shell_block_is_run_or_says_why_not():
+    blocks = all_blocks()
+    assert blocks, "no shell block found in README.md and docs/"
+    empty = [b.where for b in blocks if b.not_run is not None and not b.not_run.strip()]
+    assert not empty, f"not-run markers without a reason: {empty}"
+    readme = [b for b in blocks if b.path == "README.md"]
+    assert [b.not_run is None for b in readme[:2]] == [False, False], "the README starts with its two commands"
+    assert any(b.not_run is None for b in readme), "the README's quick start has runnable blocks"
+
+
+def test_readme_test_command_is_what_ci_runs():
+    readme = [b for b in blocks_of(os.path.join(ROOT, "README.md"))]
+    second = readme[1].text.strip()
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as fh:
+        ci = [line.strip() for line in fh if line.strip() and not line.lstrip().startswith("#")]
+    assert ci[-1] == second, f".ci/run ends with {ci[-1]!r}, the README's second command is {second!r}"
+
+
+def test_console_blocks_run_only_their_commands():
+    block = Block("x.md", 1, "console", "console", "$ echo a \\\n    b\na b\n$ true\n...\n", None)
+    assert block.script() == "echo a \\\n    b\ntrue\n"
+
+
+def test_not_run_markers_are_read():
+    text = ("<!-- not-run: needs a server -->\n\n```bash\nfalse\n```\n"
+            "```bash notest\nfalse\n```\n```sh\ntrue\n```\n```python\nx\n```\n")
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".md", dir=ROOT, delete=False) as fh:
+        fh.write(text)
+    try:
+        blocks = blocks_of(fh.name)
+    finally:
+        os.unlink(fh.name)
+    assert [(b.language, b.not_run) for b in blocks] == [
+        ("bash", "needs a server"), ("bash", "fence marked notest"), ("sh", None)]
+
+
+MARK = "@@sqlanon-doc-block "
+
+
+def page_script(blocks: list[Block]) -> str:
+    """The page's runnable blocks as one shell session (activation and ``cd`` carry over, as in a
+    terminal), each announced on stderr so a failure names its block."""
+    parts = []
+    for block in blocks:
+        if block.not_run is None:
+            parts.append(f"echo '{MARK}{block.where}' >&2\n{block.script()}")
+        else:
+            parts.append(f"# {block.where} not run: {block.not_run}")
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("page", pages_with_runnable_blocks())
+def test_page_runs_as_written(page, tmp_path):
+    where = str(tmp_path)
+    env = sandbox(where)
+    if page != "README.md":  # the README shows activating the venv; other pages assume it done
+        env["PATH"] = os.path.join(where, ".venv", "bin") + os.pathsep + env["PATH"]
+    before = _files(where)
+    script = page_script(blocks_of(os.path.join(ROOT, page)))
+    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=where, env=env,
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        block = done.stderr.rsplit(MARK, 1)[-1].split("\n", 1)[0] if MARK in done.stderr else page
+        pytest.fail(f"{block} exited {done.returncode}\n--- stdout\n{done.stdout[-3000:]}"
+                    f"\n--- stderr\n{done.stderr[-3000:]}")
+    written = sorted(_files(where) - before)
+    if shutil.which("git") and os.path.exists(os.path.join(ROOT, ".git")):
+        not_ignored = [p for p in written if subprocess.run(
+            ["git", "-C", ROOT, "check-ignore", "-q", "--no-index", p]).returncode != 0]
+        assert not not_ignored, f"{page} wrote files git does not ignore: {not_ignored}"
