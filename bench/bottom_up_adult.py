@@ -51,7 +51,7 @@ from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
 from sqlanon.search.bottom_up import planner as bottom_up  # noqa: E402
 from sqlanon.search.context import SearchContext  # noqa: E402
 from sqlanon.engine.source import Source  # noqa: E402
-from sqlanon.expr.atoms import col, table_ref
+from sqlanon.expr.atoms import col, table_ref  # noqa: E402
 from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
 from sqlanon.expr.atoms import lit  # noqa: E402

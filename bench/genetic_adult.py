@@ -143,7 +143,7 @@ def release_rows(X, transformation, qi=QI):
     from sqlanon.hierarchy import load_hierarchy
 
     maps = []
-    for j, q in enumerate(qi):
+    for _j, q in enumerate(qi):
         cut = transformation["transformation"][q]
         if qi[q] == "numeric":
             ivs = [tuple(float(v) for v in INTERVAL.match(c).groups()) for c in cut]

@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-import genetic_adult as B
+import genetic_adult as B  # noqa: E402
 
 
 def evaluator(k: int, trees: str, work: str):

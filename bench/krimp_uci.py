@@ -189,7 +189,10 @@ def extras(args) -> None:
             r = compare_tables(engine, Source(kind="table", table=tname), src, enc.columns, 1, "all", dissimilarity_measure=want_ds, original=(enc, ct), original_patterns=orig_pat)
             engine.execute(its.drop_table(tname, engine.dialect))
             res.append(r)
-        mean = lambda k: statistics.mean(r[k] for r in res if k in r)
+
+        def mean(k, res=res):
+            return statistics.mean(r[k] for r in res if k in r)
+
         p = PAPER[name]
         nas = mean("nas")
         verdict = "ok" if p[5][0] <= nas <= p[5][1] else "OFF"
@@ -198,13 +201,13 @@ def extras(args) -> None:
               f"{mean('dissimilarity'):>7.3f} {p[4]:>6.3f} {verdict}  (NAS sd {statistics.pstdev(r['nas'] for r in res):.3f})", flush=True)
 
     print("\n== NAS of a table against itself ==")
-    for name, (src, enc, ct) in built.items():
+    for name, (src, enc, _ct) in built.items():
         print(f"{name:<8} {anonymity_scores(engine, src, src, enc.columns)['nas']:.3f}")
 
     internal = {"iris": 0.047, "led7": 0.028, "nursery": 0.011, "pima": 0.110}  # paper, Table 1
     if args.internal_runs > 0:
         print(f"\n== internal baseline: dissimilarity(original, random half-size sample), mean of {args.internal_runs} ==")
-        for name, (src, enc, ct) in built.items():
+        for name, (_src, enc, ct) in built.items():
             if name in args.internal_skip:
                 continue
             full = np.repeat(enc.db.rows, enc.db.weights, axis=0)

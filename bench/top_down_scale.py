@@ -27,7 +27,6 @@ PAPER_1M_SECONDS = 885
 
 
 def enlarge(df, cols, key, size, q, rng):
-    import pandas as pd
 
     base = df[cols].reset_index(drop=True)
     idx = rng.integers(0, len(base), size)

@@ -20,7 +20,7 @@ class Recoding:
     labels: list[list[str]]
 
     @classmethod
-    def from_values(cls, values: list[list[str]]) -> "Recoding":
+    def from_values(cls, values: list[list[str]]) -> Recoding:
         """Per QI, the released value of each leaf (in hierarchy row order)."""
         codes, labels = [], []
         for per_leaf in values:
@@ -30,7 +30,7 @@ class Recoding:
         return cls(codes, labels)
 
     @classmethod
-    def from_node(cls, hierarchies, node) -> "Recoding":
+    def from_node(cls, hierarchies, node) -> Recoding:
         return cls(
             [list(h.leaf_to_level(level)) for h, level in zip(hierarchies, node)],
             [list(h.labels(level)) for h, level in zip(hierarchies, node)],
@@ -60,7 +60,7 @@ class Plan:
     local: list | None = None
 
     @classmethod
-    def from_lattice_result(cls, search: str, stats, requirement, metric, result, bounds=None, **extra) -> "Plan":
+    def from_lattice_result(cls, search: str, stats, requirement, metric, result, bounds=None, **extra) -> Plan:
         """The plan of a full-domain node found by a lattice search (exact or heuristic);
         ``bounds`` (per-QI level bounds, given when the user bounded levels) are reported."""
         node = result.node

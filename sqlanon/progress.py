@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 from sqlanon.errors import SqlanonError
 
 log = logging.getLogger("sqlanon")

@@ -48,7 +48,7 @@ def test_k_too_large_names_k_and_the_top_nodes_smallest_class(seed, tmp_path):
         k = case.n + 1
         budget = rng.randint(0, case.n - 1)
         req = Requirement([KAnonymity(k)], budget=budget, max_suppression=budget / case.n)
-        for name, search in LATTICE_SEARCHES.items():
+        for _name, search in LATTICE_SEARCHES.items():
             with pytest.raises(UnsatisfiableError) as info:
                 search(Lattice(stats, req, METRICS["precision"]()))
             err = info.value

@@ -229,7 +229,7 @@ def test_reference_code_tables(name, cands, min_sup, n_cands, size, lpct, bits):
 def test_time_limit_returns_the_code_table_so_far(tmp_path, monkeypatch):
     """With a clock past the deadline after a few slices, KRIMP stops and its code table is exactly
     KRIMP's over the candidates it got to (in candidate order), labelled as cut short."""
-    from sqlanon.search.generate.krimp import Candidates, candidate_permutation
+    from sqlanon.search.generate.krimp import candidate_permutation
     from sqlanon.search import limits
 
     rows = _random_rows(11, 60, [3, 3, 2, 4, 3])

@@ -226,7 +226,7 @@ def test_grouped_sums_answer_alike_in_every_dialect():
     cols = ["q0", "q1", "q2"]
     cases = [(["a", "b"], "p", [list(pair) for pair in itertools.combinations(cols, 2)]), (["code"], "i", [[c] for c in cols]), (["a", "b"], "p", [["q2", "q0"], ["q1", "q2"]])]
     texts = compare_statements("grouped_sums", lambda d: [d.grouped_sums("t", groupings, names, tag) for names, tag, groupings in cases])
-    for (names, tag, groupings), *parts in zip(cases, *[texts[d].split(";\n\n") for d in DIALECTS]):
+    for (_names, _tag, groupings), *parts in zip(cases, *[texts[d].split(";\n\n") for d in DIALECTS]):
         expected = sorted(
             (g, *key, n) for g, grouping in enumerate(groupings)
             for *key, n in con.execute("SELECT " + ", ".join(grouping) + ", SUM(cnt) FROM t GROUP BY ALL").fetchall()

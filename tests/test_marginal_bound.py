@@ -20,6 +20,7 @@ import oracle_brute as brute  # noqa: E402
 from test_oracle_search import approx, make_stats, satisfying  # noqa: E402
 
 from sqlanon.engine import connect  # noqa: E402
+from sqlanon.errors import UnsatisfiableError  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, KAnonymity, Requirement  # noqa: E402
 from sqlanon.search.lattice import optimal  # noqa: E402
@@ -84,7 +85,7 @@ def _check_optimal(seed, tmp_path) -> int:
                 for mname in ("precision", "lm", "discernibility"):
                     lattice = Lattice(stats, Requirement([KAnonymity(k)], budget=budget), METRICS[mname]())
                     if not sat:
-                        with pytest.raises(Exception):
+                        with pytest.raises(UnsatisfiableError):
                             optimal.run(lattice)
                         continue
                     res = optimal.run(lattice)
@@ -217,7 +218,7 @@ def test_optimal_with_triple_tags_finds_the_exhaustive_optimum(tmp_path):
                     for mname in ("precision", "discernibility"):
                         lattice = Lattice(stats, Requirement([KAnonymity(k)], budget=budget), METRICS[mname]())
                         if not sat:
-                            with pytest.raises(Exception):
+                            with pytest.raises(UnsatisfiableError):
                                 optimal.run(lattice, batch=4)
                             continue
                         res = optimal.run(lattice, batch=4)

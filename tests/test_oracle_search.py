@@ -170,13 +170,13 @@ def test_unsatisfiable_when_the_top_node_fails(tmp_path):
         stats = make_stats(engine, case, ClassNeeds(distinct_s=True))
         # l larger than the number of sensitive values: even one class of every row fails
         req = Requirement([KAnonymity(2), DistinctLDiversity(distinct + 1)], budget=case.n - 1)
-        for name, search in LATTICE_SEARCHES.items():
+        for _name, search in LATTICE_SEARCHES.items():
             with pytest.raises(UnsatisfiableError, match=r"within the suppression budget of \d+ rows .*distinct-l-diversity l=\d+ fails .*Closest: .* suppresses \d+ rows"):
                 search(Lattice(stats, req, METRICS["precision"]()))
         # the whole table may be suppressed: a release of nothing is still no answer (it used to
         # come back as the "optimum", height 0, with every row suppressed)
         req = Requirement([DistinctLDiversity(distinct + 1)], budget=case.n)
-        for name, search in LATTICE_SEARCHES.items():
+        for _name, search in LATTICE_SEARCHES.items():
             with pytest.raises(UnsatisfiableError, match="suppress every row"):
                 search(Lattice(stats, req, METRICS["height"]()))
     finally:

@@ -96,7 +96,7 @@ def test_check_reads_levels_once_not_once_per_value(tmp_path, monkeypatch):
 def test_level_meaning_example_is_found_without_scanning_the_leaves(monkeypatch):
     rows = [[f"{i:05d}", f"g{i // 10}", "*"] for i in range(2000)]
     h = Hierarchy("code", rows)
-    h.leaf_index  # built once here (from the leaves)
+    _ = h.leaf_index  # built once here (from the leaves)
     monkeypatch.setattr(Hierarchy, "leaves", property(lambda self: pytest.fail("leaves scanned per label")))
     assert level_meaning(h, 1) == "200 groups (e.g. 'g0')"
 

@@ -158,7 +158,7 @@ C_TREE = "c1,C12,*\nc2,C12,*\nc3,c3,*\n"
 def random_tables(tmp_path, seed, n=14, three=False):
     rng = random.Random(seed)
     rows = []
-    for i in range(n):
+    for _i in range(n):
         rows.append({"a": rng.choice(["a1", "a2", "a3", "a4"]), "b": rng.choice(["b1", "b2", "b3"]), "c": rng.choice(["c1", "c2", "c3"]),
                      "d": rng.choice(["d1", "d2", "d3"]), "e": rng.choice(["e1", "e2"]), "cls": rng.choice(["y", "n"]), "u": rng.choice(["u1", "u2", "u3"])})
     parents = {"a1": "A12", "a2": "A12", "a3": "A34", "a4": "A34"}

@@ -12,7 +12,7 @@ from typing import List, Optional
 import typer
 from typer.core import TyperGroup
 
-from sqlanon.errors import ConfigError, SqlanonError, from_os_error
+from sqlanon.errors import ConfigError
 from sqlanon.config.search_options import cli_search_options, given
 from sqlanon.cli.generate import register as register_generate
 from sqlanon.cli.common import EXIT_HELP, _err, _fail, _on_sigterm, _progress, _run, _split, _terminated  # noqa: F401  (_err, _terminated: the commands' helpers)

@@ -48,20 +48,20 @@ def _run(fn, *args, json_out: bool = False, **kwargs):
     except SqlanonError as err:
         if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
             raise
-        raise _terminated(json_out) or _fail(str(err), err.exit_code, json_out)
+        raise _terminated(json_out) or _fail(str(err), err.exit_code, json_out) from None
     except KeyboardInterrupt:
         if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
             raise
-        raise _terminated(json_out) or _fail("interrupted; nothing was written", 130, json_out)
+        raise _terminated(json_out) or _fail("interrupted; nothing was written", 130, json_out) from None
     except OSError as err:  # a read-only or full disk, a folder that is a file: one line naming the path
         if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
             raise
         mapped = from_os_error(err)
-        raise _terminated(json_out) or _fail(str(mapped), mapped.exit_code, json_out)
+        raise _terminated(json_out) or _fail(str(mapped), mapped.exit_code, json_out) from None
     except Exception as err:  # an unexpected failure: still one line, no locals, no row values
         if os.environ.get("SQLANON_DEBUG", "") not in ("", "0"):
             raise
-        raise _terminated(json_out) or _fail(f"internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", 1, json_out)
+        raise _terminated(json_out) or _fail(f"internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}", 1, json_out) from None
 
 
 #: the signal that asked this process to stop (SIGTERM), once it came

@@ -14,7 +14,6 @@ sqlanon.errors.ConfigError: k must be at least 1, got 0
 from __future__ import annotations
 
 import os
-import re
 
 from sqlanon.engine.resources import check_resources
 from sqlanon.engine.urls import is_postgres_url

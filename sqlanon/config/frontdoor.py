@@ -18,7 +18,8 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy import DeltaPresence, DistinctLDiversity, EntropyLDiversity, KAnonymity, KMap, PrivacyModel, RecursiveCLDiversity, TCloseness

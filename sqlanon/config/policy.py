@@ -186,7 +186,7 @@ class _Flat(property, Generic[T]):
         self.section, self.key = section, key
 
     @overload  # type: ignore[override]
-    def __get__(self, obj: None, owner: Any = None) -> "_Flat[T]": ...
+    def __get__(self, obj: None, owner: Any = None) -> _Flat[T]: ...
     @overload
     def __get__(self, obj: object, owner: Any = None) -> T: ...
     def __get__(self, obj: Any, owner: Any = None) -> Any:
@@ -304,7 +304,7 @@ class Policy(BaseModel):
         return ["qi", *SECTION_OF]
 
     @classmethod
-    def from_file(cls, path: str) -> "Policy":
+    def from_file(cls, path: str) -> Policy:
         if not os.path.isfile(path):
             raise ConfigError(f"policy file not found: {path}")
 
@@ -319,12 +319,12 @@ class Policy(BaseModel):
         return policy
 
     @classmethod
-    def from_dict(cls, data: dict, where: str = "policy") -> "Policy":
+    def from_dict(cls, data: dict, where: str = "policy") -> Policy:
         policy = cls()
         policy.update(data, where)
         return policy
 
-    def update(self, data: dict, where: str = "options") -> "Policy":
+    def update(self, data: dict, where: str = "options") -> Policy:
         """Set the keys of ``data`` (flat or under their sections), coerced; later wins over earlier."""
         for key, value in _entries(data, where):
             self.set(key, value)

@@ -26,10 +26,10 @@ compare them) and appear in the policy file's JSON Schema (``sqlanon schema poli
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
-from typing_extensions import Annotated
+from typing import Annotated
 
 from sqlanon.errors import ConfigError
 
@@ -107,7 +107,7 @@ class BottomUpOptions(SearchOptions):
     trace: bool = Field(False, description="Keep and print every generalization step.")
     numeric_fanout: int = Field(2, ge=2, description="Children per node of the interval tree built for a numeric QI.")
     pruning: bool = Field(True, description="Skip candidates that cannot win (false: evaluate all; for tests).")
-    time_limit: Optional[float] = Field(None, gt=0, description="Stop after this many seconds, the vids included (none: no limit); the cheapest state within the budget so far is returned.")
+    time_limit: float | None = Field(None, gt=0, description="Stop after this many seconds, the vids included (none: no limit); the cheapest state within the budget so far is returned.")
 
 
 class TopDownOptions(SearchOptions):
@@ -132,29 +132,29 @@ class GeneticOptions(SearchOptions):
     trace: bool = Field(False, description="Keep and print every improvement of the best solution.")
     iterations: int = Field(2000, ge=0, description="GENITOR iterations.")
     population: int = Field(100, ge=2, description="Population size.")
-    seed: Optional[int] = Field(None, description="Random seed (none: random). 0 is a seed.")
+    seed: int | None = Field(None, description="Random seed (none: random). 0 is a seed.")
     mutation_rate: float = Field(0.002, ge=0.0, le=1.0, description="Per-bit mutation probability.")
     batch: int = Field(16, ge=1, description="Iterations whose children are scored by one statement.")
     selection_bias: float = Field(1.5, ge=1.0, le=2.0, description="Linear rank-selection bias.")
     crossover: Literal["two-point", "uniform"] = Field("two-point", description="Crossover operator.")
-    time_limit: Optional[float] = Field(None, gt=0, description="Stop after this many seconds (none: no limit).")
+    time_limit: float | None = Field(None, gt=0, description="Stop after this many seconds (none: no limit).")
     max_endpoints: int = Field(128, ge=1, description="Numeric QIs with more distinct values are quantized to this many end points.")
     prune_unused: bool = Field(True, description="Leaves holding no row get no chromosome bit.")
     seed_lattice: bool = Field(True, description="Start from the full-domain lattice optimum under LM when cheap.")
-    objective: Optional[Literal["lm", "cm", "cm-cost", "regression", "weighted"]] = Field(None, description="What to optimize (default: the --metric, lm or cm).")
-    cost_matrix: Optional[Union[str, dict[str, dict[str, float]]]] = Field(None, description="cm-cost: {true class: {assigned class: cost}} as a mapping, JSON text or a .json path.")
-    cost_suppressed: Union[Literal["group"], float] = Field("group", description="cm-cost: cost of a suppressed row ('group' or a number).")
-    regression_target: Optional[str] = Field(None, description="regression: the numeric target column.")
+    objective: Literal["lm", "cm", "cm-cost", "regression", "weighted"] | None = Field(None, description="What to optimize (default: the --metric, lm or cm).")
+    cost_matrix: str | dict[str, dict[str, float]] | None = Field(None, description="cm-cost: {true class: {assigned class: cost}} as a mapping, JSON text or a .json path.")
+    cost_suppressed: Literal["group"] | float = Field("group", description="cm-cost: cost of a suppressed row ('group' or a number).")
+    regression_target: str | None = Field(None, description="regression: the numeric target column.")
     dispersion: Literal["variance", "mad"] = Field("variance", description="regression: variance or mean absolute deviation.")
-    weights: Optional[str] = Field(None, description="weighted: KIND[:COLUMN]=W,... with KIND in lm, cm, cm-cost, regression.")
+    weights: str | None = Field(None, description="weighted: KIND[:COLUMN]=W,... with KIND in lm, cm, cm-cost, regression.")
 
 
 class LightningOptions(SearchOptions):
     """``--search lightning``: the time/step-limited heuristic lattice search (wide tables)."""
 
     model_config = ConfigDict(title="lightning search options")
-    time_limit: Optional[float] = Field(None, gt=0, description="Stop after this many seconds (default 30).")
-    step_limit: Optional[int] = Field(None, ge=1, description="Stop after this many node evaluations (default: none).")
+    time_limit: float | None = Field(None, gt=0, description="Stop after this many seconds (default 30).")
+    step_limit: int | None = Field(None, ge=1, description="Stop after this many node evaluations (default: none).")
     batch: int = Field(32, ge=1, description="Nodes evaluated by one statement.")
 
 

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import sqlglot
 from sqlglot import exp
@@ -25,7 +25,7 @@ SPARK = SparkDialect()
 DIALECTS: dict[str, Dialect] = {"duckdb": DUCKDB, "postgres": POSTGRES, "spark": SPARK}
 
 
-def get_dialect(dialect: "Dialect | str") -> Dialect:
+def get_dialect(dialect: Dialect | str) -> Dialect:
     """The dialect object for a name (or the object itself). Unknown sqlglot names get the
     portable dialect; names sqlglot does not know raise ``ConfigError``."""
     if isinstance(dialect, Dialect):

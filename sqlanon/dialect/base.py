@@ -15,8 +15,7 @@ source's FROM item, a row hash, a file write. SQL builders (:mod:`sqlanon.stats`
 
 from __future__ import annotations
 
-import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from sqlglot import exp
 

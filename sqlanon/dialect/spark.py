@@ -6,7 +6,7 @@ lazy ``TEMPORARY VIEW``, which would rescan the source at every use), ``parquet.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from sqlglot import exp
 

@@ -7,7 +7,8 @@ import itertools
 import logging
 import os
 import re
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 from sqlglot import exp

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import duckdb
 import pyarrow as pa
@@ -75,7 +76,7 @@ class DuckDBEngine(Engine):
         threads: int | None = None,
         read_only: bool = False,
         temp_directory: str | None = None,
-        connection: "duckdb.DuckDBPyConnection | None" = None,
+        connection: duckdb.DuckDBPyConnection | None = None,
     ) -> None:
         super().__init__()
 

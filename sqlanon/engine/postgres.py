@@ -18,7 +18,8 @@ transaction (the in-place release). ``psycopg`` is an optional dependency (``pip
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pyarrow as pa
 from sqlglot import exp

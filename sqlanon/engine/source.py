@@ -35,7 +35,7 @@ class Source:
     all_varchar: bool = True
     database: str | None = None
     #: the table as the catalog spells it (:func:`sqlanon.engine.table_name.lookup`), once looked up
-    resolved: "object | None" = field(default=None, repr=False)
+    resolved: object | None = field(default=None, repr=False)
     _columns: list[tuple[str, str]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -45,7 +45,7 @@ class Source:
         format: str | None = None,
         table: str | None = None,
         delimiter: str | None = None,
-    ) -> "Source":
+    ) -> Source:
         """Describe an input given on the command line or in a policy."""
         fmt = (format or _guess_format(path)).lower()
         if fmt not in FORMATS:

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pyarrow as pa
 from sqlglot import exp

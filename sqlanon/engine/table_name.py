@@ -40,7 +40,7 @@ class TableName:
     kind: str | None = None  # BASE TABLE / VIEW / LOCAL TEMPORARY once looked up in the catalog
 
     @classmethod
-    def parse(cls, text: str, dialect: str = "duckdb") -> "TableName":
+    def parse(cls, text: str, dialect: str = "duckdb") -> TableName:
         dialect = str(dialect)  # a sqlanon.dialect object or its name
         text = str(text).strip()
         if not text:
@@ -76,7 +76,7 @@ class TableName:
             table = exp.alias_(table, alias, table=True, quoted=True)
         return table
 
-    def sibling(self, name: str) -> "TableName":
+    def sibling(self, name: str) -> TableName:
         """Another table in the same schema (the in-place rewrite's new table)."""
         return TableName(name=name, schema=self.schema, catalog=self.catalog)
 

@@ -17,7 +17,7 @@ build on it. Identifiers are always quoted: ``zip code`` or ``we"ird`` can never
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from sqlglot import exp
 

@@ -15,7 +15,7 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _DIRS = [os.path.join(_PACKAGE, "sql"), os.path.join(os.path.dirname(_PACKAGE), "sql")]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _text(name: str) -> str:
     for d in _DIRS:
         path = os.path.join(d, name + ".sql")

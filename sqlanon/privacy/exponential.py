@@ -40,7 +40,7 @@ number of proposals depends on the utilities, so whoever can time the process le
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def bernoulli(rng, p: Fraction) -> bool:

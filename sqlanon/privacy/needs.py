@@ -26,5 +26,5 @@ class ClassNeeds:
     def sensitive(self) -> bool:
         return self.distinct_s or self.entropy_s or self.emd_equal or self.emd_ordered or bool(self.recursive_l) or self.emd_hierarchical
 
-    def merge(self, other: "ClassNeeds") -> "ClassNeeds":
+    def merge(self, other: ClassNeeds) -> ClassNeeds:
         return ClassNeeds(**{k: getattr(self, k) or getattr(other, k) for k in self.__dataclass_fields__})

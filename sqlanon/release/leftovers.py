@@ -20,7 +20,7 @@ import os
 import re
 import time
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
 STALE_AFTER = 15 * 60
 

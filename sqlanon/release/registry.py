@@ -54,7 +54,7 @@ def record(engine, entry: dict) -> int:
     ensure(engine)
     entry = _without_passwords(entry)
     values = {
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "source": entry.get("source"),
         "target": entry.get("target"),
         "search": entry.get("search"),

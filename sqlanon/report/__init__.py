@@ -81,7 +81,7 @@ def render(report: dict, *, sql: list | None = None, release_id=None, created_at
     page = _environment().get_template("report.html.j2").render(
         r=report,
         release_id=release_id if release_id is not None else report.get("release_id"),
-        created_at=created_at or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        created_at=created_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
         models=models,
         k_met=min_class is not None and report.get("k") is not None and min_class >= report["k"],

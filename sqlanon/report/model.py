@@ -8,7 +8,7 @@ further keys are allowed. ``sqlanon schema report`` prints its JSON Schema
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,9 +25,9 @@ class MetricValue(_Open):
 class PrivacySummary(_Open):
     models: list[dict[str, Any]] = Field(description="The privacy models required, with their parameters.")
     classes: int = Field(description="Equivalence classes released (suppressed ones not counted).")
-    min_class_size: Optional[int] = Field(description="Smallest released class (re-measured on the data).")
+    min_class_size: int | None = Field(description="Smallest released class (re-measured on the data).")
     suppressed_rows: int = Field(description="Rows suppressed (re-measured on the data).")
-    min_distinct_sensitive: Optional[int] = Field(None, description="Smallest number of distinct sensitive values in a released class.")
+    min_distinct_sensitive: int | None = Field(None, description="Smallest number of distinct sensitive values in a released class.")
 
 
 class HierarchySummary(_Open):
@@ -49,8 +49,8 @@ class Report(_Open):
 
     model_config = ConfigDict(title="sqlanon anonymize --json report")
     search: str = Field(description="The search that chose the plan.")
-    k: Optional[int] = Field(description="k of k-anonymity.")
-    transformation: dict[str, Union[int, list[str]]] = Field(
+    k: int | None = Field(description="k of k-anonymity.")
+    transformation: dict[str, int | list[str]] = Field(
         description="Per quasi-identifier: the hierarchy level (lattice searches) or the released values of a flexible cut."
     )
     metric: MetricValue
@@ -58,18 +58,18 @@ class Report(_Open):
     rows: int = Field(description="Rows of the input.")
     nodes_evaluated: int
     queries: int = Field(description="SQL statements executed.")
-    seconds: Optional[float] = Field(description="Wall time of the run.")
-    timings: Optional[dict[str, float]] = Field(None, description="Seconds per phase: hierarchies (opening the input, loading and building hierarchies), base_scan, search, verify (the final plan re-measured), report (utility, risk, the SQL listing; the HTML page is written after), write (the release and its registry row). They add up to at most seconds.")
-    output: Optional[str] = Field(description="Where the release was written (a path or 'table NAME'); null when nothing was written.")
-    release_id: Optional[int] = Field(None, description="Id of the release in the registry (when written).")
+    seconds: float | None = Field(description="Wall time of the run.")
+    timings: dict[str, float] | None = Field(None, description="Seconds per phase: hierarchies (opening the input, loading and building hierarchies), base_scan, search, verify (the final plan re-measured), report (utility, risk, the SQL listing; the HTML page is written after), write (the release and its registry row). They add up to at most seconds.")
+    output: str | None = Field(description="Where the release was written (a path or 'table NAME'); null when nothing was written.")
+    release_id: int | None = Field(None, description="Id of the release in the registry (when written).")
     max_suppression: float
     suppression_budget: int = Field(description="Rows that may be suppressed (MaxSup budget).")
     privacy: PrivacySummary
     quasi_identifiers: list[str]
     hierarchies: list[HierarchySummary]
-    weights: Optional[dict[str, float]] = Field(None, description="Attribute weights as the metric used them (normalized).")
-    stopped_by: Optional[str] = Field(None, description="Heuristic searches (lightning, genetic, bottom-up): why the search ended: time_limit, step_limit, or by itself (exhausted, iterations, done).")
-    warnings: Optional[list[ReportWarning]] = Field(None, description="Present when the release deserves a second look (also printed on stderr).")
+    weights: dict[str, float] | None = Field(None, description="Attribute weights as the metric used them (normalized).")
+    stopped_by: str | None = Field(None, description="Heuristic searches (lightning, genetic, bottom-up): why the search ended: time_limit, step_limit, or by itself (exhausted, iterations, done).")
+    warnings: list[ReportWarning] | None = Field(None, description="Present when the release deserves a second look (also printed on stderr).")
 
 
 def validate_report(report: dict) -> Report:

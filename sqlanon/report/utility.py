@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from sqlglot import exp

@@ -28,7 +28,7 @@ written here from the equations):
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 # ---------------------------------------------------------------------------------------------
 # special functions (no SciPy): digamma and trigamma by recurrence + asymptotic series

@@ -11,7 +11,8 @@ from __future__ import annotations
 import importlib
 import math
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from sqlglot import exp
 

@@ -18,7 +18,7 @@ planner multiplies its per-attribute loss term by them (see the planners' docstr
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from sqlanon.errors import ConfigError
 from sqlanon.metrics.base import normalize_weights

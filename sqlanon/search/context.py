@@ -22,7 +22,8 @@ it on ``ctx.engine``. It never reads source rows into Python.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 @dataclass

@@ -36,7 +36,8 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from typing import Callable, Optional, TypeVar
+from typing import TypeVar
+from collections.abc import Callable
 
 T = TypeVar("T")
 
@@ -53,14 +54,14 @@ def now() -> float:
 class Limits:
     """A time limit (seconds, ``None``: none) and a step limit (units of work, ``None``: none)."""
 
-    def __init__(self, time_limit: Optional[float], step_limit: Optional[int] = None, clock: Optional[Callable[[], float]] = None) -> None:
+    def __init__(self, time_limit: float | None, step_limit: int | None = None, clock: Callable[[], float] | None = None) -> None:
         self.time_limit = time_limit
         self.step_limit = step_limit
         self._clock = clock
         self.started = self.now()
         self.steps = 0
         self.statements = 0
-        self.stopped_by: Optional[str] = None
+        self.stopped_by: str | None = None
         self._recent: deque = deque(maxlen=RECENT)  # seconds per unit of recent statements
 
     def now(self) -> float:
@@ -72,7 +73,7 @@ class Limits:
     def left(self) -> float:
         return math.inf if self.time_limit is None else self.time_limit - self.elapsed()
 
-    def per_unit(self) -> Optional[float]:
+    def per_unit(self) -> float | None:
         """Seconds per unit of work: the slowest of the recent statements (None before any)."""
         return max(self._recent) if self._recent else None
 
@@ -108,7 +109,7 @@ class Limits:
             self.stopped_by = "time_limit"
         return self.stopped_by is not None
 
-    def run(self, units: int, work: Callable[[], T], steps: Optional[int] = None) -> T:
+    def run(self, units: int, work: Callable[[], T], steps: int | None = None) -> T:
         """Run one statement of ``units`` units of work, timing it; ``steps`` (default ``units``)
         count against the step limit."""
         t0 = self.now()
@@ -116,7 +117,7 @@ class Limits:
         self.record(units, self.now() - t0, steps)
         return out
 
-    def record(self, units: int, seconds: float, steps: Optional[int] = None) -> None:
+    def record(self, units: int, seconds: float, steps: int | None = None) -> None:
         self.statements += 1
         self.steps += units if steps is None else steps
         if units > 0:
@@ -132,7 +133,7 @@ class Limits:
 NEAR_TOP = 0.9
 
 
-def near_top_warning(report: dict) -> Optional[dict]:
+def near_top_warning(report: dict) -> dict | None:
     """A warning when the plan keeps nearly nothing (``None`` otherwise), naming what caused it:
     the limit the search stopped by, or the requirement itself.
 

@@ -32,7 +32,7 @@ the level of the QI with the most distinct values, each group with its own meet)
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from sqlglot import exp
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from sqlglot import exp
 
@@ -23,8 +23,8 @@ from sqlanon.dialect import Dialect, get_dialect
 from sqlanon.errors import ConfigError, HierarchyError, UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.engine.source import Source
-from sqlanon.expr.atoms import Params, add_all, and_all, as_bigint, as_double, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref, union_all
-from sqlanon.dialect import create_temp, lookup
+from sqlanon.expr.atoms import Params, add_all, and_all, as_bigint, as_double, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref
+from sqlanon.dialect import lookup
 from sqlanon.privacy.needs import ClassNeeds
 from sqlanon.stats.frequency import FrequencySet
 from sqlanon.stats.models import hierarchical_emd_ctes, population_ctes, prepare_population, prepare_sensitive_hierarchy, recursive_ctes
@@ -120,7 +120,7 @@ class Statistics:
         self.sensitive_hierarchy = sensitive_hierarchy
         self.s_hier_table: str | None = None
 
-    def for_dialect(self, dialect: Dialect | str) -> "Statistics":
+    def for_dialect(self, dialect: Dialect | str) -> Statistics:
         """A copy that builds statements for ``dialect`` (``sqlanon sql --dialect``): same state,
         the source named as that dialect names it. The engine is neither read nor changed."""
         other = copy.copy(self)

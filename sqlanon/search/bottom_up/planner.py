@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.metrics.lm import recoding_aggregates as lm_recoding_aggregates, recoding_value as lm_recoding_value
@@ -108,7 +108,7 @@ class Taxonomy:
         return sorted(out)
 
     @classmethod
-    def from_hierarchy(cls, h, fanout: int = 2) -> "Taxonomy":
+    def from_hierarchy(cls, h, fanout: int = 2) -> Taxonomy:
         if h.numeric and h.max_level == 1 and len(h.rows) > 2:
             return cls.numeric_intervals(h, fanout)
         leaves = h.leaves
@@ -145,7 +145,7 @@ class Taxonomy:
         its level-``lo`` ancestor) and the nodes a generalization may not reach (lowest level
         above ``hi``)."""
         start = []
-        for leaf, row in enumerate(h.rows):
+        for leaf, _row in enumerate(h.rows):
             x = leaf
             while self.levels[x][1] < lo:
                 x = self.parent[x]
@@ -158,7 +158,7 @@ class Taxonomy:
         return start, above
 
     @classmethod
-    def numeric_intervals(cls, h, fanout: int = 2) -> "Taxonomy":
+    def numeric_intervals(cls, h, fanout: int = 2) -> Taxonomy:
         """Adjacent intervals of the sorted distinct values, ``fanout`` per node, up to the root."""
         fanout = max(2, int(fanout))
         leaves = h.leaves

@@ -38,7 +38,7 @@ class GeneratorModel:
     n_columns: int
 
     @classmethod
-    def from_code_table(cls, itemsets, usage, item_column, n_columns: int, laplace: float) -> "GeneratorModel":
+    def from_code_table(cls, itemsets, usage, item_column, n_columns: int, laplace: float) -> GeneratorModel:
         if not (laplace > 0):
             raise ConfigError(f"--laplace must be > 0 (it keeps every value possible), got {laplace}")
         w = np.asarray(usage, dtype=np.float64) + float(laplace)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -179,7 +179,7 @@ class Candidates:
         return np.diff(self.offsets)
 
     @classmethod
-    def from_tuples(cls, itemsets: Sequence[Sequence[int]], support: Sequence[int]) -> "Candidates":
+    def from_tuples(cls, itemsets: Sequence[Sequence[int]], support: Sequence[int]) -> Candidates:
         sets = [tuple(sorted(int(i) for i in s)) for s in itemsets]
         lens = np.asarray([len(s) for s in sets], dtype=np.int64)
         offsets = np.zeros(len(sets) + 1, dtype=np.int64)
@@ -205,7 +205,7 @@ class Candidates:
             fill_padded(self.items, self.offsets, out)
         return out
 
-    def select(self, idx: np.ndarray) -> "Candidates":
+    def select(self, idx: np.ndarray) -> Candidates:
         lens = self.lengths[idx]
         offsets = np.zeros(len(idx) + 1, dtype=np.int64)
         np.cumsum(lens, out=offsets[1:])
@@ -364,7 +364,7 @@ class _Krimp:
 
 def krimp(
     db: WeightedDatabase,
-    candidates: "Candidates | Sequence[tuple[int, ...]]",
+    candidates: Candidates | Sequence[tuple[int, ...]],
     supports: Sequence[int] | None = None,
     progress: ProgressFn | None = None,
     deadline: float | None = None,

@@ -9,7 +9,7 @@ writer (one transaction for table targets, write-beside-and-rename for files).
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -127,7 +127,7 @@ def run(
     scores: bool = True,
     dissimilarity: bool = True,
     registry_path: str | None = None,
-    progress: "Callable[[str], None] | Reporter | None" = None,
+    progress: Callable[[str], None] | Reporter | None = None,
     risk: bool = True,
     population_fraction: float | None = None,
     time_limit: float | None = None,

@@ -165,7 +165,7 @@ class LabelledCodeTable:
     usage: np.ndarray
 
     @classmethod
-    def of(cls, ct: CodeTable, enc: its.Encoded) -> "LabelledCodeTable":
+    def of(cls, ct: CodeTable, enc: its.Encoded) -> LabelledCodeTable:
         cols = enc.item_column
         labels = enc.item_labels
         sets = [tuple((int(cols[i]), labels[i]) for i in s) for s in ct.itemsets]

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 from sqlanon.hierarchy.builders import is_number
 from sqlanon.errors import ConfigError, HierarchyError
@@ -532,7 +532,7 @@ class Layout:
     @classmethod
     def build(cls, qis, hierarchies, freqs, numeric: Sequence[str] = (), prune_unused: bool = True,
               max_endpoints: int = 128, bounds: Sequence[tuple[int, int]] | None = None,
-              bounded: Sequence[str] = ()) -> "Layout":
+              bounded: Sequence[str] = ()) -> Layout:
         """``bounds`` (per QI ``(lo, hi)`` levels) restrict the tree cuts; a numeric QI named in
         ``bounded`` whose hierarchy has levels (``bands``) is then cut along that tree instead of
         into free intervals; one without levels raises a :class:`ConfigError` naming it."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -46,7 +46,7 @@ class FlexMetric:
     name = "metric"
     needs_lm = False
 
-    def value(self, agg: dict, ev: "FlexibleEvaluator") -> float:  # pragma: no cover - interface
+    def value(self, agg: dict, ev: FlexibleEvaluator) -> float:  # pragma: no cover - interface
         raise NotImplementedError
 
 

@@ -31,7 +31,7 @@ The list lookups index 1-based arrays (DuckDB lists, PostgreSQL arrays): ``k0[q0
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -660,7 +660,7 @@ class GeneticStats:
                 sig = ("mad", ti, block_words)
                 if sig not in self._sql:
                     self._sql[sig] = self.dialect.render(self._mad_rows(ti))
-                for row, (c, mad) in zip(out, self.engine.fetch_all(self._sql[sig])):
+                for row, (_c, mad) in zip(out, self.engine.fetch_all(self._sql[sig])):
                     row[f"mad{ti}"] = float(mad or 0.0)
         finally:
             self.engine.execute(self.dialect.drop_temp(self.cand))

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 import pyarrow as pa
 from sqlglot import exp
@@ -139,7 +139,7 @@ class LossyJoinStats:
         #: a release's FROM item (naming files is the engine's job; see :meth:`for_dialect`)
         self.source_from = engine.source_from
 
-    def for_dialect(self, dialect) -> "LossyJoinStats":
+    def for_dialect(self, dialect) -> LossyJoinStats:
         """A copy that builds statements for ``dialect`` (golden SQL): same state, sources named
         as that dialect names them; the engine is neither read nor changed."""
         other = copy.copy(self)
