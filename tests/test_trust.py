@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 import sqlanon
 import sqlanon.cli.app
-from sqlanon.cli.app import _policy_from_flags
+from sqlanon.cli.app import anonymize as anonymize_command
+from sqlanon.cli.flags import policy_from_flags
 from sqlanon.errors import ConfigError, HierarchyError
 
 runner = CliRunner()
@@ -78,8 +79,8 @@ def test_max_suppression_zero_flag_wins_over_the_policy(people, tmp_path):
 def test_zero_valued_flags_are_merged_over_a_policy(tmp_path):
     policy = tmp_path / "p.yaml"
     policy.write_text("input: x.csv\nqi:\n  zip: mask\nk: 5\nmax_suppression: 0.05\nthreads: 2\nsearch_options:\n  seed: 7\n")
-    flags = dict(qi=None, k=None, max_suppression=0.0, threads=None)
-    pol = _policy_from_flags(str(policy), flags, {"seed": 0, "trace": False})
+    flags = dict(qi=None, k=None, max_suppression=0.0, threads=None, seed=0, trace=False)
+    pol = policy_from_flags(str(policy), flags, anonymize_command)
     assert pol.max_suppression == 0.0 and pol.search_options["seed"] == 0 and pol.threads == 2
 
 

@@ -13,11 +13,10 @@ import typer
 from typer.core import TyperGroup
 
 from sqlanon.errors import ConfigError
-from sqlanon.config.search_options import cli_search_options, given
+from sqlanon.cli.flags import given_flags, policy_from_flags, policy_flag
 from sqlanon.cli.generate import register as register_generate
 from sqlanon.cli.common import EXIT_HELP, _err, _fail, _on_sigterm, _progress, _run, _split, _terminated  # noqa: F401  (_err, _terminated: the commands' helpers)
 from sqlanon.progress import configure_logging_from_env
-from sqlanon.config.policy import Policy, parse_qi_flags
 from sqlanon.run.api import anonymize as api_anonymize, plan_sql
 from sqlanon.run.check import check as api_check, check_plan
 from sqlanon.risk import text_lines
@@ -91,146 +90,89 @@ def _main(
     configure_logging_from_env(os.environ)
 
 
-def _policy_from_flags(policy_path, flags: dict, search_options: dict):
-    policy = Policy.from_file(policy_path) if policy_path else Policy()
-    qi = flags.pop("qi")
-    if qi:
-        policy.qi = {**policy.qi, **parse_qi_flags(qi)}
-    policy.update({k: v for k, v in flags.items() if given(v)}, "flags")
-    merged = dict(policy.search_options)
-    merged.update(search_options)  # already only the options given (0 is a value)
-    policy.search_options = merged
-    return policy
-
-
 @app.command(help='Find the best generalization meeting the privacy model and write the release.' + " " + EXIT_HELP)
 def anonymize(
+    ctx: typer.Context,
     policy: Optional[str] = typer.Option(None, "--policy", help="YAML policy file; flags given here win over it."),
-    input: Optional[str] = typer.Option(None, "--input", "-i", help="CSV file, Parquet file/folder/glob, .duckdb file, or postgresql:// URL (with --table)."),
-    format: Optional[str] = typer.Option(None, "--format", help="csv | parquet | duckdb | postgres (guessed from the name or URL)."),
-    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (default ,)."),
-    table: Optional[str] = typer.Option(None, "--table", help="Table to read from a .duckdb or postgresql:// input."),
-    qi: Optional[List[str]] = typer.Option(None, "--qi", help="COLUMN=HIERARCHY (CSV path, YAML/JSON tree, bands:5,10,20, dates, mask, numeric, flat). Repeat."),
-    hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter", help="Delimiter of hierarchy CSVs (sniffed when absent)."),
-    max_value_length: Optional[int] = typer.Option(None, "--max-value-length", help="Longest value (characters) a hierarchy built from the data (mask, flat, bands, dates, numeric) takes; longer ones are an error (default 4096)."),
-    k: Optional[int] = typer.Option(None, "--k", help="k of k-anonymity."),
-    l: Optional[float] = typer.Option(None, "--l", help="l of l-diversity on --sensitive-column."),
-    l_diversity: Optional[str] = typer.Option(None, "--l-diversity", help="distinct | entropy."),
-    t: Optional[float] = typer.Option(None, "--t", help="t of t-closeness on --sensitive-column."),
-    t_distance: Optional[str] = typer.Option(None, "--t-distance", help="equal (categorical) | ordered (numeric)."),
-    max_suppression: Optional[float] = typer.Option(None, "--max-suppression", help="Fraction of rows that may be suppressed (MaxSup)."),
-    suppression: Optional[str] = typer.Option(None, "--suppression", help="mask (QIs set to *) | drop."),
-    metric: Optional[str] = typer.Option(None, "--metric", help="precision | height | lm | discernibility | aecs | cm | entropy | loss (ARX default) | loss-arithmetic | granularity (default: precision; genetic and bottom-up: lm; top-down takes none)."),
-    search: Optional[str] = typer.Option(None, "--search", help="optimal | samarati | incognito | lightning (heuristic, wide tables) | auto | bottom-up | top-down | genetic."),
-    sensitive_column: Optional[str] = typer.Option(None, "--sensitive-column"),
-    class_column: Optional[str] = typer.Option(None, "--class-column"),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write a Parquet (or .csv) file."),
-    output_table: Optional[str] = typer.Option(None, "--output-table", help="Write a new table (into the input .duckdb, or --database)."),
-    database: Optional[str] = typer.Option(None, "--database", help=".duckdb file for --output-table with a file input."),
-    in_place: bool = typer.Option(False, "--in-place", help="Replace the input table, in one transaction."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file or table."),
-    drop_column: Optional[List[str]] = typer.Option(None, "--drop-column", help="Leave a column (e.g. a direct identifier) out of the release."),
-    keep_column: Optional[List[str]] = typer.Option(None, "--keep-column", help="Release this column as is although its values are unique per row (otherwise refused). Repeat."),
-    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="DuckDB memory_limit, e.g. 1GB (default: half the RAM)."),
-    threads: Optional[int] = typer.Option(None, "--threads"),
-    registry: Optional[str] = typer.Option(None, "--registry", help="Registry database for file outputs (default: sqlanon_releases.duckdb beside the output)."),
-    report: Optional[str] = typer.Option(None, "--report", help="Also write an HTML report here."),
+    # every other flag but the last five is a policy key, declared with its path in the Policy model
+    input: Optional[str] = policy_flag("source.input", "--input", "-i"),
+    format: Optional[str] = policy_flag("source.format"),
+    delimiter: Optional[str] = policy_flag("source.delimiter"),
+    table: Optional[str] = policy_flag("source.table"),
+    qi: Optional[List[str]] = policy_flag("qi"),
+    hierarchy_delimiter: Optional[str] = policy_flag("hierarchies.hierarchy_delimiter"),
+    max_value_length: Optional[int] = policy_flag("hierarchies.max_value_length"),
+    k: Optional[int] = policy_flag("privacy.k"),
+    l: Optional[float] = policy_flag("privacy.l"),
+    l_diversity: Optional[str] = policy_flag("privacy.l_diversity"),
+    t: Optional[float] = policy_flag("privacy.t"),
+    t_distance: Optional[str] = policy_flag("privacy.t_distance"),
+    max_suppression: Optional[float] = policy_flag("privacy.max_suppression"),
+    suppression: Optional[str] = policy_flag("release.suppression"),
+    metric: Optional[str] = policy_flag("quality.metric"),
+    search: Optional[str] = policy_flag("strategy.search"),
+    sensitive_column: Optional[str] = policy_flag("privacy.sensitive_column"),
+    class_column: Optional[str] = policy_flag("quality.class_column"),
+    output: Optional[str] = policy_flag("release.output", "--output", "-o"),
+    output_table: Optional[str] = policy_flag("release.output_table"),
+    database: Optional[str] = policy_flag("release.database"),
+    in_place: bool = policy_flag("release.in_place", default=False),
+    overwrite: bool = policy_flag("release.overwrite", default=False),
+    drop_column: Optional[List[str]] = policy_flag("release.drop_columns", "--drop-column"),
+    keep_column: Optional[List[str]] = policy_flag("release.keep_columns", "--keep-column"),
+    memory_limit: Optional[str] = policy_flag("runtime.memory_limit"),
+    threads: Optional[int] = policy_flag("runtime.threads"),
+    registry: Optional[str] = policy_flag("release.registry"),
+    report: Optional[str] = policy_flag("reporting.report"),
+    trace: bool = policy_flag("strategy.search_options.trace", default=False, help="bottom-up/top-down/genetic: keep and print every step."),
+    previous: Optional[List[str]] = policy_flag("strategy.search_options.previous", help="top-down: a previous release (registry id, table or file). Repeat."),
+    x: Optional[List[str]] = policy_flag("strategy.search_options.x", help="top-down: X attributes (comma list)."),
+    y: Optional[List[str]] = policy_flag("strategy.search_options.y", help="top-down: Y attributes (comma list)."),
+    privacy: Optional[str] = policy_flag("strategy.search_options.privacy", help="top-down: xy-anonymity | xy-linkability."),
+    sensitive_values: Optional[List[str]] = policy_flag("strategy.search_options.sensitive_values", help="top-down: sensitive Y values (comma list)."),
+    inconsistent: Optional[List[str]] = policy_flag("strategy.search_options.inconsistent", help="top-down: inconsistency predicate. Repeat."),
+    iterations: Optional[int] = policy_flag("strategy.search_options.iterations", help="genetic: iterations."),
+    population: Optional[str] = policy_flag("privacy.population", help="k-map / delta-presence: the population TABLE (in the input's database) or file; genetic without them: the population size (with them: --option population=N)."),
+    seed: Optional[int] = policy_flag("strategy.search_options.seed", help="genetic: random seed; with --epsilon: the seed of SafePub's sampling."),
+    mutation_rate: Optional[float] = policy_flag("strategy.search_options.mutation_rate", help="genetic: mutation rate."),
+    numeric: Optional[List[str]] = policy_flag("strategy.search_options.numeric", help="genetic: a numeric QI (intervals). Repeat or comma list."),
+    time_limit: Optional[float] = policy_flag("strategy.search_options.time_limit", help="lightning/auto (default 30), genetic and bottom-up: stop searching after this many seconds (the whole search; stopped_by says so)."),
+    step_limit: Optional[int] = policy_flag("strategy.search_options.step_limit", help="lightning/auto: stop after this many node evaluations."),
+    option: Optional[List[str]] = policy_flag("strategy.search_options", "--option", help="Any search option KEY=VALUE. Repeat."),
+    weights: Optional[List[str]] = policy_flag("quality.weights"),
+    min_level: Optional[List[str]] = policy_flag("hierarchies.min_level"),
+    max_level: Optional[List[str]] = policy_flag("hierarchies.max_level"),
+    microaggregate: Optional[List[str]] = policy_flag("release.microaggregate"),
+    local_recoding: bool = policy_flag("strategy.local_recoding", default=False),
+    local_iterations: Optional[int] = policy_flag("strategy.local_iterations"),
+    c: Optional[float] = policy_flag("privacy.c"),
+    t_hierarchy: Optional[str] = policy_flag("privacy.t_hierarchy"),
+    k_map: Optional[int] = policy_flag("privacy.k_map"),
+    population_size: Optional[int] = policy_flag("privacy.population_size"),
+    k_map_estimator: Optional[str] = policy_flag("privacy.k_map_estimator"),
+    k_map_significance: Optional[float] = policy_flag("privacy.k_map_significance"),
+    delta_min: Optional[float] = policy_flag("privacy.delta_min"),
+    delta_max: Optional[float] = policy_flag("privacy.delta_max"),
+    epsilon: Optional[float] = policy_flag("privacy.epsilon"),
+    delta: Optional[float] = policy_flag("privacy.delta"),
+    epsilon_search: Optional[float] = policy_flag("privacy.epsilon_search"),
+    safepub_steps: Optional[int] = policy_flag("privacy.safepub_steps"),
+    population_fraction: Optional[float] = policy_flag("reporting.population_fraction"),
+    risk_threshold: Optional[float] = policy_flag("reporting.risk_threshold"),
+    engine: Optional[str] = policy_flag("runtime.engine"),
+    spark_master: Optional[str] = policy_flag("runtime.spark_master"),
+    spark_conf: Optional[List[str]] = policy_flag("runtime.spark_conf"),
+    # not policy: how this run talks
     json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON object on stdout."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Plan only: no release and no registry entry are written (a --report is, as a preview)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
-    trace: bool = typer.Option(False, "--trace", help="bottom-up/top-down/genetic: keep and print every step."),
-    previous: Optional[List[str]] = typer.Option(None, "--previous", help="top-down: a previous release (registry id, table or file). Repeat."),
-    x: Optional[List[str]] = typer.Option(None, "--x", help="top-down: X attributes (comma list)."),
-    y: Optional[List[str]] = typer.Option(None, "--y", help="top-down: Y attributes (comma list)."),
-    privacy: Optional[str] = typer.Option(None, "--privacy", help="top-down: xy-anonymity | xy-linkability."),
-    sensitive_values: Optional[List[str]] = typer.Option(None, "--sensitive-values", help="top-down: sensitive Y values (comma list)."),
-    inconsistent: Optional[List[str]] = typer.Option(None, "--inconsistent", help="top-down: inconsistency predicate. Repeat."),
-    iterations: Optional[int] = typer.Option(None, "--iterations", help="genetic: iterations."),
-    population: Optional[str] = typer.Option(None, "--population", help="k-map / delta-presence: the population TABLE (in the input's database) or file; genetic without them: the population size (with them: --option population=N)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="genetic: random seed."),
-    mutation_rate: Optional[float] = typer.Option(None, "--mutation-rate", help="genetic: mutation rate."),
-    numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="genetic: a numeric QI (intervals). Repeat or comma list."),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="lightning/auto (default 30), genetic and bottom-up: stop searching after this many seconds (the whole search; stopped_by says so)."),
-    step_limit: Optional[int] = typer.Option(None, "--step-limit", help="lightning/auto: stop after this many node evaluations."),
-    option: Optional[List[str]] = typer.Option(None, "--option", help="Any search option KEY=VALUE. Repeat."),
-    weights: Optional[List[str]] = typer.Option(None, "--weights", help="Attribute weights COLUMN=W (comma list or repeat) for precision, lm, entropy, height."),
-    min_level: Optional[List[str]] = typer.Option(None, "--min-level", help="Lowest level a lattice search may choose, COLUMN=LEVEL. Repeat."),
-    max_level: Optional[List[str]] = typer.Option(None, "--max-level", help="Highest level a lattice search may choose, COLUMN=LEVEL. Repeat."),
-    microaggregate: Optional[List[str]] = typer.Option(None, "--microaggregate", help="Release a numeric column as its class mean or median, COLUMN=mean|median. Repeat."),
-    local_recoding: bool = typer.Option(False, "--local-recoding", help="Re-anonymize suppressed rows with more general transformations (ARX local recoding)."),
-    local_iterations: Optional[int] = typer.Option(None, "--local-iterations", help="Local recoding: at most N further transformations (default 10)."),
-    c: Optional[float] = typer.Option(None, "--c", help="c of recursive (c,l)-diversity (with --l-diversity recursive --l L)."),
-    t_hierarchy: Optional[str] = typer.Option(None, "--t-hierarchy", help="Hierarchy of --sensitive-column for --t-distance hierarchical."),
-    k_map: Optional[int] = typer.Option(None, "--k-map", help="k of k-map: every class matches >= k population records (--population TABLE or --population-size N)."),
-    population_size: Optional[int] = typer.Option(None, "--population-size", help="k-map with an estimated population of N records."),
-    k_map_estimator: Optional[str] = typer.Option(None, "--k-map-estimator", help="Estimated k-map: poisson (default) | zero-truncated-poisson."),
-    k_map_significance: Optional[float] = typer.Option(None, "--k-map-significance", help="Estimated k-map: significance level (default 0.01)."),
-    delta_min: Optional[float] = typer.Option(None, "--delta-min", help="delta-presence lower bound (with --population)."),
-    delta_max: Optional[float] = typer.Option(None, "--delta-max", help="delta-presence upper bound (with --population)."),
-    epsilon: Optional[float] = typer.Option(None, "--epsilon", help="SafePub (epsilon, delta)-differential privacy: total epsilon."),
-    delta: Optional[float] = typer.Option(None, "--delta", help="SafePub: delta."),
-    epsilon_search: Optional[float] = typer.Option(None, "--epsilon-search", help="SafePub: part of epsilon spent on choosing the generalization (default 10%)."),
-    safepub_steps: Optional[int] = typer.Option(None, "--safepub-steps", help="SafePub: steps of the exponential-mechanism search (default 100)."),
-    population_fraction: Optional[float] = typer.Option(None, "--population-fraction", help="Report: the input is this fraction of its population; estimate population uniques."),
-    risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help="Report: prosecutor risk threshold (default 0.2)."),
-    engine: Optional[str] = typer.Option(None, "--engine", help="duckdb | postgres | spark (default: from the input)."),
-    spark_master: Optional[str] = typer.Option(None, "--spark-master", help="Spark master URL (default local[*]); with --engine spark."),
-    spark_conf: Optional[List[str]] = typer.Option(None, "--spark-conf", help="Spark setting KEY=VALUE. Repeat; with --engine spark."),
 ) -> None:
     def go():
-        flags = dict(
-            qi=qi, input=input, format=format, delimiter=delimiter, table=table, hierarchy_delimiter=hierarchy_delimiter,
-            k=k, l=l, l_diversity=l_diversity, t=t, t_distance=t_distance, max_suppression=max_suppression,
-            suppression=suppression, metric=metric, search=search, sensitive_column=sensitive_column,
-            class_column=class_column, output=output, output_table=output_table, database=database,
-            in_place=in_place, overwrite=overwrite, drop_columns=drop_column, keep_columns=keep_column, memory_limit=memory_limit,
-            threads=threads, registry=registry, report=report, weights=weights, min_level=min_level,
-            max_level=max_level, microaggregate=microaggregate, local_recoding=local_recoding,
-            c=c, t_hierarchy=t_hierarchy, k_map=k_map, population_size=population_size,
-            k_map_estimator=k_map_estimator, k_map_significance=k_map_significance,
-            delta_min=delta_min, delta_max=delta_max, epsilon=epsilon, delta=delta,
-            epsilon_search=epsilon_search, safepub_steps=safepub_steps,
-            engine=engine, spark_master=spark_master, spark_conf=spark_conf,
-        )
-
-        search_options = cli_search_options(
-            option, trace=trace, previous=previous, x=_split(x), y=_split(y), privacy=privacy,
-            sensitive_values=_split(sensitive_values), inconsistent=inconsistent, iterations=iterations,
-            seed=seed, mutation_rate=mutation_rate, numeric=_split(numeric),
-        )
-        pol = _policy_from_flags(policy, flags, search_options)
-        _route_model_flags(pol, population, seed)
-        for key, value in (("time_limit", time_limit), ("step_limit", step_limit)):
-            if value is not None:  # 0 is a value (and refused by the search), not an absence
-                pol.search_options[key] = value
-        if local_iterations is not None:  # 0 is a value (and refused), not an absence
-            pol.update({"local_iterations": local_iterations}, "flags")
-        for key, value in (("population_fraction", population_fraction), ("risk_threshold", risk_threshold), ("max_value_length", max_value_length)):
-            if value is not None:  # 0 is a value (and refused), not an absence
-                pol.update({key: value}, "flags")
+        pol = policy_from_flags(policy, ctx.params, anonymize)
         return api_anonymize(pol, progress=_progress(quiet, json_out), dry_run=dry_run)
 
     result = _run(go, json_out=json_out)
     _print_report(result, json_out)
-
-
-def _route_model_flags(pol, population, seed) -> None:
-    """``--population``: the genetic search's population size (a number, with --search genetic),
-    else the population table of k-map / delta-presence (also with --search genetic when k-map with
-    a table or delta-presence is asked: the size is then ``--option population=N``). ``--seed``
-    with SafePub seeds its sampling."""
-    if population is not None:
-        wants_table = (pol.k_map is not None and pol.population_size is None) or pol.delta_min is not None or pol.delta_max is not None
-        if pol.search == "genetic" and not wants_table:
-            try:
-                pol.search_options["population"] = int(population)
-            except ValueError:
-                raise ConfigError(f"--population with the genetic search is its population size, got {population!r}") from None
-        else:
-            pol.update({"population": population}, "flags")
-    if seed is not None and pol.epsilon is not None:
-        pol.search_options.pop("seed", None)
-        pol.update({"seed": seed}, "flags")
 
 
 def _print_report(result: dict, json_out: bool) -> None:
@@ -258,65 +200,41 @@ def _print_report(result: dict, json_out: bool) -> None:
 
 @app.command(help='Measure k, l, t, suppression and metrics of any table without changing it.' + " " + EXIT_HELP)
 def check(
-    input: str = typer.Option(..., "--input", "-i", help="Table to measure (CSV, Parquet, .duckdb, or a postgresql:// URL with --table)."),
-    qi: List[str] = typer.Option(..., "--qi", help="COLUMN or COLUMN=HIERARCHY (with a hierarchy, precision and LM are measured). Repeat."),
-    format: Optional[str] = typer.Option(None, "--format"),
-    delimiter: Optional[str] = typer.Option(None, "--delimiter"),
-    table: Optional[str] = typer.Option(None, "--table"),
-    hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
-    k: Optional[int] = typer.Option(None, "--k", help="Report whether the table is k-anonymous."),
-    max_suppression: Optional[float] = typer.Option(None, "--max-suppression", help="With --k: rows that may be suppressed (fraction)."),
-    l: Optional[float] = typer.Option(None, "--l"),
-    t: Optional[float] = typer.Option(None, "--t"),
-    t_distance: Optional[str] = typer.Option(None, "--t-distance", help="With --t: equal | ordered (default equal)."),
-    sensitive_column: Optional[str] = typer.Option(None, "--sensitive-column"),
-    class_column: Optional[str] = typer.Option(None, "--class-column"),
+    ctx: typer.Context,
+    input: str = policy_flag("source.input", "--input", "-i", default=..., help="Table to measure (CSV, Parquet, .duckdb, or a postgresql:// URL with --table)."),
+    qi: List[str] = policy_flag("qi", default=..., help="COLUMN or COLUMN=HIERARCHY (with a hierarchy, precision and LM are measured). Repeat."),
+    format: Optional[str] = policy_flag("source.format"),
+    delimiter: Optional[str] = policy_flag("source.delimiter"),
+    table: Optional[str] = policy_flag("source.table"),
+    hierarchy_delimiter: Optional[str] = policy_flag("hierarchies.hierarchy_delimiter"),
+    k: Optional[int] = policy_flag("privacy.k", help="Report whether the table is k-anonymous."),
+    max_suppression: Optional[float] = policy_flag("privacy.max_suppression", help="With --k: rows that may be suppressed (fraction)."),
+    l: Optional[float] = policy_flag("privacy.l"),
+    t: Optional[float] = policy_flag("privacy.t"),
+    t_distance: Optional[str] = policy_flag("privacy.t_distance", help="With --t: equal | ordered (default equal)."),
+    sensitive_column: Optional[str] = policy_flag("privacy.sensitive_column"),
+    class_column: Optional[str] = policy_flag("quality.class_column"),
+    numeric: Optional[List[str]] = policy_flag("strategy.search_options.numeric", help="With --transformation: QIs cut into intervals."),
+    population_fraction: Optional[float] = policy_flag("reporting.population_fraction", help="With --risk: the table is this fraction of its population; estimate population uniques (Pitman, Zayatz, SNB, Dankar)."),
+    risk_threshold: Optional[float] = policy_flag("reporting.risk_threshold", help="With --risk: prosecutor risk threshold for 'records above' (default 0.2)."),
+    max_value_length: Optional[int] = policy_flag("hierarchies.max_value_length", help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
+    # not policy: what kind of check, and how it talks
     against: Optional[str] = typer.Option(None, "--against", help="An original table: compare (generated data: NAS, itemsets, dissimilarity)."),
     against_format: Optional[str] = typer.Option(None, "--against-format"),
     against_delimiter: Optional[str] = typer.Option(None, "--against-delimiter"),
     min_sup: Optional[int] = typer.Option(None, "--min-sup", help="With --against: min support of the compared itemsets (default 1)."),
     transformation: Optional[str] = typer.Option(None, "--transformation", help="A plan to measure on this table without writing: an anonymize --json report (file or text) or its transformation. --qi then needs hierarchies."),
-    numeric: Optional[List[str]] = typer.Option(None, "--numeric", help="With --transformation: QIs cut into intervals."),
     risk: bool = typer.Option(False, "--risk", help="Re-identification risk: prosecutor, journalist, marketer, sample uniques (docs/risk.md)."),
-    population_fraction: Optional[float] = typer.Option(None, "--population-fraction", help="With --risk: the table is this fraction of its population; estimate population uniques (Pitman, Zayatz, SNB, Dankar)."),
-    risk_threshold: Optional[float] = typer.Option(None, "--risk-threshold", help="With --risk: prosecutor risk threshold for 'records above' (default 0.2)."),
-    max_value_length: Optional[int] = typer.Option(None, "--max-value-length", help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     def go():
-        specs = {}
-        for item in qi:
-            column, sep, spec = item.partition("=")
-            specs[column] = spec if sep else None
-        if (risk or population_fraction is not None or risk_threshold is not None) and (transformation or against):
-            raise ConfigError("--risk measures the table itself; it cannot be combined with --transformation or --against")
-        # a flag given is a flag used: refuse the ones the chosen kind of check does not read
-        given = {"--k": k, "--max-suppression": max_suppression, "--l": l, "--t": t, "--t-distance": t_distance,
-                 "--sensitive-column": sensitive_column, "--class-column": class_column, "--numeric": numeric or None,
-                 "--against-format": against_format, "--against-delimiter": against_delimiter, "--min-sup": min_sup,
-                 "--transformation": transformation, "--max-value-length": max_value_length}
-        if against:
-            reads, mode = {"--against-format", "--against-delimiter", "--min-sup"}, "--against"
-        elif transformation:
-            reads, mode = {"--k", "--max-suppression", "--class-column", "--numeric", "--transformation", "--max-value-length"}, "--transformation"
-        else:
-            reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column", "--max-value-length"}, "this check"
-        bound = {} if max_value_length is None else {"max_value_length": max_value_length}
-        unused = [name for name, value in given.items() if value is not None and name not in reads]
-        if unused:
-            raise ConfigError(f"{', '.join(unused)} not used by {mode}" + ("" if mode != "this check" else " (--numeric needs --transformation; --against-format, --against-delimiter, --min-sup need --against)"))
-        if max_suppression is not None and k is None and not transformation:
-            raise ConfigError("--max-suppression needs --k (the suppression budget of a k-anonymity check)")
-        if t_distance is not None and t is None:
-            raise ConfigError("--t-distance needs --t")
+        pol = policy_from_flags(None, ctx.params, check, qi=_check_qi)
+        _refuse_unused_check_flags(given_flags(ctx.params, check), against, transformation, risk)
         if transformation:
-            if not all(specs.values()):
-                raise ConfigError("--transformation needs a hierarchy for every --qi (COLUMN=HIERARCHY)")
-            return check_plan(input, specs, transformation, format=format, delimiter=delimiter, table=table, k=1 if k is None else k, max_suppression=max_suppression or 0.0, class_column=class_column, numeric=_split(numeric), hierarchy_delimiter=hierarchy_delimiter, **bound)
+            return _check_plan(pol, transformation)
         if against:
-            return _against(input, format, delimiter, table, against, against_format, against_delimiter, list(specs), 1 if min_sup is None else min_sup)
-        has_all = all(specs.values())
-        return api_check(input, specs if has_all else list(specs), format=format, delimiter=delimiter, table=table, k=k, l=l, t=t, t_distance=t_distance or "equal", sensitive_column=sensitive_column, class_column=class_column, hierarchy_delimiter=hierarchy_delimiter, max_suppression=max_suppression or 0.0, risk=risk, population_fraction=population_fraction, risk_threshold=risk_threshold, **bound)
+            return _against(pol.source, against, against_format, against_delimiter, list(pol.qi), 1 if min_sup is None else min_sup)
+        return _check_table(pol, risk)
 
     result = _run(go, json_out=json_out)
     if json_out:
@@ -335,8 +253,59 @@ def check(
         raise typer.Exit(3)  # the table (or plan) does not meet the k asked for
 
 
-def _against(input, format, delimiter, table, against, against_format, against_delimiter, columns, min_sup):
-    released = Source.open(input, format, table, delimiter)
+def _check_qi(items: list[str]) -> dict:
+    """``check --qi``: COLUMN (class sizes only) or COLUMN=HIERARCHY."""
+    specs = {}
+    for item in items:
+        column, sep, spec = item.partition("=")
+        specs[column] = spec if sep else None
+    return specs
+
+
+#: check's flags read by every kind of check (the risk flags are refused apart)
+_CHECK_ALWAYS = {"--input", "--qi", "--format", "--delimiter", "--table", "--hierarchy-delimiter", "--against", "--risk", "--population-fraction", "--risk-threshold", "--json"}
+
+
+def _refuse_unused_check_flags(given: dict, against, transformation, risk: bool) -> None:
+    """A flag given is a flag used: refuse the ones the chosen kind of check does not read."""
+    if (risk or "--population-fraction" in given or "--risk-threshold" in given) and (transformation or against):
+        raise ConfigError("--risk measures the table itself; it cannot be combined with --transformation or --against")
+    if against:
+        reads, mode = {"--against-format", "--against-delimiter", "--min-sup"}, "--against"
+    elif transformation:
+        reads, mode = {"--k", "--max-suppression", "--class-column", "--numeric", "--transformation", "--max-value-length"}, "--transformation"
+    else:
+        reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column", "--max-value-length"}, "this check"
+    unused = [name for name in given if name not in reads and name not in _CHECK_ALWAYS]
+    if unused:
+        raise ConfigError(f"{', '.join(unused)} not used by {mode}" + ("" if mode != "this check" else " (--numeric needs --transformation; --against-format, --against-delimiter, --min-sup need --against)"))
+    if "--max-suppression" in given and "--k" not in given and not transformation:
+        raise ConfigError("--max-suppression needs --k (the suppression budget of a k-anonymity check)")
+    if "--t-distance" in given and "--t" not in given:
+        raise ConfigError("--t-distance needs --t")
+
+
+def _check_plan(pol, transformation: str) -> dict:
+    if not all(pol.qi.values()):
+        raise ConfigError("--transformation needs a hierarchy for every --qi (COLUMN=HIERARCHY)")
+    src, privacy = pol.source, pol.privacy
+    return check_plan(src.input, pol.qi, transformation, format=src.format, delimiter=src.delimiter, table=src.table, k=1 if privacy.k is None else privacy.k,
+                      max_suppression=privacy.max_suppression, class_column=pol.quality.class_column, numeric=_split(pol.strategy.search_options.get("numeric")),
+                      hierarchy_delimiter=pol.hierarchies.hierarchy_delimiter, max_value_length=pol.hierarchies.max_value_length)
+
+
+def _check_table(pol, risk: bool) -> dict:
+    src, privacy = pol.source, pol.privacy
+    specs = pol.qi if all(pol.qi.values()) else list(pol.qi)
+    return api_check(src.input, specs, format=src.format, delimiter=src.delimiter, table=src.table, k=privacy.k, l=privacy.l, t=privacy.t,
+                     t_distance=privacy.t_distance, sensitive_column=privacy.sensitive_column, class_column=pol.quality.class_column,
+                     hierarchy_delimiter=pol.hierarchies.hierarchy_delimiter, max_suppression=privacy.max_suppression, risk=risk,
+                     population_fraction=pol.reporting.population_fraction, risk_threshold=pol.reporting.risk_threshold,
+                     max_value_length=pol.hierarchies.max_value_length)
+
+
+def _against(source, against, against_format, against_delimiter, columns, min_sup):
+    released = Source.open(source.input, source.format, source.table, source.delimiter)
     original = Source.open(against, against_format, None, against_delimiter)
     engine = connect(database=released.database or ":memory:", read_only=bool(released.database))
     try:
@@ -347,25 +316,27 @@ def _against(input, format, delimiter, table, against, against_format, against_d
 
 @app.command(help='Print the SQL a run executes (base frequency set, final node, release), for any dialect.' + " " + EXIT_HELP)
 def sql(
-    policy: Optional[str] = typer.Option(None, "--policy"),
-    input: Optional[str] = typer.Option(None, "--input", "-i"),
-    format: Optional[str] = typer.Option(None, "--format"),
-    delimiter: Optional[str] = typer.Option(None, "--delimiter"),
-    table: Optional[str] = typer.Option(None, "--table"),
-    qi: Optional[List[str]] = typer.Option(None, "--qi"),
-    hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
-    k: Optional[int] = typer.Option(None, "--k"),
-    max_suppression: Optional[float] = typer.Option(None, "--max-suppression"),
-    metric: Optional[str] = typer.Option(None, "--metric"),
-    search: Optional[str] = typer.Option(None, "--search"),
-    sensitive_column: Optional[str] = typer.Option(None, "--sensitive-column"),
-    class_column: Optional[str] = typer.Option(None, "--class-column"),
-    l: Optional[float] = typer.Option(None, "--l"),
-    t: Optional[float] = typer.Option(None, "--t"),
-    drop_column: Optional[List[str]] = typer.Option(None, "--drop-column", help="Leave this column out of the release. Repeat."),
-    weights: Optional[List[str]] = typer.Option(None, "--weights", help="Attribute weights COLUMN=W (comma list or repeat)."),
-    min_level: Optional[List[str]] = typer.Option(None, "--min-level", help="Lowest level the search may choose, COLUMN=LEVEL. Repeat."),
-    max_level: Optional[List[str]] = typer.Option(None, "--max-level", help="Highest level the search may choose, COLUMN=LEVEL. Repeat."),
+    ctx: typer.Context,
+    policy: Optional[str] = typer.Option(None, "--policy", help="YAML policy file; flags given here win over it."),
+    input: Optional[str] = policy_flag("source.input", "--input", "-i"),
+    format: Optional[str] = policy_flag("source.format"),
+    delimiter: Optional[str] = policy_flag("source.delimiter"),
+    table: Optional[str] = policy_flag("source.table"),
+    qi: Optional[List[str]] = policy_flag("qi"),
+    hierarchy_delimiter: Optional[str] = policy_flag("hierarchies.hierarchy_delimiter"),
+    k: Optional[int] = policy_flag("privacy.k"),
+    max_suppression: Optional[float] = policy_flag("privacy.max_suppression"),
+    metric: Optional[str] = policy_flag("quality.metric"),
+    search: Optional[str] = policy_flag("strategy.search"),
+    sensitive_column: Optional[str] = policy_flag("privacy.sensitive_column"),
+    class_column: Optional[str] = policy_flag("quality.class_column"),
+    l: Optional[float] = policy_flag("privacy.l"),
+    t: Optional[float] = policy_flag("privacy.t"),
+    drop_column: Optional[List[str]] = policy_flag("release.drop_columns", "--drop-column", help="Leave this column out of the release. Repeat."),
+    weights: Optional[List[str]] = policy_flag("quality.weights"),
+    min_level: Optional[List[str]] = policy_flag("hierarchies.min_level"),
+    max_level: Optional[List[str]] = policy_flag("hierarchies.max_level"),
+    # not policy: the dialect the SQL is rendered for
     dialect: str = typer.Option("duckdb", "--dialect", help="Render for duckdb, postgres, spark, ... (sqlglot dialects)."),
 ) -> None:
     def go():
@@ -377,9 +348,7 @@ def sql(
             sqlglot.Dialect.get_or_raise(dialect)
         except ValueError:
             raise ConfigError(f"unknown --dialect {dialect!r}") from None
-        flags = dict(qi=qi, input=input, format=format, delimiter=delimiter, table=table, hierarchy_delimiter=hierarchy_delimiter, k=k, max_suppression=max_suppression, metric=metric, search=search, sensitive_column=sensitive_column, class_column=class_column, l=l, t=t, drop_columns=drop_column, weights=weights, min_level=min_level, max_level=max_level)
-        pol = _policy_from_flags(policy, flags, {})
-        return plan_sql(pol, dialect=dialect)
+        return plan_sql(policy_from_flags(policy, ctx.params, sql), dialect=dialect)
 
     for title, text in _run(go):
         typer.echo(f"-- {title}\n{text};\n")

@@ -26,9 +26,17 @@ from __future__ import annotations
 import math
 import os
 import typing
-from typing import Any, Generic, Iterator, Optional, TypeVar, overload
+from collections.abc import Iterator
+from typing import Any, Generic, Optional, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from sqlanon.errors import ConfigError
 from sqlanon.config.strict_load import load_yaml, read_text
@@ -52,16 +60,16 @@ class _Section(BaseModel):
 class SourcePolicy(_Section):
     """Where the table to anonymize is."""
 
-    input: Optional[str] = Field(default=None, description="CSV file, Parquet file/folder/glob, .duckdb file, or postgresql:// URL (with --table).")
-    format: Optional[str] = Field(default=None, description="csv | parquet | duckdb | postgres (guessed from the name or URL).")
-    delimiter: Optional[str] = Field(default=None, description="CSV delimiter (default ,).")
-    table: Optional[str] = Field(default=None, description="Table to read from a .duckdb or postgresql:// input.")
+    input: str | None = Field(default=None, description="CSV file, Parquet file/folder/glob, .duckdb file, or postgresql:// URL (with --table).")
+    format: str | None = Field(default=None, description="csv | parquet | duckdb | postgres (guessed from the name or URL).")
+    delimiter: str | None = Field(default=None, description="CSV delimiter (default ,).")
+    table: str | None = Field(default=None, description="Table to read from a .duckdb or postgresql:// input.")
 
 
 class HierarchiesPolicy(_Section):
     """How the hierarchies of ``qi`` are read and how far a search may climb them."""
 
-    hierarchy_delimiter: Optional[str] = Field(default=None, description="Delimiter of hierarchy CSVs (sniffed when absent).")
+    hierarchy_delimiter: str | None = Field(default=None, description="Delimiter of hierarchy CSVs (sniffed when absent).")
     # sqlanon.hierarchy.MAX_VALUE_LENGTH: builders refuse longer values
     max_value_length: int = Field(default=4096, description="Longest value (characters) a hierarchy built from the data (mask, flat, bands, dates, numeric) takes; longer ones are an error (default 4096).", json_schema_extra={"minimum": 1})
     min_level: dict[str, int] = Field(default_factory=dict, description="Lowest level a lattice search may choose, COLUMN=LEVEL. Repeat.")
@@ -72,27 +80,27 @@ class PrivacyPolicy(_Section):
     """The privacy models a release must meet, and the suppression limit (the row budget of the
     requirement: ``floor(max_suppression * rows)`` rows may be suppressed)."""
 
-    k: Optional[int] = Field(default=None, description="k of k-anonymity.", json_schema_extra={"minimum": 1})
-    l: Optional[float] = Field(default=None, description="l of l-diversity on --sensitive-column.", json_schema_extra={"exclusiveMinimum": 0})
+    k: int | None = Field(default=None, description="k of k-anonymity.", json_schema_extra={"minimum": 1})
+    l: float | None = Field(default=None, description="l of l-diversity on --sensitive-column.", json_schema_extra={"exclusiveMinimum": 0})
     l_diversity: str = Field(default="distinct", description="distinct | entropy | recursive.")
-    c: Optional[float] = Field(default=None, description="c of recursive (c,l)-diversity (with --l-diversity recursive --l L).")
-    t: Optional[float] = Field(default=None, description="t of t-closeness on --sensitive-column.", json_schema_extra={"minimum": 0})
+    c: float | None = Field(default=None, description="c of recursive (c,l)-diversity (with --l-diversity recursive --l L).")
+    t: float | None = Field(default=None, description="t of t-closeness on --sensitive-column.", json_schema_extra={"minimum": 0})
     t_distance: str = Field(default="equal", description="equal (categorical) | ordered (numeric) | hierarchical (with --t-hierarchy).")
-    t_hierarchy: Optional[str] = Field(default=None, description="Hierarchy of --sensitive-column for --t-distance hierarchical.")
-    sensitive_column: Optional[str] = Field(default=None, description="The sensitive attribute of l-diversity and t-closeness.")
+    t_hierarchy: str | None = Field(default=None, description="Hierarchy of --sensitive-column for --t-distance hierarchical.")
+    sensitive_column: str | None = Field(default=None, description="The sensitive attribute of l-diversity and t-closeness.")
     max_suppression: float = Field(default=0.0, description="Fraction of rows that may be suppressed (MaxSup).", json_schema_extra={"minimum": 0, "maximum": 1})
-    k_map: Optional[int] = Field(default=None, description="k of k-map: every class matches >= k population records (--population TABLE or --population-size N).")
-    population: Optional[str] = Field(default=None, description="k-map / delta-presence: the population TABLE (in the input's database) or file.")
-    population_size: Optional[int] = Field(default=None, description="k-map with an estimated population of N records.")
-    k_map_estimator: Optional[str] = Field(default=None, description="Estimated k-map: poisson (default) | zero-truncated-poisson.")
-    k_map_significance: Optional[float] = Field(default=None, description="Estimated k-map: significance level (default 0.01).")
-    delta_min: Optional[float] = Field(default=None, description="delta-presence lower bound (with --population).")
-    delta_max: Optional[float] = Field(default=None, description="delta-presence upper bound (with --population).")
-    epsilon: Optional[float] = Field(default=None, description="SafePub (epsilon, delta)-differential privacy: total epsilon.")
-    delta: Optional[float] = Field(default=None, description="SafePub: delta.")
-    epsilon_search: Optional[float] = Field(default=None, description="SafePub: part of epsilon spent on choosing the generalization (default 10%).")
-    safepub_steps: Optional[int] = Field(default=None, description="SafePub: steps of the exponential-mechanism search (default 100).")
-    seed: Optional[int] = Field(default=None, description="SafePub: seed of its sampling.")
+    k_map: int | None = Field(default=None, description="k of k-map: every class matches >= k population records (--population TABLE or --population-size N).")
+    population: str | None = Field(default=None, description="k-map / delta-presence: the population TABLE (in the input's database) or file.")
+    population_size: int | None = Field(default=None, description="k-map with an estimated population of N records.")
+    k_map_estimator: str | None = Field(default=None, description="Estimated k-map: poisson (default) | zero-truncated-poisson.")
+    k_map_significance: float | None = Field(default=None, description="Estimated k-map: significance level (default 0.01).")
+    delta_min: float | None = Field(default=None, description="delta-presence lower bound (with --population).")
+    delta_max: float | None = Field(default=None, description="delta-presence upper bound (with --population).")
+    epsilon: float | None = Field(default=None, description="SafePub (epsilon, delta)-differential privacy: total epsilon.")
+    delta: float | None = Field(default=None, description="SafePub: delta.")
+    epsilon_search: float | None = Field(default=None, description="SafePub: part of epsilon spent on choosing the generalization (default 10%).")
+    safepub_steps: int | None = Field(default=None, description="SafePub: steps of the exponential-mechanism search (default 100).")
+    seed: int | None = Field(default=None, description="SafePub: seed of its sampling.")
 
 
 class StrategyPolicy(_Section):
@@ -101,28 +109,28 @@ class StrategyPolicy(_Section):
     search: str = Field(default="optimal", description="optimal | samarati | incognito | lightning (heuristic, wide tables) | auto | bottom-up | top-down | genetic.")
     search_options: dict[str, Any] = Field(default_factory=dict, description="Options of the chosen search (see the per-search definitions).")
     local_recoding: bool = Field(default=False, description="Re-anonymize suppressed rows with more general transformations (ARX local recoding).")
-    local_iterations: Optional[int] = Field(default=None, description="Local recoding: at most N further transformations (default 10).", json_schema_extra={"minimum": 1})
+    local_iterations: int | None = Field(default=None, description="Local recoding: at most N further transformations (default 10).", json_schema_extra={"minimum": 1})
 
 
 class QualityPolicy(_Section):
     """What the search optimizes."""
 
     # default: the search's own (precision for the lattice searches)
-    metric: Optional[str] = Field(default=None, description="precision | height | lm | discernibility | aecs | cm | entropy | loss (ARX default) | loss-arithmetic | granularity (default: precision; genetic and bottom-up: lm; top-down takes none).")
+    metric: str | None = Field(default=None, description="precision | height | lm | discernibility | aecs | cm | entropy | loss (ARX default) | loss-arithmetic | granularity (default: precision; genetic and bottom-up: lm; top-down takes none).")
     weights: dict[str, float] = Field(default_factory=dict, description="Attribute weights COLUMN=W (comma list or repeat) for precision, lm, entropy, height.")
-    class_column: Optional[str] = Field(default=None, description="The class attribute of classification metrics (cm) and of the bottom-up, top-down and genetic searches.")
+    class_column: str | None = Field(default=None, description="The class attribute of classification metrics (cm) and of the bottom-up, top-down and genetic searches.")
 
 
 class ReleasePolicy(_Section):
     """What is written, where, and how suppressed rows and extra columns are released."""
 
-    output: Optional[str] = Field(default=None, description="Write a Parquet (or .csv) file.")
-    output_table: Optional[str] = Field(default=None, description="Write a new table (into the input .duckdb, or --database).")
-    database: Optional[str] = Field(default=None, description=".duckdb file for --output-table with a file input.")
+    output: str | None = Field(default=None, description="Write a Parquet (or .csv) file.")
+    output_table: str | None = Field(default=None, description="Write a new table (into the input .duckdb, or --database).")
+    database: str | None = Field(default=None, description=".duckdb file for --output-table with a file input.")
     in_place: bool = Field(default=False, description="Replace the input table, in one transaction.")
     overwrite: bool = Field(default=False, description="Replace an existing output file or table.")
     output_delimiter: str = Field(default=",", description="Delimiter of a CSV --output.")
-    registry: Optional[str] = Field(default=None, description="Registry database for file outputs (default: sqlanon_releases.duckdb beside the output).")
+    registry: str | None = Field(default=None, description="Registry database for file outputs (default: sqlanon_releases.duckdb beside the output).")
     suppression: str = Field(default="mask", description="mask (QIs set to *) | drop.")
     drop_columns: list[str] = Field(default_factory=list, description="Leave a column (e.g. a direct identifier) out of the release.")
     # columns unique per row (ids) kept in the release knowingly (else such a release is refused)
@@ -133,19 +141,19 @@ class ReleasePolicy(_Section):
 class RuntimePolicy(_Section):
     """The engine that runs the SQL and its limits."""
 
-    engine: Optional[str] = Field(default=None, description="duckdb | postgres | spark (default: from the input).")
-    memory_limit: Optional[str] = Field(default=None, description="DuckDB memory_limit, e.g. 1GB (default: half the RAM).")
-    threads: Optional[int] = Field(default=None, description="Threads of DuckDB or Spark (at most 4 per core).", json_schema_extra={"minimum": 1})
-    spark_master: Optional[str] = Field(default=None, description="Spark master URL (default local[*]); with --engine spark.")
+    engine: str | None = Field(default=None, description="duckdb | postgres | spark (default: from the input).")
+    memory_limit: str | None = Field(default=None, description="DuckDB memory_limit, e.g. 1GB (default: half the RAM).")
+    threads: int | None = Field(default=None, description="Threads of DuckDB or Spark (at most 4 per core).", json_schema_extra={"minimum": 1})
+    spark_master: str | None = Field(default=None, description="Spark master URL (default local[*]); with --engine spark.")
     spark_conf: dict[str, str] = Field(default_factory=dict, description="Spark setting KEY=VALUE. Repeat; with --engine spark.")
 
 
 class ReportingPolicy(_Section):
     """The HTML report and the risk figures in every report."""
 
-    report: Optional[str] = Field(default=None, description="Also write an HTML report here.")
-    population_fraction: Optional[float] = Field(default=None, description="Report: the input is this fraction of its population; estimate population uniques.")
-    risk_threshold: Optional[float] = Field(default=None, description="Report: prosecutor risk threshold (default 0.2).")
+    report: str | None = Field(default=None, description="Also write an HTML report here.")
+    population_fraction: float | None = Field(default=None, description="Report: the input is this fraction of its population; estimate population uniques.")
+    risk_threshold: float | None = Field(default=None, description="Report: prosecutor risk threshold (default 0.2).")
 
 
 #: section name -> its model, in the order a policy file lists them
@@ -234,7 +242,7 @@ class Policy(BaseModel):
     min_level = _Flat[dict[str, int]]("hierarchies", "min_level")
     max_level = _Flat[dict[str, int]]("hierarchies", "max_level")
     k = _Flat[Optional[int]]("privacy", "k")
-    l = _Flat[Optional[float]]("privacy", "l")  # noqa: E741
+    l = _Flat[Optional[float]]("privacy", "l")
     l_diversity = _Flat[str]("privacy", "l_diversity")
     c = _Flat[Optional[float]]("privacy", "c")
     t = _Flat[Optional[float]]("privacy", "t")
