@@ -20,8 +20,8 @@ from typing import Any
 
 import typer
 
-from sqlanon.config.policy import SECTION_OF, SECTIONS, Policy, parse_qi_flags
-from sqlanon.config.search_options import cli_search_options, given
+from sqlanon.config.policy import QI_HELP, SECTION_OF, SECTIONS, Policy, parse_qi_flags
+from sqlanon.config.search_options import SEARCH_OPTIONS, cli_search_options, given
 from sqlanon.errors import ConfigError
 
 OPTIONS = "strategy.search_options"
@@ -29,14 +29,10 @@ OPTIONS = "strategy.search_options"
 
 def field_help(path: str) -> str | None:
     """The description of the model field at ``path`` (a search option's from its options model)."""
-    from sqlanon.config.policy import QI_HELP
-
     if path == "qi":
         return QI_HELP
     parts = path.split(".")
     if path.startswith(OPTIONS + "."):
-        from sqlanon.config.search_options import SEARCH_OPTIONS
-
         for model in SEARCH_OPTIONS.values():
             field = model.model_fields.get(parts[-1])
             if field is not None and field.description:
