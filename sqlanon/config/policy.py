@@ -193,7 +193,7 @@ class _Flat(property, Generic[T]):
         super().__init__(get, put)
         self.section, self.key = section, key
 
-    @overload  # type: ignore[override]
+    @overload
     def __get__(self, obj: None, owner: Any = None) -> _Flat[T]: ...
     @overload
     def __get__(self, obj: object, owner: Any = None) -> T: ...
