@@ -48,7 +48,7 @@ def policy_flag(path: str, *decls: str, help: str | None = None, default: Any = 
     _check_path(path)
     names = decls or (f"--{path.rsplit('.', 1)[-1].replace('_', '-')}",)
     info = typer.Option(default, *names, help=help if help is not None else field_help(path))
-    setattr(info, "policy_path", path)  # read back by flag_paths
+    setattr(info, "policy_path", path)  # noqa: B010  (read back by flag_paths; OptionInfo declares no such attribute, so mypy refuses the plain assignment)
     return info
 
 
