@@ -43,13 +43,8 @@ S_TREE = [["x", "xy", "*"], ["y", "xy", "*"], ["z", "z", "*"]]
 
 def scored_cuts(eng, stats, req, qis, hs, rng):
     """Random flexible cuts of ``hs`` scored by the genetic statement (one batch), with the cuts."""
-    from sqlanon.privacy import options as privacy_options
-
-    privacy_options.bind(req, stats)
-    for m in req.models:
-        if isinstance(m, TCloseness):
-            m.global_dist = {v: c / stats.rows for v, c in stats.sensitive_domain}
-            m.order = [v for v, _ in stats.sensitive_domain]
+    for m in req.models:  # what each model reads of the table (the budget is the test's own)
+        m.bind(stats)
     layout = genetic.layout_for(qis, hs, stats.column_freqs, {})
     objective, costs = build_objective("lm", {}, None)
     ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs)

@@ -45,7 +45,6 @@ FLOOR = {
 
 #: floor modules still importing above the floor, being moved out (issue 25): module -> why
 FLOOR_PENDING = {
-    "sqlanon.privacy.options": "reads the models from the policy (engine sources, search names): becomes each model's from_policy",
     "sqlanon.privacy.safepub": "SafePub's sampling and search over the lattice: moves beside the searches",
 }
 

@@ -18,11 +18,11 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
-from collections.abc import Callable
 
 from sqlanon.errors import ConfigError
-from sqlanon.privacy import DeltaPresence, DistinctLDiversity, EntropyLDiversity, KAnonymity, KMap, PrivacyModel, RecursiveCLDiversity, TCloseness
+
+from sqlanon.privacy import EntropyLDiversity, KAnonymity  # noqa: F401  (the module doctest)
+from sqlanon.privacy.registry import to_policy
 
 __all__ = ["bands", "mask", "dates", "flat", "numeric", "stored", "privacy_keys", "RelationInput", "normalize"]
 
@@ -75,70 +75,11 @@ def stored(name: str) -> HierarchySpec:
 # ------------------------------------------------------------------------------------------------
 # privacy model objects -> policy keys
 
-def _k(m: KAnonymity) -> dict:
-    return {"k": m.k}
-
-
-def _distinct_l(m: DistinctLDiversity) -> dict:
-    return {"l": m.l, "l_diversity": "distinct", **({"sensitive_column": m.column} if getattr(m, "column", None) else {})}
-
-
-def _entropy_l(m: EntropyLDiversity) -> dict:
-    return {"l": m.l, "l_diversity": "entropy", **({"sensitive_column": m.column} if getattr(m, "column", None) else {})}
-
-
-def _t(m: TCloseness) -> dict:
-    out = {"t": m.t, "t_distance": m.distance, **({"sensitive_column": m.column} if getattr(m, "column", None) else {})}
-    if getattr(m, "hierarchy", None) is not None:  # hierarchical: the sensitive column's hierarchy spec
-        out["t_hierarchy"] = m.hierarchy
-    return out
-
-
-def _recursive_cl(m: RecursiveCLDiversity) -> dict:
-    return {"l": m.l, "c": m.c, "l_diversity": "recursive"}
-
-
-def _k_map(m: KMap) -> dict:
-    """k-map; without population_size, give population= (the population table) as a keyword."""
-    out = {"k_map": m.k_map}
-    if m.population_size is not None:
-        out.update(population_size=m.population_size, k_map_estimator=m.estimator, k_map_significance=m.significance)
-    return out
-
-
-def _delta(m: DeltaPresence) -> dict:
-    """delta-presence; give population= (the population table) as a keyword."""
-    return {"delta_min": m.delta_min, "delta_max": m.delta_max}
-
-
-#: privacy model class -> its policy keys (a model added to sqlanon.privacy adds a line here)
-TO_POLICY: dict[type, Callable[[Any], dict]] = {
-    KAnonymity: _k,
-    DistinctLDiversity: _distinct_l,
-    EntropyLDiversity: _entropy_l,
-    RecursiveCLDiversity: _recursive_cl,
-    TCloseness: _t,
-    KMap: _k_map,
-    DeltaPresence: _delta,
-}
-
 
 def privacy_keys(models) -> dict:
-    """Policy keys of a list of privacy model objects; two models setting one key differently
-    (two l-diversities, two sensitive columns) are an error."""
-    if isinstance(models, PrivacyModel):
-        models = [models]
-    out: dict = {}
-    for m in models:
-        convert = TO_POLICY.get(type(m))
-        if convert is None:
-            name = type(m).__name__
-            raise ConfigError(f"privacy model {name} cannot be given as an object (yet); use its policy keys, or one of {', '.join(t.__name__ for t in TO_POLICY)}")
-        for key, value in convert(m).items():
-            if key in out and out[key] != value:
-                raise ConfigError(f"privacy models disagree on {key}: {out[key]!r} and {value!r}")
-            out[key] = value
-    return out
+    """Policy keys of a list of privacy model objects (each model's ``to_policy``); two models
+    setting one key differently (two l-diversities, two sensitive columns) are an error."""
+    return to_policy(models)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from pydantic import (
 )
 
 from sqlanon.errors import ConfigError
+from sqlanon.privacy.registry import stands_in_for_k
 from sqlanon.config.strict_load import load_yaml, read_text
 from sqlanon.config.checks import check_policy, resolve_metric
 from sqlanon.config.search_options import parse_search_options
@@ -409,7 +410,7 @@ class Policy(BaseModel):
         if privacy.epsilon is not None and privacy.k is not None:
             raise ConfigError("k is derived from epsilon and delta with SafePub (--epsilon): do not give --k")
         if privacy.k is None:
-            if privacy.k_map is None and privacy.delta_min is None and privacy.delta_max is None and privacy.epsilon is None:
+            if not stands_in_for_k(self) and privacy.epsilon is None:
                 raise ConfigError("k is required (--k K)")
             privacy.k = 1  # another model is asked for (k-map, delta-presence, SafePub): no k-anonymity on top
 

@@ -1,6 +1,8 @@
-"""Privacy models, by name. Adding one is adding a module and a line here."""
+"""Privacy models, by name (:data:`sqlanon.privacy.registry.MODELS`). Adding one is adding a
+module and a line there."""
 
 from sqlanon.privacy.base import PrivacyModel, Requirement
+from sqlanon.privacy.registry import MODELS, requirement_from_policy
 from sqlanon.privacy.k_anonymity import KAnonymity
 from sqlanon.privacy.l_diversity import DistinctLDiversity, EntropyLDiversity
 from sqlanon.privacy.t_closeness import TCloseness
@@ -8,14 +10,8 @@ from sqlanon.privacy.recursive_cl import RecursiveCLDiversity
 from sqlanon.privacy.k_map import KMap
 from sqlanon.privacy.delta_presence import DeltaPresence
 
-MODELS = {
-    "k-anonymity": KAnonymity,
-    "distinct-l-diversity": DistinctLDiversity,
-    "entropy-l-diversity": EntropyLDiversity,
-    "recursive-cl-diversity": RecursiveCLDiversity,
-    "t-closeness": TCloseness,  # equal, ordered or hierarchical distance
-    "k-map": KMap,
-    "delta-presence": DeltaPresence,
-}
+# every registered model class by its class name too (a new model needs no line here)
+globals().update({model.__name__: model for model in MODELS.values()})
 
-__all__ = ["MODELS", "PrivacyModel", "Requirement", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity", "TCloseness", "KMap", "DeltaPresence"]
+__all__ = ["MODELS", "PrivacyModel", "Requirement", "requirement_from_policy", "KAnonymity", "DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity", "TCloseness", "KMap", "DeltaPresence"]
+__all__ += sorted({model.__name__ for model in MODELS.values()} - set(__all__))

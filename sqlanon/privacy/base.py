@@ -6,15 +6,33 @@ generalization even with suppression: a class merged with a passing class passes
 rows never grow. Entropy l-diversity and t-closeness are monotone only *without* suppression:
 merging a passing class with a failing one can fail (``{x, y}`` + ``{x x x x x}``), so with a budget
 a generalization may suppress more rows than its specialization (``monotone_with_suppression``).
+
+A model is one module: its needs (:class:`sqlanon.privacy.needs.ClassNeeds`, the per-class
+aggregates of :mod:`sqlanon.privacy.aggregates`), how it is read from a policy
+(:meth:`PrivacyModel.from_policy`, refusing key combinations in :meth:`PrivacyModel.validate_policy`),
+its SQL predicate and its Python twin (:meth:`PrivacyModel.class_ok`), registered by one line in
+:data:`sqlanon.privacy.registry.MODELS`. A *table-level* model (``table_level``: the average
+re-identification risk) wraps the class-level predicate instead (:meth:`PrivacyModel.wrap`, with
+window functions over the class table) and its twin refines the class verdicts
+(:meth:`PrivacyModel.refine`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
+from sqlanon.errors import ConfigError
 from sqlanon.privacy.needs import ClassNeeds
+
+#: what a lattice-only model says when another search is asked (:meth:`PrivacyModel.refuse_search`)
+LATTICE_ONLY = "is computed by the lattice searches (optimal, samarati, incognito, lightning, auto)"
+#: the searches over the lattice's class table (sqlanon.search's LATTICE_SEARCHES, lightning, auto;
+#: tests/test_models_registry.py checks the two agree)
+LATTICE_FAMILY = ("optimal", "samarati", "incognito", "lightning", "auto")
 
 
 class PrivacyModel:
@@ -23,6 +41,56 @@ class PrivacyModel:
     #: False when merging a passing class with a failing one can fail (then, with a suppression
     #: budget, neither satisfaction nor suppressed rows are monotone over the lattice)
     monotone_with_suppression = True
+    #: a predicate over the whole class table (:meth:`wrap`), not over one class
+    table_level = False
+    #: the searches that honour it: None (any), or ``"lattice"`` (the lattice family, lightning,
+    #: auto) and/or ``"genetic"``; ``label`` names it in the refusal
+    searches: tuple[str, ...] | None = None
+    label = ""
+    #: the policy keys that ask for this model (SafePub refuses them, the docs list them)
+    asks: tuple[str, ...] = ()
+    #: asked alone, it stands in for k-anonymity (no --k needed: k is 1)
+    replaces_k = False
+
+    # -- from a policy --------------------------------------------------------------------------
+
+    @classmethod
+    def validate_policy(cls, policy) -> None:
+        """Refuse this model's keys given without it, or it without the keys it needs."""
+
+    @classmethod
+    def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
+        """The instances of this model the policy asks for (none, usually)."""
+        return []
+
+    @classmethod
+    def asked(cls, policy) -> bool:
+        return any(getattr(policy, key, None) is not None for key in cls.asks)
+
+    @classmethod
+    def refuse_search(cls, policy, searches: tuple[str, ...] | None = None) -> None:
+        """Refuse a search that cannot honour this model (``searches``, default :attr:`searches`),
+        before any scan."""
+        searches = searches or cls.searches
+        if searches is None:
+            return
+        allowed = "lattice" in searches and policy.search in LATTICE_FAMILY or policy.search in searches
+        if not allowed:
+            where = LATTICE_ONLY + (" and the genetic search" if "genetic" in searches else "")
+            raise ConfigError(f"{cls.label or cls.name} {where}; search {policy.search} cannot honour it")
+
+    def statistics_extras(self, policy, session) -> dict[str, Any]:
+        """Keywords for :class:`sqlanon.stats.Statistics` (a population table, a sensitive hierarchy)."""
+        return {}
+
+    def to_policy(self) -> dict:
+        """The policy keys of this object (``sqlanon.anonymize(privacy=[...])``)."""
+        raise ConfigError(f"privacy model {type(self).__name__} cannot be given as an object (yet); use its policy keys")
+
+    def bind(self, stats) -> None:
+        """After the scan: what the model reads from the table (its size, its sensitive values)."""
+
+    # -- the predicate --------------------------------------------------------------------------
 
     def predicate(self) -> exp.Expr:  # pragma: no cover - interface
         raise NotImplementedError
@@ -31,13 +99,28 @@ class PrivacyModel:
         """The same predicate in Python over a class dict (``cnt``, ``s_counts``), for checkers."""
         raise NotImplementedError
 
+    def wrap(self, ok: exp.Expr) -> exp.Expr:  # pragma: no cover - table-level interface
+        """A table-level model: the release predicate given the class-level one ``ok``."""
+        raise NotImplementedError
+
+    def refine(self, classes: list[dict], ok: list[bool]) -> list[bool]:  # pragma: no cover - table-level interface
+        """A table-level model's Python twin: the release verdicts given the class-level ones."""
+        raise NotImplementedError
+
     def describe(self) -> dict:
         return {"model": self.name}
 
 
+def budget_rows(max_suppression: float, rows: int) -> int:
+    """The suppression budget in rows: ``floor(max_suppression * rows)`` (a hair of tolerance so
+    0.07 * 100 is 7, not 6)."""
+    return math.floor(max_suppression * rows + 1e-9)
+
+
 @dataclass
 class Requirement:
-    """Privacy models and the suppression budget (absolute rows)."""
+    """Privacy models and the suppression budget (absolute rows, :meth:`bind` sets it from the
+    table's size and ``max_suppression``)."""
 
     models: list[PrivacyModel]
     budget: int = 0
@@ -48,14 +131,43 @@ class Requirement:
         for m in self.models:
             self.needs = self.needs.merge(m.needs)
 
+    def add(self, model: PrivacyModel) -> None:
+        self.models.append(model)
+        self.needs = self.needs.merge(model.needs)
+
+    def budget_for(self, rows: int) -> int:
+        """The budget of a table of ``rows`` rows (a local-recoding round's own rows, say)."""
+        return budget_rows(self.max_suppression, rows)
+
+    def bind(self, stats) -> None:
+        """After the scan: the budget from the table's rows, and every model's view of the table."""
+        self.budget = self.budget_for(stats.rows)
+        for m in self.models:
+            m.bind(stats)
+
+    def for_rows(self, rows: int) -> Requirement:
+        """The same models with the budget of a table of ``rows`` rows."""
+        return Requirement(list(self.models), budget=self.budget_for(rows), max_suppression=self.max_suppression)
+
     def predicate(self) -> exp.Expr:
-        parts = [m.predicate() for m in self.models]
-        if not parts:
-            return exp.Boolean(this=True)
-        return exp.and_(*parts) if len(parts) > 1 else parts[0]
+        parts = [m.predicate() for m in self.models if not m.table_level]
+        ok: exp.Expr = exp.Boolean(this=True) if not parts else exp.and_(*parts) if len(parts) > 1 else parts[0]
+        for m in self.models:
+            if m.table_level:
+                ok = m.wrap(ok)
+        return ok
 
     def class_ok(self, cls: dict) -> bool:
-        return all(m.class_ok(cls) for m in self.models)
+        return all(m.class_ok(cls) for m in self.models if not m.table_level)
+
+    def released(self, classes: list[dict]) -> list[bool]:
+        """The Python twin of :meth:`predicate` over a whole class table (dicts with ``cnt``,
+        ``s_counts``, ``key``, ...): which classes are released."""
+        ok = [self.class_ok(c) for c in classes]
+        for m in self.models:
+            if m.table_level:
+                ok = m.refine(classes, ok)
+        return ok
 
     @property
     def monotone(self) -> bool:

@@ -5,6 +5,8 @@ the subset, ``delta = cnt / pop_cnt``, lies in ``[delta_min, delta_max]``. As in
 ``DPresence``, only classes holding subset rows are released and checked.
 
 Monotone without suppression (a merged class's delta lies between its parts'), not with a budget.
+
+Policy keys: ``delta_min`` and/or ``delta_max`` with ``population`` (a table).
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
+from sqlanon.privacy import population
 from sqlanon.privacy.base import PrivacyModel
-from sqlanon.expr.atoms import col
+from sqlanon.expr.atoms import as_double, col, lit
 from sqlanon.privacy.needs import ClassNeeds
-from sqlanon.expr.atoms import as_double, lit
 
 EPS = 1e-12
 
@@ -24,6 +26,33 @@ class DeltaPresence(PrivacyModel):
     name = "delta-presence"
     needs = ClassNeeds(population=True)
     monotone_with_suppression = False
+    asks = ("delta_min", "delta_max")
+    replaces_k = True
+    searches = ("lattice", "genetic")  # the genetic batch rolls the population up by its class keys
+    label = "delta-presence"
+
+    @classmethod
+    def validate_policy(cls, policy) -> None:
+        delta = cls.asked(policy)
+        if policy.population is not None and policy.k_map is None and not delta:
+            raise ConfigError("population is the population table of k-map and delta-presence: give --k-map or --delta-min/--delta-max with it")
+        if delta and policy.population is None:
+            raise ConfigError("delta-presence (--delta-min/--delta-max) needs --population TABLE, the population the input is a subset of")
+        if delta:
+            cls.refuse_search(policy)
+
+    @classmethod
+    def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
+        if not cls.asked(policy):
+            return []
+        return [cls(0.0 if policy.delta_min is None else policy.delta_min, 1.0 if policy.delta_max is None else policy.delta_max)]
+
+    def statistics_extras(self, policy, session) -> dict:
+        return population.statistics_extras(policy, session)
+
+    def to_policy(self) -> dict:
+        """delta-presence; give population= (the population table) as a keyword."""
+        return {"delta_min": self.delta_min, "delta_max": self.delta_max}
 
     def __init__(self, delta_min: float = 0.0, delta_max: float = 1.0) -> None:
         if not 0.0 <= delta_min <= delta_max <= 1.0:

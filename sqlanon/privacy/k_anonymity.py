@@ -1,22 +1,29 @@
 """k-anonymity: every released class holds at least k rows."""
 
-from __future__ import annotations
-
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
-from sqlanon.expr.atoms import col
-from sqlanon.expr.atoms import lit
+from sqlanon.expr.atoms import col, lit
 
 
 class KAnonymity(PrivacyModel):
     name = "k-anonymity"
+    asks = ("k",)
 
     def __init__(self, k: int) -> None:
         if int(k) != k or k < 1:
             raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
         self.k = int(k)
+
+    @classmethod
+    def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
+        # top-down's (X,Y)-privacy lives on the join of releases: no k-anonymity of T1 on top;
+        # another model alone (k-map, ...) leaves k at 1, which every class meets
+        return [] if policy.search == "top-down" or policy.k is None else [cls(policy.k)]
+
+    def to_policy(self) -> dict:
+        return {"k": self.k}
 
     def predicate(self) -> exp.Expr:
         return exp.GTE(this=col("cnt"), expression=lit(self.k))

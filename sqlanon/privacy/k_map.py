@@ -10,6 +10,9 @@ every released class matches at least k records of the *population*, not of the 
   estimated population count reaches k with probability ``1 - significance``:
   ``poisson`` (Pannekoek's D3): population cell ~ Poisson(lambda = pi * k); ``zero-truncated-poisson``
   (D4). k' never exceeds k nor the table.
+
+Policy keys: ``k_map`` with ``population`` (a table), or with ``population_size`` (and
+``k_map_estimator``, ``k_map_significance``).
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ import math
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
+from sqlanon.privacy import population
 from sqlanon.privacy.base import PrivacyModel
-from sqlanon.expr.atoms import col
+from sqlanon.expr.atoms import col, lit
 from sqlanon.privacy.needs import ClassNeeds
-from sqlanon.expr.atoms import lit
 
 ESTIMATORS = ("poisson", "zero-truncated-poisson")
 
@@ -56,6 +59,44 @@ def derived_k(k: int, sampling_fraction: float, significance: float, estimator: 
 
 class KMap(PrivacyModel):
     name = "k-map"
+    asks = ("k_map",)
+    replaces_k = True
+    searches = ("lattice", "genetic")  # the genetic batch rolls the population up by its class keys
+    label = "k-map"
+
+    @classmethod
+    def validate_policy(cls, policy) -> None:
+        if policy.population_size is not None:
+            if policy.k_map is None:
+                raise ConfigError("population_size is the estimated population of k-map: give --k-map with it")
+            if policy.population is not None:
+                raise ConfigError("k-map takes a population table (--population) or an estimated size (--population-size), not both")
+        if policy.k_map is not None and policy.population is None and policy.population_size is None:
+            raise ConfigError("k-map needs the population: --population TABLE or --population-size N (estimated)")
+        for key in ("k_map_estimator", "k_map_significance"):
+            if getattr(policy, key) is not None and policy.population_size is None:
+                raise ConfigError(f"{key} applies to k-map with an estimated population (--population-size)")
+        if policy.k_map is not None:
+            cls.refuse_search(policy)
+
+    @classmethod
+    def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
+        if policy.k_map is None:
+            return []
+        if policy.population_size is None:
+            return [cls(policy.k_map)]
+        significance = 0.01 if policy.k_map_significance is None else policy.k_map_significance
+        return [cls(policy.k_map, policy.population_size, policy.k_map_estimator or "poisson", significance)]
+
+    def statistics_extras(self, policy, session) -> dict:
+        return population.statistics_extras(policy, session)
+
+    def to_policy(self) -> dict:
+        """k-map; without population_size, give population= (the population table) as a keyword."""
+        out: dict = {"k_map": self.k_map}
+        if self.population_size is not None:
+            out.update(population_size=self.population_size, k_map_estimator=self.estimator, k_map_significance=self.significance)
+        return out
 
     def __init__(self, k: int, population_size: int | None = None, estimator: str = "poisson", significance: float = 0.01) -> None:
         if isinstance(k, bool) or int(k) != k or k < 1:
@@ -79,10 +120,11 @@ class KMap(PrivacyModel):
     def estimated(self) -> bool:
         return self.population_size is not None
 
-    def bind(self, rows: int) -> None:
+    def bind(self, stats) -> None:
         """With an estimated population: derive k' from the sample's size."""
         if not self.estimated:
             return
+        rows = stats.rows
         if self.population_size < rows:
             raise ConfigError(f"population_size {self.population_size} is smaller than the input ({rows} rows)")
         k2, err = derived_k(self.k_map, rows / self.population_size, self.significance, self.estimator)

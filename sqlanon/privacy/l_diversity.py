@@ -2,9 +2,10 @@
 
 * distinct: at least l distinct sensitive values;
 * entropy: ``-sum p log p >= log l``, computed in SQL as ``ln(n) - sum(n_s ln n_s)/n``.
-"""
 
-from __future__ import annotations
+Policy keys: ``l`` with ``l_diversity: distinct`` (default) or ``entropy`` and ``sensitive_column``
+(``recursive`` is :mod:`sqlanon.privacy.recursive_cl`).
+"""
 
 import math
 
@@ -12,9 +13,8 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
-from sqlanon.expr.atoms import col
+from sqlanon.expr.atoms import as_double, col, lit
 from sqlanon.privacy.needs import ClassNeeds
-from sqlanon.expr.atoms import as_double, lit
 
 EPS = 1e-9
 
@@ -25,13 +25,25 @@ def _check_l(l) -> float:
     return l
 
 
+def _sensitive(m) -> dict:
+    return {"sensitive_column": m.column} if getattr(m, "column", None) else {}
+
+
 class DistinctLDiversity(PrivacyModel):
     name = "distinct-l-diversity"
     needs = ClassNeeds(distinct_s=True)
+    asks = ("l",)
 
     def __init__(self, l: int, column: str | None = None) -> None:
         self.l = int(_check_l(l))
         self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
+
+    @classmethod
+    def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
+        return [cls(policy.l)] if policy.l is not None and policy.l_diversity == "distinct" else []
+
+    def to_policy(self) -> dict:
+        return {"l": self.l, "l_diversity": "distinct", **_sensitive(self)}
 
     def predicate(self) -> exp.Expr:
         return exp.GTE(this=col("distinct_s"), expression=lit(self.l))
@@ -53,10 +65,18 @@ class EntropyLDiversity(PrivacyModel):
     name = "entropy-l-diversity"
     needs = ClassNeeds(entropy_s=True)
     monotone_with_suppression = False  # {x, y} passes l=2, merged with {x x x x} it fails
+    asks = ("l",)
 
     def __init__(self, l: float, column: str | None = None) -> None:
         self.l = float(_check_l(l))
         self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
+
+    @classmethod
+    def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
+        return [cls(policy.l)] if policy.l is not None and policy.l_diversity == "entropy" else []
+
+    def to_policy(self) -> dict:
+        return {"l": self.l, "l_diversity": "entropy", **_sensitive(self)}
 
     @staticmethod
     def entropy() -> exp.Expr:

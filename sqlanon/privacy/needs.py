@@ -21,10 +21,22 @@ class ClassNeeds:
     emd_hierarchical: bool = False
     #: k-map / delta-presence: ``pop_cnt``, the class's rows in the population table
     population: bool = False
+    #: enhanced beta-likeness: ``blike_max`` and ``blike_ln`` (the largest relative gain, and with ln q)
+    beta_likeness: bool = False
+    #: delta-disclosure privacy: ``dd_max`` (the largest |log2(p/q)|) and ``distinct_s``
+    delta_disclosure: bool = False
+    #: a table-level model whose predicate ranks the class table (average re-identification risk)
+    ranked: bool = False
 
     @property
     def sensitive(self) -> bool:
-        return self.distinct_s or self.entropy_s or self.emd_equal or self.emd_ordered or bool(self.recursive_l) or self.emd_hierarchical
+        return (self.distinct_s or self.entropy_s or self.emd_equal or self.emd_ordered or bool(self.recursive_l) or self.emd_hierarchical
+                or self.beta_likeness or self.delta_disclosure)
+
+    @property
+    def any(self) -> bool:
+        """Whether anything beyond the class count is asked."""
+        return any(getattr(self, name) for name in self.__dataclass_fields__)
 
     def merge(self, other: ClassNeeds) -> ClassNeeds:
         return ClassNeeds(**{k: getattr(self, k) or getattr(other, k) for k in self.__dataclass_fields__})

@@ -6,6 +6,8 @@ ARX's ``RecursiveCLDiversity``.
 
 Monotone without suppression (merging classes that satisfy it keeps it), not with a budget:
 ``{x, y, z}`` passes c=2, l=2, merged with ``{x x x x x x}`` it fails.
+
+Policy keys: ``l_diversity: recursive`` with ``c``, ``l`` and ``sensitive_column``.
 """
 
 from __future__ import annotations
@@ -14,14 +16,33 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
-from sqlanon.expr.atoms import col
+from sqlanon.expr.atoms import as_double, col, lit
 from sqlanon.privacy.needs import ClassNeeds
-from sqlanon.expr.atoms import as_double, lit
 
 
 class RecursiveCLDiversity(PrivacyModel):
     name = "recursive-cl-diversity"
     monotone_with_suppression = False
+    asks = ("c",)
+    searches = ("lattice", "genetic")  # the genetic batch ranks each class's values too
+    label = "recursive (c,l)-diversity"
+
+    @classmethod
+    def validate_policy(cls, policy) -> None:
+        recursive = policy.l_diversity == "recursive"
+        if policy.c is not None and not recursive:
+            raise ConfigError("c is the c of recursive (c,l)-diversity: give --l-diversity recursive with it")
+        if recursive:
+            if policy.c is None or policy.l is None:
+                raise ConfigError("recursive (c,l)-diversity needs both --c and --l")
+            cls.refuse_search(policy)
+
+    @classmethod
+    def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
+        return [cls(policy.c, policy.l)] if policy.l_diversity == "recursive" else []
+
+    def to_policy(self) -> dict:
+        return {"l": self.l, "c": self.c, "l_diversity": "recursive"}
 
     def __init__(self, c: float, l: int) -> None:
         if isinstance(l, bool) or int(l) != l or l < 2:

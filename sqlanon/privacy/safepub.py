@@ -51,6 +51,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.privacy import KAnonymity, exponential
+from sqlanon.privacy.registry import asking_keys
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
 from sqlanon.expr.atoms import if_, lit, sum_
@@ -131,9 +132,9 @@ def validate(policy) -> None:
         raise ConfigError(f"SafePub scores transformations with {', '.join(SCORES)}; metric {policy.metric} has no score function")
     if policy.max_suppression not in (0.0, 1.0):
         raise ConfigError("SafePub suppresses every class smaller than its derived k (no budget): --max-suppression does not apply")
-    for key, flag in (("l", "--l"), ("t", "--t"), ("k_map", "--k-map"), ("delta_min", "--delta-min"), ("delta_max", "--delta-max"), ("population", "--population")):
-        if getattr(policy, key) is not None:
-            raise ConfigError(f"SafePub differential privacy is not combined with other models here; {flag} cannot be honoured with --epsilon")
+    for key in [*asking_keys(policy), *(["population"] if policy.population is not None else [])]:
+        flag = "--" + key.replace("_", "-")
+        raise ConfigError(f"SafePub differential privacy is not combined with other models here; {flag} cannot be honoured with --epsilon")
     for key, flag in (("local_recoding", "--local-recoding"), ("in_place", "--in-place"), ("weights", "--weights")):
         if getattr(policy, key):
             raise ConfigError(f"{flag} cannot be used with SafePub (--epsilon)")

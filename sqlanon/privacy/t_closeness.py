@@ -7,6 +7,9 @@ sensitive distribution P and the table's Q is at most t.
   ``EMD = sum over inner nodes N of height(N)/H * min(pos_extra(N), neg_extra(N))``, where
   ``extra(N)`` is the sum of ``p_i - q_i`` over the leaves under N and ``pos_extra``/``neg_extra``
   add the positive / (absolute) negative extras of N's children.
+
+Policy keys: ``t``, ``t_distance`` (``equal`` default, ``ordered``, ``hierarchical`` with
+``t_hierarchy``: a hierarchy of the sensitive column) and ``sensitive_column``.
 """
 
 from __future__ import annotations
@@ -15,9 +18,8 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
-from sqlanon.expr.atoms import col
+from sqlanon.expr.atoms import col, lit
 from sqlanon.privacy.needs import ClassNeeds
-from sqlanon.expr.atoms import lit
 
 EPS = 1e-9
 
@@ -63,6 +65,45 @@ class TCloseness(PrivacyModel):
     monotone_with_suppression = False  # a close class merged with a far one can be far
 
     COLUMNS = {"equal": "emd_equal", "ordered": "emd_ordered", "hierarchical": "emd_hier"}
+    #: the table's sensitive distribution and order (:meth:`bind`), for the Python twin
+    global_dist: dict | None = None
+    order: list | None = None
+    asks = ("t",)
+    label = "hierarchical t-closeness"
+
+    @classmethod
+    def validate_policy(cls, policy) -> None:
+        hierarchical = policy.t_distance == "hierarchical"
+        if policy.t_hierarchy and not hierarchical:
+            raise ConfigError("t_hierarchy is the sensitive hierarchy of hierarchical t-closeness: give --t-distance hierarchical with it")
+        if hierarchical:
+            if policy.t is None or not policy.t_hierarchy:
+                raise ConfigError("hierarchical t-closeness needs --t and --t-hierarchy (a hierarchy of the sensitive column)")
+            cls.refuse_search(policy, ("lattice", "genetic"))  # its EMD CTEs: the lattice's and the genetic batch's
+
+    @classmethod
+    def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
+        if policy.t is None:
+            return []
+        if policy.t_distance != "hierarchical":
+            return [cls(policy.t, policy.t_distance)]
+        if not policy.sensitive_column:
+            raise ConfigError("hierarchical t-closeness needs --sensitive-column")
+        return [cls(policy.t, "hierarchical", hierarchy=session.hierarchy(policy.t_hierarchy, policy.sensitive_column))]
+
+    def statistics_extras(self, policy, session) -> dict:
+        return {"sensitive_hierarchy": self.hierarchy} if self.distance == "hierarchical" else {}
+
+    def to_policy(self) -> dict:
+        out = {"t": self.t, "t_distance": self.distance, **({"sensitive_column": self.column} if self.column else {})}
+        if self.hierarchy is not None:  # hierarchical: the sensitive column's hierarchy spec
+            out["t_hierarchy"] = self.hierarchy
+        return out
+
+    def bind(self, stats) -> None:
+        """The table's sensitive distribution (the Python twin's Q)."""
+        self.global_dist = {v: n / stats.rows for v, n in stats.sensitive_domain}
+        self.order = [v for v, _ in stats.sensitive_domain]
 
     def __init__(self, t: float, distance: str = "equal", hierarchy=None, column: str | None = None) -> None:
         self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
@@ -76,8 +117,8 @@ class TCloseness(PrivacyModel):
         self.distance = distance
         self.hierarchy = hierarchy  # hierarchical: the sensitive column's Hierarchy
         self.needs = ClassNeeds(emd_equal=distance == "equal", emd_ordered=distance == "ordered", emd_hierarchical=distance == "hierarchical")
-        self.global_dist: dict | None = None
-        self.order: list | None = None
+        self.global_dist = None
+        self.order = None
 
     def predicate(self) -> exp.Expr:
         return exp.LTE(this=col(self.COLUMNS[self.distance]), expression=lit(self.t + EPS))

@@ -21,8 +21,7 @@ from sqlanon.errors import ConfigError, SqlanonError, UnsatisfiableError, from_o
 from sqlanon.metrics import METRICS, loss as arx_loss
 from sqlanon.plan import Plan
 from sqlanon.config.policy import Policy
-from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness, safepub
-from sqlanon.privacy import options as privacy_options
+from sqlanon.privacy import Requirement, requirement_from_policy, safepub
 from sqlanon.search import HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice.lattice import Lattice, level_bounds
@@ -48,14 +47,13 @@ from sqlanon.hierarchy import Hierarchy
 from sqlanon.run.script import sections
 
 
-def build_requirement(policy: Policy, rows: int | None = None) -> Requirement:
-    models: list = [] if policy.search == "top-down" else [KAnonymity(policy.k)]
-    if policy.l is not None and policy.l_diversity != "recursive":  # recursive: sqlanon.privacy.options
-        models.append(DistinctLDiversity(policy.l) if policy.l_diversity == "distinct" else EntropyLDiversity(policy.l))
-    if policy.t is not None and policy.t_distance != "hierarchical":
-        models.append(TCloseness(policy.t, policy.t_distance))
-    budget = math.floor(policy.max_suppression * rows + 1e-9) if rows is not None else 0
-    return Requirement(models, budget=budget, max_suppression=policy.max_suppression)
+def build_requirement(policy: Policy, session: Session | None = None) -> tuple[Requirement, dict]:
+    """The policy's privacy models (:data:`sqlanon.privacy.MODELS`, each read by its own
+    ``from_policy``) and the extra :class:`Statistics` keywords they need."""
+    requirement, extras = requirement_from_policy(policy, session)
+    if policy.epsilon is None:  # SafePub's keys without --epsilon are refused there
+        safepub.validate(policy)
+    return requirement, extras
 
 
 def make_metric(policy: Policy, qis: list[str]):
@@ -137,8 +135,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
             if name in qis or name in policy.drop_columns:
                 raise ConfigError(f"--keep-column {name!r} is {'a quasi-identifier' if name in qis else 'also dropped (--drop-column)'}; it keeps a released column as is")
         hierarchies = session.hierarchies(qis)
-        requirement = build_requirement(policy)
-        model_extras = privacy_options.add_models(policy, session, requirement)
+        requirement, model_extras = build_requirement(policy, session)
         if policy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
 
             session.safepub = safepub.prepare(policy, session, requirement)
@@ -164,17 +161,12 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
                 stats.prepare()
             finally:
                 session.engine.keep_log = keep_log
-        privacy_options.bind(requirement, stats)
+        requirement.bind(stats)  # the budget from the table's rows; what each model reads of the table
         say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
         clock.lap("base_scan")
-        requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
         linkability = policy.search == "top-down" and str(policy.search_options.get("privacy", "")).endswith("linkability")
         if policy.k > stats.rows and not linkability and policy.epsilon is None:  # a linkability threshold may be a percent
             raise UnsatisfiableError(f"k={policy.k} is larger than the table ({stats.rows} rows)")
-        for model in requirement.models:
-            if isinstance(model, TCloseness):
-                model.global_dist = {v: n / stats.rows for v, n in stats.sensitive_domain}
-                model.order = [v for v, _ in stats.sensitive_domain]
         with reporter.phase(f"search {policy.search}") as phase:
             plan = run_search(policy, session, stats, requirement, metric, say, phase)
         clock.lap("search")
@@ -453,8 +445,7 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
     try:
         qis = qi_specs(policy)
         hierarchies = session.hierarchies(qis)
-        requirement = build_requirement(policy)
-        model_extras = privacy_options.add_models(policy, session, requirement)
+        requirement, model_extras = build_requirement(policy, session)
         if policy.epsilon is not None:
             raise ConfigError("plan_sql (sqlanon sql) does not render SafePub runs: their sample is random; use anonymize --dry-run")
         metric = make_metric(policy, list(qis))
@@ -463,8 +454,7 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         preflight(policy, hierarchies, list(qis))
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, policy.class_column, requirement.needs.merge(metric.needs), **model_extras)
         stats.prepare()
-        privacy_options.bind(requirement, stats)
-        requirement.budget = math.floor(policy.max_suppression * stats.rows + 1e-9)
+        requirement.bind(stats)
         plan = run_search(policy, session, stats, requirement, metric, lambda m: None)
 
         # built by a copy of the statistics for ``dialect``: the engine is neither read nor changed

@@ -15,6 +15,7 @@ from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.config.policy import Policy
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
+from sqlanon.privacy.base import budget_rows
 from sqlanon.expr.atoms import col
 from sqlanon.stats import Statistics
 from sqlanon.expr.atoms import if_, lit, sum_
@@ -110,7 +111,7 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         if risk:
             out["risk"] = measure(stats, node, not_star, threshold=risk_threshold or DEFAULT_THRESHOLD, population_fraction=population_fraction)
         if k is not None:
-            out["k_anonymous"] = out["k"] is not None and out["k"] >= k and sup <= math.floor(max_suppression * n + 1e-9)
+            out["k_anonymous"] = out["k"] is not None and out["k"] >= k and sup <= budget_rows(max_suppression, n)
         if "l_distinct" in e:
             out["l_distinct"] = e["l_distinct"]
         if "l_entropy" in e:
@@ -215,7 +216,8 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
             recoding = Recoding.from_node(hierarchies, levels)
         else:
             recoding = recoding_from_transformation(transformation, columns, hierarchies, numeric)
-        requirement = Requirement([KAnonymity(k)], budget=math.floor(max_suppression * stats.rows + 1e-9))
+        requirement = Requirement([KAnonymity(k)], max_suppression=max_suppression)
+        requirement.bind(stats)
         # per released value of each QI: its LM loss (tree: leaves below it; interval: its width)
         losses = []
         for i, (h, labels) in enumerate(zip(hierarchies, recoding.labels)):

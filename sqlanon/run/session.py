@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Callable
 
@@ -111,6 +112,22 @@ class Session:
         require_bound_used([*qis.values(), self.policy.t_hierarchy], self.policy.max_value_length)
         self.source.require_columns(self.engine, list(qis), "quasi-identifier column")
         return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchy_delimiter, self.policy.max_value_length) for column, spec in qis.items()]
+
+    def hierarchy(self, spec, column: str):
+        """One column's hierarchy (a model's own: the sensitive column's of hierarchical t-closeness)."""
+        self.source.require_columns(self.engine, [column], "sensitive column")
+        return load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchy_delimiter, self.policy.max_value_length)
+
+    def population_source(self, spec: str) -> Source:
+        """The population of k-map / delta-presence: a file (or glob), else a table of the input's database."""
+        if os.path.isfile(spec) or os.path.isdir(spec) or glob.glob(spec) and any(ch in spec for ch in "*?["):
+            return Source.open(spec)
+        src = Source(kind="table", table=spec, database=self.source.database)
+        try:
+            src.columns(self.engine)
+        except Exception:
+            raise ConfigError(f"population table {spec!r} not found in the input's database") from None
+        return src
 
     def close(self) -> None:
         self.engine.close()

@@ -78,9 +78,8 @@ def batch_size(set_rows: int, join_rows: int = JOIN_ROWS, max_nodes: int = MAX_N
 def supported(stats, metric) -> bool:
     """Whether the batch statement can answer this search (class aggregates over sensitive,
     class or population values are left to the per-node statements)."""
-    needs = stats.needs
-    if not stats.qis or any(getattr(needs, name) for name in needs.__dataclass_fields__):
-        return False  # sensitive, class or population aggregates: the one-node statements have them
+    if not stats.qis or stats.needs.any:
+        return False  # sensitive, class, population or ranked aggregates: the one-node statements have them
     return metric is None or metric.batch_terms(stats) is not None
 
 

@@ -25,9 +25,10 @@ from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import Params, add_all, and_all, as_bigint, as_double, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref
 from sqlanon.dialect import lookup
+from sqlanon.privacy import aggregates
 from sqlanon.privacy.needs import ClassNeeds
 from sqlanon.stats.frequency import FrequencySet
-from sqlanon.stats.models import hierarchical_emd_ctes, population_ctes, prepare_population, prepare_sensitive_hierarchy, recursive_ctes
+from sqlanon.stats.models import hierarchical_emd_ctes, population_ctes, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.stats import batch
 
@@ -440,70 +441,74 @@ class Statistics:
         return ctes, cls
 
     def _class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
-        g = self.qnames
         ctes: list[tuple[str, exp.Expr]] = [("gen", self.generalized_select(node, frm, params))]
         if not (self.has_s or self.has_y):
             return ctes, "gen"
         parts: list[str] = []
         if self.has_s:
-            src = "gen"
-            if self.has_y:
-                ctes.append(("gs", exp.select(*map(col, g), col("s"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("s"))))
-                src = "gs"
-            aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True)]
-            if self.needs.distinct_s:
-                aggs.append(exp.alias_(exp.Count(this=exp.Star()), "distinct_s", quoted=True))
-            if self.needs.entropy_s:
-                aggs.append(exp.alias_(sum_(exp.Mul(this=as_double(col("cnt")), expression=exp.Ln(this=as_double(col("cnt"))))), "nlogn_s", quoted=True))
-            if self.needs.emd_equal:
-                # 0.5 * (sum over present s of (|p - q| - q) + 1): absent values contribute q each.
-                win = exp.Window(this=sum_(col("cnt")), partition_by=list(map(col, g)))
-                ctes.append((
-                    "gsq",
-                    exp.select(*map(col, g), col("s", "x"), col("cnt"), exp.alias_(win, "tot", quoted=True), col("q", "d"))
-                    .from_(table_ref(src, alias="x"))
-                    .join(table_ref(self.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d"))),
-                ))
-                src = "gsq"
-                p = exp.Div(this=as_double(col("cnt")), expression=as_double(col("tot")))
-                term = exp.Sub(this=exp.Abs(this=exp.Sub(this=p, expression=col("q"))), expression=col("q"))
-                aggs.append(exp.alias_(exp.Mul(this=lit(0.5), expression=exp.Paren(this=exp.Add(this=sum_(term), expression=lit(1)))), "emd_equal", quoted=True))
-            ctes.append(("cls_s", exp.select(*map(col, g), *aggs).from_(table_ref(src)).group_by(*map(col, g)) if g else exp.select(*aggs).from_(table_ref(src))))
-            parts.append("cls_s")
-            if self.needs.emd_ordered:
-                ctes.extend(self._emd_ordered_ctes("gs" if self.has_y else "gen"))
-                parts.append("emd")
-            if self.needs.recursive_l or self.needs.emd_hierarchical:
-                if self.needs.recursive_l:
-                    ctes.extend(recursive_ctes(self, "gs" if self.has_y else "gen"))
-                    parts.append("rec")
-                if self.needs.emd_hierarchical:
-                    ctes.extend(hierarchical_emd_ctes(self, "gs" if self.has_y else "gen"))
-                    parts.append("hemd")
+            parts += self._sensitive_class_ctes(ctes)
         if self.has_y:
-            ctes.append(("gy", exp.select(*map(col, g), col("y"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("y"))))
-            aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True), exp.alias_(exp.Max(this=col("cnt")), "maxy", quoted=True)]
-            ctes.append(("cls_y", exp.select(*map(col, g), *aggs).from_(table_ref("gy")).group_by(*map(col, g)) if g else exp.select(*aggs).from_(table_ref("gy"))))
-            parts.append("cls_y")
+            parts.append(self._class_y_cte(ctes))
         if len(parts) == 1:
             return ctes, parts[0]
+        ctes.append(("cls", self._joined_parts(parts)))
+        return ctes, "cls"
+
+    def _sensitive_class_ctes(self, ctes: list[tuple[str, exp.Expr]]) -> list[str]:
+        """The per-class sensitive aggregates (:mod:`sqlanon.privacy.aggregates`): ``cls_s`` over
+        the class's per-value rows, and the needs with CTEs of their own; returns the parts."""
+        g = self.qnames
+        src = "gen"
+        if self.has_y:
+            ctes.append(("gs", exp.select(*map(col, g), col("s"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("s"))))
+            src = "gs"
+        values = src
+        if aggregates.needs_shares(self.needs):
+            # each value's class total and its share q of the table, beside its count
+            win = exp.Window(this=sum_(col("cnt")), partition_by=list(map(col, g)))
+            ctes.append((
+                "gsq",
+                exp.select(*map(col, g), col("s", "x"), col("cnt"), exp.alias_(win, "tot", quoted=True), col("q", "d"))
+                .from_(table_ref(values, alias="x"))
+                .join(table_ref(self.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d"))),
+            ))
+            values = "gsq"
+        if aggregates.needs_rank(self.needs):
+            # each value's rank in its class by count, largest first
+            order = exp.Order(expressions=[exp.Ordered(this=col("cnt"), desc=True), exp.Ordered(this=col("s"))])
+            rn = exp.Window(this=exp.RowNumber(), partition_by=list(map(col, g)), order=order)
+            ctes.append(("gsr", exp.select(exp.Star(), exp.alias_(rn, "rn", quoted=True)).from_(table_ref(values))))
+            values = "gsr"
+        aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True), *aggregates.value_aggregates(self.needs)]
+        ctes.append(("cls_s", exp.select(*map(col, g), *aggs).from_(table_ref(values)).group_by(*map(col, g)) if g else exp.select(*aggs).from_(table_ref(values))))
+        parts = ["cls_s"]
+        if self.needs.emd_ordered:
+            ctes.extend(self._emd_ordered_ctes(src))
+            parts.append("emd")
+        if self.needs.emd_hierarchical:
+            ctes.extend(hierarchical_emd_ctes(self, src))
+            parts.append("hemd")
+        return parts
+
+    def _class_y_cte(self, ctes: list[tuple[str, exp.Expr]]) -> str:
+        """``cls_y``: per class, the count of its most frequent class value (``maxy``)."""
+        g = self.qnames
+        ctes.append(("gy", exp.select(*map(col, g), col("y"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("y"))))
+        aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True), exp.alias_(exp.Max(this=col("cnt")), "maxy", quoted=True)]
+        ctes.append(("cls_y", exp.select(*map(col, g), *aggs).from_(table_ref("gy")).group_by(*map(col, g)) if g else exp.select(*aggs).from_(table_ref("gy"))))
+        return "cls_y"
+
+    def _joined_parts(self, parts: list[str]) -> exp.Select:
+        """The class table: the parts joined on the class key, each part's columns once."""
+        g = self.qnames
         first = parts[0]
         q = exp.select(*[col(n, first) for n in g], col("cnt", first)).from_(table_ref(first))
         for other in parts[1:]:
             q = q.join(table_ref(other), on=eq_all(first, other, g) if g else exp.Boolean(this=True), join_type="inner" if g else "cross")
-        for name, need in (("distinct_s", "distinct_s"), ("nlogn_s", "entropy_s"), ("emd_equal", "emd_equal")):
-            if getattr(self.needs, need) and "cls_s" in parts:
-                q = q.select(col(name, "cls_s"))
-        if "emd" in parts:
-            q = q.select(col("emd_ordered", "emd"))
-        if "rec" in parts:
-            q = q.select(col("top_s", "rec"), col("tail_s", "rec"))
-        if "hemd" in parts:
-            q = q.select(col("emd_hier", "hemd"))
-        if "cls_y" in parts:
-            q = q.select(col("maxy", "cls_y"))
-        ctes.append(("cls", q))
-        return ctes, "cls"
+        columns = {"cls_s": aggregates.value_columns(self.needs), "emd": ["emd_ordered"], "hemd": ["emd_hier"], "cls_y": ["maxy"]}
+        for part in parts:
+            q = q.select(*[col(name, part) for name in columns[part]])
+        return q
 
     def _emd_ordered_ctes(self, src: str) -> list[tuple[str, exp.Expr]]:
         g = self.qnames

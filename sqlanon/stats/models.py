@@ -3,9 +3,6 @@
 Each is a few CTEs over a node's frequency set (``gen``/``gs``: one row per class and sensitive
 value), joined into the class table by :meth:`sqlanon.stats.Statistics.class_ctes`:
 
-* **recursive (c,l)-diversity** (Machanavajjhala et al. 2007, Def. 4.3): with the class's sensitive
-  counts sorted ``r_1 >= r_2 >= ... >= r_m``, ``top_s = r_1`` and ``tail_s = r_l + ... + r_m``
-  (a ``ROW_NUMBER`` over the class's sensitive values: a window over the frequency set, never rows);
 * **hierarchical t-closeness** (Li, Li, Venkatasubramanian 2007, Sec. 4.3): ``emd_hier`` =
   ``sum over inner nodes N of height(N)/H * min(pos_extra(N), neg_extra(N))`` where ``extra(C)`` is
   the sum of ``p_i - q_i`` over the leaves under child C, from a small table ``(s, lvl, child,
@@ -29,24 +26,6 @@ from sqlanon.dialect import lookup
 
 def _g(stats) -> list[str]:
     return stats.qnames
-
-
-def recursive_ctes(stats, src: str) -> list[tuple[str, exp.Expr]]:
-    g = _g(stats)
-    l = int(stats.needs.recursive_l)
-    win = exp.Window(
-        this=exp.RowNumber(),
-        partition_by=[col(n) for n in g],
-        order=exp.Order(expressions=[exp.Ordered(this=col("cnt"), desc=True)]),
-    )
-    rk = exp.select(*map(col, g), col("cnt"), exp.alias_(win, "rn", quoted=True)).from_(table_ref(src))
-    aggs = [
-        exp.alias_(exp.Max(this=col("cnt")), "top_s", quoted=True),
-        exp.alias_(sum_(if_(exp.GTE(this=col("rn"), expression=lit(l)), col("cnt"), lit(0))), "tail_s", quoted=True),
-    ]
-    rec = exp.select(*map(col, g), *aggs).from_(table_ref("rk"))
-    rec = rec.group_by(*map(col, g)) if g else rec
-    return [("rk", rk), ("rec", rec)]
 
 
 def hierarchical_emd_ctes(stats, src: str, keys: list[str] | None = None) -> list[tuple[str, exp.Expr]]:

@@ -42,6 +42,7 @@ from sqlanon.expr.atoms import col, table_ref
 from sqlanon.expr.atoms import add_all, as_double, as_varchar, cte_select, if_, lit, sum_, union_all
 from sqlanon.stats.core import distinct_values
 from sqlanon.stats.models import hierarchical_emd_ctes
+from sqlanon.privacy import aggregates
 
 MAX_CLASS_VALUES = 64
 #: largest product of leaf-domain sizes of the QIs sharing one block lookup list
@@ -135,8 +136,8 @@ class GeneticStats:
         self.class_targets = list(class_targets)
         self.regression_targets = list(regression_targets)
         self.ok = ok if ok is not None else exp.Boolean(this=True)
-        # l-diversity / t-closeness: the sensitive value stays a key of gbase and each class gets
-        # the aggregates the lattice's class table has (distinct_s, nlogn_s, emd_equal)
+        # sensitive models: the sensitive value stays a key of gbase and each class gets the
+        # aggregates the lattice's class table has (sqlanon.privacy.aggregates)
         self.needs = needs
         self.sensitive = bool(needs is not None and needs.sensitive)
         if self.sensitive:
@@ -355,7 +356,7 @@ class GeneticStats:
         final = exp.select(*self._batch_outputs(lm, per_column)).from_(table_ref("flagged")).group_by(col("c")).order_by(col("c"))
         return cte_select([*ctes, ("cls", cls), ("flagged", flagged)], final)
 
-    def _batch_rows(self, keys: list[tuple[str, exp.Expression]], lm: bool, per_column: bool) -> tuple[exp.Select, list[str]]:
+    def _batch_rows(self, keys: list[tuple[str, exp.Expr]], lm: bool, per_column: bool) -> tuple[exp.Select, list[str]]:
         """``r``: every base row under every candidate (its class keys), with the sums a class
         needs; and the names of those sums."""
         rsel = [exp.alias_(e, name, quoted=True) for name, e in keys]
@@ -380,13 +381,13 @@ class GeneticStats:
         r = exp.select(*rsel).from_(self._base_source("b")).join(table_ref(self.cand, alias="cd"), join_type="cross")
         return r, sums
 
-    def _batch_classes(self, r: exp.Select, keys: list[tuple[str, exp.Expression]], sums: list[str], radix: int) -> tuple[list[tuple[str, exp.Expression]], exp.Select]:
+    def _batch_classes(self, r: exp.Select, keys: list[tuple[str, exp.Expr]], sums: list[str], radix: int) -> tuple[list[tuple[str, exp.Expr]], exp.Select]:
         """The CTEs before ``cls`` and ``cls`` itself: one row per (candidate, class) with its
         sums, sensitive aggregates, and what the models join in (EMDs, population counts)."""
         key_names = [name for name, _ in keys]
         cand_of = exp.alias_(exp.Mod(this=col("key"), expression=lit(radix)), "c", quoted=True)
         csel = [cand_of] + [col(k) for k in key_names] + [exp.alias_(sum_(col(s)), s, quoted=True) for s in sums]
-        ctes: list[tuple[str, exp.Expression]] = [("r", r)]
+        ctes: list[tuple[str, exp.Expr]] = [("r", r)]
         if self.sensitive:
             ctes += self._sensitive_ctes(key_names, sums)
             csel += self._sensitive_aggs()
@@ -407,8 +408,8 @@ class GeneticStats:
         return ctes, cls
 
     @staticmethod
-    def _join_class_column(ctes: list[tuple[str, exp.Expression]], cls: exp.Select, name: str, names: list[str], key_names: list[str],
-                           table: str, column: exp.Expression) -> exp.Select:
+    def _join_class_column(ctes: list[tuple[str, exp.Expr]], cls: exp.Select, name: str, names: list[str], key_names: list[str],
+                           table: str, column: exp.Expr) -> exp.Select:
         """``cls`` saved as CTE ``name`` (appended to ``ctes``), its columns ``names`` plus
         ``column`` of ``table`` (aliased ``e``) joined on the class keys."""
         ctes.append((name, cls))
@@ -416,7 +417,7 @@ class GeneticStats:
         out = exp.select(*[col(n, "a") for n in names], column).from_(table_ref(name, alias="a"))
         return out.join(table_ref(table, alias="e"), on=on)
 
-    def _join_population(self, ctes: list[tuple[str, exp.Expression]], cls: exp.Select, keys: list[tuple[str, exp.Expression]], pop_table: str) -> exp.Select:
+    def _join_population(self, ctes: list[tuple[str, exp.Expr]], cls: exp.Select, keys: list[tuple[str, exp.Expr]], pop_table: str) -> exp.Select:
         """k-map / delta-presence: the population rolled up by the same class keys, joined in
         (``pop_cnt``, 0 for a class no population row falls in)."""
         key_names = [name for name, _ in keys]
@@ -429,11 +430,11 @@ class GeneticStats:
         out = exp.select(*[col(n, "a") for n in names], exp.alias_(exp.Coalesce(this=col("pop_cnt", "e"), expressions=[lit(0)]), "pop_cnt", quoted=True))
         return out.from_(table_ref("cls_p", alias="a")).join(table_ref("pcnt", alias="e"), on=on, join_type="left")
 
-    def _batch_outputs(self, lm: bool, per_column: bool) -> list[exp.Expression]:
+    def _batch_outputs(self, lm: bool, per_column: bool) -> list[exp.Expr]:
         """Per candidate ``c``: suppressed rows, classes, bad classes, the smallest class, and
         the LM, class-target and regression-target figures of what is kept and suppressed."""
         okc = col("ok")
-        out: list[exp.Expression] = [
+        out: list[exp.Expr] = [
             col("c"),
             exp.alias_(sum_(if_(okc, lit(0), col("cnt"))), "suppressed", quoted=True),
             exp.alias_(exp.Count(this=exp.Star()), "classes", quoted=True),
@@ -457,16 +458,16 @@ class GeneticStats:
         return out
 
     @staticmethod
-    def _class_target_outputs(ti: int, t) -> list[exp.Expression]:
+    def _class_target_outputs(ti: int, t) -> list[exp.Expr]:
         """Class target ``ti``: rows outside their class's majority, suppressed rows per value,
         and (with a confusion matrix) the kept rows of value j in classes whose majority is m."""
         ys = [col(f"t{ti}_{j}") for j in range(len(t.values))]
         most = ys[0] if len(ys) == 1 else exp.Greatest(this=ys[0], expressions=ys[1:])
-        out: list[exp.Expression] = [exp.alias_(sum_(if_(col("ok"), exp.Sub(this=col("cnt"), expression=most), lit(0))), f"minority{ti}", quoted=True)]
+        out: list[exp.Expr] = [exp.alias_(sum_(if_(col("ok"), exp.Sub(this=col("cnt"), expression=most), lit(0))), f"minority{ti}", quoted=True)]
         for j in range(len(t.values)):
             out.append(exp.alias_(sum_(if_(col("ok"), lit(0), col(f"t{ti}_{j}"))), f"sup{ti}_{j}", quoted=True))
         # the majority class of each released class (first on ties), for cost matrices
-        maj: exp.Expression
+        maj: exp.Expr
         if len(ys) > 1:
             case = exp.Case()
             for j in range(len(ys) - 1):
@@ -489,7 +490,7 @@ class GeneticStats:
         part = [*map(col, key_names)]
         rs = exp.select(*[p.copy() for p in part], col("s"), *[exp.alias_(sum_(col(n)), n, quoted=True) for n in sums])
         rs = rs.from_(table_ref("r")).group_by(*[p.copy() for p in part], col("s"))
-        if not self.needs.emd_equal:
+        if not aggregates.needs_shares(self.needs):
             return self._ranked([("rs", rs)], key_names)
         tot = exp.Window(this=sum_(col("cnt")), partition_by=[p.copy() for p in part])
         with_tot = exp.select(exp.Star(), exp.alias_(tot, "tot", quoted=True)).from_(table_ref("rs0"))
@@ -501,7 +502,7 @@ class GeneticStats:
     def _ranked(self, ctes: list[tuple[str, exp.Expr]], key_names: list[str]) -> list[tuple[str, exp.Expr]]:
         """Recursive (c,l)-diversity: each sensitive value's rank ``rn`` in its class by count
         (largest first), so that ``top_s`` = r1 and ``tail_s`` = r_l + .. + r_m."""
-        if not self.needs.recursive_l:
+        if not aggregates.needs_rank(self.needs):
             return ctes
         *head, (_, last) = ctes
         order = exp.Order(expressions=[exp.Ordered(this=col("cnt"), desc=True), exp.Ordered(this=col("s"))])
@@ -536,20 +537,8 @@ class GeneticStats:
         return [("ekeys", keys), ("egrid", grid), ("ecum", cum), ("emd", emd)]
 
     def _sensitive_aggs(self) -> list[exp.Expr]:
-        out = []
-        if self.needs.distinct_s:
-            out.append(exp.alias_(exp.Count(this=exp.Star()), "distinct_s", quoted=True))
-        if self.needs.entropy_s:
-            out.append(exp.alias_(sum_(exp.Mul(this=as_double(col("cnt")), expression=exp.Ln(this=as_double(col("cnt"))))), "nlogn_s", quoted=True))
-        if self.needs.recursive_l:
-            out.append(exp.alias_(sum_(if_(exp.EQ(this=col("rn"), expression=lit(1)), col("cnt"), lit(0))), "top_s", quoted=True))
-            out.append(exp.alias_(sum_(if_(exp.GTE(this=col("rn"), expression=lit(int(self.needs.recursive_l))), col("cnt"), lit(0))), "tail_s", quoted=True))
-        if self.needs.emd_equal:
-            # 0.5 * (sum over present s of (|p - q| - q) + 1): absent values contribute q each
-            p = exp.Div(this=as_double(col("cnt")), expression=as_double(col("tot")))
-            term = exp.Sub(this=exp.Abs(this=exp.Sub(this=p, expression=col("q"))), expression=col("q"))
-            out.append(exp.alias_(exp.Mul(this=lit(0.5), expression=exp.Paren(this=exp.Add(this=sum_(term), expression=lit(1)))), "emd_equal", quoted=True))
-        return out
+        """The class's aggregates over its per-value rows ``rs`` (:mod:`sqlanon.privacy.aggregates`)."""
+        return aggregates.value_aggregates(self.needs)
 
     def _mad_rows(self, ti: int, grouped: bool = True) -> object:
         """Sum of absolute deviations from the (lower) median: per candidate within its released

@@ -322,7 +322,7 @@ class Lattice:
         with nothing suppressed needs no data (:meth:`Metric.known_value` with no budget) gives
         its value. None otherwise (the top is then evaluated)."""
         stats, models = self.stats, self.requirement.models
-        if not models or any(type(m) is not KAnonymity for m in models) or any(getattr(stats.needs, f) for f in stats.needs.__dataclass_fields__):
+        if not models or any(type(m) is not KAnonymity for m in models) or stats.needs.any:
             return None
         if any(len(h.labels(hi)) != 1 for h, hi in zip(stats.hierarchies, self.maxes)) or stats.rows < max(m.k for m in models):
             return None

@@ -19,7 +19,6 @@ so it is offered for the per-row metrics (precision, lm, cm).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
@@ -79,8 +78,7 @@ def recode(first: Step, requirement: Requirement, metric, search, bounds, iterat
         sub = failing_subset(last.stats, last.node, ok)
         if sub.rows < requirement.k:
             break
-        budget = math.floor(requirement.max_suppression * sub.rows + 1e-9)
-        round_req = Requirement(list(requirement.models), budget=budget, max_suppression=requirement.max_suppression)
+        round_req = requirement.for_rows(sub.rows)
         # a further, more general transformation: every level at least the previous round's
         round_bounds = [(max(lo, lv), hi) for (lo, hi), lv in zip(bounds, last.node)]
         try:

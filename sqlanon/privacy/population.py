@@ -1,0 +1,9 @@
+"""The population table of k-map and delta-presence (``population: TABLE`` or a file): a source
+the input is a subset of, coded by the same hierarchies (:func:`sqlanon.stats.models.prepare_population`),
+opened by the run's session (:meth:`sqlanon.run.session.Session.population_source`)."""
+
+from __future__ import annotations
+
+
+def statistics_extras(policy, session) -> dict:
+    return {"population": session.population_source(policy.population)} if policy.population is not None and session is not None else {}
