@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 import sqlanon.run.api  # noqa: E402
 from sqlanon.errors import UnsatisfiableError  # noqa: E402
-from sqlanon.privacy import safepub  # noqa: E402
+from sqlanon.search.lattice import safepub  # noqa: E402
 
 ADULT = os.environ.get("ADULT_DIR", os.path.abspath(os.path.join(HERE, "..", "..", "shared", "datasets", "adult")))
 if not os.path.isfile(os.path.join(ADULT, "adult.csv")):

@@ -489,7 +489,7 @@ def test_bottom_up_statements(name):
 def test_safepub_sample():
     """SafePub's Bernoulli sample: DuckDB divides its unsigned hash by 2^64; PostgreSQL and Spark
     shift their signed hashes by 2^63 first, inside parentheses."""
-    from sqlanon.privacy.safepub import sample_query
+    from sqlanon.search.lattice.safepub import sample_query
 
     texts = compare_statements("safepub_sample", lambda d: [sample_query(d, exp.to_table("people"), ["age", "zip"], 0.5934, 5)])
     texts = {d: re.sub(r"\s+\)", ")", re.sub(r"\(\s+", "(", " ".join(t.split()))) for d, t in texts.items()}

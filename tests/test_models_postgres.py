@@ -122,7 +122,7 @@ def test_safepub_sampling_and_release_on_postgres(pg):
 
     from checker import check_k
 
-    from sqlanon.privacy import safepub
+    from sqlanon.search.lattice import safepub
 
     outs = []
     for i in range(2):

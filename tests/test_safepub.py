@@ -25,7 +25,8 @@ from test_oracle_search import write_hierarchy_csvs  # noqa: E402
 import sqlanon.run.api  # noqa: E402
 import sqlanon.cli.app  # noqa: E402
 from sqlanon.errors import ConfigError  # noqa: E402
-from sqlanon.privacy import exponential, safepub  # noqa: E402
+from sqlanon.privacy import exponential  # noqa: E402
+from sqlanon.search.lattice import safepub  # noqa: E402
 
 
 def d_paper(k: int, eps: float) -> float:

@@ -248,7 +248,7 @@ def test_safepub_on_spark_releases_a_k_anonymous_sample(spark, data, tmp_path):
     sample; what must hold is the guarantee's shape: k derived from epsilon and delta as on any
     engine, the release a subset of the input, k-anonymous after suppression, and a sampling rate
     near beta (400 rows: a wide binomial band; the sharp test of the rate is the one below)."""
-    from sqlanon.privacy import safepub
+    from sqlanon.search.lattice import safepub
 
     out = str(tmp_path / "spark")
     report = sqlanon.anonymize(keep_columns=["id"], input=data["files"]["population"], qi=QI, epsilon=1.0, delta=1e-3, seed=5, safepub_steps=10, output=out, connection=spark)

@@ -21,7 +21,7 @@ from sqlanon.errors import ConfigError, SqlanonError, UnsatisfiableError, from_o
 from sqlanon.metrics import METRICS, loss as arx_loss
 from sqlanon.plan import Plan
 from sqlanon.config.policy import Policy
-from sqlanon.privacy import Requirement, requirement_from_policy, safepub
+from sqlanon.privacy import Requirement, requirement_from_policy
 from sqlanon.search import HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice.lattice import Lattice, level_bounds
@@ -39,6 +39,7 @@ from sqlanon.search.choose import choose_search, preflight, refuse_limits, run_h
 from sqlanon.search.limits import near_top_warning
 from sqlanon.report import utility, write_html
 from sqlanon.search.bounds import planner_inputs
+from sqlanon.search.lattice import safepub
 from sqlanon.metrics.loss import target
 from sqlanon.metrics.base import normalize_weights
 from sqlanon import risk
