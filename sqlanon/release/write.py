@@ -360,24 +360,40 @@ def check_target(engine, target: Target, source) -> TableName | None:
     has no information schema: an existing output table and an in-place table without an atomic
     replace are refused here through its catalog API, and checked again when written.)"""
     if hasattr(engine, "replace_table"):
-        if target.kind == "in_place":
-            engine.check_replaceable(source.table_expression())
-        elif target.kind == "table" and source is not None and source.kind == "table" and _same_catalog_table(engine, target.table, source):
-            raise ConfigError(f"--output-table {target.table} is the input table; use --in-place to replace it")
-        elif target.kind == "table" and not target.overwrite and engine.table_exists(Source(kind="table", table=target.table).table_expression()):
-            raise ConfigError(f"output table {target.table!r} already exists (use --overwrite)")
+        _check_catalog_target(engine, target, source)
         return None
     if target.kind == "in_place":
-        name = source.table_name(engine.dialect)
-        kind = name.kind or (lookup(engine, name) or name).kind
-        if kind is not None and kind != BASE_TABLE:
-            raise ConfigError(f"--in-place rewrites a table; {source.table!r} is a {kind.lower()} (write the release with --output-table instead)")
-        dependents = engine.dependents(name.expression()) if hasattr(engine, "dependents") else []
-        if dependents:
-            raise ConfigError(f"--in-place recreates table {source.table!r}, and {', '.join(dependents)} depend{'s' if len(dependents) == 1 else ''} on it (a view or a foreign key): drop {'it' if len(dependents) == 1 else 'them'} first, or write the release with --output-table")
-        return name
+        return _check_in_place(engine, source)
     if target.kind != "table":
         return None
+    return _check_output_table(engine, target, source)
+
+
+def _check_catalog_target(engine, target: Target, source) -> None:
+    """:func:`check_target` on an engine with a catalog API and no information schema (Spark)."""
+    if target.kind == "in_place":
+        engine.check_replaceable(source.table_expression())
+    elif target.kind == "table" and source is not None and source.kind == "table" and _same_catalog_table(engine, target.table, source):
+        raise ConfigError(f"--output-table {target.table} is the input table; use --in-place to replace it")
+    elif target.kind == "table" and not target.overwrite and engine.table_exists(Source(kind="table", table=target.table).table_expression()):
+        raise ConfigError(f"output table {target.table!r} already exists (use --overwrite)")
+
+
+def _check_in_place(engine, source) -> TableName:
+    """``--in-place``: the input is a base table nothing depends on (a view or a foreign key)."""
+    name = source.table_name(engine.dialect)
+    kind = name.kind or (lookup(engine, name) or name).kind
+    if kind is not None and kind != BASE_TABLE:
+        raise ConfigError(f"--in-place rewrites a table; {source.table!r} is a {kind.lower()} (write the release with --output-table instead)")
+    dependents = engine.dependents(name.expression()) if hasattr(engine, "dependents") else []
+    if dependents:
+        raise ConfigError(f"--in-place recreates table {source.table!r}, and {', '.join(dependents)} depend{'s' if len(dependents) == 1 else ''} on it (a view or a foreign key): drop {'it' if len(dependents) == 1 else 'them'} first, or write the release with --output-table")
+    return name
+
+
+def _check_output_table(engine, target: Target, source) -> TableName | None:
+    """``--output-table``: not the input, its schema exists, and an existing table (not a view)
+    only with ``--overwrite``. Returns the existing table, if any."""
     name = TableName.parse(target.table, engine.dialect)
     existing = lookup(engine, name)
     if existing is not None and source is not None and source.kind == "table" and same_table(engine, name, source.table_name(engine.dialect)):

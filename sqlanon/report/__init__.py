@@ -56,45 +56,56 @@ def _models_text(models, k) -> str:
     return "; ".join(parts)
 
 
+def _risk_rows(before: dict | None, after: dict | None) -> list[dict]:
+    """The risk table: per measure its value before and after the release, and its definition."""
+    risk_rows: list[dict] = []
+    if not after:
+        return risk_rows
+    for name, fn, definition in RISK_DEFINITIONS:
+        b, a = (fn(before) if before else None), fn(after)
+        if name == "population uniques" and a is None and (b is None):
+            continue
+        risk_rows.append({"name": name + (f" ({_pct(after['prosecutor']['threshold'])})" if name == "records above threshold" else ""), "before": _pct(b), "after": _pct(a), "definition": definition})
+    pu = after.get("population_uniques")
+    if pu:
+        risk_rows[-1]["definition"] += f"; sampling fraction {pu['sampling_fraction']:g}, model {pu['model']}"
+    return risk_rows
+
+
+def _policy_shown(report: dict) -> dict:
+    """What the page shows of the run's policy: the stored policy, then the report's keys."""
+    policy = {key: report.get(key) for key in ("search", "k", "max_suppression", "suppression_budget", "metric", "quasi_identifiers", "weights", "privacy") if report.get(key) is not None}
+    if report.get("policy"):
+        policy = {"policy": report["policy"], **policy}
+    return policy
+
+
 def render(report: dict, *, sql: list | None = None, release_id=None, created_at: str | None = None) -> str:
     """The report page as a string."""
     risk = report.get("risk") or {}
     before, after = risk.get("before"), risk.get("after")
-    risk_rows = []
-    if after:
-        for name, fn, definition in RISK_DEFINITIONS:
-            b, a = (fn(before) if before else None), fn(after)
-            if name == "population uniques" and a is None and (b is None):
-                continue
-            risk_rows.append({"name": name + (f" ({_pct(after['prosecutor']['threshold'])})" if name == "records above threshold" else ""), "before": _pct(b), "after": _pct(a), "definition": definition})
-        pu = after.get("population_uniques")
-        if pu:
-            risk_rows[-1]["definition"] += f"; sampling fraction {pu['sampling_fraction']:g}, model {pu['model']}"
     utility = report.get("utility") or {}
     top = max((sum(1 for v in u["before"] if not v.get("other")) for u in utility.values()), default=0)
     dist_plots = {name: (charts.distribution_chart(name, "input", u["before"], 0), charts.distribution_chart(name, "release", u["after"], 1)) for name, u in utility.items()}
-    min_class = (report.get("privacy") or {}).get("min_class_size")
-    models = _models_text((report.get("privacy") or {}).get("models"), report.get("k"))
-    policy = {key: report.get(key) for key in ("search", "k", "max_suppression", "suppression_budget", "metric", "quasi_identifiers", "weights", "privacy") if report.get(key) is not None}
-    if report.get("policy"):
-        policy = {"policy": report["policy"], **policy}
+    privacy = report.get("privacy") or {}
+    min_class = privacy.get("min_class_size")
     page = _environment().get_template("report.html.j2").render(
         r=report,
         release_id=release_id if release_id is not None else report.get("release_id"),
         created_at=created_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
-        models=models,
+        models=_models_text(privacy.get("models"), report.get("k")),
         k_met=min_class is not None and report.get("k") is not None and min_class >= report["k"],
         risk_before=before,
         risk_after=after,
-        risk_rows=risk_rows,
+        risk_rows=_risk_rows(before, after),
         risk_plot=charts.risk_chart(before, after),
         class_plot=charts.class_size_chart(before["class_sizes"] if before else None, after["class_sizes"] if after else None),
         utility=utility,
         loss_plot=charts.loss_chart(utility) if utility else None,
         dist_plots=dist_plots,
         top=top,
-        policy_json=json.dumps(policy, indent=2, default=str, sort_keys=True),
+        policy_json=json.dumps(_policy_shown(report), indent=2, default=str, sort_keys=True),
         sql=sql if sql is not None else report.get("sql") or [],
     )
     return page

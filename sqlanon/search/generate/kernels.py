@@ -104,6 +104,63 @@ def _emit(pv, L, s, buf, items, offsets, support, nitems, n):
 
 
 @njit(cache=True)
+def _close(rows, tids, nt, pv, e):
+    """Closure of the itemset ``pv`` (column -> item or -1) on its tid list: every free column
+    constant on the ``nt`` rows joins it. Returns how many columns joined, or -1 when one of its
+    items is below ``e`` (not prefix-preserving: that closed set is reached from a smaller item;
+    ``pv`` is then partly filled and dropped)."""
+    added = 0
+    for c in range(rows.shape[1]):
+        if pv[c] >= 0:
+            continue
+        v = rows[tids[0], c]
+        same = True
+        for k in range(1, nt):
+            if rows[tids[k], c] != v:
+                same = False
+                break
+        if same:
+            if v < e:
+                return -1
+            pv[c] = v
+            added += 1
+    return added
+
+
+@njit(cache=True)
+def _root(rows, wts, closed, tids, nts, pvs, plen):
+    """The search's root: every row of positive weight in ``tids[0]`` (its count in ``nts[0]``),
+    with closed itemsets its closure (the columns constant on all rows). Returns the total weight."""
+    nt = 0
+    total = 0
+    for r in range(rows.shape[0]):
+        if wts[r] > 0:
+            tids[0, nt] = r
+            nt += 1
+            total += wts[r]
+    nts[0] = nt
+    plen[0] = 0
+    if closed and nt > 0:
+        plen[0] += _close(rows, tids[0], nt, pvs[0], -1)
+    return total
+
+
+@njit(cache=True)
+def _project(rows, wts, tids, nts, d, ce, e):
+    """The tid list of the itemset at depth ``d`` plus item ``e`` (of column ``ce``) into
+    ``tids[d + 1]``; returns its length and weighted support."""
+    nt = 0
+    s = 0
+    for k in range(nts[d]):
+        r = tids[d, k]
+        if rows[r, ce] == e:
+            tids[d + 1, nt] = r
+            nt += 1
+            s += wts[r]
+    return nt, s
+
+
+@njit(cache=True)
 def mine_slice(rows, wts, item_col, min_sup, closed, min_length, max_length,
                tids, nts, pvs, ext, ext_n, ext_pos, plen, dd, count, touched, budget, limit):
     """Go on with the depth-first search for about ``budget`` row visits (or until more than
@@ -112,7 +169,7 @@ def mine_slice(rows, wts, item_col, min_sup, closed, min_length, max_length,
 
     Itemset ``k`` is ``items[offsets[k]:offsets[k+1]]`` (ascending item ids) with ``support[k]``.
     """
-    R, m = rows.shape
+    m = rows.shape[1]
     items = np.empty(1024, dtype=np.int32)
     offsets = np.zeros(1025, dtype=np.int64)
     support = np.empty(1024, dtype=np.int64)
@@ -121,31 +178,12 @@ def mine_slice(rows, wts, item_col, min_sup, closed, min_length, max_length,
     buf = np.empty(m, dtype=np.int32)
     work = 0
     d = dd[0]
-    if d == -2:  # the root: every row; closed -> its closure (the columns constant on all rows)
-        nt = 0
-        total = 0
-        for r in range(R):
-            if wts[r] > 0:
-                tids[0, nt] = r
-                nt += 1
-                total += wts[r]
-        nts[0] = nt
-        plen[0] = 0
-        if closed and nt > 0:
-            for c in range(m):
-                v = rows[tids[0, 0], c]
-                same = True
-                for k in range(1, nt):
-                    if rows[tids[0, k], c] != v:
-                        same = False
-                        break
-                if same:
-                    pvs[0, c] = v
-                    plen[0] += 1
-        if total < min_sup or nt == 0:
+    if d == -2:
+        total = _root(rows, wts, closed, tids, nts, pvs, plen)
+        if total < min_sup or nts[0] == 0:
             dd[0] = -1
             return items[:0], offsets[:1], support[:0], 0
-        ext_n[0] = _extensions(rows, wts, tids[0], nt, pvs[0], -1, min_sup, count, touched, ext[0])
+        ext_n[0] = _extensions(rows, wts, tids[0], nts[0], pvs[0], -1, min_sup, count, touched, ext[0])
         ext_pos[0] = 0
         if plen[0] >= min_length and plen[0] > 0 and (max_length <= 0 or plen[0] <= max_length):
             items, offsets, support, nitems, n = _emit(pvs[0], plen[0], total, buf, items, offsets, support, nitems, n)
@@ -159,39 +197,17 @@ def mine_slice(rows, wts, item_col, min_sup, closed, min_length, max_length,
         e = ext[d, ext_pos[d]]
         ext_pos[d] += 1
         ce = item_col[e]
-        # tid list of P + e
-        nt = 0
-        s = 0
-        for k in range(nts[d]):
-            r = tids[d, k]
-            if rows[r, ce] == e:
-                tids[d + 1, nt] = r
-                nt += 1
-                s += wts[r]
+        nt, s = _project(rows, wts, tids, nts, d, ce, e)
         work += nts[d]
         for c in range(m):
             pvs[d + 1, c] = pvs[d, c]
         pvs[d + 1, ce] = e
         L = plen[d] + 1
         if closed:
-            ok = True
-            for c in range(m):
-                if pvs[d + 1, c] >= 0:
-                    continue
-                v = rows[tids[d + 1, 0], c]
-                same = True
-                for k in range(1, nt):
-                    if rows[tids[d + 1, k], c] != v:
-                        same = False
-                        break
-                if same:
-                    if v < e:  # not prefix-preserving: this closed set is reached from a smaller item
-                        ok = False
-                        break
-                    pvs[d + 1, c] = v
-                    L += 1
-            if not ok:
+            added = _close(rows, tids[d + 1], nt, pvs[d + 1], e)
+            if added < 0:
                 continue
+            L += added
         nts[d + 1] = nt
         plen[d + 1] = L
         if L >= min_length and (max_length <= 0 or L <= max_length):

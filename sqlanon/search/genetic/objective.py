@@ -314,44 +314,54 @@ class FlexibleEvaluator:
 
     def score(self, chromosomes: Sequence[tuple], per_column: bool = False) -> list[dict]:
         """Aggregates + objective value + reported metrics per chromosome (memoized)."""
-        todo, seen, fresh = [], set(), {}
+        todo, seen = [], set()
         for ch in chromosomes:
             key = bytes(ch)
             if (key not in self.memo or per_column) and key not in seen:
                 seen.add(key)
                 todo.append(ch)
-        if todo:
-            cands, parts_of = [], []
-            for ch in todo:
-                parts = [self.part(i, p) for i, p in enumerate(self.layout.split(ch))]
-                parts_of.append(parts)
-                cands.append({"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts]})
-            rows = self.gstats.evaluate(cands, lm=self.lm, per_column=per_column)
-            for ch, parts, agg in zip(todo, parts_of, rows):
-                agg = dict(agg)
-                agg["suppressed"] = int(agg["suppressed"] or 0)
-                if "lm_sup" in agg:
-                    # a sum of doubles in the engine's (parallel, unordered) order: rounded so that
-                    # equal solutions rank equal run after run
-                    agg["lm_sup"] = round(float(agg["lm_sup"] or 0.0), 6)
-                agg["colsum"] = [p["colsum"] for p in parts]
-                if per_column and self.lm:
-                    agg["lm_sup"] = sum(float(agg[f"lm_sup{i}"] or 0) for i in range(self.n))
-                    agg["lm_per_column"] = [
-                        (agg["colsum"][i] - float(agg[f"lm_sup{i}"] or 0) + (1.0 if self.weights is None else self.weights[i]) * agg["suppressed"]) / self.rows
-                        for i in range(self.n)
-                    ]
-                agg["value"] = self.objective.metric.value(agg, self)
-                # a release of nothing is no answer, whatever the budget allows
-                agg["feasible"] = agg["suppressed"] <= self.budget and agg["suppressed"] < self.rows
-                agg["report"] = {name: m.value(agg, self) for name, m in self.objective.report.items()}
-                if not per_column:
-                    agg = {k: agg[k] for k in ("value", "feasible", "suppressed", "report")}
-                if len(self.memo) >= self.memo_limit:
-                    self.memo.clear()
-                self.memo[bytes(ch)] = agg
-                fresh[bytes(ch)] = agg
+        fresh = self._evaluate(todo, per_column) if todo else {}
         return [fresh.get(bytes(ch)) or self.memo[bytes(ch)] for ch in chromosomes]
+
+    def _evaluate(self, todo: list, per_column: bool) -> dict[bytes, dict]:
+        """Score ``todo`` (chromosomes not memoized) in one batch; memoize and return them."""
+        fresh: dict[bytes, dict] = {}
+        cands, parts_of = [], []
+        for ch in todo:
+            parts = [self.part(i, p) for i, p in enumerate(self.layout.split(ch))]
+            parts_of.append(parts)
+            cands.append({"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts]})
+        rows = self.gstats.evaluate(cands, lm=self.lm, per_column=per_column)
+        for ch, parts, row in zip(todo, parts_of, rows):
+            agg = self._scored(dict(row), parts, per_column)
+            if len(self.memo) >= self.memo_limit:
+                self.memo.clear()
+            self.memo[bytes(ch)] = agg
+            fresh[bytes(ch)] = agg
+        return fresh
+
+    def _scored(self, agg: dict, parts: list[dict], per_column: bool) -> dict:
+        """One chromosome's batch row ``agg`` completed: suppressed rows, LM figures, objective
+        value, feasibility and reported metrics (only those four without ``per_column``)."""
+        agg["suppressed"] = int(agg["suppressed"] or 0)
+        if "lm_sup" in agg:
+            # a sum of doubles in the engine's (parallel, unordered) order: rounded so that
+            # equal solutions rank equal run after run
+            agg["lm_sup"] = round(float(agg["lm_sup"] or 0.0), 6)
+        agg["colsum"] = [p["colsum"] for p in parts]
+        if per_column and self.lm:
+            agg["lm_sup"] = sum(float(agg[f"lm_sup{i}"] or 0) for i in range(self.n))
+            agg["lm_per_column"] = [
+                (agg["colsum"][i] - float(agg[f"lm_sup{i}"] or 0) + (1.0 if self.weights is None else self.weights[i]) * agg["suppressed"]) / self.rows
+                for i in range(self.n)
+            ]
+        agg["value"] = self.objective.metric.value(agg, self)
+        # a release of nothing is no answer, whatever the budget allows
+        agg["feasible"] = agg["suppressed"] <= self.budget and agg["suppressed"] < self.rows
+        agg["report"] = {name: m.value(agg, self) for name, m in self.objective.report.items()}
+        if not per_column:
+            agg = {k: agg[k] for k in ("value", "feasible", "suppressed", "report")}
+        return agg
 
     @property
     def evaluations(self) -> int:

@@ -38,17 +38,15 @@ def round_maps(engine, stats, nodes) -> list[str]:
     return names
 
 
-def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: str = "mask", drop_columns=(), micro: dict | None = None) -> exp.Select:
-    """The release over the source; ``bads[r]`` is round r's table of failing class labels (None
-    when that round fails no class)."""
-    engine, source = stats.engine, stats.source
-    micro = dict(micro or {})
+def _joined_rounds(stats, maps: list[str], bads: list[str | None]) -> tuple[exp.Select, list[exp.Expr]]:
+    """The source joined to every QI's map and, per round, left-joined to its failing classes;
+    and per round the condition "this row's class at round r does not fail"."""
     n = len(stats.qis)
     src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
     q = exp.select().from_(src)
     for i, name in enumerate(stats.qis):
         q = q.join(table_ref(maps[i], alias=f"m{i}"), on=exp.EQ(this=col("leaf", f"m{i}"), expression=as_varchar(col(name, "src"))), join_type="inner")
-    released_in: list[exp.Expr] = []  # per round: "this row's class at round r does not fail"
+    released_in: list[exp.Expr] = []
     for r, bad in enumerate(bads):
         if bad is None:
             released_in.append(exp.Boolean(this=True))
@@ -57,13 +55,35 @@ def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: s
         on = and_all([exp.EQ(this=col(stats.qcol(i), alias), expression=col(f"v{r}", f"m{i}")) for i in range(n)])
         q = q.join(table_ref(bad, alias=alias), on=on, join_type="left")
         released_in.append(exp.Is(this=col(stats.qcol(0), alias), expression=exp.Null()))
+    return q, released_in
 
-    def pick(i: int) -> exp.Expr:
-        case = exp.Case()
-        for r, cond in enumerate(released_in):
-            case = case.when(cond.copy(), col(f"v{r}", f"m{i}"))
-        return case.else_(lit(SUPPRESSED))
 
+def _pick(released_in: list[exp.Expr], i: int) -> exp.Expr:
+    """QI ``i``'s released value: its label at the first round that releases the row, else '*'."""
+    case = exp.Case()
+    for r, cond in enumerate(released_in):
+        case = case.when(cond.copy(), col(f"v{r}", f"m{i}"))
+    return case.else_(lit(SUPPRESSED))
+
+
+def _microaggregated(final: exp.Select, ctes: list, keys: list[str], micro: dict, hidden: dict[str, str]) -> exp.Select:
+    """Each class's aggregate of every microaggregated column (over its released rows),
+    computed in CTE ``agg`` (appended to ``ctes``) and left-joined to ``final`` on the class keys."""
+    agg = exp.select(*[col(k) for k in keys])
+    for name, fn in micro.items():
+        agg = agg.select(exp.alias_(aggregate(fn, col(hidden[name])), hidden[name], quoted=True))
+    agg = agg.from_(table_ref("rel")).where(exp.EQ(this=col(SUP), expression=lit(0))).group_by(*[col(k) for k in keys])
+    ctes.append(("agg", agg))
+    return final.join(table_ref("agg", alias="a"), on=and_all([exp.EQ(this=col(k, "r"), expression=col(k, "a")) for k in keys]), join_type="left")
+
+
+def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: str = "mask", drop_columns=(), micro: dict | None = None) -> exp.Select:
+    """The release over the source; ``bads[r]`` is round r's table of failing class labels (None
+    when that round fails no class)."""
+    engine, source = stats.engine, stats.source
+    micro = dict(micro or {})
+    n = len(stats.qis)
+    q, released_in = _joined_rounds(stats, maps, bads)
     suppressed = exp.Not(this=exp.Paren(this=exp.or_(*[c.copy() for c in released_in]) if len(released_in) > 1 else released_in[0].copy()))
     qi_index = {name: i for i, name in enumerate(stats.qis)}
     columns = [c for c in source.column_names(engine) if c not in drop_columns]
@@ -71,12 +91,12 @@ def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: s
     labels = [f"__sqlanon_g{i}" for i in range(n)]
     for name in columns:
         if name in qi_index:
-            q = q.select(exp.alias_(pick(qi_index[name]), name, quoted=True))
+            q = q.select(exp.alias_(_pick(released_in, qi_index[name]), name, quoted=True))
         else:
             q = q.select(col(name, "src"))
     for i in range(n):
         if stats.qis[i] not in columns:  # a dropped QI still forms the classes
-            q = q.select(exp.alias_(pick(i), labels[i], quoted=True))
+            q = q.select(exp.alias_(_pick(released_in, i), labels[i], quoted=True))
     for name, alias in hidden.items():
         q = q.select(exp.alias_(col(name, "src"), alias, quoted=True))
     q = q.select(exp.alias_(exp.Case().when(suppressed, lit(1)).else_(lit(0)), SUP, quoted=True))
@@ -84,20 +104,13 @@ def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: s
     ctes = [("rel", q)]
     final = exp.select().from_(table_ref("rel", alias="r"))
     if micro:
-        agg = exp.select(*[col(k) for k in keys])
-        for name, fn in micro.items():
-            agg = agg.select(exp.alias_(aggregate(fn, col(hidden[name])), hidden[name], quoted=True))
-        agg = agg.from_(table_ref("rel")).where(exp.EQ(this=col(SUP), expression=lit(0))).group_by(*[col(k) for k in keys])
-        ctes.append(("agg", agg))
-        final = final.join(table_ref("agg", alias="a"), on=and_all([exp.EQ(this=col(k, "r"), expression=col(k, "a")) for k in keys]), join_type="left")
+        final = _microaggregated(final, ctes, keys, micro, hidden)
     for name in columns:
         if name in micro:
             value = exp.Case().when(exp.EQ(this=col(SUP, "r"), expression=lit(1)), exp.Null()).else_(col(hidden[name], "a"))
             final = final.select(exp.alias_(value, name, quoted=True))
-        elif name in qi_index and suppression == "mask":
-            final = final.select(col(name, "r"))  # already '*' when suppressed
         else:
-            final = final.select(col(name, "r"))
+            final = final.select(col(name, "r"))  # a masked QI is already '*' when suppressed
     if suppression == "drop":
         final = final.where(exp.EQ(this=col(SUP, "r"), expression=lit(0)))
     return cte_select(ctes, final)

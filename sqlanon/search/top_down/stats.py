@@ -333,41 +333,51 @@ class LossyJoinStats:
         t1 = self.t1
         ctes = self.p1_ctes(cuts, par) + self.match_ctes(matches, incs)
         jcols = [f"g{i}" for i in t1.join_attrs]
-        sens_t1 = {k for k, _, _ in t1.sens}
+        hist = self._join_key_hist(ctes, jcols, matches, incs) if self.prevs else None
+        ctes.append(("xr", self._factorized_xr(par, hist, jcols)))
+        return ctes, "xr"
+
+    def _join_key_hist(self, ctes: list, jcols: list[str], matches, incs) -> str:
+        """``hist``: per join key of T1 (``jk``, its distinct join values), the previous
+        releases' matching key counts multiplied out: min a (``amin``), sum n (``nsum``), and the
+        largest linkability of each of their sensitive values. Appends to ``ctes``."""
+        n_prev = len(self.prevs)
         sens_prev = [(r, k) for r, p in enumerate(self.prevs, start=1) for k, _, _ in p.sens]
-        if not self.prevs:
-            hist = None
-        else:
-            if jcols:
-                ctes.append(("jk", exp.select(*map(col, jcols)).distinct().from_(table_ref("p1"))))
-            mjoins, on, filters = self._join_conditions("jk", matches, incs, lambda r: f"r{r}")
-            q = exp.select(*[col(c, "jk") for c in jcols]) if jcols else exp.select()
-            amin = _prod([col("amin", f"r{r}") for r in range(1, len(self.prevs) + 1)])
-            nsum = _prod([col("n", f"r{r}") for r in range(1, len(self.prevs) + 1)])
-            q = q.select(exp.alias_(exp.Min(this=amin), "amin", quoted=True), exp.alias_(sum_(nsum), "nsum", quoted=True))
-            for r, k in sens_prev:
-                q = q.select(exp.alias_(exp.Max(this=col(f"sr{k}", f"r{r}")), f"sr{k}", quoted=True))
-            first = True
-            if jcols:
-                q = q.from_(table_ref("jk"))
+        if jcols:
+            ctes.append(("jk", exp.select(*map(col, jcols)).distinct().from_(table_ref("p1"))))
+        mjoins, on, filters = self._join_conditions("jk", matches, incs, lambda r: f"r{r}")
+        q = exp.select(*[col(c, "jk") for c in jcols]) if jcols else exp.select()
+        amin = _prod([col("amin", f"r{r}") for r in range(1, n_prev + 1)])
+        nsum = _prod([col("n", f"r{r}") for r in range(1, n_prev + 1)])
+        q = q.select(exp.alias_(exp.Min(this=amin), "amin", quoted=True), exp.alias_(sum_(nsum), "nsum", quoted=True))
+        for r, k in sens_prev:
+            q = q.select(exp.alias_(exp.Max(this=col(f"sr{k}", f"r{r}")), f"sr{k}", quoted=True))
+        first = True
+        if jcols:
+            q = q.from_(table_ref("jk"))
+            first = False
+        for tbl, cond in mjoins:
+            q = q.join(tbl, on=cond, join_type="inner")
+        for r in range(1, n_prev + 1):
+            ref = table_ref(self.keys[r - 1], alias=f"r{r}")
+            if first:
+                q = q.from_(ref)
                 first = False
-            for tbl, cond in mjoins:
-                q = q.join(tbl, on=cond, join_type="inner")
-            for r in range(1, len(self.prevs) + 1):
-                ref = table_ref(self.keys[r - 1], alias=f"r{r}")
-                if first:
-                    q = q.from_(ref)
-                    first = False
-                elif on[r - 1] is None:
-                    q = q.join(ref, join_type="cross")
-                else:
-                    q = q.join(ref, on=on[r - 1], join_type="inner")
-            if filters:
-                q = q.where(_and(filters))
-            if jcols:
-                q = q.group_by(*[col(c, "jk") for c in jcols])
-            ctes.append(("hist", q))
-            hist = "hist"
+            elif on[r - 1] is None:
+                q = q.join(ref, join_type="cross")
+            else:
+                q = q.join(ref, on=on[r - 1], join_type="inner")
+        if filters:
+            q = q.where(_and(filters))
+        if jcols:
+            q = q.group_by(*[col(c, "jk") for c in jcols])
+        ctes.append(("hist", q))
+        return "hist"
+
+    def _factorized_xr(self, par, hist: str | None, jcols: list[str]) -> exp.Select:
+        """``xr``: per T1 group, a_Y and a(x) times its join key's ``hist`` figures, and each
+        sensitive value's linkability (T1's own, or the previous releases' from ``hist``)."""
+        sens_t1 = {k for k, _, _ in self.t1.sens}
         ay: exp.Expr
         ax: exp.Expr
         if hist:
@@ -389,8 +399,7 @@ class LossyJoinStats:
                 xr = xr.join(table_ref("hist", alias="h"), on=_and([exp.EQ(this=col(c, "p"), expression=col(c, "h")) for c in jcols]), join_type="inner")
             else:
                 xr = xr.join(table_ref("hist", alias="h"), join_type="cross")
-        ctes.append(("xr", xr))
-        return ctes, "xr"
+        return xr
 
     def _p1_cols(self, par) -> list[str]:
         return [f"g{i}" for i in self.t1.used] + (["par"] if par is not None else [])
@@ -405,42 +414,10 @@ class LossyJoinStats:
         return out
 
     def pairs_ctes(self, cuts, par, matches, incs) -> tuple[list, str]:
-        t1 = self.t1
         ctes = self.p1_ctes(cuts, par) + self.match_ctes(matches, incs)
-        mjoins, on, filters = self._join_conditions("p", matches, incs, lambda r: f"r{r}")
-        cols = [exp.alias_(col(c, "p"), c, quoted=True) for c in self._p1_cols(par)]
-        cols += [exp.alias_(col("n", "p"), "n0", quoted=True), exp.alias_(col("a", "p"), "a0", quoted=True)]
-        cols += [exp.alias_(col(f"s{k}", "p"), f"s{k}", quoted=True) for k, _, _ in t1.sens]
-        for r, p in enumerate(self.prevs, start=1):
-            cols += [exp.alias_(col(f"j{c}", f"r{r}"), f"r{r}_j{c}", quoted=True) for c in range(len(p.join_cols))]
-            cols += [exp.alias_(col(f"x{c}", f"r{r}"), f"r{r}_x{c}", quoted=True) for c in range(len(p.x_cols))]
-            cols += [exp.alias_(col("n", f"r{r}"), f"n{r}", quoted=True), exp.alias_(col("a", f"r{r}"), f"a{r}", quoted=True)]
-            cols += [exp.alias_(col(f"s{k}", f"r{r}"), f"s{k}", quoted=True) for k, _, _ in p.sens]
-        q = exp.select(*cols).from_(table_ref("p1", alias="p"))
-        for tbl, cond in mjoins:
-            q = q.join(tbl, on=cond, join_type="inner")
-        for r in range(1, len(self.prevs) + 1):
-            ref = table_ref(self.part[r - 1], alias=f"r{r}")
-            q = q.join(ref, on=on[r - 1], join_type="inner") if on[r - 1] is not None else q.join(ref, join_type="cross")
-        if filters:
-            q = q.where(_and(filters))
-        ctes.append(("t", q))
+        ctes.append(("t", self._pair_tuples(par, matches, incs)))
         xk = self.xcols() + (["par"] if par is not None else [])
-        sides = range(len(self.prevs) + 1)
-        side_of = {k: 0 for k, _, _ in t1.sens}
-        for r, p in enumerate(self.prevs, start=1):
-            side_of.update({k: r for k, _, _ in p.sens})
-        xl = exp.select(*map(col, xk), exp.alias_(sum_(_prod([col(f"n{s}") for s in sides])), "ax", quoted=True))
-        for k in range(self.n_sens):
-            s = side_of[k]
-            xl = xl.select(exp.alias_(sum_(_prod([col(f"s{k}")] + [col(f"n{o}") for o in sides if o != s])), f"axy{k}", quoted=True))
-        if self.mode in ("case1", "case4"):
-            leaf = "a" if self.mode == "case1" else "n"
-            xl = xl.select(exp.alias_(sum_(_prod([col(f"{leaf}{s}") for s in sides])), "ay", quoted=True))
-        xl = xl.from_(table_ref("t"))
-        if xk:
-            xl = xl.group_by(*map(col, xk))
-        ctes.append(("xl0", xl))
+        ctes.append(("xl0", self._x_sums(xk)))
         if self.mode in ("case1", "case4"):
             final_src = "xl0"
         else:
@@ -455,6 +432,47 @@ class LossyJoinStats:
         xr = exp.select(*map(col, xk), col("ay"), col("ax"), *[exp.alias_(exp.Div(this=as_double(col(f"axy{k}")), expression=as_double(col("ax"))), f"l{k}", quoted=True) for k in range(self.n_sens)])
         ctes.append(("xr", xr.from_(table_ref(final_src))))
         return ctes, "xr"
+
+    def _pair_tuples(self, par, matches, incs) -> exp.Select:
+        """``t``: every matching tuple of T1's partitions and the previous releases' partitions,
+        with each side's x values, counts and sensitive counts."""
+        mjoins, on, filters = self._join_conditions("p", matches, incs, lambda r: f"r{r}")
+        cols = [exp.alias_(col(c, "p"), c, quoted=True) for c in self._p1_cols(par)]
+        cols += [exp.alias_(col("n", "p"), "n0", quoted=True), exp.alias_(col("a", "p"), "a0", quoted=True)]
+        cols += [exp.alias_(col(f"s{k}", "p"), f"s{k}", quoted=True) for k, _, _ in self.t1.sens]
+        for r, p in enumerate(self.prevs, start=1):
+            cols += [exp.alias_(col(f"j{c}", f"r{r}"), f"r{r}_j{c}", quoted=True) for c in range(len(p.join_cols))]
+            cols += [exp.alias_(col(f"x{c}", f"r{r}"), f"r{r}_x{c}", quoted=True) for c in range(len(p.x_cols))]
+            cols += [exp.alias_(col("n", f"r{r}"), f"n{r}", quoted=True), exp.alias_(col("a", f"r{r}"), f"a{r}", quoted=True)]
+            cols += [exp.alias_(col(f"s{k}", f"r{r}"), f"s{k}", quoted=True) for k, _, _ in p.sens]
+        q = exp.select(*cols).from_(table_ref("p1", alias="p"))
+        for tbl, cond in mjoins:
+            q = q.join(tbl, on=cond, join_type="inner")
+        for r in range(1, len(self.prevs) + 1):
+            ref = table_ref(self.part[r - 1], alias=f"r{r}")
+            q = q.join(ref, on=on[r - 1], join_type="inner") if on[r - 1] is not None else q.join(ref, join_type="cross")
+        if filters:
+            q = q.where(_and(filters))
+        return q
+
+    def _x_sums(self, xk: list[str]) -> exp.Select:
+        """``xl0``: per x, a(x) (the join rows), a(x, y) per sensitive value, and in cases 1 and
+        4 a_Y(x) (the product of the sides' a or n)."""
+        sides = range(len(self.prevs) + 1)
+        side_of = {k: 0 for k, _, _ in self.t1.sens}
+        for r, p in enumerate(self.prevs, start=1):
+            side_of.update({k: r for k, _, _ in p.sens})
+        xl = exp.select(*map(col, xk), exp.alias_(sum_(_prod([col(f"n{s}") for s in sides])), "ax", quoted=True))
+        for k in range(self.n_sens):
+            s = side_of[k]
+            xl = xl.select(exp.alias_(sum_(_prod([col(f"s{k}")] + [col(f"n{o}") for o in sides if o != s])), f"axy{k}", quoted=True))
+        if self.mode in ("case1", "case4"):
+            leaf = "a" if self.mode == "case1" else "n"
+            xl = xl.select(exp.alias_(sum_(_prod([col(f"{leaf}{s}") for s in sides])), "ay", quoted=True))
+        xl = xl.from_(table_ref("t"))
+        if xk:
+            xl = xl.group_by(*map(col, xk))
+        return xl
 
     def _distinct_ctes(self, xk: list[str]) -> list[tuple[str, exp.Expr]]:
         """``yd``: a_Y(x) by Case 3 (sum over distinct partitions) or COUNT(DISTINCT y)."""
