@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable
 
@@ -110,126 +111,210 @@ def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry
 
 
 def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_input=None, **options):
+    """One run, phase by phase: the policy, the session, the release target, the set-up (hierarchies,
+    requirement, metric: every refusal before the scan), the base scan, the search and its report,
+    the release, the report's last figures."""
     started = time.perf_counter()
     clock = PhaseClock()
-    policy = _as_policy(policy, options)
-    if connection is not None and not policy.input:
-        policy.input = policy.table
-
-    if is_spark_session(connection) and policy.engine is None:
-        policy.engine = "spark"
-    policy.validate()
-
+    policy = _prepared_policy(policy, options, connection)
     reporter = as_reporter(progress)
-    say = reporter.message
-    session = Session(policy, say, connection, read_only=dry_run)
+    session = Session(policy, reporter.message, connection, read_only=dry_run)
     try:
-        target = release_mod.Target.from_options(policy.output, policy.output_table, policy.in_place, session.source, policy.overwrite, policy.output_delimiter, directories=session.engine.dialect == "spark")
-        release_mod.check_target(session.engine, target, session.source)
-        release_mod.check_registry(session.engine, target, session.source, policy.registry, lazy=connection is not None and not dry_run)
-        if policy.overwrite and target.kind in ("none", "in_place") and not policy.report:
-            raise ConfigError("--overwrite replaces an existing --output or --output-table; there is none here" + (" (--in-place always replaces the input)" if target.kind == "in_place" else ""))
-        qis = qi_specs(policy)
-        session.source.require_columns(session.engine, policy.drop_columns, "--drop-column")
-        session.source.require_columns(session.engine, policy.keep_columns, "--keep-column")
-        for name in policy.keep_columns:
-            if name in qis or name in policy.drop_columns:
-                raise ConfigError(f"--keep-column {name!r} is {'a quasi-identifier' if name in qis else 'also dropped (--drop-column)'}; it keeps a released column as is")
-        hierarchies = session.hierarchies(qis)
-        requirement, model_extras = build_requirement(policy, session)
-        if policy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
-
-            session.safepub = safepub.prepare(policy, session, requirement)
-        metric = make_metric(policy, list(qis))
-
-        preflight(policy, hierarchies, list(qis))  # level bounds, lattice size, limits: errors before the scan
-        check_transforms(policy, session, requirement, list(qis))
-        needs = requirement.needs.merge(metric.needs)
-        class_column = policy.class_column
-        if class_column and policy.search in PLANNERS:
-            # the flexible planners use the class: keep it in the shared base frequency set so
-            # they roll up from it instead of scanning the source again
-            needs = needs.merge(ClassNeeds(majority_y=True))
-        writes = not dry_run and (target.kind != "none" or connection is not None)
-        if target.kind != "none" or connection is not None:  # a release (or, dry, the one it would be)
-            release_mod.refuse_row_keys(session.engine, session.source, list(qis), policy.drop_columns, policy.keep_columns, policy.microaggregate)
-        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, class_column, needs, row_hash=writes, **model_extras)
-        clock.lap("hierarchies")
-        t0 = time.perf_counter()
-        with reporter.phase("base scan", engine=session.engine):
-            keep_log, session.engine.keep_log = session.engine.keep_log, True  # the report shows the base set's SQL as it ran
-            try:
-                stats.prepare()
-            finally:
-                session.engine.keep_log = keep_log
-        requirement.bind(stats)  # the budget from the table's rows; what each model reads of the table
-        say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
-        clock.lap("base_scan")
-        linkability = policy.search == "top-down" and str(policy.search_options.get("privacy", "")).endswith("linkability")
-        if policy.k > stats.rows and not linkability and policy.epsilon is None:  # a linkability threshold may be a percent
-            raise UnsatisfiableError(f"k={policy.k} is larger than the table ({stats.rows} rows)")
-        with reporter.phase(f"search {policy.search}") as phase:
-            plan = run_search(policy, session, stats, requirement, metric, say, phase)
-        clock.lap("search")
-
-        # ARX's Loss and granularity of any plan (for comparing searches), read with the verification
-        verified, final = verify_plan(stats, plan, None if plan.local else arx_loss.aggregates(stats, plan))
-        clock.lap("verify")
-        say(f"search {policy.search}: {plan.nodes_evaluated} nodes evaluated, {session.engine.queries} queries")
-        report = build_report(policy, stats, plan, verified)
-        add_risk_and_utility(report, policy, stats, plan)
-        sql_listing = report_sql(policy, stats, plan) if policy.report or writes else None
-        if not plan.local:
-            report["arx_quality"] = arx_loss.measure(stats, plan, final)
-        clock.lap("report")
-
-        warning = near_top_warning(report)
-        if warning is not None:  # a plan that keeps nearly nothing never passes silently
-            report.setdefault("warnings", []).append(warning)
-        state: dict = {}
-        if not dry_run:
-            entry = {
-                "source": rel_input.describe() if rel_input is not None else session.source.describe(),
-                "search": policy.search,
-                "policy": _policy_dict(policy),
-                "transformation": plan.transformation,
-                "privacy": report["privacy"],
-                "metrics": {"name": plan.metric_name, "value": plan.metric_value},
-                "rows": stats.rows,
-                "suppressed_rows": plan.suppressed_rows,
-                "input_hash": stats.input_hash,
-                "report": {**report, "sql": sql_listing},
-            }
-        if not dry_run and target.kind == "none" and connection is not None:
-            state = lazy_release(session.engine, stats, plan, policy, entry, rel_input)
-            if state:
-                report["output"], report["release_id"] = "relation", state["release_id"]
-                say(f"release relation ready (release {state['release_id']}); nothing written")
-        registry_used = None
-        if not dry_run and target.kind != "none":
-            with reporter.phase("write", engine=session.engine):
-                written = release_mod.write(stats, plan, target, policy.suppression, policy.drop_columns, policy.registry, entry, fail_after_write=_fail_after_write, microaggregate=policy.microaggregate, say=say)
-            report["output"] = written["output"]
-            report["release_id"] = written["release_id"]
-            registry_used = written.get("registry")
-            say(f"wrote {written['output']} (release {written['release_id']})")
-            state = {"kind": target.kind, "path": target.path, "delimiter": target.delimiter, "table": target.table,
-                     "database": getattr(session.engine, "database", None), "postgres": session.engine.dialect == "postgres",
-                     "connection": connection if session.engine.dialect == "duckdb" else None}
-        if dry_run and target.kind != "none":
-            report["dry_run"] = {"would_write": target.describe() if target.kind != "in_place" else f"table {target.table} (in place)", "registry": policy.registry}
-        report["queries"] = session.engine.queries
-        clock.lap("write")
-        report["timings"] = clock.seconds
-        report["seconds"] = round(time.perf_counter() - started, 3)
-        if policy.report:
-            try:
-                write_html({**report, "policy": redact_policy(_policy_dict(policy))}, policy.report, sql=sql_listing)
-            except OSError as err:
-                raise _report_not_written(err, report, policy.report, registry_used) from None
+        run = _Run(policy, session, reporter, clock, dry_run, connection, rel_input)
+        run.target = _release_target(run)
+        stats, requirement, metric = _set_up(run)
+        _base_scan(run, stats, requirement)
+        plan, report, sql_listing = _search_and_report(run, stats, requirement, metric)
+        state, registry_used = _release(run, stats, plan, report, sql_listing, _fail_after_write)
+        _finish_report(run, report, sql_listing, registry_used, started)
         return Release(report, **state)
     finally:
         session.close()
+
+
+@dataclass
+class _Run:
+    """What the phases of one :func:`anonymize` run share."""
+
+    policy: Policy
+    session: Session
+    reporter: Any
+    clock: PhaseClock
+    dry_run: bool
+    connection: Any
+    rel_input: Any
+    target: Any = None
+
+    def say(self, message: str) -> None:
+        self.reporter.message(message)
+
+    @property
+    def releases(self) -> bool:
+        """A release is made (or, dry, would be): an output, or a connection's relation."""
+        return self.target.kind != "none" or self.connection is not None
+
+    @property
+    def writes(self) -> bool:
+        return not self.dry_run and self.releases
+
+
+def _prepared_policy(policy, options: dict, connection) -> Policy:
+    """The run's policy (a Policy, dict or path, with the keyword options over it), validated."""
+    policy = _as_policy(policy, options)
+    if connection is not None and not policy.source.input:
+        policy.source.input = policy.source.table
+    if is_spark_session(connection) and policy.runtime.engine is None:
+        policy.runtime.engine = "spark"
+    policy.validate()
+    return policy
+
+
+def _release_target(run: _Run) -> release_mod.Target:
+    """Where the release goes, checked (and the registry) before anything is read."""
+    policy, session, out = run.policy, run.session, run.policy.release
+    target = release_mod.Target.from_options(out.output, out.output_table, out.in_place, session.source, out.overwrite, out.output_delimiter, directories=session.engine.dialect == "spark")
+    release_mod.check_target(session.engine, target, session.source)
+    release_mod.check_registry(session.engine, target, session.source, out.registry, lazy=run.connection is not None and not run.dry_run)
+    if out.overwrite and target.kind in ("none", "in_place") and not policy.reporting.report:
+        raise ConfigError("--overwrite replaces an existing --output or --output-table; there is none here" + (" (--in-place always replaces the input)" if target.kind == "in_place" else ""))
+    return target
+
+
+def _check_columns(run: _Run, qis: dict) -> None:
+    """``--drop-column`` and ``--keep-column`` name columns of the input, and a kept one is neither
+    a quasi-identifier nor dropped."""
+    session, out = run.session, run.policy.release
+    session.source.require_columns(session.engine, out.drop_columns, "--drop-column")
+    session.source.require_columns(session.engine, out.keep_columns, "--keep-column")
+    for name in out.keep_columns:
+        if name in qis or name in out.drop_columns:
+            raise ConfigError(f"--keep-column {name!r} is {'a quasi-identifier' if name in qis else 'also dropped (--drop-column)'}; it keeps a released column as is")
+
+
+def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
+    """Hierarchies, the requirement (privacy models), the metric and the statistics to build:
+    every refusal that depends only on the inputs' shape comes here, before the scan."""
+    policy, session = run.policy, run.session
+    qis = qi_specs(policy)
+    _check_columns(run, qis)
+    hierarchies = session.hierarchies(qis)
+    requirement, model_extras = build_requirement(policy, session)
+    if policy.privacy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
+        session.safepub = safepub.prepare(policy, session, requirement)
+    metric = make_metric(policy, list(qis))
+    preflight(policy, hierarchies, list(qis))  # level bounds, lattice size, limits: errors before the scan
+    check_transforms(policy, session, requirement, list(qis))
+    needs = requirement.needs.merge(metric.needs)
+    class_column = policy.quality.class_column
+    if class_column and policy.strategy.search in PLANNERS:
+        # the flexible planners use the class: keep it in the shared base frequency set so
+        # they roll up from it instead of scanning the source again
+        needs = needs.merge(ClassNeeds(majority_y=True))
+    if run.releases:  # a release (or, dry, the one it would be)
+        out = policy.release
+        release_mod.refuse_row_keys(session.engine, session.source, list(qis), out.drop_columns, out.keep_columns, out.microaggregate)
+    stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, **model_extras)
+    run.clock.lap("hierarchies")
+    return stats, requirement, metric
+
+
+def _base_scan(run: _Run, stats: Statistics, requirement: Requirement) -> None:
+    """Scan the source once into the base frequency set; the requirement learns the row count
+    (its suppression budget) and what the models read from the whole table."""
+    policy, engine = run.policy, run.session.engine
+    t0 = time.perf_counter()
+    with run.reporter.phase("base scan", engine=engine):
+        keep_log, engine.keep_log = engine.keep_log, True  # the report shows the base set's SQL as it ran
+        try:
+            stats.prepare()
+        finally:
+            engine.keep_log = keep_log
+    requirement.bind(stats)  # the budget from the table's rows; what each model reads of the table
+    assert stats.base is not None  # prepare() made it
+    run.say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
+    run.clock.lap("base_scan")
+    privacy = policy.privacy
+    linkability = policy.strategy.search == "top-down" and str(policy.strategy.search_options.get("privacy", "")).endswith("linkability")
+    if privacy.k is not None and privacy.k > stats.rows and not linkability and privacy.epsilon is None:  # a linkability threshold may be a percent
+        raise UnsatisfiableError(f"k={privacy.k} is larger than the table ({stats.rows} rows)")
+
+
+def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, metric) -> tuple[Plan, dict, list | None]:
+    """Run the search, verify its plan (one statement) and build the report."""
+    policy, search = run.policy, run.policy.strategy.search
+    with run.reporter.phase(f"search {search}") as phase:
+        plan = run_search(policy, run.session, stats, requirement, metric, run.say, phase)
+    run.clock.lap("search")
+    # ARX's Loss and granularity of any plan (for comparing searches), read with the verification
+    verified, final = verify_plan(stats, plan, None if plan.local else arx_loss.aggregates(stats, plan))
+    run.clock.lap("verify")
+    run.say(f"search {search}: {plan.nodes_evaluated} nodes evaluated, {run.session.engine.queries} queries")
+    report = build_report(policy, stats, plan, verified)
+    add_risk_and_utility(report, policy, stats, plan)
+    sql_listing = report_sql(policy, stats, plan) if policy.reporting.report or run.writes else None
+    if not plan.local:
+        report["arx_quality"] = arx_loss.measure(stats, plan, final)
+    run.clock.lap("report")
+    warning = near_top_warning(report)
+    if warning is not None:  # a plan that keeps nearly nothing never passes silently
+        report.setdefault("warnings", []).append(warning)
+    return plan, report, sql_listing
+
+
+def _registry_entry(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_listing) -> dict:
+    """The registry row of the release (written with it: both or neither)."""
+    return {
+        "source": run.rel_input.describe() if run.rel_input is not None else run.session.source.describe(),
+        "search": run.policy.strategy.search,
+        "policy": _policy_dict(run.policy),
+        "transformation": plan.transformation,
+        "privacy": report["privacy"],
+        "metrics": {"name": plan.metric_name, "value": plan.metric_value},
+        "rows": stats.rows,
+        "suppressed_rows": plan.suppressed_rows,
+        "input_hash": stats.input_hash,
+        "report": {**report, "sql": sql_listing},
+    }
+
+
+def _release(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_listing, fail_after_write: bool) -> tuple[dict, str | None]:
+    """Write the release (or make the connection's release relation); a dry run says what it
+    would write. Returns the Release's state and the registry used."""
+    target, session, out = run.target, run.session, run.policy.release
+    if run.dry_run:
+        if target.kind != "none":
+            report["dry_run"] = {"would_write": target.describe() if target.kind != "in_place" else f"table {target.table} (in place)", "registry": out.registry}
+        return {}, None
+    entry = _registry_entry(run, stats, plan, report, sql_listing)
+    if target.kind == "none":
+        state = lazy_release(session.engine, stats, plan, run.policy, entry, run.rel_input) if run.connection is not None else {}
+        if state:
+            report["output"], report["release_id"] = "relation", state["release_id"]
+            run.say(f"release relation ready (release {state['release_id']}); nothing written")
+        return state, None
+    with run.reporter.phase("write", engine=session.engine):
+        written = release_mod.write(stats, plan, target, out.suppression, out.drop_columns, out.registry, entry, fail_after_write=fail_after_write, microaggregate=out.microaggregate, say=run.say)
+    report["output"] = written["output"]
+    report["release_id"] = written["release_id"]
+    run.say(f"wrote {written['output']} (release {written['release_id']})")
+    state = {"kind": target.kind, "path": target.path, "delimiter": target.delimiter, "table": target.table,
+             "database": getattr(session.engine, "database", None), "postgres": session.engine.dialect == "postgres",
+             "connection": run.connection if session.engine.dialect == "duckdb" else None}
+    return state, written.get("registry")
+
+
+def _finish_report(run: _Run, report: dict, sql_listing, registry_used: str | None, started: float) -> None:
+    """The report's last figures (statements, timings) and its HTML page when asked."""
+    report["queries"] = run.session.engine.queries
+    run.clock.lap("write")
+    report["timings"] = run.clock.seconds
+    report["seconds"] = round(time.perf_counter() - started, 3)
+    path = run.policy.reporting.report
+    if path:
+        try:
+            write_html({**report, "policy": redact_policy(_policy_dict(run.policy))}, path, sql=sql_listing)
+        except OSError as err:
+            raise _report_not_written(err, report, path, registry_used) from None
 
 
 class PhaseClock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Callable
+from typing import Any
 
 from sqlanon.engine import DuckDBEngine, PostgresEngine, connect
 from sqlanon.errors import ConfigError, EngineError
@@ -29,58 +30,55 @@ def _default_memory_limit() -> str:
 class Session:
     """An engine, a source and the hierarchies of one run (shared by anonymize/check/sql)."""
 
+    engine: DuckDBEngine | PostgresEngine | SparkEngine | Any
+    source: Source
+    safepub: Any = None  # SafePub's sample and parameters, when the run asks for SafePub
+
     def __init__(self, policy: Policy, progress: Callable[[str], None] | None = None, connection=None, read_only: bool = False) -> None:
         self.policy = policy
         self.progress = progress or (lambda message: None)
-
-        check_resources(policy.memory_limit, policy.threads)  # check/sql reach here without validate()
-
-        if policy.engine == "spark" or is_spark_session(connection):
+        runtime = policy.runtime
+        check_resources(runtime.memory_limit, runtime.threads)  # check/sql reach here without validate()
+        if runtime.engine == "spark" or is_spark_session(connection):
             self._open_spark(policy, connection)
-            return
-        if policy.engine is not None and connection is not None:
-            raise ConfigError(f"engine={policy.engine!r} with a connection: the connection decides the engine; leave engine out")
-        if connection is not None:
-            # a table of the caller's open connection: DuckDB (e.g. a dbt-duckdb model's session)
-            # or psycopg 3 (PostgreSQL)
+        elif connection is not None:
+            self._open_connection(policy, connection)
+        else:
+            self._open_source(policy, read_only)
 
-            name = policy.table or policy.input
-            if not name:
-                raise ConfigError("with connection=..., name the input table (table=...)")
-            self.source = Source(kind="table", table=name, database=None)
-            if type(connection).__module__.startswith("psycopg"):
-                self.engine = PostgresEngine(connection=connection, memory_limit=policy.memory_limit)
-            else:
-                self.engine = DuckDBEngine(connection=connection, memory_limit=policy.memory_limit)
-            _require_table(self.engine, self.source)
-            return
-        self.source = Source.open(policy.input, policy.format, policy.table, policy.delimiter)
-        database = ":memory:"
-        if self.source.kind == "table":
-            database = self.source.database
-            if policy.output_table and policy.database and not is_postgres_url(database) and os.path.abspath(policy.database) != os.path.abspath(database):
-                raise ConfigError("--output-table writes into the input database; --database must name the same file")
-        elif policy.database and not policy.output_table:
-            raise ConfigError(f"--database {policy.database} is where --output-table writes for a file input; without --output-table it is not used")
-        elif policy.output_table:
-            if not policy.database:
-                raise ConfigError("--output-table with a file input needs --database PATH.duckdb to write into")
-            database = policy.database
-        chosen = "postgres" if is_postgres_url(database) else "duckdb"
-        if policy.engine is not None and policy.engine != chosen:
-            # a flag given is a flag used: never run on another engine than the one asked for
-            where = "a postgresql:// URL" if policy.engine == "postgres" else "a .duckdb file, a Parquet or CSV path"
-            raise ConfigError(f"--engine {policy.engine} but the input is read by {chosen} ({database if chosen == 'postgres' else policy.input}); "
-                              f"{policy.engine} needs {where} as --input/--database")
-        if chosen == "postgres" and policy.threads is not None:
-            raise ConfigError("--threads applies to DuckDB and Spark; a PostgreSQL server plans its own parallelism (max_parallel_workers_per_gather)")
+    def _open_connection(self, policy: Policy, connection) -> None:
+        """A table of the caller's open connection: DuckDB (e.g. a dbt-duckdb model's session) or
+        psycopg 3 (PostgreSQL)."""
+        if policy.runtime.engine is not None:
+            raise ConfigError(f"engine={policy.runtime.engine!r} with a connection: the connection decides the engine; leave engine out")
+        name = policy.source.table or policy.source.input
+        if not name:
+            raise ConfigError("with connection=..., name the input table (table=...)")
+        self.source = Source(kind="table", table=name, database=None)
+        memory_limit = policy.runtime.memory_limit
+        if type(connection).__module__.startswith("psycopg"):
+            self.engine = PostgresEngine(connection=connection, memory_limit=memory_limit)
+        else:
+            self.engine = DuckDBEngine(connection=connection, memory_limit=memory_limit)
+        _require_table(self.engine, self.source)
+
+    def _open_source(self, policy: Policy, read_only: bool) -> None:
+        """A file or a table of a database named by ``--input``, on the engine that reads it."""
+        source = policy.source
+        if not source.input:  # validate() says so for anonymize; check and sql require --input
+            raise ConfigError("no input: give --input PATH (or input: in the policy)")
+        self.source = Source.open(source.input, source.format, source.table, source.delimiter)
+        database = _database_for(policy, self.source)
+        _refuse_other_engine(policy, database)
+        runtime = policy.runtime
         if is_postgres_url(database):  # the server's memory is its own: set work_mem only when asked
-            self.engine = connect(database=database, memory_limit=policy.memory_limit)
+            self.engine = connect(database=database, memory_limit=runtime.memory_limit)
         else:
             # a .duckdb input that is only read (check, sql, --dry-run, --output to a file) is opened
             # read-only: it works on a read-only file and beside other readers of the warehouse
-            only_read = self.source.kind == "table" and (read_only or not (policy.output_table or policy.in_place))
-            self.engine = connect(database=database, memory_limit=policy.memory_limit or _default_memory_limit(), threads=policy.threads, read_only=only_read)
+            out = policy.release
+            only_read = self.source.kind == "table" and (read_only or not (out.output_table or out.in_place))
+            self.engine = connect(database=database, memory_limit=runtime.memory_limit or _default_memory_limit(), threads=runtime.threads, read_only=only_read)
         if self.source.kind == "table":
             try:
                 _require_table(self.engine, self.source)
@@ -131,6 +129,37 @@ class Session:
 
     def close(self) -> None:
         self.engine.close()
+
+
+def _database_for(policy: Policy, source: Source) -> str:
+    """The database a run opens: the input's, ``--database`` for ``--output-table`` with a file
+    input, else an in-memory DuckDB."""
+    out = policy.release
+    if source.kind == "table":
+        database = source.database
+        assert database is not None  # Source.open gives a table its database
+        if out.output_table and out.database and not is_postgres_url(database) and os.path.abspath(out.database) != os.path.abspath(database):
+            raise ConfigError("--output-table writes into the input database; --database must name the same file")
+        return database
+    if out.database and not out.output_table:
+        raise ConfigError(f"--database {out.database} is where --output-table writes for a file input; without --output-table it is not used")
+    if out.output_table:
+        if not out.database:
+            raise ConfigError("--output-table with a file input needs --database PATH.duckdb to write into")
+        return out.database
+    return ":memory:"
+
+
+def _refuse_other_engine(policy: Policy, database: str) -> None:
+    """A flag given is a flag used: never run on another engine than the one asked for."""
+    runtime = policy.runtime
+    chosen = "postgres" if is_postgres_url(database) else "duckdb"
+    if runtime.engine is not None and runtime.engine != chosen:
+        where = "a postgresql:// URL" if runtime.engine == "postgres" else "a .duckdb file, a Parquet or CSV path"
+        raise ConfigError(f"--engine {runtime.engine} but the input is read by {chosen} ({database if chosen == 'postgres' else policy.source.input}); "
+                          f"{runtime.engine} needs {where} as --input/--database")
+    if chosen == "postgres" and runtime.threads is not None:
+        raise ConfigError("--threads applies to DuckDB and Spark; a PostgreSQL server plans its own parallelism (max_parallel_workers_per_gather)")
 
 
 def _require_table(engine, source) -> None:
