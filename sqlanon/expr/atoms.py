@@ -17,9 +17,13 @@ build on it. Identifiers are always quoted: ``zip code`` or ``we"ird`` can never
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from sqlglot import exp
+
+#: a query type kept by :func:`cte_select` (a SELECT stays a SELECT, a UNION a UNION)
+Q = TypeVar("Q", bound=exp.Query)
 
 #: the column naming a lattice node in a batch statement (one row per node and class)
 NODE_ID = "nid"
@@ -112,7 +116,7 @@ def eq_all(left: str, right: str, names: list[str]) -> exp.Expr:
     return and_all([exp.EQ(this=col(n, left), expression=col(n, right)) for n in names])
 
 
-def class_summary(aggregates: Sequence[tuple[str, exp.Expr]] = ()) -> list[exp.Expr]:
+def class_summary(aggregates: Iterable[tuple[str, exp.Expr]] = ()) -> list[exp.Expr]:
     """The per-node summary over its flagged classes (columns ``cnt`` and ``ok``): classes, rows,
     smallest and largest class, suppressed rows, failing classes, then ``aggregates`` by name."""
     okc, cnt = col("ok"), col("cnt")
@@ -127,15 +131,16 @@ def class_summary(aggregates: Sequence[tuple[str, exp.Expr]] = ()) -> list[exp.E
     ]
 
 
-def union_all(selects: Sequence[exp.Expr]) -> exp.Expr:
+def union_all(selects: Sequence[exp.Query]) -> exp.Query:
     """``s1 UNION ALL s2 UNION ALL ..`` (left-deep)."""
-    out = selects[0]
+    out: exp.Query = selects[0]
     for s in selects[1:]:
         out = exp.Union(this=out, expression=s, distinct=False)
     return out
 
 
-def cte_select(ctes: Sequence[tuple[str, exp.Expr]], final: exp.Select) -> exp.Select:
+def cte_select(ctes: Sequence[tuple[str, exp.Expr]], final: Q) -> Q:
+    """``WITH name AS (body), .. final``: ``final`` with ``ctes`` attached in order."""
     for name, body in ctes:
         final = final.with_(ident(name), as_=body, copy=False)
     return final

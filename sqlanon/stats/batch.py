@@ -229,7 +229,7 @@ def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
     # after every group's pick_set: only sets that still exist
     sources = [stats._smallest_saved(meet) for _, _, meet in meets]
     one_per_node = branches(stats, [(m, g, frm, None) for (m, g, _), frm in zip(meets, sources)])
-    out = []
+    out: list[tuple] = []
     for g, ((members, group_nodes, meet), frm) in enumerate(zip(meets, sources)):
         if len(group_nodes) > 1 and meet != frm.levels and (not one_per_node or len(group_nodes) >= MEET_NODES or MEET_GAIN * meet_bound(stats, meet) <= frm.rows):
             # the group is rolled up to its meet first (inside the statement): a smaller join, or
@@ -373,14 +373,14 @@ def branches(stats, groups) -> bool:
 def key_term(stats, i: int, low: int, level: int, params=None) -> exp.Expr:
     """QI ``i``'s part of the packed class key for a node at ``level``, read from a set at
     ``low``: its code (looked up when the levels differ) as a BIGINT times its multiplier."""
-    code = col(stats.qcol(i))
+    code: exp.Expr = col(stats.qcol(i))
     if level != low:
         code = lookup(_level_map(stats, i, low, level), code, stats.dialect, params)
     m = multipliers(stats)[i]
     return exp.Mul(this=as_bigint(code), expression=_lit(m)) if m != 1 else as_bigint(code)
 
 
-def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Select:
+def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Query:
     """The batch statement for ``groups`` on a large set: one branch per node, ``UNION ALL``. A
     branch groups its source set (the smallest saved set its group generalizes: a meet several
     statements share is saved first, :func:`save_meets`; or the group's meet, rolled up first
@@ -417,7 +417,7 @@ def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp
     return cte_select(ctes, union_all(parts))
 
 
-def build(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Select:
+def build(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Query:
     """The batch statement for ``groups`` (see :func:`layout`); on a large set one branch per
     node (:func:`build_branches`)."""
     if branches(stats, groups):
@@ -460,7 +460,7 @@ def build(stats, groups, ok: exp.Expr, metric=None, params=None) -> exp.Select:
     return cte_select(ctes, final)
 
 
-def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, params=None) -> exp.Select:
+def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, params=None) -> exp.Query:
     """One statement evaluating ``nodes``: one row per node, ``nid`` = its position in ``nodes``.
 
     ``metric.batch_terms(stats)`` gives the metric's per-row parts (per QI, a value per code at
@@ -492,8 +492,8 @@ def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric
             if sql is None:
                 sql = stats.dialect.render(build(stats, groups, ok, metric, Params()), copy=False)
                 cache[key] = sql
-            params = batch_params(stats, groups, metric)
-            rows = stats.engine.fetch_all(sql, params)
+            bound = batch_params(stats, groups, metric)
+            rows = stats.engine.fetch_all(sql, bound)
         else:
             rows = stats.engine.fetch_all(build(stats, groups, ok, metric))
         got: list = [None] * len(chunk)

@@ -100,7 +100,7 @@ class Statistics:
         self.keep_sets = keep_sets
         self.materialize_rows = materialize_rows
         self.saved: list[FrequencySet] = []
-        self.base: FrequencySet | None = None
+        self._base: FrequencySet | None = None
         self.rows = 0
         self.column_freqs: list[list[int]] = []
         self.sensitive_domain: list[tuple[str, int]] = []
@@ -138,6 +138,18 @@ class Statistics:
         return [self.qcol(i) for i in range(len(self.qis))]
 
     @property
+    def base(self) -> FrequencySet:
+        """The base frequency set, saved by :meth:`prepare`."""
+        assert self._base is not None, "Statistics.prepare() has not run"
+        return self._base
+
+    @property
+    def population_set(self) -> FrequencySet:
+        """The population's base frequency set (k-map, delta-presence), saved when prepared."""
+        assert self.pop_base is not None, "the population table has not been prepared"
+        return self.pop_base
+
+    @property
     def has_s(self) -> bool:
         return self.needs.sensitive and self.sensitive is not None
 
@@ -156,9 +168,9 @@ class Statistics:
                     f"unknown quasi-identifier column {name!r} in {self.source.describe()}; "
                     f"columns are: {', '.join(src_cols)}"
                 )
-        for role, name in (("sensitive column", self.sensitive), ("class column", self.class_column)):
-            if name is not None and name not in src_cols:
-                raise ConfigError(f"unknown {role} {name!r} in {self.source.describe()}")
+        for role, column in (("sensitive column", self.sensitive), ("class column", self.class_column)):
+            if column is not None and column not in src_cols:
+                raise ConfigError(f"unknown {role} {column!r} in {self.source.describe()}")
         if self.needs.sensitive and self.sensitive is None:
             raise ConfigError("this privacy model needs --sensitive-column")
         if self.needs.majority_y and self.class_column is None:
@@ -179,7 +191,7 @@ class Statistics:
         self.rows, n_base = int(row[0] or 0), int(row[1] or 0)
         if self.row_hash:
             self.input_hash = format_input_hash(self.rows, row[2])
-        self.base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
+        self._base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
         if self.rows == 0:
             raise ConfigError(f"input {self.source.describe()} has no rows")
         self.column_freqs = self._column_freqs()
@@ -238,8 +250,10 @@ class Statistics:
         if codes_only:
             return select
         if self.has_s:
+            assert self.sensitive is not None  # has_s says so
             select = select.select(exp.alias_(as_varchar(col(self.sensitive, "src")), "s", quoted=True))
         if self.has_y:
+            assert self.class_column is not None  # has_y says so
             select = select.select(exp.alias_(as_varchar(col(self.class_column, "src")), "y", quoted=True))
         if self.row_hash and not self.hash_by_groups:
             select = select.select(exp.alias_(self.dialect.row_hash(self.source.column_names(self.engine), "src"), "rh", quoted=True))
@@ -254,7 +268,7 @@ class Statistics:
         q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True))
         return q.group_by(*[col(k) for k in keys])
 
-    def base_query_create(self) -> exp.Create:
+    def base_query_create(self) -> exp.Expr:
         return self.dialect.create_temp(self._base_name, self.dialect.clustered(self.base_query(), self.cluster_keys()))
 
     def cluster_keys(self) -> list[exp.Expr]:
@@ -298,11 +312,11 @@ class Statistics:
                     + ", ".join(repr(e) for e in examples)
                 )
         k = 2 * len(self.qis)
-        for role, name in (("sensitive", self.sensitive if self.has_s else None), ("class", self.class_column if self.has_y else None)):
-            if name is None:
+        for role, column in (("sensitive", self.sensitive if self.has_s else None), ("class", self.class_column if self.has_y else None)):
+            if column is None:
                 continue
             if int(row[k] or 0):
-                raise ConfigError(f"{role} column {name!r} has {int(row[k])} NULL value(s)")
+                raise ConfigError(f"{role} column {column!r} has {int(row[k])} NULL value(s)")
             k += 1
 
     def _unmapped_select(self, i: int) -> exp.Select:
@@ -466,6 +480,7 @@ class Statistics:
         if aggregates.needs_shares(self.needs):
             # each value's class total and its share q of the table, beside its count
             win = exp.Window(this=sum_(col("cnt")), partition_by=list(map(col, g)))
+            assert self.domain_table is not None  # prepared with the sensitive domain
             ctes.append((
                 "gsq",
                 exp.select(*map(col, g), col("s", "x"), col("cnt"), exp.alias_(win, "tot", quoted=True), col("q", "d"))
@@ -513,6 +528,7 @@ class Statistics:
     def _emd_ordered_ctes(self, src: str) -> list[tuple[str, exp.Expr]]:
         g = self.qnames
         m = len(self.sensitive_domain)
+        assert self.domain_table is not None  # prepared with the sensitive domain
         keys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
         keys = keys.group_by(*map(col, g)) if g else keys
         cond = and_all([exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in g] + [exp.EQ(this=col("s", "x"), expression=col("s", "d"))])
@@ -571,7 +587,7 @@ class Statistics:
         if self.dialect.binds_lists:
             # hot path: every lookup is a bound parameter, so the text is cached per shape
             same = isinstance(node, tuple) and node == tuple(frm.levels)  # read as it is: no lookups
-            params = Params(([] if same else self.maps(node, frm)) + (self.maps(node, self.pop_base) if self.needs.population else []))
+            params = Params(([] if same else self.maps(node, frm)) + (self.maps(node, self.population_set) if self.needs.population else []))
             built = aggregates(params) if callable(aggregates) else list(aggregates)
             key = (frm.table, same, ok.sql(), tuple((name, e.sql()) for name, e in built))
             sql = self._sql_cache.get(key)
@@ -611,7 +627,7 @@ class Statistics:
             parts.append(exp.select("*").from_(exp.alias_(exp.Subquery(this=q), f"n{i}", table=True, quoted=True)))
             names.append([name for name, _ in built])
             sources.append(frm)
-        union = parts[0]
+        union: exp.Query = parts[0]
         for part in parts[1:]:
             union = exp.union(union, part, distinct=False, copy=False)
         rows = self.engine.fetch_all(union, params or None)
@@ -688,7 +704,7 @@ class Statistics:
         final = exp.select(col("cnt"), exp.Count(this=exp.Star())).from_(table_ref(cls)).group_by(col("cnt")).order_by(col("cnt"))
         return [(int(a), int(b)) for a, b in self.engine.fetch_all(cte_select(ctes, final))]
 
-    def _bad_classes_create(self, node, ok: exp.Expr, table: str, columns: list[exp.Expr], params: Params | None = None) -> exp.Create:
+    def _bad_classes_create(self, node, ok: exp.Expr, table: str, columns: list[exp.Expr], params: Params | None = None) -> exp.Expr:
         """A temp table of ``columns`` over the classes of ``node`` that ``ok`` does not release;
         ``params`` binds the code lists (run it with them)."""
         ctes, cls = self.class_ctes(node, params=params)
@@ -696,7 +712,7 @@ class Statistics:
         final = exp.select(*columns).from_(table_ref("flagged")).where(exp.Not(this=col("ok")))
         return self.dialect.create_temp(table, cte_select(ctes, final))
 
-    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Create:
+    def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Expr:
         """A temp table of the suppressed classes, as generalized *labels* (for the release join);
         ``params`` binds the code and label lists (a statement whose text does not grow with the
         distinct values: 90K zips spelled out took 12 s to build and parse)."""
@@ -704,7 +720,7 @@ class Statistics:
         labels = [exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect, params), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
         return self._bad_classes_create(node, ok, table, labels, params)
 
-    def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Create:
+    def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Expr:
         """A temp table of the suppressed classes of a full-domain node as packed integer keys
         (``k0``.., :func:`sqlanon.stats.batch.words`: each QI's code at the node's level times
         its multiplier, summed per key word), for a release that joins them on one integer
@@ -730,7 +746,7 @@ class Statistics:
         Shared: do not change the list. Counted again when ``column_freqs`` is replaced (a subset)."""
         import numpy as np
 
-        cache = self.__dict__.get("_level_freqs")
+        cache: tuple[list[list[int]], dict[tuple[int, int], list[int]]] | None = self.__dict__.get("_level_freqs")
         if cache is None or cache[0] is not self.column_freqs:
             cache = self.__dict__["_level_freqs"] = (self.column_freqs, {})
         out = cache[1].get((i, level))

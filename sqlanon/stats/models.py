@@ -33,8 +33,8 @@ def hierarchical_emd_ctes(stats, src: str, keys: list[str] | None = None) -> lis
     ``s`` with ``cnt``); the class key is the QI columns, or ``keys`` (the genetic search's
     candidate class keys)."""
     g = _g(stats) if keys is None else list(keys)
-    keys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
-    keys = keys.group_by(*map(col, g)) if g else keys
+    hkeys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
+    hkeys = hkeys.group_by(*map(col, g)) if g else hkeys
     cond = and_all([exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in g] + [exp.EQ(this=col("s", "x"), expression=col("s", "d"))])
     p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
     grid = (
@@ -57,7 +57,7 @@ def hierarchical_emd_ctes(stats, src: str, keys: list[str] | None = None) -> lis
     cost = exp.select(*cost_by, exp.alias_(exp.Mul(this=col("w"), expression=exp.Paren(this=least)), "c", quoted=True)).from_(table_ref("hext")).group_by(*cost_by)
     emd = exp.select(*map(col, g), exp.alias_(sum_(col("c")), "emd_hier", quoted=True)).from_(table_ref("hcost"))
     emd = emd.group_by(*map(col, g)) if g else emd
-    return [("hkeys", keys), ("hgrid", grid), ("hext", ext), ("hcost", cost), ("hemd", emd)]
+    return [("hkeys", hkeys), ("hgrid", grid), ("hext", ext), ("hcost", cost), ("hemd", emd)]
 
 
 def prepare_sensitive_hierarchy(stats) -> None:

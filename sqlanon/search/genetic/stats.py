@@ -272,7 +272,7 @@ class GeneticStats:
         ``cnt``) with the block columns, so a batch rolls it up by the candidates' class keys."""
         if self.needs is None or not getattr(self.needs, "population", False) or self.pop_table:
             return
-        pop = self.stats.pop_base
+        pop = self.stats.population_set
         q = exp.select(*map(col, self.stats.qnames), col("cnt"), *self._block_columns()).from_(table_ref(pop.table))
         self.pop_table = self.engine.temp_name("ga_pop")
         self.engine.execute(self.dialect.create_temp(self.pop_table, q))
