@@ -47,6 +47,8 @@ from __future__ import annotations
 import bisect
 import math
 
+from typing import Any
+
 import numpy as np
 
 from sqlanon.search.genetic.cut import Layout, recoding_from_transformation
@@ -59,7 +61,7 @@ from sqlanon.privacy.diagnosis import unsatisfiable
 
 __all__ = ["run", "recoding_from_transformation", "layout_for", "GA"]
 
-DEFAULTS = {
+DEFAULTS: dict[str, Any] = {  # the options of a genetic search, of several types
     "iterations": 2000,
     "population": 100,
     "seed": None,

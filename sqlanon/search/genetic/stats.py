@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -173,7 +174,8 @@ class GeneticStats:
         stats, src_cols = self.stats, self.stats.source.column_names(self.engine)
         if self.sensitive and any(t.dispersion == "mad" for t in self.regression_targets):
             raise ConfigError("the mad dispersion cannot be combined with l-diversity or t-closeness in the genetic search (use dispersion=variance)")
-        for t in [*self.class_targets, *self.regression_targets]:
+        targets: list[ClassTarget | RegressionTarget] = [*self.class_targets, *self.regression_targets]
+        for t in targets:
             if t.column not in src_cols:
                 raise ConfigError(f"unknown target column {t.column!r} in {stats.source.describe()}")
         # The shared base frequency set already holds the class column as ``y`` when the run's
@@ -213,10 +215,10 @@ class GeneticStats:
                 q = q.select(exp.alias_(sum_(hit), f"t{ti}_{j}", quoted=True))
             q = q.select(exp.alias_(sum_(if_(exp.Is(this=col(f"y{ti}"), expression=exp.Null()), lit(1), lit(0))), f"t{ti}_null", quoted=True))
         for ti, _ in enumerate(self.regression_targets):
-            v = col(f"v{ti}")
-            q = q.select(exp.alias_(sum_(v), f"r{ti}_s1", quoted=True))
-            q = q.select(exp.alias_(sum_(exp.Mul(this=v, expression=col(f"v{ti}"))), f"r{ti}_s2", quoted=True))
-            q = q.select(exp.alias_(sum_(if_(exp.Is(this=v.copy(), expression=exp.Null()), lit(1), lit(0))), f"r{ti}_null", quoted=True))
+            v_col = col(f"v{ti}")
+            q = q.select(exp.alias_(sum_(v_col), f"r{ti}_s1", quoted=True))
+            q = q.select(exp.alias_(sum_(exp.Mul(this=v_col, expression=col(f"v{ti}"))), f"r{ti}_s2", quoted=True))
+            q = q.select(exp.alias_(sum_(if_(exp.Is(this=v_col.copy(), expression=exp.Null()), lit(1), lit(0))), f"r{ti}_null", quoted=True))
         self._create_base(q.from_(enc))
         for ti, t in enumerate(self.regression_targets):
             if t.dispersion == "mad":
@@ -240,17 +242,22 @@ class GeneticStats:
         self.engine.execute(self.dialect.create_temp(self.table, q))
         self._split_base()
 
+    def _base_table(self) -> str:
+        """The candidates' base table, made when prepared."""
+        assert self.table is not None, "the genetic search's base table has not been made"
+        return self.table
+
     def _split_base(self) -> None:
         """Copy the base table into parts (rows numbered once, part = number mod parts) when the
         engine would scan it with one thread while it has more (see :func:`scan_parts`)."""
-        rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(self.table))) or 0)
+        rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(self._base_table()))) or 0)
         n = self.split if self.split is not None else scan_parts(rows, self.engine.scan_threads())
         if n <= 1 or rows < n:
             return
-        names = [name for name, _ in self.engine.describe_columns(exp.select(exp.Star()).from_(table_ref(self.table)))]
+        names = [name for name, _ in self.engine.describe_columns(exp.select(exp.Star()).from_(table_ref(self._base_table())))]
         numbered = self.engine.temp_name("ga_base_numbered")
         number = exp.Mod(this=exp.Window(this=exp.RowNumber()), expression=lit(n))
-        self.engine.execute(self.dialect.create_temp(numbered, exp.select(exp.Star(), exp.alias_(number, "part", quoted=True)).from_(table_ref(self.table))))
+        self.engine.execute(self.dialect.create_temp(numbered, exp.select(exp.Star(), exp.alias_(number, "part", quoted=True)).from_(table_ref(self._base_table()))))
         try:
             for i in range(n):
                 name = self.engine.temp_name(f"ga_base_p{i}")
@@ -263,7 +270,7 @@ class GeneticStats:
     def _base_source(self, alias: str) -> exp.Expr:
         """The base table as the batch statement reads it: the table, or its parts' ``UNION ALL``."""
         if not self.parts:
-            return table_ref(self.table, alias=alias)
+            return table_ref(self._base_table(), alias=alias)
         union = union_all([exp.select(exp.Star()).from_(table_ref(name)) for name in self.parts])
         return exp.alias_(exp.Subquery(this=union), alias, table=True, quoted=True)
 
@@ -285,7 +292,7 @@ class GeneticStats:
             aggs += [sum_(col(f"t{ti}_{j}")) for j in range(len(t.values))] + [sum_(col(f"t{ti}_null"))]
         for ti, _ in enumerate(self.regression_targets):
             aggs += [sum_(col(f"r{ti}_s1")), sum_(col(f"r{ti}_s2")), sum_(col(f"r{ti}_null"))]
-        row = list(self.engine.fetch_one(exp.select(*aggs).from_(table_ref(self.table))))
+        row = list(self.engine.fetch_one(exp.select(*aggs).from_(table_ref(self._base_table()))))
         self.totals["rows"] = int(row.pop(0) or 0)
         self.totals["class"] = []
         for t in self.class_targets:
@@ -295,12 +302,12 @@ class GeneticStats:
                 raise ConfigError(f"class column {t.column!r} has {nulls} NULL value(s)")
             self.totals["class"].append(counts)
         self.totals["regression"] = []
-        for ti, t in enumerate(self.regression_targets):
+        for ti, rt in enumerate(self.regression_targets):
             s1, s2, nulls = float(row.pop(0) or 0), float(row.pop(0) or 0), int(row.pop(0) or 0)
             if nulls:
-                raise ConfigError(f"regression target {t.column!r} has {nulls} NULL or non-numeric value(s)")
+                raise ConfigError(f"regression target {rt.column!r} has {nulls} NULL or non-numeric value(s)")
             total = {"s1": s1, "s2": s2}
-            if t.dispersion == "mad":
+            if rt.dispersion == "mad":
                 total["mad"] = self.single_group_mad(ti)
             self.totals["regression"].append(total)
 
@@ -314,7 +321,7 @@ class GeneticStats:
 
     def single_group_mad(self, ti: int) -> float:
         """Sum of |v - median| over all rows (the regression metric's normalizer)."""
-        return float(self._mad_rows(ti, grouped=False))
+        return float(cast(float, self._mad_rows(ti, grouped=False)))  # ungrouped: a number from the engine
 
     # -----------------------------------------------------------------------------------------
     # the batched fitness query
@@ -639,7 +646,7 @@ class GeneticStats:
                 cols[f"k{i}"] = lists([np.asarray(cd["codes"][i], dtype=np.int64) * strides[i] for cd in candidates], pa.int64())
         self.engine.register_arrow(self.cand, pa.table(cols))
         try:
-            sig = ("batch", lm, per_column, block_words, radix)
+            sig: tuple = ("batch", lm, per_column, block_words, radix)
             if sig not in self._sql:
                 self._sql[sig] = self.dialect.render(self.batch_query(lm, per_column, block_words, radix))
             with_names = self._result_names(lm, per_column)
