@@ -122,7 +122,7 @@ def check(engine, where: str) -> None:
     found = lookup(engine, TableName(name="sqlanon_releases"))
     if found is None:
         return
-    if found.kind not in (BASE_TABLE, None):
+    if found.kind is not None and found.kind != BASE_TABLE:
         raise ConfigError(f"registry {where}: sqlanon_releases is a {found.kind.lower()}, not a sqlanon registry table; name another --registry")
     from sqlglot import exp
 

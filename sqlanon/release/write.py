@@ -44,8 +44,20 @@ class Target:
     delimiter: str = ","
     overwrite: bool = False
 
+    @property
+    def file(self) -> str:
+        """The file written: a parquet or csv target has a path."""
+        assert self.path is not None, f"a {self.kind} target without a path"
+        return self.path
+
+    @property
+    def table_name(self) -> str:
+        """The table written: a table target names one."""
+        assert self.table is not None, f"a {self.kind} target without a table"
+        return self.table
+
     def describe(self) -> str:
-        return self.path if self.kind in ("parquet", "csv") else f"table {self.table}"
+        return self.file if self.kind in ("parquet", "csv") else f"table {self.table}"
 
     @classmethod
     def from_options(cls, output=None, output_table=None, in_place=False, source=None, overwrite=False, delimiter=",", directories=False):
@@ -187,7 +199,7 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
     qi_index = {name: i for i, name in enumerate(stats.qis)}
     for i, name in enumerate(stats.qis):
         alias = f"m{i}"
-        cond = exp.EQ(this=col("leaf", alias), expression=as_varchar(col(name, "src")))
+        cond: exp.Expr = exp.EQ(this=col("leaf", alias), expression=as_varchar(col(name, "src")))
         q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner")
     if bad_table and keys:
         conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
@@ -205,7 +217,7 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
             if qi_index[name] in ungeneralized and not masked:
                 q = q.select(col(name, "src"))
                 continue
-            value = col("label" if labels else "value", f"m{qi_index[name]}")
+            value: exp.Expr = col("label" if labels else "value", f"m{qi_index[name]}")
             if masked:
                 value = exp.Case().when(is_bad, col("masked", f"m{qi_index[name]}") if labels else lit(SUPPRESSED)).else_(value)
             q = q.select(exp.alias_(value, name, quoted=True))
@@ -237,7 +249,7 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
     nodes = [s.node for s in steps] if steps else [plan.node]
     maps = round_maps(stats.engine, stats, nodes)
     ok = plan.requirement.predicate()
-    bads = []
+    bads: list = []
 
     for r, node in enumerate(nodes):
         round_stats = steps[r].stats if steps else stats
@@ -320,7 +332,7 @@ def write_query(engine, query, target: Target, source, entry: dict, registry_pat
 
 
 def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write, say=None) -> dict:
-    final = target.path
+    final = target.file
     if hasattr(engine, "write_file_atomically"):  # Spark: its writer, its file system's rename
         return _write_engine_file(engine, query, target, entry, registry_path, fail_after_write)
     os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
@@ -373,7 +385,7 @@ def _check_catalog_target(engine, target: Target, source) -> None:
     """:func:`check_target` on an engine with a catalog API and no information schema (Spark)."""
     if target.kind == "in_place":
         engine.check_replaceable(source.table_expression())
-    elif target.kind == "table" and source is not None and source.kind == "table" and _same_catalog_table(engine, target.table, source):
+    elif target.kind == "table" and source is not None and source.kind == "table" and _same_catalog_table(engine, target.table_name, source):
         raise ConfigError(f"--output-table {target.table} is the input table; use --in-place to replace it")
     elif target.kind == "table" and not target.overwrite and engine.table_exists(Source(kind="table", table=target.table).table_expression()):
         raise ConfigError(f"output table {target.table!r} already exists (use --overwrite)")
@@ -394,7 +406,7 @@ def _check_in_place(engine, source) -> TableName:
 def _check_output_table(engine, target: Target, source) -> TableName | None:
     """``--output-table``: not the input, its schema exists, and an existing table (not a view)
     only with ``--overwrite``. Returns the existing table, if any."""
-    name = TableName.parse(target.table, engine.dialect)
+    name = TableName.parse(target.table_name, engine.dialect)
     existing = lookup(engine, name)
     if existing is not None and source is not None and source.kind == "table" and same_table(engine, name, source.table_name(engine.dialect)):
         raise ConfigError(f"--output-table {target.table} is the input table; use --in-place to replace it (in one transaction)")
@@ -421,14 +433,14 @@ def check_registry(engine, target: Target, source, registry_path: str | None, la
         return
     if target.kind not in ("parquet", "csv"):
         return
-    reg = registry_path or (registry.default_registry_for(target.path) if "://" not in str(target.path) else None)
+    reg = registry_path or (registry.default_registry_for(target.file) if "://" not in target.file else None)
     if reg:
         registry.check_file(reg, source.database if source is not None and source.kind == "table" else None)
 
 
 def _write_engine_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write) -> dict:
     """An engine that writes (and renames) files itself: a temporary sibling, then one rename."""
-    final = target.path
+    final = target.file
 
     def hook():
         if fail_after_write:
@@ -508,7 +520,7 @@ def _write_table(engine, query, target: Target, source, entry: dict, fail_after_
             existing = check_target(engine, target, source)
             if existing is not None:  # replaced under the name the catalog has for it
                 engine.execute(engine.dialect.drop_table(existing.expression()))
-            created = existing or TableName.parse(name, engine.dialect)
+            created = existing or TableName.parse(target.table_name, engine.dialect)
             engine.execute(engine.dialect.create_table(created.expression(), query))
         else:
             check_target(engine, target, source)

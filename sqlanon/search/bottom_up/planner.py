@@ -137,24 +137,26 @@ class Taxonomy:
                 if node != prev:
                     parent[prev] = node
                     prev = node
-        return cls(h.attribute, labels, parent, n_leaves=n, levels=[tuple(x) for x in levels])
+        return cls(h.attribute, labels, parent, n_leaves=n, levels=[(lo, hi) for lo, hi in levels])
 
     def bounded(self, h, lo: int, hi: int) -> tuple[list[int], set[int]]:
         """Level bounds ``lo..hi``: relabel every node standing for levels below ``lo`` (a chain
         of single children) by its level-``lo`` label, and return the start (per leaf, the node of
         its level-``lo`` ancestor) and the nodes a generalization may not reach (lowest level
         above ``hi``)."""
+        assert self.levels is not None  # a tree built from a hierarchy knows its nodes' levels
+        levels = self.levels
         start = []
         for leaf, _row in enumerate(h.rows):
             x = leaf
-            while self.levels[x][1] < lo:
+            while levels[x][1] < lo:
                 x = self.parent[x]
             start.append(x)
-        for node, (low, top) in enumerate(self.levels):
+        for node, (low, top) in enumerate(levels):
             if low < lo <= top:
                 leaf = self.leaves_under(node)[0]
                 self.labels[node] = h.rows[leaf][lo]
-        above = {node for node, (low, _) in enumerate(self.levels) if low > hi}
+        above = {node for node, (low, _) in enumerate(levels) if low > hi}
         return start, above
 
     @classmethod

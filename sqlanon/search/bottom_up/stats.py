@@ -108,7 +108,7 @@ class VidTable:
         """
         keys = []
         for i in range(self.n):
-            code = col(f"q{i}")
+            code: exp.Expr = col(f"q{i}")
             if leaf_nodes is not None:
                 code = lookup(list(leaf_nodes[i]), code, self.dialect)
             keys.append(code)
@@ -309,8 +309,8 @@ class VidTable:
                 keys.append(col(q))
         sel += [exp.alias_(_bigint(sum_(col(y))), y, quoted=True) for y in self.ynames]
         sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "cnt", quoted=True))
-        q = exp.select(*sel).from_(table_ref(self.name)).where(_in(col(self.qname(attr)), children))
-        return q.group_by(*keys) if keys else q
+        sq = exp.select(*sel).from_(table_ref(self.name)).where(_in(col(self.qname(attr)), children))
+        return sq.group_by(*keys) if keys else sq
 
     def probe_stats_query(self, table: str, attr: int, children: Sequence[int], K: int) -> exp.Expr:
         """``kind, cnt, n`` rows: ``o``/``n`` = old/new vids by a(vid) < K, ``O``/``N`` = numbers of
@@ -391,8 +391,8 @@ def _sum_all(parts: list[exp.Expr]) -> exp.Expr:
     return exp.Paren(this=add_all(parts))
 
 
-def _union_all(selects: list[exp.Expr]) -> exp.Expr:
-    out = selects[0]
+def _union_all(selects: Sequence[exp.Query]) -> exp.Query:
+    out: exp.Query = selects[0]
     for s in selects[1:]:
         out = exp.Union(this=out, expression=s, distinct=False)
     return out
