@@ -15,7 +15,7 @@ always did) or under its section (``privacy: {k: 5}``); the CLI flag of the same
 >>> Policy.from_dict({"privacy": {"kk": 5}})
 Traceback (most recent call last):
 ...
-sqlanon.errors.ConfigError: unknown key 'kk' in policy: privacy; privacy holds: c, delta, delta_max, delta_min, epsilon, epsilon_search, k, k_map, k_map_estimator, k_map_significance, l, l_diversity, max_suppression, population, population_size, safepub_steps, seed, sensitive_column, t, t_distance, t_hierarchy
+sqlanon.errors.ConfigError: unknown key 'kk' in policy: privacy; privacy holds: average_risk, beta_likeness, c, delta, delta_disclosure, delta_max, delta_min, epsilon, epsilon_search, k, k_map, k_map_estimator, k_map_significance, l, l_diversity, max_suppression, population, population_size, safepub_steps, seed, sensitive_column, t, t_distance, t_hierarchy
 
 ``policy.k`` is ``policy.privacy.k`` (every leaf has a flat alias, typed, read and write) for code
 written against the flat policy; new code names the section.
@@ -102,6 +102,9 @@ class PrivacyPolicy(_Section):
     epsilon_search: float | None = Field(default=None, description="SafePub: part of epsilon spent on choosing the generalization (default 10%).")
     safepub_steps: int | None = Field(default=None, description="SafePub: steps of the exponential-mechanism search (default 100).")
     seed: int | None = Field(default=None, description="SafePub: seed of its sampling.")
+    beta_likeness: float | None = Field(default=None, description="beta of enhanced beta-likeness on --sensitive-column (ARX EnhancedBLikeness).")
+    delta_disclosure: float | None = Field(default=None, description="delta of delta-disclosure privacy on --sensitive-column (ARX DDisclosurePrivacy, log base 2).")
+    average_risk: float | None = Field(default=None, description="Highest average re-identification risk (released classes / released rows) of the release (ARX AverageReidentificationRisk).")
 
 
 class StrategyPolicy(_Section):
@@ -263,6 +266,9 @@ class Policy(BaseModel):
     epsilon_search = _Flat[Optional[float]]("privacy", "epsilon_search")
     safepub_steps = _Flat[Optional[int]]("privacy", "safepub_steps")
     seed = _Flat[Optional[int]]("privacy", "seed")
+    beta_likeness = _Flat[Optional[float]]("privacy", "beta_likeness")
+    delta_disclosure = _Flat[Optional[float]]("privacy", "delta_disclosure")
+    average_risk = _Flat[Optional[float]]("privacy", "average_risk")
     search = _Flat[str]("strategy", "search")
     search_options = _Flat[dict[str, Any]]("strategy", "search_options")
     local_recoding = _Flat[bool]("strategy", "local_recoding")

@@ -59,15 +59,17 @@ def closest(evaluated) -> object | None:
 
 
 def measure(stats, requirement, node) -> tuple[object, list[dict]]:
-    """One statement at ``node``: per model, the rows it suppresses alone and its worst class."""
+    """One statement at ``node``: per class-level model, the rows it suppresses alone and its worst
+    class (a table-level model, whose verdict needs the whole class table, is not measured alone)."""
+    models = [(i, m) for i, m in enumerate(requirement.models) if not m.table_level]
     aggs: list[tuple[str, exp.Expr]] = []
-    for i, model in enumerate(requirement.models):
+    for i, model in models:
         aggs.append((f"m{i}_suppressed", exp.Sum(this=if_(model.predicate(), lit(0), col("cnt")))))
         for j, (_name, e) in enumerate(getattr(model, "worst", lambda: [])()):
             aggs.append((f"m{i}_w{j}", e))
     ns = stats.evaluate(node, requirement.predicate(), aggs)
     per_model = []
-    for i, model in enumerate(requirement.models):
+    for i, model in models:
         names = [name for name, _ in getattr(model, "worst", lambda: [])()]
         values = {name: ns.extra.get(f"m{i}_w{j}") for j, name in enumerate(names)}
         per_model.append({"model": model_label(model), "suppressed_rows": int(ns.extra.get(f"m{i}_suppressed") or 0), "worst": values, "model_obj": model})
@@ -87,21 +89,10 @@ def unsatisfiable(stats, requirement, node, *, qis=None, scope: str = "", label:
     except Exception:  # never hide the real verdict behind a failing diagnosis
         return UnsatisfiableError(f"no transformation satisfies {requirement_label(requirement)} within the suppression budget of {budget:,} rows")
     failing = [m for m in per_model if m["suppressed_rows"] > budget]
-    if rows and ns.suppressed >= rows and ns.suppressed <= budget:
-        fault = "it would suppress every row, and a release of nothing is refused"
-    elif failing:
-        fault = "; ".join(f"{m['model']} fails (alone it suppresses {m['suppressed_rows']:,} rows)" for m in failing)
-    elif per_model:
-        fault = "the models fail together (" + ", ".join(f"{m['model']} alone suppresses {m['suppressed_rows']:,}" for m in per_model) + ")"
-    else:
-        fault = "the requirement fails"
+    fault = _fault(ns, per_model, failing, budget, rows)
     pct = f"{requirement.max_suppression:.4g}" if requirement.max_suppression else "0"
     where = label or transformation_label(qis, node)
-    details = []
-    for m in per_model:
-        words = m["model_obj"].describe_worst(m["worst"]) if hasattr(m["model_obj"], "describe_worst") else None
-        if words:
-            details.append(words)
+    details = [w for w in (_worst_words(m) for m in per_model) if w]
     message = (
         f"no transformation {scope + ' ' if scope else ''}satisfies {requirement_label(requirement)} within the suppression budget of "
         f"{budget:,} rows (max_suppression {pct} of {rows:,}): {fault}. Closest: {where} suppresses {ns.suppressed:,} rows"
@@ -118,3 +109,19 @@ def unsatisfiable(stats, requirement, node, *, qis=None, scope: str = "", label:
         },
     }
     return err
+
+
+def _fault(ns, per_model: list[dict], failing: list[dict], budget: int, rows: int) -> str:
+    """Which model(s) break the budget at the closest transformation, in words."""
+    if rows and ns.suppressed >= rows and ns.suppressed <= budget:
+        return "it would suppress every row, and a release of nothing is refused"
+    if failing:
+        return "; ".join(f"{m['model']} fails (alone it suppresses {m['suppressed_rows']:,} rows)" for m in failing)
+    if per_model:
+        return "the models fail together (" + ", ".join(f"{m['model']} alone suppresses {m['suppressed_rows']:,}" for m in per_model) + ")"
+    return "the requirement fails"
+
+
+def _worst_words(m: dict) -> str | None:
+    describe = getattr(m["model_obj"], "describe_worst", None)
+    return describe(m["worst"]) if describe is not None else None

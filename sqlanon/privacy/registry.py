@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel, Requirement
+from sqlanon.privacy.average_risk import AverageRisk
+from sqlanon.privacy.beta_likeness import EnhancedBetaLikeness
+from sqlanon.privacy.delta_disclosure import DeltaDisclosure
 from sqlanon.privacy.delta_presence import DeltaPresence
 from sqlanon.privacy.k_anonymity import KAnonymity
 from sqlanon.privacy.k_map import KMap
@@ -25,6 +28,9 @@ MODELS: dict[str, type[PrivacyModel]] = {
     "t-closeness": TCloseness,  # equal, ordered or hierarchical distance
     "k-map": KMap,
     "delta-presence": DeltaPresence,
+    "enhanced-beta-likeness": EnhancedBetaLikeness,
+    "delta-disclosure": DeltaDisclosure,
+    "average-risk": AverageRisk,
 }
 
 

@@ -1,0 +1,92 @@
+"""Enhanced beta-likeness (Cao & Karras, "Publishing Microdata with a Robust Privacy Guarantee",
+VLDB 2012), as ARX's ``EnhancedBLikeness``: for every class and every sensitive value ``s`` in it,
+with ``p`` its share of the table and ``q`` its share of the class,
+``(q - p) / p <= min(beta, -ln p)`` (a value the class holds more often than the table may gain at
+most ``beta`` relative to ``p``, and less when ``p`` is large; values held less often pass). Above,
+``a`` held by the whole class gains 1 <= beta but more than ``-ln 0.5 = 0.69``.
+
+Per class, the aggregates (:mod:`sqlanon.privacy.aggregates`) are the largest relative gain
+``blike_max = max (q - p) / p`` and ``blike_ln = max ((q - p) / p + ln p)``; the predicate is
+``blike_max <= beta`` and ``blike_ln <= 0`` (the two halves of the ``min``), with a hair of
+tolerance. Monotone without suppression (a merged class's share of s lies between its parts'),
+not with a budget.
+
+Policy keys: ``beta_likeness: B`` (B > 0) with ``sensitive_column`` (CLI ``--beta-likeness B``).
+
+>>> m = EnhancedBetaLikeness(1.0)
+>>> m.global_dist = {"a": 0.5, "b": 0.5}
+>>> m.class_ok({"s_counts": {"a": 4}}), m.class_ok({"s_counts": {"a": 3, "b": 1}})
+(False, True)
+"""
+
+from __future__ import annotations
+
+import math
+
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError
+from sqlanon.expr.atoms import col, lit
+from sqlanon.privacy.base import PrivacyModel
+from sqlanon.privacy.needs import ClassNeeds
+
+EPS = 1e-9
+
+
+class EnhancedBetaLikeness(PrivacyModel):
+    name = "enhanced-beta-likeness"
+    needs = ClassNeeds(beta_likeness=True)
+    monotone_with_suppression = False  # a like class merged with an unlike one can be unlike
+    asks = ("beta_likeness",)
+    replaces_k = True
+    global_dist: dict | None = None
+
+    def __init__(self, beta: float, column: str | None = None) -> None:
+        if isinstance(beta, bool) or not beta > 0 or not math.isfinite(beta):
+            raise ConfigError(f"beta-likeness needs a finite beta > 0, got {beta!r}")
+        self.beta = float(beta)
+        self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
+
+    @classmethod
+    def validate_policy(cls, policy) -> None:
+        if policy.beta_likeness is not None and not policy.sensitive_column:
+            raise ConfigError("beta-likeness (--beta-likeness) needs --sensitive-column")
+
+    @classmethod
+    def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
+        return [cls(policy.beta_likeness)] if policy.beta_likeness is not None else []
+
+    def to_policy(self) -> dict:
+        return {"beta_likeness": self.beta, **({"sensitive_column": self.column} if self.column else {})}
+
+    def bind(self, stats) -> None:
+        self.global_dist = {v: n / stats.rows for v, n in stats.sensitive_domain}
+
+    def predicate(self) -> exp.Expr:
+        return exp.and_(
+            exp.LTE(this=col("blike_max"), expression=lit(self.beta + EPS)),
+            exp.LTE(this=col("blike_ln"), expression=lit(EPS)),
+        )
+
+    def class_ok(self, cls: dict) -> bool:
+        assert self.global_dist is not None, "bind() the model to the table first"
+        n = sum(cls["s_counts"].values())
+        for v, c in cls["s_counts"].items():
+            if c <= 0:
+                continue
+            p = self.global_dist[v]
+            gain = (c / n - p) / p
+            if gain > self.beta + EPS or gain + math.log(p) > EPS:
+                return False
+        return True
+
+    def describe(self) -> dict:
+        return {"model": self.name, "beta": self.beta}
+
+    def worst(self) -> list[tuple[str, exp.Expr]]:
+        return [("max_gain", exp.Max(this=col("blike_max"))), ("max_gain_ln", exp.Max(this=col("blike_ln")))]
+
+    def describe_worst(self, v: dict) -> str:
+        if v.get("max_gain") is None:
+            return ""
+        return f"the least like class has a relative gain of {v['max_gain']:.4g} (beta={self.beta:g}; at most -ln p too: excess {max(v['max_gain_ln'], 0.0):.4g})"

@@ -1,0 +1,95 @@
+"""delta-disclosure privacy (Brickell & Shmatikov, "The Cost of Privacy: Destruction of
+Data-Mining Utility in Anonymized Data Publishing", KDD 2008), as ARX's ``DDisclosurePrivacy``:
+for every class and every sensitive value ``s`` of the table, with ``p`` its share of the table and
+``q`` its share of the class, ``|log2(q / p)| < delta``. As in ARX the logarithm is base 2.
+
+A class that lacks a value of the table fails (``q = 0``: the log is infinite), as the paper's
+definition reads ("for all s"). ARX's implementation checks only the values a class holds; that
+variant is not monotone even without suppression (two passing classes with different values can
+merge into a failing one), this one is: a merged class's ``q / p`` lies between its parts'.
+
+Per class the aggregates are ``distinct_s`` and ``dd_max = max |ln(q / p)| / ln 2`` over the values
+it holds; the predicate is ``distinct_s >= m`` (m: the table's distinct values, read at
+:meth:`DeltaDisclosure.bind`) and ``dd_max < delta`` with a hair of margin (a ratio exactly
+``2^delta`` fails, as in ARX). Not monotone with a budget.
+
+Policy keys: ``delta_disclosure: D`` (D > 0) with ``sensitive_column`` (CLI ``--delta-disclosure D``).
+
+>>> m = DeltaDisclosure(1.0)
+>>> m.global_dist = {"a": 0.5, "b": 0.5}
+>>> m.class_ok({"s_counts": {"a": 3, "b": 1}}), m.class_ok({"s_counts": {"a": 4}}), m.class_ok({"s_counts": {"a": 5, "b": 4}})
+(False, False, True)
+"""
+
+from __future__ import annotations
+
+import math
+
+from sqlglot import exp
+
+from sqlanon.errors import ConfigError
+from sqlanon.expr.atoms import col, lit
+from sqlanon.privacy.base import PrivacyModel
+from sqlanon.privacy.needs import ClassNeeds
+
+EPS = 1e-9
+
+
+class DeltaDisclosure(PrivacyModel):
+    name = "delta-disclosure"
+    needs = ClassNeeds(delta_disclosure=True)
+    monotone_with_suppression = False
+    asks = ("delta_disclosure",)
+    replaces_k = True
+    global_dist: dict | None = None
+
+    def __init__(self, delta: float, column: str | None = None) -> None:
+        if isinstance(delta, bool) or not delta > 0 or not math.isfinite(delta):
+            raise ConfigError(f"delta-disclosure privacy needs a finite delta > 0, got {delta!r}")
+        self.delta = float(delta)
+        self.column = column  # the sensitive column (API objects; the policy's sensitive_column)
+        self.values = 0  # distinct sensitive values of the table (bind)
+
+    @classmethod
+    def validate_policy(cls, policy) -> None:
+        if policy.delta_disclosure is not None and not policy.sensitive_column:
+            raise ConfigError("delta-disclosure privacy (--delta-disclosure) needs --sensitive-column")
+
+    @classmethod
+    def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
+        return [cls(policy.delta_disclosure)] if policy.delta_disclosure is not None else []
+
+    def to_policy(self) -> dict:
+        return {"delta_disclosure": self.delta, **({"sensitive_column": self.column} if self.column else {})}
+
+    def bind(self, stats) -> None:
+        self.global_dist = {v: n / stats.rows for v, n in stats.sensitive_domain}
+        self.values = len(stats.sensitive_domain)
+
+    def predicate(self) -> exp.Expr:
+        return exp.and_(
+            exp.GTE(this=col("distinct_s"), expression=lit(self.values)),
+            exp.LT(this=col("dd_max"), expression=lit(self.delta - EPS)),
+        )
+
+    def class_ok(self, cls: dict) -> bool:
+        assert self.global_dist is not None, "bind() the model to the table first"
+        n = sum(cls["s_counts"].values())
+        held = {v: c for v, c in cls["s_counts"].items() if c > 0}
+        if len(held) < len(self.global_dist):
+            return False
+        worst = max(abs(math.log(c / n / self.global_dist[v])) for v, c in held.items()) / math.log(2.0)
+        return worst < self.delta - EPS
+
+    def describe(self) -> dict:
+        return {"model": self.name, "delta": self.delta}
+
+    def worst(self) -> list[tuple[str, exp.Expr]]:
+        missing = exp.Sum(this=exp.Case().when(exp.LT(this=col("distinct_s"), expression=lit(self.values)), lit(1)).else_(lit(0)))
+        return [("max_log_ratio", exp.Max(this=col("dd_max"))), ("missing_values", missing)]
+
+    def describe_worst(self, v: dict) -> str:
+        if v.get("missing_values"):
+            return f"{v['missing_values']} class(es) lack a sensitive value of the table (delta-disclosure delta={self.delta:g})"
+        r = v.get("max_log_ratio")
+        return f"the worst class has |log2(q/p)| = {r:.4g} (delta={self.delta:g})" if r is not None else ""
