@@ -388,8 +388,8 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
     options.setdefault("metric", policy.metric)
     options.setdefault("registry", policy.registry)
 
-    weights, bounds, bounded = planner_inputs(policy, stats.qis, stats.hierarchies)
-    ctx = SearchContext(session.engine, session.source, stats.qis, stats.hierarchies, stats, requirement, metric, options, say, weights=weights, bounds=bounds, bounded=bounded)
+    weights, planner_bounds, planner_bounded = planner_inputs(policy, stats.qis, stats.hierarchies)
+    ctx = SearchContext(session.engine, session.source, stats.qis, stats.hierarchies, stats, requirement, metric, options, say, weights=weights, bounds=planner_bounds, bounded=planner_bounded)
     plan = getattr(module, func)(ctx)
     if ctx.steps and "trace" not in plan.extra and options.get("trace"):
         plan.extra["trace"] = ctx.steps
@@ -418,7 +418,11 @@ def verify_plan(stats: Statistics, plan: Plan, more=None) -> tuple[dict, object]
                 if v is not None:
                     out[key] = v if out.get(key) is None else min(out[key], v)
         return out, None
-    ns = stats.evaluate(target(plan), ok, aggs if more is None else (lambda params=None: aggs + more(params)))
+    def with_more(params: Params | None = None) -> list[tuple[str, exp.Expr]]:
+        assert more is not None
+        return [*aggs, *more(params)]
+
+    ns = stats.evaluate(target(plan), ok, aggs if more is None else with_more)
     if ns.suppressed != plan.suppressed_rows:
         raise AssertionError(f"plan says {plan.suppressed_rows} suppressed rows, the data says {ns.suppressed}")
     return ({"classes": ns.classes - ns.bad_classes, "min_class_size": ns.extra.get("min_released"), "suppressed_rows": ns.suppressed, **({"min_distinct_sensitive": ns.extra["min_distinct_s"]} if "min_distinct_s" in ns.extra else {})}, ns)

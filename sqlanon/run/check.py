@@ -15,7 +15,7 @@ from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.config.policy import Policy
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
-from sqlanon.privacy.base import budget_rows
+from sqlanon.privacy.base import PrivacyModel, budget_rows
 from sqlanon.expr.atoms import col
 from sqlanon.stats import Statistics
 from sqlanon.expr.atoms import if_, lit, sum_
@@ -45,11 +45,11 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
     session = Session(policy)
     try:
-        specs = qi if isinstance(qi, dict) else {c: None for c in qi}
+        specs: dict[str, str | None] = dict(qi) if isinstance(qi, dict) else {c: None for c in qi}
         columns = list(specs)
         session.source.require_columns(session.engine, columns, "quasi-identifier column")
         flats = [load_hierarchy("flat", c, session.engine, session.source, max_value_length=max_value_length) for c in columns]
-        needs_models = []
+        needs_models: list[PrivacyModel] = []
         if l is not None:
             needs_models.append(DistinctLDiversity(int(l)))
             needs_models.append(EntropyLDiversity(1))
@@ -64,7 +64,7 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         stats.prepare()
         # the all-suppressed class: every QI equal to the marker
         star_codes = [h.leaf_index.get(suppressed_marker) for h in flats]
-        not_star = exp.Boolean(this=True)
+        not_star: exp.Expr = exp.Boolean(this=True)
         if all(c is not None for c in star_codes):
             parts = [exp.EQ(this=col(stats.qcol(i)), expression=lit(c)) for i, c in enumerate(star_codes)]
             not_star = exp.Not(this=exp.Paren(this=exp.and_(*parts) if len(parts) > 1 else parts[0]))
@@ -124,10 +124,11 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
             out["metrics"]["cm"] = (float(e["cm_minority"] or 0) + sup) / n
         # precision and LM from hierarchies: read released values back as hierarchy levels
         if all(spec for spec in specs.values()):
-            hs = [load_hierarchy(spec, c, session.engine, session.source, hierarchy_delimiter, max_value_length) if not _is_builder(spec) else None for c, spec in specs.items()]
-            if all(h is not None for h in hs):
+            hs = [load_hierarchy(spec, c, session.engine, session.source, hierarchy_delimiter, max_value_length) if spec and not _is_builder(spec) else None for c, spec in specs.items()]
+            loaded = [h for h in hs if h is not None]
+            if len(loaded) == len(hs):
                 prec, lm, per_col = 0.0, 0.0, {}
-                for i, (h, flat) in enumerate(zip(hs, flats)):
+                for i, (h, flat) in enumerate(zip(loaded, flats)):
                     p_sum, l_sum = 0.0, 0.0
                     losses: dict[int, list[float]] = {}  # per level, built once (not per value)
                     for code, value in enumerate(flat.leaves):

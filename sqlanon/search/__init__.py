@@ -3,9 +3,12 @@
 searches (bottom-up, top-down, genetic, generate) are ``run(context, **options) -> Plan`` and are
 registered in ``PLANNERS``. Adding one is adding a module and a line here."""
 
+from collections.abc import Callable
+from typing import Any
+
 from sqlanon.search.lattice import incognito, optimal, samarati
 
-LATTICE_SEARCHES = {
+LATTICE_SEARCHES: dict[str, Callable[..., Any]] = {
     "optimal": optimal.run,
     "samarati": samarati.run,
     "incognito": incognito.run,

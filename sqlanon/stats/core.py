@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from sqlglot import exp
 
@@ -31,6 +31,11 @@ from sqlanon.stats.frequency import FrequencySet
 from sqlanon.stats.models import hierarchical_emd_ctes, population_ctes, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.stats import batch
+
+#: a node: a level per QI, or a Recoding (always rolled up from the base set)
+Node = Sequence[int] | Recoding
+#: a node's extra aggregates, by name: given, or built once the roll-up's parameters are bound
+Aggregates = Iterable[tuple[str, exp.Expr]] | Callable[[Params | None], Iterable[tuple[str, exp.Expr]]]
 
 # ---------------------------------------------------------------------------------------------
 # the requirement: privacy models + suppression budget, expressed as per-class predicates
@@ -142,6 +147,10 @@ class Statistics:
         """The base frequency set, saved by :meth:`prepare`."""
         assert self._base is not None, "Statistics.prepare() has not run"
         return self._base
+
+    @base.setter
+    def base(self, value: FrequencySet) -> None:
+        self._base = value
 
     @property
     def population_set(self) -> FrequencySet:
@@ -383,7 +392,7 @@ class Statistics:
     # -----------------------------------------------------------------------------------------
     # node frequency sets
 
-    def pick_set(self, node: Sequence[int]) -> FrequencySet:
+    def pick_set(self, node: Node) -> FrequencySet:
         """The smallest saved frequency set that ``node`` generalizes (the base always qualifies).
 
         If an already evaluated specialization of ``node`` has a much smaller set than that, it is
@@ -397,7 +406,7 @@ class Statistics:
             frm = self._materialize(seen, self._smallest_saved(seen), classes)
         return frm
 
-    def _smallest_saved(self, node: Sequence[int]) -> FrequencySet:
+    def _smallest_saved(self, node: Node) -> FrequencySet:
         best = self.base
         if not isinstance(node, tuple):
             return best
@@ -445,7 +454,7 @@ class Statistics:
         keys = [col(n) for n in self.qnames] + [col("s")] * self.has_s + [col("y")] * self.has_y
         return q.group_by(*keys, copy=False) if keys else q
 
-    def class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
+    def class_ctes(self, node: Node, frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
         """CTEs ending in one row per equivalence class with the aggregates ``needs`` asks for
         (and, for k-map / delta-presence, ``pop_cnt``: the class's rows in the population)."""
         ctes, cls = self._class_ctes(node, frm, params)
@@ -454,7 +463,7 @@ class Statistics:
             ctes.extend(more)
         return ctes, cls
 
-    def _class_ctes(self, node: Sequence[int], frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
+    def _class_ctes(self, node: Node, frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
         ctes: list[tuple[str, exp.Expr]] = [("gen", self.generalized_select(node, frm, params))]
         if not (self.has_s or self.has_y):
             return ctes, "gen"
@@ -556,9 +565,9 @@ class Statistics:
 
     def node_query(
         self,
-        node: Sequence[int],
+        node: Node,
         ok: exp.Expr,
-        aggregates: Iterable[tuple[str, exp.Expr]] = (),
+        aggregates: Aggregates = (),
         frm: FrequencySet | None = None,
         params: Params | None = None,
     ) -> exp.Select:
@@ -577,9 +586,9 @@ class Statistics:
 
     def evaluate(
         self,
-        node: Sequence[int],
+        node: Node,
         ok: exp.Expr,
-        aggregates: Sequence[tuple[str, exp.Expr]] = (),
+        aggregates: Aggregates = (),
     ) -> NodeStats:
         if not isinstance(node, Recoding):
             node = tuple(node)

@@ -49,7 +49,7 @@ class Step:
         return self.rows - self.suppressed
 
 
-def require_supported(requirement: Requirement, metric_name: str, search: str, lattice_searches) -> None:
+def require_supported(requirement: Requirement, metric_name: str | None, search: str, lattice_searches) -> None:
     if search not in lattice_searches:
         raise ConfigError(f"--local-recoding works with the lattice searches ({', '.join(sorted(lattice_searches))}), not {search}")
     if metric_name not in PER_ROW:
