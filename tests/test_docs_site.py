@@ -51,3 +51,16 @@ def test_mkdocs_build_strict(tmp_path):
     results = (site / "bench-results" / "index.html").read_text(encoding="utf-8")
     for name in os.listdir(os.path.join(ROOT, "bench", "results")):
         assert name in results, name
+
+
+def test_readme_links_resolve():
+    """The README is read on the forge, outside the site: its relative links name files that exist."""
+    import re
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [t for t in targets if "://" not in t]
+    assert local, "the README links to the docs pages"
+    missing = [t for t in local if not os.path.exists(os.path.join(ROOT, t))]
+    assert not missing, f"README links to missing files: {missing}"
