@@ -103,7 +103,7 @@ def _emit(pv, L, s, buf, items, offsets, support, nitems, n):
     return items, offsets, support, nitems + k2, n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _close(rows, tids, nt, pv, e):
     """Closure of the itemset ``pv`` (column -> item or -1) on its tid list: every free column
     constant on the ``nt`` rows joins it. Returns how many columns joined, or -1 when one of its
@@ -145,7 +145,7 @@ def _root(rows, wts, closed, tids, nts, pvs, plen):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _project(rows, wts, tids, nts, d, ce, e):
     """The tid list of the itemset at depth ``d`` plus item ``e`` (of column ``ce``) into
     ``tids[d + 1]``; returns its length and weighted support."""
