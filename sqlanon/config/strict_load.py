@@ -33,7 +33,7 @@ class DuplicateKey(ValueError):
 class _StrictLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` whose mappings refuse a key given twice (``<<`` merges may override)."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:  # type: ignore[override]
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         if isinstance(node, yaml.MappingNode):
             _refuse_duplicates(self, node)
         return super().construct_mapping(node, deep=deep)
@@ -43,7 +43,7 @@ class _StrictTextLoader(yaml.BaseLoader):
     """Every scalar is the text as written (``NO`` stays ``NO``, ``010`` stays ``010``); a key
     given twice is refused. For hierarchy labels, which are matched against the data's text."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:  # type: ignore[override]
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         _refuse_duplicates(self, node)
         return super().construct_mapping(node, deep=deep)
 
@@ -53,7 +53,7 @@ _StrictTextLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^
 _StrictTextLoader.add_constructor("tag:yaml.org,2002:null", lambda loader, node: None)
 
 
-def _refuse_duplicates(loader: yaml.BaseLoader, node: yaml.MappingNode) -> None:
+def _refuse_duplicates(loader: yaml.BaseLoader | yaml.SafeLoader, node: yaml.MappingNode) -> None:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":

@@ -87,6 +87,7 @@ class DuckDBEngine(Engine):
         if self.borrowed:
             # someone else's connection (a dbt-duckdb model's ``session``): use it, never close it,
             # change no setting but the ones asked for, and drop our temp tables when done
+            assert connection is not None  # borrowed
             self.con = connection
             if memory_limit:
                 self.set_option("memory_limit", memory_limit)

@@ -22,6 +22,7 @@ is how the Laplace experiments of ``bench/krimp_uci.py`` and the tests measure t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class GeneratorModel:
             if not len(self.by_column[c]):
                 raise ConfigError(f"the code table sets no value for column {c}")
 
-    def probabilities(self, column: int, filled: set[int] = frozenset()) -> dict[tuple[int, ...], float]:
+    def probabilities(self, column: int, filled: AbstractSet[int] = frozenset()) -> dict[tuple[int, ...], float]:
         """P(element | domain ``column`` is picked, ``filled`` domains already set) -- the paper's CT_D."""
         fmask = 0
         for c in filled:

@@ -39,7 +39,7 @@ def release_query(table: str, columns: list[str], types: dict[str, str]) -> exp.
     outs = []
     for c in columns:
         t = types.get(c, "VARCHAR")
-        e = col(c)
+        e: exp.Expr = col(c)
         if t.upper() != "VARCHAR":
             e = exp.Cast(this=e, to=exp.DataType.build(t, dialect="duckdb"))
         outs.append(exp.alias_(e, c, quoted=True))

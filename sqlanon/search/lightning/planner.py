@@ -200,7 +200,8 @@ class Lightning:
         stepping = max(sum(hi - lo for lo, hi in zip(self.mins, self.maxes)), 1)
         up_q: list = [self.key(bottom)] if bottom in self.evaluated else []
         down_q: list = [self.key(top)] if top in self.evaluated and top != bottom else []
-        up_done, down_done = set(), set()
+        up_done: set = set()
+        down_done: set = set()
         steps = 0
         exhausted = False
         while not self.must_stop():
