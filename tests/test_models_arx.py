@@ -294,3 +294,42 @@ def test_every_node_and_the_optimum_on_spark(spark, name, tmp_path):
     spark.read.option("header", True).csv(case.path).createOrReplaceTempView(view)
     engine = SparkEngine(connection=spark)
     check_case(case, engine, Source(kind="table", table=view), name, rng, fractions=(0.2,))
+
+
+# ------------------------------------------------------------------------------------------------
+# the checker
+
+
+def test_checker_measures_the_three_models(tmp_path):
+    """``check`` on a table equals the brute force; on the release of a run with the three models
+    every one holds (and the CLI exits 3 when one does not)."""
+    from typer.testing import CliRunner
+
+    from sqlanon.cli.app import app
+    from sqlanon.run.check import check
+
+    rng = random.Random(11)
+    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=150, depths=[2, 2], weird=False)
+    glob = Counter(r[case.sensitive] for r in case.rows)
+    groups = brute.group(case, (0, 0))
+    gains, logs, lacking = [], [], 0
+    for members in groups.values():
+        s = Counter(r[case.sensitive] for r in members)
+        n = len(members)
+        gains += [(c / n - glob[v] / case.n) / (glob[v] / case.n) for v, c in s.items()]
+        lacking += len(s) < len(glob)
+        logs += [abs(math.log2((c / n) / (glob[v] / case.n))) for v, c in s.items()]
+    got = check(case.path, case.qis, sensitive_column="disease", beta_likeness=1.0, delta_disclosure=1.0, average_risk=0.5)
+    assert got["beta_likeness"] == pytest.approx(max(gains))
+    assert got["delta_disclosure_classes_lacking_values"] == lacking
+    assert got["delta_disclosure"] == (None if lacking else pytest.approx(max(logs)))
+    assert got["average_risk"] == pytest.approx(len(groups) / case.n)
+    assert got["average_risk_ok"] == (len(groups) / case.n <= 0.5)
+
+    specs = {q: p for q, p in zip(case.qis, _write_hierarchies(case, tmp_path))}
+    out = str(tmp_path / "r.csv")
+    sqlanon.run.api.anonymize(input=case.path, qi=specs, beta_likeness=2.5, delta_disclosure=3.0, average_risk=0.25, sensitive_column="disease", max_suppression=0.5, output=out, keep_columns=["id"])
+    released = check(out, case.qis, sensitive_column="disease", beta_likeness=2.5, delta_disclosure=3.0, average_risk=0.25)
+    assert released["beta_likeness_ok"] and released["delta_disclosure_ok"] and released["average_risk_ok"], released
+    strict = CliRunner().invoke(app, ["check", "--input", out, "--qi", case.qis[0], "--qi", case.qis[1], "--average-risk", "0.0001", "--json"])
+    assert strict.exit_code == 3, strict.output

@@ -216,6 +216,9 @@ def check(
     t: Optional[float] = policy_flag("privacy.t"),
     t_distance: Optional[str] = policy_flag("privacy.t_distance", help="With --t: equal | ordered (default equal)."),
     sensitive_column: Optional[str] = policy_flag("privacy.sensitive_column"),
+    beta_likeness: Optional[float] = policy_flag("privacy.beta_likeness", help="Report the largest relative gain of a sensitive value and whether enhanced beta-likeness holds."),
+    delta_disclosure: Optional[float] = policy_flag("privacy.delta_disclosure", help="Report the largest |log2(q/p)| and whether delta-disclosure privacy holds."),
+    average_risk: Optional[float] = policy_flag("privacy.average_risk", help="Report released classes / released rows and whether it is at most R."),
     class_column: Optional[str] = policy_flag("quality.class_column"),
     numeric: Optional[List[str]] = policy_flag("strategy.search_options.numeric", help="With --transformation: QIs cut into intervals."),
     population_fraction: Optional[float] = policy_flag("reporting.population_fraction", help="With --risk: the table is this fraction of its population; estimate population uniques (Pitman, Zayatz, SNB, Dankar)."),
@@ -252,7 +255,7 @@ def check(
             typer.echo(f"{key:<16}{json.dumps(value, default=str) if isinstance(value, (dict, list)) else value}")
         for line in lines:
             typer.echo(line)
-    if result.get("k_anonymous") is False or result.get("within_budget") is False:
+    if any(result.get(key) is False for key in ("k_anonymous", "within_budget", "beta_likeness_ok", "delta_disclosure_ok", "average_risk_ok")):
         raise typer.Exit(3)  # the table (or plan) does not meet the k asked for
 
 
@@ -278,7 +281,7 @@ def _refuse_unused_check_flags(given: dict, against, transformation, risk: bool)
     elif transformation:
         reads, mode = {"--k", "--max-suppression", "--class-column", "--numeric", "--transformation", "--max-value-length"}, "--transformation"
     else:
-        reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column", "--max-value-length"}, "this check"
+        reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column", "--max-value-length", "--beta-likeness", "--delta-disclosure", "--average-risk"}, "this check"
     unused = [name for name in given if name not in reads and name not in _CHECK_ALWAYS]
     if unused:
         raise ConfigError(f"{', '.join(unused)} not used by {mode}" + ("" if mode != "this check" else " (--numeric needs --transformation; --against-format, --against-delimiter, --min-sup need --against)"))
@@ -304,7 +307,8 @@ def _check_table(pol, risk: bool) -> dict:
                      t_distance=privacy.t_distance, sensitive_column=privacy.sensitive_column, class_column=pol.quality.class_column,
                      hierarchy_delimiter=pol.hierarchies.hierarchy_delimiter, max_suppression=privacy.max_suppression, risk=risk,
                      population_fraction=pol.reporting.population_fraction, risk_threshold=pol.reporting.risk_threshold,
-                     max_value_length=pol.hierarchies.max_value_length)
+                     max_value_length=pol.hierarchies.max_value_length, beta_likeness=privacy.beta_likeness, delta_disclosure=privacy.delta_disclosure,
+                     average_risk=privacy.average_risk)
 
 
 def _against(source, against, against_format, against_delimiter, columns, min_sup):

@@ -27,10 +27,12 @@ from sqlanon.search.genetic.cut import recoding_from_transformation
 from sqlanon.dialect import lookup
 
 
-def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> dict:
+def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None) -> dict:
     """Measure a (released) table: class sizes, l, t, suppressed rows and metrics; with ``risk``
     its re-identification risk (:mod:`sqlanon.risk`; ``population_fraction`` adds population
-    uniqueness estimates, ``risk_threshold`` the prosecutor threshold).
+    uniqueness estimates, ``risk_threshold`` the prosecutor threshold). ``beta_likeness``,
+    ``delta_disclosure`` and ``average_risk`` measure those models (the largest relative gain,
+    the largest ``|log2(q/p)|``, released classes / released rows) and say whether they hold.
 
     ``qi`` is a list of columns, or a mapping column -> hierarchy spec; with hierarchies, values are
     read back as levels of the hierarchy so precision and LM can be measured too. A row whose QIs
@@ -40,6 +42,8 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
     if (population_fraction is not None or risk_threshold is not None) and not risk:
         raise ConfigError("--population-fraction and --risk-threshold need --risk")
     validate_options(risk_threshold, population_fraction)
+    asked = {"beta": beta_likeness, "delta": delta_disclosure, "risk": average_risk}
+    _check_model_options(asked, sensitive_column)
     policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter, max_value_length=max_value_length)
     if max_value_length < 1:
         raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
@@ -49,108 +53,178 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         columns = list(specs)
         session.source.require_columns(session.engine, columns, "quasi-identifier column")
         flats = [load_hierarchy("flat", c, session.engine, session.source, max_value_length=max_value_length) for c in columns]
-        needs_models: list[PrivacyModel] = []
-        if l is not None:
-            needs_models.append(DistinctLDiversity(int(l)))
-            needs_models.append(EntropyLDiversity(1))
-        if t is not None:
-            needs_models.append(TCloseness(t, t_distance))
-        req = Requirement(needs_models, budget=0)
-
-        needs = req.needs.merge(ClassNeeds(majority_y=class_column is not None))
-        if sensitive_column and l is None and t is None:
-            needs = needs.merge(ClassNeeds(distinct_s=True, entropy_s=True))
-        stats = Statistics(session.engine, session.source, columns, flats, sensitive_column, class_column, needs)
+        stats = Statistics(session.engine, session.source, columns, flats, sensitive_column, class_column, _check_needs(l, t, t_distance, sensitive_column, class_column, asked))
         stats.prepare()
-        # the all-suppressed class: every QI equal to the marker
-        star_codes = [h.leaf_index.get(suppressed_marker) for h in flats]
-        not_star: exp.Expr = exp.Boolean(this=True)
-        if all(c is not None for c in star_codes):
-            parts = [exp.EQ(this=col(stats.qcol(i)), expression=lit(c)) for i, c in enumerate(star_codes)]
-            not_star = exp.Not(this=exp.Paren(this=exp.and_(*parts) if len(parts) > 1 else parts[0]))
-        aggs = [
-            ("min_class", exp.Min(this=if_(not_star, col("cnt"), exp.Null()))),
-            ("suppressed", sum_(if_(not_star, lit(0), col("cnt")))),
-            ("released_classes", sum_(if_(not_star, lit(1), lit(0)))),
-            ("dm", sum_(if_(not_star, exp.Mul(this=col("cnt"), expression=col("cnt")), lit(0)))),
-        ]
-        if stats.has_s:
-            if stats.needs.distinct_s:
-                aggs.append(("l_distinct", exp.Min(this=if_(not_star, col("distinct_s"), exp.Null()))))
-            if stats.needs.entropy_s:
-                ent = exp.Exp(this=exp.Sub(this=exp.Ln(this=exp.Cast(this=col("cnt"), to=exp.DataType.build("DOUBLE"))), expression=exp.Div(this=col("nlogn_s"), expression=col("cnt"))))
-                aggs.append(("l_entropy", exp.Min(this=if_(not_star, ent, exp.Null()))))
-            if stats.needs.emd_equal:
-                aggs.append(("t_equal", exp.Max(this=if_(not_star, col("emd_equal"), exp.Null()))))
-            if stats.needs.emd_ordered:
-                aggs.append(("t_ordered", exp.Max(this=if_(not_star, col("emd_ordered"), exp.Null()))))
-        if stats.has_y:
-            aggs.append(("cm_minority", sum_(if_(not_star, exp.Sub(this=col("cnt"), expression=col("maxy")), lit(0)))))
+        not_star = _not_suppressed(stats, flats, suppressed_marker)
         node = tuple(0 for _ in columns)
-        ns = stats.evaluate(node, exp.Boolean(this=True), aggs)
-        e = ns.extra
-        n = stats.rows
-        sup = int(e["suppressed"] or 0)
-        released_classes = int(e["released_classes"] or 0)
-        out: dict[str, Any] = {
-            "input": session.source.describe(),
-            "rows": n,
-            "quasi_identifiers": columns,
-            "classes": released_classes,
-            "k": int(e["min_class"]) if e["min_class"] is not None else None,
-            "suppressed_rows": sup,
-            "metrics": {
-                "discernibility": float(e["dm"] or 0) + sup * n,
-                "aecs": n / max(released_classes + (1 if sup else 0), 1),
-            },
-        }
-        histogram = stats.class_histogram(node)
-        out["class_size_histogram"] = [[size, count] for size, count in histogram[:50]]
-        if len(histogram) > 50:
-            out["class_size_histogram"].append(["more", sum(c for _, c in histogram[50:])])
+        e = stats.evaluate(node, exp.Boolean(this=True), _check_aggregates(stats, not_star, asked)).extra
+        out = _table_figures(session, stats, columns, e)
         if risk:
             out["risk"] = measure(stats, node, not_star, threshold=risk_threshold or DEFAULT_THRESHOLD, population_fraction=population_fraction)
         if k is not None:
-            out["k_anonymous"] = out["k"] is not None and out["k"] >= k and sup <= budget_rows(max_suppression, n)
-        if "l_distinct" in e:
-            out["l_distinct"] = e["l_distinct"]
-        if "l_entropy" in e:
-            out["l_entropy"] = e["l_entropy"]
-        if "t_equal" in e:
-            out["t"] = e["t_equal"]
-        if "t_ordered" in e:
-            out["t"] = e["t_ordered"]
-        if "cm_minority" in e:
-            out["metrics"]["cm"] = (float(e["cm_minority"] or 0) + sup) / n
-        # precision and LM from hierarchies: read released values back as hierarchy levels
+            out["k_anonymous"] = out["k"] is not None and out["k"] >= k and out["suppressed_rows"] <= budget_rows(max_suppression, stats.rows)
+        _sensitive_figures(out, e)
+        _model_figures(out, e, stats, asked)
         if all(spec for spec in specs.values()):
-            hs = [load_hierarchy(spec, c, session.engine, session.source, hierarchy_delimiter, max_value_length) if spec and not _is_builder(spec) else None for c, spec in specs.items()]
-            loaded = [h for h in hs if h is not None]
-            if len(loaded) == len(hs):
-                prec, lm, per_col = 0.0, 0.0, {}
-                for i, (h, flat) in enumerate(zip(loaded, flats)):
-                    p_sum, l_sum = 0.0, 0.0
-                    losses: dict[int, list[float]] = {}  # per level, built once (not per value)
-                    for code, value in enumerate(flat.leaves):
-                        rows_v = stats.column_freqs[i][code]
-                        level = h.level_of(value) if value != suppressed_marker else h.max_level
-                        if level is None:
-                            raise ConfigError(f"column {columns[i]!r}: released value {value!r} is not in its hierarchy")
-                        p_sum += rows_v * (level / h.max_level if h.max_level else 0.0)
-                        at = h.label_code(level, value)
-                        if at is not None and level not in losses:
-                            losses[level] = loss_table(h, level)
-                        l_sum += rows_v * losses[level][at] if at is not None else rows_v
-                    per_col[columns[i]] = l_sum / n
-                    prec += p_sum / n
-                    lm += l_sum / n
-                out["metrics"]["precision"] = prec / len(hs)
-                out["metrics"]["lm"] = lm / len(hs)
-                out["metrics"]["lm_per_column"] = per_col
+            _hierarchy_metrics(out, session, stats, specs, flats, hierarchy_delimiter, suppressed_marker, max_value_length)
         out["queries"] = session.engine.queries
         return out
     finally:
         session.close()
+
+
+def _check_model_options(asked: dict, sensitive_column: str | None) -> None:
+    for key, flag in (("beta", "--beta-likeness"), ("delta", "--delta-disclosure")):
+        if asked[key] is not None and not sensitive_column:
+            raise ConfigError(f"{flag} needs --sensitive-column")
+        if asked[key] is not None and not asked[key] > 0:
+            raise ConfigError(f"{flag} must be > 0, got {asked[key]}")
+    if asked["risk"] is not None and not 0 < asked["risk"] <= 1:
+        raise ConfigError(f"--average-risk must lie in (0, 1], got {asked['risk']}")
+
+
+def _check_needs(l, t, t_distance: str, sensitive_column, class_column, asked: dict) -> ClassNeeds:
+    """The per-class aggregates the check reads."""
+    needs_models: list[PrivacyModel] = []
+    if l is not None:
+        needs_models += [DistinctLDiversity(int(l)), EntropyLDiversity(1)]
+    if t is not None:
+        needs_models.append(TCloseness(t, t_distance))
+    needs = Requirement(needs_models).needs.merge(ClassNeeds(majority_y=class_column is not None))
+    if sensitive_column and l is None and t is None:
+        needs = needs.merge(ClassNeeds(distinct_s=True, entropy_s=True))
+    return needs.merge(ClassNeeds(beta_likeness=asked["beta"] is not None, delta_disclosure=asked["delta"] is not None))
+
+
+def _not_suppressed(stats, flats, suppressed_marker: str) -> exp.Expr:
+    """Not the all-suppressed class: not every QI equal to the marker."""
+    star_codes = [h.leaf_index.get(suppressed_marker) for h in flats]
+    if not all(c is not None for c in star_codes):
+        return exp.Boolean(this=True)
+    parts = [exp.EQ(this=col(stats.qcol(i)), expression=lit(c)) for i, c in enumerate(star_codes)]
+    return exp.Not(this=exp.Paren(this=exp.and_(*parts) if len(parts) > 1 else parts[0]))
+
+
+def _released(not_star: exp.Expr, e: exp.Expr) -> exp.Expr:
+    return if_(not_star.copy(), e, exp.Null())
+
+
+def _check_aggregates(stats, not_star: exp.Expr, asked: dict) -> list[tuple[str, exp.Expr]]:
+    aggs = [
+        ("min_class", exp.Min(this=_released(not_star, col("cnt")))),
+        ("suppressed", sum_(if_(not_star.copy(), lit(0), col("cnt")))),
+        ("released_classes", sum_(if_(not_star.copy(), lit(1), lit(0)))),
+        ("dm", sum_(if_(not_star.copy(), exp.Mul(this=col("cnt"), expression=col("cnt")), lit(0)))),
+    ]
+    if stats.has_s:
+        aggs += _sensitive_aggregates(stats, not_star)
+    if asked["beta"] is not None:
+        aggs += [("beta_gain", exp.Max(this=_released(not_star, col("blike_max")))), ("beta_gain_ln", exp.Max(this=_released(not_star, col("blike_ln"))))]
+    if asked["delta"] is not None:
+        lacking = if_(exp.LT(this=col("distinct_s"), expression=lit(len(stats.sensitive_domain))), lit(1), lit(0))
+        aggs += [("delta_max", exp.Max(this=_released(not_star, col("dd_max")))), ("delta_lacking", sum_(_released(not_star, lacking)))]
+    if stats.has_y:
+        aggs.append(("cm_minority", sum_(if_(not_star.copy(), exp.Sub(this=col("cnt"), expression=col("maxy")), lit(0)))))
+    return aggs
+
+
+def _sensitive_aggregates(stats, not_star: exp.Expr) -> list[tuple[str, exp.Expr]]:
+    aggs = []
+    if stats.needs.distinct_s:
+        aggs.append(("l_distinct", exp.Min(this=_released(not_star, col("distinct_s")))))
+    if stats.needs.entropy_s:
+        ent = exp.Exp(this=exp.Sub(this=exp.Ln(this=exp.Cast(this=col("cnt"), to=exp.DataType.build("DOUBLE"))), expression=exp.Div(this=col("nlogn_s"), expression=col("cnt"))))
+        aggs.append(("l_entropy", exp.Min(this=_released(not_star, ent))))
+    if stats.needs.emd_equal:
+        aggs.append(("t_equal", exp.Max(this=_released(not_star, col("emd_equal")))))
+    if stats.needs.emd_ordered:
+        aggs.append(("t_ordered", exp.Max(this=_released(not_star, col("emd_ordered")))))
+    return aggs
+
+
+def _table_figures(session, stats, columns: list[str], e: dict) -> dict[str, Any]:
+    n = stats.rows
+    sup = int(e["suppressed"] or 0)
+    released_classes = int(e["released_classes"] or 0)
+    out: dict[str, Any] = {
+        "input": session.source.describe(),
+        "rows": n,
+        "quasi_identifiers": columns,
+        "classes": released_classes,
+        "k": int(e["min_class"]) if e["min_class"] is not None else None,
+        "suppressed_rows": sup,
+        "metrics": {
+            "discernibility": float(e["dm"] or 0) + sup * n,
+            "aecs": n / max(released_classes + (1 if sup else 0), 1),
+        },
+    }
+    if "cm_minority" in e:
+        out["metrics"]["cm"] = (float(e["cm_minority"] or 0) + sup) / n
+    histogram = stats.class_histogram(tuple(0 for _ in columns))
+    out["class_size_histogram"] = [[size, count] for size, count in histogram[:50]]
+    if len(histogram) > 50:
+        out["class_size_histogram"].append(["more", sum(c for _, c in histogram[50:])])
+    return out
+
+
+def _sensitive_figures(out: dict, e: dict) -> None:
+    for key, name in (("l_distinct", "l_distinct"), ("l_entropy", "l_entropy"), ("t_equal", "t"), ("t_ordered", "t")):
+        if key in e:
+            out[name] = e[key]
+
+
+def _model_figures(out: dict, e: dict, stats, asked: dict) -> None:
+    """Enhanced beta-likeness, delta-disclosure and average risk: achieved, and whether they hold."""
+    eps = 1e-9
+    if asked["beta"] is not None:
+        gain, gain_ln = e["beta_gain"], e["beta_gain_ln"]
+        out["beta_likeness"] = gain
+        out["beta_likeness_ok"] = gain is None or (gain <= asked["beta"] + eps and gain_ln <= eps)
+    if asked["delta"] is not None:
+        lacking = int(e["delta_lacking"] or 0)
+        out["delta_disclosure"] = None if lacking else e["delta_max"]
+        out["delta_disclosure_classes_lacking_values"] = lacking
+        out["delta_disclosure_ok"] = not lacking and (e["delta_max"] is None or e["delta_max"] < asked["delta"] - eps)
+    if asked["risk"] is not None:
+        released = stats.rows - out["suppressed_rows"]
+        out["average_risk"] = out["classes"] / released if released else None
+        out["average_risk_ok"] = out["average_risk"] is not None and out["average_risk"] <= asked["risk"] + 1e-12
+
+
+def _hierarchy_metrics(out: dict, session, stats, specs: dict, flats, hierarchy_delimiter, suppressed_marker: str, max_value_length: int) -> None:
+    """Precision and LM from hierarchies: released values read back as hierarchy levels."""
+    columns = list(specs)
+    hs = [load_hierarchy(spec, c, session.engine, session.source, hierarchy_delimiter, max_value_length) if spec and not _is_builder(spec) else None for c, spec in specs.items()]
+    loaded = [h for h in hs if h is not None]
+    if len(loaded) != len(hs):
+        return
+    n = stats.rows
+    prec, lm, per_col = 0.0, 0.0, {}
+    for i, (h, flat) in enumerate(zip(loaded, flats)):
+        p_sum, l_sum = _column_losses(h, flat, stats.column_freqs[i], columns[i], suppressed_marker)
+        per_col[columns[i]] = l_sum / n
+        prec += p_sum / n
+        lm += l_sum / n
+    out["metrics"]["precision"] = prec / len(hs)
+    out["metrics"]["lm"] = lm / len(hs)
+    out["metrics"]["lm_per_column"] = per_col
+
+
+def _column_losses(h, flat, freqs: list[int], column: str, suppressed_marker: str) -> tuple[float, float]:
+    """One QI's precision and LM sums over its released values."""
+    p_sum, l_sum = 0.0, 0.0
+    losses: dict[int, list[float]] = {}  # per level, built once (not per value)
+    for code, value in enumerate(flat.leaves):
+        rows_v = freqs[code]
+        level = h.level_of(value) if value != suppressed_marker else h.max_level
+        if level is None:
+            raise ConfigError(f"column {column!r}: released value {value!r} is not in its hierarchy")
+        p_sum += rows_v * (level / h.max_level if h.max_level else 0.0)
+        at = h.label_code(level, value)
+        if at is not None and level not in losses:
+            losses[level] = loss_table(h, level)
+        l_sum += rows_v * losses[level][at] if at is not None else rows_v
+    return p_sum, l_sum
 
 
 def _is_builder(spec: str) -> bool:
@@ -206,54 +280,12 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
         stats = Statistics(session.engine, session.source, columns, hierarchies, None, class_column, needs)
         stats.prepare()
         levels = [transformation[c] for c in columns]
-        for c, v in zip(columns, levels):  # a level (an int) or a cut (a list of released values)
-            if isinstance(v, bool) or not isinstance(v, (int, list)):
-                raise ConfigError(f"the transformation of {c!r} must be a level (an integer) or a list of released values, got {v!r}")
+        recoding = _plan_recoding(transformation, columns, levels, hierarchies, numeric)
         flexible = not all(isinstance(v, int) for v in levels)
-        if not flexible:
-            for c, v, h in zip(columns, levels, hierarchies):
-                if not 0 <= v <= h.max_level:
-                    raise ConfigError(f"level {v} of {c!r} is outside its hierarchy (0..{h.max_level})")
-            recoding = Recoding.from_node(hierarchies, levels)
-        else:
-            recoding = recoding_from_transformation(transformation, columns, hierarchies, numeric)
         requirement = Requirement([KAnonymity(k)], max_suppression=max_suppression)
         requirement.bind(stats)
-        # per released value of each QI: its LM loss (tree: leaves below it; interval: its width)
-        losses = []
-        for i, (h, labels) in enumerate(zip(hierarchies, recoding.labels)):
-            m = len(h.rows)
-            if flexible and (h.numeric or columns[i] in set(numeric)):
-                # Iyengar's numeric LM: (U_i - L_i) / (U - L), U_i and L_i the largest and smallest
-                # values the interval holds, U - L the column's range
-                values = [float(r[0]) for r in h.rows]
-                span = (max(values) - min(values)) or 1.0
-                lo = [math.inf] * len(labels)
-                hi = [-math.inf] * len(labels)
-                for leaf, code in enumerate(recoding.codes[i]):
-                    lo[code], hi[code] = min(lo[code], values[leaf]), max(hi[code], values[leaf])
-                losses.append([(b - a) / span if b >= a else 0.0 for a, b in zip(lo, hi)])
-            else:
-                under = [0] * len(labels)
-                for code in recoding.codes[i]:
-                    under[code] += 1
-                losses.append([(u - 1) / (m - 1) if m > 1 else 0.0 for u in under])
-
-        def aggs(params):
-            total = None
-            for i, loss in enumerate(losses):
-                term = lookup(loss, col(stats.qcol(i)), stats.dialect, params)
-                total = term if total is None else exp.Add(this=total, expression=term)
-            out = [
-                ("min_released", exp.Min(this=if_(col("ok"), col("cnt"), exp.Null()))),
-                ("lm_released", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=exp.Paren(this=total)), lit(0.0)))),
-            ]
-            for i, loss in enumerate(losses):
-                out.append((f"lm_{i}", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=lookup(loss, col(stats.qcol(i)), stats.dialect, params)), lit(0.0)))))
-            if stats.has_y:
-                out.append(("cm_released", sum_(if_(col("ok"), exp.Sub(this=col("cnt"), expression=col("maxy")), lit(0)))))
-            return out
-
+        losses = [_lm_losses(h, recoding, i, flexible and (h.numeric or columns[i] in set(numeric))) for i, h in enumerate(hierarchies)]
+        aggs = _plan_aggregates(stats, losses)
         ns = stats.evaluate(recoding, requirement.predicate(), aggs)
         n, sup = stats.rows, ns.suppressed
         per_column = {c: (float(ns.extra[f"lm_{i}"] or 0.0) + sup) / n for i, c in enumerate(columns)}
@@ -277,3 +309,57 @@ def check_plan(input: str, qi: dict[str, str], transformation, *, format: str | 
         return out
     finally:
         session.close()
+
+
+def _plan_recoding(transformation: dict, columns: list[str], levels: list, hierarchies, numeric) -> Recoding:
+    """A transformation's recoding: full-domain levels, or cuts (lists of released values)."""
+    for c, v in zip(columns, levels):  # a level (an int) or a cut (a list of released values)
+        if isinstance(v, bool) or not isinstance(v, (int, list)):
+            raise ConfigError(f"the transformation of {c!r} must be a level (an integer) or a list of released values, got {v!r}")
+    if any(not isinstance(v, int) for v in levels):
+        return recoding_from_transformation(transformation, columns, hierarchies, numeric)
+    for c, v, h in zip(columns, levels, hierarchies):
+        if not 0 <= v <= h.max_level:
+            raise ConfigError(f"level {v} of {c!r} is outside its hierarchy (0..{h.max_level})")
+    return Recoding.from_node(hierarchies, levels)
+
+
+def _lm_losses(h, recoding: Recoding, i: int, interval: bool) -> list[float]:
+    """Per released value of QI ``i``: its LM loss (tree: leaves below it; interval: its width)."""
+    labels = recoding.labels[i]
+    if interval:
+        # Iyengar's numeric LM: (U_i - L_i) / (U - L), U_i and L_i the largest and smallest
+        # values the interval holds, U - L the column's range
+        values = [float(r[0]) for r in h.rows]
+        span = (max(values) - min(values)) or 1.0
+        lo = [math.inf] * len(labels)
+        hi = [-math.inf] * len(labels)
+        for leaf, code in enumerate(recoding.codes[i]):
+            lo[code], hi[code] = min(lo[code], values[leaf]), max(hi[code], values[leaf])
+        return [(b - a) / span if b >= a else 0.0 for a, b in zip(lo, hi)]
+    m = len(h.rows)
+    under = [0] * len(labels)
+    for code in recoding.codes[i]:
+        under[code] += 1
+    return [(u - 1) / (m - 1) if m > 1 else 0.0 for u in under]
+
+
+def _plan_aggregates(stats, losses: list[list[float]]):
+    """The plan's figures over its released classes (``f(params)``: lookups bound in order)."""
+
+    def aggs(params):
+        total = None
+        for i, loss in enumerate(losses):
+            term = lookup(loss, col(stats.qcol(i)), stats.dialect, params)
+            total = term if total is None else exp.Add(this=total, expression=term)
+        out = [
+            ("min_released", exp.Min(this=if_(col("ok"), col("cnt"), exp.Null()))),
+            ("lm_released", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=exp.Paren(this=total)), lit(0.0)))),
+        ]
+        for i, loss in enumerate(losses):
+            out.append((f"lm_{i}", sum_(if_(col("ok"), exp.Mul(this=col("cnt"), expression=lookup(loss, col(stats.qcol(i)), stats.dialect, params)), lit(0.0)))))
+        if stats.has_y:
+            out.append(("cm_released", sum_(if_(col("ok"), exp.Sub(this=col("cnt"), expression=col("maxy")), lit(0)))))
+        return out
+
+    return aggs
