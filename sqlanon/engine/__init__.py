@@ -9,7 +9,7 @@ from sqlanon.engine.postgres import PostgresEngine
 from sqlanon.engine.urls import is_postgres_url
 from sqlanon.errors import ConfigError
 
-ENGINES = {"duckdb": DuckDBEngine, "postgres": PostgresEngine, "spark": "sqlanon.engine.spark:SparkEngine"}
+ENGINES: dict[str, type[Engine] | str] = {"duckdb": DuckDBEngine, "postgres": PostgresEngine, "spark": "sqlanon.engine.spark:SparkEngine"}
 
 
 def connect(name: str | None = None, **kwargs) -> Engine:

@@ -66,14 +66,18 @@ class TableName:
             # PostgreSQL folds unquoted names to lower case; DuckDB keeps the case it is given
             return ident.name.lower() if dialect == "postgres" and not ident.quoted else ident.name
 
-        return cls(name=part("this"), schema=part("db"), catalog=part("catalog"))
+        this = part("this")
+        assert this is not None  # a parsed table always names itself
+        return cls(name=this, schema=part("db"), catalog=part("catalog"))
 
     def expression(self, alias: str | None = None) -> exp.Table:
         """Every part quoted, so no name can inject SQL."""
         quoted = lambda v: exp.to_identifier(v, quoted=True) if v is not None else None  # noqa: E731
         table = exp.Table(this=quoted(self.name), db=quoted(self.schema), catalog=quoted(self.catalog))
         if alias:
-            table = exp.alias_(table, alias, table=True, quoted=True)
+            aliased = exp.alias_(table, alias, table=True, quoted=True)
+            assert isinstance(aliased, exp.Table)  # a table alias is set on the table itself
+            return aliased
         return table
 
     def sibling(self, name: str) -> TableName:

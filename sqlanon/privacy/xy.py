@@ -100,6 +100,7 @@ def parse_sensitive(specs: list[str], y_columns: list[str], default: float) -> l
             column = column.strip()
             if column not in y_columns:
                 raise ConfigError(f"sensitive value {spec!r} names column {column!r}, which is not in Y {y_columns}")
+        thr: str | None
         value, sep, thr = text.rpartition(":")
         if not sep:
             value, thr = text, None

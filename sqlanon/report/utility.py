@@ -41,16 +41,16 @@ def level_meaning(h, level: int) -> str:
         return "fully generalized (*)"
     origin = str(h.origin)
     if origin.startswith("bands:"):
-        widths = origin.split(":", 1)[1].split(",")
-        if level <= len(widths):
-            return f"bands of width {widths[level - 1]}"
+        bands = origin.split(":", 1)[1].split(",")
+        if level <= len(bands):
+            return f"bands of width {bands[level - 1]}"
     if origin == "dates":
         return {1: "month (YYYY-MM)", 2: "year"}.get(level, f"level {level}")
     if origin.startswith("mask"):
         step = _MASK_STEP.search(origin)
         hidden = level * (int(step.group(1)) if step else 1)
         return f"{hidden} character{'s' if hidden > 1 else ''} masked"
-    widths = set()
+    widths: set[float] = set()
     for label in labels:
         m = _RANGE.match(label)
         if not m:

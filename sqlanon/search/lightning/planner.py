@@ -170,7 +170,7 @@ class Lightning:
                     best = s
         return best
 
-    def dive(self, queue: list, expanded: set, node: tuple) -> None:
+    def dive(self, queue: list, expanded: set, node: tuple | None) -> None:
         """Greedy depth-first, no backtracking: follow the cheapest successor."""
         self.dives += 1
         while node is not None and not self.must_stop():
@@ -246,6 +246,7 @@ class Lightning:
         }
         if self.best is None:
             node = closest((n, ns) for n, (ns, _, _) in self.evaluated.items()) or tuple(self.maxes)
+            assert self.stopped_by is not None  # no best node: exhausted, or a limit stopped it
             how = "among every candidate node" if self.stopped_by == "exhausted" else f"among the {len(self.evaluated)} nodes lightning evaluated before its {self.stopped_by.replace('_', ' ')}"
             raise unsatisfiable(self.stats, self.requirement, node, scope=how)
         ns, _, value = self.evaluated[self.best]
