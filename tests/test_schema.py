@@ -59,6 +59,7 @@ def test_example_policy_validates():
     {"input": "a.csv", "qi": {"age": {"hierarchy": "age.csv"}}, "privacy": {"k": 3, "l": 2}, "sensitive_column": "d"},
     {"input": "a.csv", "qi": ["age=bands:5"], "k": 2, "weights": {"age": 2}, "min_level": "age=1", "search_options": {"batch": 4}},
     {"input": "a.csv", "qi": {"zip": "mask"}, "k": 2, "search": "top-down", "search_options": {"y": ["d"], "privacy": "xy-linkability"}},
+    {"source": {"input": "a.csv"}, "qi": {"zip": "mask"}, "privacy": {"k": 2, "max_suppression": 0.1}, "strategy": {"search": "genetic", "search_options": {"iterations": 5}}, "release": {"output": "o.parquet"}},
 ])
 def test_good_policies_validate(policy):
     policy_validator().validate(policy)
@@ -73,6 +74,8 @@ def test_good_policies_validate(policy):
     ({"input": "a.csv", "search": "samarati", "search_options": {"batch": 2}}, "batch"),
     ({"input": "a.csv", "metric": "precison"}, "precison"),
     ({"input": "a.csv", "qi": {"age": {"hierarchy": "a.csv", "levels": 3}}}, "levels"),
+    ({"source": {"input": "a.csv", "kk": 1}}, "kk"),
+    ({"strategy": {"search": "genetic", "search_options": {"iteratons": 5}}}, "iteratons"),
 ])
 def test_bad_policies_do_not_validate(policy, where):
     errors = list(policy_validator().iter_errors(policy))
