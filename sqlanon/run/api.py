@@ -230,7 +230,6 @@ def _base_scan(run: _Run, stats: Statistics, requirement: Requirement) -> None:
         finally:
             engine.keep_log = keep_log
     requirement.bind(stats)  # the budget from the table's rows; what each model reads of the table
-    assert stats.base is not None  # prepare() made it
     run.say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
     run.clock.lap("base_scan")
     privacy = policy.privacy

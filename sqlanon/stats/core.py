@@ -153,6 +153,11 @@ class Statistics:
         self._base = value
 
     @property
+    def prepared(self) -> bool:
+        """Whether :meth:`prepare` has saved the base frequency set."""
+        return self._base is not None
+
+    @property
     def population_set(self) -> FrequencySet:
         """The population's base frequency set (k-map, delta-presence), saved when prepared."""
         assert self.pop_base is not None, "the population table has not been prepared"

@@ -149,7 +149,7 @@ def chosen_triples(stats, k: int, limit: int | None = None) -> list[tuple[int, i
     (none expected: none)."""
     limit = TRIPLES if limit is None else limit
     n = len(stats.qis)
-    if limit <= 0 or n < 3 or stats.base is None or stats.base.rows > TRIPLE_SET_ROWS:
+    if limit <= 0 or n < 3 or not stats.prepared or stats.base.rows > TRIPLE_SET_ROWS:
         return []
     scored = [(expected_rare(stats, t, k), t) for t in itertools.combinations(range(n), 3)]
     scored = [(s, t) for s, t in scored if s > 0]
@@ -169,7 +169,7 @@ def subset_rare(stats, k: int, triples: bool = True) -> dict[tuple[int, ...], np
     n = len(stats.qis)
     out: dict[tuple[int, ...], np.ndarray] = {}
     pairs = list(itertools.combinations(range(n), 2))
-    if not pairs or stats.base is None or stats.base.rows > PAIR_SET_ROWS or n > MAX_QIS:
+    if not pairs or not stats.prepared or stats.base.rows > PAIR_SET_ROWS or n > MAX_QIS:
         cache[(k, triples)] = out
         return out
     chosen = chosen_triples(stats, k) if triples else []

@@ -40,6 +40,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from collections.abc import Sequence
+from typing import Any
 
 from sqlanon.hierarchy.builders import is_number
 from sqlanon.errors import ConfigError, HierarchyError
@@ -134,7 +135,7 @@ class TreeCoder:
             if len(kids) == 1:
                 return visit(kids[0], covered)
             cid = len(self.cnodes)
-            entry = {"label": nodes[nid].label, "lo": len(self.order), "hi": 0, "leaves": nodes[nid].leaves,
+            entry: dict[str, Any] = {"label": nodes[nid].label, "lo": len(self.order), "hi": 0, "leaves": nodes[nid].leaves,
                      "children": [], "full": covered}
             self.cnodes.append(entry)
             for f in covered:
@@ -345,14 +346,14 @@ class TreeCoder:
             if leaf in self.position:
                 out[pos_group[self.position[leaf]]][2].append(leaf)
                 continue
-            g = next((in_cut[f] for f in self.leaf_path[leaf] if f in in_cut), None)
-            if g is None:
+            grp = next((in_cut[f] for f in self.leaf_path[leaf] if f in in_cut), None)
+            if grp is None:
                 if root_group is None:
                     root_group = len(out)
                     root_label = self._all_nodes[self.root_full].label
                     out.append([root_label, 1.0 if m > 1 else 0.0, []])
-                g = root_group
-            out[g][2].append(leaf)
+                grp = root_group
+            out[grp][2].append(leaf)
         return [tuple(x) for x in out]
 
     def bits_from_labels(self, labels: Sequence[str]) -> list[int]:
@@ -463,7 +464,7 @@ class IntervalCoder:
 
     def _groups(self, ivs: list[tuple[float, float]]) -> list[tuple[str, float, list[int]]]:
         span = self.U - self.L
-        out = [[f"[{_fmt(lo)}, {_fmt(hi)}]", (hi - lo) / span if span > 0 else 0.0, []] for lo, hi in ivs]
+        out: list[list[Any]] = [[f"[{_fmt(lo)}, {_fmt(hi)}]", (hi - lo) / span if span > 0 else 0.0, []] for lo, hi in ivs]
         for leaf, i in enumerate(interval_indices(ivs, self.value)):
             out[i][2].append(leaf)
         return [tuple(x) for x in out]
@@ -497,7 +498,7 @@ def interval_indices(ivs: Sequence[tuple[float, float]], values: Sequence[float]
 
 
 def parse_intervals(labels: Sequence[str], attribute: str) -> list[tuple[float, float]]:
-    out = []
+    out: list[tuple[float, float]] = []
     for label in labels:
         m = INTERVAL.match(str(label))
         if not m:
@@ -536,7 +537,7 @@ class Layout:
         """``bounds`` (per QI ``(lo, hi)`` levels) restrict the tree cuts; a numeric QI named in
         ``bounded`` whose hierarchy has levels (``bands``) is then cut along that tree instead of
         into free intervals; one without levels raises a :class:`ConfigError` naming it."""
-        coders = []
+        coders: list[IntervalCoder | TreeCoder] = []
         for i, (name, h, f) in enumerate(zip(qis, hierarchies, freqs)):
             is_numeric = name in set(numeric) or getattr(h, "numeric", False)
             if is_numeric and name in set(bounded):

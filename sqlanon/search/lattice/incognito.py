@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 
-from sqlanon.search.lattice.lattice import Lattice
+from sqlanon.search.lattice.lattice import Lattice, LatticeResult
 from sqlanon.search.lattice import optimal
 from sqlanon.search.lattice.optimal import TOL, priors
 
@@ -72,7 +72,7 @@ def _choose_best(lattice: Lattice, full_ok: set[tuple[int, ...]]) -> None:
         lattice.value(i)
 
 
-def run(lattice: Lattice, **options) -> object:
+def run(lattice: Lattice, **options) -> LatticeResult:
     if not lattice.requirement.monotone:
         # Incognito's subset pruning needs monotonicity, which entropy l-diversity and t-closeness
         # lose with a suppression budget: the bound-ordered optimal search is exact without it

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from collections.abc import Callable
 
 import numpy as np
 
@@ -101,7 +102,7 @@ class Lattice:
         self.metric = metric
         self.progress = progress
         #: called before every statement (a time limit raises there: the genetic search's seed)
-        self.guard = None
+        self.guard: Callable[[], None] | None = None
         if bounds is None:
             bounds = [(0, h.max_level) for h in stats.hierarchies]
         if len(bounds) != len(stats.hierarchies) or any(not 0 <= lo <= hi <= h.max_level for (lo, hi), h in zip(bounds, stats.hierarchies)):

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sqlanon.search.lattice.lattice import FAILS, SATISFIES, UNKNOWN, Lattice
+from sqlanon.search.lattice.lattice import FAILS, SATISFIES, UNKNOWN, Lattice, LatticeResult
 from sqlanon.stats import batch as batch_stmt
 
 TOL = 1e-12
@@ -56,7 +56,7 @@ TRUNCATE_ROWS = 500_000
 def speculation(lattice: Lattice, batch: int) -> int:
     """How many nodes a round should hold before probes look ahead (0 for large sets)."""
     stats = lattice.stats
-    if stats.base is None or not batch_stmt.supported(stats, lattice.metric):
+    if not stats.prepared or not batch_stmt.supported(stats, lattice.metric):
         return 0
     worth = getattr(stats.engine, "statement_rows", None) or SPECULATE_ROWS  # Spark: a job per statement
     return min(batch, worth // max(stats.base.rows, 1))
@@ -71,7 +71,7 @@ def truncated_paths(lattice: Lattice) -> bool:
     stats = lattice.stats
     limit = getattr(stats.engine, "truncate_rows", None)
     limit = TRUNCATE_ROWS if limit is None else limit  # Spark: 0, every size
-    return stats.base is not None and stats.base.rows > limit and lattice.requirement.budget > 0
+    return stats.prepared and stats.base.rows > limit and lattice.requirement.budget > 0
 
 
 def priors(lattice: Lattice) -> np.ndarray:
@@ -263,7 +263,7 @@ def _speculate(lattice: Lattice, active: list[Probe], todo: list[int], batch: in
                     queued.add(idx)
 
 
-def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -> object:
+def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -> LatticeResult:
     batch, probes = max(1, int(batch)), max(1, int(probes))
     lattice.require_top()
     # the pair (and triple) counts cost a statement: worth it only when the lattice needs more than one round

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sqlanon.search.lattice.lattice import SATISFIES, UNKNOWN, Lattice
+from sqlanon.search.lattice.lattice import SATISFIES, UNKNOWN, Lattice, LatticeResult
 
 
-def run(lattice: Lattice, **options) -> object:
+def run(lattice: Lattice, **options) -> LatticeResult:
     lattice.require_top()
     heights = lattice.height
     by_height = {h: np.flatnonzero(heights == h) for h in range(int(heights.max()) + 1)}
