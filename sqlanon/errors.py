@@ -23,6 +23,8 @@ class UnsatisfiableError(SqlanonError):
     """No plan meets the privacy model within the suppression budget."""
 
     exit_code = 3
+    #: set by :func:`sqlanon.privacy.diagnosis.unsatisfiable`: the failing models and the closest node
+    details: dict
 
 
 class EngineError(SqlanonError):

@@ -22,7 +22,7 @@ def store_hierarchy(database: str, hierarchy: Hierarchy, name: str | None = None
             raise ConfigError(f"schema {parsed.schema!r} of table {text!r} not found in {database} (create it first)")
         with engine.transaction():
             existing = lookup(engine, parsed)
-            if existing is not None and existing.kind not in (None, "BASE TABLE"):
+            if existing is not None and existing.kind is not None and existing.kind != "BASE TABLE":
                 raise ConfigError(f"{text!r} in {database} is a {existing.kind.lower()}, not a table; name another")
             if existing is not None and not overwrite:
                 raise ConfigError(f"table {text!r} already exists in {database} (use --overwrite)")

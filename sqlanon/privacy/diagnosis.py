@@ -23,11 +23,16 @@ suppression.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlglot import exp
 
 from sqlanon.errors import UnsatisfiableError
 from sqlanon.expr.atoms import col
 from sqlanon.expr.atoms import if_, lit
+
+if TYPE_CHECKING:  # no import at run time: stats imports privacy
+    from sqlanon.stats.core import NodeStats
 
 
 def model_label(model) -> str:
@@ -58,7 +63,7 @@ def closest(evaluated) -> object | None:
     return None if best is None else best[1]
 
 
-def measure(stats, requirement, node) -> tuple[object, list[dict]]:
+def measure(stats, requirement, node) -> tuple[NodeStats, list[dict]]:
     """One statement at ``node``: per class-level model, the rows it suppresses alone and its worst
     class (a table-level model, whose verdict needs the whole class table, is not measured alone)."""
     models = [(i, m) for i, m in enumerate(requirement.models) if not m.table_level]
