@@ -65,7 +65,7 @@ class _RichPhase(Phase):
         self.bar, self.task, self.name = bar, task, name
 
     def update(self, completed: float, total: float | None = None, note: str | None = None) -> None:
-        extra = {"total": total} if total is not None else {}
+        extra: dict[str, float | str] = {"total": total} if total is not None else {}
         if note is not None:
             extra["description"] = f"{self.name} ({note})"
         self.bar.update(self.task, completed=completed, **extra)

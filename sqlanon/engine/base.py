@@ -46,7 +46,7 @@ class Engine:
         self._temps: list[str] = []
 
     # -- to implement -------------------------------------------------------------------------
-    def _run(self, sql: str, fetch: str) -> Any:  # pragma: no cover - interface
+    def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:  # pragma: no cover - interface
         raise NotImplementedError
 
     def register_arrow(self, name: str, table: pa.Table) -> None:  # pragma: no cover
@@ -148,7 +148,7 @@ class Engine:
         self._temps.clear()
 
 
-def one_line(err: Exception) -> str:
+def one_line(err: BaseException) -> str:
     """The first line of a driver's error message (messages stay one line)."""
     text = str(err).strip().splitlines()
     return text[0] if text else type(err).__name__

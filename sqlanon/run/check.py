@@ -129,7 +129,7 @@ def _check_aggregates(stats, not_star: exp.Expr, asked: dict) -> list[tuple[str,
 
 
 def _sensitive_aggregates(stats, not_star: exp.Expr) -> list[tuple[str, exp.Expr]]:
-    aggs = []
+    aggs: list[tuple[str, exp.Expr]] = []
     if stats.needs.distinct_s:
         aggs.append(("l_distinct", exp.Min(this=_released(not_star, col("distinct_s")))))
     if stats.needs.entropy_s:
