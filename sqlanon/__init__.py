@@ -19,7 +19,14 @@ def check(*args, **kwargs):
     return _check(*args, **kwargs)
 
 
-__all__ = ["anonymize", "check", "SqlanonError", "ConfigError", "HierarchyError", "UnsatisfiableError", "EngineError", "EngineInputError", "__version__"]
+def profile(*args, **kwargs):
+    """See :func:`sqlanon.profiling.profile`."""
+    from sqlanon.profiling import profile as _profile
+
+    return _profile(*args, **kwargs)
+
+
+__all__ = ["anonymize", "check", "profile", "SqlanonError", "ConfigError", "HierarchyError", "UnsatisfiableError", "EngineError", "EngineInputError", "__version__"]
 
 
 #: the Python API's nouns, imported on first use (``sqlanon.bands(5, 10, 20)``,

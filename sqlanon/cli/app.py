@@ -321,6 +321,48 @@ def _against(source, against, against_format, against_delimiter, columns, min_su
         engine.close()
 
 
+@app.command(help="Profile a table: per column its type, NULLs, distinct values, uniqueness and a role (direct identifier, quasi-identifier, sensitive, insensitive) with the reason; a hierarchy per quasi-identifier; the risk before anonymization; and (--write-policy) a policy that anonymize runs as it is. " + EXIT_HELP)
+def profile(
+    input: Optional[str] = typer.Option(None, "--input", "-i", help="CSV file, Parquet file/folder/glob, .duckdb file, or postgresql:// URL (with --table)."),
+    table: Optional[str] = typer.Option(None, "--table", help="Table to read from a .duckdb, a postgresql:// input or the Spark catalog."),
+    format: Optional[str] = typer.Option(None, "--format", help="csv | parquet | duckdb | postgres (guessed from the name or URL)."),
+    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (sniffed from the header line when absent)."),
+    write_policy: Optional[str] = typer.Option(None, "--write-policy", help="Write the proposed policy (commented YAML) here, and hierarchy files beside it."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing policy or hierarchy file."),
+    k: int = typer.Option(5, "--k", help="k of the written policy."),
+    sample_rows: Optional[int] = typer.Option(None, "--sample-rows", help="Measure tables larger than this on a sample of about this many rows (default 1,000,000)."),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="DuckDB memory_limit, e.g. 1GB (default: half the RAM)."),
+    threads: Optional[int] = typer.Option(None, "--threads"),
+    engine: Optional[str] = typer.Option(None, "--engine", help="duckdb | postgres | spark (default: from the input)."),
+    spark_master: Optional[str] = typer.Option(None, "--spark-master", help="Spark master URL (default local[*]); with --engine spark."),
+    spark_conf: Optional[List[str]] = typer.Option(None, "--spark-conf", help="Spark setting KEY=VALUE. Repeat; with --engine spark."),
+    json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON object on stdout."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+) -> None:
+    from sqlanon.profiling import DEFAULT_SAMPLE_ROWS
+    from sqlanon.profiling import profile as api_profile
+
+    def go():
+        return api_profile(input, table=table, format=format, delimiter=delimiter, engine=engine, spark_master=spark_master,
+                           spark_conf=spark_conf or None, memory_limit=memory_limit, threads=threads,
+                           sample_rows=DEFAULT_SAMPLE_ROWS if sample_rows is None else sample_rows, k=k,
+                           write_policy=write_policy, overwrite=overwrite, progress=_progress(quiet, True))
+
+    result = _run(go, json_out=json_out)
+    if json_out:
+        typer.echo(json.dumps(result, default=str))
+        return
+    import shutil
+    import sys
+
+    from rich.console import Console
+
+    from sqlanon.profiling.text import render
+
+    width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160
+    render(result, Console(width=width, soft_wrap=False, highlight=False))
+
+
 @app.command(help='Print the SQL a run executes (base frequency set, final node, release), for any dialect.' + " " + EXIT_HELP)
 def sql(
     ctx: typer.Context,

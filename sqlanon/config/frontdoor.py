@@ -52,9 +52,9 @@ def mask(char: str = "*") -> HierarchySpec:
     return HierarchySpec("mask" if char == "*" else f"mask:{char}")
 
 
-def dates() -> HierarchySpec:
-    """day -> month -> year -> ``*``."""
-    return HierarchySpec("dates")
+def dates(decade: bool = False) -> HierarchySpec:
+    """day -> month -> year -> ``*`` (``decade=True``: a decade level before ``*``)."""
+    return HierarchySpec("dates:decade" if decade else "dates")
 
 
 def flat() -> HierarchySpec:

@@ -186,6 +186,13 @@ class Dialect:
             return source.table_expression()
         return table_ref("source")
 
+    def sample(self, table: exp.Expr, percent: float, seed: int = 0) -> exp.Expr:
+        """``table`` read as a Bernoulli sample of about ``percent`` % of its rows, the same rows
+        on every run (``TABLESAMPLE BERNOULLI (p) REPEATABLE (seed)``: DuckDB, PostgreSQL)."""
+        out = table.copy()
+        out.set("sample", exp.TableSample(method="BERNOULLI", percent=literal(float(percent)), seed=literal(seed)))
+        return out
+
     # -- hashes -----------------------------------------------------------------------------------
     #: whether :meth:`hash_of` is a signed 64-bit integer (PostgreSQL, Spark) or unsigned (DuckDB)
     hash_signed = False

@@ -151,6 +151,12 @@ class SparkDialect(Dialect):
 
     hash_signed = True
 
+    def sample(self, table: exp.Expr, percent: float, seed: int = 0) -> exp.Expr:
+        """``TABLESAMPLE (p PERCENT)``: Spark SQL's sample takes no seed."""
+        out = table.copy()
+        out.set("sample", exp.TableSample(percent=literal(float(percent))))
+        return out
+
     def hash_of(self, expressions: Sequence[exp.Expr]) -> exp.Expr:
         """``xxhash64(a, b, ..)`` (a signed BIGINT)."""
         return exp.Anonymous(this="xxhash64", expressions=list(expressions))

@@ -5,7 +5,7 @@ A hierarchy *spec* (``--qi COLUMN=SPEC`` or the policy's ``hierarchy:``) is one 
 * a path to an ARX-style CSV (``;`` or ``,``, no header, leaf first) — ``--hierarchy-delimiter``;
 * a path to a ``.yaml``/``.yml``/``.json`` tree;
 * ``bands:W1,W2,...`` numeric bands of growing widths (``[lo, hi[``), then ``*``;
-* ``dates``: day -> month -> year -> ``*``;
+* ``dates``: day -> month -> year -> ``*`` (``dates:decade``: a decade level before ``*``);
 * ``mask`` (or ``mask:#``): hide one more trailing character per level (zip codes);
 * ``numeric``: distinct values under ``*`` (for interval cuts of the genetic search);
 * ``flat``: distinct values under ``*`` (a categorical attribute with no taxonomy);
@@ -111,7 +111,9 @@ def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: 
                 raise ConfigError(f"bad band widths {arg!r} for {column!r}; write e.g. bands:5,10,20") from None
             return builders.numeric_bands(values, widths, column)
         if kind == "dates":
-            return builders.date_parts(values, column)
+            if arg not in ("", "decade"):
+                raise ConfigError(f"bad dates hierarchy {spec!r} for {column!r}; write dates or dates:decade")
+            return builders.date_parts(values, column, decade=arg == "decade")
         if kind == "mask":
             return builders.masking(values, column, char=arg or "*")
         if kind == "numeric":

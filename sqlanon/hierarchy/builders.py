@@ -44,17 +44,21 @@ def numeric_bands(values: list[str], widths: list[float], attribute: str, origin
     return Hierarchy(attribute=attribute, rows=rows, origin=f"bands:{','.join(_num(str(w)) for w in widths)}", numeric=True)
 
 
-def date_parts(values: list[str], attribute: str) -> Hierarchy:
-    """day -> month (YYYY-MM) -> year (YYYY) -> ``*``."""
+def date_parts(values: list[str], attribute: str, decade: bool = False) -> Hierarchy:
+    """day -> month (YYYY-MM) -> year (YYYY) -> ``*``; with ``decade`` (``dates:decade``) a
+    decade level (``1970s``) between the year and ``*``."""
     rows = []
     for value in values:
         try:
             day = dt.date.fromisoformat(str(value)[:10])
         except ValueError:
             raise HierarchyError(f"column {attribute!r} has {value!r}, which is not an ISO date (YYYY-MM-DD)") from None
-        rows.append([value, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}", "*"])
+        row = [value, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}"]
+        if decade:
+            row.append(f"{day.year // 10 * 10:04d}s")
+        rows.append(row + ["*"])
     rows.sort(key=lambda r: r[0])
-    return Hierarchy(attribute=attribute, rows=rows, origin="dates")
+    return Hierarchy(attribute=attribute, rows=rows, origin="dates:decade" if decade else "dates")
 
 
 #: levels a mask hierarchy has at most below its root: values longer than this hide several

@@ -44,8 +44,8 @@ def level_meaning(h, level: int) -> str:
         bands = origin.split(":", 1)[1].split(",")
         if level <= len(bands):
             return f"bands of width {bands[level - 1]}"
-    if origin == "dates":
-        return {1: "month (YYYY-MM)", 2: "year"}.get(level, f"level {level}")
+    if origin in ("dates", "dates:decade"):
+        return {1: "month (YYYY-MM)", 2: "year", 3: "decade"}.get(level, f"level {level}")
     if origin.startswith("mask"):
         step = _MASK_STEP.search(origin)
         hidden = level * (int(step.group(1)) if step else 1)

@@ -1,0 +1,171 @@
+"""The commented policy YAML a profile proposes, runnable as it is by ``sqlanon anonymize
+--policy``. Nothing of the table's values is written into it: only column names, hierarchy specs
+(band widths, ``mask``, ``dates``, ``flat``) and counts in the comments; a grouping by frequency
+(which must name values) goes to a hierarchy file beside the policy.
+
+>>> scalar("bands:5,10"), scalar(";"), key("native-country"), key("zip code")
+('"bands:5,10"', '";"', 'native-country', '"zip code"')
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+
+from sqlanon.config.checks import refuse_existing
+from sqlanon.engine.urls import is_postgres_url, redact
+from sqlanon.hierarchy.io import write_csv_hierarchy
+from sqlanon.hierarchy.model import Hierarchy
+
+#: suppression budget written into the policy (a share of the rows)
+MAX_SUPPRESSION = 0.05
+
+
+@dataclass
+class Where:
+    """Where the profiled rows are, as the policy must name them."""
+
+    input: str | None
+    format: str | None = None
+    delimiter: str | None = None
+    table: str | None = None
+    engine: str | None = None
+    spark_master: str | None = None
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    kind: str = "csv"  # the source's kind: csv | parquet | table
+
+
+def scalar(value) -> str:
+    """A YAML scalar: text double-quoted (JSON's escapes are YAML's), numbers as they are."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return json.dumps(str(value), ensure_ascii=False)
+    return repr(value)
+
+
+def key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", name) else json.dumps(name, ensure_ascii=False)
+
+
+def _comment(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def hierarchy_file(policy_path: str, column: str) -> str:
+    """The file name of a column's grouping by frequency, beside the policy."""
+    stem = os.path.splitext(os.path.basename(policy_path))[0]
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", column).strip("._") or "column"
+    return f"{stem}.{safe}.csv"
+
+
+def _input_lines(where: Where, base: str) -> list[str]:
+    lines: list[str] = []
+    if where.engine:
+        lines.append(f"engine: {scalar(where.engine)}")
+    if where.spark_master:
+        lines.append(f"spark_master: {scalar(where.spark_master)}")
+    if where.spark_conf:
+        lines.append("spark_conf:")
+        lines += [f"  {key(k)}: {scalar(v)}" for k, v in where.spark_conf.items()]
+    if where.input and is_postgres_url(where.input):
+        shown = redact(where.input)
+        note = "  # the password is left out: give it in PGPASSWORD or ~/.pgpass" if shown != where.input else ""
+        lines.append(f"input: {scalar(shown)}{note}")
+    elif where.input:
+        path = os.path.abspath(where.input)
+        try:
+            path = os.path.relpath(path, base)
+        except ValueError:  # another drive (Windows)
+            pass
+        lines.append(f"input: {scalar(path)}")
+    else:
+        lines.append("# input: the table of the connection that was profiled (pass connection= to sqlanon.anonymize)")
+    for name in ("format", "delimiter", "table"):
+        value = getattr(where, name)
+        if value:
+            lines.append(f"{name}: {scalar(value)}")
+    return lines
+
+
+def _stem(where: Where) -> str:
+    name = where.table or os.path.basename((where.input or "table").rstrip("/"))
+    name = name.split(".")[-1] if where.table else os.path.splitext(name)[0]
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "table"
+
+
+def files_to_write(result: dict, path: str) -> list[str]:
+    """The hierarchy files a policy at ``path`` brings with it (checked before anything is written)."""
+    base = os.path.dirname(os.path.abspath(path))
+    return [os.path.join(base, hierarchy_file(path, c["name"])) for c in result["columns"] if c.get("hierarchy", {}).get("kind") == "frequency"]
+
+
+def _column_lines(result: dict, path: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    drops, qis, sensitive, plain = [], [], [], []
+    for c in result["columns"]:
+        name, role = c["name"], c["role"]
+        if role == "identifier":
+            drops.append(f"  - {key(name)}  # {_comment(c['reason'])}")
+        elif role == "qi":
+            h = c["hierarchy"]
+            spec = hierarchy_file(path, name) if h["kind"] == "frequency" else h["spec"]
+            qis.append(f"  {key(name)}: {scalar(spec)}  # {_comment(c['reason'])}; {_comment(h['reason'])}")
+        elif role == "sensitive":
+            sensitive.append(name)
+        else:
+            plain.append(name)
+    return drops, qis, sensitive, plain
+
+
+def policy_text(result: dict, where: Where, path: str, k: int) -> str:
+    """The policy file's text (see the module's docstring)."""
+    base = os.path.dirname(os.path.abspath(path))
+    drops, qis, sensitive, plain = _column_lines(result, path)
+    sampled = result.get("sample")
+    lines = [
+        f"# A policy proposed by `sqlanon profile` for {_comment(result['input'])} ({result['rows']:,} rows"
+        + (f"; measured on a sample of about {sampled['percent']:g} %" if sampled else "") + ").",
+        "# Roles and hierarchies are guesses from the columns' names and values: review them before a release.",
+        f"# Run it:  sqlanon anonymize --policy {os.path.basename(path)}",
+        "# Paths are relative to this file.",
+        *_input_lines(where, base),
+        "",
+    ]
+    if drops:
+        lines += ["# Direct identifiers, left out of the release:", "drop_columns:", *drops, ""]
+    lines += ["# Quasi-identifiers, generalized along these hierarchies:", "qi:", *(qis or ["  {}"]), ""]
+    if sensitive:
+        lines += [f"# Sensitive candidates, released as they are: {', '.join(sensitive)}.",
+                  "# To keep each class diverse in one of them (l-diversity), uncomment:",
+                  f"# sensitive_column: {scalar(sensitive[0])}", "# l: 2", ""]
+    if plain:
+        lines += [f"# Released as they are (insensitive): {', '.join(plain)}.", ""]
+    stem = _stem(where)
+    lines += [
+        f"k: {k}",
+        f"max_suppression: {MAX_SUPPRESSION}",
+        "search: auto  # the optimal search where the lattice is small, else a heuristic",
+        f"output: {scalar(f'out/{stem}_k{k}.parquet')}",
+        f"report: {scalar(f'out/{stem}_k{k}.html')}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_policy(result: dict, where: Where, path: str, k: int, overwrite: bool, proposals: dict) -> list[str]:
+    """Write the policy and its hierarchy files (every one refused first if it exists, unless
+    ``overwrite``); the files written, the policy first."""
+    extra = files_to_write(result, path)
+    for f in extra:
+        refuse_existing(f, "hierarchy file", overwrite)
+    refuse_existing(path, "policy file", overwrite)
+    text = policy_text(result, where, path, k)
+    written = []
+    for f, column in zip(extra, [c["name"] for c in result["columns"] if c.get("hierarchy", {}).get("kind") == "frequency"]):
+        write_csv_hierarchy(Hierarchy(attribute=column, rows=proposals[column].rows, origin="profile"), f, overwrite=overwrite)
+        written.append(f)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+    return [path, *written]

@@ -1,0 +1,225 @@
+"""``sqlanon profile``: roles with reasons, hierarchies from the data, the risk before
+anonymization, and a written policy that anonymizes as it is (CLI and API) into a release the
+independent checker accepts; nothing of the table's values in the policy but hierarchy labels."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import itertools
+import json
+import random
+import re
+from collections import Counter
+
+import duckdb
+import pytest
+import yaml
+from checker import check_k, read_rows
+from typer.testing import CliRunner
+
+import sqlanon
+from sqlanon.cli.app import app
+from sqlanon.errors import ConfigError
+
+runner = CliRunner()
+
+DIAGNOSES = ["flu", "asthma", "diabetes", "migraine", "bronchitis", "gastritis", "anemia", "eczema"]
+WORDS = ["patient", "reports", "mild", "pain", "since", "monday", "called", "back", "later", "seen", "by", "doctor", "again", "today", "with", "family"]
+
+
+def synthetic_rows(n: int = 400, seed: int = 3) -> list[dict]:
+    rnd = random.Random(seed)
+    zips = [f"{rnd.randint(10000, 99999)}" for _ in range(60)]
+    rows = []
+    for i in range(n):
+        born = dt.date(1940, 1, 1) + dt.timedelta(days=rnd.randint(0, 60 * 365))
+        rows.append({
+            "id": str(1000 + i),
+            "contact": f"user{i}.{rnd.choice(['x', 'y', 'z'])}@example{rnd.randint(1, 9)}.org",
+            "callback": f"+1 {rnd.randint(200, 999)} {rnd.randint(100, 999)} {rnd.randint(1000, 9999)}",
+            "zip": rnd.choice(zips),
+            "dob": born.isoformat(),
+            "diagnosis": rnd.choice(DIAGNOSES),
+            "notes": " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(5, 9))),
+            "ref": f"R{rnd.randint(0, 9)}{i:05d}",
+            "visits": str(rnd.randint(0, 4)),
+        })
+    return rows
+
+
+EXPECTED = {
+    "id": ("identifier", None), "contact": ("identifier", None), "callback": ("identifier", None),
+    "zip": ("qi", "mask"), "dob": ("qi", "dates"), "diagnosis": ("sensitive", None), "notes": ("identifier", None),
+    "ref": ("identifier", None), "visits": ("insensitive", None),
+}
+
+
+@pytest.fixture
+def synthetic(tmp_path):
+    rows = synthetic_rows()
+    path = tmp_path / "people.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return {"csv": str(path), "rows": rows, "dir": tmp_path}
+
+
+def roles_of(result: dict) -> dict:
+    return {c["name"]: (c["role"], (c.get("hierarchy") or {}).get("kind")) for c in result["columns"]}
+
+
+def table_values(rows: list[dict]) -> set[str]:
+    return {str(v) for r in rows for v in r.values() if len(str(v)) >= 4}
+
+
+def read(path) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def assert_no_values(policy_path: str, rows: list[dict], labels: set[str] = frozenset()) -> None:
+    text = read(policy_path)
+    leaked = sorted(v for v in table_values(rows) - set(labels) if re.search(r"(?<![A-Za-z0-9])" + re.escape(v) + r"(?![A-Za-z0-9])", text))
+    assert not leaked, f"table values in the policy: {leaked[:5]}"
+
+
+def test_synthetic_roles_and_hierarchies(synthetic):
+    result = sqlanon.profile(synthetic["csv"])
+    assert roles_of(result) == EXPECTED
+    reasons = {c["name"]: c["reason"] for c in result["columns"]}
+    assert "e-mail" in reasons["contact"] and "phone" in reasons["callback"]
+    assert "free text" in reasons["notes"] and "unique" in reasons["ref"]
+    assert result["roles"]["qi"] == ["zip", "dob"]
+    dob = next(c for c in result["columns"] if c["name"] == "dob")
+    assert dob["hierarchy"]["spec"] == "dates:decade"
+    # the risk before anonymization is the class-size histogram of (zip, dob), in plain Python
+    sizes = Counter((r["zip"], r["dob"]) for r in synthetic["rows"])
+    uniques = sum(1 for s in sizes.values() if s == 1)
+    assert result["risk"]["sample_uniques"]["records"] == uniques
+    assert result["risk"]["prosecutor"]["average"] == pytest.approx(len(sizes) / len(synthetic["rows"]))
+    assert result["sample"] is None
+
+
+def test_synthetic_policy_anonymizes_cli_and_api(synthetic):
+    policy = str(synthetic["dir"] / "policy.yaml")
+    out = runner.invoke(app, ["profile", "--input", synthetic["csv"], "--write-policy", policy, "--k", "4"])
+    assert out.exit_code == 0, out.output
+    assert "policy written to" in out.output
+    assert_no_values(policy, synthetic["rows"])
+    data = yaml.safe_load(read(policy))
+    assert data["qi"] == {"zip": "mask", "dob": "dates:decade"} and data["k"] == 4
+    assert set(data["drop_columns"]) == {"id", "contact", "callback", "notes", "ref"}
+    # the CLI runs it as it is
+    ran = runner.invoke(app, ["anonymize", "--policy", policy, "--json", "-q"])
+    assert ran.exit_code == 0, ran.output
+    report = json.loads(ran.output.strip().splitlines()[-1])
+    released = read_rows(report["output"])
+    assert set(released[0]) == {"zip", "dob", "diagnosis", "visits"}
+    verdict = check_k(released, ["zip", "dob"], 4, data["max_suppression"])
+    assert verdict["ok"], verdict["problems"]
+    assert sqlanon.check(report["output"], ["zip", "dob"], k=4, max_suppression=data["max_suppression"])["k_anonymous"]
+    # and so does the API (a second release beside the first)
+    again = sqlanon.anonymize(policy, output=str(synthetic["dir"] / "api.parquet"), overwrite=True)
+    assert check_k(read_rows(str(synthetic["dir"] / "api.parquet")), ["zip", "dob"], 4, data["max_suppression"])["ok"]
+    assert again["transformation"] == report["transformation"]
+
+
+def test_written_policy_refused_when_it_exists(synthetic):
+    policy = synthetic["dir"] / "policy.yaml"
+    policy.write_text("k: 2\n")
+    out = runner.invoke(app, ["profile", "--input", synthetic["csv"], "--write-policy", str(policy)])
+    assert out.exit_code == 2 and "already exists" in out.output
+    assert policy.read_text() == "k: 2\n"
+    assert runner.invoke(app, ["profile", "--input", synthetic["csv"], "--write-policy", str(policy), "--overwrite"]).exit_code == 0
+    assert "qi:" in policy.read_text()
+
+
+def test_adult_roles_policy_and_release(adult, tmp_path):
+    policy = str(tmp_path / "adult.yaml")
+    result = sqlanon.profile(adult["csv"], write_policy=policy)
+    roles = roles_of(result)
+    assert roles["salary-class"] == ("sensitive", None)
+    assert roles["age"] == ("qi", "bands")
+    assert roles["native-country"] == ("qi", "frequency")
+    for c in ("sex", "race", "marital-status", "education", "workclass", "occupation"):
+        assert roles[c] == ("qi", "flat"), c
+    age = next(c for c in result["columns"] if c["name"] == "age")
+    widths = [float(w) for w in age["hierarchy"]["spec"].split(":")[1].split(",")]
+    assert all(b % a == 0 for a, b in itertools.pairwise(widths))
+    assert widths[-1] * 4 > age["max"] - age["min"]  # the top bands cover the range
+    # the risk before anonymization equals plain Python over the CSV
+    with open(adult["csv"], newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh, delimiter=";"))
+    sizes = Counter(tuple(r[q] for q in result["roles"]["qi"]) for r in rows)
+    assert result["risk"]["classes"] == len(sizes)
+    assert result["risk"]["sample_uniques"]["records"] == sum(1 for s in sizes.values() if s == 1)
+    # the grouping by frequency went to a file beside the policy, not into it
+    assert result["hierarchy_files"] == [str(tmp_path / "adult.native-country.csv")]
+    labels = {row.split(";")[1] for row in read(result["hierarchy_files"][0]).splitlines()}
+    assert_no_values(policy, rows)
+    assert "other" in labels
+    assert "United-States" not in read(policy)
+    report = sqlanon.anonymize(policy, output=str(tmp_path / "adult.parquet"))
+    released = read_rows(str(tmp_path / "adult.parquet"))
+    assert check_k(released, result["roles"]["qi"], 5, 0.05)["ok"]
+    assert report["rows"] == len(rows)
+
+
+def test_large_table_is_sampled_and_says_so(adult):
+    result = sqlanon.profile(adult["csv"], sample_rows=3000)
+    assert result["sample"]["percent"] == pytest.approx(100 * 3000 / 30162, rel=1e-3)
+    assert 2000 < result["sample"]["rows_read"] < 4000
+    assert all(c["distinct_in"] == "sample" for c in result["columns"])
+    assert roles_of(result)["age"] == ("qi", "bands")
+    out = runner.invoke(app, ["profile", "--input", adult["csv"], "--sample-rows", "3000"])
+    assert out.exit_code == 0 and "measured on a sample of about" in out.output
+
+
+def test_json_is_one_object(synthetic):
+    out = runner.invoke(app, ["profile", "--input", synthetic["csv"], "--json", "-q"])
+    assert out.exit_code == 0
+    data = json.loads(out.stdout)
+    assert roles_of(data) == EXPECTED and data["policy"] is None
+
+
+def test_text_output_is_aligned(synthetic):
+    out = runner.invoke(app, ["profile", "--input", synthetic["csv"], "-q"])
+    assert out.exit_code == 0
+    lines = out.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("column"))
+    at = header.index("role")
+    for name, (role, _) in EXPECTED.items():
+        line = next(line for line in lines if line.startswith(name + " "))
+        assert line[at:].startswith(role), line
+
+
+def test_duckdb_table_and_bad_inputs(synthetic, tmp_path):
+    db = str(tmp_path / "w.duckdb")
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?, all_varchar=true)", [synthetic["csv"]])
+    con.execute("CREATE TABLE empty (a INTEGER, b VARCHAR)")
+    con.close()
+    assert roles_of(sqlanon.profile(db, table="people")) == EXPECTED
+    for args, needle in (
+        (["--input", str(tmp_path / "missing.csv")], "input file not found"),
+        (["--input", db, "--table", "nope"], "table 'nope' not found"),
+        (["--input", db, "--table", "empty"], "has no rows"),
+        (["--input", synthetic["csv"], "--sample-rows", "0"], "--sample-rows"),
+    ):
+        out = runner.invoke(app, ["profile", *args])
+        assert out.exit_code == 2, (args, out.output)
+        errors = [line for line in out.output.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and needle in errors[0], out.output
+        assert "Traceback" not in out.output
+    with pytest.raises(ConfigError, match="has no rows"):
+        sqlanon.profile(db, table="empty")
+
+
+def test_dates_decade_builder():
+    from sqlanon.hierarchy.builders import date_parts
+
+    h = date_parts(["1975-03-04", "1969-12-31"], "dob", decade=True)
+    assert h.rows == [["1969-12-31", "1969-12", "1969", "1960s", "*"], ["1975-03-04", "1975-03", "1975", "1970s", "*"]]
+    assert sqlanon.dates(decade=True) == "dates:decade"
