@@ -223,3 +223,23 @@ def test_dates_decade_builder():
     h = date_parts(["1975-03-04", "1969-12-31"], "dob", decade=True)
     assert h.rows == [["1969-12-31", "1969-12", "1969", "1960s", "*"], ["1975-03-04", "1975-03", "1975", "1970s", "*"]]
     assert sqlanon.dates(decade=True) == "dates:decade"
+
+
+def test_check_text_output_is_aligned(adult):
+    out = runner.invoke(app, ["check", "--input", adult["csv"], "--delimiter", ";", "--qi", "sex", "--qi", "age"])
+    assert out.exit_code == 0, out.output
+    lines = [line for line in out.stdout.splitlines() if line and not line.startswith(" ")]
+    starts = {len(line) - len(line.split(maxsplit=1)[1]) for line in lines}
+    assert len(starts) == 1, lines  # every value starts in one column
+    assert next(line for line in lines if line.startswith("quasi_identifiers")).startswith("quasi_identifiers  ")
+
+
+def test_release_relation_after_close_says_it_was_closed(synthetic):
+    con = duckdb.connect()
+    con.execute("CREATE TABLE people AS SELECT zip, diagnosis, visits FROM read_csv(?, all_varchar=true)", [synthetic["csv"]])
+    release = sqlanon.anonymize(con.table("people"), connection=con, qi={"zip": "mask"}, k=2)
+    assert release.relation().count("*").fetchall()[0][0] == len(synthetic["rows"])
+    release.close()
+    with pytest.raises(ConfigError, match="the release was closed"):
+        release.relation()
+    con.close()

@@ -251,8 +251,9 @@ def check(
             lines = text_lines(result.pop("risk"))
         else:
             lines = []
+        width = max([16, *(len(str(key)) + 2 for key in result)])  # long keys never glued to their values
         for key, value in result.items():
-            typer.echo(f"{key:<16}{json.dumps(value, default=str) if isinstance(value, (dict, list)) else value}")
+            typer.echo(f"{key:<{width}}{json.dumps(value, default=str) if isinstance(value, (dict, list)) else value}")
         for line in lines:
             typer.echo(line)
     if any(result.get(key) is False for key in ("k_anonymous", "within_budget", "beta_likeness_ok", "delta_disclosure_ok", "average_risk_ok")):

@@ -90,6 +90,8 @@ class Release(dict):
         kind = st.get("kind")
         if kind == "relation":
             return st["connection"].sql(st["sql"])
+        if kind == "closed":
+            raise ConfigError("the release was closed (Release.close() dropped the temporary tables its relation read); run anonymize again, or give output= or output_table= to keep it")
         if kind in ("parquet", "csv"):
             con = connection if connection is not None else self._open(duckdb.connect())
             if kind == "parquet":
@@ -120,7 +122,7 @@ class Release(dict):
             if st.get("input_view"):
                 with contextlib.suppress(Exception):
                     con.unregister(st["input_view"])
-            st["kind"] = None
+            st["kind"] = "closed"
         for con in self._opened:
             with contextlib.suppress(Exception):
                 con.close()
