@@ -160,6 +160,7 @@ def write_policy(result: dict, where: Where, path: str, k: int, overwrite: bool,
         refuse_existing(f, "hierarchy file", overwrite)
     refuse_existing(path, "policy file", overwrite)
     text = policy_text(result, where, path, k)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     written = []
     for f, column in zip(extra, [c["name"] for c in result["columns"] if c.get("hierarchy", {}).get("kind") == "frequency"]):
         write_csv_hierarchy(Hierarchy(attribute=column, rows=proposals[column].rows, origin="profile"), f, overwrite=overwrite)
