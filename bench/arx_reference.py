@@ -3,15 +3,19 @@ this prints the table with the work each case took): nodes evaluated, node state
 nodes is one statement), all queries, search seconds (the lattice search alone), nodes per second,
 and the whole run's seconds (CSV read, base set, search, verification; no output written).
 
-ARX 3.9.2's Flash checks 500-1,450 nodes on these 5 % cases (issue 12; per-case counts are not in
-../shared/datasets/adult/README.md, so the range is printed as the comparison).
+Issue 26's cases follow: ARX's Loss (``loss``: geometric mean, ``loss-arithmetic``) at k = 10, 100,
+500 with 0 % and 5 % suppression, and with 8 QIs (salary-class the sensitive attribute) distinct
+2-diversity and equal-distance 0.2-closeness at k = 5, 5 %, precision. ARX's node counts are read
+from ``bench/results/arx_node_counts.json`` (each with its source; n/a where no source gives one);
+the Loss and model cases have no ARX optimum to compare (``-``).
 
-    python bench/arx_reference.py [--search optimal|incognito|samarati] [--option batch=1 --option probes=1]
+    python bench/arx_reference.py [--group arx,loss,models] [--search optimal|incognito|samarati] [--option batch=1]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 
@@ -34,31 +38,64 @@ CASES = [
     ("entropy", 5, 0.0, [1, 2, 1, 1, 3, 2, 2, 1, 1], 407289.5388925293),
     ("entropy", 100, 0.0, [0, 4, 1, 1, 3, 2, 2, 1, 1], 453196.8932458743),
 ]
+# issue 26: ARX's Loss, no ARX optimum recorded
+LOSS = [(m, k, sup, None, None) for m in ("loss", "loss-arithmetic") for k in (10, 100, 500) for sup in (0.0, 0.05)]
+# issue 26: 8 QIs, salary-class sensitive, k=5, 5 %, precision: (label, extra anonymize keywords)
+MODELS = [
+    ("distinct-2", {"l": 2, "l_diversity": "distinct"}),
+    ("0.2-close", {"t": 0.2, "t_distance": "equal"}),
+]
+ARX_COUNTS = os.path.join(HERE, "results", "arx_node_counts.json")
+
+
+def arx_nodes(label: str) -> str:
+    """ARX's node count for a case from bench/results/arx_node_counts.json, or n/a."""
+    with open(ARX_COUNTS) as f:
+        cases = json.load(f)["cases"]
+    hit = cases.get(label)
+    return str(hit["nodes"]) if hit else "n/a"
+
+
+def run_case(args, options, metric, k, sup, columns, extra):
+    """One anonymize call (nothing written); the report and the seconds it took."""
+    qi = {c: os.path.join(ADULT, f"adult_hierarchy_{c}.csv") for c in columns}
+    t = time.perf_counter()
+    r = sqlanon.anonymize(input=os.path.join(ADULT, "adult.csv"), delimiter=";", qi=qi, k=k, max_suppression=sup, metric=metric, search=args.search, search_options=options, **extra)
+    return r, time.perf_counter() - t
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--search", default="optimal")
+    ap.add_argument("--group", default="arx,loss,models", help="case groups: arx (ARX's 12 optima), loss, models")
     ap.add_argument("--option", action="append", default=[], help="search option KEY=VALUE (e.g. batch=1, probes=1)")
     args = ap.parse_args()
     options = {k: int(v) for k, v in (o.split("=", 1) for o in args.option)}
-    qi = {c: os.path.join(ADULT, f"adult_hierarchy_{c}.csv") for c in COLUMNS}
-    print(f"{'metric':<10}{'k':>4}{'sup':>6}  {'ARX optimum':<28}{'sqlanon':<28}{'ARX value':>14}{'sqlanon value':>16}{'suppressed':>11}{'nodes':>7}{'ARX nodes':>10}{'stmts':>6}{'queries':>8}{'search s':>9}{'nodes/s':>8}{'run s':>7}")
+    groups = set(args.group.split(","))
+    print(f"{'metric':<16}{'k':>4}{'sup':>6}  {'ARX optimum':<28}{'sqlanon':<28}{'ARX value':>14}{'sqlanon value':>16}{'suppressed':>11}{'nodes':>7}{'ARX nodes':>10}{'stmts':>6}{'queries':>8}{'search s':>9}{'nodes/s':>8}{'run s':>7}")
     total = total_search = 0.0
     nodes_total = statements_total = 0
-    for metric, k, sup, arx, value in CASES:
-        t = time.perf_counter()
-        r = sqlanon.anonymize(input=os.path.join(ADULT, "adult.csv"), delimiter=";", qi=qi, k=k, max_suppression=sup, metric=metric, search=args.search, search_options=options)
-        seconds = time.perf_counter() - t
+    cases = [(m, k, s, a, v, COLUMNS, {}, m) for m, k, s, a, v in (CASES if "arx" in groups else []) + (LOSS if "loss" in groups else [])]
+    if "models" in groups:
+        cases += [("precision", 5, 0.05, None, None, COLUMNS[:-1], {"sensitive_column": "salary-class", **extra}, label) for label, extra in MODELS]
+    for metric, k, sup, arx, value, columns, extra, label in cases:
+        r, seconds = run_case(args, options, metric, k, sup, columns, extra)
         total += seconds
         search_s = r.get("search_seconds", seconds)
         total_search += search_s
         nodes_total += r["nodes_evaluated"]
         statements_total += r.get("statements", 0)
-        arx_nodes = "500-1450" if sup else "-"
-        node = [r["transformation"][c] for c in COLUMNS]
-        same = "=" if node == arx else "~"
-        print(f"{metric:<10}{k:>4}{sup:>6.0%}  {str(arx):<28}{str(node) + ' ' + same:<28}{value:>14.4f}{r['metric']['value']:>16.4f}{r['suppressed_rows']:>11}{r['nodes_evaluated']:>7}{arx_nodes:>10}{r.get('statements', 0):>6}{r['queries']:>8}{search_s:>9.2f}{r['nodes_evaluated'] / max(search_s, 1e-9):>8.0f}{seconds:>7.1f}", flush=True)
+        if label.startswith("distinct"):
+            key = f"distinct 2-diversity, 8 QIs, sensitive salary-class, k={k} {sup:.0%}"
+        elif label.startswith("0.2"):
+            key = f"t-closeness equal 0.2, 8 QIs, sensitive salary-class, k={k} {sup:.0%}"
+        else:
+            key = f"{metric} k={k} {sup:.0%}"
+        node = [r["transformation"][c] for c in columns]
+        same = "" if arx is None else (" =" if node == arx else " ~")
+        arx_text = "-" if arx is None else str(arx)
+        arx_value = f"{value:>14.4f}" if value is not None else f"{'-':>14}"
+        print(f"{label:<16}{k:>4}{sup:>6.0%}  {arx_text:<28}{str(node) + same:<28}{arx_value}{r['metric']['value']:>16.4f}{r['suppressed_rows']:>11}{r['nodes_evaluated']:>7}{arx_nodes(key):>10}{r.get('statements', 0):>6}{r['queries']:>8}{search_s:>9.2f}{r['nodes_evaluated'] / max(search_s, 1e-9):>8.0f}{seconds:>7.1f}", flush=True)
     print(f"total: search {total_search:.1f} s, runs {total:.1f} s, {nodes_total} nodes in {statements_total} statements   (= same node as ARX, ~ a different node with the same value)")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
 

@@ -68,6 +68,10 @@ class Metric:
     def query_bound(self, stats, node, ns) -> float | None:
         return None
 
+    #: :meth:`suppressed_bounds` can be tighter than the prior with nothing known suppressed (the
+    #: search then asks it for every open node, not only those with suppressed rows known)
+    bounds_unsuppressed = False
+
     def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
         """A lower bound knowing at least ``suppressed`` rows are suppressed (default: prior)."""
         return prior
@@ -95,6 +99,11 @@ class Metric:
             return None
         return [], list(aggs)
 
+    def prior_array(self, stats, nodes):
+        """Every node's prior at once (numpy: nodes x QIs), when the metric computes it without a
+        Python loop over nodes and its prior is not a sum (:meth:`prior_terms`); None otherwise."""
+        return None
+
     def prior_terms(self, stats):
         """Per QI, the prior bound's term at each level, when the prior is their sum (so the
         priors of a whole lattice are one numpy gather); None otherwise."""
@@ -109,3 +118,40 @@ class Metric:
     def class_value(self, classes: list[dict], rows: int, hierarchies, levels) -> float:  # pragma: no cover
         """Brute-force Python computation over released classes, for oracle tests."""
         raise NotImplementedError
+
+
+def top_row_sums(values, freqs, s):
+    """The sum of the ``s`` largest per-row values, where ``freqs[c]`` rows carry ``values[c]``
+    (``s``: an array of row counts; ``s`` beyond the rows takes them all). When ``s`` rows are
+    suppressed but not known which, at most this much of a per-row sum leaves with them: the
+    suppression bounds of LM and Loss.
+
+    >>> top_row_sums([0.5, 1.0, 0.25], [4, 2, 10], [0, 1, 3, 100]).tolist()
+    [0.0, 1.0, 2.5, 6.5]
+    """
+    import numpy as np
+
+    v = np.asarray(values, dtype=np.float64)
+    f = np.asarray(freqs, dtype=np.float64)
+    order = np.argsort(-v, kind="stable")
+    v, f = v[order], f[order]
+    rows = np.concatenate(([0.0], np.cumsum(f)))
+    sums = np.concatenate(([0.0], np.cumsum(f * v)))
+    s = np.minimum(np.asarray(s, dtype=np.float64), rows[-1])
+    j = np.searchsorted(rows, s, side="right") - 1  # rows[j] <= s < rows[j + 1]: the values before j taken whole
+    partial = np.append(v, 0.0)[j]
+    return sums[j] + (s - rows[j]) * partial
+
+
+def per_level(nodes, i: int, levels, fn):
+    """``fn(level, mask)`` for each level of QI ``i`` present in ``nodes`` (rows: nodes), writing
+    into one array: the per-QI step of the vectorized bounds."""
+    import numpy as np
+
+    out = np.zeros(len(nodes), dtype=np.float64)
+    column = np.asarray(nodes)[:, i]
+    for level in levels:
+        mask = column == level
+        if mask.any():
+            out[mask] = fn(level, mask)
+    return out

@@ -23,5 +23,14 @@ class CM(Metric):
     def prior_bound(self, stats, node) -> float:
         return 0.0
 
+    def suppressed_bounds(self, stats, nodes, prior, suppressed):
+        """Each suppressed row costs 1: at least ``s / N``."""
+        import numpy as np
+
+        return np.maximum(np.asarray(prior, dtype=np.float64), np.asarray(suppressed, dtype=np.float64) / stats.rows)
+
+    def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
+        return max(prior, suppressed / stats.rows)
+
     def query_bound(self, stats, node, ns) -> float:
         return float(ns.extra["cm_all"] or 0) / stats.rows

@@ -8,7 +8,7 @@ mean is multiplied by its normalized weight first (ARX's weighted ``MetricMDNMLo
 
 from sqlglot import exp
 
-from sqlanon.metrics.base import Metric
+from sqlanon.metrics.base import Metric, per_level, top_row_sums
 from sqlanon.expr.atoms import col
 from sqlanon.expr.atoms import if_, lit, sum_
 from sqlanon.dialect import lookup
@@ -80,19 +80,26 @@ class LM(Metric):
         return cache[key]
 
     def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
-        """Suppressing a row replaces its loss (at most the largest row loss u) by 1."""
-        worst = sum(self.w(i) * max(loss_table(h, level)) for i, (h, level) in enumerate(zip(stats.hierarchies, node))) / len(node)
-        return prior + suppressed * (self._suppressed_loss(len(node)) - worst) / stats.rows
+        import numpy as np
+
+        return float(self.suppressed_bounds(stats, np.asarray([node]), np.asarray([prior]), np.asarray([suppressed]))[0])
 
     def suppressed_bounds(self, stats, nodes, prior, suppressed):
+        """Suppressing a row replaces its loss by 1 (the mean weight with weights); the rows
+        suppressed are not known, so at most the ``s`` largest row losses of each QI leave with
+        them (:func:`top_row_sums`: per QI, tighter than ``s`` times the largest loss)."""
         import numpy as np
 
         nq = len(stats.hierarchies)
-        worst = np.zeros(len(nodes), dtype=np.float64)
+        sup = np.asarray(suppressed, dtype=np.float64)
+        removed = np.zeros(len(nodes), dtype=np.float64)
         for i, h in enumerate(stats.hierarchies):
-            per_level = np.array([self.w(i) * max(loss_table(h, lv)) for lv in range(h.max_level + 1)])
-            worst += per_level[np.asarray(nodes)[:, i]]
-        return prior + suppressed * (self._suppressed_loss(nq) - worst / nq) / stats.rows
+
+            def one(level, mask, i=i, h=h):
+                return self.w(i) * top_row_sums(loss_table(h, level), stats.leaf_level_freq(i, level), sup[mask])
+
+            removed += per_level(nodes, i, range(h.max_level + 1), one)
+        return np.asarray(prior, dtype=np.float64) + (sup * self._suppressed_loss(nq) - removed / nq) / stats.rows
 
     def prior_terms(self, stats):
         nq = len(stats.hierarchies)

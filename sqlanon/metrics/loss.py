@@ -31,10 +31,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
-from sqlanon.metrics.base import Metric
+from sqlanon.metrics.base import Metric, per_level, top_row_sums
 from sqlanon.expr.atoms import col
 from sqlanon.expr.atoms import if_, lit, sum_
 from sqlanon.dialect import lookup
@@ -152,14 +154,66 @@ class Loss(Metric):
         cache = stats.__dict__.setdefault("_loss_cache", {})
         key = (tuple(node), self.g_factor, self.aggregate, tuple(self.weights) if self.weights is not None else None)
         if key not in cache:
-            cols = []
-            n = float(stats.rows)
-            for i, (h, level) in enumerate(zip(stats.hierarchies, node)):
-                freq = stats.leaf_level_freq(i, level)
-                agg = self.g_factor * sum(f * s for f, s in zip(freq, self.shares(h, level)))
-                cols.append(self._normalize(agg, n, len(h.rows)))
+            cols = [self._normalize(self.g_factor * self.released_sum(stats, i, level), float(stats.rows), len(h.rows)) for i, (h, level) in enumerate(zip(stats.hierarchies, node))]
             cache[key] = self.combine(cols)
         return cache[key]
+
+    # -- bounds for the optimal search ----------------------------------------------------------
+    def released_sum(self, stats, i: int, level: int) -> float:
+        """QI ``i``'s sum over all rows of their value's share at ``level`` (every row released)."""
+        cache = stats.__dict__.setdefault("_loss_sums", {})
+        key = (type(self).__name__, i, level)
+        if key not in cache:
+            cache[key] = float(np.dot(np.asarray(stats.leaf_level_freq(i, level), dtype=np.float64), np.asarray(self.shares(stats.hierarchies[i], level), dtype=np.float64)))
+        return cache[key]
+
+    def bound_columns(self, stats, nodes, suppressed) -> list:
+        """Per QI, a lower bound of ``loss_i`` of each node (rows of ``nodes``) that suppresses at
+        least ``suppressed`` rows. A suppressed row adds ``s + (1 - s - g) * share`` to ``agg_i``
+        against ``g * share`` released (never less: ``1 - s - g <= 0`` and ``share <= 1``), least
+        for the largest shares, so ``agg_i >= g * all_i + s * rows + (1 - s - g) * (the rows'
+        largest shares summed)`` (:func:`top_row_sums`); exact without suppression."""
+        n = float(stats.rows)
+        s_f, g = self.s_factor, self.g_factor
+        sup = np.asarray(suppressed, dtype=np.float64)
+        cols = []
+        for i, h in enumerate(stats.hierarchies):
+            m = len(h.rows)
+
+            def one(level, mask, i=i, h=h):
+                top = top_row_sums(self.shares(h, level), stats.leaf_level_freq(i, level), sup[mask])
+                agg = g * self.released_sum(stats, i, level) + s_f * sup[mask] + (1.0 - s_f - g) * top
+                lo = g * n / m if m else 0.0
+                return np.maximum(0.0, (agg - lo) / (n - lo)) if n > lo else np.zeros(int(mask.sum()))
+
+            cols.append(per_level(nodes, i, range(h.max_level + 1), one))
+        return cols
+
+    def combine_arrays(self, stats, cols) -> np.ndarray:
+        """:meth:`combine` for arrays of nodes (one array per QI)."""
+        nq = len(cols)
+        if not nq:
+            return np.zeros(0)
+        if self.aggregate == "geometric":
+            out = np.ones_like(cols[0])
+            for i, v in enumerate(cols):
+                out = out * ((v + 1.0) * self.w(i)) ** (1.0 / nq)
+            return out - 1.0
+        return sum(self.w(i) * v for i, v in enumerate(cols)) / nq
+
+    def prior_array(self, stats, nodes) -> np.ndarray:
+        """Every node's prior at once (the lattice's priors without a Python loop over nodes)."""
+        return self.combine_arrays(stats, self.bound_columns(stats, nodes, np.zeros(len(nodes))))
+
+    def suppressed_bounds(self, stats, nodes, prior, suppressed):
+        return np.maximum(np.asarray(prior, dtype=np.float64), self.combine_arrays(stats, self.bound_columns(stats, nodes, suppressed)))
+
+    def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
+        return float(self.suppressed_bounds(stats, np.asarray([node]), [prior], [suppressed])[0])
+
+    def known_value(self, stats, node, budget: int) -> float | None:
+        """Nothing may be suppressed: the value is the prior (every row released)."""
+        return self.prior_bound(stats, node) if budget == 0 else None
 
 
 class LossArithmetic(Loss):
@@ -204,11 +258,33 @@ class Granularity(Loss):
         """Every row released (no suppression): a lower bound (monotone while no label repeats
         across levels)."""
         n = float(stats.rows)
-        means = []
-        for i, (h, level) in enumerate(zip(stats.hierarchies, node)):
-            freq = stats.leaf_level_freq(i, level)
-            means.append(sum(f * s for f, s in zip(freq, self.shares(h, level))) / n if n else 0.0)
+        means = [self.released_sum(stats, i, level) / n if n else 0.0 for i, level in enumerate(node)]
         return arx_granularity_loss(means, stats.hierarchies)
+
+    def bound_columns(self, stats, nodes, suppressed) -> list:
+        """Per QI, a lower bound of the mean share ``x_i``: a suppressed row counts 1 instead of
+        its share, least for the rows of the largest shares (:func:`top_row_sums`)."""
+        n = float(stats.rows)
+        sup = np.asarray(suppressed, dtype=np.float64)
+        cols = []
+        for i, h in enumerate(stats.hierarchies):
+
+            def one(level, mask, i=i, h=h):
+                top = top_row_sums(self.shares(h, level), stats.leaf_level_freq(i, level), sup[mask])
+                return (self.released_sum(stats, i, level) + sup[mask] - top) / n if n else np.zeros(int(mask.sum()))
+
+            cols.append(per_level(nodes, i, range(h.max_level + 1), one))
+        return cols
+
+    def combine_arrays(self, stats, cols) -> np.ndarray:
+        if not cols:
+            return np.zeros(0)
+        mins = [1.0 / len(h.rows) if len(h.rows) else 0.0 for h in stats.hierarchies]
+        lo = sum(mins) / len(mins)
+        if lo >= 1.0:
+            return np.zeros_like(cols[0])
+        return np.clip((sum(cols) / len(cols) - lo) / (1.0 - lo), 0.0, 1.0)
+
 
 
 def arx_granularity_loss(means: list[float], hierarchies) -> float:
