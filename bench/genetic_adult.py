@@ -2,6 +2,7 @@
 
     python bench/genetic_adult.py [--seconds 60] [--ks 10,25,...] [--metrics cm,lm] [--trees paper] [--lattice]
     python bench/genetic_adult.py --seeded 100 --iterations 2000 --seconds 0   # issue 12: seeded GA vs lattice
+    python bench/genetic_adult.py --seeded 100 --numeric age --iterations 2000 --seconds 0   # issue 26: age as intervals
 
 Data: ../shared/datasets/adult-full/adult.csv, values trimmed, rows with a '?' dropped (30,162
 rows), written once to a Parquet file in --work. QIs: age and education-num numeric (intervals
@@ -203,22 +204,43 @@ def seeded_compare(path, k, args) -> list[dict]:
     """Issue 12's figure: with every QI categorical (so the lattice seed applies), the optimal
     full-domain LM, and the genetic search under LM with ``--iterations`` (same seed) started from
     the lattice optimum (``seed_lattice``, the default) and without it; all LM values by the same
-    definition (Iyengar's LM, suppressed rows count 1)."""
+    definition (Iyengar's LM, suppressed rows count 1).
+
+    With ``--numeric`` (issue 26: ``age``), the genetic search cuts those QIs into intervals (their
+    hierarchies still give the lattice its levels, and the seed the optimum's bands as interval
+    cuts); a second lattice row scores the lattice optimum as intervals, the genetic search's own
+    measure of that release."""
     from sqlanon.metrics import METRICS
+    from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
     from sqlanon.search.lattice import optimal
     from sqlanon.search.genetic import planner as genetic
+    from sqlanon.search.genetic.seeding import node_chromosome
     from sqlanon.search.lattice.lattice import Lattice
 
     qi = categorical_qi(args)
+    numeric = [q for q in args.numeric.split(",") if q]
     ctx = context(path, k, "lm", {}, qi, class_needs=False)
     t0 = time.perf_counter()
     res = optimal.run(Lattice(ctx.stats, ctx.requirement, METRICS["lm"]()))
     rows = [{"k": k, "search": "optimal (full-domain lattice)", "lm": round(res.value, 4), "suppressed": res.node_stats.suppressed,
              "evaluations": res.nodes_evaluated, "seconds": round(time.perf_counter() - t0, 1), "node": list(res.node)}]
     ctx.engine.close()
+    if numeric:
+        gctx = context(path, k, "lm", {"numeric": numeric}, qi, class_needs=False)
+        layout = genetic.layout_for(gctx.qis, gctx.hierarchies, gctx.stats.column_freqs, gctx.options)
+        objective, costs = build_objective("lm", {}, None)
+        ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement.predicate(), gctx.requirement.budget, costs)
+        ev.prepare()
+        agg = ev.score([node_chromosome(layout, gctx.hierarchies, res.node)])[0]
+        ev.drop()
+        rows.append({"k": k, "search": f"  the same node, {'/'.join(numeric)} as intervals", "lm": round(agg["value"], 4), "suppressed": agg["suppressed"],
+                     "evaluations": 0, "seconds": 0.0})
+        gctx.engine.close()
     for seeded in (True, False):
         opts = {"iterations": args.iterations, "population": args.population, "seed": args.seed, "mutation_rate": args.mutation_rate,
                 "batch": args.batch, "seed_lattice": seeded}
+        if numeric:
+            opts["numeric"] = numeric
         if args.seconds:
             opts["time_limit"] = args.seconds
         gctx = context(path, k, "lm", opts, qi, class_needs=False)
@@ -294,13 +316,15 @@ def main() -> None:
     ap.add_argument("--seeded", type=int, default=None, metavar="K",
                     help="only issue 12's figure at this k: every QI categorical, the optimal lattice LM beside the genetic "
                          "search (--iterations, --seed) seeded with the lattice optimum and unseeded")
+    ap.add_argument("--numeric", default="", help="with --seeded: QIs the genetic search cuts into intervals (e.g. age)")
     ap.add_argument("--trees", choices=sorted(TREE_SETS), default="paper",
                     help="categorical taxonomies: dataset (ANJANA CSVs), paper (default), shaped (see above)")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     path = clean_parquet(args.work)
     if args.seeded is not None:
-        print(f"Adult {args.trees} trees, every QI categorical (age: age.csv, education-num: bands 2/4/8), k={args.seeded}, LM; "
+        cut = f"; genetic: {args.numeric} as intervals" if args.numeric else ""
+        print(f"Adult {args.trees} trees, every QI categorical (age: age.csv, education-num: bands 2/4/8){cut}, k={args.seeded}, LM; "
               f"genetic: {args.iterations} iterations, population {args.population}, seed {args.seed}", flush=True)
         print(f"{'search':<42}{'LM':>8}{'suppressed':>11}{'evaluations':>12}{'seconds':>9}")
         for r in seeded_compare(path, args.seeded, args):

@@ -4,8 +4,16 @@ chromosome, so the genetic search starts from it and never ends worse than the l
 A full-domain node is a valid flexible solution (every QI cut at one level), so it is scored by the
 genetic search's own evaluator like any chromosome; GENITOR keeps the best member, so the result
 is at least as good as the seed under the genetic objective. Seeding runs only when it is cheap:
-the objective is LM (the lattice's LM is the same definition), every QI is categorical (a numeric
-QI has no levels), and the lattice has at most ``MAX_NODES`` nodes.
+the objective is LM (the lattice's LM is the same definition) and the lattice has at most
+``MAX_NODES`` nodes.
+
+A numeric QI (cut into intervals) is seeded from its hierarchy too: the lattice searches its levels
+(``bands`` or an ARX-style age hierarchy; a flat numeric hierarchy has two, the values and ``*``)
+and the optimum's bands become interval cuts: an end point between two neighbouring values is set
+when the level puts them in different bands (:func:`interval_bits`). Bands are runs of values, so
+the seed releases the same partition as the lattice optimum (its interval LM, ``(hi - lo) / (U -
+L)``, is then the genetic search's own measure of it); with more values than end points
+(``max_endpoints``) a band edge that is no end point cannot be cut and its bands are merged.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
     """The lattice optimum under LM as a chromosome (``[]`` when not cheap or unsatisfiable, or
     when ``limits`` (:class:`~sqlanon.search.limits.Limits`) run out before it is found: the clock
     is read before each of its statements)."""
-    if objective != "lm" or any(c.numeric for c in layout.coders):
+    if objective != "lm":
         return []
     if math.prod(h.max_level + 1 for h in ctx.hierarchies) > MAX_NODES:
         return []
@@ -57,11 +65,25 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
     return [node_chromosome(layout, ctx.hierarchies, result.node)]
 
 
+def interval_bits(coder, hierarchy, level: int) -> list[int]:
+    """A numeric QI's level as interval cuts: end point ``j`` (between the ``j``-th and next value
+    holding rows) is set when the level's bands part the two values."""
+    group = hierarchy.leaf_to_level(level)
+    band: dict[float, int] = {}
+    for leaf, value in enumerate(coder.value):
+        band.setdefault(value, group[leaf])
+    return [int(band[coder.distinct[j]] != band[coder.distinct[j + 1]]) for j in coder.endpoints]
+
+
 def node_chromosome(layout, hierarchies, node) -> tuple:
     """A full-domain node as a chromosome: a bit between two neighbouring leaves (in tree order)
-    is set when the node's level separates them."""
+    is set when the node's level separates them; a numeric QI's bits are its bands' edges
+    (:func:`interval_bits`)."""
     parts = []
     for coder, h, level in zip(layout.coders, hierarchies, node):
+        if coder.numeric:
+            parts.append(interval_bits(coder, h, level))
+            continue
         group = h.leaf_to_level(level)
         parts.append([int(group[a] != group[b]) for a, b in zip(coder.order, coder.order[1:])])
     bits = layout.join(parts)
