@@ -23,16 +23,12 @@ suppression.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sqlglot import exp
 
 from sqlanon.errors import UnsatisfiableError
 from sqlanon.expr.atoms import col
 from sqlanon.expr.atoms import if_, lit
-
-if TYPE_CHECKING:  # no import at run time: stats imports privacy
-    from sqlanon.stats.core import NodeStats
+from sqlanon.privacy.needs import NodeStats
 
 
 def model_label(model) -> str:

@@ -1,9 +1,10 @@
-"""Which per-class aggregates a node query must compute: what privacy models and metrics declare,
-and what every statement that builds classes (the statistics of each search, the checker) reads."""
+"""Which per-class aggregates a node query must compute (:class:`ClassNeeds`: what privacy models
+and metrics declare, and what every statement that builds classes reads), and what it returns
+(:class:`NodeStats`: the node's classes, rows and suppression, with the extra aggregates)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -40,3 +41,18 @@ class ClassNeeds:
 
     def merge(self, other: ClassNeeds) -> ClassNeeds:
         return ClassNeeds(**{k: getattr(self, k) or getattr(other, k) for k in self.__dataclass_fields__})
+
+
+@dataclass
+class NodeStats:
+    node: tuple[int, ...]
+    classes: int
+    rows: int
+    min_class: int
+    max_class: int
+    suppressed: int
+    bad_classes: int
+    extra: dict = field(default_factory=dict)
+
+    def within(self, budget: int) -> bool:
+        return self.suppressed <= budget

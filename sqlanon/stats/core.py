@@ -14,7 +14,6 @@ and never read or change the engine; :meth:`Statistics.for_dialect` renders them
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Sequence
 
 from sqlglot import exp
@@ -26,7 +25,7 @@ from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import Params, add_all, and_all, as_bigint, as_double, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref
 from sqlanon.dialect import lookup
 from sqlanon.privacy import aggregates
-from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats.frequency import FrequencySet
 from sqlanon.stats.models import hierarchical_emd_ctes, population_ctes, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
@@ -39,21 +38,6 @@ Aggregates = Iterable[tuple[str, exp.Expr]] | Callable[[Params | None], Iterable
 
 # ---------------------------------------------------------------------------------------------
 # the requirement: privacy models + suppression budget, expressed as per-class predicates
-
-
-@dataclass
-class NodeStats:
-    node: tuple[int, ...]
-    classes: int
-    rows: int
-    min_class: int
-    max_class: int
-    suppressed: int
-    bad_classes: int
-    extra: dict = field(default_factory=dict)
-
-    def within(self, budget: int) -> bool:
-        return self.suppressed <= budget
 
 
 QI_PREFIX = "q"
