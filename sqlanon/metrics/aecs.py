@@ -9,7 +9,7 @@ its classes of at least ``k`` rows: at most its released classes plus ``floor(su
 """
 
 from sqlanon.metrics.base import Metric
-from sqlanon.metrics.discernibility import max_classes
+from sqlanon.metrics.discernibility import class_floor, max_classes, max_classes_many, released_most
 
 
 def most_classes(n: float, k: int, suppressed):
@@ -33,8 +33,6 @@ class AECS(Metric):
         suppressed rows' one included). It orders the search; :meth:`suppressed_bounds` (with the
         per-QI limit on released classes) prunes it. (Adult, k=10 at 5 %: 2,551 nodes; 3,039 when the
         per-QI limit orders the search too: a tighter order is not always a better one.)"""
-        from sqlanon.metrics.discernibility import class_floor, max_classes
-
         most = min(float(max_classes(stats, node)), float(most_classes(float(stats.rows), class_floor(stats), 0)))
         return stats.rows / max(most, 1.0)
 
@@ -42,8 +40,6 @@ class AECS(Metric):
 
     def suppressed_bounds(self, stats, nodes, prior, suppressed):
         import numpy as np
-
-        from sqlanon.metrics.discernibility import class_floor, max_classes_many, released_most
 
         most = np.minimum(max_classes_many(stats, nodes), most_classes(float(stats.rows), class_floor(stats), suppressed))
         most = np.minimum(most, released_most(stats, nodes) + 1.0)
@@ -57,7 +53,5 @@ class AECS(Metric):
     def query_bound(self, stats, node, ns) -> float:
         """For the node's generalizations: classes only merge (at most this node's), and their
         released ones are unions of this node's classes holding at least ``k`` rows."""
-        from sqlanon.metrics.discernibility import class_floor
-
         released = ns.classes - ns.bad_classes + ns.suppressed // class_floor(stats) + 1
         return stats.rows / max(min(ns.classes, released), 1)
