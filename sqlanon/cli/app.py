@@ -30,6 +30,8 @@ from sqlanon.config import schema as schema_mod
 from sqlanon.hierarchy.store import store_hierarchy
 from sqlanon.engine.urls import redact
 from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
+from sqlanon.profiling import DEFAULT_SAMPLE_ROWS, profile as api_profile
+from sqlanon.profiling.text import render
 
 #: the flag parser's error base class (typer >= 0.22 vendors click: not ``click.ClickException``)
 _PARSER_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -340,9 +342,6 @@ def profile(
     json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON object on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ) -> None:
-    from sqlanon.profiling import DEFAULT_SAMPLE_ROWS
-    from sqlanon.profiling import profile as api_profile
-
     def go():
         return api_profile(input, table=table, format=format, delimiter=delimiter, engine=engine, spark_master=spark_master,
                            spark_conf=spark_conf or None, memory_limit=memory_limit, threads=threads,
@@ -357,8 +356,6 @@ def profile(
     import sys
 
     from rich.console import Console
-
-    from sqlanon.profiling.text import render
 
     width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160
     render(result, Console(width=width, soft_wrap=False, highlight=False))

@@ -29,6 +29,10 @@ from sqlanon.profiling.scan import (
     source_item,
 )
 from sqlanon.profiling.writer import Where, write_policy
+from sqlanon.engine.source import _guess_format
+from sqlanon.config.checks import refuse_existing
+from sqlanon.config.policy import Policy
+from sqlanon.run.session import Session
 
 __all__ = ["DEFAULT_SAMPLE_ROWS", "profile"]
 
@@ -39,8 +43,6 @@ _DELIMITERS = (",", ";", "\t", "|")
 def sniff_delimiter(path: str | None, format: str | None) -> str | None:
     """The delimiter a CSV's header line uses most (``,`` ``;`` tab ``|``), or None (not a CSV
     file, or no delimiter in its first line)."""
-    from sqlanon.engine.source import _guess_format
-
     if not path or not os.path.isfile(path) or (format or _guess_format(path)) != "csv":
         return None
     with open(path, "rb") as fh:
@@ -131,10 +133,6 @@ def profile(
     given. Tables above ``sample_rows`` rows are measured on a sample of about that many rows
     (hierarchies and the risk still read the whole table).
     """
-    from sqlanon.config.checks import refuse_existing
-    from sqlanon.config.policy import Policy
-    from sqlanon.run.session import Session
-
     _check_options(sample_rows, k)
     refuse_existing(write_policy, "policy file", overwrite)
     say = progress or (lambda message: None)

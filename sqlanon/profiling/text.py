@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from sqlanon.risk import text_lines
 
 
 def _pct(x: float) -> str:
@@ -19,8 +20,6 @@ def _hierarchy(c: dict[str, Any]) -> str:
 def render(result: dict, console) -> None:
     """Print ``result`` (:func:`sqlanon.profiling.profile`) on a rich ``console``."""
     from rich.table import Table
-
-    from sqlanon.risk import text_lines
 
     sample = result.get("sample")
     where = f"{result['input']}: {result['rows']:,} rows"
