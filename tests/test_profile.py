@@ -115,6 +115,9 @@ def test_synthetic_policy_anonymizes_cli_and_api(synthetic):
     ran = runner.invoke(app, ["anonymize", "--policy", policy, "--json", "-q"])
     assert ran.exit_code == 0, ran.output
     report = json.loads(ran.output.strip().splitlines()[-1])
+    # the release and its report go beside the policy
+    assert report["output"] == str(synthetic["dir"] / "people_k4.parquet")
+    assert (synthetic["dir"] / "people_k4.html").is_file()
     released = read_rows(report["output"])
     assert set(released[0]) == {"zip", "dob", "diagnosis", "visits"}
     verdict = check_k(released, ["zip", "dob"], 4, data["max_suppression"])
@@ -217,6 +220,33 @@ def test_duckdb_table_and_bad_inputs(synthetic, tmp_path):
         sqlanon.profile(db, table="empty")
 
 
+def test_policy_of_a_database_table_releases_a_table_beside_it(synthetic, tmp_path):
+    """Profiled in a .duckdb file, the table is released as a new table of that file, with its
+    registry row there (``sqlanon releases`` / ``report --release`` find it); the report beside
+    the policy."""
+    db = str(tmp_path / "w.duckdb")
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?, all_varchar=true)", [synthetic["csv"]])
+    con.close()
+    policy = str(tmp_path / "out" / "policy.yaml")
+    result = sqlanon.profile(db, table="people", write_policy=policy)
+    data = yaml.safe_load(read(policy))
+    assert data["output_table"] == "people_k5" and "output" not in data and data["report"] == "people_k5.html"
+    assert data["input"] == "../w.duckdb" and data["table"] == "people"
+    report = sqlanon.anonymize(policy)
+    assert (tmp_path / "out" / "people_k5.html").is_file()
+    con = duckdb.connect(db, read_only=True)
+    found = con.execute("SELECT * FROM people_k5")
+    names = [d[0] for d in found.description]
+    released = [dict(zip(names, r)) for r in found.fetchall()]
+    registry = con.execute("SELECT id, target FROM sqlanon_releases").fetchall()
+    con.close()
+    assert check_k(released, result["roles"]["qi"], 5, 0.05)["ok"]
+    assert registry == [(report["release_id"], "table people_k5")]
+    out = runner.invoke(app, ["report", "--release", str(report["release_id"]), "--database", db, "--output", str(tmp_path / "again.html")])
+    assert out.exit_code == 0, out.output
+
+
 def test_dates_decade_builder():
     from sqlanon.hierarchy.builders import date_parts
 
@@ -243,3 +273,56 @@ def test_release_relation_after_close_says_it_was_closed(synthetic):
     with pytest.raises(ConfigError, match="the release was closed"):
         release.relation()
     con.close()
+
+
+def test_nulls_in_a_qi_are_counted_said_and_named_by_anonymize(tmp_path):
+    """NULLs in a quasi-identifier: the profile counts them (as plain Python does), says that
+    anonymize refuses them (text, JSON, a comment in the policy), and the written policy stops
+    with one error line naming the column, writing nothing; once those rows are filtered out (the
+    advice), the same policy runs and its release passes the checker."""
+    rows = synthetic_rows()
+    rnd = random.Random(11)
+    for r in rows:
+        if rnd.random() < 0.08:
+            r["zip"] = ""
+        if rnd.random() < 0.04:
+            r["dob"] = ""
+    path = tmp_path / "people.csv"
+
+    def write(selected):
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(selected)
+
+    write(rows)
+    expected = {"zip": sum(r["zip"] == "" for r in rows), "dob": sum(r["dob"] == "" for r in rows)}
+    assert all(expected.values())
+    result = sqlanon.profile(str(path))
+    assert roles_of(result) == EXPECTED  # NULLs change no role nor hierarchy
+    assert {c["name"]: c["nulls"] for c in result["columns"] if c["nulls"]} == expected
+    assert result["nulls_in_qis"] == expected
+    policy = str(tmp_path / "policy.yaml")
+    out = runner.invoke(app, ["profile", "--input", str(path), "--write-policy", policy, "-q"])
+    assert out.exit_code == 0, out.output
+    said = next(line for line in out.stdout.splitlines() if line.startswith("NULLs in quasi-identifiers"))
+    assert said == f"NULLs in quasi-identifiers: zip ({expected['zip']}), dob ({expected['dob']})"
+    assert "anonymize refuses NULLs" in out.stdout
+    text = read(policy)
+    assert f"# NULLs in quasi-identifiers: zip ({expected['zip']}), dob ({expected['dob']})." in text
+    assert f"{expected['zip']} NULLs: fill or filter them first" in next(line for line in text.splitlines() if line.startswith("  zip:"))
+    assert_no_values(policy, rows)
+    ran = runner.invoke(app, ["anonymize", "--policy", policy, "-q"])
+    assert ran.exit_code == 1, ran.output
+    errors = [line for line in ran.output.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: column 'zip' has {expected['zip']} NULL value(s); fill or filter them before anonymizing"], ran.output
+    assert "Traceback" not in ran.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["people.csv", "policy.yaml"]  # nothing written
+    # the advice: filter those rows; the same policy then runs as it is
+    kept = [r for r in rows if r["zip"] and r["dob"]]
+    write(kept)
+    ran = runner.invoke(app, ["anonymize", "--policy", policy, "--json", "-q"])
+    assert ran.exit_code == 0, ran.output
+    report = json.loads(ran.output.strip().splitlines()[-1])
+    assert report["rows"] == len(kept)
+    assert check_k(read_rows(report["output"]), ["zip", "dob"], 5, 0.05)["ok"]

@@ -358,7 +358,7 @@ def profile(
     from rich.console import Console
 
     width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160
-    render(result, Console(width=width, soft_wrap=False, highlight=False))
+    render(result, Console(width=width, soft_wrap=False, highlight=False, markup=False, emoji=False))
 
 
 @app.command(help='Print the SQL a run executes (base frequency set, final node, release), for any dialect.' + " " + EXIT_HELP)

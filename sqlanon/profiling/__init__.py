@@ -101,6 +101,7 @@ def _measure(session, sample_rows: int, k: int, progress: Callable[[str], None])
         "columns": [_column_entry(s, roles[s.name], proposals.get(s.name), percent is not None) for s in stats],
         "roles": {r: [s.name for s in stats if roles[s.name].role == r] for r in ROLES},
         "risk": risk,
+        "nulls_in_qis": {s.name: s.nulls for s in qi_stats if s.nulls},
     }
     return result, proposals
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from sqlanon.profiling.writer import NULLS_ADVICE
 from sqlanon.risk import text_lines
 
 
@@ -33,6 +34,11 @@ def render(result: dict, console) -> None:
         reason = c["reason"]
         table.add_row(c["name"], c["type"], f"{c['nulls']:,}", f"{c['distinct']:,}", _pct(c["uniqueness"]), c["role"], _hierarchy(c), reason)
     console.print(table)
+    nulls = result.get("nulls_in_qis") or {}
+    if nulls:
+        counted = ", ".join(f"{name} ({n:,})" for name, n in nulls.items())
+        console.print(f"NULLs in quasi-identifiers: {counted}", highlight=False, markup=False)
+        console.print(f"  {NULLS_ADVICE}", highlight=False, markup=False)
     if result.get("risk"):
         console.print(f"risk before anonymization, with the quasi-identifiers {', '.join(result['roles']['qi'])}:", highlight=False, markup=False)
         for line in text_lines(result["risk"]):

@@ -21,6 +21,8 @@ from sqlanon.hierarchy.model import Hierarchy
 
 #: suppression budget written into the policy (a share of the rows)
 MAX_SUPPRESSION = 0.05
+#: what the profile says of NULLs in a quasi-identifier (its text output and the policy's comment)
+NULLS_ADVICE = "anonymize refuses NULLs in a quasi-identifier: fill them with a value its hierarchy holds, or filter those rows, first"
 
 
 @dataclass
@@ -88,6 +90,17 @@ def _input_lines(where: Where, base: str) -> list[str]:
     return lines
 
 
+def _wrapped(text: str, width: int = 98) -> list[str]:
+    """``text`` as comment lines of at most ``width`` characters."""
+    lines, line = [], "#"
+    for word in text.split():
+        if len(line) + 1 + len(word) > width and line != "#":
+            lines.append(line)
+            line = "#"
+        line += " " + word
+    return [*lines, line]
+
+
 def _stem(where: Where) -> str:
     name = where.table or os.path.basename((where.input or "table").rstrip("/"))
     name = name.split(".")[-1] if where.table else os.path.splitext(name)[0]
@@ -96,7 +109,7 @@ def _stem(where: Where) -> str:
 
 def files_to_write(result: dict, path: str) -> list[str]:
     """The hierarchy files a policy at ``path`` brings with it (checked before anything is written)."""
-    base = os.path.dirname(os.path.abspath(path))
+    base = os.path.dirname(path)
     return [os.path.join(base, hierarchy_file(path, c["name"])) for c in result["columns"] if c.get("hierarchy", {}).get("kind") == "frequency"]
 
 
@@ -109,7 +122,8 @@ def _column_lines(result: dict, path: str) -> tuple[list[str], list[str], list[s
         elif role == "qi":
             h = c["hierarchy"]
             spec = hierarchy_file(path, name) if h["kind"] == "frequency" else h["spec"]
-            qis.append(f"  {key(name)}: {scalar(spec)}  # {_comment(c['reason'])}; {_comment(h['reason'])}")
+            nulls = f"; {c['nulls']:,} NULLs: fill or filter them first" if c["nulls"] else ""
+            qis.append(f"  {key(name)}: {scalar(spec)}  # {_comment(c['reason'])}; {_comment(h['reason'])}{nulls}")
         elif role == "sensitive":
             sensitive.append(name)
         else:
@@ -131,6 +145,11 @@ def policy_text(result: dict, where: Where, path: str, k: int) -> str:
         *_input_lines(where, base),
         "",
     ]
+    nulls = result.get("nulls_in_qis") or {}
+    if nulls:
+        counted = ", ".join(f"{name} ({n:,})" for name, n in nulls.items())
+        lines += [f"# NULLs in quasi-identifiers: {counted}{' in the sample' if sampled else ''}.",
+                  *_wrapped(f"A missing value can be linked like any other, and {NULLS_ADVICE}; until then this policy stops with an error naming the column."), ""]
     if drops:
         lines += ["# Direct identifiers, left out of the release:", "drop_columns:", *drops, ""]
     lines += ["# Quasi-identifiers, generalized along these hierarchies:", "qi:", *(qis or ["  {}"]), ""]
@@ -140,16 +159,26 @@ def policy_text(result: dict, where: Where, path: str, k: int) -> str:
                   f"# sensitive_column: {scalar(sensitive[0])}", "# l: 2", ""]
     if plain:
         lines += [f"# Released as they are (insensitive): {', '.join(plain)}.", ""]
-    stem = _stem(where)
     lines += [
         f"k: {k}",
         f"max_suppression: {MAX_SUPPRESSION}",
         "search: auto  # the optimal search where the lattice is small, else a heuristic",
-        f"output: {scalar(f'out/{stem}_k{k}.parquet')}",
-        f"report: {scalar(f'out/{stem}_k{k}.html')}",
+        *_release_lines(where, k),
         "",
     ]
     return "\n".join(lines)
+
+
+def _release_lines(where: Where, k: int) -> list[str]:
+    """Where the release goes: a table profiled in a database is released as a new table of that
+    database (its registry row there too); a file as a Parquet file beside the policy. The report
+    is written beside the policy."""
+    stem = f"{_stem(where)}_k{k}"
+    if where.kind == "table":
+        output = f"output_table: {scalar(stem)}  # a new table beside the input, recorded in the database's sqlanon_releases"
+    else:
+        output = f"output: {scalar(stem + '.parquet')}  # recorded in sqlanon_releases.duckdb beside it"
+    return [output, f"report: {scalar(stem + '.html')}"]
 
 
 def write_policy(result: dict, where: Where, path: str, k: int, overwrite: bool, proposals: dict) -> list[str]:
