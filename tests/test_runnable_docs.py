@@ -214,6 +214,91 @@ def page_script(blocks: list[Block]) -> str:
     return "\n".join(parts)
 
 
+def run_script(script: str, where: str, env: dict) -> tuple[subprocess.CompletedProcess, str | None]:
+    """Run a page's script in ``where``; the result and the block that failed (None: none did)."""
+    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=where, env=env,
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode == 0:
+        return done, None
+    return done, done.stderr.rsplit(MARK, 1)[-1].split("\n", 1)[0] if MARK in done.stderr else "?"
+
+
+# ---------------------------------------------------------------- the quick start
+
+
+def quickstart_blocks() -> list[Block]:
+    """The shell blocks between the README's quick-start markers (docs/install.md includes them)."""
+    path = os.path.join(ROOT, "README.md")
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    start = next(i for i, line in enumerate(lines) if "[start:quickstart]" in line) + 1
+    end = next(i for i, line in enumerate(lines) if "[end:quickstart]" in line) + 1
+    return [b for b in blocks_of(path) if start < b.line < end]
+
+
+def commands(block: Block) -> list[str]:
+    """A block's commands, each ``\\`` continuation joined to its line."""
+    out, going_on = [], False
+    for line in block.script().splitlines():
+        if going_on:
+            out[-1] = out[-1][:-1].rstrip() + " " + line.strip()
+        else:
+            out.append(line.strip())
+        going_on = line.rstrip().endswith("\\")
+    return out
+
+
+#: the quick start's spine, in order: (step, pattern of its command; {policy} the profile's)
+SPINE = [
+    ("profile", r"sqlanon profile .*--write-policy (?P<policy>\S+)"),
+    ("anonymize", r"sqlanon anonymize .*--policy {policy}(\s|$)"),
+    ("check", r"sqlanon check "),
+    ("report", r"sqlanon report "),
+]
+#: files the README's quick start must have made when it has run (a step that exits 0 but does
+#: nothing is a broken step too)
+QUICKSTART_FILES = ["out/warehouse.duckdb", "out/policy.yaml", "out/adult_k5.html", "out/release_1.html",
+                    "out/adult_spark.sql", "examples/adult/out/adult_k5.parquet"]
+
+
+def spine_blocks() -> list[tuple[str, Block]]:
+    """Each step of :data:`SPINE` with the quick-start block holding its first command."""
+    found, policy, at = [], None, 0
+    blocks = quickstart_blocks()
+    for step, pattern in SPINE:
+        pattern = pattern.format(policy=re.escape(policy or ""))
+        for i in range(at, len(blocks)):
+            hit = next((re.match(pattern, c) for c in commands(blocks[i]) if re.match(pattern, c)), None)
+            if hit:
+                policy = policy or hit.groupdict().get("policy")
+                found.append((step, blocks[i]))
+                at = i
+                break
+        else:
+            found.append((step, None))
+    return found
+
+
+def test_quick_start_is_profile_policy_anonymize_check_report():
+    """The quick start activates the venv, creates the warehouse it profiles, and runs profile ->
+    anonymize by the written policy -> check -> report, in that order, every block run (none
+    marked not-run), its outputs under ``out/``."""
+    blocks = quickstart_blocks()
+    assert blocks and all(b.not_run is None for b in blocks), [b.where for b in blocks if b.not_run]
+    assert commands(blocks[0])[0] in (". .venv/bin/activate", "source .venv/bin/activate"), blocks[0].text
+    spine = spine_blocks()
+    missing = [step for step, block in spine if block is None]
+    assert not missing, f"the quick start lacks (in order) {missing}"
+    profile = next(c for c in commands(spine[0][1]) if c.startswith("sqlanon profile"))
+    source = re.search(r"--input (\S+)", profile)[1]
+    before = "".join(b.text for b in blocks[: blocks.index(spine[0][1])])
+    assert source.startswith("out/") and source in before, f"the profiled {source} is not made by an earlier block"
+    for _step, block in spine:
+        for c in commands(block):
+            for path in re.findall(r"--(?:write-policy|output|report) (\S+)", c):
+                assert path.startswith("out/"), f"{block.where}: {path} is not under out/"
+
+
 @pytest.mark.parametrize("page", pages_with_runnable_blocks())
 def test_page_runs_as_written(page, tmp_path):
     where = str(tmp_path)
@@ -222,14 +307,43 @@ def test_page_runs_as_written(page, tmp_path):
         env["PATH"] = os.path.join(where, ".venv", "bin") + os.pathsep + env["PATH"]
     before = _files(where)
     script = page_script(blocks_of(os.path.join(ROOT, page)))
-    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=where, env=env,
-                          capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        block = done.stderr.rsplit(MARK, 1)[-1].split("\n", 1)[0] if MARK in done.stderr else page
+    done, block = run_script(script, where, env)
+    if block is not None:
         pytest.fail(f"{block} exited {done.returncode}\n--- stdout\n{done.stdout[-3000:]}"
                     f"\n--- stderr\n{done.stderr[-3000:]}")
+    if page == "README.md":
+        ran = done.stderr.count(MARK)
+        assert ran == sum(b.not_run is None for b in blocks_of(os.path.join(ROOT, page))), "not every block ran"
+        missing = [p for p in QUICKSTART_FILES if not os.path.isfile(os.path.join(where, p))]
+        assert not missing, f"the quick start ran but did not make {missing}"
     written = sorted(_files(where) - before)
     if shutil.which("git") and os.path.exists(os.path.join(ROOT, ".git")):
         not_ignored = [p for p in written if subprocess.run(
             ["git", "-C", ROOT, "check-ignore", "-q", "--no-index", p]).returncode != 0]
         assert not not_ignored, f"{page} wrote files git does not ignore: {not_ignored}"
+
+
+def test_a_failing_line_inside_a_block_fails_the_page(tmp_path):
+    """Not only a block's last command counts: a failure on any line stops the page there."""
+    blocks = [Block("x.md", 1, "bash", "bash", "false\ntrue\n", None), Block("x.md", 5, "bash", "bash", "touch ran\n", None)]
+    done, block = run_script(page_script(blocks), str(tmp_path), dict(os.environ))
+    assert block == "x.md:1" and not (tmp_path / "ran").exists()
+
+
+def test_a_broken_quick_start_step_fails_the_page(tmp_path):
+    """The quick start with ``sqlanon anonymize`` broken (the sandbox's sqlanon exits 1 for it):
+    the run stops at the anonymize block, naming it, and nothing after it runs (no check, no
+    report). The blocks up to the report are run; the rest of the README is not needed."""
+    where = str(tmp_path)
+    env = sandbox(where)
+    spine = dict(spine_blocks())
+    broken = os.path.join(where, ".venv", "bin", "sqlanon")
+    _executable(broken, f'#!/bin/sh\nif [ "$1" = anonymize ]; then echo "broken on purpose" >&2; exit 1; fi\n'
+                        f'exec "{sys.executable}" -m sqlanon "$@"\n')
+    blocks = quickstart_blocks()
+    script = page_script(blocks[: blocks.index(spine["report"]) + 1])
+    done, block = run_script(script, where, env)
+    assert block == spine["anonymize"].where, (block, done.stderr[-2000:])
+    assert "broken on purpose" in done.stderr
+    assert os.path.isfile(os.path.join(where, "out", "policy.yaml"))  # the profile ran
+    assert not os.path.exists(os.path.join(where, "out", "release_1.html"))  # the report did not
