@@ -459,7 +459,7 @@ def test_dry_run_says_what_it_would_write_and_writes_no_release(people):
             "--output", people["out"], "--registry", str(reg), "--report", str(report)]
     r = invoke(args)
     assert r.exit_code == 0, r.output
-    assert f"output        (dry run: nothing written; would write {people['out']})" in r.stdout
+    assert f"output         (dry run: nothing written; would write {people['out']})" in r.stdout
     assert not os.path.exists(people["out"]) and not reg.exists()
     assert report.exists() and "<svg" in report.read_text()  # the report is the preview
     data = json.loads(invoke(args + ["--json", "-q", "--overwrite"]).stdout)  # the first run's report is replaced

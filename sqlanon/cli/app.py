@@ -190,17 +190,17 @@ def _print_report(result: dict, json_out: bool) -> None:
     if trace:
         for i, step in enumerate(trace, 1):
             typer.echo(f"step {i}: " + ", ".join(f"{k}={v}" for k, v in step.items()))
-    typer.echo(f"search        {result['search']} (k={result['k']})")
+    typer.echo(f"search         {result['search']} (k={result['k']})")
     typer.echo("transformation " + ", ".join(f"{c}={v}" for c, v in result["transformation"].items()))
-    typer.echo(f"metric        {result['metric']['name']} = {result['metric']['value']:.6g}")
-    typer.echo(f"rows          {result['rows']:,} ({result['suppressed_rows']:,} suppressed, budget {result.get('suppression_budget', 0):,})")
-    typer.echo(f"privacy       smallest released class {result['privacy'].get('min_class_size')}, {result['privacy'].get('classes')} classes")
-    typer.echo(f"work          {result['nodes_evaluated']} nodes evaluated, {result['queries']} queries, {result['seconds']} s")
+    typer.echo(f"metric         {result['metric']['name']} = {result['metric']['value']:.6g}")
+    typer.echo(f"rows           {result['rows']:,} ({result['suppressed_rows']:,} suppressed, budget {result.get('suppression_budget', 0):,})")
+    typer.echo(f"privacy        smallest released class {result['privacy'].get('min_class_size')}, {result['privacy'].get('classes')} classes")
+    typer.echo(f"work           {result['nodes_evaluated']} nodes evaluated, {result['queries']} queries, {result['seconds']} s")
     dry = result.get("dry_run")
     if dry:
-        typer.echo(f"output        (dry run: nothing written; would write {dry['would_write']})")
+        typer.echo(f"output         (dry run: nothing written; would write {dry['would_write']})")
     else:
-        typer.echo(f"output        {result['output'] or '(none: no output requested)'}")
+        typer.echo(f"output         {result['output'] or '(none: no output requested)'}")
 
 
 @app.command(help='Measure k, l, t, suppression and metrics of any table without changing it.' + " " + EXIT_HELP)
