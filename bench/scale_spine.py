@@ -6,6 +6,8 @@ memory_limit 1GB) next to one plain ``COUNT(*) ... GROUP BY`` of the 9 QI column
 
     python bench/scale_spine.py --rows 10000000            # generates bench/out/adult_10m.parquet once
     python bench/scale_spine.py --rows 30162 --adult       # the Adult benchmark itself
+    python bench/scale_spine.py --threads 1,2              # each thread count: GROUP BY, anonymize, and
+                                                           # the search's speed-up against the first count
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import duckdb, sys, time
 con = duckdb.connect()
 con.execute("SET memory_limit = '{limit}'")
 con.execute("SET enable_progress_bar = false")
+if {threads!r}:
+    con.execute("SET threads = " + str(int({threads!r})))
 cols = {cols!r}
 q = ", ".join('"' + c.replace('"', '""') + '"' for c in cols)
 t = time.perf_counter()
@@ -54,6 +58,7 @@ def main() -> None:
     ap.add_argument("--memory-limit", default="1GB")
     ap.add_argument("--settings", default="10:0.0,10:0.05", help="k:max_suppression pairs")
     ap.add_argument("--metric", default="precision")
+    ap.add_argument("--threads", default="", help="comma-separated DuckDB thread counts (default: DuckDB's own)")
     args = ap.parse_args()
     if args.adult:
         src_path = os.path.join(ADULT, "adult.csv")
@@ -70,24 +75,32 @@ def main() -> None:
             print(f"generated {src_path} ({args.rows:,} rows) in {time.perf_counter() - t:.1f} s")
         src_sql = f"read_parquet('{src_path}')"
         input_flags = ["--input", src_path]
-    code = GROUP_BY.format(limit=args.memory_limit, cols=COLUMNS, src=src_sql)
-    gb_seconds, gb_rss, out = measured([sys.executable, "-c", code])
-    groups, gb_inner = out.split()
-    print(f"plain GROUP BY of the 9 QIs: {int(groups):,} groups, {float(gb_inner):.2f} s query ({gb_seconds:.2f} s with process start), peak RSS {gb_rss:.0f} MB; load average {os.getloadavg()[0]:.1f} (2 cores)", flush=True)
     qi = []
     for c in COLUMNS:
         qi += ["--qi", f"{c}={os.path.join(ADULT, f'adult_hierarchy_{c}.csv')}"]
-    print(f"{'k':>4} {'maxsup':>7} {'seconds':>8} {'ratio':>7} {'peak RSS MB':>12} {'nodes':>6} {'stmts':>6} {'queries':>8} {'search s':>9}  transformation / metric")
-    for setting in args.settings.split(","):
-        k, sup = setting.split(":")
-        out_path = os.path.join(HERE, "out", "scale_release.parquet")
-        cmd = [sys.executable, "-m", "sqlanon", "anonymize", *input_flags, *qi, "--k", k, "--max-suppression", sup,
-               "--metric", args.metric, "--search", "optimal", "--memory-limit", args.memory_limit,
-               "--output", out_path, "--overwrite", "--registry", os.path.join(HERE, "out", "scale_registry.duckdb"), "--json", "-q"]
-        seconds, rss, out = measured(cmd)
-        r = json.loads(out)
-        node = [r["transformation"][c] for c in COLUMNS]
-        print(f"{k:>4} {sup:>7} {seconds:>8.1f} {seconds / float(gb_inner):>6.1f}x {rss:>12.0f} {r['nodes_evaluated']:>6} {r.get('statements', 0):>6} {r['queries']:>8} {r.get('search_seconds', float('nan')):>9.1f}  {node} {r['metric']['value']:.4f} (suppressed {r['suppressed_rows']:,})", flush=True)
+    thread_counts = [int(t) for t in args.threads.split(",") if t] or [0]
+    search_seconds: dict[str, float] = {}
+    for threads in thread_counts:
+        code = GROUP_BY.format(limit=args.memory_limit, cols=COLUMNS, src=src_sql, threads=threads)
+        gb_seconds, gb_rss, out = measured([sys.executable, "-c", code])
+        groups, gb_inner = out.split()
+        label = f"threads {threads}" if threads else "DuckDB's default threads"
+        print(f"{label}: plain GROUP BY of the 9 QIs: {int(groups):,} groups, {float(gb_inner):.2f} s query ({gb_seconds:.2f} s with process start), peak RSS {gb_rss:.0f} MB; load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)", flush=True)
+        print(f"{'k':>4} {'maxsup':>7} {'seconds':>8} {'ratio':>7} {'peak RSS MB':>12} {'nodes':>6} {'stmts':>6} {'queries':>8} {'search s':>9} {'speed-up':>9}  transformation / metric")
+        for setting in args.settings.split(","):
+            k, sup = setting.split(":")
+            out_path = os.path.join(HERE, "out", "scale_release.parquet")
+            cmd = [sys.executable, "-m", "sqlanon", "anonymize", *input_flags, *qi, "--k", k, "--max-suppression", sup,
+                   "--metric", args.metric, "--search", "optimal", "--memory-limit", args.memory_limit,
+                   "--output", out_path, "--overwrite", "--registry", os.path.join(HERE, "out", "scale_registry.duckdb"), "--json", "-q"]
+            if threads:
+                cmd += ["--threads", str(threads)]
+            seconds, rss, out = measured(cmd)
+            r = json.loads(out)
+            node = [r["transformation"][c] for c in COLUMNS]
+            search = float(r.get("search_seconds", float("nan")))
+            first = search_seconds.setdefault(setting, search)
+            print(f"{k:>4} {sup:>7} {seconds:>8.1f} {seconds / float(gb_inner):>6.1f}x {rss:>12.0f} {r['nodes_evaluated']:>6} {r.get('statements', 0):>6} {r['queries']:>8} {search:>9.1f} {first / search:>8.2f}x  {node} {r['metric']['value']:.4f} (suppressed {r['suppressed_rows']:,})", flush=True)
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
 
 
