@@ -123,7 +123,7 @@ def _query_progress(engine):
     """DuckDB's progress of the running statement (percent), when the engine is an embedded
     DuckDB of sqlanon's own (a borrowed connection's settings are left alone)."""
     con = getattr(engine, "con", None)
-    if engine is None or getattr(engine, "dialect", None) != "duckdb" or getattr(engine, "borrowed", True) or not hasattr(con, "query_progress"):
+    if engine is None or con is None or getattr(engine, "dialect", None) != "duckdb" or getattr(engine, "borrowed", True) or not hasattr(con, "query_progress"):
         return None
     if not getattr(engine, "_progress_tracking", False):
         try:  # track progress without DuckDB printing its own bar (on stdout)
@@ -135,6 +135,10 @@ def _query_progress(engine):
     return con.query_progress
 
 
+class _EnvHandler(logging.StreamHandler):
+    """The stderr handler ``SQLANON_LOG`` installs (once, however often it is configured)."""
+
+
 def configure_logging_from_env(environ) -> None:
     """``SQLANON_LOG=INFO|DEBUG``: log the run (DEBUG: every SQL statement) on stderr."""
     level = str(environ.get("SQLANON_LOG", "")).strip().upper()
@@ -143,9 +147,8 @@ def configure_logging_from_env(environ) -> None:
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         level = "INFO"
     root = logging.getLogger("sqlanon")
-    if not any(getattr(h, "_sqlanon_env", False) for h in root.handlers):
-        handler = logging.StreamHandler()
+    if not any(isinstance(h, _EnvHandler) for h in root.handlers):
+        handler = _EnvHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-        handler._sqlanon_env = True
         root.addHandler(handler)
     root.setLevel(level)

@@ -7,7 +7,7 @@ columns, missing files), 3 unsatisfiable (no plan meets the privacy model within
 from __future__ import annotations
 
 import json
-from typing import List, Optional
+from typing import List, Optional, cast
 
 import typer
 from typer.core import TyperGroup
@@ -33,8 +33,9 @@ from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
 from sqlanon.profiling import DEFAULT_SAMPLE_ROWS, profile as api_profile
 from sqlanon.profiling.text import render
 
-#: the flag parser's error base class (typer >= 0.22 vendors click: not ``click.ClickException``)
-_PARSER_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+#: the flag parser's error base class (typer >= 0.22 vendors click: not ``click.ClickException``);
+#: typed as its subclass BadParameter, whose ``format_message`` and ``exit_code`` it declares
+_PARSER_ERROR = cast("type[typer.BadParameter]", next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"))
 
 
 class _JsonUsageErrors(TyperGroup):

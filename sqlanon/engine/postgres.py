@@ -72,6 +72,8 @@ class PostgresEngine(Engine):
             if memory_limit:
                 self.set_option("work_mem", _pg_memory(memory_limit))
             return
+        if database is None:
+            raise ConfigError("a PostgreSQL engine needs a postgresql:// URL or an open connection")
         self.database = database
         try:
             self.con = psycopg.connect(database, autocommit=True)

@@ -162,7 +162,7 @@ class SparkEngine(Engine):
         self._temps.append(name)
         return name
 
-    def execute(self, expression) -> None:
+    def execute(self, expression: exp.Expr | str, params: list | None = None) -> None:
         """Runs a statement; our ``CACHE TABLE`` statements go through :meth:`_cache` and drops of
         our temporary tables through :meth:`_drop` (both below)."""
         if not self._closing:
@@ -172,7 +172,7 @@ class SparkEngine(Engine):
                 tables = list(expression.args.get("tables") or [])
                 if tables and all(t.name in self._temps for t in tables):
                     return self._drop([t.name for t in tables])
-        super().execute(expression)
+        super().execute(expression, params)
 
     # -- cached tables ------------------------------------------------------------------------------
     # A ``CACHE TABLE t AS SELECT`` view keeps its query's *text*: every statement that reads ``t``
@@ -420,6 +420,7 @@ def _spark_schema(schema: pa.Schema):
     mapping = {pa.int32(): T.IntegerType(), pa.int64(): T.LongType(), pa.float64(): T.DoubleType(), pa.string(): T.StringType(), pa.bool_(): T.BooleanType()}
     fields = []
     for f in schema:
+        t: T.DataType
         if pa.types.is_list(f.type):
             t = T.ArrayType(mapping.get(f.type.value_type, T.StringType()))
         else:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from sqlanon.dialect.base import Dialect
 from sqlanon.errors import ConfigError
 
 BASE_TABLE = "BASE TABLE"
@@ -40,7 +41,7 @@ class TableName:
     kind: str | None = None  # BASE TABLE / VIEW / LOCAL TEMPORARY once looked up in the catalog
 
     @classmethod
-    def parse(cls, text: str, dialect: str = "duckdb") -> TableName:
+    def parse(cls, text: str, dialect: str | Dialect = "duckdb") -> TableName:
         dialect = str(dialect)  # a sqlanon.dialect object or its name
         text = str(text).strip()
         if not text:

@@ -126,7 +126,7 @@ class TCloseness(PrivacyModel):
     def class_ok(self, cls: dict) -> bool:
         n = sum(cls["s_counts"].values())
         p = {v: c / n for v, c in cls["s_counts"].items()}
-        assert self.global_dist is not None, "set global_dist before checking in Python"
+        assert self.global_dist is not None and self.order is not None, "bind the table's statistics before checking in Python"
         if self.distance == "equal":
             return emd_equal(p, self.global_dist) <= self.t + EPS
         if self.distance == "hierarchical":

@@ -87,7 +87,7 @@ def quartile(value: exp.Expression, q: float) -> exp.Expression:
     return exp.WithinGroup(this=exp.PercentileCont(this=literal(q)), expression=exp.Order(expressions=[exp.Ordered(this=value)]))
 
 
-def quartiles(engine, item: exp.Expression, columns: list[ColumnStats]) -> dict[str, tuple[float | None, float | None]]:
+def quartiles(engine, item: exp.Expr, columns: list[ColumnStats]) -> dict[str, tuple[float | None, float | None]]:
     """The first and third quartiles of numeric columns, one statement over ``item``."""
     if not columns:
         return {}

@@ -126,7 +126,7 @@ def column_aggregates(name: str, sql_type: str, dialect, column: exp.Expression)
     return out
 
 
-def source_item(engine, source, rows: int, sample_rows: int) -> tuple[exp.Expression, float | None]:
+def source_item(engine, source, rows: int, sample_rows: int) -> tuple[exp.Expr, float | None]:
     """The FROM item the pass reads, aliased ``src``: the table, or where it has more than
     ``sample_rows`` rows a Bernoulli sample of about that many (its percentage returned)."""
     item = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
@@ -149,7 +149,7 @@ def _number(value: Any) -> float | None:
     return out if math.isfinite(out) else None
 
 
-def scan(engine, source, columns: list[tuple[str, str]], item: exp.Expression) -> list[ColumnStats]:
+def scan(engine, source, columns: list[tuple[str, str]], item: exp.Expr) -> list[ColumnStats]:
     """The one aggregate statement over ``item``: a :class:`ColumnStats` per column."""
     layout: list[tuple[int, str]] = []
     selects: list[exp.Expression] = [exp.Count(this=exp.Star())]

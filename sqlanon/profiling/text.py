@@ -28,8 +28,8 @@ def render(result: dict, console) -> None:
         where += f"; measured on a sample of about {sample['percent']:g} % ({sample['rows_read']:,} rows; distinct counts are the sample's)"
     console.print(where, highlight=False, markup=False)
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for name, justify in (("column", "left"), ("type", "left"), ("nulls", "right"), ("distinct", "right"), ("unique", "right"), ("role", "left"), ("hierarchy", "left"), ("reason", "left")):
-        table.add_column(name, justify=justify, no_wrap=name != "reason", overflow="fold")
+    for name in ("column", "type", "nulls", "distinct", "unique", "role", "hierarchy", "reason"):
+        table.add_column(name, justify="right" if name in ("nulls", "distinct", "unique") else "left", no_wrap=name != "reason", overflow="fold")
     for c in result["columns"]:
         reason = c["reason"]
         table.add_row(c["name"], c["type"], f"{c['nulls']:,}", f"{c['distinct']:,}", _pct(c["uniqueness"]), c["role"], _hierarchy(c), reason)

@@ -36,7 +36,7 @@ def class_size_buckets(hist: list) -> list[float]:
     return [r / total if total else 0.0 for r in records]
 
 
-def grouped_bars(title: str, categories: list[str], series: list[tuple[str, list[float]]], *, max_value: float | None = None, percent: bool = True, label_width: int = 170, width: int = 640) -> dict:
+def grouped_bars(title: str, categories: list[str], series: list[tuple[str, list[float | None]]], *, max_value: float | None = None, percent: bool = True, label_width: int = 170, width: int = 640) -> dict:
     """Horizontal grouped bars: one row per category, one bar per series."""
     bar_h, gap, top = 14, 10, 28
     plot_w = width - label_width - 70

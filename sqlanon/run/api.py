@@ -355,7 +355,7 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
         lattice = Lattice(stats, requirement, metric, progress=tick, bounds=bounds)
         searched = time.perf_counter()
         if getattr(session, "safepub", None) is not None:
-            result = safepub.run(lattice, session.safepub, policy.metric, say)
+            result = safepub.run(lattice, session.safepub, metric.name, say)
         else:
             result = LATTICE_SEARCHES[search](lattice, **policy.search_options)
         searched = time.perf_counter() - searched
@@ -363,7 +363,7 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
         bounded = bounds if policy.min_level or policy.max_level else None
         plan = Plan.from_lattice_result(search, stats, requirement, metric, result, bounded, statements=result.statements, search_seconds=round(searched, 3), **chosen)
         if getattr(session, "safepub", None) is not None:
-            plan.extra["safepub"] = {**session.safepub.describe(), **result.safepub}
+            plan.extra["safepub"] = {**session.safepub.describe(), **result.extra["safepub"]}
         if policy.local_recoding:
             first = local_recoding.Step(tuple(node), stats, stats.rows, plan.suppressed_rows, plan.metric_value, result.nodes_evaluated)
             iterations = policy.local_iterations if policy.local_iterations is not None else local_recoding.DEFAULT_ITERATIONS

@@ -38,6 +38,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -225,6 +226,13 @@ def candidate_permutation(c: Candidates) -> np.ndarray:
 ProgressFn = Callable[[int, int, int, float], None]
 
 
+@runtime_checkable
+class MinedCandidates(Protocol):
+    """Mined itemsets that carry their :class:`Candidates` (:class:`~sqlanon.search.generate.itemsets.Itemsets`)."""
+
+    candidates: Candidates
+
+
 class _Krimp:
     """One KRIMP run over compiled kernels (:mod:`sqlanon.search.generate.kernels`).
 
@@ -364,7 +372,7 @@ class _Krimp:
 
 def krimp(
     db: WeightedDatabase,
-    candidates: Candidates | Sequence[tuple[int, ...]],
+    candidates: Candidates | MinedCandidates | Sequence[tuple[int, ...]],
     supports: Sequence[int] | None = None,
     progress: ProgressFn | None = None,
     deadline: float | None = None,
@@ -381,8 +389,8 @@ def krimp(
     >>> [s for s in ct.itemsets if len(s) > 1]
     [(0, 2)]
     """
-    if isinstance(getattr(candidates, "candidates", None), Candidates):  # itemsets.Itemsets
-        candidates = candidates.candidates  # type: ignore[union-attr]
+    if isinstance(candidates, MinedCandidates):  # itemsets.Itemsets
+        candidates = candidates.candidates
     if not isinstance(candidates, Candidates):
         candidates = Candidates.from_tuples(list(candidates), [] if supports is None else list(supports))
     state = _Krimp(db, candidates)

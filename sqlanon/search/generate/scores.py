@@ -204,10 +204,10 @@ def encoded_length(enc: its.Encoded, ct: LabelledCodeTable) -> float:
         if (c, v) not in known:
             sets.append(((c, v),))
             usage.append(0.0)
-    table = []
+    table: list[tuple[int, ...] | None] = []
     for s in sets:
-        ids = [lookup.get(x) for x in s]
-        table.append(None if any(i is None for i in ids) else tuple(ids))
+        ids = tuple(lookup[x] for x in s if x in lookup)
+        table.append(ids if len(ids) == len(s) else None)
     # cover order stays: longer first (singletons last), as in the code table
     used = cover_usage(enc.db, table)
     corrected = np.asarray(usage, dtype=np.float64) + 1.0

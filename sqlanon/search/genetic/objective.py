@@ -272,7 +272,7 @@ class FlexibleEvaluator:
         self.n = len(layout.qis)
         #: normalized attribute weights (None: all 1); they multiply each QI's LM loss per row
         self.weights = None if weights is None else [float(w) for w in weights]
-        self.weight_sum: float = self.n if self.weights is None else sum(self.weights)
+        self.weight_sum: float = self.n if self.weights is None else sum(self.weights, 0.0)
         self.budget = budget
         self.gstats = GeneticStats(stats, objective.class_targets, objective.regression_targets, ok, needs)
         self._cost_specs = list(cost_specs)

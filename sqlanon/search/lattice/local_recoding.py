@@ -25,6 +25,7 @@ from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
 from sqlanon.search.lattice.lattice import Lattice
 from sqlanon.search.lattice.subset import failing_subset
+from sqlanon.stats.core import Statistics
 
 #: models whose classes stay valid when classes of several rounds merge in the output
 UNION_SAFE = (KAnonymity, DistinctLDiversity, EntropyLDiversity, TCloseness)
@@ -38,7 +39,7 @@ class Step:
     """One round: the node chosen for the ``rows`` left by the previous round."""
 
     node: tuple[int, ...]
-    stats: object  # the Statistics the round was searched on
+    stats: Statistics  # the frequency sets the round was searched on
     rows: int
     suppressed: int
     value: float  # the metric over this round's rows

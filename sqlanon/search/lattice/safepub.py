@@ -133,7 +133,7 @@ def run(lattice, params: Params, metric_name: str, say=lambda m: None):
     stats = lattice.stats
     heights = [h.max_level for h in stats.hierarchies]
     rng = random.Random(params.seed) if params.seeded else random.SystemRandom()
-    scores: dict[int, float] = {}
+    scores: dict[int, Fraction] = {}
     ns_of: dict[int, object] = {}
 
     def evaluate(idxs: list[int]) -> None:
@@ -169,7 +169,7 @@ def run(lattice, params: Params, metric_name: str, say=lambda m: None):
     ns, _, value = lattice.evaluated[chosen]
     say(f"safepub: {len(scores)} transformations scored in {len(trace)} steps; chosen {lattice.node(chosen)} (score {float(scores[chosen]):.6g})")
     result = LatticeResult(lattice.node(chosen), ns, value, len(scores), len(lattice), [])
-    result.safepub = {"score": float(scores[chosen]), "steps_run": len(trace), "scored": len(scores)}
+    result.extra["safepub"] = {"score": float(scores[chosen]), "steps_run": len(trace), "scored": len(scores)}
     return result
 
 
