@@ -7,13 +7,13 @@ columns, missing files), 3 unsatisfiable (no plan meets the privacy model within
 from __future__ import annotations
 
 import json
-from typing import List, Optional, cast
+from typing import Any, List, Optional, cast
 
 import typer
 from typer.core import TyperGroup
 
 from sqlanon.errors import ConfigError
-from sqlanon.cli.flags import given_flags, policy_from_flags, policy_flag
+from sqlanon.cli.flags import SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
 from sqlanon.cli.generate import register as register_generate
 from sqlanon.cli.common import EXIT_HELP, _err, _fail, _on_sigterm, _progress, _run, _split, _terminated  # noqa: F401  (_err, _terminated: the commands' helpers)
 from sqlanon.progress import configure_logging_from_env
@@ -94,16 +94,12 @@ def _main(
 
 
 @app.command(help='Find the best generalization meeting the privacy model and write the release.' + " " + EXIT_HELP)
+@with_policy_flags(SOURCE_FLAGS)
 def anonymize(
     ctx: typer.Context,
     policy: Optional[str] = typer.Option(None, "--policy", help="YAML policy file; flags given here win over it."),
     # every other flag but the last five is a policy key, declared with its path in the Policy model
-    input: Optional[str] = policy_flag("source.input", "--input", "-i"),
-    format: Optional[str] = policy_flag("source.format"),
-    delimiter: Optional[str] = policy_flag("source.delimiter"),
-    table: Optional[str] = policy_flag("source.table"),
-    qi: Optional[List[str]] = policy_flag("qi"),
-    hierarchy_delimiter: Optional[str] = policy_flag("hierarchies.hierarchy_delimiter"),
+    # (the source flags, SOURCE_FLAGS, come here)
     max_value_length: Optional[int] = policy_flag("hierarchies.max_value_length"),
     k: Optional[int] = policy_flag("privacy.k"),
     l: Optional[float] = policy_flag("privacy.l"),
@@ -172,6 +168,7 @@ def anonymize(
     json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON object on stdout."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Plan only: no release and no registry entry are written (a --report is, as a preview)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    **source: Any,
 ) -> None:
     def go():
         pol = policy_from_flags(policy, ctx.params, anonymize)
@@ -363,15 +360,10 @@ def profile(
 
 
 @app.command(help='Print the SQL a run executes (base frequency set, final node, release), for any dialect.' + " " + EXIT_HELP)
+@with_policy_flags(SOURCE_FLAGS)
 def sql(
     ctx: typer.Context,
     policy: Optional[str] = typer.Option(None, "--policy", help="YAML policy file; flags given here win over it."),
-    input: Optional[str] = policy_flag("source.input", "--input", "-i"),
-    format: Optional[str] = policy_flag("source.format"),
-    delimiter: Optional[str] = policy_flag("source.delimiter"),
-    table: Optional[str] = policy_flag("source.table"),
-    qi: Optional[List[str]] = policy_flag("qi"),
-    hierarchy_delimiter: Optional[str] = policy_flag("hierarchies.hierarchy_delimiter"),
     k: Optional[int] = policy_flag("privacy.k"),
     max_suppression: Optional[float] = policy_flag("privacy.max_suppression"),
     metric: Optional[str] = policy_flag("quality.metric"),
@@ -386,6 +378,7 @@ def sql(
     max_level: Optional[List[str]] = policy_flag("hierarchies.max_level"),
     # not policy: the dialect the SQL is rendered for
     dialect: str = typer.Option("duckdb", "--dialect", help="Render for duckdb, postgres, spark, ... (sqlglot dialects)."),
+    **source: Any,
 ) -> None:
     def go():
         import sqlglot

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, List, Optional, TypeVar
 
 import typer
 
@@ -50,6 +50,38 @@ def policy_flag(path: str, *decls: str, help: str | None = None, default: Any = 
     info = typer.Option(default, *names, help=help if help is not None else field_help(path))
     setattr(info, "policy_path", path)  # noqa: B010  (read back by flag_paths; OptionInfo declares no such attribute, so mypy refuses the plain assignment)
     return info
+
+
+#: the flags naming the table read and its quasi-identifiers, shared by anonymize and sql:
+#: (policy path, type, flag names when not ``--`` + the path's last part)
+SOURCE_FLAGS: tuple[tuple[str, Any, tuple[str, ...]], ...] = (
+    ("source.input", Optional[str], ("--input", "-i")),
+    ("source.format", Optional[str], ()),
+    ("source.delimiter", Optional[str], ()),
+    ("source.table", Optional[str], ()),
+    ("qi", Optional[List[str]], ()),
+    ("hierarchies.hierarchy_delimiter", Optional[str], ()),
+)
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def with_policy_flags(flags: tuple[tuple[str, Any, tuple[str, ...]], ...]) -> Callable[[Command], Command]:
+    """Declare ``flags`` (e.g. :data:`SOURCE_FLAGS`) on a command, after its ``--policy`` (or first)
+    parameter: each is the parameter named by its path's last part, a :func:`policy_flag`. The
+    command takes them as ``**flags`` (commands read every flag through ``ctx.params``)."""
+
+    def declare(command: Command) -> Command:
+        signature = inspect.signature(command)
+        own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        at = next((i + 1 for i, p in enumerate(own) if p.name == "policy"), 1)
+        added = [inspect.Parameter(path.rsplit(".", 1)[-1], inspect.Parameter.KEYWORD_ONLY, default=policy_flag(path, *decls), annotation=kind) for path, kind, decls in flags]
+        parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
+        # typer reads the signature (inspect honours __signature__); a Callable declares no such attribute for mypy
+        setattr(command, "__signature__", signature.replace(parameters=parameters[:at] + added + parameters[at:]))  # noqa: B010
+        return command
+
+    return declare
 
 
 def _check_path(path: str) -> None:
