@@ -398,3 +398,45 @@ def test_stored_hierarchy_in_postgres(people, tmp_path):
     a = sqlanon.run.api.anonymize(input=people["url"], table="people", qi={"zip": str(tree)}, k=20, dry_run=True)
     b = sqlanon.run.api.anonymize(input=people["url"], table="people", qi={"zip": "table:sqlanon_hierarchy_zip"}, k=20, dry_run=True)
     assert a["transformation"] == b["transformation"] and a["metric"] == b["metric"]
+
+
+def test_profile_same_as_duckdb(server, tmp_path):
+    """``sqlanon profile`` on a PostgreSQL table (the profile's regular expressions as ``~``, its
+    quartiles as PERCENTILE_CONT): the same roles, NULL counts, distinct counts, hierarchies, risk
+    and written policy (its hierarchy files' rows too) as DuckDB on the same typed table; the
+    PostgreSQL policy runs as it is (its release a new table of that database) and the release
+    passes the independent k re-check."""
+    from test_profile import TYPED_COLUMNS, TYPED_EXPECTED, duckdb_typed_table, profile_signature, roles_of, typed_rows
+
+    rows = typed_rows()
+    db = "t_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(server, autocommit=True) as con:
+        con.execute("CREATE DATABASE " + db)
+    url = _with_db(server, db)
+    pg_types = {"VARCHAR": "TEXT"}
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("CREATE TABLE people (" + ", ".join(f"{c} {pg_types.get(t, t)}" for c, t in TYPED_COLUMNS.items()) + ")")
+        with con.cursor().copy("COPY people FROM STDIN") as copy:
+            for r in rows:
+                copy.write_row(r)
+    duck_db = str(tmp_path / "w.duckdb")
+    duckdb_typed_table(duck_db, rows)
+    duck = sqlanon.profile(duck_db, table="people", write_policy=str(tmp_path / "duck" / "policy.yaml"))
+    pg_policy = str(tmp_path / "pg" / "policy.yaml")
+    pg = sqlanon.profile(url, table="people", write_policy=pg_policy)
+    assert roles_of(pg) == TYPED_EXPECTED
+    assert profile_signature(pg, pg_policy) == profile_signature(duck, str(tmp_path / "duck" / "policy.yaml"))
+    # sex has NULLs: the policy stops naming it, before anything is written (as on DuckDB) ..
+    with pytest.raises(SqlanonError, match="column 'sex' has .* NULL value"):
+        sqlanon.anonymize(pg_policy)
+    assert pg_tables(url) == {"people"}
+    # .. and runs as it is once those rows are filtered out
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("DELETE FROM people WHERE sex IS NULL")
+    report = sqlanon.anonymize(pg_policy)
+    kept = sum(r[-1] is not None for r in rows)
+    released = pg_rows(url, "people_k5")
+    assert report["rows"] == kept and (tmp_path / "pg" / "people_k5.html").is_file()
+    assert set(released[0]) == {"zip", "dob", "diagnosis", "visits", "age", "country", "sex"}
+    verdict = check_k(as_text(released), pg["roles"]["qi"], 5, 0.05)
+    assert verdict["ok"], verdict["problems"]

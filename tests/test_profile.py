@@ -326,3 +326,64 @@ def test_nulls_in_a_qi_are_counted_said_and_named_by_anonymize(tmp_path):
     report = json.loads(ran.output.strip().splitlines()[-1])
     assert report["rows"] == len(kept)
     assert check_k(read_rows(report["output"]), ["zip", "dob"], 5, 0.05)["ok"]
+
+
+# ---------------------------------------------------------------- every engine: the same profile
+
+#: a typed table for the engine comparisons (the synthetic columns, plus an age, a country of many
+#: values with a grouping by frequency, and a sex with NULLs): column -> SQL type (DuckDB and
+#: PostgreSQL both read these names; Spark gets the table as Parquet written by DuckDB)
+TYPED_COLUMNS = {
+    "id": "INTEGER", "contact": "VARCHAR", "callback": "VARCHAR", "zip": "VARCHAR", "dob": "DATE", "diagnosis": "VARCHAR",
+    "notes": "VARCHAR", "ref": "VARCHAR", "visits": "INTEGER", "age": "INTEGER", "country": "VARCHAR", "sex": "VARCHAR",
+}
+TYPED_EXPECTED = {**EXPECTED, "age": ("qi", "bands"), "country": ("qi", "frequency"), "sex": ("qi", "flat")}
+
+
+def typed_rows(n: int = 400, seed: int = 3) -> list[tuple]:
+    """The synthetic rows as typed tuples in :data:`TYPED_COLUMNS` order (dob a date, ints ints,
+    sex NULL in some rows)."""
+    rnd = random.Random(seed + 1)
+    countries = [f"Land{'ia' * (i % 4)}{i}" for i in range(30)]  # of several lengths: not a code
+    out = []
+    for r in synthetic_rows(n, seed):
+        country = rnd.choice(countries[:4]) if rnd.random() < 0.7 else rnd.choice(countries)
+        sex = None if rnd.random() < 0.05 else rnd.choice(["F", "M"])
+        out.append((int(r["id"]), r["contact"], r["callback"], r["zip"], dt.date.fromisoformat(r["dob"]), r["diagnosis"],
+                    r["notes"], r["ref"], int(r["visits"]), rnd.randint(18, 90), country, sex))
+    return out
+
+
+def duckdb_typed_table(path: str, rows: list[tuple], table: str = "people") -> None:
+    con = duckdb.connect(path)
+    con.execute(f"CREATE TABLE {table} (" + ", ".join(f"{c} {t}" for c, t in TYPED_COLUMNS.items()) + ")")
+    con.executemany(f"INSERT INTO {table} VALUES (" + ", ".join("?" for _ in TYPED_COLUMNS) + ")", rows)
+    con.close()
+
+
+def profile_signature(result: dict, policy: str | None = None) -> dict:
+    """What must not depend on the engine: per column its role, NULLs, distinct count and proposed
+    hierarchy (spec and levels), the QIs' NULLs, the risk before anonymization; with the written
+    policy, its drop/qi lines and the rows of its hierarchy files (sorted: ties in frequency may
+    come in another order under another collation)."""
+    out: dict = {
+        "columns": {c["name"]: (c["role"], c["nulls"], c["distinct"], (c.get("hierarchy") or {}).get("spec"),
+                                (c.get("hierarchy") or {}).get("levels")) for c in result["columns"]},
+        "roles": result["roles"], "nulls_in_qis": result["nulls_in_qis"],
+        "risk": {k: result["risk"][k] for k in ("classes", "sample_uniques", "prosecutor")},
+    }
+    if policy:
+        text = read(policy).splitlines()
+        start = text.index("qi:") if "drop_columns:" not in text else text.index("drop_columns:")
+        out["policy"] = [line for line in text[start:] if not line.startswith(("output", "report"))]
+        out["files"] = {f.rsplit("/", 1)[-1]: sorted(read(f).splitlines()) for f in result["hierarchy_files"]}
+    return out
+
+
+def test_typed_table_on_duckdb(tmp_path):
+    """The typed table the engine tests compare with: its roles and hierarchies on DuckDB."""
+    db = str(tmp_path / "w.duckdb")
+    duckdb_typed_table(db, typed_rows())
+    result = sqlanon.profile(db, table="people")
+    assert roles_of(result) == TYPED_EXPECTED
+    assert result["nulls_in_qis"] == {"sex": sum(r[-1] is None for r in typed_rows())}

@@ -16,6 +16,7 @@ from collections import Counter
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 pyspark = pytest.importorskip("pyspark")
 
@@ -497,3 +498,46 @@ def test_batch_statement_never_shuffles_the_classes(spark, adult, adult_parquet,
         finally:
             engine.close()
     assert answers["spark"] == answers["duckdb"]
+
+
+# ----------------------------------------------------------------------------------------------
+# the profile on Spark: DuckDB's roles and hierarchies
+
+
+def test_profile_same_as_duckdb(spark, tmp_path):
+    """``sqlanon profile`` on Spark (the regular expressions as RLIKE, the quartiles as Spark
+    renders PERCENTILE_CONT), over the typed table as Parquet and as a catalog table: the same
+    roles, NULL counts, distinct counts, hierarchies, risk and written policy (its hierarchy files'
+    rows too) as DuckDB on the same table. The Spark policy names the engine and the input, and
+    runs as it is once the NULLs it warns of are filtered out; its release passes the k re-check."""
+    from test_profile import TYPED_EXPECTED, duckdb_typed_table, profile_signature, roles_of, typed_rows
+
+    rows = typed_rows()
+    duck_db = str(tmp_path / "w.duckdb")
+    duckdb_typed_table(duck_db, rows)
+    parquet = str(tmp_path / "people.parquet")
+    con = duckdb.connect(duck_db)
+    con.execute("COPY people TO '" + parquet.replace("'", "''") + "' (FORMAT PARQUET)")
+    con.execute("COPY (SELECT * FROM people WHERE sex IS NOT NULL) TO '" + str(tmp_path / "kept.parquet").replace("'", "''") + "' (FORMAT PARQUET)")
+    con.close()
+    duck = sqlanon.profile(duck_db, table="people", write_policy=str(tmp_path / "duck" / "policy.yaml"))
+    expected = profile_signature(duck, str(tmp_path / "duck" / "policy.yaml"))
+    policy = str(tmp_path / "spark" / "policy.yaml")
+    on_spark = sqlanon.profile(parquet, connection=spark, write_policy=policy)
+    assert roles_of(on_spark) == TYPED_EXPECTED
+    assert profile_signature(on_spark, policy) == expected
+    spark.read.parquet(parquet).createOrReplaceTempView("profiled_people")
+    assert profile_signature(sqlanon.profile(table="profiled_people", connection=spark)) == {k: v for k, v in expected.items() if k not in ("policy", "files")}
+    with open(policy, encoding="utf-8") as fh:
+        written = yaml.safe_load(fh)
+    assert written["engine"] == "spark" and written["input"] == "../people.parquet"
+    # the written policy stops at the NULLs it warns of, and runs on the rows without them
+    with pytest.raises(SqlanonError, match="column 'sex' has .* NULL value"):
+        sqlanon.anonymize(policy, connection=spark)
+    assert not os.path.exists(str(tmp_path / "spark" / "people_k5.parquet"))
+    rep = sqlanon.anonymize(policy, input=str(tmp_path / "kept.parquet"), connection=spark)
+    released = read_release(rep["output"])
+    assert rep["output"] == str(tmp_path / "spark" / "people_k5.parquet")
+    assert len(released) == sum(r[-1] is not None for r in rows)
+    verdict = check_k(released, on_spark["roles"]["qi"], 5, 0.05)
+    assert verdict["ok"], verdict["problems"]

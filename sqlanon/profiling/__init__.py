@@ -30,6 +30,7 @@ from sqlanon.profiling.scan import (
 )
 from sqlanon.profiling.writer import Where, write_policy
 from sqlanon.engine.source import _guess_format
+from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.config.checks import refuse_existing
 from sqlanon.config.policy import Policy
 from sqlanon.run.session import Session
@@ -151,8 +152,12 @@ def profile(
         result["queries"] = session.engine.queries
         result["policy"] = None
         if write_policy:
-            where = Where(input=None if connection is not None else input, format=format, delimiter=delimiter if delimiter not in (None, ",") else None,
-                          table=table, engine=engine, spark_master=spark_master, spark_conf=policy.spark_conf, kind=session.source.kind)
+            # a SparkSession reads the files or catalog table named (the policy names them and the
+            # engine); another connection's table is the caller's (the policy cannot name it)
+            spark = is_spark_session(connection)
+            where = Where(input=input if connection is None or spark else None, format=format, delimiter=delimiter if delimiter not in (None, ",") else None,
+                          table=table, engine=engine or ("spark" if spark else None), spark_master=spark_master, spark_conf=policy.spark_conf,
+                          kind=session.source.kind)
             files = write_policy_files(result, where, write_policy, k, overwrite, proposals)
             result["policy"] = files[0]
             result["hierarchy_files"] = files[1:]
