@@ -8,6 +8,7 @@ import csv
 import datetime as dt
 import itertools
 import json
+import math
 import random
 import re
 from collections import Counter
@@ -163,6 +164,24 @@ def test_adult_roles_policy_and_release(adult, tmp_path):
     labels = {row.split(";")[1] for row in read(result["hierarchy_files"][0]).splitlines()}
     assert_no_values(policy, rows)
     assert "other" in labels
+    # oracles in plain Python: the grouping by frequency (kept where at least max(k, 1 %) rows,
+    # most frequent first) and the first band width (a quarter of the interquartile range, as
+    # PERCENTILE_CONT interpolates, rounded up to 1, 2 or 5 times a power of ten)
+    counts = Counter(r["native-country"] for r in rows)
+    cut = max(5, math.ceil(0.01 * len(rows)))
+    grouped = [f"{v};{v if n >= cut else 'other'};*" for v, n in sorted(counts.items(), key=lambda vn: (-vn[1], vn[0]))]
+    assert read(result["hierarchy_files"][0]).splitlines() == grouped
+    ages = sorted(float(r["age"]) for r in rows)
+
+    def percentile_cont(q):
+        at = q * (len(ages) - 1)
+        lo = math.floor(at)
+        return ages[lo] + (ages[min(lo + 1, len(ages) - 1)] - ages[lo]) * (at - lo)
+
+    quarter = (percentile_cont(0.75) - percentile_cont(0.25)) / 4
+    first = min(m * 10.0**e for m in (1, 2, 5) for e in range(-3, 6) if m * 10.0**e >= quarter)
+    assert widths[0] == max(first, 1.0) and widths == [widths[0] * 2**i for i in range(len(widths))]
+    assert math.floor(age["max"] / widths[-2]) - math.floor(age["min"] / widths[-2]) + 1 > 3  # no level too many
     assert "United-States" not in read(policy)
     report = sqlanon.anonymize(policy, output=str(tmp_path / "adult.parquet"))
     released = read_rows(str(tmp_path / "adult.parquet"))
