@@ -211,7 +211,7 @@ def seeded_compare(path, k, args) -> list[dict]:
     cuts); a second lattice row scores the lattice optimum as intervals, the genetic search's own
     measure of that release."""
     from sqlanon.metrics import METRICS
-    from sqlanon.metrics.flexible import FlexibleEvaluator, build_objective
+    from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
     from sqlanon.search.lattice import optimal
     from sqlanon.search.genetic import planner as genetic
     from sqlanon.search.genetic.seeding import node_chromosome
