@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sqlglot import exp
 
@@ -96,6 +96,85 @@ VALUE_AGGREGATES: dict[str, ValueAggregate] = {
     "beta_likeness": ValueAggregate(True, False, _beta),
     "delta_disclosure": ValueAggregate(True, False, _delta_disclosure),
 }
+
+
+# -- the same aggregates over a class's histogram ------------------------------------------------
+# A batch statement over a small sensitive domain (:mod:`sqlanon.stats.batch`) sums, per class, one
+# column per sensitive value: ``h0 .. h{m-1}``, the class's rows with the j-th value of the table's
+# domain (in its order: :attr:`sqlanon.stats.Statistics.sensitive_domain`), beside ``cnt``. A need
+# with a histogram form computes its columns from them (the same names as over per-value rows), so
+# no per-value rows, window or join are needed.
+
+
+def _h(j: int) -> exp.Expr:
+    return as_double(col(f"h{j}"))
+
+
+def _share(j: int) -> exp.Expr:
+    return exp.Div(this=_h(j), expression=as_double(col("cnt")))
+
+
+def _sum_all(terms: Sequence[exp.Expr]) -> exp.Expr:
+    if not terms:
+        return lit(0.0)
+    out = terms[0]
+    for t in terms[1:]:
+        out = exp.Add(this=out, expression=t)
+    return out
+
+
+def _h_distinct(needs: ClassNeeds, q: list[float]) -> list[tuple[str, exp.Expr]]:
+    return [("distinct_s", _sum_all([if_(exp.GT(this=col(f"h{j}"), expression=lit(0)), lit(1), lit(0)) for j in range(len(q))]))]
+
+
+def _h_entropy(needs: ClassNeeds, q: list[float]) -> list[tuple[str, exp.Expr]]:
+    # h ln h, 0 for an absent value (ln of at least 1: no engine is asked for ln 0)
+    at_least_1 = [if_(exp.GT(this=col(f"h{j}"), expression=lit(1)), _h(j), lit(1.0)) for j in range(len(q))]
+    return [("nlogn_s", _sum_all([exp.Mul(this=_h(j), expression=exp.Ln(this=a)) for j, a in enumerate(at_least_1)]))]
+
+
+def _h_emd_equal(needs: ClassNeeds, q: list[float]) -> list[tuple[str, exp.Expr]]:
+    # 0.5 * sum over the domain of |p - q| (an absent value's p is 0)
+    terms = [exp.Abs(this=exp.Sub(this=_share(j), expression=lit(qj))) for j, qj in enumerate(q)]
+    return [("emd_equal", exp.Mul(this=lit(0.5), expression=exp.Paren(this=_sum_all(terms))))]
+
+
+def _h_emd_ordered(needs: ClassNeeds, q: list[float]) -> list[tuple[str, exp.Expr]]:
+    # sum over ranks i < m of |sum_{j <= i} (p_j - q_j)| / (m - 1)
+    m = len(q)
+    terms, cum_q = [], 0.0
+    for i in range(m - 1):
+        cum_q += q[i]
+        cum_p = exp.Div(this=_sum_all([_h(j) for j in range(i + 1)]), expression=as_double(col("cnt")))
+        terms.append(exp.Abs(this=exp.Sub(this=cum_p, expression=lit(cum_q))))
+    return [("emd_ordered", exp.Div(this=exp.Paren(this=_sum_all(terms)), expression=lit(float(max(m - 1, 1)))))]
+
+
+#: need -> its aggregates over a class's histogram (``h0..``, ``cnt``), given the table's shares ``q``
+#: of its sensitive values; a need missing here is computed over per-value rows
+HISTOGRAM_AGGREGATES: dict[str, Callable[[ClassNeeds, list[float]], list[tuple[str, exp.Expr]]]] = {
+    "distinct_s": _h_distinct,
+    "entropy_s": _h_entropy,
+    "emd_equal": _h_emd_equal,
+    "emd_ordered": _h_emd_ordered,
+}
+#: needs over the sensitive values (those a histogram may answer)
+SENSITIVE_NEEDS = ("distinct_s", "entropy_s", "emd_equal", "emd_ordered", "recursive_l", "emd_hierarchical", "beta_likeness", "delta_disclosure")
+
+
+def histogram_aggregates(needs: ClassNeeds, q: list[float]) -> list[exp.Expr] | None:
+    """The aliased aggregates of ``needs`` over a class's histogram (see above), the same
+    columns as :func:`value_aggregates` (plus ``emd_ordered``); None when a need has no histogram
+    form (recursive diversity, hierarchical t-closeness, beta-likeness, delta-disclosure).
+
+    >>> from sqlanon.dialect import DUCKDB
+    >>> [DUCKDB.render(e) for e in histogram_aggregates(ClassNeeds(emd_equal=True), [0.75, 0.25])]
+    ['0.5 * (ABS(CAST("h0" AS DOUBLE) / CAST("cnt" AS DOUBLE) - 0.75) + ABS(CAST("h1" AS DOUBLE) / CAST("cnt" AS DOUBLE) - 0.25)) AS "emd_equal"']
+    """
+    asked = [name for name in SENSITIVE_NEEDS if getattr(needs, name)]
+    if any(name not in HISTOGRAM_AGGREGATES for name in asked):
+        return None
+    return [exp.alias_(e, alias, quoted=True) for name in asked for alias, e in HISTOGRAM_AGGREGATES[name](needs, q)]
 
 
 def _asked(needs: ClassNeeds) -> list[tuple[str, ValueAggregate]]:

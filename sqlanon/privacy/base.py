@@ -157,6 +157,20 @@ class Requirement:
                 ok = m.wrap(ok)
         return ok
 
+    def monotone_predicate(self) -> exp.Expr | None:
+        """When the requirement is not :attr:`monotone` (a budget, and a model such as t-closeness
+        or entropy l-diversity that is not monotone with suppression): the predicate of its
+        models that are (k-anonymity, distinct l-diversity). The rows of the classes failing it
+        are suppressed whatever the other models say, and they only grow under specialization,
+        so they bound every specialization's suppressed rows and a node whose part exceeds the
+        budget fails with all its specializations. None when the requirement is monotone, no
+        class-level model is monotone, or a table-level model is asked."""
+        if self.monotone or any(m.table_level for m in self.models):
+            return None
+        trivial = [m for m in self.models if m.name == "k-anonymity" and getattr(m, "k", 1) <= 1]  # every class meets k=1
+        parts = [m.predicate() for m in self.models if getattr(m, "monotone_with_suppression", True) and m not in trivial]
+        return None if not parts else exp.and_(*parts) if len(parts) > 1 else parts[0]
+
     def class_ok(self, cls: dict) -> bool:
         return all(m.class_ok(cls) for m in self.models if not m.table_level)
 

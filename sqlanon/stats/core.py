@@ -22,12 +22,12 @@ from sqlanon.dialect import Dialect, get_dialect
 from sqlanon.errors import ConfigError, HierarchyError, UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.engine.source import Source
-from sqlanon.expr.atoms import Params, add_all, and_all, as_bigint, as_double, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref
+from sqlanon.expr.atoms import Params, add_all, as_bigint, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref
 from sqlanon.dialect import lookup
 from sqlanon.privacy import aggregates
 from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats.frequency import FrequencySet
-from sqlanon.stats.models import hierarchical_emd_ctes, population_ctes, prepare_population, prepare_sensitive_hierarchy
+from sqlanon.stats.models import population_ctes, sensitive_parts, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.stats import batch
 
@@ -467,41 +467,14 @@ class Statistics:
         return ctes, "cls"
 
     def _sensitive_class_ctes(self, ctes: list[tuple[str, exp.Expr]]) -> list[str]:
-        """The per-class sensitive aggregates (:mod:`sqlanon.privacy.aggregates`): ``cls_s`` over
-        the class's per-value rows, and the needs with CTEs of their own; returns the parts."""
+        """The per-class sensitive aggregates (:func:`sqlanon.stats.models.sensitive_parts`) over
+        ``gen`` (``gs`` without the class value when it is there); returns the parts."""
         g = self.qnames
         src = "gen"
         if self.has_y:
             ctes.append(("gs", exp.select(*map(col, g), col("s"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("s"))))
             src = "gs"
-        values = src
-        if aggregates.needs_shares(self.needs):
-            # each value's class total and its share q of the table, beside its count
-            win = exp.Window(this=sum_(col("cnt")), partition_by=list(map(col, g)))
-            assert self.domain_table is not None  # prepared with the sensitive domain
-            ctes.append((
-                "gsq",
-                exp.select(*map(col, g), col("s", "x"), col("cnt"), exp.alias_(win, "tot", quoted=True), col("q", "d"))
-                .from_(table_ref(values, alias="x"))
-                .join(table_ref(self.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d"))),
-            ))
-            values = "gsq"
-        if aggregates.needs_rank(self.needs):
-            # each value's rank in its class by count, largest first
-            order = exp.Order(expressions=[exp.Ordered(this=col("cnt"), desc=True), exp.Ordered(this=col("s"))])
-            rn = exp.Window(this=exp.RowNumber(), partition_by=list(map(col, g)), order=order)
-            ctes.append(("gsr", exp.select(exp.Star(), exp.alias_(rn, "rn", quoted=True)).from_(table_ref(values))))
-            values = "gsr"
-        aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True), *aggregates.value_aggregates(self.needs)]
-        ctes.append(("cls_s", exp.select(*map(col, g), *aggs).from_(table_ref(values)).group_by(*map(col, g)) if g else exp.select(*aggs).from_(table_ref(values))))
-        parts = ["cls_s"]
-        if self.needs.emd_ordered:
-            ctes.extend(self._emd_ordered_ctes(src))
-            parts.append("emd")
-        if self.needs.emd_hierarchical:
-            ctes.extend(hierarchical_emd_ctes(self, src))
-            parts.append("hemd")
-        return parts
+        return [name for name, _ in sensitive_parts(self, ctes, src, g)]
 
     def _class_y_cte(self, ctes: list[tuple[str, exp.Expr]]) -> str:
         """``cls_y``: per class, the count of its most frequent class value (``maxy``)."""
@@ -522,35 +495,6 @@ class Statistics:
         for part in parts:
             q = q.select(*[col(name, part) for name in columns[part]])
         return q
-
-    def _emd_ordered_ctes(self, src: str) -> list[tuple[str, exp.Expr]]:
-        g = self.qnames
-        m = len(self.sensitive_domain)
-        assert self.domain_table is not None  # prepared with the sensitive domain
-        keys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
-        keys = keys.group_by(*map(col, g)) if g else keys
-        cond = and_all([exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in g] + [exp.EQ(this=col("s", "x"), expression=col("s", "d"))])
-        p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
-        grid = (
-            exp.select(*[col(n, "k") for n in g], col("rnk", "d"), exp.alias_(exp.Sub(this=p, expression=col("q", "d")), "diff", quoted=True))
-            .from_(table_ref("keys", alias="k"))
-            .join(table_ref(self.domain_table, alias="d"), join_type="cross")
-            .join(table_ref(src, alias="x"), on=cond, join_type="left")
-        )
-        win = exp.Window(
-            this=sum_(col("diff")),
-            partition_by=list(map(col, g)),
-            order=exp.Order(expressions=[exp.Ordered(this=col("rnk"))]),
-            spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"),
-        )
-        cum = exp.select(*map(col, g), col("rnk"), exp.alias_(win, "c", quoted=True)).from_(table_ref("grid"))
-        denom = lit(float(max(m - 1, 1)))
-        # the last rank's cumulative difference is 0; a CASE (not WHERE) keeps a row per class when m = 1
-        last = if_(exp.LT(this=col("rnk"), expression=lit(m)), exp.Abs(this=col("c")), lit(0.0))
-        emd = exp.select(*map(col, g), exp.alias_(exp.Div(this=sum_(last), expression=denom), "emd_ordered", quoted=True))
-        emd = emd.from_(table_ref("cum"))
-        emd = emd.group_by(*map(col, g)) if g else emd
-        return [("keys", keys), ("grid", grid), ("cum", cum), ("emd", emd)]
 
     def node_query(
         self,
@@ -601,17 +545,20 @@ class Statistics:
         self._maybe_materialize([(node, frm, ns.classes)])
         return ns
 
-    def evaluate_many(self, nodes: Sequence, ok: exp.Expr, aggregates=None, metric=None) -> list[NodeStats]:
+    def evaluate_many(self, nodes: Sequence, ok: exp.Expr, aggregates=None, metric=None, extra_finals=()) -> list[NodeStats]:
         """Several nodes in one statement: the batch statement (node table joined to the set,
         :mod:`sqlanon.stats.batch`) when ``metric`` gives its batch parts and no sensitive or
         class aggregates are needed; else a ``UNION ALL`` of their roll-ups (3-4x cheaper per
         node than one statement each, ``bench/grouping_sets.py``).
 
-        ``aggregates`` is ``None`` or a function ``node -> aggregates`` (as for :meth:`evaluate`).
+        ``aggregates`` is ``None`` or a function ``node -> aggregates`` (as for :meth:`evaluate`);
+        ``extra_finals`` are aggregates of every node that do not depend on it (they follow the
+        metric's in the batch statement, :func:`sqlanon.stats.batch.build`, and are left to
+        ``aggregates`` otherwise).
         """
         nodes = [n if isinstance(n, Recoding) else tuple(n) for n in nodes]
         if metric is not None and len(nodes) > 1 and all(isinstance(n, tuple) for n in nodes) and batch.supported(self, metric):
-            return batch.evaluate_batch(self, nodes, ok, metric)
+            return batch.evaluate_batch(self, nodes, ok, metric, extra_finals)
         if len(nodes) == 1:
             return [self.evaluate(nodes[0], ok, aggregates(nodes[0]) if aggregates else ())]
         params = Params() if self.dialect.binds_lists else None

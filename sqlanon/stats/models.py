@@ -14,10 +14,13 @@ value), joined into the class table by :meth:`sqlanon.stats.Statistics.class_cte
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError, HierarchyError
+from sqlanon.privacy import aggregates
 from sqlanon.expr.atoms import col, table_ref
 from sqlanon.stats.frequency import FrequencySet
 from sqlanon.expr.atoms import and_all, as_double, if_, lit, sum_
@@ -28,10 +31,87 @@ def _g(stats) -> list[str]:
     return stats.qnames
 
 
-def hierarchical_emd_ctes(stats, src: str, keys: list[str] | None = None) -> list[tuple[str, exp.Expr]]:
+def sensitive_parts(stats, ctes: list[tuple[str, exp.Expr]], src: str, keys: Sequence[str], prefix: str = "") -> list[tuple[str, list[str]]]:
+    """The per-class sensitive aggregates of ``src`` (one row per class key ``keys`` and sensitive
+    value ``s`` with its ``cnt``), appended to ``ctes``: ``cls_s`` over the class's per-value rows
+    (:mod:`sqlanon.privacy.aggregates`; with ``tot`` and ``q`` joined in when a need asks for
+    shares, ``rn`` when one asks for ranks), and the needs with CTEs of their own (ordered and
+    hierarchical t-closeness). Returns the parts, ``(CTE name, its columns beyond keys and cnt)``,
+    for the caller to join on ``keys``. ``prefix`` names a statement's second, third .. set of
+    these CTEs (the batch statement's branches, one per node). Used by the one-node statement
+    (:meth:`sqlanon.stats.Statistics.class_ctes`) and the batch statement
+    (:mod:`sqlanon.stats.batch`), so both compute every model's columns by the same SQL."""
+    g = list(keys)
+    needs = stats.needs
+    values = src
+    if aggregates.needs_shares(needs):
+        # each value's class total and its share q of the table, beside its count
+        win = exp.Window(this=sum_(col("cnt")), partition_by=list(map(col, g)))
+        assert stats.domain_table is not None  # prepared with the sensitive domain
+        ctes.append((
+            prefix + "gsq",
+            exp.select(*map(col, g), col("s", "x"), col("cnt"), exp.alias_(win, "tot", quoted=True), col("q", "d"))
+            .from_(table_ref(values, alias="x"))
+            .join(table_ref(stats.domain_table, alias="d"), on=exp.EQ(this=col("s", "x"), expression=col("s", "d"))),
+        ))
+        values = prefix + "gsq"
+    if aggregates.needs_rank(needs):
+        # each value's rank in its class by count, largest first
+        order = exp.Order(expressions=[exp.Ordered(this=col("cnt"), desc=True), exp.Ordered(this=col("s"))])
+        rn = exp.Window(this=exp.RowNumber(), partition_by=list(map(col, g)), order=order)
+        ctes.append((prefix + "gsr", exp.select(exp.Star(), exp.alias_(rn, "rn", quoted=True)).from_(table_ref(values))))
+        values = prefix + "gsr"
+    aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True), *aggregates.value_aggregates(needs)]
+    ctes.append((prefix + "cls_s", exp.select(*map(col, g), *aggs).from_(table_ref(values)).group_by(*map(col, g)) if g else exp.select(*aggs).from_(table_ref(values))))
+    parts = [(prefix + "cls_s", aggregates.value_columns(needs))]
+    if needs.emd_ordered:
+        ctes.extend(ordered_emd_ctes(stats, src, g, prefix))
+        parts.append((prefix + "emd", ["emd_ordered"]))
+    if needs.emd_hierarchical:
+        ctes.extend(hierarchical_emd_ctes(stats, src, g, prefix))
+        parts.append((prefix + "hemd", ["emd_hier"]))
+    return parts
+
+
+def ordered_emd_ctes(stats, src: str, keys: Sequence[str], prefix: str = "") -> list[tuple[str, exp.Expr]]:
+    """``emd``: ``emd_ordered = sum_{i < m} |sum_{j <= i} (p_j - q_j)| / (m - 1)`` per class of
+    ``src`` over the sensitive values in rank order (absent values have p = 0): class totals,
+    the grid of classes x domain left-joined to the class's counts, a running sum, its mean
+    absolute value."""
+    g = list(keys)
+    m = len(stats.sensitive_domain)
+    assert stats.domain_table is not None  # prepared with the sensitive domain
+    tot = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
+    tot = tot.group_by(*map(col, g)) if g else tot
+    cond = and_all([exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in g] + [exp.EQ(this=col("s", "x"), expression=col("s", "d"))])
+    p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
+    grid = (
+        exp.select(*[col(n, "k") for n in g], col("rnk", "d"), exp.alias_(exp.Sub(this=p, expression=col("q", "d")), "diff", quoted=True))
+        .from_(table_ref(prefix + "keys", alias="k"))
+        .join(table_ref(stats.domain_table, alias="d"), join_type="cross")
+        .join(table_ref(src, alias="x"), on=cond, join_type="left")
+    )
+    win = exp.Window(
+        this=sum_(col("diff")),
+        partition_by=list(map(col, g)),
+        order=exp.Order(expressions=[exp.Ordered(this=col("rnk"))]),
+        spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING", end="CURRENT ROW"),
+    )
+    cum = exp.select(*map(col, g), col("rnk"), exp.alias_(win, "c", quoted=True)).from_(table_ref(prefix + "grid"))
+    denom = lit(float(max(m - 1, 1)))
+    # the last rank's cumulative difference is 0; a CASE (not WHERE) keeps a row per class when m = 1
+    last = if_(exp.LT(this=col("rnk"), expression=lit(m)), exp.Abs(this=col("c")), lit(0.0))
+    emd = exp.select(*map(col, g), exp.alias_(exp.Div(this=sum_(last), expression=denom), "emd_ordered", quoted=True))
+    emd = emd.from_(table_ref(prefix + "cum"))
+    emd = emd.group_by(*map(col, g)) if g else emd
+    return [(prefix + "keys", tot), (prefix + "grid", grid), (prefix + "cum", cum), (prefix + "emd", emd)]
+
+
+def hierarchical_emd_ctes(stats, src: str, keys: Sequence[str] | None = None, prefix: str = "") -> list[tuple[str, exp.Expr]]:
     """``hemd``: ``emd_hier`` per class of ``src`` (one row per class key and sensitive value
     ``s`` with ``cnt``); the class key is the QI columns, or ``keys`` (the genetic search's
-    candidate class keys)."""
+    candidate class keys, the batch statement's node id and packed key); ``prefix`` as for
+    :func:`sensitive_parts`."""
     g = _g(stats) if keys is None else list(keys)
     hkeys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
     hkeys = hkeys.group_by(*map(col, g)) if g else hkeys
@@ -39,14 +119,14 @@ def hierarchical_emd_ctes(stats, src: str, keys: list[str] | None = None) -> lis
     p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
     grid = (
         exp.select(*[col(n, "k") for n in g], col("s", "d"), exp.alias_(exp.Sub(this=p, expression=col("q", "d")), "diff", quoted=True))
-        .from_(table_ref("hkeys", alias="k"))
+        .from_(table_ref(prefix + "hkeys", alias="k"))
         .join(table_ref(stats.domain_table, alias="d"), join_type="cross")
         .join(table_ref(src, alias="x"), on=cond, join_type="left")
     )
     by = [col(n, "gr") for n in g] + [col("lvl", "h"), col("parent", "h"), col("child", "h"), col("w", "h")]
     ext = (
         exp.select(*by, exp.alias_(sum_(col("diff", "gr")), "extra", quoted=True))
-        .from_(table_ref("hgrid", alias="gr"))
+        .from_(table_ref(prefix + "hgrid", alias="gr"))
         .join(table_ref(stats.s_hier_table, alias="h"), on=exp.EQ(this=col("s", "gr"), expression=col("s", "h")))
         .group_by(*by)
     )
@@ -54,10 +134,10 @@ def hierarchical_emd_ctes(stats, src: str, keys: list[str] | None = None) -> lis
     neg = sum_(if_(exp.LT(this=col("extra"), expression=lit(0)), exp.Neg(this=col("extra")), lit(0.0)))
     least = if_(exp.LT(this=pos, expression=neg), pos.copy(), neg.copy())
     cost_by = [col(n) for n in g] + [col("lvl"), col("parent"), col("w")]
-    cost = exp.select(*cost_by, exp.alias_(exp.Mul(this=col("w"), expression=exp.Paren(this=least)), "c", quoted=True)).from_(table_ref("hext")).group_by(*cost_by)
-    emd = exp.select(*map(col, g), exp.alias_(sum_(col("c")), "emd_hier", quoted=True)).from_(table_ref("hcost"))
+    cost = exp.select(*cost_by, exp.alias_(exp.Mul(this=col("w"), expression=exp.Paren(this=least)), "c", quoted=True)).from_(table_ref(prefix + "hext")).group_by(*cost_by)
+    emd = exp.select(*map(col, g), exp.alias_(sum_(col("c")), "emd_hier", quoted=True)).from_(table_ref(prefix + "hcost"))
     emd = emd.group_by(*map(col, g)) if g else emd
-    return [("hkeys", hkeys), ("hgrid", grid), ("hext", ext), ("hcost", cost), ("hemd", emd)]
+    return [(prefix + "hkeys", hkeys), (prefix + "hgrid", grid), (prefix + "hext", ext), (prefix + "hcost", cost), (prefix + "hemd", emd)]
 
 
 def prepare_sensitive_hierarchy(stats) -> None:

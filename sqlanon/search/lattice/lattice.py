@@ -13,13 +13,17 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 
 import numpy as np
+from sqlglot import exp
 
 from sqlanon.errors import ConfigError
+from sqlanon.expr.atoms import col, if_, lit, sum_
 from sqlanon.privacy.k_anonymity import KAnonymity
 from sqlanon.stats.marginals import rare_rows
 from sqlanon.privacy.diagnosis import closest, unsatisfiable
 
 UNKNOWN, SATISFIES, FAILS = 0, 1, -1
+#: the extra column of a node's rows suppressed by the requirement's monotone part
+MONO = "mono_suppressed"
 
 
 def describe_requirement(requirement) -> str:
@@ -119,6 +123,9 @@ class Lattice:
         self.bounded = any(lo > 0 or hi < h.max_level for lo, hi, h in zip(self.mins, self.maxes, stats.hierarchies))
         self.height = self.nodes.sum(axis=1).astype(np.int32)
         self.status = np.zeros(len(self.nodes), dtype=np.int8)
+        #: a requirement that is not monotone, with a monotone part (:attr:`mono_finals`): that
+        #: part's status, tagged like :attr:`status` is for a monotone one (Flash's probes walk it)
+        self.mono_status = np.zeros(len(self.nodes), dtype=np.int8)
         self.pruned = np.zeros(len(self.nodes), dtype=bool)
         # suppressed rows are anti-monotone: s(n) >= s(g) for every evaluated generalization g
         self.s_lower = np.zeros(len(self.nodes), dtype=np.int64)
@@ -126,6 +133,10 @@ class Lattice:
         self.is_evaluated = np.zeros(len(self.nodes), dtype=bool)
         self.statements = 0  # node-evaluating statements run (one per check or batch)
         self.ok = requirement.predicate()
+        #: a requirement that is not monotone: the rows its monotone part suppresses, per node
+        #: (``mono_suppressed``, :meth:`Requirement.monotone_predicate`), bound its specializations
+        mono = requirement.monotone_predicate()
+        self.mono_finals: list[tuple[str, exp.Expr]] = [] if mono is None else [(MONO, sum_(if_(mono, lit(0), col("cnt"))))]
         stats.k_hint = requirement.k
         self.best_value = math.inf
         self.best_idx: int | None = None
@@ -155,9 +166,18 @@ class Lattice:
         node = self.node(idx)
         if self.guard is not None:
             self.guard()
-        ns = self.stats.evaluate(node, self.ok, self.metric.aggregates(self.stats, node))
+        ns = self.stats.evaluate(node, self.ok, self._aggregates(node))
         self.statements += 1
         return self._record(idx, ns)
+
+    def _aggregates(self, node):
+        """The metric's aggregates of ``node`` and the monotone part's (:attr:`mono_finals`)."""
+        aggs = self.metric.aggregates(self.stats, node)
+        if not self.mono_finals:
+            return aggs
+        if callable(aggs):
+            return lambda params: [*aggs(params), *self.mono_finals]
+        return [*aggs, *self.mono_finals]
 
     def check_many(self, idxs: list[int]) -> list[bool]:
         """Evaluate several nodes in one statement (the batch statement of
@@ -168,7 +188,7 @@ class Lattice:
         elif todo:
             if self.guard is not None:
                 self.guard()
-            results = self.stats.evaluate_many([self.node(i) for i in todo], self.ok, lambda n: self.metric.aggregates(self.stats, n), metric=self.metric)
+            results = self.stats.evaluate_many([self.node(i) for i in todo], self.ok, self._aggregates, metric=self.metric, extra_finals=self.mono_finals)
             self.statements += 1
             for i, ns in zip(todo, results):
                 self._record(i, ns)
@@ -228,6 +248,8 @@ class Lattice:
         if ns.suppressed and self.requirement.monotone:
             below = self.below(idx) if below is None else below
             np.maximum(self.s_lower, ns.suppressed, out=self.s_lower, where=below)
+        elif self.mono_finals:
+            self._tag_monotone_part(idx, ns)
         if satisfies and (value < self.best_value or (value == self.best_value and self.best_idx is not None and self.height[idx] < self.height[self.best_idx])):
             self.best_value, self.best_idx = value, idx
         qb = self.metric.query_bound(self.stats, node, ns)
@@ -236,6 +258,29 @@ class Lattice:
         if self.progress:
             self.progress(len(self.evaluated))
         return satisfies
+
+    def _tag_monotone_part(self, idx: int, ns) -> None:
+        """A requirement that is not monotone: the rows its monotone part suppresses at the node
+        bound the suppressed rows of every specialization (the metric bounds read ``s_lower``),
+        and when they exceed the budget (or are every row) every specialization fails."""
+        mono = int(ns.extra.get(MONO) or 0)
+        if mono <= self.requirement.budget and mono < ns.rows:
+            self.mono_status[self.above(idx)] = SATISFIES
+        if not mono:
+            return
+        below = self.below(idx)
+        np.maximum(self.s_lower, mono, out=self.s_lower, where=below)
+        if mono > self.requirement.budget or mono >= ns.rows:
+            self.status[below] = FAILS
+            self.mono_status[below] = FAILS
+
+    @property
+    def path_status(self) -> np.ndarray:
+        """The status Flash's probes walk: :attr:`status`, or for a requirement that is not
+        monotone but has a monotone part, that part's (:attr:`mono_status`): the probes then find
+        the part's lowest satisfying nodes, tagging whole cones of failing nodes below them,
+        and the nodes that meet the part are checked one by one."""
+        return self.mono_status if self.mono_finals else self.status
 
     def tag(self, idx: int, satisfies: bool) -> np.ndarray | None:
         """Tag the node's cone; returns the mask of its specializations when it computed it (a
@@ -279,6 +324,7 @@ class Lattice:
         self.s_lower = np.maximum(self.s_lower, low)
         over = (low > self.requirement.budget) & (self.status == UNKNOWN)
         self.status[over] = FAILS
+        self.mono_status[over] = FAILS  # k-anonymity is the monotone part
         return int(over.sum())
 
     def prune_above(self, idx: int) -> None:
@@ -359,7 +405,7 @@ class Lattice:
         path = [start]
         cur = start
         while True:
-            nxt = [s for s in self.successors(cur) if self.status[s] == UNKNOWN]
+            nxt = [s for s in self.successors(cur) if self.path_status[s] == UNKNOWN]
             if not nxt:
                 return path
             cur = min(nxt, key=lambda s: (prior[s], s))

@@ -148,7 +148,7 @@ class Probe:
         undecided node this probe asks (``None`` when it is done) and the state there."""
         while True:
             if not top_checked:
-                st = lattice.status[self.path[hi]]
+                st = lattice.path_status[self.path[hi]]
                 if st == UNKNOWN:
                     return self.path[hi], (lo, hi, False)
                 if st != SATISFIES:
@@ -158,7 +158,7 @@ class Probe:
             if lo >= hi:
                 return None, (lo, hi, True)
             mid = (lo + hi) // 2
-            st = lattice.status[self.path[mid]]
+            st = lattice.path_status[self.path[mid]]
             if st == UNKNOWN:
                 return self.path[mid], (lo, hi, True)
             if st == SATISFIES:
@@ -215,7 +215,7 @@ def _start_probes(lattice: Lattice, active: list[Probe], cands: np.ndarray, prio
     starts = [p.path[0] for p in active]
     if len(starts) >= probes:
         return
-    scan = cands[lattice.status[cands] == UNKNOWN][: 4 * probes + batch]
+    scan = cands[lattice.path_status[cands] == UNKNOWN][: 4 * probes + batch]
     if starts and len(scan):
         cand, running = lattice.nodes[scan][:, None, :], lattice.nodes[starts][None, :, :]
         scan = scan[~((cand <= running).all(axis=2) | (cand >= running).all(axis=2)).any(axis=1)]
@@ -243,7 +243,7 @@ def _next_of_probes(lattice: Lattice, active: list[Probe], cands: np.ndarray, ba
             todo.append(nxt)
     if len(todo) < batch:
         queued = set(todo)
-        for idx in cands[lattice.status[cands] == SATISFIES]:
+        for idx in cands[lattice.path_status[cands] == SATISFIES]:
             if len(todo) >= batch:
                 break
             if int(idx) not in queued:
@@ -286,7 +286,7 @@ def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -
             cands = open_nodes(lattice, prior, order)
         if not len(cands) and not active:
             break
-        if monotone:
+        if monotone or lattice.mono_finals:
             _start_probes(lattice, active, cands, prior, batch, probes, truncate)
             todo = _next_of_probes(lattice, active, cands, batch)
             if not todo and active:
