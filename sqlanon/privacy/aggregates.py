@@ -145,7 +145,7 @@ def _h_emd_ordered(needs: ClassNeeds, q: list[float]) -> list[tuple[str, exp.Exp
     terms, cum_q = [], 0.0
     for i in range(m - 1):
         cum_q += q[i]
-        cum_p = exp.Div(this=_sum_all([_h(j) for j in range(i + 1)]), expression=as_double(col("cnt")))
+        cum_p = exp.Div(this=exp.Paren(this=_sum_all([_h(j) for j in range(i + 1)])), expression=as_double(col("cnt")))
         terms.append(exp.Abs(this=exp.Sub(this=cum_p, expression=lit(cum_q))))
     return [("emd_ordered", exp.Div(this=exp.Paren(this=_sum_all(terms)), expression=lit(float(max(m - 1, 1)))))]
 
