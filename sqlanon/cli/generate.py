@@ -14,7 +14,7 @@ import typer
 from sqlanon.cli.common import EXIT_HELP, _progress, _run, _split
 from sqlanon.errors import ConfigError
 from sqlanon.engine import connect
-from sqlanon.search.generate.pipeline import run
+from sqlanon.search.generate.pipeline import check_options, run
 from sqlanon.release.write import Target, check_registry, check_target
 from sqlanon.engine.source import Source
 from sqlanon.config.checks import check_report_path, refuse_existing
@@ -104,13 +104,7 @@ def run_generate(
                 "(no hierarchy levels, no per-attribute generalization loss to weigh); use it with anonymize"
             )
 
-    if candidates not in ("all", "closed"):
-        raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")
-    if rows is not None and rows < 0:
-        raise ConfigError(f"--rows must be >= 0, got {rows}")
-    if time_limit is not None and not (time_limit > 0):
-        raise ConfigError(f"--time-limit must be > 0 seconds, got {time_limit}")
-
+    check_options(min_sup, laplace, rows, candidates, time_limit)
     validate_options(None, population_fraction)
     check_report_path(report)
     refuse_existing(report, "report file", overwrite)

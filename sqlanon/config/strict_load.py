@@ -18,6 +18,7 @@ sqlanon.errors.ConfigError: hierarchy h.json: key 'x' is given twice in one obje
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import IO, Any
 
@@ -128,3 +129,17 @@ def load_json(text: str, where: str, error: type[SqlanonError] = ConfigError) ->
         return json.loads(text, object_pairs_hook=_pairs)
     except DuplicateKey as err:
         raise error(f"{where}: {err}") from None
+
+
+def load_json_spec(spec: str, where: str) -> Any:
+    """JSON given as a file path or as the text itself (``--transformation``, ``cost_matrix``):
+    the file's text when ``spec`` names a file. A duplicate key or text that is not JSON is a
+    ConfigError naming ``where``."""
+    text = spec
+    if os.path.isfile(spec):
+        with open(spec, encoding="utf-8") as fh:
+            text = fh.read()
+    try:
+        return load_json(text, where)  # a key twice is an error, not the last one wins
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{where} is neither a JSON file nor JSON text ({err}): {spec[:60]!r}") from None

@@ -79,6 +79,13 @@ class PrivacyModel:
             where = LATTICE_ONLY + (" and the genetic search" if "genetic" in searches else "")
             raise ConfigError(f"{cls.label or cls.name} {where}; search {policy.search} cannot honour it")
 
+    @classmethod
+    def require_sensitive_column(cls, policy, key: str, label: str) -> None:
+        """Refuse the policy key ``key`` (asking for this model, ``label`` in the message) given
+        without a sensitive column."""
+        if getattr(policy.privacy, key) is not None and not policy.privacy.sensitive_column:
+            raise ConfigError(f"{label} (--{key.replace('_', '-')}) needs --sensitive-column")
+
     def statistics_extras(self, policy, session) -> dict[str, Any]:
         """Keywords for :class:`sqlanon.stats.Statistics` (a population table, a sensitive hierarchy)."""
         return {}
@@ -109,6 +116,12 @@ class PrivacyModel:
 
     def describe(self) -> dict:
         return {"model": self.name}
+
+
+def sensitive_distribution(stats) -> dict:
+    """The table's share of rows per sensitive value: the distribution the Python twins of the
+    distribution models (t-closeness, beta-likeness, delta-disclosure) compare each class with."""
+    return {v: n / stats.rows for v, n in stats.sensitive_domain}
 
 
 def budget_rows(max_suppression: float, rows: int) -> int:

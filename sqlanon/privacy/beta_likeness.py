@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, lit
-from sqlanon.privacy.base import PrivacyModel
+from sqlanon.privacy.base import PrivacyModel, sensitive_distribution
 from sqlanon.privacy.needs import ClassNeeds
 
 EPS = 1e-9
@@ -49,8 +49,7 @@ class EnhancedBetaLikeness(PrivacyModel):
 
     @classmethod
     def validate_policy(cls, policy) -> None:
-        if policy.beta_likeness is not None and not policy.sensitive_column:
-            raise ConfigError("beta-likeness (--beta-likeness) needs --sensitive-column")
+        cls.require_sensitive_column(policy, "beta_likeness", "beta-likeness")
 
     @classmethod
     def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
@@ -60,7 +59,7 @@ class EnhancedBetaLikeness(PrivacyModel):
         return {"beta_likeness": self.beta, **({"sensitive_column": self.column} if self.column else {})}
 
     def bind(self, stats) -> None:
-        self.global_dist = {v: n / stats.rows for v, n in stats.sensitive_domain}
+        self.global_dist = sensitive_distribution(stats)
 
     def predicate(self) -> exp.Expr:
         return exp.and_(

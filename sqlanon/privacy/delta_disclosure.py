@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, lit
-from sqlanon.privacy.base import PrivacyModel
+from sqlanon.privacy.base import PrivacyModel, sensitive_distribution
 from sqlanon.privacy.needs import ClassNeeds
 
 EPS = 1e-9
@@ -52,8 +52,7 @@ class DeltaDisclosure(PrivacyModel):
 
     @classmethod
     def validate_policy(cls, policy) -> None:
-        if policy.delta_disclosure is not None and not policy.sensitive_column:
-            raise ConfigError("delta-disclosure privacy (--delta-disclosure) needs --sensitive-column")
+        cls.require_sensitive_column(policy, "delta_disclosure", "delta-disclosure privacy")
 
     @classmethod
     def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
@@ -63,7 +62,7 @@ class DeltaDisclosure(PrivacyModel):
         return {"delta_disclosure": self.delta, **({"sensitive_column": self.column} if self.column else {})}
 
     def bind(self, stats) -> None:
-        self.global_dist = {v: n / stats.rows for v, n in stats.sensitive_domain}
+        self.global_dist = sensitive_distribution(stats)
         self.values = len(stats.sensitive_domain)
 
     def predicate(self) -> exp.Expr:

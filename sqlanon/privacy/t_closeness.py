@@ -17,7 +17,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
-from sqlanon.privacy.base import PrivacyModel
+from sqlanon.privacy.base import PrivacyModel, sensitive_distribution
 from sqlanon.expr.atoms import col, lit
 from sqlanon.privacy.needs import ClassNeeds
 
@@ -102,7 +102,7 @@ class TCloseness(PrivacyModel):
 
     def bind(self, stats) -> None:
         """The table's sensitive distribution (the Python twin's Q)."""
-        self.global_dist = {v: n / stats.rows for v, n in stats.sensitive_domain}
+        self.global_dist = sensitive_distribution(stats)
         self.order = [v for v, _ in stats.sensitive_domain]
 
     def __init__(self, t: float, distance: str = "equal", hierarchy=None, column: str | None = None) -> None:

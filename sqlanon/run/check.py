@@ -4,7 +4,6 @@ without writing anything. Both answer from a frequency set built by one scan."""
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 from sqlglot import exp
@@ -22,7 +21,7 @@ from sqlanon.expr.atoms import if_, lit, sum_
 from sqlanon.metrics.lm import loss_table
 from sqlanon.risk import DEFAULT_THRESHOLD, measure, validate_options
 from sqlanon.privacy.needs import ClassNeeds
-from sqlanon.config.strict_load import load_json
+from sqlanon.config.strict_load import load_json_spec
 from sqlanon.search.genetic.cut import recoding_from_transformation
 from sqlanon.dialect import lookup
 
@@ -240,19 +239,7 @@ def _check_k(k) -> None:
 def load_transformation(spec: str | dict) -> dict:
     """A transformation from a dict, a JSON string, or a JSON file (a whole ``--json`` report or
     just its ``transformation`` object)."""
-    import json
-
-    if isinstance(spec, dict):
-        data = spec
-    else:
-        text = spec
-        if os.path.isfile(spec):
-            with open(spec, encoding="utf-8") as fh:
-                text = fh.read()
-        try:
-            data = load_json(text, "--transformation")  # a key twice is an error, not the last one wins
-        except json.JSONDecodeError:
-            raise ConfigError(f"--transformation is neither a JSON file nor JSON: {str(spec)[:60]!r}") from None
+    data = spec if isinstance(spec, dict) else load_json_spec(spec, "--transformation")
     if isinstance(data, dict) and isinstance(data.get("transformation"), dict):
         data = data["transformation"]
     if not isinstance(data, dict) or not data:

@@ -318,21 +318,14 @@ def _total(S, A, B, C, n):
 
 @njit(cache=True)
 def _recompute(ct, ct_n, usage, el_st, n_items, agg):
+    """The size aggregates over every element: the singletons (items), then the code table's."""
     S = 0.0
     A = 0.0
     B = 0.0
     C = 0.0
     n = 0
-    for i in range(n_items):
-        u = float(usage[i])
-        a, b, c, k = _size_terms(u, el_st[i])
-        S += u
-        A += a
-        B += b
-        C += c
-        n += k
-    for q in range(ct_n):
-        e = ct[q]
+    for j in range(n_items + ct_n):
+        e = j if j < n_items else ct[j - n_items]
         u = float(usage[e])
         a, b, c, k = _size_terms(u, el_st[e])
         S += u

@@ -114,6 +114,20 @@ def its_standard_size(enc: its.Encoded) -> tuple[float, float]:
     return standard_size(enc.db)
 
 
+def check_options(min_sup: int = 1, laplace: float = 0.001, rows: int | None = None, candidates: str = "all", time_limit: float | None = None) -> None:
+    """Refuse a bad option of :func:`run` with one line naming its flag, before anything is read."""
+    if candidates not in ("all", "closed"):
+        raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")
+    if not (laplace > 0):
+        raise ConfigError(f"--laplace must be > 0, got {laplace}")
+    if min_sup < 1:
+        raise ConfigError(f"--min-sup must be at least 1, got {min_sup}")
+    if rows is not None and int(rows) < 1:
+        raise ConfigError(f"--rows must be at least 1, got {rows}")
+    if time_limit is not None and not (float(time_limit) > 0):
+        raise ConfigError(f"--time-limit must be > 0 seconds, got {time_limit}")
+
+
 def run(
     engine,
     source: Source,
@@ -144,16 +158,7 @@ def run(
     phases: dict[str, float] = {}
     if columns is None:
         columns = source.column_names(engine)
-    if candidates not in ("all", "closed"):
-        raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")
-    if not (laplace > 0):
-        raise ConfigError(f"--laplace must be > 0, got {laplace}")
-    if min_sup < 1:
-        raise ConfigError(f"--min-sup must be at least 1, got {min_sup}")
-    if rows is not None and int(rows) < 1:
-        raise ConfigError(f"--rows must be at least 1, got {rows}")
-    if time_limit is not None and not (float(time_limit) > 0):
-        raise ConfigError(f"--time-limit must be > 0 seconds, got {time_limit}")
+    check_options(min_sup, laplace, rows, candidates, time_limit)
 
     t = time.perf_counter()
     with rep.phase("frequency set", engine=engine):

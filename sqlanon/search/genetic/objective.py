@@ -26,8 +26,6 @@ attribute (:class:`FlexibleEvaluator`).
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
 from collections.abc import Sequence
 
@@ -35,7 +33,7 @@ import numpy as np
 
 from sqlanon.errors import ConfigError
 from sqlanon.search.genetic.stats import ClassTarget, GeneticStats, RegressionTarget
-from sqlanon.config.strict_load import load_json
+from sqlanon.config.strict_load import load_json_spec
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,14 +144,7 @@ def read_cost_matrix(spec, values: list[str]) -> list[list[float]]:
     """``{"true class": {"assigned class": cost}}`` as JSON text or a .json path; missing pairs are
     1 off the diagonal and 0 on it."""
     if isinstance(spec, str):
-        text = spec
-        if os.path.isfile(spec):
-            with open(spec, encoding="utf-8") as fh:
-                text = fh.read()
-        try:
-            spec = load_json(text, "cost_matrix")  # a key twice is an error, not the last one wins
-        except json.JSONDecodeError as err:
-            raise ConfigError(f"cost_matrix is neither a JSON file nor JSON text: {err}") from None
+        spec = load_json_spec(spec, "cost_matrix")
     if not isinstance(spec, dict):
         raise ConfigError("cost_matrix must map a true class to {assigned class: cost}")
     for a, row in spec.items():
