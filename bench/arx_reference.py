@@ -7,7 +7,9 @@ Issue 26's cases follow: ARX's Loss (``loss``: geometric mean, ``loss-arithmetic
 500 with 0 % and 5 % suppression, and with 8 QIs (salary-class the sensitive attribute) distinct
 2-diversity and equal-distance 0.2-closeness at k = 5, 5 %, precision. ARX's node counts are read
 from ``bench/results/arx_node_counts.json`` (each with its source; n/a where no source gives one);
-the Loss and model cases have no ARX optimum to compare (``-``).
+the Loss and model cases have no ARX optimum to compare (``-``). The model cases end with a table
+of their nodes, statements and search seconds beside ARX's node count and seconds and issue 26's
+goal.
 
     python bench/arx_reference.py [--group arx,loss,models] [--search optimal|incognito|samarati] [--option batch=1]
 """
@@ -48,12 +50,16 @@ MODELS = [
 ARX_COUNTS = os.path.join(HERE, "results", "arx_node_counts.json")
 
 
-def arx_nodes(label: str) -> str:
-    """ARX's node count for a case from bench/results/arx_node_counts.json, or n/a."""
+def arx_case(label: str) -> dict:
+    """ARX's figures for a case from bench/results/arx_node_counts.json (``nodes``, and for the
+    model cases ``seconds`` and issue 26's ``goal_seconds``), or {}."""
     with open(ARX_COUNTS) as f:
-        cases = json.load(f)["cases"]
-    hit = cases.get(label)
-    return str(hit["nodes"]) if hit else "n/a"
+        return json.load(f)["cases"].get(label) or {}
+
+
+def arx_nodes(label: str) -> str:
+    """ARX's node count for a case, or n/a."""
+    return str(arx_case(label).get("nodes", "n/a"))
 
 
 def run_case(args, options, metric, k, sup, columns, extra):
@@ -75,6 +81,7 @@ def main() -> None:
     print(f"{'metric':<16}{'k':>4}{'sup':>6}  {'ARX optimum':<28}{'sqlanon':<28}{'ARX value':>14}{'sqlanon value':>16}{'suppressed':>11}{'nodes':>7}{'ARX nodes':>10}{'stmts':>6}{'queries':>8}{'search s':>9}{'nodes/s':>8}{'run s':>7}")
     total = total_search = 0.0
     nodes_total = statements_total = 0
+    models: list = []  # (label, nodes, ARX key, statements, search seconds) of the model cases
     cases = [(m, k, s, a, v, COLUMNS, {}, m) for m, k, s, a, v in (CASES if "arx" in groups else []) + (LOSS if "loss" in groups else [])]
     if "models" in groups:
         cases += [("precision", 5, 0.05, None, None, COLUMNS[:-1], {"sensitive_column": "salary-class", **extra}, label) for label, extra in MODELS]
@@ -98,8 +105,16 @@ def main() -> None:
         same = "" if arx is None else (" =" if node == arx else " ~")
         arx_text = "-" if arx is None else str(arx)
         arx_value = f"{value:>14.4f}" if value is not None else f"{'-':>14}"
+        if extra:
+            models.append((label, r["nodes_evaluated"], key, r.get("statements", 0), search_s))
         print(f"{label:<16}{k:>4}{sup:>6.0%}  {arx_text:<28}{str(node) + same:<28}{arx_value}{r['metric']['value']:>16.4f}{r['suppressed_rows']:>11}{r['nodes_evaluated']:>7}{arx_nodes(key):>10}{r.get('statements', 0):>6}{r['queries']:>8}{search_s:>9.2f}{r['nodes_evaluated'] / max(search_s, 1e-9):>8.0f}{seconds:>7.1f}", flush=True)
     print(f"total: search {total_search:.1f} s, runs {total:.1f} s, {nodes_total} nodes in {statements_total} statements   (= same node as ARX, ~ a different node with the same value)")
+    if models:
+        print("models (8 QIs, salary-class sensitive, k=5 5 %, precision): ours beside ARX's")
+        print(f"{'case':<12}{'nodes':>7}{'ARX nodes':>10}{'stmts':>6}{'search s':>9}{'ARX s':>7}{'goal s':>7}")
+        for label, nodes, key, statements, search_s in models:
+            arx = arx_case(key)
+            print(f"{label:<12}{nodes:>7}{arx_nodes(key):>10}{statements:>6}{search_s:>9.2f}{str(arx.get('seconds', 'n/a')):>7}{str(arx.get('goal_seconds', '-')):>7}")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
 
 
