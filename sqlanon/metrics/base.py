@@ -120,6 +120,17 @@ class Metric:
         raise NotImplementedError
 
 
+class PriorMetric(Metric):
+    """A metric known without the node's frequency set (from its levels, or per-column
+    frequencies): its prior bound is its value, so a node is scored without a query."""
+
+    def value(self, stats, node, ns) -> float:
+        return self.prior_bound(stats, node)
+
+    def known_value(self, stats, node, budget: int) -> float:
+        return self.prior_bound(stats, node)
+
+
 def top_row_sums(values, freqs, s):
     """The sum of the ``s`` largest per-row values, where ``freqs[c]`` rows carry ``values[c]``
     (``s``: an array of row counts; ``s`` beyond the rows takes them all). When ``s`` rows are

@@ -9,7 +9,7 @@ With attribute weights each QI's sum is multiplied by its normalized weight (ARX
 
 import math
 
-from sqlanon.metrics.base import Metric
+from sqlanon.metrics.base import PriorMetric
 
 
 def column_entropy(stats, i: int, level: int) -> float:
@@ -24,15 +24,9 @@ def column_entropy(stats, i: int, level: int) -> float:
     return -total if total else 0.0
 
 
-class Entropy(Metric):
+class Entropy(PriorMetric):
     name = "entropy"
     weighted = True
-
-    def value(self, stats, node, ns) -> float:
-        return self.prior_bound(stats, node)
-
-    def known_value(self, stats, node, budget: int) -> float:
-        return self.prior_bound(stats, node)
 
     def prior_terms(self, stats):
         return [[self.w(i) * column_entropy(stats, i, lv) for lv in range(h.max_level + 1)] for i, h in enumerate(stats.hierarchies)]

@@ -1,18 +1,12 @@
 """Height: the sum of generalization levels (Samarati; Aggarwal 20.3); with attribute weights,
 ARX's ``MetricMDHeight``: the sum of each level times its QI's normalized weight."""
 
-from sqlanon.metrics.base import Metric
+from sqlanon.metrics.base import PriorMetric
 
 
-class Height(Metric):
+class Height(PriorMetric):
     name = "height"
     weighted = True
-
-    def value(self, stats, node, ns) -> float:
-        return self.prior_bound(stats, node)
-
-    def known_value(self, stats, node, budget: int) -> float:
-        return self.prior_bound(stats, node)
 
     def prior_terms(self, stats):
         return [[float(self.w(i) * lv) for lv in range(h.max_level + 1)] for i, h in enumerate(stats.hierarchies)]
