@@ -98,30 +98,30 @@ def resolve_metric(search: str, metric: str | None, class_column: str | None, op
 
 def check_policy(policy) -> None:
     """Values that are each well-typed but wrong, alone or together."""
-    if policy.k is not None and policy.k < 1:
-        raise ConfigError(f"k must be at least 1, got {policy.k}")
-    if policy.l is not None and policy.l < 1:
-        raise ConfigError(f"l must be at least 1, got {policy.l:g}")
-    check_resources(policy.memory_limit, policy.threads)
-    qis = list(policy.qi) + [c for c in (policy.search_options.get("numeric") or []) if c not in policy.qi]
-    if policy.sensitive_column and policy.sensitive_column in qis:
+    privacy, release, quality, search = policy.privacy, policy.release, policy.quality, policy.strategy.search
+    if privacy.k is not None and privacy.k < 1:
+        raise ConfigError(f"k must be at least 1, got {privacy.k}")
+    if privacy.l is not None and privacy.l < 1:
+        raise ConfigError(f"l must be at least 1, got {privacy.l:g}")
+    check_resources(policy.runtime.memory_limit, policy.runtime.threads)
+    qis = list(policy.qi) + [c for c in (policy.strategy.search_options.get("numeric") or []) if c not in policy.qi]
+    if privacy.sensitive_column and privacy.sensitive_column in qis:
         raise ConfigError(
-            f"sensitive column {policy.sensitive_column!r} is also a quasi-identifier; "
+            f"sensitive column {privacy.sensitive_column!r} is also a quasi-identifier; "
             "a column is either generalized (--qi) or protected (--sensitive-column), not both"
         )
-    if policy.output and policy.engine != "spark":  # Spark writes a directory of part files
-        if os.path.isdir(policy.output):
-            raise ConfigError(f"output {policy.output} is a directory; name a file")
-        output_kind(policy.output)
-    check_registry_path(policy.registry)
-    check_report_path(policy.report)
-    refuse_existing(policy.report, "report file", policy.overwrite)
-    # a key given is a key used: refuse the ones this run would not read
-    if policy.class_column and policy.metric != "cm" and policy.search not in ("bottom-up", "top-down", "genetic"):
-        raise ConfigError(f"--class-column {policy.class_column!r} is read by the cm metric and the bottom-up, top-down and genetic searches; "
-                          f"search {policy.search} with metric {policy.metric} would ignore it")
-    if policy.output_delimiter != "," and not (policy.output and OUTPUT_SUFFIXES.get(os.path.splitext(str(policy.output).rstrip("/"))[1].lower()) == "csv"):
-        raise ConfigError(f"output_delimiter {policy.output_delimiter!r} applies to a CSV --output only")
+    if release.output and policy.runtime.engine != "spark":  # Spark writes a directory of part files
+        if os.path.isdir(release.output):
+            raise ConfigError(f"output {release.output} is a directory; name a file")
+        output_kind(release.output)
+    check_registry_path(release.registry)
+    check_report_path(policy.reporting.report)
+    refuse_existing(policy.reporting.report, "report file", release.overwrite)
+    if quality.class_column and quality.metric != "cm" and search not in ("bottom-up", "top-down", "genetic"):
+        raise ConfigError(f"--class-column {quality.class_column!r} is read by the cm metric and the bottom-up, top-down and genetic searches; "
+                          f"search {search} with metric {quality.metric} would ignore it")
+    if release.output_delimiter != "," and not (release.output and OUTPUT_SUFFIXES.get(os.path.splitext(str(release.output).rstrip("/"))[1].lower()) == "csv"):
+        raise ConfigError(f"output_delimiter {release.output_delimiter!r} applies to a CSV --output only")
 
 
 def refuse_existing(path: str | None, what: str, overwrite: bool) -> None:

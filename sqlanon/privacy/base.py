@@ -47,7 +47,7 @@ class PrivacyModel:
     #: auto) and/or ``"genetic"``; ``label`` names it in the refusal
     searches: tuple[str, ...] | None = None
     label = ""
-    #: the policy keys that ask for this model (SafePub refuses them, the docs list them)
+    #: the policy keys (of its privacy section) that ask for this model (SafePub refuses them, the docs list them)
     asks: tuple[str, ...] = ()
     #: asked alone, it stands in for k-anonymity (no --k needed: k is 1)
     replaces_k = False
@@ -65,7 +65,7 @@ class PrivacyModel:
 
     @classmethod
     def asked(cls, policy) -> bool:
-        return any(getattr(policy, key, None) is not None for key in cls.asks)
+        return any(getattr(policy.privacy, key, None) is not None for key in cls.asks)
 
     @classmethod
     def refuse_search(cls, policy, searches: tuple[str, ...] | None = None) -> None:

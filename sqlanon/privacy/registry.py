@@ -46,7 +46,7 @@ def requirement_from_policy(policy, session=None) -> tuple[Requirement, dict]:
     :meth:`Requirement.bind` once the table's rows are known) and the extra :class:`Statistics`
     keywords its models need (``population``, ``sensitive_hierarchy``)."""
     validate(policy)
-    requirement = Requirement([], max_suppression=policy.max_suppression)
+    requirement = Requirement([], max_suppression=policy.privacy.max_suppression)
     extras: dict = {}
     for model in MODELS.values():
         for m in model.from_policy(policy, session):
@@ -63,7 +63,7 @@ def stands_in_for_k(policy) -> bool:
 
 def asking_keys(policy, but=(KAnonymity,)) -> list[str]:
     """The policy keys given that ask for a model (other than those in ``but``)."""
-    return [key for model in MODELS.values() if model not in but for key in model.asks if getattr(policy, key, None) is not None]
+    return [key for model in MODELS.values() if model not in but for key in model.asks if getattr(policy.privacy, key, None) is not None]
 
 
 def to_policy(models) -> dict:
