@@ -209,3 +209,72 @@ def test_meets_are_saved_only_within_the_memory_limit(tmp_path, monkeypatch):
         finally:
             engine.close()
     assert answers[None] == answers[1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_branch_shape_equals_one_statement_per_node(seed, tmp_path, monkeypatch):
+    """The branch shape of wide sets (sqlanon/stats/deltas.py, forced here on small random
+    tables): each node's key is its keyed set's key plus a lookup per QI it moves; every node's
+    answer (and every metric's value) equals its one-node statement's, with or without a saved
+    set, over batches of the successors or predecessors of a node and over arbitrary batches."""
+    from sqlanon.stats import deltas
+
+    monkeypatch.setattr(deltas, "DELTA_ROWS", 0)
+    monkeypatch.setattr(deltas, "DELTA_DIFF", 10**9)
+    if seed % 3 == 1:
+        monkeypatch.setattr(batch, "SPLIT_GROUPS", True)
+    rng = random.Random(15485863 * seed + 1)
+    case = brute.random_case(rng, tmp_path, n_qi=rng.randint(2, 5), n_rows=rng.randint(30, 300))
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        if seed % 2:
+            stats._materialize(tuple(min(1, h.max_level) for h in stats.hierarchies), stats.base, 0)
+        req = Requirement([KAnonymity(rng.randint(2, 5))], budget=rng.randint(0, 10))
+        ok = req.predicate()
+        nodes = all_nodes(stats)
+        middle = nodes[len(nodes) // 2]
+        ups = [middle[:i] + (middle[i] + 1,) + middle[i + 1 :] for i in range(len(middle)) if middle[i] < stats.hierarchies[i].max_level]
+        downs = [middle[:i] + (middle[i] - 1,) + middle[i + 1 :] for i in range(len(middle)) if middle[i] > 0]
+        rng.shuffle(nodes)
+        engine.keep_log = True
+        for name in BATCH_METRICS:
+            metric = METRICS[name]()
+            for batch_nodes in (nodes, ups, downs):
+                if len(batch_nodes) < 2:
+                    continue
+                engine.log.clear()
+                got = stats.evaluate_many(batch_nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+                if deltas.split_finals(metric, stats) is not None:
+                    assert any("keyed" in text for text in engine.log), name
+                for node, ns in zip(batch_nodes, got):
+                    one = stats.evaluate(node, ok, metric.aggregates(stats, node))
+                    assert ns.node == node
+                    assert (ns.classes, ns.rows, ns.min_class, ns.max_class, ns.suppressed, ns.bad_classes) == (one.classes, one.rows, one.min_class, one.max_class, one.suppressed, one.bad_classes), (name, node)
+                    assert metric.value(stats, node, ns) == pytest.approx(metric.value(stats, node, one), rel=1e-12, abs=1e-12), (name, node)
+    finally:
+        engine.close()
+
+
+def test_branch_shape_params_follow_the_statement_numbering(tmp_path):
+    from sqlanon.stats import deltas
+
+    rng = random.Random(11)
+    case = brute.random_case(rng, tmp_path, n_qi=4, n_rows=150, weird=False)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)
+        for name in ("lm", "loss", "precision"):
+            metric = METRICS[name]()
+            groups, _ = deltas.canonical(batch.layout(stats, nodes))
+            built = Params()
+            deltas.build(stats, groups, KAnonymity(2).predicate(), metric, built, ["a"] * len(groups))
+            assert list(deltas.params_of(stats, groups, metric)) == list(built)
+            for (_, group_nodes, frm, meet), ref in zip(groups, deltas._refs(groups)):
+                used = deltas._used([(None, group_nodes, frm, meet)], [ref])[0]
+                built = Params()
+                deltas.keyed_select(stats, meet or frm, frm, meet, ref, used, built)
+                assert deltas.keyed_params(stats, frm, meet, ref) == list(built)
+    finally:
+        engine.close()

@@ -565,25 +565,42 @@ def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=No
     return build(stats, layout(stats, nodes), ok, metric, params, extra_finals)
 
 
-def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, extra_finals=()) -> list:
+def final_names(stats, metric) -> list[str]:
+    """The names of the metric's final aggregates (built once per metric: a wide metric's terms
+    take ~10 ms to build)."""
+    if metric is None:
+        return []
+    cache = stats.__dict__.setdefault("_batch_final_names", {})
+    key = metric_key(metric)
+    if key not in cache:
+        cache[key] = [name for name, _ in metric.batch_terms(stats)[1]]
+    return cache[key]
+
+
+def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, extra_finals=(), runner=None) -> list:
     """Evaluate ``nodes`` with one statement per :func:`batch_size` slice; NodeStats in order
     (``extra_finals``: see :func:`build`; their values land in :attr:`NodeStats.extra`).
 
     On DuckDB every list (node table, code table) is a bound parameter, so the statement text
-    depends only on the batch's shape (its groups' source sets) and is built once per shape."""
+    depends only on the batch's shape (its groups' source sets) and is built once per shape.
+    ``runner(stats, groups, ok, metric)``, when given, answers a statement in another shape (the
+    same rows) or returns None to leave it to this one (:func:`sqlanon.stats.deltas.run`)."""
     out: list = []
     join_rows = getattr(stats.engine, "join_rows", None) or JOIN_ROWS
     save_meets(stats, nodes, join_rows)
     step = batch_size(max(stats._smallest_saved(n).rows for n in nodes), join_rows)
     extra_finals = list(extra_finals)
-    names = [name for name, _ in metric.batch_terms(stats)[1]] if metric is not None else []
+    names = list(final_names(stats, metric))
     names += [name for name, _ in extra_finals]
     extra_key = tuple((name, e.sql()) for name, e in extra_finals)
     cache = stats.__dict__.setdefault("_batch_sql", {})
     for start in range(0, len(nodes), step):
         chunk = [tuple(int(v) for v in n) for n in nodes[start : start + step]]
         groups = layout(stats, chunk)
-        if stats.dialect.binds_lists and branches(stats, groups):
+        rows = runner(stats, groups, ok, metric) if runner is not None and not extra_finals else None
+        if rows is not None:
+            pass
+        elif stats.dialect.binds_lists and branches(stats, groups):
             # the text depends on the nodes' levels (which codes are looked up): built per statement
             params = Params()
             rows = stats.engine.fetch_all(stats.dialect.render(build(stats, groups, ok, metric, params, extra_finals), copy=False), params)

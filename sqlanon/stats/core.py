@@ -29,7 +29,7 @@ from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats.frequency import FrequencySet
 from sqlanon.stats.models import population_ctes, sensitive_parts, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
-from sqlanon.stats import batch
+from sqlanon.stats import batch, deltas
 
 #: a node: a level per QI, or a Recoding (always rolled up from the base set)
 Node = Sequence[int] | Recoding
@@ -558,7 +558,7 @@ class Statistics:
         """
         nodes = [n if isinstance(n, Recoding) else tuple(n) for n in nodes]
         if metric is not None and len(nodes) > 1 and all(isinstance(n, tuple) for n in nodes) and batch.supported(self, metric):
-            return batch.evaluate_batch(self, nodes, ok, metric, extra_finals)
+            return deltas.evaluate_batch(self, nodes, ok, metric, extra_finals)
         if len(nodes) == 1:
             return [self.evaluate(nodes[0], ok, aggregates(nodes[0]) if aggregates else ())]
         params = Params() if self.dialect.binds_lists else None
