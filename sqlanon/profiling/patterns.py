@@ -54,19 +54,19 @@ def normalized(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
+def _name_match(name: str) -> tuple[str, str, str] | None:
+    """The first row of :data:`NAME_KINDS` whose pattern the (normalized) column name matches."""
+    n = normalized(name)
+    return next((row for row in NAME_KINDS if re.search(row[1], n)), None)
+
+
 def name_kind(name: str) -> str | None:
     """The kind of attribute a column name says (``identifier``, ``age``, ``health``, ..), or None."""
-    n = normalized(name)
-    for kind, pattern, _ in NAME_KINDS:
-        if re.search(pattern, n):
-            return kind
-    return None
+    match = _name_match(name)
+    return match[0] if match else None
 
 
 def name_role(name: str) -> str | None:
     """``identifier``, ``qi`` or ``sensitive`` as the column name says, or None."""
-    n = normalized(name)
-    for _, pattern, role in NAME_KINDS:
-        if re.search(pattern, n):
-            return role
-    return None
+    match = _name_match(name)
+    return match[2] if match else None
