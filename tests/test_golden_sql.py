@@ -238,7 +238,7 @@ def test_grouped_sums_answer_alike_in_every_dialect():
 
 
 def test_every_golden_file_is_used():
-    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "node_batch_branches", "pair_counts", "grouped_sums", "safepub_sample", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES,
+    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "node_batch_branches", "node_batch_histogram", "node_batch_sensitive_values", "pair_counts", "grouped_sums", "safepub_sample", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES,
              *TOP_DOWN_CASES, *ITEMSET_CASES}
     for dialect in DIALECTS:
         on_disk = {p.stem for p in (GOLDEN / dialect).glob("*.sql")}
@@ -305,6 +305,28 @@ def test_node_batch():
     try:
         texts = compare("node_batch", lambda s: batch_query(s, req, metric), stats)
         assert "VALUES" in texts["duckdb"].upper() and '"nid"' in texts["duckdb"]
+        assert_batch_answers(stats, req, metric)
+    finally:
+        stats.engine.close()
+
+
+@pytest.mark.parametrize("name", ["node_batch_histogram", "node_batch_sensitive_values"])
+def test_node_batch_with_sensitive_models(name, monkeypatch):
+    """The batch statement with l-diversity and t-closeness (equal and ordered): the class
+    histogram of a small sensitive domain (one sum per value, the models' columns from it), or
+    per class and value rows (a larger domain, forced here); golden per dialect, and DuckDB's
+    and PostgreSQL's shapes answer like one statement per node."""
+    from sqlanon.stats import batch
+
+    if name == "node_batch_sensitive_values":
+        monkeypatch.setattr(batch, "HISTOGRAM_VALUES", 0)
+    metric = METRICS["lm"]()
+    models = [KAnonymity(2), DistinctLDiversity(2), EntropyLDiversity(1.5), TCloseness(0.4, "equal"), TCloseness(0.5, "ordered")]
+    stats, req = make_stats(models, sensitive=True, metric=metric)
+    try:
+        assert (batch.histogram(stats) is None) == (name == "node_batch_sensitive_values")
+        texts = compare(name, lambda s: batch_query(s, req, metric), stats)
+        assert ('"h0"' in texts["duckdb"]) == (name == "node_batch_histogram")
         assert_batch_answers(stats, req, metric)
     finally:
         stats.engine.close()
