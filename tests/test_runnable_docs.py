@@ -6,7 +6,12 @@ docs/**/*.md is either
 * marked not runnable, with a reason: an HTML comment ``<!-- not-run: REASON -->`` on the line
   right before the fence (blank lines between allowed), or ``not-run``/``notest`` after the
   language in the fence's info string (```` ```bash notest ````); or
-* run here, and must exit 0.
+* run here, and must exit 0; or
+* marked ``<!-- run-on: postgres -->`` or ``<!-- run-on: spark -->`` (a note may follow): a block
+  that needs a server, run by its own test against a local PostgreSQL server (pgserver; every
+  ``postgresql://...`` URL of the block points at it, its database holding the table the block
+  names) or a local Spark session (over a ``lake/`` of Parquet files the test writes), not by
+  the page's run.
 
 The blocks of one page run in order, each by ``bash -e -o pipefail``, in one temporary directory
 that looks like a fresh clone to them: a copy of ``examples/`` (so nothing is written into the
@@ -22,6 +27,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -34,6 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHELLS = {"sh", "bash", "shell", "console"}
 NOT_RUN_COMMENT = re.compile(r"^\s*<!--\s*not-run:\s*(?P<reason>.*?)\s*-->\s*$")
 NOT_RUN_INFO = {"not-run", "notest"}
+RUN_ON_COMMENT = re.compile(r"^\s*<!--\s*run-on:\s*(?P<server>postgres|spark)\b.*-->\s*$")
 OPEN_FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 
 
@@ -45,6 +52,7 @@ class Block:
     info: str
     text: str
     not_run: str | None  # the reason, or None when the block is run
+    server: str | None = None  # postgres | spark: run by its own test against that engine
 
     @property
     def where(self) -> str:
@@ -102,8 +110,12 @@ def blocks_of(path: str) -> list[Block]:
             marked = NOT_RUN_COMMENT.match(lines[j]) if j >= 0 else None
             if marked:
                 reason = marked["reason"]
+            server = RUN_ON_COMMENT.match(lines[j]) if j >= 0 else None
+            if server:
+                reason = f"runs on {server['server']} (test_server_block_runs)"
         rel = os.path.relpath(path, ROOT)
-        out.append(Block(rel, start + 1, language, info, "\n".join(body) + "\n", reason))
+        out.append(Block(rel, start + 1, language, info, "\n".join(body) + "\n", reason,
+                         server["server"] if reason and server else None))
     return out
 
 
@@ -186,7 +198,8 @@ def test_console_blocks_run_only_their_commands():
 
 def test_not_run_markers_are_read():
     text = ("<!-- not-run: needs a server -->\n\n```bash\nfalse\n```\n"
-            "```bash notest\nfalse\n```\n```sh\ntrue\n```\n```python\nx\n```\n")
+            "```bash notest\nfalse\n```\n```sh\ntrue\n```\n```python\nx\n```\n"
+            "<!-- run-on: spark (a note) -->\n```bash\nfalse\n```\n")
     import tempfile
 
     with tempfile.NamedTemporaryFile("w", suffix=".md", dir=ROOT, delete=False) as fh:
@@ -195,8 +208,9 @@ def test_not_run_markers_are_read():
         blocks = blocks_of(fh.name)
     finally:
         os.unlink(fh.name)
-    assert [(b.language, b.not_run) for b in blocks] == [
-        ("bash", "needs a server"), ("bash", "fence marked notest"), ("sh", None)]
+    assert [(b.language, b.not_run, b.server) for b in blocks] == [
+        ("bash", "needs a server", None), ("bash", "fence marked notest", None), ("sh", None, None),
+        ("bash", "runs on spark (test_server_block_runs)", "spark")]
 
 
 MARK = "@@sqlanon-doc-block "
@@ -347,3 +361,118 @@ def test_a_broken_quick_start_step_fails_the_page(tmp_path):
     assert "broken on purpose" in done.stderr
     assert os.path.isfile(os.path.join(where, "out", "policy.yaml"))  # the profile ran
     assert not os.path.exists(os.path.join(where, "out", "release_1.html"))  # the report did not
+
+
+# ---------------------------------------------------------------- blocks that need a server
+
+
+def server_blocks(server: str) -> list[Block]:
+    return [b for b in all_blocks() if b.server == server]
+
+
+def test_server_blocks_are_marked():
+    """The engines page's PostgreSQL and Spark examples are run (on local servers), not skipped."""
+    assert server_blocks("postgres") and server_blocks("spark")
+
+
+def _run_block(block: Block, where: str, env: dict, script: str) -> None:
+    env["PATH"] = os.path.join(where, ".venv", "bin") + os.pathsep + env["PATH"]
+    before = _files(where)
+    done, failed = run_script(f"echo '{MARK}{block.where}' >&2\n{script}", where, env)
+    assert failed is None, f"{block.where} exited {done.returncode}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
+    if shutil.which("git") and os.path.exists(os.path.join(ROOT, ".git")):
+        written = sorted(_files(where) - before)
+        not_ignored = [p for p in written if subprocess.run(["git", "-C", ROOT, "check-ignore", "-q", "--no-index", p]).returncode != 0]
+        assert not not_ignored, f"{block.where} wrote files git does not ignore: {not_ignored}"
+
+
+def _people(n: int = 300, seed: int = 7) -> list[tuple]:
+    import random
+
+    rnd = random.Random(seed)
+    return [(rnd.choice(["12345", "12346", "12355", "12356", "13001", "13002"]), rnd.randint(20, 59),
+             rnd.choice(["flu", "cold", "hiv", "cancer"])) for _ in range(n)]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("block", server_blocks("postgres"), ids=lambda b: b.where)
+def test_server_block_runs_on_postgres(block, tmp_path):
+    """A ``run-on: postgres`` block, its URLs pointed at a database ``warehouse`` of a local
+    server holding the table ``people`` (zip, age, disease); every table it releases there
+    then passes the independent k re-check."""
+    psycopg = pytest.importorskip("psycopg")
+    from checker import check_k
+    from conftest import local_postgres
+
+    where = str(tmp_path)
+    env = sandbox(where)
+    with local_postgres() as uri:
+        with psycopg.connect(uri, autocommit=True) as con:
+            con.execute("CREATE DATABASE warehouse")
+        head, _, query = uri.partition("?")
+        url = head.rsplit("/", 1)[0] + "/warehouse" + (f"?{query}" if query else "")
+        with psycopg.connect(url, autocommit=True) as con:
+            con.execute("CREATE TABLE people (zip TEXT, age INTEGER, disease TEXT)")
+            with con.cursor().copy("COPY people FROM STDIN") as copy:
+                for row in _people():
+                    copy.write_row(row)
+        script = re.sub(r"postgres(?:ql)?://[^\s'\"]*/warehouse\b", lambda _: shlex.quote(url), block.script())
+        assert script != block.script(), f"{block.where} names no postgresql://.../warehouse URL"
+        _run_block(block, where, env, script)
+        with psycopg.connect(url) as con:
+            tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'").fetchall()]
+            released = {}
+            for t in (t for t in tables if re.fullmatch(r"people_k(\d+)", t)):
+                cur = con.execute("SELECT * FROM " + t)  # names of our own tables, matched above
+                released[t] = [dict(zip([d.name for d in cur.description], r)) for r in cur.fetchall()]
+            recorded = con.execute("SELECT COUNT(*) FROM sqlanon_releases").fetchone()[0] if "sqlanon_releases" in tables else 0
+    assert released and recorded >= len(released)
+    for t, rows in released.items():
+        k = int(t.rsplit("_k", 1)[1])
+        qis = [c for c in ("zip", "age") if c in rows[0]]
+        assert check_k([{c: str(v) for c, v in r.items()} for r in rows], qis, k, 0.0)["ok"], t
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("block", server_blocks("spark"), ids=lambda b: b.where)
+def test_server_block_runs_on_spark(block, spark, tmp_path, monkeypatch):
+    """A ``run-on: spark`` block over ``lake/people/*.parquet`` (two part files of zip, age,
+    disease): each of its ``sqlanon`` commands runs through the CLI in this process, so its
+    ``--engine spark`` finds the test run's local session already started (as under spark-submit;
+    a JVM per command would cost a minute each); each release it writes under ``out/`` passes the
+    independent k re-check."""
+    import duckdb
+    import pyarrow.parquet as pq
+    from checker import check_k
+    from typer.testing import CliRunner
+
+    from sqlanon.cli.app import app
+
+    where = str(tmp_path)
+    sandbox(where)
+    lake = os.path.join(where, "lake", "people")
+    os.makedirs(lake)
+    rows = _people()
+    con = duckdb.connect()
+    for part, chunk in enumerate([rows[:150], rows[150:]]):
+        con.execute("CREATE OR REPLACE TABLE people (zip VARCHAR, age INTEGER, disease VARCHAR)")
+        con.executemany("INSERT INTO people VALUES (?, ?, ?)", chunk)
+        target = os.path.join(lake, f"part-{part}.parquet").replace("'", "''")
+        con.execute(f"COPY people TO '{target}' (FORMAT PARQUET)")
+    con.close()
+    monkeypatch.chdir(where)
+    before = _files(where)
+    for command in commands(block):
+        args = shlex.split(command, comments=True)
+        assert args[0] == "sqlanon", f"{block.where}: {command!r} is not a sqlanon command"
+        done = CliRunner().invoke(app, args[1:])
+        assert done.exit_code == 0, f"{block.where}: {command}\n{done.output[-3000:]}"
+    outs = [os.path.join(where, "out", d) for d in sorted(os.listdir(os.path.join(where, "out"))) if re.search(r"_k\d+$", d)]
+    assert outs, f"{block.where} wrote no release under out/"
+    for out in outs:
+        released = pq.read_table(out).to_pylist()
+        k = int(out.rsplit("_k", 1)[1])
+        assert len(released) == len(rows) and check_k(released, ["zip", "age"], k, 0.0)["ok"], out
+    written = sorted(_files(where) - before)
+    not_ignored = [p for p in written if subprocess.run(["git", "-C", ROOT, "check-ignore", "-q", "--no-index", p]).returncode != 0]
+    assert not not_ignored, f"{block.where} wrote files git does not ignore: {not_ignored}"

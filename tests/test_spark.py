@@ -264,6 +264,15 @@ def test_csv_input_and_catalog_table_output(spark, people, tmp_path):
 # failures leave nothing behind
 
 
+def test_output_in_a_folder_not_made_yet(spark, people, tmp_path):
+    """``--output out/x`` where ``out/`` does not exist: Spark's writer makes it, and the registry
+    beside the output is made there too (it failed: 'cannot open out/sqlanon_releases.duckdb')."""
+    out = str(tmp_path / "out" / "people_k5")
+    rep = sqlanon.anonymize(keep_columns=["id"], input=people["parquet"], qi=people["qi"], k=5, output=out, connection=spark)
+    assert os.path.isfile(tmp_path / "out" / "sqlanon_releases.duckdb") and rep["release_id"] == 1
+    assert check_k(read_release(out), ["zip", "age"], 5, 0.0)["ok"]
+
+
 def test_failed_file_write_leaves_no_partial_output(spark, people, tmp_path):
     out = str(tmp_path / "out")
     with pytest.raises(SqlanonError, match="simulated"):
@@ -509,16 +518,14 @@ def test_profile_same_as_duckdb(spark, tmp_path):
     renders PERCENTILE_CONT), over the typed table as Parquet and as a catalog table: the same
     roles, NULL counts, distinct counts, hierarchies, risk and written policy (its hierarchy files'
     rows too) as DuckDB on the same table. The Spark policy names the engine and the input, and
-    runs as it is once the NULLs it warns of are filtered out; its release passes the k re-check."""
+    stops at the NULLs it warns of with the error naming the column."""
     from test_profile import TYPED_EXPECTED, duckdb_typed_table, profile_signature, roles_of, typed_rows
 
-    rows = typed_rows()
     duck_db = str(tmp_path / "w.duckdb")
-    duckdb_typed_table(duck_db, rows)
+    duckdb_typed_table(duck_db, typed_rows())
     parquet = str(tmp_path / "people.parquet")
     con = duckdb.connect(duck_db)
     con.execute("COPY people TO '" + parquet.replace("'", "''") + "' (FORMAT PARQUET)")
-    con.execute("COPY (SELECT * FROM people WHERE sex IS NOT NULL) TO '" + str(tmp_path / "kept.parquet").replace("'", "''") + "' (FORMAT PARQUET)")
     con.close()
     duck = sqlanon.profile(duck_db, table="people", write_policy=str(tmp_path / "duck" / "policy.yaml"))
     expected = profile_signature(duck, str(tmp_path / "duck" / "policy.yaml"))
@@ -531,13 +538,9 @@ def test_profile_same_as_duckdb(spark, tmp_path):
     with open(policy, encoding="utf-8") as fh:
         written = yaml.safe_load(fh)
     assert written["engine"] == "spark" and written["input"] == "../people.parquet"
-    # the written policy stops at the NULLs it warns of, and runs on the rows without them
+    # the written policy stops at the NULLs it warns of, before anything is written (the release
+    # of the policy once they are filtered is run on DuckDB and PostgreSQL: a whole search here
+    # would cost a minute)
     with pytest.raises(SqlanonError, match="column 'sex' has .* NULL value"):
         sqlanon.anonymize(policy, connection=spark)
-    assert not os.path.exists(str(tmp_path / "spark" / "people_k5.parquet"))
-    rep = sqlanon.anonymize(policy, input=str(tmp_path / "kept.parquet"), connection=spark)
-    released = read_release(rep["output"])
-    assert rep["output"] == str(tmp_path / "spark" / "people_k5.parquet")
-    assert len(released) == sum(r[-1] is not None for r in rows)
-    verdict = check_k(released, on_spark["roles"]["qi"], 5, 0.05)
-    assert verdict["ok"], verdict["problems"]
+    assert sorted(os.listdir(tmp_path / "spark")) == ["policy.country.csv", "policy.yaml"]

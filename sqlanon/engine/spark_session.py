@@ -37,6 +37,6 @@ def source_for_spark(policy) -> Source:
             raise ConfigError(f"unknown --format {fmt!r} for Spark; choose parquet or csv")
         return Source(kind=kind, path=path, delimiter=policy.delimiter)
     src = Source.open(path, policy.format, None, policy.delimiter)
-    if src.kind == "parquet":
-        src.path = os.path.abspath(path) if not any(c in path for c in "*?[") else path
+    if src.kind in ("parquet", "csv"):  # checked here as local: Spark must read that same file, whatever its JVM's folder
+        src.path = os.path.abspath(path)
     return src

@@ -439,14 +439,17 @@ def check_registry(engine, target: Target, source, registry_path: str | None, la
 
 
 def _write_engine_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write) -> dict:
-    """An engine that writes (and renames) files itself: a temporary sibling, then one rename."""
-    final = target.file
+    """An engine that writes (and renames) files itself: a temporary sibling, then one rename. A
+    local path is made absolute here: a JVM's working folder need not be this process's."""
+    final = target.file if "://" in target.file else os.path.abspath(target.file)
 
     def hook():
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")
 
     reg = registry_path or (registry.default_registry_for(final) if "://" not in final else None)
+    if reg and "://" not in reg:  # the registry beside an output whose folder Spark has not made yet
+        os.makedirs(os.path.dirname(os.path.abspath(reg)), exist_ok=True)
     with _registry_row(reg, entry, final) as result:
         engine.write_file_atomically(query, final, target.kind, target.delimiter, overwrite=target.overwrite, before_rename=hook)
     return {"output": final, "release_id": result["release_id"], "registry": reg}
