@@ -45,7 +45,7 @@ from sqlanon.plan import Plan, Recoding
 from sqlanon.privacy.xy import SensitiveValue, XYAnonymity, XYLinkability, parse_sensitive, parse_threshold
 from sqlanon.engine.source import Source
 from sqlanon.stats import distinct_values
-from sqlanon.search.top_down.stats import IncTable, LossyJoinStats, MatchTable, PrevSpec, Result, SideY, T1Spec
+from sqlanon.search.top_down.stats import IncTable, LossyJoinStats, MatchTable, PrevSpec, Result, SideY, T1Spec, is_key
 from sqlanon.engine import connect, is_postgres_url
 from sqlanon.release import registry as reg_mod
 from sqlanon.search.bounds import has_levels, refuse_levelless
@@ -471,12 +471,11 @@ def _distinct_y_mode(p: _Problem, x_attrs: list[int], sides_y: list[list[str]]) 
     """How the join counts distinct Y values (the paper's cases 1, 3, 4 or a distinct count),
     and per release whether its Y columns are none, a key, or values to count."""
     case1 = all(q in x_attrs for q in p.join1) and all(c in p.x for rel in p.releases for c in rel.join_cols)
-    lj_probe = LossyJoinStats(p.ctx.engine, p.ctx.source, None, [], 0, "case1")  # type: ignore[arg-type]
     if p.privacy != "xy-anonymity":
         # distinct Y values are not counted for linkability
         return ("case1" if case1 else "case4"), ["none"] * (len(p.releases) + 1)
     sources = p.sources
-    y_modes = ["none" if not cols else ("key" if lj_probe.is_key(sources[s], cols) else "values") for s, cols in enumerate(sides_y)]
+    y_modes = ["none" if not cols else ("key" if is_key(p.ctx.engine, sources[s], cols) else "values") for s, cols in enumerate(sides_y)]
     with_y = [s for s, m in enumerate(y_modes) if m != "none"]
     if case1:
         return "case1", y_modes
@@ -741,7 +740,8 @@ def _plan(s: _Search, total: Result, started: float) -> Plan:
         if i in attrs:
             a = attrs[i]
             values.append([a.label(a.leaf_node[l]) for l in range(len(h.rows))])
-            labels = [a.label(n) for n in sorted(a.cut, key=lambda n: (a.intervals[n] if a.numeric else (0, n)))]  # type: ignore[union-attr]
+            intervals = a.intervals if isinstance(a, NumAttr) else None  # numeric cuts in value order
+            labels = [a.label(n) for n in sorted(a.cut, key=lambda n: intervals[n] if intervals is not None else (0, n))]
             transformation[qis[i]] = labels
         else:
             values.append(list(h.leaves))

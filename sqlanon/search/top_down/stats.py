@@ -240,13 +240,6 @@ class LossyJoinStats:
             eng.execute(self.dialect.create_temp(self.keys[r], self.key_select(r)))
             self.rows_prev.append(int(eng.scalar(exp.select(sum_(col("n"))).from_(table_ref(self.keys[r]))) or 0))
 
-    def is_key(self, source, columns: list[str]) -> bool:
-        """Is ``columns`` a key of ``source`` (as many distinct values as rows)? One scan."""
-        src = exp.alias_(self.source_from(source), "src", table=True, quoted=True)
-        distinct = exp.Count(this=exp.Distinct(expressions=[_yv([as_varchar(col(c, "src")) for c in columns])]))
-        row = self.engine.fetch_one(exp.select(exp.Count(this=exp.Star()), distinct).from_(src))
-        return bool(row) and int(row[0]) == int(row[1])
-
     def class_histograms(self, qi: int) -> list[tuple[int, str | None, int]]:
         """``(leaf code, class, rows)`` of one attribute of T1 (InfoGain; a small result)."""
         keys = [col(f"q{qi}")] + ([col("cls")] if self.t1.class_column else [])
@@ -597,6 +590,14 @@ def _counted(sel: exp.Select, keys: Sequence[exp.Expr], sens) -> exp.Select:
         aggs.append(exp.alias_(sum_(ind), f"s{k}", quoted=True))
     sel = sel.select(*keys, *aggs)
     return sel.group_by(*[lit(j + 1) for j in range(len(keys))]) if keys else sel
+
+
+def is_key(engine, source, columns: list[str]) -> bool:
+    """Is ``columns`` a key of ``source`` (as many distinct values as rows)? One scan."""
+    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    distinct = exp.Count(this=exp.Distinct(expressions=[_yv([as_varchar(col(c, "src")) for c in columns])]))
+    row = engine.fetch_one(exp.select(exp.Count(this=exp.Star()), distinct).from_(src))
+    return bool(row) and int(row[0]) == int(row[1])
 
 
 def _yv(parts: Sequence[exp.Expr]) -> exp.Expr:
