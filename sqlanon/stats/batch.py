@@ -114,12 +114,30 @@ def histogram(stats) -> tuple[list[tuple[str, exp.Expr]], list[exp.Expr]] | None
     return sums, columns
 
 
-def histogram_set(src: str, qnames: list[str], sums: list[tuple[str, exp.Expr]], keys: list[exp.Expr] | None = None) -> exp.Select:
+def histogram_set(src: str, qnames: list[str], sums: list[tuple[str, exp.Expr]], keys: list[exp.Expr] | None = None, last: bool = True) -> exp.Select:
     """``src`` (a frequency set with ``s``) grouped by ``keys`` (default its codes ``qnames``) with
-    the histogram ``sums`` and ``cnt``."""
+    the histogram ``sums`` and ``cnt``; the last value's sum is ``cnt`` less the others' (one sum
+    fewer per group: on Adult's binary salary-class two sums, not three), or left out without
+    ``last`` (a set the statement sums again: :func:`class_sums` derives it there)."""
     by = keys if keys is not None else [col(n) for n in qnames]
-    sel = exp.select(*by, *[exp.alias_(sum_(e.copy()), name, quoted=True) for name, e in sums], exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
+    sel = exp.select(*by, *[exp.alias_(sum_(e.copy()), name, quoted=True) for name, e in sums[:-1]], exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
+    if last:
+        sel = sel.select(_last_of(sums), copy=False)
     return sel.from_(table_ref(src), copy=False).group_by(*[col(b.alias) if isinstance(b, exp.Alias) else b.copy() for b in by], copy=False)
+
+
+def _last_of(sums: list[tuple[str, exp.Expr]], summed: bool = False) -> exp.Expr:
+    """The last histogram column: ``SUM(cnt)`` less the sums of the others (of their columns
+    when ``summed``, else of their expressions)."""
+    rest = [sum_(col(name) if summed else e.copy()) for name, e in sums[:-1]]
+    total = sum_(col("cnt"))
+    return exp.alias_(exp.Sub(this=total, expression=exp.Paren(this=_sum(rest))) if rest else total, sums[-1][0], quoted=True)
+
+
+def class_sums(by: list[exp.Expr], sums: list[tuple[str, exp.Expr]]) -> exp.Select:
+    """The per-class sums of a joined histogram set (every value's column but the last, and
+    ``cnt``; the last derived, :func:`_last_of`), selected with ``by``."""
+    return exp.select(*by, *[exp.alias_(sum_(col(name)), name, quoted=True) for name, _ in sums[:-1]], exp.alias_(sum_(col("cnt")), "cnt", quoted=True), _last_of(sums, summed=True), copy=False)
 
 
 def sensitive_classes(stats, ctes: list[tuple[str, exp.Expr]], src: str, keys: list[str], prefix: str = "") -> tuple[str, list[str]]:
@@ -519,8 +537,8 @@ def build(stats, groups, ok: exp.Expr, metric=None, params=None, extra_finals=()
         if hist is not None:
             # the set's rows per QI codes with their histogram (fewer rows to join: no s)
             table = f"p{g}"
-            ctes.append((table, histogram_set(src.table, stats.qnames, hist[0])))
-            carried = [col(name) for name, _ in hist[0]]
+            ctes.append((table, histogram_set(src.table, stats.qnames, hist[0], last=False)))
+            carried = [col(name) for name, _ in hist[0][:-1]]
         wide = [exp.alias_(lookup(values, col(stats.qcol(i)), dialect, params), name, quoted=True, copy=False) for name, i, values in wide_lists(stats, src.levels, used)]
         ctes.append((f"w{g}", exp.select(*wide, *carried, col("cnt"), copy=False).from_(table_ref(table), copy=False)))
         values = node_table(group_nodes, members, n_qis, params)
@@ -532,7 +550,7 @@ def build(stats, groups, ok: exp.Expr, metric=None, params=None, extra_finals=()
     extra: list[str] = []
     if hist is not None:
         by = [col(NODE_ID), *[col(k) for k in kcols]]
-        cls = exp.select(*by, *[exp.alias_(sum_(col(name)), name, quoted=True) for name, _ in hist[0]], exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
+        cls = class_sums(by, hist[0])
         ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*[b.copy() for b in by], copy=False)))
         ctes.append(("clsh", exp.select(*[b.copy() for b in by], col("cnt"), *[e.copy() for e in hist[1]], copy=False).from_(table_ref("cls"), copy=False)))
         classes, extra = "clsh", [e.alias for e in hist[1]]

@@ -4,7 +4,6 @@ WITH "p0" AS (
     "q1",
     SUM(CASE WHEN "s" = 'cancer' THEN "cnt" ELSE 0 END) AS "h0",
     SUM(CASE WHEN "s" = 'flu' THEN "cnt" ELSE 0 END) AS "h1",
-    SUM(CASE WHEN "s" = 'hiv' THEN "cnt" ELSE 0 END) AS "h2",
     SUM("cnt") AS "cnt"
   FROM "sqlanon_fs0_N"
   GROUP BY
@@ -20,7 +19,6 @@ WITH "p0" AS (
     0 AS "g1_2",
     "h0",
     "h1",
-    "h2",
     "cnt"
   FROM "p0"
 ), "gen" AS (
@@ -29,7 +27,6 @@ WITH "p0" AS (
     CASE "n"."l0" WHEN 0 THEN "r"."g0_0" WHEN 1 THEN "r"."g0_1" ELSE "r"."g0_2" END + CASE "n"."l1" WHEN 0 THEN "r"."g1_0" WHEN 1 THEN "r"."g1_1" ELSE "r"."g1_2" END AS "k0",
     "r"."h0",
     "r"."h1",
-    "r"."h2",
     "r"."cnt"
   FROM "w0" AS "r"
   CROSS JOIN (VALUES
@@ -43,8 +40,10 @@ WITH "p0" AS (
     "k0",
     SUM("h0") AS "h0",
     SUM("h1") AS "h1",
-    SUM("h2") AS "h2",
-    SUM("cnt") AS "cnt"
+    SUM("cnt") AS "cnt",
+    SUM("cnt") - (
+      SUM("h0") + SUM("h1")
+    ) AS "h2"
   FROM "gen"
   GROUP BY
     "nid",
