@@ -204,3 +204,27 @@ def test_an_unknown_option_set_to_zero_is_refused():
     with pytest.raises(ConfigError, match="'iterations' does not apply to the lightning search"):
         lightning.parse_options({"iterations": 0})
     assert lightning.parse_options({"trace": False, "numeric": []})["batch"] == lightning.DEFAULT_BATCH
+
+
+def test_small_searches_run_on_one_thread_and_restore_the_setting():
+    """DuckDB's ``threads`` is 1 inside ``one_thread`` and back to what it was after, even on an
+    error; a thread count the user gave is left alone."""
+    from sqlanon.engine import connect
+
+    engine = connect()
+    try:
+        engine.set_option("threads", "2")
+        with engine.one_thread():
+            assert engine.scan_threads() == 1
+        assert engine.scan_threads() == 2
+        with pytest.raises(RuntimeError), engine.one_thread():
+            raise RuntimeError("boom")
+        assert engine.scan_threads() == 2
+    finally:
+        engine.close()
+    engine = connect(threads=2)
+    try:
+        with engine.one_thread():
+            assert engine.scan_threads() == 2
+    finally:
+        engine.close()

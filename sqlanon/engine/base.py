@@ -121,6 +121,12 @@ class Engine:
         except EngineError as err:
             raise ConfigError(f"bad engine setting {key}={value!r}: {err}") from None
 
+    @contextlib.contextmanager
+    def one_thread(self) -> Iterator[None]:
+        """Run the statements inside on one thread where the thread count is this engine's to set
+        (DuckDB when ``threads`` was not given); elsewhere nothing changes."""
+        yield
+
     def memory_bytes(self) -> int | None:
         """The engine's memory limit in bytes, when it has one this process lives under (DuckDB's
         ``memory_limit``); None elsewhere (a server or a cluster has its own)."""

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import time
@@ -238,10 +239,24 @@ def _base_scan(run: _Run, stats: Statistics, requirement: Requirement) -> None:
         raise UnsatisfiableError(f"k={privacy.k} is larger than the table ({stats.rows} rows)")
 
 
+#: searches of many small statements: run on one thread when the base set is small (:func:`serial_search`)
+SERIAL_SEARCHES = ("lightning", "genetic", "bottom-up")
+#: ... at most this many rows (its statements then take milliseconds)
+SERIAL_ROWS = 200_000
+
+
+def serial_search(stats: Statistics, search: str):
+    """One engine thread for a search of :data:`SERIAL_SEARCHES` over a base set of at most
+    :data:`SERIAL_ROWS` rows (:meth:`sqlanon.engine.base.Engine.one_thread`); else nothing."""
+    if search in SERIAL_SEARCHES and stats.prepared and stats.base.rows <= SERIAL_ROWS:
+        return stats.engine.one_thread()
+    return contextlib.nullcontext()
+
+
 def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, metric) -> tuple[Plan, dict, list | None]:
     """Run the search, verify its plan (one statement) and build the report."""
     policy, search = run.policy, run.policy.strategy.search
-    with run.reporter.phase(f"search {search}") as phase:
+    with run.reporter.phase(f"search {search}") as phase, serial_search(stats, search):
         plan = run_search(policy, run.session, stats, requirement, metric, run.say, phase)
     run.clock.lap("search")
     # ARX's Loss and granularity of any plan (for comparing searches), read with the verification
