@@ -14,6 +14,15 @@ evaluations and seconds, with a 60 s limit where the search takes one (lightning
 Run (it takes several minutes; use the bench lock):
 
     flock /tmp/sqlanon-bench.lock .venv/bin/python bench/wide.py [--limit 60] [--only w24] [--out bench/results/wide.txt]
+
+``--rates`` (issue 26) prints instead, on w24 (k=5, 5 %), lightning's nodes/s and the genetic
+search's evaluations/s with the loss each reaches under ``--limit`` (20 s there), each search
+run *idle* and *busy* (with one CPU-bound process beside it, started by the bench), and each on
+the ``new`` path (branch statements over keyed sets, one engine thread) and the ``old`` one (the
+joined batch statement, the engine's threads), so that ratios come from one run of the script.
+The statement counts (``stmts``) do not depend on the machine's load; the rates do:
+
+    .venv/bin/python bench/wide.py --rates --limit 20 [--paths new,old] [--loads idle,busy]
 """
 
 from __future__ import annotations
@@ -110,6 +119,9 @@ def run_one(db, specs, search, k, sup, limit, metric="loss"):
         "suppressed": report["suppressed_rows"],
         "evaluations": evaluations,
         "evals_per_s": report.get("evaluations_per_second"),
+        "metric": (report.get("metric") or {}).get("value", float("nan")),
+        "statements": report.get("queries", 0),
+        "search_seconds": report.get("heuristic", {}).get("seconds") or report.get("search_seconds"),
         "seconds": round(time.perf_counter() - started, 1),
         "stopped_by": report.get("heuristic", {}).get("stopped_by"),
         "cpu": round(cpu_seconds() - cpu0, 1),
@@ -122,6 +134,60 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def busy_loop() -> None:  # pragma: no cover - a child process of the bench
+    while True:
+        pass
+
+
+def set_path(path: str) -> None:
+    """``old``: the joined batch statement on the engine's threads (before issue 26's wide work);
+    ``new``: today's defaults."""
+    from sqlanon.run import api
+    from sqlanon.stats import deltas
+
+    defaults = set_path.__dict__.setdefault("defaults", (deltas.DELTA_ROWS, api.SERIAL_ROWS))
+    deltas.DELTA_ROWS, api.SERIAL_ROWS = (10**18, -1) if path == "old" else defaults
+
+
+def rates(args, say) -> None:
+    import multiprocessing
+
+    db, specs = build(args.folder, "w24", 24, 30_000)
+    say(f"\nw24: 24 QIs, 30,000 rows, k=5, 5 % suppression, limit {args.limit} s; machine load before: {os.getloadavg()[0]:.1f} (cores: {os.cpu_count()})")
+    say(f"{'search':<11}{'path':<6}{'load':<6}{'evals':>7}{'evals/s':>9}{'loss':>9}{'metric':>9}{'stmts':>7}{'stmts/eval':>11}{'seconds':>9}{'cpu s':>7}{'load1':>7}")
+    got = {}
+    for load in args.loads.split(","):
+        child = None
+        if load == "busy":
+            child = multiprocessing.Process(target=busy_loop, daemon=True)
+            child.start()
+        try:
+            for search in ("lightning", "genetic"):
+                for path in args.paths.split(","):
+                    set_path(path)
+                    r = run_one(db, specs, search, 5, 0.05, args.limit)
+                    if "error" in r:
+                        say(f"{search:<11}{path:<6}{load:<6} error after {r['seconds']} s: {r['error']}")
+                        continue
+                    eps = r["evals_per_s"] if r["evals_per_s"] is not None else r["evaluations"] / max(r["search_seconds"] or r["seconds"], 1e-9)
+                    got[(search, path, load)] = (eps, r["loss"])
+                    say(f"{search:<11}{path:<6}{load:<6}{r['evaluations']:>7}{eps:>9.1f}{r['loss']:>9.4f}{r['metric']:>9.4f}{r['statements']:>7}{r['statements'] / max(r['evaluations'], 1):>11.2f}{r['seconds']:>9}{r['cpu']:>7}{os.getloadavg()[0]:>7.1f}")
+        finally:
+            if child is not None:
+                child.terminate()
+                child.join()
+    set_path("new")
+    say("")
+    for search in ("lightning", "genetic"):
+        for load in args.loads.split(","):
+            new, old = got.get((search, "new", load)), got.get((search, "old", load))
+            if new and old:
+                say(f"{search} {load}: new/old evals/s {new[0] / max(old[0], 1e-9):.2f}x, loss {new[1]:.4f} vs {old[1]:.4f}")
+        idle, busy = got.get((search, "new", "idle")), got.get((search, "new", "busy"))
+        if idle and busy:
+            say(f"{search} new: busy/idle evals/s {busy[0] / max(idle[0], 1e-9):.2f}, loss busy vs idle {100 * (busy[1] - idle[1]) / max(idle[1], 1e-12):+.2f} %")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=float, default=60.0)
@@ -130,12 +196,23 @@ def main() -> None:
     ap.add_argument("--sup", default="0.05,1.0")
     ap.add_argument("--folder", default=os.path.join(HERE, ".wide"))
     ap.add_argument("--out", default=None)
+    ap.add_argument("--rates", action="store_true", help="w24 rates idle and busy, new and old paths (issue 26)")
+    ap.add_argument("--paths", default="new,old")
+    ap.add_argument("--loads", default="idle,busy")
     args = ap.parse_args()
     lines = []
 
     def say(line=""):
         print(line, flush=True)
         lines.append(line)
+
+    if args.rates:
+        say(f"bench/wide.py --rates  limit={args.limit}s  duckdb {duckdb.__version__}")
+        rates(args, say)
+        if args.out:
+            with open(args.out, "w") as fh:
+                fh.write("\n".join(lines) + "\n")
+        return
 
     say(f"bench/wide.py  limit={args.limit}s  duckdb {duckdb.__version__}  k=5")
     for name, n_qi, rows in TABLES:
