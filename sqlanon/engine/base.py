@@ -14,6 +14,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import DUCKDB, Dialect
+from sqlanon.engine.resources import check_resources
 from sqlanon.errors import ConfigError, EngineError, EngineInputError, shown_path
 
 
@@ -37,12 +38,15 @@ class Engine:
     #: (None: DuckDB's default, :data:`sqlanon.search.lattice.optimal.TRUNCATE_ROWS`)
     truncate_rows: int | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, memory_limit: str | None = None, threads: int | None = None, connection: Any = None) -> None:
+        """``memory_limit`` and ``threads`` are checked before a connection is opened or changed;
+        ``connection`` is a caller's open connection, if any (the engine then borrows it)."""
+        check_resources(memory_limit, threads)
         self.queries = 0
         self.log: list[str] = []
         self.keep_log = False
         self._names = itertools.count(1)
-        self.borrowed = False  # True on a caller's connection: never closed, temp tables dropped
+        self.borrowed = connection is not None  # a caller's connection: never closed, temp tables dropped
         self._temps: list[str] = []
 
     # -- to implement -------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from sqlglot import exp
 from sqlanon.dialect import DUCKDB
 from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
-from sqlanon.engine.resources import check_resources
 
 
 #: tables up to this many rows are loaded from bound lists (:meth:`DuckDBEngine.register_columns`)
@@ -78,13 +77,10 @@ class DuckDBEngine(Engine):
         temp_directory: str | None = None,
         connection: duckdb.DuckDBPyConnection | None = None,
     ) -> None:
-        super().__init__()
-
-        check_resources(memory_limit, threads)  # refused before a connection is opened or changed
+        super().__init__(memory_limit, threads, connection)
         self.threads = threads
         self.database = database
         self.memory_limit = memory_limit
-        self.borrowed = connection is not None
         if self.borrowed:
             # someone else's connection (a dbt-duckdb model's ``session``): use it, never close it,
             # change no setting but the ones asked for, and drop our temp tables when done

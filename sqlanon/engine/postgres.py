@@ -28,7 +28,6 @@ from sqlanon.dialect import POSTGRES
 from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
 from sqlanon.engine.urls import is_postgres_url, redact  # noqa: F401  (re-exported)
-from sqlanon.engine.resources import check_resources
 from sqlanon.expr.templates import template
 
 PARQUET_BATCH = 50_000
@@ -54,15 +53,12 @@ class PostgresEngine(Engine):
     dialect = POSTGRES
 
     def __init__(self, database: str | None = None, memory_limit: str | None = None, threads: int | None = None, connection=None, **_: Any) -> None:
-        super().__init__()
-
-        check_resources(memory_limit, threads)
+        super().__init__(memory_limit, threads, connection)
         try:
             import psycopg
         except ImportError:  # pragma: no cover - depends on the installation
             raise ConfigError("a postgresql:// input needs psycopg: pip install 'sqlanon[postgres]'") from None
         self._psycopg = psycopg
-        self.borrowed = connection is not None
         if self.borrowed:
             # the caller's open psycopg connection: never closed; our temp tables are dropped when
             # done; if the caller has a transaction open, our writes join it (a savepoint) and are

@@ -38,7 +38,6 @@ from sqlanon.errors import ConfigError, EngineError
 from sqlanon.engine.spark_conf import parse_conf
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.expr.atoms import table_ref
-from sqlanon.engine.resources import check_resources
 
 #: settings for a session we create (a caller's ``--spark-conf`` wins): no UI, few shuffle
 #: partitions (the frequency sets are small), Arrow transfers
@@ -92,15 +91,12 @@ class SparkEngine(Engine):
     truncate_rows = 0
 
     def __init__(self, master: str | None = None, conf=None, connection=None, memory_limit: str | None = None, threads: int | None = None, database: str | None = None, **_: Any) -> None:
-        super().__init__()
-
-        check_resources(memory_limit, threads)
+        super().__init__(memory_limit, threads, connection)
         try:
             from pyspark.sql import SparkSession
         except ImportError:  # pragma: no cover - depends on the installation
             raise ConfigError("--engine spark needs pyspark (and Java 17+): pip install 'sqlanon[spark]'") from None
         self.database = database
-        self.borrowed = connection is not None
         if self.borrowed:
             if not is_spark_session(connection):
                 raise ConfigError(f"connection must be a SparkSession, got {type(connection).__name__}")
