@@ -134,7 +134,7 @@ def _last_of(sums: list[tuple[str, exp.Expr]], summed: bool = False) -> exp.Expr
     return exp.alias_(exp.Sub(this=total, expression=exp.Paren(this=_sum(rest))) if rest else total, sums[-1][0], quoted=True)
 
 
-def class_sums(by: list[exp.Expr], sums: list[tuple[str, exp.Expr]]) -> exp.Select:
+def class_sums(by: Sequence[exp.Expr], sums: list[tuple[str, exp.Expr]]) -> exp.Select:
     """The per-class sums of a joined histogram set (every value's column but the last, and
     ``cnt``; the last derived, :func:`_last_of`), selected with ``by``."""
     return exp.select(*by, *[exp.alias_(sum_(col(name)), name, quoted=True) for name, _ in sums[:-1]], exp.alias_(sum_(col("cnt")), "cnt", quoted=True), _last_of(sums, summed=True), copy=False)
