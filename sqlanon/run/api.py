@@ -54,37 +54,37 @@ def build_requirement(policy: Policy, session: Session | None = None) -> tuple[R
     """The policy's privacy models (:data:`sqlanon.privacy.MODELS`, each read by its own
     ``from_policy``) and the extra :class:`Statistics` keywords they need."""
     requirement, extras = requirement_from_policy(policy, session)
-    if policy.epsilon is None:  # SafePub's keys without --epsilon are refused there
+    if policy.privacy.epsilon is None:  # SafePub's keys without --epsilon are refused there
         safepub.validate(policy)
     return requirement, extras
 
 
 def make_metric(policy: Policy, qis: list[str]):
     """The policy's metric, with its attribute weights (``weights:``; unlisted QIs weigh 1)."""
-    name = policy.metric or "precision"  # a search with its own measure (top-down, bottom-up with a class) reads none
-    if not policy.weights:
+    name = policy.quality.metric or "precision"  # a search with its own measure (top-down, bottom-up with a class) reads none
+    if not policy.quality.weights:
         return METRICS[name]()
-    for column in policy.weights:
+    for column in policy.quality.weights:
         if column not in qis:
             raise ConfigError(f"weights names {column!r}, which is not a quasi-identifier ({', '.join(qis)})")
-    return METRICS[name](weights=[policy.weights.get(q, 1.0) for q in qis])
+    return METRICS[name](weights=[policy.quality.weights.get(q, 1.0) for q in qis])
 
 
 def check_transforms(policy: Policy, session: Session, requirement: Requirement, qis: list[str]) -> None:
     """Local recoding and microaggregation options, refused before the scan when they cannot work."""
-    if policy.local_iterations is not None and not policy.local_recoding:
+    if policy.strategy.local_iterations is not None and not policy.strategy.local_recoding:
         raise ConfigError("--local-iterations needs --local-recoding")
-    if policy.local_recoding:
-        local_recoding.require_supported(requirement, policy.metric, policy.search, LATTICE_SEARCHES)
-        if policy.local_iterations is not None and policy.local_iterations < 1:
-            raise ConfigError(f"local_iterations must be at least 1, got {policy.local_iterations}")
-    if policy.microaggregate:
-        microaggregation.validate(policy.microaggregate, session.source.columns(session.engine), qis, policy, session.engine, session.source)
+    if policy.strategy.local_recoding:
+        local_recoding.require_supported(requirement, policy.quality.metric, policy.strategy.search, LATTICE_SEARCHES)
+        if policy.strategy.local_iterations is not None and policy.strategy.local_iterations < 1:
+            raise ConfigError(f"local_iterations must be at least 1, got {policy.strategy.local_iterations}")
+    if policy.release.microaggregate:
+        microaggregation.validate(policy.release.microaggregate, session.source.columns(session.engine), qis, policy, session.engine, session.source)
 
 
 def qi_specs(policy: Policy) -> dict[str, str]:
     qis = dict(policy.qi)
-    for column in policy.search_options.get("numeric", []) or []:
+    for column in policy.strategy.search_options.get("numeric", []) or []:
         spec = qis.setdefault(column, "numeric")
         if spec not in ("numeric", None) and not (isinstance(spec, str) and spec.strip() == "numeric"):
             raise ConfigError(f"{column!r} has a hierarchy (--qi {column}={spec}) and is declared --numeric; give one of the two")
@@ -351,7 +351,7 @@ class PhaseClock:
 
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
     search, chosen = choose_search(policy, stats)
-    refuse_limits(search, policy.search_options)
+    refuse_limits(search, policy.strategy.search_options)
     if search in HEURISTIC_SEARCHES:
         return run_heuristic(search, policy, stats, requirement, metric, say, chosen)
     if search in LATTICE_SEARCHES:
@@ -366,22 +366,22 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
                 best = lattice.best_value
                 say(f"{evaluated} nodes evaluated of {len(lattice):,}" + (f", best {metric.name} so far {best:.6g}" if best < math.inf else ""))
 
-        bounds = level_bounds(stats.hierarchies, stats.qis, policy.min_level, policy.max_level)
+        bounds = level_bounds(stats.hierarchies, stats.qis, policy.hierarchies.min_level, policy.hierarchies.max_level)
         lattice = Lattice(stats, requirement, metric, progress=tick, bounds=bounds)
         searched = time.perf_counter()
         if getattr(session, "safepub", None) is not None:
             result = safepub.run(lattice, session.safepub, metric.name, say)
         else:
-            result = LATTICE_SEARCHES[search](lattice, **policy.search_options)
+            result = LATTICE_SEARCHES[search](lattice, **policy.strategy.search_options)
         searched = time.perf_counter() - searched
         node = result.node
-        bounded = bounds if policy.min_level or policy.max_level else None
+        bounded = bounds if policy.hierarchies.min_level or policy.hierarchies.max_level else None
         plan = Plan.from_lattice_result(search, stats, requirement, metric, result, bounded, statements=result.statements, search_seconds=round(searched, 3), **chosen)
         if getattr(session, "safepub", None) is not None:
             plan.extra["safepub"] = {**session.safepub.describe(), **result.extra["safepub"]}
-        if policy.local_recoding:
+        if policy.strategy.local_recoding:
             first = local_recoding.Step(tuple(node), stats, stats.rows, plan.suppressed_rows, plan.metric_value, result.nodes_evaluated)
-            iterations = policy.local_iterations if policy.local_iterations is not None else local_recoding.DEFAULT_ITERATIONS
+            iterations = policy.strategy.local_iterations if policy.strategy.local_iterations is not None else local_recoding.DEFAULT_ITERATIONS
             steps = local_recoding.recode(first, requirement, metric, LATTICE_SEARCHES[search], bounds, iterations, say)
             plan.local = steps
             plan.suppressed_rows = steps[-1].suppressed
@@ -392,15 +392,15 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
                 "global_optimum": {"suppressed_rows": first.suppressed, "metric": first.value},
             }
         return plan
-    module_name, _, func = PLANNERS[policy.search].partition(":")
+    module_name, _, func = PLANNERS[policy.strategy.search].partition(":")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
-        raise ConfigError(f"search {policy.search!r} is not available in this build ({err})") from None
-    options = dict(policy.search_options)
-    options.setdefault("k", policy.k)
-    options.setdefault("metric", policy.metric)
-    options.setdefault("registry", policy.registry)
+        raise ConfigError(f"search {policy.strategy.search!r} is not available in this build ({err})") from None
+    options = dict(policy.strategy.search_options)
+    options.setdefault("k", policy.privacy.k)
+    options.setdefault("metric", policy.quality.metric)
+    options.setdefault("registry", policy.release.registry)
 
     weights, planner_bounds, planner_bounded = planner_inputs(policy, stats.qis, stats.hierarchies)
     ctx = SearchContext(session.engine, session.source, stats.qis, stats.hierarchies, stats, requirement, metric, options, say, weights=weights, bounds=planner_bounds, bounded=planner_bounded)
@@ -445,7 +445,7 @@ def verify_plan(stats: Statistics, plan: Plan, more=None) -> tuple[dict, object]
 def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) -> dict:
     report = {
         "search": plan.search,
-        "k": policy.k,
+        "k": policy.privacy.k,
         "transformation": plan.transformation,
         "metric": {"name": plan.metric_name, "value": plan.metric_value},
         "suppressed_rows": plan.suppressed_rows,
@@ -454,15 +454,15 @@ def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) 
         "queries": stats.engine.queries,
         "seconds": None,
         "output": None,
-        "max_suppression": policy.max_suppression,
+        "max_suppression": policy.privacy.max_suppression,
         "suppression_budget": plan.requirement.budget,
         "privacy": {"models": plan.requirement.describe(), **verified},
         "quasi_identifiers": stats.qis,
         "hierarchies": [h.describe() for h in stats.hierarchies],
     }
-    if policy.weights:  # as the metric used them: normalized by the largest
+    if policy.quality.weights:  # as the metric used them: normalized by the largest
 
-        report["weights"] = dict(zip(stats.qis, normalize_weights([policy.weights.get(q, 1.0) for q in stats.qis])))
+        report["weights"] = dict(zip(stats.qis, normalize_weights([policy.quality.weights.get(q, 1.0) for q in stats.qis])))
     for key, value in plan.extra.items():
         report.setdefault(key, value)
     return report
@@ -471,17 +471,17 @@ def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) 
 def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: Plan) -> None:
     """``risk`` (before/after, :mod:`sqlanon.risk`), ``utility`` (per QI, :mod:`sqlanon.report.utility`)
     and the class-size histograms: a few aggregate statements over the frequency sets."""
-    threshold = policy.risk_threshold or risk.DEFAULT_THRESHOLD
+    threshold = policy.reporting.risk_threshold or risk.DEFAULT_THRESHOLD
     report["input"] = stats.source.describe()
     if plan.local:  # rounds over different row sets: per-column figures of the first round only
-        report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.population_fraction)
+        report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.reporting.population_fraction)
         report["utility"] = None
         return
     node = plan.node if plan.node is not None else plan.recoding
     ok = plan.requirement.predicate()
     # the released counts per QI and the release's class sizes: one statement (on Spark a job)
     released, histogram = utility.released_figures(stats, utility.recoding_of(stats, node), ok, None if plan.node is None else plan.node)
-    report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.population_fraction, after_histogram=histogram)
+    report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.reporting.population_fraction, after_histogram=histogram)
     report["utility"] = utility.column_utility(stats, node, ok, plan.suppressed_rows, plan.transformation if plan.node is not None else None, released=released)
 
 
@@ -550,13 +550,13 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         qis = qi_specs(policy)
         hierarchies = session.hierarchies(qis)
         requirement, model_extras = build_requirement(policy, session)
-        if policy.epsilon is not None:
+        if policy.privacy.epsilon is not None:
             raise ConfigError("plan_sql (sqlanon sql) does not render SafePub runs: their sample is random; use anonymize --dry-run")
         metric = make_metric(policy, list(qis))
         check_transforms(policy, session, requirement, list(qis))
 
         preflight(policy, hierarchies, list(qis))
-        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.sensitive_column, policy.class_column, requirement.needs.merge(metric.needs), **model_extras)
+        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, policy.quality.class_column, requirement.needs.merge(metric.needs), **model_extras)
         stats.prepare()
         requirement.bind(stats)
         plan = run_search(policy, session, stats, requirement, metric, lambda m: None)

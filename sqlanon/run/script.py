@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from sqlanon.config.policy import Policy
 from sqlanon.release import write as release_mod
 
 RELEASE_MAPS = "sqlanon_map{}"
 BAD = "sqlanon_bad"
 
 
-def sections(stats, plan, requirement, metric, policy, dialect) -> list[tuple[str, str]]:
+def sections(stats, plan, requirement, metric, policy: Policy, dialect) -> list[tuple[str, str]]:
     """``stats`` is the prepared run on its own engine; ``plan`` the search's result."""
     view = stats.for_dialect(dialect)
     d = view.dialect
@@ -41,9 +42,9 @@ def sections(stats, plan, requirement, metric, policy, dialect) -> list[tuple[st
     node = plan.node if plan.node is not None else plan.recoding
     aggs = metric.aggregates(view, node) if plan.node is not None else []
     add("final node", view.node_query(node, requirement.predicate(), aggs, view.base))
-    if plan.local or policy.microaggregate:
+    if plan.local or policy.release.microaggregate:
         # local recoding / microaggregation: its small tables live on the input's engine
-        rounds = release_mod.rounds_query(stats, plan, policy.suppression, policy.drop_columns, policy.microaggregate, view=view)
+        rounds = release_mod.rounds_query(stats, plan, policy.release.suppression, policy.release.drop_columns, policy.release.microaggregate, view=view)
         add("release", rounds)
         return out
     bad = BAD if plan.suppressed_rows else None
@@ -53,5 +54,5 @@ def sections(stats, plan, requirement, metric, policy, dialect) -> list[tuple[st
     for i, (qi, h) in enumerate(zip(stats.qis, stats.hierarchies)):
         mapping = pa.table({"leaf": pa.array(h.leaves, pa.string()), "value": pa.array(plan.recoding.values(i), pa.string())})
         add(f"released values of {qi}", d.values_table(maps[i], mapping))
-    add("release", release_mod.release_select(view, maps, bad, policy.suppression, policy.drop_columns, release_mod.ungeneralized(stats, plan.recoding)))
+    add("release", release_mod.release_select(view, maps, bad, policy.release.suppression, policy.release.drop_columns, release_mod.ungeneralized(stats, plan.recoding)))
     return out

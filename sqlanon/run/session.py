@@ -89,16 +89,16 @@ class Session:
     def _open_spark(self, policy: Policy, connection) -> None:
         """Spark: a catalog table (``--table db.t``, no ``--input``) or Parquet/CSV files, run on a
         session of ours (``--spark-master``, ``--spark-conf``) or the caller's SparkSession."""
-        if policy.database:
+        if policy.release.database:
             raise ConfigError("--database names a DuckDB file; with --engine spark, --output-table writes into the Spark catalog")
         self.source = source_for_spark(policy)  # checked before the JVM starts
 
         if connection is not None:
-            if policy.memory_limit or policy.threads:
+            if policy.runtime.memory_limit or policy.runtime.threads:
                 raise ConfigError("--memory-limit/--threads with a SparkSession: set them when building the session")
             self.engine = SparkEngine(connection=connection)
         else:
-            self.engine = SparkEngine(master=policy.spark_master, conf=policy.spark_conf, memory_limit=policy.memory_limit, threads=policy.threads)
+            self.engine = SparkEngine(master=policy.runtime.spark_master, conf=policy.runtime.spark_conf, memory_limit=policy.runtime.memory_limit, threads=policy.runtime.threads)
         try:
             self.source.columns(self.engine)
         except Exception:
@@ -107,14 +107,14 @@ class Session:
             raise ConfigError(what) from None
 
     def hierarchies(self, qis: dict[str, str]) -> list:
-        require_bound_used([*qis.values(), self.policy.t_hierarchy], self.policy.max_value_length)
+        require_bound_used([*qis.values(), self.policy.privacy.t_hierarchy], self.policy.hierarchies.max_value_length)
         self.source.require_columns(self.engine, list(qis), "quasi-identifier column")
-        return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchy_delimiter, self.policy.max_value_length) for column, spec in qis.items()]
+        return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchies.hierarchy_delimiter, self.policy.hierarchies.max_value_length) for column, spec in qis.items()]
 
     def hierarchy(self, spec, column: str):
         """One column's hierarchy (a model's own: the sensitive column's of hierarchical t-closeness)."""
         self.source.require_columns(self.engine, [column], "sensitive column")
-        return load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchy_delimiter, self.policy.max_value_length)
+        return load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchies.hierarchy_delimiter, self.policy.hierarchies.max_value_length)
 
     def population_source(self, spec: str) -> Source:
         """The population of k-map / delta-presence: a file (or glob), else a table of the input's database."""
