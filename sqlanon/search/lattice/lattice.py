@@ -263,7 +263,9 @@ class Lattice:
         """A requirement that is not monotone: the rows its monotone part suppresses at the node
         bound the suppressed rows of every specialization (the metric bounds read ``s_lower``),
         and when they exceed the budget (or are every row) every specialization fails."""
-        mono = int(ns.extra.get(MONO) or 0)
+        if MONO not in ns.extra:
+            return  # evaluated without the part's column (a search's own statement): nothing known
+        mono = int(ns.extra[MONO] or 0)
         if mono <= self.requirement.budget and mono < ns.rows:
             self.mono_status[self.above(idx)] = SATISFIES
         if not mono:
