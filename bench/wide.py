@@ -18,8 +18,9 @@ Run (it takes several minutes; use the bench lock):
 ``--rates`` (issue 26) prints instead, on w24 (k=5, 5 %), lightning's nodes/s and the genetic
 search's evaluations/s with the loss each reaches under ``--limit`` (20 s there), each search
 run *idle* and *busy* (with one CPU-bound process beside it, started by the bench), and each on
-the ``new`` path (branch statements over keyed sets, one engine thread) and the ``old`` one (the
-joined batch statement, the engine's threads), so that ratios come from one run of the script.
+the ``new`` path (branch statements over keyed sets) and the ``old`` one (the joined batch
+statement), so that ratios come from one run of the script (``new-1thread``: the new path on one
+engine thread).
 The statement counts (``stmts``) do not depend on the machine's load; the rates do:
 
     .venv/bin/python bench/wide.py --rates --limit 20 [--paths new,old] [--loads idle,busy]
@@ -140,13 +141,15 @@ def busy_loop() -> None:  # pragma: no cover - a child process of the bench
 
 
 def set_path(path: str) -> None:
-    """``old``: the joined batch statement on the engine's threads (before issue 26's wide work);
-    ``new``: today's defaults."""
+    """``old``: the joined batch statement (before issue 26's wide work); ``new``: today's
+    defaults (the branch statements over keyed sets); ``new-1thread``: those on one engine thread
+    (``sqlanon.run.api.SERIAL_SEARCHES``)."""
     from sqlanon.run import api
     from sqlanon.stats import deltas
 
-    defaults = set_path.__dict__.setdefault("defaults", (deltas.DELTA_ROWS, api.SERIAL_ROWS))
-    deltas.DELTA_ROWS, api.SERIAL_ROWS = (10**18, -1) if path == "old" else defaults
+    defaults = set_path.__dict__.setdefault("defaults", (deltas.DELTA_ROWS, api.SERIAL_SEARCHES))
+    deltas.DELTA_ROWS = 10**18 if path == "old" else defaults[0]
+    api.SERIAL_SEARCHES = ("lightning", "genetic", "bottom-up") if path == "new-1thread" else defaults[1]
 
 
 def rates(args, say) -> None:
@@ -162,7 +165,7 @@ def rates(args, say) -> None:
             child = multiprocessing.Process(target=busy_loop, daemon=True)
             child.start()
         try:
-            for search in ("lightning", "genetic"):
+            for search in args.searches.split(","):
                 for path in args.paths.split(","):
                     set_path(path)
                     r = run_one(db, specs, search, 5, 0.05, args.limit)
@@ -192,7 +195,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=float, default=60.0)
     ap.add_argument("--only", default=None)
-    ap.add_argument("--searches", default="lightning,auto,genetic,bottom-up")
+    ap.add_argument("--searches", default=None, help="default: lightning,auto,genetic,bottom-up (with --rates: lightning,genetic)")
     ap.add_argument("--sup", default="0.05,1.0")
     ap.add_argument("--folder", default=os.path.join(HERE, ".wide"))
     ap.add_argument("--out", default=None)
@@ -206,6 +209,8 @@ def main() -> None:
         print(line, flush=True)
         lines.append(line)
 
+    if args.searches is None:
+        args.searches = "lightning,genetic" if args.rates else "lightning,auto,genetic,bottom-up"
     if args.rates:
         say(f"bench/wide.py --rates  limit={args.limit}s  duckdb {duckdb.__version__}")
         rates(args, say)

@@ -206,7 +206,7 @@ def test_an_unknown_option_set_to_zero_is_refused():
     assert lightning.parse_options({"trace": False, "numeric": []})["batch"] == lightning.DEFAULT_BATCH
 
 
-def test_small_searches_run_on_one_thread_and_restore_the_setting():
+def test_engine_one_thread_restores_the_setting():
     """DuckDB's ``threads`` is 1 inside ``one_thread`` and back to what it was after, even on an
     error; a thread count the user gave is left alone."""
     from sqlanon.engine import connect

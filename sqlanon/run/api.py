@@ -239,14 +239,19 @@ def _base_scan(run: _Run, stats: Statistics, requirement: Requirement) -> None:
         raise UnsatisfiableError(f"k={privacy.k} is larger than the table ({stats.rows} rows)")
 
 
-#: searches of many small statements: run on one thread when the base set is small (:func:`serial_search`)
-SERIAL_SEARCHES = ("lightning", "genetic", "bottom-up")
+#: searches of many small statements to run on one thread when the base set is small
+#: (:func:`serial_search`); none by default. Measured on a loaded 2-core machine (load 3.5-4.5
+#: from other processes, w24, 20 s, ``bench/wide.py --rates --paths new,new-1thread``): lightning
+#: 118 nodes/s on one thread against 107 on two, but 55 against 69 beside a busy loop (two
+#: threads win a larger share of a contended machine), and the genetic search, whose statement
+#: scans its base set in parts on two threads, 46 against 66 evaluations/s beside a busy loop
+SERIAL_SEARCHES: tuple[str, ...] = ()
 #: ... at most this many rows (its statements then take milliseconds)
 SERIAL_ROWS = 200_000
 
 
 def serial_search(stats: Statistics, search: str):
-    """One engine thread for a search of :data:`SERIAL_SEARCHES` over a base set of at most
+    """One engine thread for a search of :data:`SERIAL_SEARCHES` (none by default) over a base set of at most
     :data:`SERIAL_ROWS` rows (:meth:`sqlanon.engine.base.Engine.one_thread`); else nothing."""
     if search in SERIAL_SEARCHES and stats.prepared and stats.base.rows <= SERIAL_ROWS:
         return stats.engine.one_thread()
