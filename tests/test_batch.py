@@ -221,6 +221,7 @@ def test_branch_shape_equals_one_statement_per_node(seed, tmp_path, monkeypatch)
 
     monkeypatch.setattr(deltas, "DELTA_ROWS", 0)
     monkeypatch.setattr(deltas, "DELTA_DIFF", 10**9)
+    monkeypatch.setattr(deltas, "DELTA_QIS", 0)
     if seed % 3 == 1:
         monkeypatch.setattr(batch, "SPLIT_GROUPS", True)
     rng = random.Random(15485863 * seed + 1)
