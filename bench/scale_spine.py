@@ -8,6 +8,7 @@ memory_limit 1GB) next to one plain ``COUNT(*) ... GROUP BY`` of the 9 QI column
     python bench/scale_spine.py --rows 30162 --adult       # the Adult benchmark itself
     python bench/scale_spine.py --threads 1,2              # each thread count: GROUP BY, anonymize, and
                                                            # the search's speed-up against the first count
+    python bench/scale_spine.py --threads 1,2 --option lookahead_threads=true   # a search option for every run
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def main() -> None:
     ap.add_argument("--memory-limit", default="1GB")
     ap.add_argument("--settings", default="10:0.0,10:0.05", help="k:max_suppression pairs")
     ap.add_argument("--metric", default="precision")
+    ap.add_argument("--option", action="append", default=[], help="a search option KEY=VALUE for every run (e.g. lookahead_threads=true)")
     ap.add_argument("--threads", default="", help="comma-separated DuckDB thread counts (default: DuckDB's own)")
     args = ap.parse_args()
     if args.adult:
@@ -95,6 +97,8 @@ def main() -> None:
                    "--output", out_path, "--overwrite", "--registry", os.path.join(HERE, "out", "scale_registry.duckdb"), "--json", "-q"]
             if threads:
                 cmd += ["--threads", str(threads)]
+            for option in args.option:
+                cmd += ["--option", option]
             seconds, rss, out = measured(cmd)
             r = json.loads(out)
             node = [r["transformation"][c] for c in COLUMNS]

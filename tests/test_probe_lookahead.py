@@ -138,3 +138,43 @@ def test_truncated_paths_find_the_exhaustive_optimum(seed, tmp_path, monkeypatch
                 assert res.value == approx(expected), tag
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_thread_wide_rounds_find_the_exhaustive_optimum(seed, tmp_path, monkeypatch):
+    """On a large base set (forced here: ``SPECULATE_ROWS`` 0) an engine with two threads gets
+    rounds of each probe's next node and both of its successors (option ``lookahead_threads``):
+    the same optimum as without, and with one thread nothing changes."""
+    rng = random.Random(32452843 * seed + 3)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=rng.randint(60, 250), depths=[rng.randint(1, 3) for _ in range(3)])
+    monkeypatch.setattr(optimal, "SPECULATE_ROWS", 0)
+    k = rng.randint(2, 6)
+    rounds = [0, 0]
+    for threads in (1, 2):
+        engine = connect(threads=threads)
+        try:
+            stats = make_stats(engine, case, ClassNeeds())
+            for fraction in (0.0, 0.06):
+                budget = math.floor(fraction * case.n + 1e-9)
+                sat = satisfying(brute.exhaustive(case, brute.Spec(k=k), budget))
+                if not sat:
+                    continue
+                for mname in ("precision", "loss", "discernibility"):
+                    expected = min(m[mname] for m in sat.values())
+                    found = {}
+                    for wide in (False, True):
+                        lattice = Lattice(stats, Requirement([KAnonymity(k)], budget=budget), METRICS[mname]())
+                        res = optimal.run(lattice, batch=8, probes=2, lookahead_threads=wide)
+                        assert optimal.threads_wide(lattice, wide) == (wide and threads > 1)
+                        tag = f"seed={seed} threads={threads} k={k} budget={budget} metric={mname} wide={wide} node={res.node}"
+                        assert res.node in sat, tag
+                        assert res.value == approx(expected), tag
+                        found[wide] = (lattice.statements, len(lattice.evaluated))
+                    if threads == 1:
+                        assert found[True] == found[False]  # one thread: the same search
+                    else:
+                        rounds[0] += found[False][0]
+                        rounds[1] += found[True][0]
+        finally:
+            engine.close()
+    assert rounds[1] < rounds[0], rounds  # two threads: fewer, wider rounds

@@ -83,6 +83,7 @@ class OptimalOptions(SearchOptions):
     model_config = ConfigDict(title="optimal search options")
     batch: int = Field(128, ge=1, description="Nodes evaluated by one statement.")
     probes: int = Field(64, ge=1, description="Flash-style probes (paths to the cheapest undecided nodes) run side by side.")
+    lookahead_threads: bool = Field(False, description="On a large frequency set with several engine threads, each round also holds both possible next nodes of every probe (fewer, wider statements; more nodes).")
 
 
 class SamaratiOptions(SearchOptions):

@@ -31,6 +31,8 @@ batches of nodes per statement:
 
 ``batch`` caps the nodes per statement and ``probes`` the probes run side by side (both options of
 ``--search-option``); ``probes=1, batch=1`` is the one-node-per-statement search.
+``lookahead_threads`` (off by default, :data:`LOOKAHEAD_THREADS`) looks one step ahead on large
+sets when the engine has several threads.
 """
 
 from __future__ import annotations
@@ -48,6 +50,14 @@ PROBES = 64
 #: the next steps (at most LOOKAHEAD steps ahead), so a search on a small set needs fewer rounds
 SPECULATE_ROWS = 300_000
 LOOKAHEAD = 2
+#: the ``lookahead_threads`` option: on a base set above SPECULATE_ROWS rows (no look-ahead by the
+#: rule above), an engine scanning with several threads still gets rounds of each probe's next
+#: node and both of its possible successors (Flash's binary search one step ahead). Off by
+#: default: on the loaded 2-core machine (load ~6) 2M Adult-like rows, k=10, 2 threads: 0 %: 41 ->
+#: 25 statements but 251 -> 371 nodes, search 5.3-6.9 s -> 6.7-7.8 s; 5 %: 21 -> 11 statements,
+#: 226 -> 358 nodes, 18.7-25.2 s -> 36.9-40.5 s (a node over a 588K-row set costs more than a
+#: statement's fixed cost, and a one-node statement already scans on both threads)
+LOOKAHEAD_THREADS = False
 #: above this many base-set rows, a probe's path ends at its last node whose prior is below the
 #: incumbent's value (nodes above it cannot win). 0: at every size. The nodes above tag more, but
 #: on Adult (30K rows, 5 % suppression) the truncated paths evaluate fewer nodes in fewer
@@ -63,6 +73,22 @@ def speculation(lattice: Lattice, batch: int) -> int:
         return 0
     worth = getattr(stats.engine, "statement_rows", None) or SPECULATE_ROWS  # Spark: a job per statement
     return min(batch, worth // max(stats.base.rows, 1))
+
+
+def threads_wide(lattice: Lattice, wide: bool = LOOKAHEAD_THREADS) -> bool:
+    """Whether a round holds one look-ahead step for the engine's threads (``wide``, the
+    ``lookahead_threads`` option): on a large base set, when the engine scans with more than one
+    thread (asked once per search)."""
+    stats = lattice.stats
+    if not wide or not stats.prepared or stats.base.rows <= SPECULATE_ROWS:
+        return False
+    if not batch_stmt.supported(stats, lattice.metric) or getattr(stats.engine, "statement_rows", None):
+        return False  # Spark: its own statement cost
+    cached = lattice.__dict__.get("_threads_wide")
+    if cached is None:
+        scan_threads = getattr(stats.engine, "scan_threads", None)
+        cached = lattice.__dict__["_threads_wide"] = bool(scan_threads is not None and scan_threads() > 1)
+    return bool(cached)
 
 
 def truncated_paths(lattice: Lattice) -> bool:
@@ -251,10 +277,12 @@ def _next_of_probes(lattice: Lattice, active: list[Probe], cands: np.ndarray, ba
     return todo
 
 
-def _speculate(lattice: Lattice, active: list[Probe], todo: list[int], batch: int) -> None:
+def _speculate(lattice: Lattice, active: list[Probe], todo: list[int], batch: int, wide: bool = False) -> None:
     """A statement costs a fixed planning time: while ``todo`` holds few nodes, add the probes'
     nodes of the steps after the next (whichever way the next ones go), so fewer rounds."""
     fill = speculation(lattice, batch)
+    if threads_wide(lattice, wide):
+        fill = max(fill, min(batch, 3 * len(todo)))  # each next node and both of its successors
     for ahead in range(1, LOOKAHEAD + 1):
         if len(todo) >= fill:
             break
@@ -269,7 +297,7 @@ def _speculate(lattice: Lattice, active: list[Probe], todo: list[int], batch: in
                     queued.add(idx)
 
 
-def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -> LatticeResult:
+def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, lookahead_threads: bool = LOOKAHEAD_THREADS, **options) -> LatticeResult:
     batch, probes = max(1, int(batch)), max(1, int(probes))
     lattice.require_top()
     # the pair (and triple) counts cost a statement: worth it only when the lattice needs more than one round
@@ -291,7 +319,7 @@ def run(lattice: Lattice, batch: int = BATCH, probes: int = PROBES, **options) -
             todo = _next_of_probes(lattice, active, cands, batch)
             if not todo and active:
                 continue  # every probe finished on nodes decided meanwhile
-            _speculate(lattice, active, todo, batch)
+            _speculate(lattice, active, todo, batch, bool(lookahead_threads))
         else:
             # a node says nothing about others: evaluate the cheapest candidates
             todo = [int(i) for i in cands[:batch]]
