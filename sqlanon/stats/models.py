@@ -73,6 +73,25 @@ def sensitive_parts(stats, ctes: list[tuple[str, exp.Expr]], src: str, keys: Seq
     return parts
 
 
+def _class_domain_grid(stats, src: str, g: list[str], keys_name: str, domain_column: str) -> tuple[exp.Expr, exp.Expr]:
+    """The two first CTEs of an EMD over ``src`` (one row per class key ``g`` and sensitive value
+    ``s`` with ``cnt``): the class totals (to be named ``keys_name``) and the grid of classes x
+    sensitive domain with ``diff`` = the class's share of the value less its share ``q`` in the
+    whole table (0 counts where the class lacks the value), keyed by the domain's ``domain_column``."""
+    assert stats.domain_table is not None  # prepared with the sensitive domain
+    tot = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
+    tot = tot.group_by(*map(col, g)) if g else tot
+    cond = and_all([exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in g] + [exp.EQ(this=col("s", "x"), expression=col("s", "d"))])
+    p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
+    grid = (
+        exp.select(*[col(n, "k") for n in g], col(domain_column, "d"), exp.alias_(exp.Sub(this=p, expression=col("q", "d")), "diff", quoted=True))
+        .from_(table_ref(keys_name, alias="k"))
+        .join(table_ref(stats.domain_table, alias="d"), join_type="cross")
+        .join(table_ref(src, alias="x"), on=cond, join_type="left")
+    )
+    return tot, grid
+
+
 def ordered_emd_ctes(stats, src: str, keys: Sequence[str], prefix: str = "") -> list[tuple[str, exp.Expr]]:
     """``emd``: ``emd_ordered = sum_{i < m} |sum_{j <= i} (p_j - q_j)| / (m - 1)`` per class of
     ``src`` over the sensitive values in rank order (absent values have p = 0): class totals,
@@ -80,17 +99,7 @@ def ordered_emd_ctes(stats, src: str, keys: Sequence[str], prefix: str = "") -> 
     absolute value."""
     g = list(keys)
     m = len(stats.sensitive_domain)
-    assert stats.domain_table is not None  # prepared with the sensitive domain
-    tot = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
-    tot = tot.group_by(*map(col, g)) if g else tot
-    cond = and_all([exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in g] + [exp.EQ(this=col("s", "x"), expression=col("s", "d"))])
-    p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
-    grid = (
-        exp.select(*[col(n, "k") for n in g], col("rnk", "d"), exp.alias_(exp.Sub(this=p, expression=col("q", "d")), "diff", quoted=True))
-        .from_(table_ref(prefix + "keys", alias="k"))
-        .join(table_ref(stats.domain_table, alias="d"), join_type="cross")
-        .join(table_ref(src, alias="x"), on=cond, join_type="left")
-    )
+    tot, grid = _class_domain_grid(stats, src, g, prefix + "keys", "rnk")
     win = exp.Window(
         this=sum_(col("diff")),
         partition_by=list(map(col, g)),
@@ -113,16 +122,7 @@ def hierarchical_emd_ctes(stats, src: str, keys: Sequence[str] | None = None, pr
     candidate class keys, the batch statement's node id and packed key); ``prefix`` as for
     :func:`sensitive_parts`."""
     g = _g(stats) if keys is None else list(keys)
-    hkeys = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "tot", quoted=True)).from_(table_ref(src))
-    hkeys = hkeys.group_by(*map(col, g)) if g else hkeys
-    cond = and_all([exp.EQ(this=col(n, "x"), expression=col(n, "k")) for n in g] + [exp.EQ(this=col("s", "x"), expression=col("s", "d"))])
-    p = exp.Div(this=as_double(exp.Coalesce(this=col("cnt", "x"), expressions=[lit(0)])), expression=as_double(col("tot", "k")))
-    grid = (
-        exp.select(*[col(n, "k") for n in g], col("s", "d"), exp.alias_(exp.Sub(this=p, expression=col("q", "d")), "diff", quoted=True))
-        .from_(table_ref(prefix + "hkeys", alias="k"))
-        .join(table_ref(stats.domain_table, alias="d"), join_type="cross")
-        .join(table_ref(src, alias="x"), on=cond, join_type="left")
-    )
+    hkeys, grid = _class_domain_grid(stats, src, g, prefix + "hkeys", "s")
     by = [col(n, "gr") for n in g] + [col("lvl", "h"), col("parent", "h"), col("child", "h"), col("w", "h")]
     ext = (
         exp.select(*by, exp.alias_(sum_(col("diff", "gr")), "extra", quoted=True))
