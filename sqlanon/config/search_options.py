@@ -16,7 +16,7 @@ sqlanon.errors.ConfigError: unknown search option 'iteratons' for search genetic
 >>> parse_search_options("optimal", {"iterations": 5})
 Traceback (most recent call last):
 ...
-sqlanon.errors.ConfigError: search option 'iterations' is read by search genetic, not by optimal; optimal reads: batch, numeric, probes
+sqlanon.errors.ConfigError: search option 'iterations' is read by search genetic, not by optimal; optimal reads: batch, lookahead_threads, numeric, probes
 
 Adding a search is adding its model to :data:`SEARCH_OPTIONS` (a search without a model reads
 only the common options). The defaults declared here are the searches' own defaults (tests
