@@ -449,8 +449,8 @@ def _bottom_up_statements():
     return {
         "bottom_up_vid_table": lambda v: [v.create_query("sqlanon_fs0_1", ["<=50K", ">50K"], leaf_nodes=[[0, 0, 1], [0, 1, 1]])],
         "bottom_up_info_loss": lambda v: [v.info_loss_query([(0, 2, [0, 1]), (1, 3, [1, 2])])],
-        "bottom_up_candidates": lambda v: [v.anonymity_values_query(1), v.segment_sizes_query(1, [(1, [1, 2])]), v.count_histogram_query(3)],
-        "bottom_up_probe": lambda v: [v.merged_query(0, 2, [0, 1]), v.probe_stats_query("sqlanon_bu_new_1", 0, [0, 1], 3)],
+        "bottom_up_candidates": lambda v: [v.anonymity_range_query(1), v.segment_sizes_query(1, [(1, [1, 2])]), v.count_histogram_query(3)],
+        "bottom_up_probe": lambda v: [v.merged_query(0, 2, [0, 1]), v.probe_query(0, 2, [0, 1], 3)],
     }
 
 
@@ -501,7 +501,9 @@ def test_bottom_up_statements(name):
         vids.create("sqlanon_fs0_1", ["<=50K", ">50K"])
         assert engine.scalar(exp.select("SUM(y0 + y1)", "SUM(cnt)").from_(vids.name)) == total
         probe = vids.probe(0, 3, [0, 1], 100)
-        assert engine.scalar(exp.select("SUM(cnt)").from_(probe.table)) == sum((a + 1) * (b + 2) * 2 for a in (0, 1) for b in range(3))
+        merged = exp.select("SUM(cnt)").from_(exp.alias_(exp.Subquery(this=vids.merged_query(0, 3, [0, 1])), "m", table=True))
+        assert engine.scalar(merged) == sum((a + 1) * (b + 2) * 2 for a in (0, 1) for b in range(3))
+        assert (probe.old_vids, probe.new_vids) == (6, 3) and sum(probe.new_hist.values()) == 3
         vids.commit(probe)
         assert vids.size() == 6 and engine.scalar(exp.select("SUM(cnt)").from_(vids.name)) == total
     finally:

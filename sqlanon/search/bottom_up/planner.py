@@ -397,8 +397,6 @@ class BottomUp:
         gains: dict[tuple[int, int], int] = {}
         for g in cand:
             if not limits.room(1):  # the clock is read before every probe statement
-                for pr in probes.values():
-                    self.vids.discard(pr)
                 return None
             pr = limits.run(1, lambda: self.probe(*g))
             probes[g] = pr
@@ -406,9 +404,6 @@ class BottomUp:
                 tick(len(probes), len(cand))
             gains[g] = max(0, self.anonymity_after(pr) - A)
         best = min(valid, key=lambda g: choice_key(self.weighted_info(g), gains.get(g, 0), g[0], g[1], self.weight_key(g[0])))
-        for g, pr in probes.items():
-            if g != best:
-                self.vids.discard(pr)
         pr = probes.get(best) or limits.run(1, lambda: self.probe(*best))
         self._apply(pr)
         info, gain = self.weighted_info(best), gains.get(best, 0)

@@ -14,11 +14,13 @@ Every quantity the search needs is one statement over that table:
   child ``c`` (the vids always partition the records, so these are ``freq(Rc, cls)``);
 * :meth:`VidTable.candidates` -- Step 1 of Section 5.2: for each attribute (a level of the TEA
   index, in VID order), whether every anonymity vid (``a(vid) = A(VID)``) is generalized by a
-  segment of size > 1 of one and the same generalization;
-* :meth:`VidTable.probe` -- Step 2: apply ``G`` to the vids it generalizes into a side table and
-  return ``A^n_G`` and the counts of old/new vids by ``a(vid)`` (so ``A^o_G`` comes from ``O[i]``);
-* :meth:`VidTable.commit` -- Step 3: make a probe permanent (``DELETE`` the generalized vids,
-  ``INSERT`` the merged ones). Work is proportional to the vids generalized, not to all vids.
+  segment of size > 1 of one and the same generalization (one scan for the smallest and largest
+  value per level, then one statement for the levels left);
+* :meth:`VidTable.probe` -- Step 2: merge the vids ``G`` generalizes (in the statement, not stored)
+  and return the counts of old/new vids by ``a(vid)`` below K (so ``A^n_G``, and ``A^o_G`` from
+  ``O[i]``);
+* :meth:`VidTable.commit` -- Step 3: make a probe permanent (``INSERT`` the merged vids, ``DELETE``
+  the generalized ones). Work is proportional to the vids generalized, not to all vids.
 
 No SQL text is written by hand: everything is built with sqlglot and identifiers are quoted.
 """
@@ -54,12 +56,12 @@ def _count_star() -> exp.Expr:
 
 @dataclass
 class Probe:
-    """A generalization applied to a side table, not yet made permanent (Section 5.3)."""
+    """A generalization measured on the vids it generalizes, not yet made permanent (Section 5.3)."""
 
     attr: int
     parent: int
     children: list[int]
-    table: str
+    #: the smallest new a(vid) when below K, else K or more (AG(VID) is capped at K)
     min_new: int | None
     old_hist: dict[int, int] = field(default_factory=dict)
     new_hist: dict[int, int] = field(default_factory=dict)
@@ -209,24 +211,21 @@ class VidTable:
         return out
 
     # -- Step 1: candidates (Theorem 1) -------------------------------------------------------------
-    def anonymity_values_query(self, A: int) -> exp.Expr:
-        """Step 1, first pass: the distinct values, per TEA level, of the anonymity vids
-        (``a(vid) = A``) -- a small result (at most the taxonomy nodes); parents are looked up in
-        Python, where the taxonomy lives."""
-        anon = exp.select(*[col(q) for q in self.qnames]).from_(table_ref(self.name)).where(
-            exp.EQ(this=col("cnt"), expression=lit(int(A)))
-        )
-        parts = [
-            exp.select(exp.alias_(lit(i), "lvl", quoted=True), exp.alias_(col(self.qname(i)), "v", quoted=True))
-            .distinct()
-            .from_(table_ref("anon"))
-            for i in range(self.n)
-        ]
-        return _union_all(parts).with_(exp.to_identifier("anon", quoted=True), as_=anon, copy=False)
+    def anonymity_range_query(self, A: int) -> exp.Select:
+        """Step 1, first pass: per TEA level, the smallest and largest value of the anonymity vids
+        (``a(vid) = A``), in one scan and one row. Parents are looked up in Python, where the
+        taxonomy lives: two values with different parents rule the level out; one value, or two
+        with the same parent, leave a single candidate parent, which the second pass checks."""
+        sel = []
+        for q in self.qnames:
+            sel += [exp.Min(this=col(q)), exp.Max(this=col(q))]
+        return exp.select(*sel).from_(table_ref(self.name)).where(exp.EQ(this=col("cnt"), expression=lit(int(A))))
 
     def segment_sizes_query(self, A: int, levels: Sequence[tuple[int, Sequence[int]]]) -> exp.Expr:
-        """Step 1, second pass, only for the levels where every anonymity vid has the same parent
-        ``p``: the smallest size of the segments of ``{children} -> p`` holding an anonymity vid.
+        """Step 1, second pass, only for the levels where the anonymity vids may all have the same
+        parent ``p``: the anonymity vids whose value is not a child of ``p`` (``stray``: the level
+        is ruled out unless 0), and the smallest size of the segments of ``{children} -> p``
+        holding an anonymity vid.
 
         A segment at level ``i`` is the set of children of ``p`` among the vids sharing the anonymity
         vid's values on the levels above (``q0..q{i-1}``): a maximal set of siblings in the TEA index.
@@ -247,12 +246,17 @@ class VidTable:
                 seg = seg.join(table_ref(f"heads{i}", alias="h"), on=cond, join_type="inner")
                 seg = seg.group_by(*[col(q, "h") for q in prefix])
             ctes.append((f"seg{i}", seg))
+            stray = exp.select(exp.alias_(_count_star(), "n", quoted=True)).from_(table_ref("anon")).where(
+                exp.Not(this=exp.Paren(this=_in(col(self.qname(i)), children)))
+            )
+            ctes.append((f"stray{i}", stray))
             finals.append(
                 exp.select(
                     exp.alias_(lit(int(i)), "lvl", quoted=True),
-                    exp.alias_(exp.Min(this=col("k")), "min_k", quoted=True),
+                    exp.alias_(exp.Min(this=col("k", "s")), "min_k", quoted=True),
                     exp.alias_(_count_star(), "segments", quoted=True),
-                ).from_(table_ref(f"seg{i}"))
+                    exp.alias_(exp.Max(this=col("n", "x")), "stray", quoted=True),
+                ).from_(table_ref(f"seg{i}", alias="s")).join(table_ref(f"stray{i}", alias="x"), join_type="cross")
             )
         final = _union_all(finals)
         for name, body in ctes:
@@ -263,18 +267,25 @@ class VidTable:
         """Step 1 (Section 5.2): walk the anonymity vids up the TEA levels; at each level, either
         they are all generalized by the same (valid) G, each by a segment of size > 1, or no critical
         generalization exists at that level. One dict per level:
-        ``lvl, parents, p, min_k, segments`` (``min_k`` 0 when the level was ruled out early)."""
-        pars: list[set[int]] = [set() for _ in range(self.n)]
-        for lvl, v in self.engine.fetch_all(self.anonymity_values_query(A)):
-            pars[int(lvl)].add(int(parents[int(lvl)][int(v)]))
+        ``lvl, parents, p, min_k, segments`` (``parents`` 1 when every anonymity vid has the parent
+        ``p`` at that level, else 2: more than one; ``min_k`` 0 when the level was ruled out)."""
+        row = self.engine.fetch_one(self.anonymity_range_query(A))
         out, check = [], []
         for i in range(self.n):
-            n_par, p = len(pars[i]), (min(pars[i]) if pars[i] else None)
+            lo, hi = (None, None) if row is None else (row[2 * i], row[2 * i + 1])
+            if lo is None:
+                out.append({"lvl": i, "parents": 0, "p": None, "min_k": 0, "segments": 0})
+                continue
+            p_lo, p_hi = int(parents[i][int(lo)]), int(parents[i][int(hi)])
+            n_par, p = (1, p_lo) if p_lo == p_hi else (2, min(p_lo, p_hi))
             out.append({"lvl": i, "parents": n_par, "p": p, "min_k": 0, "segments": 0})
-            if n_par == 1 and p is not None and p >= 0 and (valid is None or (i, p) in valid):
+            if n_par == 1 and p >= 0 and (valid is None or (i, p) in valid):
                 check.append((i, children[i][p]))
         if check:
-            for lvl, min_k, segs in self.engine.fetch_all(self.segment_sizes_query(A, check)):
+            for lvl, min_k, segs, stray in self.engine.fetch_all(self.segment_sizes_query(A, check)):
+                if stray:  # values between the smallest and the largest under another parent
+                    out[int(lvl)]["parents"] = 2
+                    continue
                 out[int(lvl)]["min_k"] = int(min_k or 0)
                 out[int(lvl)]["segments"] = int(segs)
         return out
@@ -312,68 +323,63 @@ class VidTable:
         sq = exp.select(*sel).from_(table_ref(self.name)).where(_in(col(self.qname(attr)), children))
         return sq.group_by(*keys) if keys else sq
 
-    def probe_stats_query(self, table: str, attr: int, children: Sequence[int], K: int) -> exp.Expr:
-        """``kind, cnt, n`` rows: ``o``/``n`` = old/new vids by a(vid) < K, ``O``/``N`` = numbers of
-        old/new vids, ``m`` = the smallest new a(vid) (``A^n_G``)."""
-        gen = _in(col(self.qname(attr)), children)
+    def probe_query(self, attr: int, parent: int, children: Sequence[int], K: int) -> exp.Expr:
+        """``kind, cnt, n`` rows: how many old (``o``, the vids G generalizes) and new (``n``, the
+        merged vids) vids have each ``a(vid)`` below K, and how many have ``a(vid) >= K``
+        (``cnt = K``): one statement, the merged vids computed once and not stored."""
         small = exp.LT(this=col("cnt"), expression=lit(int(K)))
-        parts = [
-            exp.select(exp.alias_(lit("o"), "kind", quoted=True), col("cnt"), exp.alias_(_count_star(), "n", quoted=True))
-            .from_(table_ref(self.name)).where(exp.and_(gen.copy(), small.copy())).group_by(col("cnt")),
-            exp.select(lit("n"), col("cnt"), _count_star()).from_(table_ref(table)).where(small.copy()).group_by(col("cnt")),
-            exp.select(lit("O"), lit(0), _count_star()).from_(table_ref(self.name)).where(gen.copy()),
-            exp.select(lit("N"), lit(0), _count_star()).from_(table_ref(table)),
-            exp.select(lit("m"), exp.Min(this=col("cnt")), lit(0)).from_(table_ref(table)),
-        ]
-        return _union_all(parts)
+        capped = exp.alias_(exp.Case(ifs=[exp.If(this=small, true=col("cnt"))], default=lit(int(K))), "cnt", quoted=True)
+        old = exp.select(exp.alias_(lit("o"), "kind", quoted=True), capped.copy()).from_(table_ref(self.name)).where(
+            _in(col(self.qname(attr)), children)
+        )
+        new = exp.select(lit("n"), capped.copy()).from_(exp.alias_(exp.Subquery(this=self.merged_query(attr, parent, children)), "m", table=True, quoted=True))
+        both = exp.alias_(exp.Subquery(this=exp.union(old, new, distinct=False)), "g", table=True, quoted=True)
+        return exp.select(col("kind"), col("cnt"), exp.alias_(_count_star(), "n", quoted=True)).from_(both).group_by(col("kind"), col("cnt"))
 
     def probe(self, attr: int, parent: int, children: Sequence[int], K: int) -> Probe:
-        """Apply G to a side table (the vids it generalizes, merged) and measure it."""
+        """Measure G on the vids it generalizes (nothing is written: :meth:`commit` applies it)."""
         self._probes += 1
-        table = self.engine.temp_name("bu_new")
-        self.engine.execute(self.dialect.create_temp(table, self.merged_query(attr, parent, children)))
-        pr = Probe(attr, parent, list(children), table, None)
-        for kind, cnt, n in self.engine.fetch_all(self.probe_stats_query(table, attr, children, K)):
+        pr = Probe(attr, parent, list(children), None)
+        K = int(K)
+        smallest = None
+        for kind, cnt, n in self.engine.fetch_all(self.probe_query(attr, parent, children, K)):
+            cnt, n = int(cnt), int(n)
             if kind == "o":
-                pr.old_hist[int(cnt)] = int(n)
-            elif kind == "n":
-                pr.new_hist[int(cnt)] = int(n)
-            elif kind == "O":
-                pr.old_vids = int(n)
-            elif kind == "N":
-                pr.new_vids = int(n)
-            elif kind == "m":
-                pr.min_new = None if cnt is None else int(cnt)
+                pr.old_vids += n
+                if cnt < K:
+                    pr.old_hist[cnt] = n
+            else:
+                pr.new_vids += n
+                if cnt < K:
+                    pr.new_hist[cnt] = n
+                smallest = cnt if smallest is None else min(smallest, cnt)
+        pr.min_new = smallest
         return pr
 
     def commit(self, pr: Probe) -> None:
         """Make a probe permanent: the generalized vids are replaced by the merged ones (in place
-        where temporary tables take DELETE/INSERT; else a new temporary table replaces the old)."""
+        where temporary tables take INSERT/DELETE: the merged vids hold the parent, never a child,
+        so they are inserted first; else a new temporary table replaces the old)."""
         names = self.columns
+        merged = self.merged_query(pr.attr, pr.parent, pr.children)
         if not self.dialect.updatable_temps:
             kept = exp.select(*[col(c) for c in names]).from_(table_ref(self.name)).where(
                 exp.Not(this=exp.Paren(this=_in(col(self.qname(pr.attr)), pr.children)))
             )
-            merged = exp.select(*[col(c) for c in names]).from_(table_ref(pr.table))
             new = self.engine.temp_name("bu_vid")
             self.engine.execute(self.dialect.create_temp(new, exp.union(kept, merged, distinct=False)))
             self.engine.execute(self.dialect.drop_temp(self.name))
             self.name = new
-            self.discard(pr)
             return
-        self.engine.execute(
-            exp.Delete(this=table_ref(self.name), where=exp.Where(this=_in(col(self.qname(pr.attr)), pr.children)))
-        )
         self.engine.execute(
             exp.Insert(
                 this=exp.Schema(this=table_ref(self.name), expressions=[exp.to_identifier(c, quoted=True) for c in names]),
-                expression=exp.select(*[col(c) for c in names]).from_(table_ref(pr.table)),
+                expression=merged,
             )
         )
-        self.discard(pr)
-
-    def discard(self, pr: Probe) -> None:
-        self.engine.execute(self.dialect.drop_temp(pr.table))
+        self.engine.execute(
+            exp.Delete(this=table_ref(self.name), where=exp.Where(this=_in(col(self.qname(pr.attr)), pr.children)))
+        )
 
     # -- for tests and reports -------------------------------------------------------------------
     def rows(self) -> list[tuple]:

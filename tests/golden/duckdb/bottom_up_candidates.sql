@@ -1,20 +1,11 @@
-WITH "anon" AS (
-  SELECT
-    "q0",
-    "q1"
-  FROM "sqlanon_bu_vid_N"
-  WHERE
-    "cnt" = 1
-)
-SELECT DISTINCT
-  0 AS "lvl",
-  "q0" AS "v"
-FROM "anon"
-UNION ALL
-SELECT DISTINCT
-  1 AS "lvl",
-  "q1" AS "v"
-FROM "anon";
+SELECT
+  MIN("q0"),
+  MAX("q0"),
+  MIN("q1"),
+  MAX("q1")
+FROM "sqlanon_bu_vid_N"
+WHERE
+  "cnt" = 1;
 
 WITH "anon" AS (
   SELECT
@@ -37,12 +28,22 @@ WITH "anon" AS (
     "v"."q1" IN (1, 2)
   GROUP BY
     "h"."q0"
+), "stray1" AS (
+  SELECT
+    COUNT(*) AS "n"
+  FROM "anon"
+  WHERE
+    NOT (
+      "q1" IN (1, 2)
+    )
 )
 SELECT
   1 AS "lvl",
-  MIN("k") AS "min_k",
-  COUNT(*) AS "segments"
-FROM "seg1";
+  MIN("s"."k") AS "min_k",
+  COUNT(*) AS "segments",
+  MAX("x"."n") AS "stray"
+FROM "seg1" AS "s"
+CROSS JOIN "stray1" AS "x";
 
 SELECT
   "cnt",
