@@ -273,7 +273,7 @@ class VidTable:
         out, check = [], []
         for i in range(self.n):
             lo, hi = (None, None) if row is None else (row[2 * i], row[2 * i + 1])
-            if lo is None:
+            if lo is None or hi is None:
                 out.append({"lvl": i, "parents": 0, "p": None, "min_k": 0, "segments": 0})
                 continue
             p_lo, p_hi = int(parents[i][int(lo)]), int(parents[i][int(hi)])
