@@ -248,3 +248,59 @@ def test_without_class_column_still_reaches_k():
     ctx = make_ctx(rows, columns, hier, k, class_column=None)
     plan = bottom_up.run(ctx)
     _check_release(rows, plan, k, ctx.hierarchies)
+
+
+def _both_paths(monkeypatch):
+    """Make every ``_Walk.consider`` score the state twice: from the vid table (k-anonymity alone,
+    labels unique: O[i] and the vids' LM) and from the base set (a statement per state); the
+    two must agree. Returns the list of (fast path taken, suppressed) per state."""
+    seen = []
+    original = bottom_up._Walk.consider
+
+    def both(walk):
+        before = walk.best
+        fast = walk.k_only and walk.search.vids_are_classes()
+        got = original(walk)
+        fast_best, walk.best = walk.best, before
+        walk.k_only = False
+        try:
+            want = original(walk)
+        finally:
+            walk.k_only = True
+        assert got == want
+        assert (fast_best is None) == (walk.best is None)
+        if fast_best is not None:
+            assert math.isclose(fast_best[0], walk.best[0], rel_tol=1e-12, abs_tol=1e-12)
+            assert fast_best[1:4] == walk.best[1:4]
+        seen.append((fast, got))
+        return got
+
+    monkeypatch.setattr(bottom_up._Walk, "consider", both)
+    return seen
+
+
+@pytest.mark.parametrize("seed,share,weighted", [(300, 0.0, False), (301, 0.3, False), (302, 1.0, False), (303, 0.5, True), (304, 1.0, True), (305, 1.0, False)])
+def test_states_scored_on_the_vids_match_the_base_set(seed, share, weighted, monkeypatch):
+    """Without a class column every state's LM and suppressed rows come from the vid table; they
+    equal the base set's (one statement per state), with and without attribute weights."""
+    rows, columns, hier, k = random_case(seed)
+    ctx = make_ctx(rows, columns, hier, k, class_column=None, budget=int(share * len(rows)))
+    if weighted:
+        ctx.weights = [0.25 + 0.75 * (i % 2) for i in range(len(hier))]
+    seen = _both_paths(monkeypatch)
+    plan = bottom_up.run(ctx)
+    assert seen and all(fast for fast, _ in seen)
+    _check_release(rows, plan, k, ctx.hierarchies, budget=int(share * len(rows)))
+
+
+def test_a_label_shared_by_two_nodes_scores_on_the_base_set(monkeypatch):
+    """Leaf ``m`` and the group ``m`` of {p, q} are one released value: once both are in the cut
+    the vids are not the classes, and that state is scored on the base set."""
+    h = [["m", "g1", "*"], ["n", "g1", "*"], ["p", "m", "*"], ["q", "m", "*"]]
+    rows = [("m", "x", "c")] * 3 + [("p", "x", "c"), ("q", "x", "c")]
+    ctx = make_ctx(rows, ["a", "b", "cls"], {"a": h, "b": [["x", "*"]]}, 2, class_column=None, budget=len(rows))
+    seen = _both_paths(monkeypatch)
+    plan = bottom_up.run(ctx)
+    assert [fast for fast, _ in seen] == [True, False]  # {p, q} -> m puts two "m" in the cut
+    assert plan.suppressed_rows == 0
+    _check_release(rows, plan, 2, ctx.hierarchies, budget=len(rows))

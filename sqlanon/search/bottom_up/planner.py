@@ -38,15 +38,18 @@ no levels) refuses bounds.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.metrics.lm import recoding_aggregates as lm_recoding_aggregates, recoding_value as lm_recoding_value
 from sqlanon.plan import Plan, Recoding
 from sqlanon.search.limits import Limits
 from sqlanon.search.bottom_up.stats import Probe, VidTable, class_values_query
-from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.privacy.k_anonymity import KAnonymity
+from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats import Statistics
 from sqlanon.search.bounds import refuse_levelless
 from sqlanon.privacy.diagnosis import unsatisfiable
@@ -209,6 +212,19 @@ class Step:
     candidates: list[tuple[int, int]]
 
 
+def lm_node_losses(t: Taxonomy, weight: float = 1.0) -> list[float]:
+    """Per node of ``t``, its LM loss ``w (M_P - 1) / (M - 1)`` (``M_P`` the leaves under it, ``M``
+    all leaves), as :func:`sqlanon.metrics.lm.recoding_losses` computes it for a released value."""
+    under = [0] * len(t.labels)
+    for leaf in range(t.n_leaves):
+        x = leaf
+        while x >= 0:
+            under[x] += 1
+            x = t.parent[x]
+    m = t.n_leaves
+    return [weight * ((u - 1) / (m - 1) if m > 1 and u else 0.0) for u in under]
+
+
 def _ip(info: float, gain: int) -> float:
     return info / gain if gain > 0 else math.inf
 
@@ -242,7 +258,10 @@ class BottomUp:
         self.prune = prune
         self.weights = list(weights) if weights is not None else None
         self.barred = [set(b) for b in barred] if barred is not None else [set() for _ in self.tax]
-        self.vids = VidTable(engine, len(self.tax), len(classes) if classes else 1)
+        #: without a class the stopping point is chosen by LM: every vid carries its LM (the sum
+        #: of its values' losses), so a state's LM is one small statement on the vid table
+        node_loss = [lm_node_losses(t, 1.0 if self.weights is None else self.weights[a]) for a, t in enumerate(self.tax)] if self.classless else None
+        self.vids = VidTable(engine, len(self.tax), len(classes) if classes else 1, node_loss=node_loss, n_leaves=[t.n_leaves for t in self.tax])
         leaf_nodes = self._start_nodes(start)
         moved = leaf_nodes is not None
         #: with a class and a min-level start: ``{(attr, node): (I, |Rp|)}`` of generalizing the
@@ -255,6 +274,10 @@ class BottomUp:
         self.vid_count = self.vid_count0
         self.cut: list[set[int]] = [set(m) for m in leaf_nodes] if leaf_nodes is not None else [set(range(t.n_leaves)) for t in self.tax]
         self.parents = [list(t.parent) for t in self.tax]
+        #: per attribute, how many nodes of the cut carry each label (two nodes with one label are
+        #: one released value: then a class can hold several vids)
+        self._labels = [Counter(t.labels[x] for x in cut) for t, cut in zip(self.tax, self.cut)]
+        self._clashes = sum(n - 1 for c in self._labels for n in c.values())
         self.O = self.vids.count_histogram(self.K)  # the paper's O[i], i < K
         self.info: dict[tuple[int, int], tuple[float, int]] = {}
         self._valid: set[tuple[int, int]] = set()
@@ -344,6 +367,11 @@ class BottomUp:
     def k_satisfied(self) -> bool:
         return self.violating_rows() <= self.budget
 
+    def vids_are_classes(self) -> bool:
+        """Whether the vids are exactly the classes of the released cut (no two nodes of a cut
+        share a label): then the rows a k-anonymity check suppresses are those of the vids below K."""
+        return self._clashes == 0
+
     # -- Step 1 ---------------------------------------------------------------------------------
     def candidates(self) -> list[tuple[int, int]]:
         """Generalizations passing the "only if" condition of Theorem 1 (at most one per level)."""
@@ -425,8 +453,13 @@ class BottomUp:
         for c, n in pr.new_hist.items():
             self.O[c] = self.O.get(c, 0) + n
         a = pr.attr
+        labels, names = self._labels[a], self.tax[a].labels
         for c in pr.children:
             self.cut[a].discard(c)
+            labels[names[c]] -= 1
+            self._clashes -= labels[names[c]] > 0
+        self._clashes += labels[names[pr.parent]] > 0
+        labels[names[pr.parent]] += 1
         self.cut[a].add(pr.parent)
         self._valid.discard((a, pr.parent))
         self._refresh_valid([a])
@@ -578,6 +611,10 @@ class _Walk:
         self.K, self.budget, self.use_lm, self.per_row = K, budget, use_lm, per_row
         self.weights = getattr(ctx, "weights", None)
         self.ok = ctx.requirement.predicate()
+        models = list(getattr(ctx.requirement, "models", None) or ())
+        #: k-anonymity with the search's K alone: a state's suppressed rows are those of the vids
+        #: below K (the search's O[i]) and its LM is summed on the vid table
+        self.k_only = len(models) == 1 and isinstance(models[0], KAnonymity) and models[0].k == K
         self.rows = ctx.stats.rows
         self.metric_name = "lm" if use_lm else "information_loss"
         self.trace = bool((ctx.options or {}).get("trace"))
@@ -591,9 +628,15 @@ class _Walk:
         """Score the current cut if it fits the budget and releases something; return its
         suppressed rows."""
         stats, search = self.ctx.stats, self.search
-        recoding = search.recoding()
-        aggs = lm_recoding_aggregates(stats, recoding, self.weights) if self.use_lm else ()
-        ns = stats.evaluate(recoding, self.ok, aggs)
+        if self.k_only and search.vids_are_classes() and (search.vids.node_loss is not None or not self.use_lm):
+            # the vids are the classes: no statement on the base set
+            ns: NodeStats | SimpleNamespace = SimpleNamespace(suppressed=search.violating_rows(), extra={})
+            if self.use_lm and ns.suppressed <= self.budget and ns.suppressed < self.rows:
+                ns.extra["lm_released"] = search.vids.lm_released(self.K)
+        else:
+            recoding = search.recoding()
+            aggs = lm_recoding_aggregates(stats, recoding, self.weights) if self.use_lm else ()
+            ns = stats.evaluate(recoding, self.ok, aggs)
         if ns.suppressed > self.budget or ns.suppressed >= self.rows:
             return ns.suppressed
         cost = lm_recoding_value(stats, ns, self.weights) if self.use_lm else (self.loss + ns.suppressed * self.per_row) / self.rows

@@ -77,8 +77,14 @@ class Probe:
 class VidTable:
     """The vid table (TEA index) in the database, and every statement the search runs on it."""
 
-    def __init__(self, engine, n_attrs: int, n_classes: int, dialect=None) -> None:
+    def __init__(self, engine, n_attrs: int, n_classes: int, dialect=None, node_loss: Sequence[Sequence[float]] | None = None,
+                 n_leaves: Sequence[int] | None = None) -> None:
+        """``node_loss`` (per attribute, per taxonomy node id; the first ``n_leaves`` ids are the
+        leaf codes): each vid also carries ``lm``, the sum over attributes of its values' losses
+        (:meth:`lm_released_query`)."""
         self.engine = engine
+        self.node_loss = [list(x) for x in node_loss] if node_loss is not None else None
+        self.n_leaves = list(n_leaves) if n_leaves is not None else [len(x) for x in self.node_loss or []]
         #: statements are built for this dialect (the engine's by default)
         self.dialect = dialect if dialect is not None else engine.dialect
         self.n = n_attrs
@@ -99,7 +105,7 @@ class VidTable:
 
     @property
     def columns(self) -> list[str]:
-        return self.qnames + self.ynames + ["cnt"]
+        return self.qnames + self.ynames + ["cnt"] + (["lm"] if self.node_loss is not None else [])
 
     # -- creation --------------------------------------------------------------------------------
     def create_query(self, base_table: str, classes: Sequence[str] | None, leaf_nodes: Sequence[Sequence[int]] | None = None) -> exp.Create:
@@ -122,6 +128,11 @@ class VidTable:
         else:
             sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "y0", quoted=True))
         sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "cnt", quoted=True))
+        if self.node_loss is not None:
+            # a function of the grouping keys: its value per leaf code, summed over attributes
+            per_leaf = [[losses[x] for x in (leaf_nodes[i] if leaf_nodes is not None else range(self.n_leaves[i]))] for i, losses in enumerate(self.node_loss)]
+            terms = [lookup(values, col(f"q{i}"), self.dialect) for i, values in enumerate(per_leaf)]
+            sel.append(exp.alias_(exp.Min(this=_double(add_all(terms))), "lm", quoted=True))
         q = exp.select(*sel).from_(table_ref(base_table))
         # a lookup folded to a constant (every leaf in one start node) is no grouping key: a
         # literal in GROUP BY would be read as a column position
@@ -152,6 +163,15 @@ class VidTable:
     def count_histogram(self, K: int) -> dict[int, int]:
         """``{i: number of vids with a(vid) = i}`` for ``i < K``."""
         return {int(c): int(n) for c, n in self.engine.fetch_all(self.count_histogram_query(K))}
+
+    def lm_released_query(self, K: int) -> exp.Select:
+        """``SUM(cnt * lm)`` over the vids with ``a(vid) >= K``: the LM of the rows released (the
+        vids are the classes of the current cut)."""
+        cnt_lm = exp.Mul(this=col("cnt"), expression=col("lm"))
+        return exp.select(sum_(cnt_lm)).from_(table_ref(self.name)).where(exp.GTE(this=col("cnt"), expression=lit(int(K))))
+
+    def lm_released(self, K: int) -> float:
+        return float(self.engine.scalar(self.lm_released_query(K)) or 0.0)
 
     def min_count(self) -> int:
         """A(VID) when every vid has at least K records (the O[i] are all zero)."""
@@ -320,6 +340,15 @@ class VidTable:
                 keys.append(col(q))
         sel += [exp.alias_(_bigint(sum_(col(y))), y, quoted=True) for y in self.ynames]
         sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "cnt", quoted=True))
+        if self.node_loss is not None:
+            # the vids merged differ in this attribute only: drop their child's loss, add the parent's
+            losses = self.node_loss[attr]
+            lm: exp.Expr = col("lm")
+            dropped = [c for c in children if losses[c]]
+            if dropped:
+                case = exp.Case(this=col(self.qname(attr)), ifs=[exp.If(this=lit(int(c)), true=lit(float(losses[c]))) for c in dropped], default=lit(0.0))
+                lm = exp.Sub(this=lm, expression=case)
+            sel.append(exp.alias_(exp.Add(this=exp.Min(this=lm), expression=lit(float(losses[parent]))), "lm", quoted=True))
         sq = exp.select(*sel).from_(table_ref(self.name)).where(_in(col(self.qname(attr)), children))
         return sq.group_by(*keys) if keys else sq
 
