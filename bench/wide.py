@@ -24,13 +24,23 @@ engine thread).
 The statement counts (``stmts``) do not depend on the machine's load; the rates do:
 
     .venv/bin/python bench/wide.py --rates --limit 20 [--paths new,old] [--loads idle,busy]
+
+``--bottom-up-ab OLD_TREE`` (issue 26: bottom-up on w24 under 60 s) runs the bottom-up search on
+w24 (k=5, ``--sup``, default 1.0 = ``--max-suppression 1``) in fresh processes, alternating the
+sqlanon of ``OLD_TREE`` (e.g. an exported older commit) with this tree's, ``--repeat`` times each,
+and prints seconds, search seconds, CPU seconds, statements and the load beside each run:
+
+    .venv/bin/python bench/wide.py --bottom-up-ab /tmp/old-sqlanon --sup 1.0 --repeat 2
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import statistics
+import subprocess
 import sys
 import time
 
@@ -108,7 +118,7 @@ def run_one(db, specs, search, k, sup, limit, metric="loss"):
     cpu0 = cpu_seconds()
     try:
         report = sqlanon.anonymize(input=db, qi=specs, k=k, max_suppression=sup, search=search,
-                                   metric="lm" if search == "genetic" else metric, search_options=opts, dry_run=True)
+                                   metric="lm" if search in ("genetic", "bottom-up") else metric, search_options=opts, dry_run=True)
     except sqlanon.errors.SqlanonError as err:
         return {"search": search, "error": str(err)[:160], "seconds": round(time.perf_counter() - started, 1)}
     u = report.get("arx_quality", {})
@@ -191,6 +201,46 @@ def rates(args, say) -> None:
             say(f"{search} new: busy/idle evals/s {busy[0] / max(idle[0], 1e-9):.2f}, loss busy vs idle {100 * (busy[1] - idle[1]) / max(idle[1], 1e-12):+.2f} %")
 
 
+# a child process of --bottom-up-ab: sqlanon from the tree given, the bench from this folder
+AB_CHILD = """
+import json, sys
+tree, bench, sup, folder = sys.argv[1:5]
+sys.path.insert(0, tree)
+import sqlanon
+sys.path.insert(1, bench)
+import wide
+db, specs = wide.build(folder, "w24", 24, 30_000)
+print(json.dumps(wide.run_one(db, specs, "bottom-up", 5, float(sup), 60)))
+"""
+
+
+def bottom_up_ab(args, say) -> None:
+    trees = [("old", os.path.abspath(args.bottom_up_ab)), ("new", os.path.dirname(HERE))]
+    wide_db = build(args.folder, "w24", 24, 30_000)[0]
+    say(f"\nw24 ({wide_db}): 24 QIs, 30,000 rows, bottom-up, k=5; old = {trees[0][1]}, new = {trees[1][1]}; cores: {os.cpu_count()}")
+    say(f"{'tree':<6}{'max_sup':>8}{'seconds':>9}{'search s':>10}{'cpu s':>8}{'stmts':>7}{'probes':>8}{'suppr.':>8}{'loss':>9}{'LM':>9}{'load1 before/after':>20}")
+    got: dict[tuple[str, float], list[dict]] = {}
+    for sup in [float(x) for x in args.sup.split(",")]:
+        for rep in range(args.repeat):
+            for label, tree in (trees if rep % 2 == 0 else trees[::-1]):
+                before = os.getloadavg()[0]
+                out = subprocess.run([sys.executable, "-c", AB_CHILD, tree, HERE, str(sup), args.folder], capture_output=True, text=True, check=True)
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                if "error" in r:
+                    say(f"{label:<6}{sup:>8}  error after {r['seconds']} s: {r['error']}")
+                    continue
+                got.setdefault((label, sup), []).append(r)
+                say(f"{label:<6}{sup:>8}{r['seconds']:>9}{r['search_seconds']:>10}{r['cpu']:>8}{r['statements']:>7}{r['evaluations']:>8}{r['suppressed']:>8}"
+                    f"{r['loss']:>9.4f}{r['metric']:>9.4f}{before:>10.1f} / {os.getloadavg()[0]:.1f}")
+        old, new = got.get(("old", sup)), got.get(("new", sup))
+        if old and new:
+            med = {k: (statistics.median(x[k] for x in old), statistics.median(x[k] for x in new)) for k in ("seconds", "search_seconds", "cpu", "statements")}
+            say(f"max_sup {sup}: median old -> new: seconds {med['seconds'][0]} -> {med['seconds'][1]} ({med['seconds'][0] / max(med['seconds'][1], 1e-9):.1f}x), "
+                f"search s {med['search_seconds'][0]} -> {med['search_seconds'][1]}, cpu s {med['cpu'][0]} -> {med['cpu'][1]} "
+                f"({med['cpu'][0] / max(med['cpu'][1], 1e-9):.1f}x), statements {med['statements'][0]:.0f} -> {med['statements'][1]:.0f}; "
+                f"same release: {all((a['suppressed'], round(a['loss'], 9)) == (b['suppressed'], round(b['loss'], 9)) for a in old for b in new)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=float, default=60.0)
@@ -202,6 +252,8 @@ def main() -> None:
     ap.add_argument("--rates", action="store_true", help="w24 rates idle and busy, new and old paths (issue 26)")
     ap.add_argument("--paths", default="new,old")
     ap.add_argument("--loads", default="idle,busy")
+    ap.add_argument("--bottom-up-ab", default=None, metavar="OLD_TREE", help="bottom-up on w24, OLD_TREE's sqlanon vs this one's, alternated")
+    ap.add_argument("--repeat", type=int, default=2, help="runs per tree with --bottom-up-ab")
     args = ap.parse_args()
     lines = []
 
@@ -209,6 +261,16 @@ def main() -> None:
         print(line, flush=True)
         lines.append(line)
 
+    if args.bottom_up_ab:
+        if args.sup == "0.05,1.0":  # the default of the other modes: this one's goal is --max-suppression 1
+            args.sup = "1.0"
+        say(f"\n## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: bench/wide.py --bottom-up-ab {args.bottom_up_ab} --sup {args.sup} --repeat {args.repeat}"
+            f"  (duckdb {duckdb.__version__}, load1 {os.getloadavg()[0]:.1f})")
+        bottom_up_ab(args, say)
+        if args.out:
+            with open(args.out, "a") as fh:
+                fh.write("\n".join(lines) + "\n")
+        return
     if args.searches is None:
         args.searches = "lightning,genetic" if args.rates else "lightning,auto,genetic,bottom-up"
     if args.rates:
