@@ -91,6 +91,20 @@ class VidTable:
         self.m = max(1, n_classes)
         self.name = engine.temp_name("bu_vid")
         self._probes = 0
+        self._texts: dict[tuple, str] = {}
+
+    def _text(self, statement: exp.Expr) -> str:
+        """A statement built for one use, rendered without copying it first."""
+        return self.dialect.render(statement, copy=False)
+
+    def _cached(self, key: tuple, build) -> str:
+        """The text of a statement that depends only on ``key`` and the vid table's name (the
+        same text every step: built and rendered once)."""
+        full = (self.name, *key)
+        text = self._texts.get(full)
+        if text is None:
+            text = self._texts[full] = self._text(build())
+        return text
 
     def qname(self, i: int) -> str:
         return f"q{i}"
@@ -150,6 +164,7 @@ class VidTable:
 
     def drop(self) -> None:
         self.engine.execute(self.dialect.drop_temp(self.name))
+        self._texts.clear()
 
     # -- the paper's O[i] --------------------------------------------------------------------------
     def count_histogram_query(self, K: int) -> exp.Select:
@@ -171,7 +186,7 @@ class VidTable:
         return exp.select(sum_(cnt_lm)).from_(table_ref(self.name)).where(exp.GTE(this=col("cnt"), expression=lit(int(K))))
 
     def lm_released(self, K: int) -> float:
-        return float(self.engine.scalar(self.lm_released_query(K)) or 0.0)
+        return float(self.engine.scalar(self._cached(("lm", K), lambda: self.lm_released_query(K))) or 0.0)
 
     def min_count(self) -> int:
         """A(VID) when every vid has at least K records (the O[i] are all zero)."""
@@ -236,10 +251,10 @@ class VidTable:
         (``a(vid) = A``), in one scan and one row. Parents are looked up in Python, where the
         taxonomy lives: two values with different parents rule the level out; one value, or two
         with the same parent, leave a single candidate parent, which the second pass checks."""
-        sel = []
+        sel: list[exp.Expr] = []
         for q in self.qnames:
             sel += [exp.Min(this=col(q)), exp.Max(this=col(q))]
-        return exp.select(*sel).from_(table_ref(self.name)).where(exp.EQ(this=col("cnt"), expression=lit(int(A))))
+        return _select(sel, table_ref(self.name), exp.EQ(this=col("cnt"), expression=lit(int(A))))
 
     def segment_sizes_query(self, A: int, levels: Sequence[tuple[int, Sequence[int]]]) -> exp.Expr:
         """Step 1, second pass, only for the levels where the anonymity vids may all have the same
@@ -289,7 +304,7 @@ class VidTable:
         generalization exists at that level. One dict per level:
         ``lvl, parents, p, min_k, segments`` (``parents`` 1 when every anonymity vid has the parent
         ``p`` at that level, else 2: more than one; ``min_k`` 0 when the level was ruled out)."""
-        row = self.engine.fetch_one(self.anonymity_range_query(A))
+        row = self.engine.fetch_one(self._cached(("range", A), lambda: self.anonymity_range_query(A)))
         out, check = [], []
         for i in range(self.n):
             lo, hi = (None, None) if row is None else (row[2 * i], row[2 * i + 1])
@@ -328,19 +343,24 @@ class VidTable:
         return {k: sorted(v) for k, v in out.items()}
 
     # -- Step 2 / 3: apply a generalization ----------------------------------------------------------
-    def merged_query(self, attr: int, parent: int, children: Sequence[int]) -> exp.Select:
-        """The new vids of ``{children} -> parent``: only the vids it generalizes are read."""
-        sel = []
-        keys = []
+    def merged_query(self, attr: int, parent: int, children: Sequence[int], counts_only: bool = False) -> exp.Select:
+        """The new vids of ``{children} -> parent``: only the vids it generalizes are read
+        (``counts_only``: their ``cnt`` alone, all a probe needs). Built without copies: it is
+        built for every probe and every commit."""
+        sel: list[exp.Expr] = []
+        keys: list[exp.Expr] = []
         for i, q in enumerate(self.qnames):
             if i == attr:
-                sel.append(exp.alias_(lit(int(parent)), q, quoted=True))
+                if not counts_only:
+                    sel.append(exp.alias_(lit(int(parent)), q, quoted=True, copy=False))
             else:
-                sel.append(col(q))
+                if not counts_only:
+                    sel.append(col(q))
                 keys.append(col(q))
-        sel += [exp.alias_(_bigint(sum_(col(y))), y, quoted=True) for y in self.ynames]
-        sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "cnt", quoted=True))
-        if self.node_loss is not None:
+        if not counts_only:
+            sel += [exp.alias_(_bigint(sum_(col(y))), y, quoted=True, copy=False) for y in self.ynames]
+        sel.append(exp.alias_(_bigint(sum_(col("cnt"))), "cnt", quoted=True, copy=False))
+        if self.node_loss is not None and not counts_only:
             # the vids merged differ in this attribute only: drop their child's loss, add the parent's
             losses = self.node_loss[attr]
             lm: exp.Expr = col("lm")
@@ -348,22 +368,23 @@ class VidTable:
             if dropped:
                 case = exp.Case(this=col(self.qname(attr)), ifs=[exp.If(this=lit(int(c)), true=lit(float(losses[c]))) for c in dropped], default=lit(0.0))
                 lm = exp.Sub(this=lm, expression=case)
-            sel.append(exp.alias_(exp.Add(this=exp.Min(this=lm), expression=lit(float(losses[parent]))), "lm", quoted=True))
-        sq = exp.select(*sel).from_(table_ref(self.name)).where(_in(col(self.qname(attr)), children))
-        return sq.group_by(*keys) if keys else sq
+            sel.append(exp.alias_(exp.Add(this=exp.Min(this=lm), expression=lit(float(losses[parent]))), "lm", quoted=True, copy=False))
+        return _select(sel, table_ref(self.name), _in(col(self.qname(attr)), children), keys)
 
     def probe_query(self, attr: int, parent: int, children: Sequence[int], K: int) -> exp.Expr:
         """``kind, cnt, n`` rows: how many old (``o``, the vids G generalizes) and new (``n``, the
         merged vids) vids have each ``a(vid)`` below K, and how many have ``a(vid) >= K``
         (``cnt = K``): one statement, the merged vids computed once and not stored."""
-        small = exp.LT(this=col("cnt"), expression=lit(int(K)))
-        capped = exp.alias_(exp.Case(ifs=[exp.If(this=small, true=col("cnt"))], default=lit(int(K))), "cnt", quoted=True)
-        old = exp.select(exp.alias_(lit("o"), "kind", quoted=True), capped.copy()).from_(table_ref(self.name)).where(
-            _in(col(self.qname(attr)), children)
-        )
-        new = exp.select(lit("n"), capped.copy()).from_(exp.alias_(exp.Subquery(this=self.merged_query(attr, parent, children)), "m", table=True, quoted=True))
-        both = exp.alias_(exp.Subquery(this=exp.union(old, new, distinct=False)), "g", table=True, quoted=True)
-        return exp.select(col("kind"), col("cnt"), exp.alias_(_count_star(), "n", quoted=True)).from_(both).group_by(col("kind"), col("cnt"))
+
+        def capped() -> exp.Expr:
+            small = exp.LT(this=col("cnt"), expression=lit(int(K)))
+            return exp.alias_(exp.Case(ifs=[exp.If(this=small, true=col("cnt"))], default=lit(int(K))), "cnt", quoted=True, copy=False)
+
+        old = _select([exp.alias_(lit("o"), "kind", quoted=True, copy=False), capped()], table_ref(self.name), _in(col(self.qname(attr)), children))
+        merged = exp.alias_(exp.Subquery(this=self.merged_query(attr, parent, children, counts_only=True)), "m", table=True, quoted=True, copy=False)
+        new = _select([lit("n"), capped()], merged)
+        both = exp.alias_(exp.Subquery(this=exp.Union(this=old, expression=new, distinct=False)), "g", table=True, quoted=True, copy=False)
+        return _select([col("kind"), col("cnt"), exp.alias_(_count_star(), "n", quoted=True, copy=False)], both, group=[col("kind"), col("cnt")])
 
     def probe(self, attr: int, parent: int, children: Sequence[int], K: int) -> Probe:
         """Measure G on the vids it generalizes (nothing is written: :meth:`commit` applies it)."""
@@ -371,7 +392,7 @@ class VidTable:
         pr = Probe(attr, parent, list(children), None)
         K = int(K)
         smallest = None
-        for kind, cnt, n in self.engine.fetch_all(self.probe_query(attr, parent, children, K)):
+        for kind, cnt, n in self.engine.fetch_all(self._text(self.probe_query(attr, parent, children, K))):
             cnt, n = int(cnt), int(n)
             if kind == "o":
                 pr.old_vids += n
@@ -399,16 +420,17 @@ class VidTable:
             self.engine.execute(self.dialect.create_temp(new, exp.union(kept, merged, distinct=False)))
             self.engine.execute(self.dialect.drop_temp(self.name))
             self.name = new
+            self._texts.clear()
             return
-        self.engine.execute(
+        self.engine.execute(self._text(
             exp.Insert(
                 this=exp.Schema(this=table_ref(self.name), expressions=[exp.to_identifier(c, quoted=True) for c in names]),
                 expression=merged,
             )
-        )
-        self.engine.execute(
+        ))
+        self.engine.execute(self._text(
             exp.Delete(this=table_ref(self.name), where=exp.Where(this=_in(col(self.qname(pr.attr)), pr.children)))
-        )
+        ))
 
     # -- for tests and reports -------------------------------------------------------------------
     def rows(self) -> list[tuple]:
@@ -420,6 +442,17 @@ class VidTable:
 def class_values_query(base_table: str) -> exp.Select:
     """The class values of a base frequency set with a ``y`` key (a small result)."""
     return exp.select(col("y")).distinct().from_(table_ref(base_table)).order_by(col("y"))
+
+
+def _select(expressions: Sequence[exp.Expr], frm: exp.Expr, where: exp.Expr | None = None, group: Sequence[exp.Expr] = ()) -> exp.Select:
+    """``SELECT .. FROM .. [WHERE ..] [GROUP BY ..]`` from fresh nodes, without the builders' copies."""
+    q = exp.Select(expressions=list(expressions))
+    q.set("from_", exp.From(this=frm))
+    if where is not None:
+        q.set("where", exp.Where(this=where))
+    if group:
+        q.set("group", exp.Group(expressions=list(group)))
+    return q
 
 
 def _sum_all(parts: list[exp.Expr]) -> exp.Expr:

@@ -27,10 +27,6 @@ FROM (
     CASE WHEN `cnt` < 3 THEN `cnt` ELSE 3 END AS `cnt`
   FROM (
     SELECT
-      2 AS `q0`,
-      `q1`,
-      CAST(SUM(`y0`) AS BIGINT) AS `y0`,
-      CAST(SUM(`y1`) AS BIGINT) AS `y1`,
       CAST(SUM(`cnt`) AS BIGINT) AS `cnt`
     FROM `sqlanon_bu_vid_N`
     WHERE
