@@ -13,6 +13,7 @@ import os
 import random
 import sys
 
+import numpy as np
 import pytest
 from sqlglot import exp
 
@@ -94,6 +95,29 @@ def test_batched_model_columns_equal_brute_force(shape, seed, tmp_path, monkeypa
         engine.close()
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_has_above_and_maximal_open_equal_pairwise_comparison(seed, tmp_path):
+    """``Lattice.has_above`` (one pass down the heights) equals comparing every pair of nodes, and
+    ``optimal.maximal_open`` returns the candidates no other candidate generalizes, in order."""
+    rng = random.Random(seed)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=40, depths=[rng.randint(1, 3) for _ in range(3)], weird=False)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds(), materialize_rows=250_000)
+        lattice = Lattice(stats, Requirement([KAnonymity(2)], budget=0), METRICS["precision"]())
+        nodes = lattice.nodes.astype(int)
+        for _ in range(20):
+            mask = [rng.random() < rng.choice([0.1, 0.5, 0.9]) for _ in range(len(lattice))]
+            expected = [any(mask[j] and j != i and (nodes[j] >= nodes[i]).all() for j in range(len(lattice))) for i in range(len(lattice))]
+            assert lattice.has_above(np.array(mask)).tolist() == expected
+            cands = np.array(rng.sample(range(len(lattice)), rng.randint(1, len(lattice))))
+            maximal = [int(i) for i in cands if not any(j != i and (nodes[j] >= nodes[i]).all() for j in cands)]
+            assert optimal.maximal_open(lattice, cands, len(lattice)) == maximal
+            assert optimal.maximal_open(lattice, cands, 2) == maximal[:2]
+    finally:
+        engine.close()
+
+
 def test_monotone_part_of_a_requirement():
     assert Requirement([KAnonymity(3), TCloseness(0.2)], budget=0).monotone_predicate() is None  # monotone without a budget
     assert Requirement([KAnonymity(3), DistinctLDiversity(2)], budget=5).monotone_predicate() is None  # monotone as a whole
@@ -103,13 +127,15 @@ def test_monotone_part_of_a_requirement():
     assert part is not None and part.sql() == exp.and_(KAnonymity(3).predicate(), DistinctLDiversity(2).predicate()).sql()
 
 
+@pytest.mark.parametrize("stale", [optimal.STALE_ROUNDS, 0])
 @pytest.mark.parametrize("seed", [1, 6, 8, 21, 33, 40])
 @pytest.mark.parametrize("name", ["entropy-l", "t-closeness"])
-def test_optimal_with_k_and_a_model_not_monotone_with_suppression(seed, name, tmp_path):
+def test_optimal_with_k_and_a_model_not_monotone_with_suppression(seed, name, stale, tmp_path, monkeypatch):
     """k-anonymity plus t-closeness or entropy l-diversity with a budget: the search walks the
-    k-anonymity part with Flash's probes, fails the specializations of a node whose k part alone
-    exceeds the budget and bounds their suppressed rows by it, and must still find the
-    exhaustive optimum."""
+    k-anonymity part with Flash's probes, then top-down (``stale`` 0: from the second round on),
+    fails the specializations of a node whose k part alone exceeds the budget and bounds their
+    suppressed rows by it, and must still find the exhaustive optimum."""
+    monkeypatch.setattr(optimal, "STALE_ROUNDS", stale)
     rng = random.Random(seed)
     case = brute.random_case(rng, tmp_path, n_qi=rng.randint(2, 3), n_rows=rng.randint(30, 120), weird=False)
     engine = connect(threads=1)

@@ -329,6 +329,25 @@ class Lattice:
         self.mono_status[over] = FAILS  # k-anonymity is the monotone part
         return int(over.sum())
 
+    def has_above(self, mask: np.ndarray) -> np.ndarray:
+        """Per node, whether one of its strict generalizations is in ``mask``: one pass down the
+        lattice's heights, each node OR-ing its immediate generalizations (a numpy gather per QI
+        and height), so no pairwise comparison of nodes."""
+        layers = self.__dict__.get("_height_layers")
+        if layers is None:
+            heights = self.height
+            layers = self.__dict__["_height_layers"] = [np.flatnonzero(heights == h) for h in range(int(heights.max()), -1, -1)]
+        reach = mask.copy()  # in mask, or below a node in mask
+        above = np.zeros(len(mask), dtype=bool)
+        for ids in layers:
+            got = np.zeros(len(ids), dtype=bool)
+            for i, (stride, hi) in enumerate(zip(self.strides, self.maxes)):
+                up = self.nodes[ids, i] < hi
+                got[up] |= reach[ids[up] + int(stride)]
+            above[ids] = got
+            reach[ids] |= got
+        return above
+
     def prune_above(self, idx: int) -> None:
         mask = self.above(idx)
         mask[idx] = False
