@@ -46,7 +46,7 @@ DELTA_QIS = 12
 
 def moved(ref: Sequence[int], node: Sequence[int]) -> tuple[int, ...]:
     """The QIs where ``node``'s level differs from the reference levels ``ref``."""
-    return tuple(i for i, (r, lv) in enumerate(zip(ref, node)) if int(lv) != int(r))
+    return tuple(i for i, (r, lv) in enumerate(zip(ref, node)) if lv != r)
 
 
 def reference(src_levels: Sequence[int], nodes) -> tuple[int, ...]:
@@ -152,15 +152,19 @@ def keyed_select(stats, src, frm, meet, ref: Sequence[int], used: Sequence[int],
     the codes of the QIs its nodes move: the set ``frm``, or its roll-up to the group's ``meet``."""
     body: exp.Expr = table_ref(frm.table)
     if meet is not None:
-        body = exp.alias_(exp.Subquery(this=stats.generalized_select(meet.levels, frm, params)), "m", table=True, quoted=True)
+        body = exp.alias_(exp.Subquery(this=stats.generalized_select(meet.levels, frm, params)), "m", table=True, quoted=True, copy=False)
     keys = []
     for w, word in enumerate(batch.words(stats)):
-        keys.append(exp.alias_(add_all([_key_part(stats, i, src.levels[i], ref[i], params) for i, _ in word]), f"b{w}", quoted=True))
+        keys.append(exp.alias_(add_all([_key_part(stats, i, src.levels[i], ref[i], params) for i, _ in word]), f"b{w}", quoted=True, copy=False))
     return exp.select(*[col(stats.qcol(i)) for i in used], *keys, col("cnt"), copy=False).from_(body, copy=False)
 
 
 def _used(groups, refs) -> list[list[int]]:
-    return [sorted({i for node in group_nodes for i in moved(ref, node)}) for (_, group_nodes, _, _), ref in zip(groups, refs)]
+    """The QIs a group's keyed set carries the codes of: every QI, so that its text (cached)
+    does not depend on which QIs the nodes move (w24: 49 of 59 texts built anew when only the
+    moved ones were carried)."""
+    n = len(refs[0]) if refs else 0
+    return [list(range(n)) for _ in groups]
 
 
 def keyed_params(stats, frm, meet, ref) -> list:
@@ -193,7 +197,7 @@ def build(stats, groups, ok: exp.Expr, metric=None, params: Params | None = None
             for w, word in enumerate(words):
                 gains = [lookup(delta_values(stats, i, src.levels[i], ref[i], int(node[i])), col(stats.qcol(i)), stats.dialect, params) for i, _ in word if i in diff]
                 keys.append(exp.alias_(add_all([col(f"b{w}"), *gains]), kcols[w], quoted=True, copy=False))
-            cls = exp.select(exp.alias_(lit(int(j)), NODE_ID, quoted=True), *keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False).from_(table_ref(sources[g]), copy=False)
+            cls = exp.select(exp.alias_(lit(int(j)), NODE_ID, quoted=True, copy=False), *keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True, copy=False), copy=False).from_(table_ref(sources[g]), copy=False)
             branches.append(cls.group_by(*[col(k) for k in kcols], copy=False))
     ctes.append(("cls", union_all(branches)))
     ctes.append(("flagged", exp.select(exp.Star(), exp.alias_(ok.copy(), "ok", quoted=True), copy=False).from_(table_ref("cls"), copy=False)))
@@ -206,11 +210,11 @@ def build(stats, groups, ok: exp.Expr, metric=None, params: Params | None = None
     cv = exp.select(col(NODE_ID, "c"), col("cnt", "c"), col("ok", "c"), *batch.class_terms(stats, terms, kcols, params), copy=False)
     cv = cv.from_(table_ref("flagged", alias="c"), copy=False).join(values, on=exp.EQ(this=col(NODE_ID, "c"), expression=col(NODE_ID, "n")), copy=False)
     ctes.append(("cv", cv.where(col("ok", "c"), copy=False)))
-    pv = exp.select(col(NODE_ID), *[exp.alias_(e.copy(), name, quoted=True) for name, e in released], copy=False).from_(table_ref("cv"), copy=False).group_by(col(NODE_ID), copy=False)
+    pv = exp.select(col(NODE_ID), *[exp.alias_(e.copy(), name, quoted=True, copy=False) for name, e in released], copy=False).from_(table_ref("cv"), copy=False).group_by(col(NODE_ID), copy=False)
     ctes.append(("pv", pv))
     names = {name for name, _ in released}
     head = [col(name, "sm") for name in ("classes", "rows", "min_class", "max_class", "suppressed", "bad_classes")]
-    tail = [exp.alias_(exp.Coalesce(this=col(name, "pv"), expressions=[lit(0.0)]), name, quoted=True) if name in names else col(name, "sm") for name, _ in finals]
+    tail = [exp.alias_(exp.Coalesce(this=col(name, "pv"), expressions=[lit(0.0)]), name, quoted=True, copy=False) if name in names else col(name, "sm") for name, _ in finals]
     final = exp.select(*head, *tail, col(NODE_ID, "sm"), copy=False).from_(table_ref("sm"), copy=False)
     final = final.join(table_ref("pv"), on=exp.EQ(this=col(NODE_ID, "sm"), expression=col(NODE_ID, "pv")), join_type="left", copy=False)
     return cte_select(ctes, final)
