@@ -151,14 +151,17 @@ def busy_loop() -> None:  # pragma: no cover - a child process of the bench
 
 
 def set_path(path: str) -> None:
-    """``old``: the joined batch statement (before issue 26's wide work); ``new``: today's
-    defaults (the branch statements over keyed sets); ``new-1thread``: those on one engine thread
+    """``old``: the joined batch statement (before issue 26's wide work) and, for the genetic
+    search, every child's LM computed per row; ``new``: today's defaults (the branch statements
+    over keyed sets; the genetic search's LM of feasible children only, once all members are); ``new-1thread``: those on one engine thread
     (``sqlanon.run.api.SERIAL_SEARCHES``)."""
     from sqlanon.run import api
+    from sqlanon.search.genetic import planner
     from sqlanon.stats import deltas
 
     defaults = set_path.__dict__.setdefault("defaults", (deltas.DELTA_ROWS, api.SERIAL_SEARCHES))
     deltas.DELTA_ROWS = 10**18 if path == "old" else defaults[0]
+    planner.LM_WITHIN = path != "old"
     api.SERIAL_SEARCHES = ("lightning", "genetic", "bottom-up") if path == "new-1thread" else defaults[1]
 
 

@@ -263,6 +263,41 @@ def test_ga_finds_the_optimum_of_a_small_space_and_is_reproducible(tmp_path):
     assert again.transformation == plan.transformation and again.extra["chromosome"] == plan.extra["chromosome"]
 
 
+@pytest.mark.parametrize("seed,budget", [(8, 3), (11, 40)])
+def test_lm_of_children_that_cannot_be_inserted_is_skipped_without_changing_the_search(tmp_path, monkeypatch, seed, budget):
+    """Once the population is full, the LM is scored only for children that could be inserted
+    (at most the budget's or the worst member's suppressed rows): the search takes the same path
+    as when every child's LM is scored (same best-so-far steps, same answer), and some children
+    were scored without it."""
+    from sqlanon.search.genetic import objective
+
+    rows, ha, hb = random_table(seed)
+    path = write_parquet(tmp_path / "r.parquet", rows)
+    opts = {"numeric": ["x"], "iterations": 300, "population": 16, "seed": 2, "batch": 4}
+    bounds = []
+    scored = objective.FlexibleEvaluator._scored
+
+    def spy(self, agg, parts, per_column):
+        out = scored(self, agg, parts, per_column)
+        bounds.append((self.lm_within, out["value"], out["feasible"]))
+        return out
+
+    monkeypatch.setattr(objective.FlexibleEvaluator, "_scored", spy)
+    runs = []
+    for on in (True, False):
+        monkeypatch.setattr(genetic, "LM_WITHIN", on)
+        bounds.clear()
+        ctx = make_ctx(path, {"a": ha, "b": hb, "x": "numeric"}, 6, "lm", None, dict(opts), budget=budget)
+        plan = genetic.run(ctx)
+        runs.append((plan, list(bounds)))
+    (fast, seen), (slow, _) = runs
+    assert fast.extra["chromosome"] == slow.extra["chromosome"] and fast.metric_value == slow.metric_value
+    assert [{k: v for k, v in s.items() if k != "seconds"} for s in fast.extra["best_so_far"]] == \
+        [{k: v for k, v in s.items() if k != "seconds"} for s in slow.extra["best_so_far"]]
+    assert any(b is not None for b, _, _ in seen)
+    assert any(v == math.inf and not f for _, v, f in seen)
+
+
 def test_budget_is_respected(tmp_path):
     rows, ha, hb = random_table(8)
     path = write_parquet(tmp_path / "r.parquet", rows)

@@ -15,6 +15,7 @@ are run on Spark by ``tests/test_spark.py``.
 from __future__ import annotations
 
 import os
+import random
 import re
 from pathlib import Path
 
@@ -238,7 +239,7 @@ def test_grouped_sums_answer_alike_in_every_dialect():
 
 
 def test_every_golden_file_is_used():
-    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "node_batch_branches", "node_batch_histogram", "node_batch_sensitive_values", "pair_counts", "grouped_sums", "safepub_sample", *NODE_CASES, *GENETIC_CASES, *BOTTOM_UP_CASES,
+    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "node_batch_branches", "node_batch_histogram", "node_batch_sensitive_values", "pair_counts", "grouped_sums", "safepub_sample", *NODE_CASES, *GENETIC_CASES, "genetic_batch_lm_within", *BOTTOM_UP_CASES,
              *TOP_DOWN_CASES, *ITEMSET_CASES}
     for dialect in DIALECTS:
         on_disk = {p.stem for p in (GOLDEN / dialect).glob("*.sql")}
@@ -441,7 +442,79 @@ def test_genetic_batch(name):
 
 def _cand(ev, ch):
     parts = [ev.part(i, p) for i, p in enumerate(ev.layout.split(ch))]
-    return {"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts]}
+    return {"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts],
+            "group_loss": [p["group_loss"] for p in parts]}
+
+
+def test_genetic_batch_lm_within():
+    """The batch statement that reads the LM of the suppressed rows back from the class keys, for
+    the candidates suppressing at most ``w`` rows only: golden per dialect, the same ``lm_sup`` as
+    the per-row statement within the bound (NULL beyond it), with the key split over two words, and
+    PostgreSQL's shape (transpiled back) answers like DuckDB's."""
+    from sqlanon.search.genetic.cut import Layout
+    from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
+    from sqlanon.search.genetic.stats import CANDIDATE_RADIX, GeneticStats
+
+    stats, req = make_stats([KAnonymity(2)], False)
+    try:
+        layout = Layout.build(stats.qis, stats.hierarchies, stats.column_freqs)
+        objective, costs = build_objective("lm", {}, None)
+        ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs)
+
+        def blocks(g):  # one block per QI, so that the key can be split over two words
+            g.blocks, g.block_mult = [[0], [1]], [1, 1]
+            return g
+
+        blocks(ev.gstats).prepare()
+        ev.rows = ev.gstats.totals["rows"]
+        g0 = ev.gstats
+        words = (0, 0)
+
+        def build(view):
+            g = blocks(GeneticStats(view, ok=req.predicate(), needs=req.needs))
+            g.table, g.cand = g0.table, g0.cand
+            return g.batch_query(True, False, words, CANDIDATE_RADIX, lm_within=0)
+
+        texts = compare("genetic_batch_lm_within", build, stats)
+        assert '"g0"' in texts["duckdb"] and '"lb0"' not in texts["duckdb"]
+        rng = random.Random(3)
+        chroms = [layout.repair([0] * layout.nbits), layout.repair([1] * layout.nbits)]
+        chroms += [layout.repair([rng.random() < 0.5 for _ in range(layout.nbits)]) for _ in range(12)]
+        cands = [_cand(ev, ch) for ch in chroms]
+        full = g0.evaluate(cands, lm=True)
+        sups = sorted(r["suppressed"] for r in full)
+        bound = sups[len(sups) // 2]
+        for limit in (bound, 0, 10**9):
+            within = g0.evaluate(cands, lm=True, lm_within=limit)
+            for mine, theirs in zip(within, full):
+                assert [mine[k] for k in ("c", "suppressed", "classes", "bad_classes", "min_class")] == [theirs[k] for k in ("c", "suppressed", "classes", "bad_classes", "min_class")]
+                if theirs["suppressed"] <= limit:
+                    assert float(mine["lm_sup"]) == pytest.approx(float(theirs["lm_sup"]), abs=1e-9)
+                else:
+                    assert mine["lm_sup"] is None
+        # the key over two words (wide tables need them): the first block in one, the rest in
+        # another, the strides still one mixed radix; same answers
+        layout_keys = g0.layout_keys
+        g0.layout_keys = lambda groups, radix=1: (layout_keys(groups, radix)[0], (0, 1))
+        split = g0.evaluate(cands, lm=True, lm_within=10**9)
+        del g0.layout_keys
+        for mine, theirs in zip(split, full):
+            assert (mine["suppressed"], mine["classes"]) == (theirs["suppressed"], theirs["classes"])
+            assert float(mine["lm_sup"]) == pytest.approx(float(theirs["lm_sup"]), abs=1e-9)
+        pg = stats.for_dialect("postgres")
+        g = blocks(GeneticStats(pg, ok=req.predicate(), needs=req.needs))
+        g.table, g.cand = g0.table, g0.cand
+        back = sqlglot.transpile(pg.dialect.render(g.batch_query(True, False, words, CANDIDATE_RADIX, lm_within=0)), read="postgres", write="duckdb")[0]
+        g0._sql = {("batch", True, False, words, CANDIDATE_RADIX, "within"): back}  # run PostgreSQL's shape
+        portable = g0.evaluate(cands, lm=True, lm_within=bound)
+        for mine, theirs in zip(portable, full):
+            assert mine["suppressed"] == theirs["suppressed"]
+            assert (mine["lm_sup"] is None) == (theirs["suppressed"] > bound)
+            if theirs["suppressed"] <= bound:
+                assert float(mine["lm_sup"]) == pytest.approx(float(theirs["lm_sup"]), abs=1e-9)
+        ev.drop()
+    finally:
+        stats.engine.close()
 
 
 # the bottom-up search's statements on its vid table (TEA index): name -> builder(VidTable)

@@ -26,6 +26,8 @@ attribute (:class:`FlexibleEvaluator`).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from collections.abc import Sequence
 
@@ -273,6 +275,10 @@ class FlexibleEvaluator:
         self.lm = objective.metric.needs_lm or "lm" in objective.report
         self.part_hits = 0
         self.part_misses = 0
+        #: when set (by a search that ranks every infeasible solution below every feasible one
+        #: and holds feasible ones only), the LM part is computed only for candidates suppressing
+        #: at most this many rows; the others get the value ``inf``
+        self.lm_within: int | None = None
 
     def prepare(self) -> None:
         self.gstats.prepare()
@@ -297,7 +303,8 @@ class FlexibleEvaluator:
             codes[leaves] = g
             loss[leaves] = l if self.weights is None else w * l
         freq = self.stats.column_freqs[i]
-        entry = {"codes": codes, "loss": loss, "colsum": sum(f * l for f, l in zip(freq, loss.tolist())), "groups": len(groups)}
+        group_loss = np.array([l if self.weights is None else w * l for _, l, _ in groups], dtype=np.float64)
+        entry = {"codes": codes, "loss": loss, "group_loss": group_loss, "colsum": sum(f * l for f, l in zip(freq, loss.tolist())), "groups": len(groups)}
         if len(cache) > 50_000:
             cache.clear()
         cache[bits] = entry
@@ -321,8 +328,9 @@ class FlexibleEvaluator:
         for ch in todo:
             parts = [self.part(i, p) for i, p in enumerate(self.layout.split(ch))]
             parts_of.append(parts)
-            cands.append({"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts]})
-        rows = self.gstats.evaluate(cands, lm=self.lm, per_column=per_column)
+            cands.append({"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts],
+                          "group_loss": [p["group_loss"] for p in parts]})
+        rows = self.gstats.evaluate(cands, lm=self.lm, per_column=per_column, lm_within=self.lm_within)
         for ch, parts, row in zip(todo, parts_of, rows):
             agg = self._scored(dict(row), parts, per_column)
             if len(self.memo) >= self.memo_limit:
@@ -335,7 +343,8 @@ class FlexibleEvaluator:
         """One chromosome's batch row ``agg`` completed: suppressed rows, LM figures, objective
         value, feasibility and reported metrics (only those four without ``per_column``)."""
         agg["suppressed"] = int(agg["suppressed"] or 0)
-        if "lm_sup" in agg:
+        unknown = "lm_sup" in agg and agg["lm_sup"] is None and not per_column
+        if "lm_sup" in agg and not unknown:
             # a sum of doubles in the engine's (parallel, unordered) order: rounded so that
             # equal solutions rank equal run after run
             agg["lm_sup"] = round(float(agg["lm_sup"] or 0.0), 6)
@@ -346,10 +355,15 @@ class FlexibleEvaluator:
                 (agg["colsum"][i] - float(agg[f"lm_sup{i}"] or 0) + (1.0 if self.weights is None else self.weights[i]) * agg["suppressed"]) / self.rows
                 for i in range(self.n)
             ]
-        agg["value"] = self.objective.metric.value(agg, self)
         # a release of nothing is no answer, whatever the budget allows
         agg["feasible"] = agg["suppressed"] <= self.budget and agg["suppressed"] < self.rows
-        agg["report"] = {name: m.value(agg, self) for name, m in self.objective.report.items()}
+        if unknown:
+            # over lm_within: an infeasible candidate whose LM the search does not need
+            agg["value"] = math.inf if self.objective.metric.needs_lm else self.objective.metric.value(agg, self)
+            agg["report"] = {name: (math.inf if m.needs_lm else m.value(agg, self)) for name, m in self.objective.report.items()}
+        else:
+            agg["value"] = self.objective.metric.value(agg, self)
+            agg["report"] = {name: m.value(agg, self) for name, m in self.objective.report.items()}
         if not per_column:
             agg = {k: agg[k] for k in ("value", "feasible", "suppressed", "report")}
         return agg

@@ -61,6 +61,11 @@ from sqlanon.privacy.diagnosis import unsatisfiable
 
 __all__ = ["run", "recoding_from_transformation", "layout_for", "GA"]
 
+#: once every member is feasible, score the LM of feasible children only
+#: (:attr:`sqlanon.search.genetic.objective.FlexibleEvaluator.lm_within`); False: every child's
+#: (``bench/wide.py``'s ``old`` path)
+LM_WITHIN = True
+
 DEFAULTS: dict[str, Any] = {  # the options of a genetic search, of several types
     "iterations": 2000,
     "population": 100,
@@ -234,6 +239,15 @@ class GA:
         self.history.append(step)
         self.trace({"step": "best", **step})
 
+    def lm_bound(self) -> int:
+        """The most rows a child may suppress and still need its LM, with the population full: a
+        feasible child (at most the budget) and an infeasible one that could be inserted (it ranks
+        by suppressed rows first, so at most the worst member's, itself infeasible); any other
+        child is never inserted, so its value is never read. The bound only falls (members are
+        replaced by better ones only), so a child once scored without its LM never needs it."""
+        worst = self.pop[-1][0]
+        return int(self.ev.budget) if worst[0] == 0 else max(int(self.ev.budget), int(worst[1]))
+
     def score(self, chromosomes: list[tuple]) -> list[dict]:
         """Score by one statement, timed for the time limit (memo hits cost nothing)."""
         before = self.ev.evaluations
@@ -272,6 +286,8 @@ class GA:
             if steps == 0:
                 limits.stopped_by = limits.stopped_by or "time_limit"
                 break
+            if LM_WITHIN and len(self.pop) >= opts["population"]:
+                self.ev.lm_within = self.lm_bound()
             kids: list[tuple] = []
             for _ in range(steps):
                 kids.extend(self.breed())

@@ -40,7 +40,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.expr.atoms import add_all, as_double, as_varchar, cte_select, if_, lit, sum_, union_all
+from sqlanon.expr.atoms import add_all, as_bigint, as_double, as_varchar, cte_select, if_, lit, sum_, union_all
 from sqlanon.stats.core import distinct_values
 from sqlanon.stats.models import hierarchical_emd_ctes
 from sqlanon.privacy import aggregates
@@ -350,18 +350,62 @@ class GeneticStats:
         """``list_col[code]`` for a 0-based code, in the dialect's array base."""
         return self.dialect.element_at(col(list_col), code)
 
-    def batch_query(self, lm: bool, per_column: bool, block_words: Sequence[int] | None = None, radix: int = CANDIDATE_RADIX) -> exp.Select:
+    def batch_query(self, lm: bool, per_column: bool, block_words: Sequence[int] | None = None, radix: int = CANDIDATE_RADIX,
+                    lm_within: int | None = None) -> exp.Select:
         """The statement for a batch whose key words are laid out as ``block_words`` (the word of
         each block; default: all in one word). The candidate number is the lowest digit (base
         ``radix``) of the first key word, so classes are grouped by the key words alone and
-        ``c = key % radix``."""
+        ``c = key % radix``. With ``lm_within`` (and ``lm``, not ``per_column``) the LM of the
+        suppressed rows is read back from the class keys of the candidates suppressing at most
+        that many rows only (:meth:`_lm_within`)."""
         block_words = tuple(block_words) if block_words is not None else (0,) * len(self.blocks)
+        decode = lm and not per_column and lm_within is not None
         keys = self._key_exprs(block_words, fold=True)
-        r, sums = self._batch_rows(keys, lm, per_column)
+        r, sums = self._batch_rows(keys, lm and not decode, per_column)
         ctes, cls = self._batch_classes(r, keys, sums, radix)
         flagged = exp.select(exp.Star(), exp.alias_(self.ok.copy(), "ok", quoted=True)).from_(table_ref("cls"))
+        if decode:
+            return self._lm_within(ctes + [("cls", cls), ("flagged", flagged)], block_words)
         final = exp.select(*self._batch_outputs(lm, per_column)).from_(table_ref("flagged")).group_by(col("c")).order_by(col("c"))
         return cte_select([*ctes, ("cls", cls), ("flagged", flagged)], final)
+
+    def _lm_within(self, ctes: list[tuple[str, exp.Expr]], block_words: Sequence[int]) -> exp.Select:
+        """The batch's outputs with ``lm_sup`` (the LM loss of the suppressed rows) for the
+        candidates suppressing at most ``w`` rows only (a column of the candidate table), NULL for
+        the others: a search that
+        only needs the metric of feasible candidates skips the per-row loss lookups (half of a
+        wide table's per-row work). A row's loss is the same for every row of its class, so it
+        is decoded from the class key, for the bad classes of those candidates only: QI ``i``'s
+        released code is ``key // s{i} % m{i}`` (its stride and the batch's largest group count,
+        columns of the candidate table) and ``g{i}`` lists the loss per released code."""
+        outs = [o for o in self._batch_outputs(False, False)]
+        names = [o.alias_or_name for o in outs]
+        per0 = exp.select(*outs).from_(table_ref("flagged")).group_by(col("c"))
+        # the bound is a column of the candidate table (the statement stays the same while it moves)
+        bound = exp.select(exp.alias_(exp.Min(this=col("w")), "w", quoted=True)).from_(table_ref(self.cand))
+        per = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("a", quoted=True)), col("w", "wb")).from_(table_ref("per0", alias="a"))
+        per = per.join(exp.alias_(exp.Subquery(this=bound), "wb", table=True, quoted=True), join_type="cross")
+        within = exp.LTE(this=col("suppressed", "p"), expression=col("w", "p"))
+        bad = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("f", quoted=True))).from_(table_ref("flagged", alias="f"))
+        bad = bad.join(table_ref("per", alias="p"), on=exp.EQ(this=col("c", "f"), expression=col("c", "p")))
+        bad = bad.where(exp.and_(exp.Not(this=col("ok", "f")), within.copy()))
+        terms = []
+        for j, block in enumerate(self.blocks):
+            for i in block:
+                key = col(self.key_name(block_words[j]), "f")
+                code = exp.Mod(this=as_bigint(exp.IntDiv(this=key, expression=col(f"s{i}", "cd"))), expression=col(f"m{i}", "cd"))
+                terms.append(self.dialect.element_at(col(f"g{i}", "cd"), code))
+        loss = exp.Mul(this=col("cnt", "f"), expression=exp.Paren(this=add_all(terms, lit(0.0))))
+        # a cross join filtered on an expression of both sides (not an equi-join): each bad class
+        # meets its candidate's lists in place; a hash join would copy the lists per class
+        same = exp.EQ(this=exp.Sub(this=col("c", "f"), expression=col("c", "cd")), expression=lit(0))
+        lmq = exp.select(col("c", "f"), exp.alias_(sum_(loss), "lm_sup", quoted=True)).from_(table_ref("bad", alias="f"))
+        lmq = lmq.join(table_ref(self.cand, alias="cd"), join_type="cross").where(same).group_by(col("c", "f"))
+        lm_sup = if_(within, exp.Coalesce(this=col("lm_sup", "l"), expressions=[lit(0.0)]), exp.Null())
+        sel = [col(n, "p") for n in names[:5]] + [exp.alias_(lm_sup, "lm_sup", quoted=True)] + [col(n, "p") for n in names[5:]]
+        final = exp.select(*sel).from_(table_ref("per", alias="p"))
+        final = final.join(table_ref("lm", alias="l"), on=exp.EQ(this=col("c", "p"), expression=col("c", "l")), join_type="left").order_by(col("c", "p"))
+        return cte_select([*ctes, ("per0", per0), ("per", per), ("bad", bad), ("lm", lmq)], final)
 
     def _batch_rows(self, keys: list[tuple[str, exp.Expr]], lm: bool, per_column: bool) -> tuple[exp.Select, list[str]]:
         """``r``: every base row under every candidate (its class keys), with the sums a class
@@ -617,38 +661,25 @@ class GeneticStats:
             block_words.append(word)
         return strides, tuple(block_words)
 
-    def evaluate(self, candidates: Sequence[dict], lm: bool, per_column: bool = False) -> list[dict]:
+    def evaluate(self, candidates: Sequence[dict], lm: bool, per_column: bool = False, lm_within: int | None = None) -> list[dict]:
         """One statement for a batch. ``candidates[c]`` has, per QI, ``codes`` (leaf -> released
         code 0..groups-1, an int array), ``groups`` (how many released values) and, when ``lm``,
-        ``leaf_loss`` (leaf -> LM loss of its released value, a float array)."""
+        ``leaf_loss`` (leaf -> LM loss of its released value, a float array) and ``group_loss``
+        (released code -> that loss). With ``lm_within``, ``lm_sup`` is computed only for the
+        candidates suppressing at most that many rows (None for the others; :meth:`_lm_within`)."""
         if not candidates:
             return []
         radix = max(CANDIDATE_RADIX, 1 << (len(candidates) - 1).bit_length())
         strides, block_words = self.layout_keys([cd["groups"] for cd in candidates], radix)
         self.words = max(block_words, default=0) + 1
         self._block_words = block_words
-        cols = {"c": pa.array(range(len(candidates)), pa.int32())}
-
-        def lists(per_candidate: list[np.ndarray], kind) -> pa.Array:
-            offsets = np.zeros(len(per_candidate) + 1, dtype=np.int32)
-            np.cumsum([len(a) for a in per_candidate], out=offsets[1:])
-            return pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.concatenate(per_candidate), kind))
-
-        for j, block in enumerate(self.blocks):
-            cols[f"kb{j}"] = lists([block_list([cd["codes"][i] for i in block], [strides[i] for i in block]) for cd in candidates], pa.int64())
-            if lm and not per_column:
-                cols[f"lb{j}"] = lists([block_list([cd["leaf_loss"][i] for i in block], [1.0] * len(block)) for cd in candidates], pa.float64())
-        if lm and per_column:
-            for i in range(self.n):
-                cols[f"l{i}"] = lists([np.asarray(cd["leaf_loss"][i], dtype=np.float64) for cd in candidates], pa.float64())
-        if self.vtables:
-            for i in range(self.n):
-                cols[f"k{i}"] = lists([np.asarray(cd["codes"][i], dtype=np.int64) * strides[i] for cd in candidates], pa.int64())
+        decode = lm and not per_column and lm_within is not None
+        cols = self._candidate_columns(candidates, strides, lm, per_column, lm_within if decode else None)
         self.engine.register_arrow(self.cand, pa.table(cols))
         try:
-            sig: tuple = ("batch", lm, per_column, block_words, radix)
+            sig: tuple = ("batch", lm, per_column, block_words, radix) + (("within",) if decode else ())
             if sig not in self._sql:
-                self._sql[sig] = self.dialect.render(self.batch_query(lm, per_column, block_words, radix))
+                self._sql[sig] = self.dialect.render(self.batch_query(lm, per_column, block_words, radix, lm_within if decode else None))
             with_names = self._result_names(lm, per_column)
             rows = self.engine.fetch_all(self._sql[sig])
             out = [dict(zip(with_names, r)) for r in rows]
@@ -663,6 +694,38 @@ class GeneticStats:
         self.batches += 1
         self.evaluations += len(candidates)
         return out
+
+    def _candidate_columns(self, candidates: Sequence[dict], strides: Sequence[int], lm: bool, per_column: bool,
+                           lm_within: int | None) -> dict[str, pa.Array]:
+        """The candidate table's columns: ``c``, the block key lists ``kb{j}``; for the LM, per
+        row (``lb{j}``, or ``l{i}`` per QI for per-column figures) or, with ``lm_within``, per
+        released code (``g{i}``, with the key's strides ``s{i}``, moduli ``m{i}`` and the bound
+        ``w``); the per-QI key lists ``k{i}`` when a median target needs them."""
+        n = len(candidates)
+        cols = {"c": pa.array(range(n), pa.int32())}
+
+        def lists(per_candidate: list[np.ndarray], kind) -> pa.Array:
+            offsets = np.zeros(len(per_candidate) + 1, dtype=np.int32)
+            np.cumsum([len(a) for a in per_candidate], out=offsets[1:])
+            return pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.concatenate(per_candidate), kind))
+
+        for j, block in enumerate(self.blocks):
+            cols[f"kb{j}"] = lists([block_list([cd["codes"][i] for i in block], [strides[i] for i in block]) for cd in candidates], pa.int64())
+            if lm and not per_column and lm_within is None:
+                cols[f"lb{j}"] = lists([block_list([cd["leaf_loss"][i] for i in block], [1.0] * len(block)) for cd in candidates], pa.float64())
+        if lm_within is not None:
+            cols["w"] = pa.array([int(lm_within)] * n, pa.int64())
+            for i in range(self.n):
+                cols[f"s{i}"] = pa.array([strides[i]] * n, pa.int64())
+                cols[f"m{i}"] = pa.array([max(cd["groups"][i] for cd in candidates) or 1] * n, pa.int64())
+                cols[f"g{i}"] = lists([np.asarray(cd["group_loss"][i], dtype=np.float64) for cd in candidates], pa.float64())
+        if lm and per_column:
+            for i in range(self.n):
+                cols[f"l{i}"] = lists([np.asarray(cd["leaf_loss"][i], dtype=np.float64) for cd in candidates], pa.float64())
+        if self.vtables:
+            for i in range(self.n):
+                cols[f"k{i}"] = lists([np.asarray(cd["codes"][i], dtype=np.int64) * strides[i] for cd in candidates], pa.int64())
+        return cols
 
     def _result_names(self, lm: bool, per_column: bool) -> list[str]:
         names = ["c", "suppressed", "classes", "bad_classes", "min_class"]
