@@ -523,7 +523,7 @@ def _bottom_up_statements():
         "bottom_up_vid_table": lambda v: [v.create_query("sqlanon_fs0_1", ["<=50K", ">50K"], leaf_nodes=[[0, 0, 1], [0, 1, 1]])],
         "bottom_up_info_loss": lambda v: [v.info_loss_query([(0, 2, [0, 1]), (1, 3, [1, 2])])],
         "bottom_up_candidates": lambda v: [v.anonymity_range_query(1), v.segment_sizes_query(1, [(1, [1, 2])]), v.count_histogram_query(3)],
-        "bottom_up_probe": lambda v: [v.merged_query(0, 2, [0, 1]), v.probe_query(0, 2, [0, 1], 3)],
+        "bottom_up_probe": lambda v: [v.merged_query(0, 2, [0, 1]), v.probe_query(0, 2, [0, 1], 3), v.probe_query(0, 2, [0, 1], 3, inserted=True)],
     }
 
 
@@ -579,6 +579,10 @@ def test_bottom_up_statements(name):
         assert (probe.old_vids, probe.new_vids) == (6, 3) and sum(probe.new_hist.values()) == 3
         vids.commit(probe)
         assert vids.size() == 6 and engine.scalar(exp.select("SUM(cnt)").from_(vids.name)) == total
+        # applied without a probe: the same counts as a probe, the merge computed once
+        applied = vids.apply(1, 4, [0, 1], 100)
+        assert (applied.old_vids, applied.new_vids, sum(applied.new_hist.values())) == (4, 2, 2)
+        assert vids.size() == 4 and engine.scalar(exp.select("SUM(cnt)").from_(vids.name)) == total
     finally:
         engine.close()
 

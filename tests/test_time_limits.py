@@ -162,14 +162,16 @@ def test_a_step_limit_that_leaves_nearly_everything_suppressed_warns(tmp_path):
 def _bottom_up_clock(monkeypatch, clock, probe_seconds: float):
     from sqlanon.search.bottom_up.stats import VidTable
 
-    original = VidTable.probe
+    # a generalization is measured by a probe, or by applying it when it was chosen unprobed
+    for name in ("probe", "apply"):
+        original = getattr(VidTable, name)
 
-    def probe(self, *args, **kwargs):
-        out = original(self, *args, **kwargs)
-        clock.spend(probe_seconds)
-        return out
+        def measured(self, *args, original=original, **kwargs):
+            out = original(self, *args, **kwargs)
+            clock.spend(probe_seconds)
+            return out
 
-    monkeypatch.setattr(VidTable, "probe", probe)
+        monkeypatch.setattr(VidTable, name, measured)
 
 
 def test_bottom_up_reports_progress_and_keeps_its_time_limit(tmp_path, clock, monkeypatch):

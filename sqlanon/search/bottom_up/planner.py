@@ -432,8 +432,14 @@ class BottomUp:
                 tick(len(probes), len(cand))
             gains[g] = max(0, self.anonymity_after(pr) - A)
         best = min(valid, key=lambda g: choice_key(self.weighted_info(g), gains.get(g, 0), g[0], g[1], self.weight_key(g[0])))
-        pr = probes.get(best) or limits.run(1, lambda: self.probe(*best))
-        self._apply(pr)
+        probed = probes.get(best)
+        if probed is not None:
+            self.vids.commit(probed)
+            pr = probed
+        else:  # chosen without its gain (not a candidate of Theorem 1's test): applied and measured at once
+            self.probes += 1
+            pr = limits.run(1, lambda: self.vids.apply(best[0], best[1], self.tax[best[0]].children[best[1]], self.K))
+        self._applied(pr)
         info, gain = self.weighted_info(best), gains.get(best, 0)
         step = Step(
             attr=best[0], parent=best[1], children=list(self.tax[best[0]].children[best[1]]),
@@ -444,8 +450,8 @@ class BottomUp:
         self.steps.append(step)
         return step
 
-    def _apply(self, pr: Probe) -> None:
-        self.vids.commit(pr)
+    def _applied(self, pr: Probe) -> None:
+        """The state after the vid table took ``pr``: O[i], the cut, the valid generalizations."""
         for c, n in pr.old_hist.items():
             self.O[c] = self.O.get(c, 0) - n
             if self.O[c] <= 0:

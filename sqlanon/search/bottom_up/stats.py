@@ -371,28 +371,35 @@ class VidTable:
             sel.append(exp.alias_(exp.Add(this=exp.Min(this=lm), expression=lit(float(losses[parent]))), "lm", quoted=True, copy=False))
         return _select(sel, table_ref(self.name), _in(col(self.qname(attr)), children), keys)
 
-    def probe_query(self, attr: int, parent: int, children: Sequence[int], K: int) -> exp.Expr:
+    def probe_query(self, attr: int, parent: int, children: Sequence[int], K: int, inserted: bool = False) -> exp.Expr:
         """``kind, cnt, n`` rows: how many old (``o``, the vids G generalizes) and new (``n``, the
         merged vids) vids have each ``a(vid)`` below K, and how many have ``a(vid) >= K``
-        (``cnt = K``): one statement, the merged vids computed once and not stored."""
+        (``cnt = K``): one statement, the merged vids computed once and not stored
+        (``inserted``: read from the vid table, where :meth:`apply` has just put them; no vid
+        holds the parent before).
+        """
 
         def capped() -> exp.Expr:
             small = exp.LT(this=col("cnt"), expression=lit(int(K)))
             return exp.alias_(exp.Case(ifs=[exp.If(this=small, true=col("cnt"))], default=lit(int(K))), "cnt", quoted=True, copy=False)
 
         old = _select([exp.alias_(lit("o"), "kind", quoted=True, copy=False), capped()], table_ref(self.name), _in(col(self.qname(attr)), children))
-        merged = exp.alias_(exp.Subquery(this=self.merged_query(attr, parent, children, counts_only=True)), "m", table=True, quoted=True, copy=False)
-        new = _select([lit("n"), capped()], merged)
+        if inserted:
+            new = _select([lit("n"), capped()], table_ref(self.name), exp.EQ(this=col(self.qname(attr)), expression=lit(int(parent))))
+        else:
+            merged = exp.alias_(exp.Subquery(this=self.merged_query(attr, parent, children, counts_only=True)), "m", table=True, quoted=True, copy=False)
+            new = _select([lit("n"), capped()], merged)
         both = exp.alias_(exp.Subquery(this=exp.Union(this=old, expression=new, distinct=False)), "g", table=True, quoted=True, copy=False)
         return _select([col("kind"), col("cnt"), exp.alias_(_count_star(), "n", quoted=True, copy=False)], both, group=[col("kind"), col("cnt")])
 
     def probe(self, attr: int, parent: int, children: Sequence[int], K: int) -> Probe:
         """Measure G on the vids it generalizes (nothing is written: :meth:`commit` applies it)."""
         self._probes += 1
-        pr = Probe(attr, parent, list(children), None)
-        K = int(K)
+        return self._measured(Probe(attr, parent, list(children), None), self.probe_query(attr, parent, children, K), K)
+
+    def _measured(self, pr: Probe, query: exp.Expr, K: int) -> Probe:
         smallest = None
-        for kind, cnt, n in self.engine.fetch_all(self._text(self.probe_query(attr, parent, children, K))):
+        for kind, cnt, n in self.engine.fetch_all(self._text(query)):
             cnt, n = int(cnt), int(n)
             if kind == "o":
                 pr.old_vids += n
@@ -406,13 +413,42 @@ class VidTable:
         pr.min_new = smallest
         return pr
 
+    def apply(self, attr: int, parent: int, children: Sequence[int], K: int) -> Probe:
+        """Apply G without a probe first (the search chose it without its gain) and measure it as
+        :meth:`probe` would: the merged vids are inserted, counted beside the vids they replace,
+        and those are deleted; the merge is computed once. Where temporary tables take no
+        INSERT/DELETE, :meth:`probe` then :meth:`commit`."""
+        if not self.dialect.updatable_temps:
+            pr = self.probe(attr, parent, children, K)
+            self.commit(pr)
+            return pr
+        self._probes += 1
+        pr = Probe(attr, parent, list(children), None)
+        self._insert_merged(pr)
+        self._measured(pr, self.probe_query(attr, parent, children, K, inserted=True), K)
+        self._delete_children(pr)
+        return pr
+
+    def _insert_merged(self, pr: Probe) -> None:
+        self.engine.execute(self._text(
+            exp.Insert(
+                this=exp.Schema(this=table_ref(self.name), expressions=[exp.to_identifier(c, quoted=True) for c in self.columns]),
+                expression=self.merged_query(pr.attr, pr.parent, pr.children),
+            )
+        ))
+
+    def _delete_children(self, pr: Probe) -> None:
+        self.engine.execute(self._text(
+            exp.Delete(this=table_ref(self.name), where=exp.Where(this=_in(col(self.qname(pr.attr)), pr.children)))
+        ))
+
     def commit(self, pr: Probe) -> None:
         """Make a probe permanent: the generalized vids are replaced by the merged ones (in place
         where temporary tables take INSERT/DELETE: the merged vids hold the parent, never a child,
         so they are inserted first; else a new temporary table replaces the old)."""
-        names = self.columns
-        merged = self.merged_query(pr.attr, pr.parent, pr.children)
         if not self.dialect.updatable_temps:
+            names = self.columns
+            merged = self.merged_query(pr.attr, pr.parent, pr.children)
             kept = exp.select(*[col(c) for c in names]).from_(table_ref(self.name)).where(
                 exp.Not(this=exp.Paren(this=_in(col(self.qname(pr.attr)), pr.children)))
             )
@@ -422,15 +458,8 @@ class VidTable:
             self.name = new
             self._texts.clear()
             return
-        self.engine.execute(self._text(
-            exp.Insert(
-                this=exp.Schema(this=table_ref(self.name), expressions=[exp.to_identifier(c, quoted=True) for c in names]),
-                expression=merged,
-            )
-        ))
-        self.engine.execute(self._text(
-            exp.Delete(this=table_ref(self.name), where=exp.Where(this=_in(col(self.qname(pr.attr)), pr.children)))
-        ))
+        self._insert_merged(pr)
+        self._delete_children(pr)
 
     # -- for tests and reports -------------------------------------------------------------------
     def rows(self) -> list[tuple]:

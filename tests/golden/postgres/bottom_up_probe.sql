@@ -37,4 +37,27 @@ FROM (
 ) AS "g"
 GROUP BY
   "kind",
+  "cnt";
+
+SELECT
+  "kind",
+  "cnt",
+  COUNT(*) AS "n"
+FROM (
+  SELECT
+    'o' AS "kind",
+    CASE WHEN "cnt" < 3 THEN "cnt" ELSE 3 END AS "cnt"
+  FROM "sqlanon_bu_vid_N"
+  WHERE
+    "q0" IN (0, 1)
+  UNION ALL
+  SELECT
+    'n',
+    CASE WHEN "cnt" < 3 THEN "cnt" ELSE 3 END AS "cnt"
+  FROM "sqlanon_bu_vid_N"
+  WHERE
+    "q0" = 2
+) AS "g"
+GROUP BY
+  "kind",
   "cnt"
