@@ -230,3 +230,30 @@ def test_optimal_with_triple_tags_finds_the_exhaustive_optimum(tmp_path):
         finally:
             engine.close()
     assert tagged > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_subset_counts_read_locally_equal_the_engines_grouping(seed, tmp_path, monkeypatch):
+    """The leaf-code counts of QI pairs and triples: summed in numpy from the base set (small
+    sets; dense bincount, or sorting when the bins are many) equal the engine's GROUPING SETS
+    (large sets)."""
+    from sqlanon.stats import marginals
+
+    rng = random.Random(7919 * seed + 1)
+    case = brute.random_case(rng, tmp_path, n_qi=4, n_rows=rng.randint(60, 220), depths=[rng.randint(1, 2) for _ in range(4)])
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds(distinct_s=True))  # several base rows per code combination
+        subsets = [(0, 1), (1, 3), (0, 2, 3), (0, 1, 2)]
+
+        def cells(counts):
+            return {subset: sorted(zip(*[c.tolist() for c in codes], cnts.tolist())) for subset, (codes, cnts) in counts.items()}
+
+        local = cells(marginals.subset_counts(stats, subsets))
+        monkeypatch.setattr(marginals, "DENSE_BINS", 0)
+        assert cells(marginals.subset_counts(stats, subsets)) == local
+        monkeypatch.setattr(marginals, "LOCAL_ROWS", 0)
+        assert cells(marginals.subset_counts(stats, subsets)) == local
+        assert all(sum(n for *_, n in cs) == case.n for cs in local.values())
+    finally:
+        engine.close()

@@ -45,6 +45,11 @@ ESTIMATE_CELLS = 1_000_000
 #: a subset's level combinations are rolled up in one ``bincount`` when their codes span at most
 #: this many bins (else by sorting)
 DENSE_BINS = 4_000_000
+#: a base set of at most this many rows is read once (its QI codes and counts) and every subset's
+#: leaf-code counts are summed in numpy (a ``bincount`` each); a larger one is grouped by the
+#: engine (:func:`marginal_counts_query`). Adult (19K base rows, 36 pairs): the GROUPING SETS
+#: statement 47-50 ms, the read and bincounts 10-15 ms (load ~5)
+LOCAL_ROWS = 100_000
 
 
 
@@ -175,8 +180,47 @@ def subset_rare(stats, k: int, triples: bool = True) -> dict[tuple[int, ...], np
     chosen = chosen_triples(stats, k) if triples else []
     covered = {pair for t in chosen for pair in itertools.combinations(t, 2)}
     subsets = [*chosen, *[p for p in pairs if p not in covered]]
-    table = stats.engine.fetch_arrow(marginal_counts_query(stats, subsets))
+    maps = level_maps(stats)
+    for subset, (codes, cnts) in subset_counts(stats, subsets).items():
+        out[subset] = rare_by_levels(codes, cnts, [maps[i] for i in subset], k)
+    cache[(k, triples)] = out
+    return out
+
+
+def subset_counts(stats, subsets) -> dict[tuple[int, ...], tuple[list[np.ndarray], np.ndarray]]:
+    """Per subset of QIs, its non-empty cells of leaf codes: the codes (one array per QI) and the
+    rows of each cell. One statement: on a base set of at most :data:`LOCAL_ROWS` rows, its codes
+    and counts, summed per subset here; on a larger one, the engine's grouping
+    (:func:`marginal_counts_query`)."""
     used = sorted({i for subset in subsets for i in subset})
+    if stats.base.rows > LOCAL_ROWS:
+        return engine_counts(stats, subsets, used)
+    query = exp.select(*[col(stats.qcol(i)) for i in used], exp.alias_(as_bigint(col("cnt")), "n", quoted=True), copy=False)
+    table = stats.engine.fetch_arrow(query.from_(table_ref(stats.base.table), copy=False))
+    codes_of = {i: np.asarray(table.column(stats.qcol(i)).to_numpy(), dtype=np.int64) for i in used}
+    counts = np.asarray(table.column("n").to_numpy(), dtype=np.int64)
+    widths = {i: len(level_maps(stats)[i][0]) for i in used}
+    out = {}
+    for subset in subsets:
+        key = np.zeros(len(counts), dtype=np.int64)
+        for i in subset:
+            key = key * widths[i] + codes_of[i]
+        bins = math.prod(widths[i] for i in subset)
+        if bins <= DENSE_BINS:
+            grid = np.bincount(key, weights=counts, minlength=bins)
+            cells = np.flatnonzero(grid)
+            rows = grid[cells]
+        else:
+            cells, inverse = np.unique(key, return_inverse=True)
+            rows = np.bincount(inverse, weights=counts)
+        parts = np.unravel_index(cells, [widths[i] for i in subset])
+        out[subset] = ([np.asarray(p, dtype=np.int64) for p in parts], np.rint(rows).astype(np.int64))
+    return out
+
+
+def engine_counts(stats, subsets, used) -> dict[tuple[int, ...], tuple[list[np.ndarray], np.ndarray]]:
+    """:func:`subset_counts` from the engine's ``GROUPING SETS`` statement (large base sets)."""
+    table = stats.engine.fetch_arrow(marginal_counts_query(stats, subsets))
     pattern = np.zeros(table.num_rows, dtype=np.int64)  # the QIs a row groups by, as bits
     codes_of = {}
     for i in used:
@@ -186,14 +230,11 @@ def subset_rare(stats, k: int, triples: bool = True) -> dict[tuple[int, ...], np
     counts = np.asarray(table.column("n").combine_chunks().to_numpy(zero_copy_only=False), dtype=np.int64)
     order = np.argsort(pattern, kind="stable")
     pattern = pattern[order]
-    maps = level_maps(stats)
+    out = {}
     for subset in subsets:
         bits = sum(1 << i for i in subset)
         mine = order[np.searchsorted(pattern, bits, "left") : np.searchsorted(pattern, bits, "right")]
-        codes = [codes_of[i][mine] for i in subset]
-        cnts = counts[mine]
-        out[subset] = rare_by_levels(codes, cnts, [maps[i] for i in subset], k)
-    cache[(k, triples)] = out
+        out[subset] = ([codes_of[i][mine] for i in subset], counts[mine])
     return out
 
 
