@@ -156,7 +156,7 @@ class LightningOptions(SearchOptions):
     model_config = ConfigDict(title="lightning search options")
     time_limit: float | None = Field(None, gt=0, description="Stop after this many seconds (default 30).")
     step_limit: int | None = Field(None, ge=1, description="Stop after this many node evaluations (default: none).")
-    batch: int = Field(32, ge=1, description="Nodes evaluated by one statement.")
+    batch: int = Field(64, ge=1, description="Nodes evaluated by one statement.")
 
 
 class AutoOptions(LightningOptions):

@@ -24,7 +24,7 @@ evaluated (the lower bound is monotone and below every value), so the result is 
 ``optimal`` is reported true.
 
 Options: ``time_limit`` (seconds, default 30), ``step_limit`` (node evaluations, default none),
-``batch`` (nodes per statement, default 32). The report (``heuristic``) gives evaluations,
+``batch`` (nodes per statement, default 64). The report (``heuristic``) gives evaluations,
 expansions, seconds, what stopped the search (``time_limit``, ``step_limit`` or ``exhausted``),
 whether the optimum is proven, and the evaluation at which the returned node was found.
 """
@@ -41,7 +41,9 @@ from sqlanon.config.search_options import given
 from sqlanon.privacy.diagnosis import closest, unsatisfiable
 
 DEFAULT_TIME_LIMIT = 30.0
-DEFAULT_BATCH = 32
+DEFAULT_BATCH = 64
+#: expand queued nodes of one key together (:meth:`Lightning.tied`)
+TIES = True
 OPTIONS = ("time_limit", "step_limit", "batch")
 
 
@@ -170,6 +172,38 @@ class Lightning:
                     best = s
         return best
 
+    def expand_up_tied(self, queue: list, expanded: set, nodes: list[tuple]) -> None:
+        """Expand several nodes of one key (value and height) with one evaluation of all their
+        successors (:meth:`expand_up` one by one would expand them in this order too, unless a
+        successor of an earlier one is cheaper than a later one)."""
+        fresh: list[tuple] = []
+        for node in nodes:
+            expanded.add(node)
+            self.expansions["bottom"] += 1
+            fresh.extend(s for s in self.successors(node) if s not in expanded and not self.hopeless(s))
+        fresh = list(dict.fromkeys(fresh))
+        self.evaluate(fresh)
+        for s in fresh:
+            if s in self.evaluated:
+                heapq.heappush(queue, self.key(s))
+
+    def tied(self, queue: list, expanded: set, key: tuple, steps: int, stepping: int) -> list[tuple]:
+        """Queued nodes with the same value and height as ``key``, while their successors fit a
+        statement (``batch``) and no greedy dive is due."""
+        out: list[tuple] = []
+        room = self.opts["batch"] - sum(1 for _ in self.successors(key[2]))
+        while queue and queue[0][:2] == key[:2] and (steps + len(out) + 1) % stepping != 0:
+            node = queue[0][2]
+            n = sum(1 for s in self.successors(node) if s not in expanded)
+            if node not in expanded and n > room:
+                break
+            heapq.heappop(queue)
+            if node in expanded or self.hopeless(node):
+                continue
+            out.append(node)
+            room -= n
+        return out
+
     def dive(self, queue: list, expanded: set, node: tuple | None) -> None:
         """Greedy depth-first, no backtracking: follow the cheapest successor."""
         self.dives += 1
@@ -207,14 +241,17 @@ class Lightning:
         while not self.must_stop():
             # one expansion from the bottom
             while up_q:
-                _, _, node = heapq.heappop(up_q)
+                key = heapq.heappop(up_q)
+                node = key[2]
                 if node in up_done or self.hopeless(node):
                     continue
                 steps += 1
                 if steps % stepping == 0:
                     self.dive(up_q, up_done, node)
                 else:
-                    self.expand_up(up_q, up_done, node)
+                    more = self.tied(up_q, up_done, key, steps, stepping) if TIES else []
+                    steps += len(more)
+                    self.expand_up_tied(up_q, up_done, [node, *more])
                 break
             if not up_q and not self.must_stop():
                 exhausted = True  # every node that could beat the incumbent was evaluated
