@@ -279,17 +279,23 @@ def _both_paths(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("seed,share,weighted", [(300, 0.0, False), (301, 0.3, False), (302, 1.0, False), (303, 0.5, True), (304, 1.0, True), (305, 1.0, False)])
-def test_states_scored_on_the_vids_match_the_base_set(seed, share, weighted, monkeypatch):
+@pytest.mark.parametrize("seed,share,weighted,bounded", [(300, 0.0, False, False), (301, 0.3, False, False), (302, 1.0, False, False), (303, 0.5, True, False),
+                                                          (304, 1.0, True, False), (305, 1.0, False, False), (306, 1.0, False, True), (307, 0.5, True, True)])
+def test_states_scored_on_the_vids_match_the_base_set(seed, share, weighted, bounded, monkeypatch):
     """Without a class column every state's LM and suppressed rows come from the vid table; they
-    equal the base set's (one statement per state), with and without attribute weights."""
+    equal the base set's (one statement per state), with and without attribute weights and a
+    min-level start cut."""
     rows, columns, hier, k = random_case(seed)
     ctx = make_ctx(rows, columns, hier, k, class_column=None, budget=int(share * len(rows)))
     if weighted:
         ctx.weights = [0.25 + 0.75 * (i % 2) for i in range(len(hier))]
+    if bounded:
+        ctx.bounds = [(1 if h.max_level >= 2 else 0, h.max_level) for h in ctx.hierarchies]
+        assert any(lo for lo, _ in ctx.bounds)
     seen = _both_paths(monkeypatch)
     plan = bottom_up.run(ctx)
     assert seen and all(fast for fast, _ in seen)
+    assert ("level_bounds" in plan.extra) == bounded
     _check_release(rows, plan, k, ctx.hierarchies, budget=int(share * len(rows)))
 
 
