@@ -21,7 +21,8 @@ run *idle* and *busy* (with one CPU-bound process beside it, started by the benc
 the ``new`` path (branch statements over keyed sets) and the ``old`` one (the joined batch
 statement), so that ratios come from one run of the script (``new-1thread``: the new path on one
 engine thread).
-The statement counts (``stmts``) do not depend on the machine's load; the rates do:
+The statement counts (``stmts``) do not depend on the machine's load, and the CPU seconds of this
+process per evaluation (``cpu ms/eval``, setup included) little; the rates do:
 
     .venv/bin/python bench/wide.py --rates --limit 20 [--paths new,old] [--loads idle,busy]
 
@@ -170,7 +171,7 @@ def rates(args, say) -> None:
 
     db, specs = build(args.folder, "w24", 24, 30_000)
     say(f"\nw24: 24 QIs, 30,000 rows, k=5, 5 % suppression, limit {args.limit} s; machine load before: {os.getloadavg()[0]:.1f} (cores: {os.cpu_count()})")
-    say(f"{'search':<11}{'path':<12}{'load':<6}{'evals':>7}{'evals/s':>9}{'loss':>9}{'metric':>9}{'stmts':>7}{'stmts/eval':>11}{'seconds':>9}{'cpu s':>7}{'load1':>7}")
+    say(f"{'search':<11}{'path':<12}{'load':<6}{'evals':>7}{'evals/s':>9}{'loss':>9}{'metric':>9}{'stmts':>7}{'stmts/eval':>11}{'seconds':>9}{'cpu s':>7}{'cpu ms/eval':>12}{'load1':>7}")
     got = {}
     for load in args.loads.split(","):
         child = None
@@ -187,7 +188,7 @@ def rates(args, say) -> None:
                         continue
                     eps = r["evals_per_s"] if r["evals_per_s"] is not None else r["evaluations"] / max(r["search_seconds"] or r["seconds"], 1e-9)
                     got[(search, path, load)] = (eps, r["loss"])
-                    say(f"{search:<11}{path:<12}{load:<6}{r['evaluations']:>7}{eps:>9.1f}{r['loss']:>9.4f}{r['metric']:>9.4f}{r['statements']:>7}{r['statements'] / max(r['evaluations'], 1):>11.2f}{r['seconds']:>9}{r['cpu']:>7}{os.getloadavg()[0]:>7.1f}")
+                    say(f"{search:<11}{path:<12}{load:<6}{r['evaluations']:>7}{eps:>9.1f}{r['loss']:>9.4f}{r['metric']:>9.4f}{r['statements']:>7}{r['statements'] / max(r['evaluations'], 1):>11.2f}{r['seconds']:>9}{r['cpu']:>7}{1000 * r['cpu'] / max(r['evaluations'], 1):>12.1f}{os.getloadavg()[0]:>7.1f}")
         finally:
             if child is not None:
                 child.terminate()
