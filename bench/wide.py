@@ -109,12 +109,14 @@ def build(folder: str, name: str, n_qi: int, rows: int, seed: int = 42) -> tuple
     return path, specs
 
 
-def run_one(db, specs, search, k, sup, limit, metric="loss"):
+def run_one(db, specs, search, k, sup, limit, metric="loss", iterations=None):
     opts = {}
     if search in ("lightning", "auto"):
         opts = {"time_limit": limit}
     elif search == "genetic":
         opts = {"time_limit": limit, "iterations": 1_000_000, "population": 100, "seed": 1}
+        if iterations:  # a fixed amount of work instead of a time limit
+            opts = {"iterations": iterations, "population": 100, "seed": 1}
     started = time.perf_counter()
     cpu0 = cpu_seconds()
     try:
@@ -182,7 +184,7 @@ def rates(args, say) -> None:
             for search in args.searches.split(","):
                 for path in args.paths.split(","):
                     set_path(path)
-                    r = run_one(db, specs, search, 5, 0.05, args.limit)
+                    r = run_one(db, specs, search, 5, 0.05, args.limit, iterations=args.iterations if search == "genetic" else None)
                     if "error" in r:
                         say(f"{search:<11}{path:<12}{load:<6} error after {r['seconds']} s: {r['error']}")
                         continue
@@ -256,6 +258,8 @@ def main() -> None:
     ap.add_argument("--rates", action="store_true", help="w24 rates idle and busy, new and old paths (issue 26)")
     ap.add_argument("--paths", default="new,old")
     ap.add_argument("--loads", default="idle,busy")
+    ap.add_argument("--iterations", type=int, default=None, help="with --rates: the genetic search runs this many iterations, no time limit "
+                    "(the same work on every path and load: its CPU ms per evaluation compare across a loaded machine)")
     ap.add_argument("--bottom-up-ab", default=None, metavar="OLD_TREE", help="bottom-up on w24, OLD_TREE's sqlanon vs this one's, alternated")
     ap.add_argument("--repeat", type=int, default=2, help="runs per tree with --bottom-up-ab")
     args = ap.parse_args()
