@@ -82,7 +82,14 @@ def supported(stats, metric) -> bool:
     class, population and ranked ones are left to the per-node statements)."""
     if not stats.qis or any(getattr(stats.needs, name) for name in ONE_NODE_NEEDS):
         return False  # class, population or ranked aggregates: the one-node statements have them
-    return metric is None or metric.batch_terms(stats) is not None
+    if metric is None:
+        return True
+    # asked before every round: the metric's terms are built once per metric (Loss on 9 QIs: ~4 ms)
+    cache = stats.__dict__.setdefault("_batch_supported", {})
+    key = metric_key(metric)
+    if key not in cache:
+        cache[key] = metric.batch_terms(stats) is not None
+    return cache[key]
 
 
 #: needs the batch statement leaves to the one-node statements (every sensitive need is batched:

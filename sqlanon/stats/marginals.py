@@ -24,6 +24,7 @@ import itertools
 import math
 
 import numpy as np
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.expr.atoms import col, table_ref
@@ -197,8 +198,8 @@ def subset_counts(stats, subsets) -> dict[tuple[int, ...], tuple[list[np.ndarray
         return engine_counts(stats, subsets, used)
     query = exp.select(*[col(stats.qcol(i)) for i in used], exp.alias_(as_bigint(col("cnt")), "n", quoted=True), copy=False)
     table = stats.engine.fetch_arrow(query.from_(table_ref(stats.base.table), copy=False))
-    codes_of = {i: np.asarray(table.column(stats.qcol(i)).to_numpy(), dtype=np.int64) for i in used}
-    counts = np.asarray(table.column("n").to_numpy(), dtype=np.int64)
+    codes_of = {i: arrow_ints(table.column(stats.qcol(i)))[0] for i in used}
+    counts = arrow_ints(table.column("n"))[0]
     widths = {i: len(level_maps(stats)[i][0]) for i in used}
     out = {}
     for subset in subsets:
@@ -218,16 +219,37 @@ def subset_counts(stats, subsets) -> dict[tuple[int, ...], tuple[list[np.ndarray
     return out
 
 
+def arrow_ints(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """An integer Arrow column as int64 values (0 where NULL) and its validity, read from the
+    chunks' buffers: pyarrow's ``to_numpy`` imports pandas, 0.5-1.7 s in a fresh process (the CLI
+    paid it before the first node of every lattice search; nothing else in a run imports it).
+
+    >>> arrow_ints(pa.chunked_array([pa.array([3, None, 5], pa.int16()), pa.array([7], pa.int16())]))
+    (array([3, 0, 5, 7]), array([ True, False,  True,  True]))
+    """
+    values, valid = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=bool)]
+    for chunk in column.chunks:
+        kind = "i" if pa.types.is_signed_integer(chunk.type) else "u"
+        if kind == "u" and not pa.types.is_unsigned_integer(chunk.type):
+            raise TypeError(f"not an integer column: {chunk.type}")
+        mask, data = chunk.buffers()[:2]
+        n, off = len(chunk), chunk.offset
+        got = np.frombuffer(data, dtype=np.dtype(f"<{kind}{chunk.type.bit_width // 8}"), count=off + n)[off:].astype(np.int64)
+        ok = np.ones(n, dtype=bool) if mask is None or not chunk.null_count else np.unpackbits(np.frombuffer(mask, dtype=np.uint8), bitorder="little")[off : off + n].astype(bool)
+        values.append(np.where(ok, got, 0))
+        valid.append(ok)
+    return np.concatenate(values), np.concatenate(valid)
+
+
 def engine_counts(stats, subsets, used) -> dict[tuple[int, ...], tuple[list[np.ndarray], np.ndarray]]:
     """:func:`subset_counts` from the engine's ``GROUPING SETS`` statement (large base sets)."""
     table = stats.engine.fetch_arrow(marginal_counts_query(stats, subsets))
     pattern = np.zeros(table.num_rows, dtype=np.int64)  # the QIs a row groups by, as bits
     codes_of = {}
     for i in used:
-        column = table.column(stats.qcol(i)).combine_chunks()
-        pattern |= (~np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)).astype(np.int64) << i
-        codes_of[i] = np.asarray(column.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
-    counts = np.asarray(table.column("n").combine_chunks().to_numpy(zero_copy_only=False), dtype=np.int64)
+        codes_of[i], valid = arrow_ints(table.column(stats.qcol(i)))
+        pattern |= valid.astype(np.int64) << i
+    counts = arrow_ints(table.column("n"))[0]
     order = np.argsort(pattern, kind="stable")
     pattern = pattern[order]
     out = {}
