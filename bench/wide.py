@@ -109,10 +109,14 @@ def build(folder: str, name: str, n_qi: int, rows: int, seed: int = 42) -> tuple
     return path, specs
 
 
+#: lightning options of the ``untied`` path (one node expanded at a time, 32 nodes per statement)
+EXTRA_OPTS: dict = {}
+
+
 def run_one(db, specs, search, k, sup, limit, metric="loss", iterations=None):
     opts = {}
     if search in ("lightning", "auto"):
-        opts = {"time_limit": limit}
+        opts = {"time_limit": limit, **EXTRA_OPTS}
     elif search == "genetic":
         opts = {"time_limit": limit, "iterations": 1_000_000, "population": 100, "seed": 1}
         if iterations:  # a fixed amount of work instead of a time limit
@@ -138,7 +142,7 @@ def run_one(db, specs, search, k, sup, limit, metric="loss", iterations=None):
         "search_seconds": report.get("heuristic", {}).get("seconds") or report.get("search_seconds"),
         "seconds": round(time.perf_counter() - started, 1),
         "stopped_by": report.get("heuristic", {}).get("stopped_by"),
-        "cpu": round(cpu_seconds() - cpu0, 1),
+        "cpu": round(cpu_seconds() - cpu0, 2),
     }
 
 
@@ -157,11 +161,17 @@ def set_path(path: str) -> None:
     """``old``: the joined batch statement (before issue 26's wide work) and, for the genetic
     search, every child's LM computed per row; ``new``: today's defaults (the branch statements
     over keyed sets; the genetic search's LM of feasible children only, once all members are); ``new-1thread``: those on one engine thread
-    (``sqlanon.run.api.SERIAL_SEARCHES``)."""
+    (``sqlanon.run.api.SERIAL_SEARCHES``); ``untied``: the new path with lightning expanding one
+    node at a time, 32 nodes per statement (before tied nodes were expanded together)."""
     from sqlanon.run import api
     from sqlanon.search.genetic import planner
+    from sqlanon.search.lightning import planner as lightning
     from sqlanon.stats import deltas
 
+    lightning.TIES = path != "untied"
+    EXTRA_OPTS.clear()
+    if path == "untied":
+        EXTRA_OPTS["batch"] = 32
     defaults = set_path.__dict__.setdefault("defaults", (deltas.DELTA_ROWS, api.SERIAL_SEARCHES))
     deltas.DELTA_ROWS = 10**18 if path == "old" else defaults[0]
     planner.LM_WITHIN = path != "old"
