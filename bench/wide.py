@@ -28,8 +28,9 @@ process per evaluation (``cpu ms/eval``, setup included) little; the rates do:
 
 ``--bottom-up-ab OLD_TREE`` (issue 26: bottom-up on w24 under 60 s) runs the bottom-up search on
 w24 (k=5, ``--sup``, default 1.0 = ``--max-suppression 1``) in fresh processes, alternating the
-sqlanon of ``OLD_TREE`` (e.g. an exported older commit) with this tree's, ``--repeat`` times each,
-and prints seconds, search seconds, CPU seconds, statements and the load beside each run:
+sqlanon of ``OLD_TREE`` (e.g. an exported older commit) with this tree's (``--one-thread``: and
+this tree's with the search on one engine thread), ``--repeat`` times each, and prints seconds,
+search seconds, CPU seconds, statements and the load beside each run:
 
     .venv/bin/python bench/wide.py --bottom-up-ab /tmp/old-sqlanon --sup 1.0 --repeat 2
 """
@@ -220,9 +221,12 @@ def rates(args, say) -> None:
 # a child process of --bottom-up-ab: sqlanon from the tree given, the bench from this folder
 AB_CHILD = """
 import json, sys
-tree, bench, sup, folder = sys.argv[1:5]
+tree, bench, sup, folder, serial = sys.argv[1:6]
 sys.path.insert(0, tree)
 import sqlanon
+if serial == "1":  # the search's statements on one engine thread
+    from sqlanon.run import api
+    api.SERIAL_SEARCHES = (*api.SERIAL_SEARCHES, "bottom-up")
 sys.path.insert(1, bench)
 import wide
 db, specs = wide.build(folder, "w24", 24, 30_000)
@@ -231,16 +235,18 @@ print(json.dumps(wide.run_one(db, specs, "bottom-up", 5, float(sup), 60)))
 
 
 def bottom_up_ab(args, say) -> None:
-    trees = [("old", os.path.abspath(args.bottom_up_ab)), ("new", os.path.dirname(HERE))]
+    trees = [("old", os.path.abspath(args.bottom_up_ab), "0"), ("new", os.path.dirname(HERE), "0")]
+    if args.one_thread:
+        trees.append(("new-1t", os.path.dirname(HERE), "1"))
     wide_db = build(args.folder, "w24", 24, 30_000)[0]
     say(f"\nw24 ({wide_db}): 24 QIs, 30,000 rows, bottom-up, k=5; old = {trees[0][1]}, new = {trees[1][1]}; cores: {os.cpu_count()}")
     say(f"{'tree':<6}{'max_sup':>8}{'seconds':>9}{'search s':>10}{'cpu s':>8}{'stmts':>7}{'probes':>8}{'suppr.':>8}{'loss':>9}{'LM':>9}{'load1 before/after':>20}")
     got: dict[tuple[str, float], list[dict]] = {}
     for sup in [float(x) for x in args.sup.split(",")]:
         for rep in range(args.repeat):
-            for label, tree in (trees if rep % 2 == 0 else trees[::-1]):
+            for label, tree, serial in (trees if rep % 2 == 0 else trees[::-1]):
                 before = os.getloadavg()[0]
-                out = subprocess.run([sys.executable, "-c", AB_CHILD, tree, HERE, str(sup), args.folder], capture_output=True, text=True, check=True)
+                out = subprocess.run([sys.executable, "-c", AB_CHILD, tree, HERE, str(sup), args.folder, serial], capture_output=True, text=True, check=True)
                 r = json.loads(out.stdout.strip().splitlines()[-1])
                 if "error" in r:
                     say(f"{label:<6}{sup:>8}  error after {r['seconds']} s: {r['error']}")
@@ -248,10 +254,12 @@ def bottom_up_ab(args, say) -> None:
                 got.setdefault((label, sup), []).append(r)
                 say(f"{label:<6}{sup:>8}{r['seconds']:>9}{r['search_seconds']:>10}{r['cpu']:>8}{r['statements']:>7}{r['evaluations']:>8}{r['suppressed']:>8}"
                     f"{r['loss']:>9.4f}{r['metric']:>9.4f}{before:>10.1f} / {os.getloadavg()[0]:.1f}")
-        old, new = got.get(("old", sup)), got.get(("new", sup))
-        if old and new:
-            med = {k: (statistics.median(x[k] for x in old), statistics.median(x[k] for x in new)) for k in ("seconds", "search_seconds", "cpu", "statements")}
-            say(f"max_sup {sup}: median old -> new: seconds {med['seconds'][0]} -> {med['seconds'][1]} ({med['seconds'][0] / max(med['seconds'][1], 1e-9):.1f}x), "
+        for other in ("new", "new-1t"):
+            old, new = got.get(("old", sup)), got.get((other, sup))
+            if not (old and new):
+                continue
+            med = {k: (round(statistics.median(x[k] for x in old), 2), round(statistics.median(x[k] for x in new), 2)) for k in ("seconds", "search_seconds", "cpu", "statements")}
+            say(f"max_sup {sup}: median old -> {other}: seconds {med['seconds'][0]} -> {med['seconds'][1]} ({med['seconds'][0] / max(med['seconds'][1], 1e-9):.1f}x), "
                 f"search s {med['search_seconds'][0]} -> {med['search_seconds'][1]}, cpu s {med['cpu'][0]} -> {med['cpu'][1]} "
                 f"({med['cpu'][0] / max(med['cpu'][1], 1e-9):.1f}x), statements {med['statements'][0]:.0f} -> {med['statements'][1]:.0f}; "
                 f"same release: {all((a['suppressed'], round(a['loss'], 9)) == (b['suppressed'], round(b['loss'], 9)) for a in old for b in new)}")
@@ -272,6 +280,7 @@ def main() -> None:
                     "(the same work on every path and load: its CPU ms per evaluation compare across a loaded machine)")
     ap.add_argument("--bottom-up-ab", default=None, metavar="OLD_TREE", help="bottom-up on w24, OLD_TREE's sqlanon vs this one's, alternated")
     ap.add_argument("--repeat", type=int, default=2, help="runs per tree with --bottom-up-ab")
+    ap.add_argument("--one-thread", action="store_true", help="with --bottom-up-ab, also this tree with the search on one engine thread (new-1t)")
     args = ap.parse_args()
     lines = []
 
@@ -283,7 +292,8 @@ def main() -> None:
         if args.sup == "0.05,1.0":  # the default of the other modes: this one's goal is --max-suppression 1
             args.sup = "1.0"
         say(f"\n## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: bench/wide.py --bottom-up-ab {args.bottom_up_ab} --sup {args.sup} --repeat {args.repeat}"
-            f"  (duckdb {duckdb.__version__}, load1 {os.getloadavg()[0]:.1f})")
+            + (" --one-thread" if args.one_thread else "")
+            + f"  (duckdb {duckdb.__version__}, load1 {os.getloadavg()[0]:.1f})")
         bottom_up_ab(args, say)
         if args.out:
             with open(args.out, "a") as fh:
