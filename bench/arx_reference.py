@@ -58,8 +58,10 @@ def arx_case(label: str) -> dict:
 
 
 def arx_nodes(label: str) -> str:
-    """ARX's node count for a case, or n/a."""
-    return str(arx_case(label).get("nodes", "n/a"))
+    """ARX's node count for a case, or n/a; ``*`` marks a count from another ARX version than
+    3.9.2 (its ``arx_version``: the entropy cases' counts come from ARX 2.x's test suite)."""
+    case = arx_case(label)
+    return str(case.get("nodes", "n/a")) + ("*" if "arx_version" in case else "")
 
 
 def run_case(args, options, metric, k, sup, columns, extra):
@@ -108,7 +110,7 @@ def main() -> None:
         if extra:
             models.append((label, r["nodes_evaluated"], key, r.get("statements", 0), search_s))
         print(f"{label:<16}{k:>4}{sup:>6.0%}  {arx_text:<28}{str(node) + same:<28}{arx_value}{r['metric']['value']:>16.4f}{r['suppressed_rows']:>11}{r['nodes_evaluated']:>7}{arx_nodes(key):>10}{r.get('statements', 0):>6}{r['queries']:>8}{search_s:>9.2f}{r['nodes_evaluated'] / max(search_s, 1e-9):>8.0f}{seconds:>7.1f}", flush=True)
-    print(f"total: search {total_search:.1f} s, runs {total:.1f} s, {nodes_total} nodes in {statements_total} statements   (= same node as ARX, ~ a different node with the same value)")
+    print(f"total: search {total_search:.1f} s, runs {total:.1f} s, {nodes_total} nodes in {statements_total} statements   (= same node as ARX, ~ a different node with the same value; ARX nodes * = ARX 2.x's test suite)")
     if models:
         print("models (8 QIs, salary-class sensitive, k=5 5 %, precision): ours beside ARX's")
         print(f"{'case':<12}{'nodes':>7}{'ARX nodes':>10}{'stmts':>6}{'search s':>9}{'ARX s':>7}{'goal s':>7}")
