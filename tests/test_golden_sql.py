@@ -468,6 +468,8 @@ def test_genetic_batch_lm_within():
         blocks(ev.gstats).prepare()
         ev.rows = ev.gstats.totals["rows"]
         g0 = ev.gstats
+        assert g0.decodes(1, 1) and not g0.decodes(g0.base_rows, 9)
+        g0.decodes = lambda lm_within, candidates: True  # the shape under test, whatever the bound
         words = (0, 0)
 
         def build(view):

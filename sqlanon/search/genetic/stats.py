@@ -55,6 +55,9 @@ CANDIDATE_RADIX = 64
 #: DuckDB scans a table one row group (this many rows) per task: a smaller base table would keep
 #: the batch statement on one core, so it is split into parts read by one ``UNION ALL``
 ROW_GROUP_ROWS = 122_880
+#: the LM read back from class keys when its cross join pairs at most this many (class,
+#: candidate) per base row (:meth:`GeneticStats.decodes`)
+DECODE_PAIRS = 8
 #: rows a part holds at least (smaller base tables stay whole)
 MIN_PART_ROWS = 4096
 
@@ -166,6 +169,7 @@ class GeneticStats:
                 self.block_mult[i] = m
                 m *= self.sizes[i]
         self.words = 1  # key words of the last batch (its cuts decide)
+        self.base_rows = 0  # rows of the base table (distinct QI tuples), counted when made
         self._block_words: tuple[int, ...] = (0,) * len(self.blocks)
 
     # -----------------------------------------------------------------------------------------
@@ -251,6 +255,7 @@ class GeneticStats:
         """Copy the base table into parts (rows numbered once, part = number mod parts) when the
         engine would scan it with one thread while it has more (see :func:`scan_parts`)."""
         rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(self._base_table()))) or 0)
+        self.base_rows = rows
         n = self.split if self.split is not None else scan_parts(rows, self.engine.scan_threads())
         if n <= 1 or rows < n:
             return
@@ -673,7 +678,7 @@ class GeneticStats:
         strides, block_words = self.layout_keys([cd["groups"] for cd in candidates], radix)
         self.words = max(block_words, default=0) + 1
         self._block_words = block_words
-        decode = lm and not per_column and lm_within is not None
+        decode = lm and not per_column and lm_within is not None and self.decodes(lm_within, len(candidates))
         cols = self._candidate_columns(candidates, strides, lm, per_column, lm_within if decode else None)
         self.engine.register_arrow(self.cand, pa.table(cols))
         try:
@@ -694,6 +699,15 @@ class GeneticStats:
         self.batches += 1
         self.evaluations += len(candidates)
         return out
+
+    def decodes(self, lm_within: int, candidates: int) -> bool:
+        """Is reading the LM back from the class keys (:meth:`_lm_within`) cheaper than the per-row
+        lookups? Its cross join pairs every candidate with the bad classes of the candidates
+        within the bound (each at most ``lm_within`` of them): at most ``DECODE_PAIRS`` such
+        pairs per base row, against a dozen lookups per base row and candidate the other way
+        (w24, k=5, 5 %: 1,500 x 32 against 30,000 rows; 100 % suppression or a bound set by an
+        infeasible population: the per-row lookups)."""
+        return lm_within * candidates <= DECODE_PAIRS * max(self.base_rows, 1)
 
     def _candidate_columns(self, candidates: Sequence[dict], strides: Sequence[int], lm: bool, per_column: bool,
                            lm_within: int | None) -> dict[str, pa.Array]:
