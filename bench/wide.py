@@ -183,7 +183,8 @@ def rates(args, say) -> None:
     import multiprocessing
 
     db, specs = build(args.folder, "w24", 24, 30_000)
-    say(f"\nw24: 24 QIs, 30,000 rows, k=5, 5 % suppression, limit {args.limit} s; machine load before: {os.getloadavg()[0]:.1f} (cores: {os.cpu_count()})")
+    work = f"limit {args.limit} s" + (f" (genetic: {args.iterations} iterations, no limit)" if args.iterations else "")
+    say(f"\nw24: 24 QIs, 30,000 rows, k=5, 5 % suppression, {work}; machine load before: {os.getloadavg()[0]:.1f} (cores: {os.cpu_count()})")
     say(f"{'search':<11}{'path':<12}{'load':<6}{'evals':>7}{'evals/s':>9}{'loss':>9}{'metric':>9}{'stmts':>7}{'stmts/eval':>11}{'seconds':>9}{'cpu s':>7}{'cpu ms/eval':>12}{'load1':>7}")
     got = {}
     for load in args.loads.split(","):
