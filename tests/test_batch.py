@@ -280,3 +280,28 @@ def test_branch_shape_params_follow_the_statement_numbering(tmp_path):
                 assert deltas.keyed_params(stats, frm, meet, ref) == list(built)
     finally:
         engine.close()
+
+
+def test_metric_values_are_read_from_their_table(tmp_path, monkeypatch):
+    """On DuckDB a metric's value lists are saved once in a table and read from it by every
+    batch statement (not bound again each time): the same answers as with the lists bound."""
+    rng = random.Random(23)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=120, weird=False)
+    ok = KAnonymity(3).predicate()
+    got = {}
+    for table in (True, False):
+        monkeypatch.setattr(batch, "VALUES_TABLE", table)
+        engine = connect(threads=1)
+        try:
+            stats = make_stats(engine, case, ClassNeeds())
+            engine.keep_log = True
+            metric = METRICS["loss"]()
+            nodes = all_nodes(stats)
+            answers = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+            got[table] = [(ns.classes, ns.suppressed, metric.value(stats, n, ns)) for n, ns in zip(nodes, answers)]
+            assert (batch.values_table(stats, metric, Params()) is not None) == table
+            assert any('"vt"' in text for text in engine.log) == table
+        finally:
+            engine.close()
+    assert [a[:2] for a in got[True]] == [a[:2] for a in got[False]]
+    assert [a[2] for a in got[True]] == pytest.approx([a[2] for a in got[False]], rel=1e-12, abs=1e-12)

@@ -207,9 +207,10 @@ def build(stats, groups, ok: exp.Expr, metric=None, params: Params | None = None
     ctes.append(("sm", summary))
     nodes, ids = batch.all_nodes(groups)
     values = batch.node_table(nodes, ids, len(stats.qis), params)
-    cv = exp.select(col(NODE_ID, "c"), col("cnt", "c"), col("ok", "c"), *batch.class_terms(stats, terms, kcols, params), copy=False)
+    vt = batch.values_table(stats, metric, params)
+    cv = exp.select(col(NODE_ID, "c"), col("cnt", "c"), col("ok", "c"), *batch.class_terms(stats, terms, kcols, params, vt), copy=False)
     cv = cv.from_(table_ref("flagged", alias="c"), copy=False).join(values, on=exp.EQ(this=col(NODE_ID, "c"), expression=col(NODE_ID, "n")), copy=False)
-    ctes.append(("cv", cv.where(col("ok", "c"), copy=False)))
+    ctes.append(("cv", batch.values_join(cv, vt).where(col("ok", "c"), copy=False)))
     pv = exp.select(col(NODE_ID), *[exp.alias_(e.copy(), name, quoted=True, copy=False) for name, e in released], copy=False).from_(table_ref("cv"), copy=False).group_by(col(NODE_ID), copy=False)
     ctes.append(("pv", pv))
     names = {name for name, _ in released}
@@ -235,7 +236,8 @@ def params_of(stats, groups, metric) -> Params:
     if released:
         nodes, ids = batch.all_nodes(groups)
         params.extend(batch.node_lists(nodes, ids, len(stats.qis)))
-        params.extend(batch.class_values(stats, i, per_level) for _, per_qi in terms for i, per_level in per_qi)
+        if batch.values_table(stats, metric, params) is None:
+            params.extend(batch.class_values(stats, i, per_level) for _, per_qi in terms for i, per_level in per_qi)
     return params
 
 
