@@ -109,6 +109,16 @@ class LM(Metric):
         return self.prior_bound(stats, node) if budget == 0 else None
 
 
+def leaf_share_loss(under: int, leaves: int) -> float:
+    """LM's loss of a released value covering ``under`` of a hierarchy's ``leaves`` leaves:
+    ``(M_P - 1) / (M - 1)`` (0 for a value covering no leaf, or a one-leaf hierarchy).
+
+    >>> leaf_share_loss(3, 5), leaf_share_loss(1, 5), leaf_share_loss(0, 5), leaf_share_loss(1, 1)
+    (0.5, 0.0, 0.0, 0.0)
+    """
+    return (under - 1) / (leaves - 1) if leaves > 1 and under else 0.0
+
+
 def recoding_losses(recoding, hierarchies) -> list[list[float]]:
     """Per QI, the LM loss of each released code of a flexible :class:`Recoding`: ``(M_P - 1) /
     (M - 1)`` with ``M_P`` the leaves released under that code and ``M`` the hierarchy's leaves."""
@@ -118,7 +128,7 @@ def recoding_losses(recoding, hierarchies) -> list[list[float]]:
         under = [0] * (max(codes, default=-1) + 1)
         for c in codes:
             under[c] += 1
-        out.append([(u - 1) / (m - 1) if m > 1 and u else 0.0 for u in under])
+        out.append([leaf_share_loss(u, m) for u in under])
     return out
 
 

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from types import SimpleNamespace
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
-from sqlanon.metrics.lm import recoding_aggregates as lm_recoding_aggregates, recoding_value as lm_recoding_value
+from sqlanon.metrics.lm import leaf_share_loss, recoding_aggregates as lm_recoding_aggregates, recoding_value as lm_recoding_value
 from sqlanon.plan import Plan, Recoding
 from sqlanon.search.limits import Limits
 from sqlanon.search.bottom_up.stats import Probe, VidTable, class_values_query
@@ -214,15 +214,15 @@ class Step:
 
 def lm_node_losses(t: Taxonomy, weight: float = 1.0) -> list[float]:
     """Per node of ``t``, its LM loss ``w (M_P - 1) / (M - 1)`` (``M_P`` the leaves under it, ``M``
-    all leaves), as :func:`sqlanon.metrics.lm.recoding_losses` computes it for a released value."""
+    all leaves), as :func:`sqlanon.metrics.lm.recoding_losses` computes it for a released value
+    (:func:`~sqlanon.metrics.lm.leaf_share_loss`)."""
     under = [0] * len(t.labels)
     for leaf in range(t.n_leaves):
         x = leaf
         while x >= 0:
             under[x] += 1
             x = t.parent[x]
-    m = t.n_leaves
-    return [weight * ((u - 1) / (m - 1) if m > 1 and u else 0.0) for u in under]
+    return [weight * leaf_share_loss(u, t.n_leaves) for u in under]
 
 
 def _ip(info: float, gain: int) -> float:
