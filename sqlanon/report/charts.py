@@ -2,8 +2,8 @@
 as inline SVG (no script, no network). Every number here comes from the report's aggregates.
 
 >>> c = grouped_bars("t", ["a", "b"], [("before", [0.5, 1.0]), ("after", [0.25, 0.0])])
->>> [round(b["w"], 1) for b in c["bars"]][:2], c["height"] > 0
-([130.0, 260.0], True)
+>>> [round(b["w"], 1) for b in c["bars"]][:2], c["height"] > 0  # category a: before 0.5, after 0.25 of 400 px
+([200.0, 100.0], True)
 """
 
 from __future__ import annotations

@@ -21,8 +21,10 @@ written here from the equations):
   otherwise the smaller of Zayatz and SNB (Zayatz when SNB fails).
 
 >>> r = population_uniqueness({1: 10, 2: 5, 3: 5}, 0.1)
->>> r["model"], r["sample_uniques"], round(r["population_size"])
-('pitman', 10, 350)
+>>> r["model"], r["sample_uniques"], round(r["population_size"])  # Pitman has no estimate here: Zayatz
+('zayatz', 10, 350)
+>>> r["estimates"]["pitman"] is None
+True
 """
 
 from __future__ import annotations

@@ -386,8 +386,8 @@ def krimp(
     >>> import numpy as np
     >>> db = WeightedDatabase(np.array([[0, 2], [1, 3]]), np.array([5, 1]), np.array([0, 0, 1, 1]))
     >>> ct = krimp(db, [(0, 2), (1, 3)], [5, 1])
-    >>> [s for s in ct.itemsets if len(s) > 1]
-    [(0, 2)]
+    >>> [s for s in ct.itemsets if len(s) > 1]  # (1, 3) pays too: 23.8 -> 16.4 bits, its singletons unused
+    [(0, 2), (1, 3)]
     """
     if isinstance(candidates, MinedCandidates):  # itemsets.Itemsets
         candidates = candidates.candidates
