@@ -343,7 +343,8 @@ def save_meets(stats, nodes: Sequence[tuple[int, ...]], join_rows: int = JOIN_RO
         if len(group_nodes) < 2:
             continue
         frm = stats.pick_set(meet)
-        if frm.levels != meet and frm.rows > stats.materialize_rows and len(group_nodes) > batch_size(frm.rows, join_rows) and stats.has_room(frm.rows):
+        used = stats._smallest_saved(meet, partial=False) if stats.partials else frm  # as without partial sets
+        if frm.levels != meet and used.rows > stats.materialize_rows and len(group_nodes) > batch_size(used.rows, join_rows) and stats.has_room(used.rows):
             stats.save_set(meet, frm)
 
 
