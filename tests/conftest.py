@@ -138,3 +138,12 @@ def _check_precedence_of_every_statement():
         yield
     finally:
         Dialect.render = original
+
+
+@pytest.fixture
+def sql_only(monkeypatch):
+    """Every node by SQL statements (no in-process evaluation over the fetched base set,
+    :mod:`sqlanon.stats.local`): for tests of the statements themselves or of their counts."""
+    from sqlanon.stats import local
+
+    monkeypatch.setattr(local, "LOCAL_ROWS", 0)

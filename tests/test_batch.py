@@ -26,6 +26,9 @@ from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
 from sqlanon.expr.atoms import Params  # noqa: E402
 from sqlanon.stats import batch  # noqa: E402
 
+#: the batch statements themselves are tested here: no node is answered in-process
+pytestmark = pytest.mark.usefixtures("sql_only")
+
 BATCH_METRICS = [m for m in METRICS if m != "cm"]  # CM needs the class column: per-node statements
 
 

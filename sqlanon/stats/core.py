@@ -29,7 +29,7 @@ from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats.frequency import FrequencySet
 from sqlanon.stats.models import population_ctes, sensitive_parts, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
-from sqlanon.stats import batch, deltas
+from sqlanon.stats import batch, deltas, local
 
 #: a node: a level per QI, or a Recoding (always rolled up from the base set)
 Node = Sequence[int] | Recoding
@@ -103,6 +103,11 @@ class Statistics:
         self.map_tables: list[str] = []
         self.domain_table: str | None = None
         self.nodes_evaluated = 0
+        #: of those, the nodes answered in-process over the fetched base set (:mod:`sqlanon.stats.local`)
+        self.nodes_local = 0
+        #: a base set of at most this many rows is fetched once and its full-domain nodes grouped
+        #: in-process (:mod:`sqlanon.stats.local`); 0: every node by SQL
+        self.local_rows = local.LOCAL_ROWS
         self._sql_cache: dict = {}
         self._seen: dict = {}  # evaluated node -> class count (rows of its set), newest last
         # with row_hash, the base scan also XORs a hash of every input row per group, so the
@@ -543,9 +548,17 @@ class Statistics:
         node: Node,
         ok: exp.Expr,
         aggregates: Aggregates = (),
+        metric=None,
+        extra_finals=(),
     ) -> NodeStats:
+        """One node's statistics: ``aggregates`` by name in ``extra``. With ``metric`` (whose
+        one-node aggregates ``aggregates`` then are, with ``extra_finals`` after them), the node
+        may be answered in-process instead (:mod:`sqlanon.stats.local`), the same figures under
+        the same names."""
         if not isinstance(node, Recoding):
             node = tuple(node)
+            if (metric is not None or not aggregates) and local.applies(self, [node], ok, metric, extra_finals):
+                return local.evaluate(self, [node], ok, metric, extra_finals)[0]
         frm = self.pick_set(node)
         if self.dialect.binds_lists:
             # hot path: every lookup is a bound parameter, so the text is cached per shape
@@ -578,6 +591,8 @@ class Statistics:
         ``aggregates`` otherwise).
         """
         nodes = [n if isinstance(n, Recoding) else tuple(n) for n in nodes]
+        if (metric is not None or aggregates is None) and local.applies(self, nodes, ok, metric, extra_finals):
+            return local.evaluate(self, nodes, ok, metric, extra_finals)
         if metric is not None and len(nodes) > 1 and all(isinstance(n, tuple) for n in nodes) and batch.supported(self, metric):
             return deltas.evaluate_batch(self, nodes, ok, metric, extra_finals)
         if len(nodes) == 1:

@@ -166,7 +166,7 @@ class Lattice:
         node = self.node(idx)
         if self.guard is not None:
             self.guard()
-        ns = self.stats.evaluate(node, self.ok, self._aggregates(node))
+        ns = self.stats.evaluate(node, self.ok, self._aggregates(node), metric=self.metric, extra_finals=self.mono_finals)
         self.statements += 1
         return self._record(idx, ns)
 

@@ -1,0 +1,284 @@
+"""In-process evaluation over the fetched base frequency set (sqlanon/stats/local.py).
+
+Oracle: on small random tables and hierarchies, every node of the lattice gives the same
+NodeStats (summary and every final, the metric's and extra ones) in-process and by the SQL batch
+statement, for random k, budgets, every metric with batch terms, with and without attribute
+weights; the same with the packed class key forced into many words (the multi-word hash path);
+the generic grouping by arbitrary per-QI maps equals a dict grouping in Python; searches return
+the same optimum either way (and the exhaustive one); a sensitive model, a metric the compiler
+does not take, and a base set over the cap stay SQL.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import random
+import sys
+
+import numpy as np
+import pytest
+from sqlglot import exp
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import oracle_brute as brute  # noqa: E402
+from test_oracle_search import check_optimal, make_stats  # noqa: E402
+
+from sqlanon.engine import connect  # noqa: E402
+from sqlanon.errors import UnsatisfiableError  # noqa: E402
+from sqlanon.expr.atoms import col, if_, lit, sum_  # noqa: E402
+from sqlanon.metrics import METRICS  # noqa: E402
+from sqlanon.privacy import DistinctLDiversity, KAnonymity, Requirement  # noqa: E402
+from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
+from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
+from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
+from sqlanon.search.lightning import planner as lightning  # noqa: E402
+from sqlanon.stats import batch, local  # noqa: E402
+
+#: every metric whose node statistics come from the batch terms (CM needs the class column)
+LOCAL_METRICS = [m for m in METRICS if m != "cm"]
+
+
+def all_nodes(stats):
+    return list(itertools.product(*[range(h.max_level + 1) for h in stats.hierarchies]))
+
+
+def metric_of(name, rng, n_qi):
+    cls = METRICS[name]
+    if cls.weighted and rng.random() < 0.5:
+        return cls(weights=[rng.choice([0.0, 0.5, 1.0, 2.0, 3.0]) for _ in range(n_qi)])
+    if name == "loss" and rng.random() < 0.5:
+        return cls(gs_factor=rng.choice([0.2, 0.8]))  # a suppressed part beside the released one
+    return cls()
+
+
+def extra_finals(rng):
+    """Finals as the lattice passes them (a monotone part's suppressed rows) and a few more of
+    the compiled shapes."""
+    k2 = rng.randint(1, 6)
+    return [
+        ("mono_suppressed", sum_(if_(exp.GTE(this=col("cnt"), expression=lit(k2)), lit(0), col("cnt")))),
+        ("big_classes", sum_(if_(exp.and_(exp.GT(this=col("cnt"), expression=lit(2)), exp.LTE(this=col("cnt"), expression=lit(9))), lit(1), lit(0)))),
+        ("half_sq", sum_(exp.Div(this=exp.Mul(this=col("cnt"), expression=col("cnt")), expression=lit(2.0)))),
+        ("smallest", exp.Min(this=col("cnt"))),
+        ("n_classes", exp.Count(this=exp.Star())),
+    ]
+
+
+def same(a, b, where):
+    assert a.node == b.node, where
+    assert (a.classes, a.rows, a.min_class, a.max_class, a.suppressed, a.bad_classes) == (b.classes, b.rows, b.min_class, b.max_class, b.suppressed, b.bad_classes), where
+    assert a.extra.keys() == b.extra.keys(), where
+    for name, v in b.extra.items():
+        assert a.extra[name] == pytest.approx(v, rel=1e-9, abs=1e-9), (where, name)
+
+
+def by_sql(stats, nodes, ok, metric, finals=()):
+    keep, stats.local_rows = stats.local_rows, 0
+    try:
+        return stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric, extra_finals=finals)
+    finally:
+        stats.local_rows = keep
+
+
+def check_every_node(stats, rng, where):
+    nodes = all_nodes(stats)
+    rng.shuffle(nodes)
+    for name in LOCAL_METRICS:
+        metric = metric_of(name, rng, len(stats.qis))
+        k = rng.randint(1, 6)
+        ok = Requirement([KAnonymity(k)], budget=rng.randint(0, 10)).predicate()
+        finals = extra_finals(rng) if rng.random() < 0.6 else []
+        assert local.applies(stats, nodes, ok, metric, finals), name
+        before = stats.nodes_local
+        got = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric, extra_finals=finals)
+        assert stats.nodes_local == before + len(nodes)
+        for a, b in zip(got, by_sql(stats, nodes, ok, metric, finals)):
+            same(a, b, f"{where} metric={name} k={k} node={a.node}")
+        # one node at a time (the lattice's check) gives the same
+        node = nodes[0]
+        one = stats.evaluate(node, ok, metric.aggregates(stats, node), metric=metric, extra_finals=finals)
+        same(one, got[0], f"{where} metric={name} one node")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_node_equals_the_sql_statement(seed, tmp_path):
+    rng = random.Random(6007 * seed + 1)
+    case = brute.random_case(rng, tmp_path, n_qi=rng.randint(2, 4), n_rows=rng.randint(30, 300))
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        check_every_node(stats, rng, f"seed={seed}")
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_many_key_words_equal_the_sql_statement(seed, tmp_path, monkeypatch):
+    """A packed key word holding at most a width of 3: most QIs take a word of their own, so the
+    class key is several words (the hash confirms a hit on every word)."""
+    monkeypatch.setattr(batch, "WORD", 4)
+    rng = random.Random(15485863 * seed + 7)
+    case = brute.random_case(rng, tmp_path, n_qi=4, n_rows=rng.randint(100, 300))
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        assert len(batch.words(stats)) >= 3
+        check_every_node(stats, rng, f"words seed={seed}")
+    finally:
+        engine.close()
+
+
+def dict_grouping(codes, cnt, maps):
+    groups: dict = {}
+    for row, n in zip(codes, cnt):
+        key = tuple(int(m[c]) for m, c in zip(maps, row))
+        groups[key] = groups.get(key, 0) + int(n)
+    return groups
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_grouping_by_maps_equals_a_dict(seed):
+    """The generic grouping (the genetic search's candidates): arbitrary released codes, some as
+    large as 2**40 (a width that fills a key word on its own) or sharing one code for all."""
+    rng = np.random.default_rng(seed)
+    q, m = 5, 400
+    leaves = rng.integers(2, 30, size=q)
+    codes = np.stack([rng.integers(0, leaves[i], size=m) for i in range(q)], axis=1).astype(np.int32)
+    cnt = rng.integers(1, 9, size=m).astype(np.int64)
+    fetched = local.LocalSet(np.ascontiguousarray(codes), cnt)
+    candidates = []
+    for _ in range(6):
+        maps = []
+        for i in range(q):
+            kind = rng.integers(0, 4)
+            if kind == 0:
+                maps.append(np.zeros(leaves[i], dtype=np.int64))
+            elif kind == 1:
+                maps.append(rng.integers(0, 1 << 40, size=leaves[i]))
+            else:
+                maps.append(rng.integers(0, 3, size=leaves[i]))
+        candidates.append(maps)
+    for maps, many in zip(candidates, local.group_many(fetched, candidates, threads=2)):
+        for got in (local.group_by_maps(fetched, maps), many):
+            expected = dict_grouping(codes, cnt, maps)
+            assert len(got.cnt) == len(expected)
+            assert int(got.cnt.sum()) == int(cnt.sum())
+            for c, rep in enumerate(got.rep):
+                key = tuple(int(mp[x]) for mp, x in zip(maps, codes[rep]))
+                assert expected[key] == got.cnt[c]
+            for r in range(m):  # every row in the class of its released codes
+                assert tuple(int(mp[x]) for mp, x in zip(maps, codes[r])) == tuple(int(mp[x]) for mp, x in zip(maps, codes[got.rep[got.row_class[r]]]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_searches_find_the_same_optimum(seed, tmp_path):
+    rng = random.Random(7727 * seed + 3)
+    n_qi = rng.randint(2, 4)
+    case = brute.random_case(rng, tmp_path, n_qi=n_qi, n_rows=rng.randint(60, 260), depths=[rng.randint(1, 2 if n_qi > 2 else 3) for _ in range(n_qi)])
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        k = rng.randint(2, 6)
+        for fraction in (0.0, 0.08):
+            # the exhaustive optimum, found in-process
+            check_optimal(case, stats, [KAnonymity(k)], brute.Spec(k=k), fraction, ["loss", "lm", "discernibility", "precision"], f"seed={seed}")
+            budget = math.floor(fraction * case.n + 1e-9)
+            for mname in ("loss", "lm", "aecs"):
+                answers = []
+                for cap in (local.LOCAL_ROWS, 0):
+                    stats.local_rows = cap
+                    req = Requirement([KAnonymity(k)], budget=budget)
+                    try:
+                        opt = LATTICE_SEARCHES["optimal"](Lattice(stats, req, METRICS[mname]()))
+                        light = lightning.run(stats, req, METRICS[mname](), [(0, h.max_level) for h in stats.hierarchies], {"time_limit": 600})
+                    except UnsatisfiableError:
+                        answers.append(None)
+                        continue
+                    answers.append((opt.node, round(opt.value, 9), light.node, round(light.value, 9)))
+                stats.local_rows = local.LOCAL_ROWS
+                assert answers[0] == answers[1], f"seed={seed} budget={budget} metric={mname}"
+    finally:
+        engine.close()
+
+
+def test_a_sensitive_model_stays_sql(tmp_path):
+    rng = random.Random(3)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=200)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds(distinct_s=True))
+        req = Requirement([KAnonymity(2), DistinctLDiversity(2)], budget=5)
+        nodes = all_nodes(stats)
+        metric = METRICS["loss"]()
+        assert not local.applies(stats, nodes, req.predicate(), metric)
+        got = stats.evaluate_many(nodes, req.predicate(), lambda n: metric.aggregates(stats, n), metric=metric)
+        assert stats.nodes_local == 0 and stats.nodes_evaluated == len(nodes) and len(got) == len(nodes)
+        assert "_local_set" not in stats.__dict__  # nothing fetched
+    finally:
+        engine.close()
+
+
+def test_a_shape_the_compiler_does_not_take_stays_sql(tmp_path):
+    rng = random.Random(4)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=200)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)
+        metric = METRICS["lm"]()
+        odd = exp.or_(exp.GTE(this=col("cnt"), expression=lit(3)), exp.EQ(this=col("cnt"), expression=lit(1)))
+        assert not local.applies(stats, nodes, odd, metric)
+        ok = Requirement([KAnonymity(3)], budget=5).predicate()
+        nested = [("nested", sum_(if_(col("ok"), if_(exp.GTE(this=col("cnt"), expression=lit(4)), col("cnt"), lit(0)), lit(0))))]
+        assert not local.applies(stats, nodes, ok, metric, nested)
+        got = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric, extra_finals=nested)
+        assert stats.nodes_local == 0
+        for a, b in zip(got, by_sql(stats, nodes, ok, metric, nested)):
+            same(a, b, "fallback")
+    finally:
+        engine.close()
+
+
+def test_the_cap_is_honoured(tmp_path):
+    rng = random.Random(5)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=200)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)
+        metric = METRICS["precision"]()
+        ok = Requirement([KAnonymity(2)], budget=5).predicate()
+        stats.local_rows = stats.base.rows - 1  # one row over the cap
+        stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+        assert stats.nodes_local == 0 and "_local_set" not in stats.__dict__
+        stats.local_rows = stats.base.rows  # at the cap
+        stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+        assert stats.nodes_local == len(nodes)
+    finally:
+        engine.close()
+
+
+def test_the_set_is_fetched_once(tmp_path):
+    """One statement fetches the set's codes; every node after that runs none."""
+    rng = random.Random(6)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=200)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)
+        metric = METRICS["loss"]()
+        ok = Requirement([KAnonymity(2)], budget=5).predicate()
+        ran = []
+        fetch_all, fetch_arrow = engine.fetch_all, engine.fetch_arrow
+        engine.fetch_all = lambda *a, **kw: ran.append("all") or fetch_all(*a, **kw)
+        engine.fetch_arrow = lambda *a, **kw: ran.append("arrow") or fetch_arrow(*a, **kw)
+        for _ in range(3):
+            stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+            for node in nodes[:3]:
+                stats.evaluate(node, ok, metric.aggregates(stats, node), metric=metric)
+        assert ran == ["arrow"]
+    finally:
+        engine.close()
