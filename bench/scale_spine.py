@@ -9,6 +9,9 @@ memory_limit 1GB) next to one plain ``COUNT(*) ... GROUP BY`` of the 9 QI column
     python bench/scale_spine.py --threads 1,2              # each thread count: GROUP BY, anonymize, and
                                                            # the search's speed-up against the first count
     python bench/scale_spine.py --threads 1,2 --option lookahead_threads=true   # a search option for every run
+
+Under every run a line of its phases (the report's ``timings`` and ``cpu_timings``): wall seconds
+and CPU seconds of the process per phase, and the process's start and exit outside them.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ print(n, time.perf_counter() - t)
 '''
 
 
-def measured(cmd: list[str]) -> tuple[float, float, str]:
+def measured(cmd: list[str], cpu: list[float] | None = None) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) and stdout of ``cmd``; its CPU seconds (user + system, every
+    thread's) are appended to ``cpu`` when given."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out_chunks = proc.stdout.read()
@@ -49,7 +54,19 @@ def measured(cmd: list[str]) -> tuple[float, float, str]:
     seconds = time.perf_counter() - t
     if status != 0:
         raise SystemExit(f"command failed ({status}): {' '.join(cmd)}\n{err}")
+    if cpu is not None:
+        cpu.append(rusage.ru_utime + rusage.ru_stime)
     return seconds, rusage.ru_maxrss / 1024.0, out_chunks
+
+
+def phase_line(r: dict, seconds: float, cpu: float) -> str:
+    """The run's phases: wall seconds, CPU seconds of the process in brackets (CPU / wall is about
+    the threads a phase kept busy), and the process's start and exit outside the run's phases."""
+    wall, busy = r.get("timings") or {}, r.get("cpu_timings") or {}
+    parts = [f"{name} {wall[name]:.2f} ({busy[name]:.2f})" if name in busy else f"{name} {wall[name]:.2f}" for name in wall]
+    outside = seconds - float(r.get("seconds") or 0.0)
+    inside_cpu = sum(busy.values())
+    return f"      phases s (CPU s): {' | '.join(parts)} | start+exit {outside:.2f} ({cpu - inside_cpu:.2f}); process CPU {cpu:.1f} s, load {os.getloadavg()[0]:.1f}"
 
 
 def main() -> None:
@@ -99,12 +116,14 @@ def main() -> None:
                 cmd += ["--threads", str(threads)]
             for option in args.option:
                 cmd += ["--option", option]
-            seconds, rss, out = measured(cmd)
+            cpu: list[float] = []
+            seconds, rss, out = measured(cmd, cpu)
             r = json.loads(out)
             node = [r["transformation"][c] for c in COLUMNS]
             search = float(r.get("search_seconds", float("nan")))
             first = search_seconds.setdefault(setting, search)
             print(f"{k:>4} {sup:>7} {seconds:>8.1f} {seconds / float(gb_inner):>6.1f}x {rss:>12.0f} {r['nodes_evaluated']:>6} {r.get('statements', 0):>6} {r['queries']:>8} {search:>9.1f} {first / search:>8.2f}x  {node} {r['metric']['value']:.4f} (suppressed {r['suppressed_rows']:,})", flush=True)
+            print(phase_line(r, seconds, cpu[0]), flush=True)
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
 
 

@@ -234,6 +234,7 @@ def test_report_has_seconds_per_phase(tmp_path):
     r = sqlanon.anonymize(input=data, qi={"zip": "mask", "age": "bands:5,10,20"}, k=2, output=str(tmp_path / "o.parquet"), report=str(tmp_path / "r.html"))
     assert list(r["timings"]) == ["hierarchies", "base_scan", "search", "verify", "report", "write"]
     assert all(v >= 0 for v in r["timings"].values()) and sum(r["timings"].values()) <= r["seconds"] + 0.01
+    assert list(r["cpu_timings"]) == list(r["timings"]) and all(v >= 0 for v in r["cpu_timings"].values())
     validate_report(r.to_dict())
 
 

@@ -60,6 +60,7 @@ class Report(_Open):
     queries: int = Field(description="SQL statements executed.")
     seconds: float | None = Field(description="Wall time of the run.")
     timings: dict[str, float] | None = Field(None, description="Seconds per phase: hierarchies (opening the input, loading and building hierarchies), base_scan, search, verify (the final plan re-measured), report (utility, risk, the SQL listing; the HTML page is written after), write (the release and its registry row). They add up to at most seconds.")
+    cpu_timings: dict[str, float] | None = Field(None, description="The same phases in CPU seconds of the process, every thread's (the engine's included): over timings, about the threads a phase kept busy.")
     output: str | None = Field(description="Where the release was written (a path or 'table NAME'); null when nothing was written.")
     release_id: int | None = Field(None, description="Id of the release in the registry (when written).")
     max_suppression: float

@@ -327,6 +327,7 @@ def _finish_report(run: _Run, report: dict, sql_listing, registry_used: str | No
     report["queries"] = run.session.engine.queries
     run.clock.lap("write")
     report["timings"] = run.clock.seconds
+    report["cpu_timings"] = run.clock.cpu
     report["seconds"] = round(time.perf_counter() - started, 3)
     path = run.policy.reporting.report
     if path:
@@ -338,20 +339,25 @@ def _finish_report(run: _Run, report: dict, sql_listing, registry_used: str | No
 
 class PhaseClock:
     """Seconds per phase of a run, the report's ``timings``: each :meth:`lap` adds the time since
-    the previous one to its phase (a phase may be timed in several laps).
+    the previous one to its phase (a phase may be timed in several laps); ``cpu`` the same in CPU
+    seconds of the process (every thread's, the engine's included: ``cpu / seconds`` is about the
+    threads a phase kept busy), the report's ``cpu_timings``.
 
-    >>> c = PhaseClock(); c.lap("search"); sorted(c.seconds)
-    ['search']
+    >>> c = PhaseClock(); c.lap("search"); sorted(c.seconds), sorted(c.cpu)
+    (['search'], ['search'])
     """
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
         self._last = time.perf_counter()
+        self._last_cpu = time.process_time()
 
     def lap(self, phase: str) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.process_time()
         self.seconds[phase] = round(self.seconds.get(phase, 0.0) + now - self._last, 3)
-        self._last = now
+        self.cpu[phase] = round(self.cpu.get(phase, 0.0) + cpu - self._last_cpu, 3)
+        self._last, self._last_cpu = now, cpu
 
 
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
