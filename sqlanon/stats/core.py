@@ -670,6 +670,8 @@ class Statistics:
         return fs
 
     def _materialize(self, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
+        if tuple(frm.levels) == tuple(node) and frm is not self.base:
+            return frm  # saved already (a partial set at the node's levels)
         frm = self._via_partial(node, frm)
         name = self.engine.temp_name("fs")
         self.engine.execute(self.dialect.create_temp(name, self.dialect.clustered(self.generalized_select(node, frm), self.cluster_keys())))
