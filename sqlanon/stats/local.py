@@ -627,3 +627,34 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
     stats.nodes_local = getattr(stats, "nodes_local", 0) + len(nodes)
     stats._maybe_materialize([(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
     return out
+
+
+
+def threshold_many(local: LocalSet, candidates: Sequence[Sequence[np.ndarray]], k: int, losses: Sequence[Sequence[np.ndarray]] | None = None,
+                   threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`group_many` summarized under a class-size threshold ``k`` (no per-row arrays come
+    back): per candidate ``[classes, smallest class, suppressed rows, classes under k]`` (int64)
+    and, with ``losses`` (per candidate, per QI a value per leaf code), per QI the sum over the
+    classes under ``k`` of their rows times their value (float64; zeros without ``losses``). The
+    genetic search's batches (:mod:`sqlanon.search.genetic.local`)."""
+    b, q = len(candidates), local.codes.shape[1]
+    summary, sums = np.zeros((b, 4), dtype=np.int64), np.zeros((b, q), dtype=np.float64)
+    if not b:
+        return summary, sums
+    if any(len(maps) != q for maps in candidates):
+        raise ValueError(f"candidates need {q} maps each")
+    flat, offsets = _flat([m for maps in candidates for m in maps])
+    if any(len(m) == 0 for maps in candidates for m in maps) or int(flat.min()) < 0:
+        raise ValueError("a map is empty or a released code negative")
+    widths = np.maximum.reduceat(flat, offsets) + 1
+    packed = [pack(widths[j * q:(j + 1) * q].tolist()) for j in range(b)]
+    loss_flat, loss_off = np.zeros(1, dtype=np.float64), np.zeros((0, q), dtype=np.int64)
+    if losses is not None:
+        values = [np.asarray(v, dtype=np.float64) for per in losses for v in per]
+        loss_flat = np.concatenate(values)
+        loss_off = np.concatenate([[0], np.cumsum([len(v) for v in values[:-1]])]).astype(np.int64).reshape(b, q)
+    args = (local.codes, local.cnt, flat, offsets.reshape(b, q), np.stack([p[0] for p in packed]), np.stack([p[1] for p in packed]),
+            np.asarray([p[2] for p in packed], dtype=np.int64), int(k), loss_flat, loss_off)
+    kern = _kernels()
+    spread(b, local.rows * q, threads or os.cpu_count() or 1, lambda a, z: kern.threshold_many(*args, a, z, summary, sums))
+    return summary, sums

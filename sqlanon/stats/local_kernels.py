@@ -186,3 +186,33 @@ def evaluate_nodes(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_of, 
     the answer does not depend on the threads."""
     for j in range(start, stop):
         _node(codes, cnt, base_keys, ref, nodes[j], kp_flat, kp_off, word_of, conds, spec, part_ptr, part_qi, pv_flat, pv_off, summary[j], sums[j])
+
+
+@njit(cache=True, nogil=True)
+def threshold_many(codes, cnt, maps_flat, maps_off, mults, word_of, n_words, k, loss_flat, loss_off, start, stop, summary, sums):
+    """Candidates ``start..stop`` of :func:`group_many` summarized under the class-size threshold
+    ``k`` instead of returned: per candidate ``summary`` (classes, smallest class, suppressed rows,
+    classes under ``k``) and, when ``loss_off`` has a row per candidate, ``sums[j, i]`` = the
+    rows of the classes under ``k`` times QI ``i``'s value of their code
+    (``loss_flat[loss_off[j, i] + code]``: the genetic search's LM of the suppressed rows)."""
+    q = codes.shape[1]
+    for j in range(start, stop):
+        keys = packed_keys(codes, maps_flat, maps_off[j], mults[j], word_of[j], n_words[j])
+        _, cls_cnt, rep, n = group_keys(keys, cnt)
+        lo = cls_cnt[0] if n else 0
+        suppressed = 0
+        bad = 0
+        for c in range(n):
+            size = cls_cnt[c]
+            lo = min(lo, size)
+            if size < k:
+                suppressed += size
+                bad += 1
+                if loss_off.shape[0]:
+                    r = rep[c]
+                    for i in range(q):
+                        sums[j, i] += size * loss_flat[loss_off[j, i] + codes[r, i]]
+        summary[j, 0] = n
+        summary[j, 1] = lo
+        summary[j, 2] = suppressed
+        summary[j, 3] = bad
