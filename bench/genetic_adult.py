@@ -167,6 +167,8 @@ def run_one(path, k, metric, args):
 
     opts = {"iterations": args.iterations, "population": args.population, "seed": args.seed, "mutation_rate": args.mutation_rate,
             "batch": args.batch, "time_limit": args.seconds, "numeric": ["age", "education-num"]}
+    if args.local_rows is not None:
+        opts["local_rows"] = args.local_rows
     qi = TREE_SETS[args.trees]
     ctx = context(path, k, metric, opts, qi)
     t0 = time.perf_counter()
@@ -241,6 +243,8 @@ def seeded_compare(path, k, args) -> list[dict]:
                 "batch": args.batch, "seed_lattice": seeded}
         if numeric:
             opts["numeric"] = numeric
+        if args.local_rows is not None:
+            opts["local_rows"] = args.local_rows
         if args.seconds:
             opts["time_limit"] = args.seconds
         gctx = context(path, k, "lm", opts, qi, class_needs=False)
@@ -316,6 +320,8 @@ def main() -> None:
     ap.add_argument("--seeded", type=int, default=None, metavar="K",
                     help="only issue 12's figure at this k: every QI categorical, the optimal lattice LM beside the genetic "
                          "search (--iterations, --seed) seeded with the lattice optimum and unseeded")
+    ap.add_argument("--local-rows", type=int, default=None, help="the genetic search's local_rows option (0: every batch by SQL, "
+                    "not in-process over the fetched frequency set; default: the search's cap)")
     ap.add_argument("--numeric", default="", help="with --seeded: QIs the genetic search cuts into intervals (e.g. age)")
     ap.add_argument("--trees", choices=sorted(TREE_SETS), default="paper",
                     help="categorical taxonomies: dataset (ANJANA CSVs), paper (default), shaped (see above)")

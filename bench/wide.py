@@ -20,7 +20,7 @@ search's evaluations/s with the loss each reaches under ``--limit`` (20 s there)
 run *idle* and *busy* (with one CPU-bound process beside it, started by the bench), and each on
 the ``new`` path (branch statements over keyed sets) and the ``old`` one (the joined batch
 statement), so that ratios come from one run of the script (``new-1thread``: the new path on one
-engine thread).
+engine thread; ``sql``: the new path with the genetic search's batches by SQL, not in-process).
 The statement counts (``stmts``) do not depend on the machine's load, and the CPU seconds of this
 process per evaluation (``cpu ms/eval``, setup included) little; the rates do:
 
@@ -112,6 +112,8 @@ def build(folder: str, name: str, n_qi: int, rows: int, seed: int = 42) -> tuple
 
 #: lightning options of the ``untied`` path (one node expanded at a time, 32 nodes per statement)
 EXTRA_OPTS: dict = {}
+#: genetic options of the path (``sql``, ``old``: every batch by SQL, ``local_rows=0``)
+GENETIC_OPTS: dict = {}
 
 
 def run_one(db, specs, search, k, sup, limit, metric="loss", iterations=None):
@@ -119,9 +121,9 @@ def run_one(db, specs, search, k, sup, limit, metric="loss", iterations=None):
     if search in ("lightning", "auto"):
         opts = {"time_limit": limit, **EXTRA_OPTS}
     elif search == "genetic":
-        opts = {"time_limit": limit, "iterations": 1_000_000, "population": 100, "seed": 1}
+        opts = {"time_limit": limit, "iterations": 1_000_000, "population": 100, "seed": 1, **GENETIC_OPTS}
         if iterations:  # a fixed amount of work instead of a time limit
-            opts = {"iterations": iterations, "population": 100, "seed": 1}
+            opts = {"iterations": iterations, "population": 100, "seed": 1, **GENETIC_OPTS}
     started = time.perf_counter()
     cpu0 = cpu_seconds()
     try:
@@ -163,7 +165,9 @@ def set_path(path: str) -> None:
     search, every child's LM computed per row; ``new``: today's defaults (the branch statements
     over keyed sets; the genetic search's LM of feasible children only, once all members are); ``new-1thread``: those on one engine thread
     (``sqlanon.run.api.SERIAL_SEARCHES``); ``untied``: the new path with lightning expanding one
-    node at a time, 32 nodes per statement (before tied nodes were expanded together)."""
+    node at a time, 32 nodes per statement (before tied nodes were expanded together); ``sql``:
+    the new path with the genetic search's batches by SQL (``local_rows=0``: its frequency set
+    not fetched and grouped in-process, :mod:`sqlanon.search.genetic.local`; ``old`` too)."""
     from sqlanon.run import api
     from sqlanon.search.genetic import planner
     from sqlanon.search.lightning import planner as lightning
@@ -171,6 +175,9 @@ def set_path(path: str) -> None:
 
     lightning.TIES = path != "untied"
     EXTRA_OPTS.clear()
+    GENETIC_OPTS.clear()
+    if path in ("sql", "old"):
+        GENETIC_OPTS["local_rows"] = 0
     if path == "untied":
         EXTRA_OPTS["batch"] = 32
     defaults = set_path.__dict__.setdefault("defaults", (deltas.DELTA_ROWS, api.SERIAL_SEARCHES))
@@ -211,9 +218,11 @@ def rates(args, say) -> None:
     say("")
     for search in ("lightning", "genetic"):
         for load in args.loads.split(","):
-            new, old = got.get((search, "new", load)), got.get((search, "old", load))
-            if new and old:
-                say(f"{search} {load}: new/old evals/s {new[0] / max(old[0], 1e-9):.2f}x, loss {new[1]:.4f} vs {old[1]:.4f}")
+            new = got.get((search, "new", load))
+            for other in ("sql", "old"):
+                old = got.get((search, other, load))
+                if new and old:
+                    say(f"{search} {load}: new/{other} evals/s {new[0] / max(old[0], 1e-9):.2f}x, loss {new[1]:.4f} vs {old[1]:.4f}")
         idle, busy = got.get((search, "new", "idle")), got.get((search, "new", "busy"))
         if idle and busy:
             say(f"{search} new: busy/idle evals/s {busy[0] / max(idle[0], 1e-9):.2f}, loss busy vs idle {100 * (busy[1] - idle[1]) / max(idle[1], 1e-12):+.2f} %")

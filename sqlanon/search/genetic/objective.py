@@ -258,7 +258,7 @@ class FlexibleEvaluator:
     """Scores chromosomes of a :class:`sqlanon.search.genetic.cut.Layout`: per-attribute parts cached, aggregates by
     one SQL statement per batch, whole-solution results memoized."""
 
-    def __init__(self, stats, layout, objective: Objective, ok, budget: int, cost_specs=(), needs=None, weights=None) -> None:
+    def __init__(self, stats, layout, objective: Objective, ok, budget: int, cost_specs=(), needs=None, weights=None, local: bool = True) -> None:
         self.stats = stats
         self.layout = layout
         self.objective = objective
@@ -268,6 +268,8 @@ class FlexibleEvaluator:
         self.weight_sum: float = self.n if self.weights is None else sum(self.weights, 0.0)
         self.budget = budget
         self.gstats = GeneticStats(stats, objective.class_targets, objective.regression_targets, ok, needs)
+        #: False: every batch by SQL, even when the in-process path could score it
+        self.gstats.local = local
         self._cost_specs = list(cost_specs)
         self.part_cache: list[dict] = [dict() for _ in range(self.n)]
         self.memo: dict[bytes, dict] = {}

@@ -16,7 +16,8 @@ or estimated) and delta-presence: each class's aggregates come from the batch st
   worst**.
 
 Fitness comes from the frequency set by SQL (:mod:`sqlanon.search.genetic.objective`,
-:mod:`sqlanon.search.genetic.stats`): the children of ``batch`` consecutive iterations are scored by one
+:mod:`sqlanon.search.genetic.stats`), or in-process over the fetched frequency set when it is small
+and the requirement is a class-size threshold (:mod:`sqlanon.search.genetic.local`): the children of ``batch`` consecutive iterations are scored by one
 statement, then inserted one by one in order (``batch=1`` is textbook GENITOR; a batch much smaller
 than the population changes nothing measurable and is ~4x faster). Results are memoized per
 solution and the per-attribute parts per attribute cut.
@@ -36,7 +37,10 @@ its tree, a QI without levels (intervals) refuses the bound. ``ctx.weights`` (``
 multiply each QI's per-row LM loss in the objective's LM part (:mod:`sqlanon.search.genetic.objective`);
 an objective without an LM part refuses them.
 
-``prune_unused`` (true: leaves holding no row get no chromosome bit), ``objective`` (lm | cm |
+``prune_unused`` (true: leaves holding no row get no chromosome bit), ``local_rows`` (the
+Statistics' cap, 250,000: a frequency set of at most this many rows is fetched once and the
+candidates of a class-size requirement are scored in-process, :mod:`sqlanon.search.genetic.local`;
+0: every batch by SQL), ``objective`` (lm | cm |
 cm-cost | regression | weighted; default the ``--metric``), and the metric options of
 :func:`sqlanon.search.genetic.objective.build_objective` (``cost_matrix``, ``cost_suppressed``,
 ``regression_target``, ``dispersion``, ``weights``).
@@ -78,6 +82,7 @@ DEFAULTS: dict[str, Any] = {  # the options of a genetic search, of several type
     "max_endpoints": 128,
     "prune_unused": True,
     "seed_lattice": True,
+    "local_rows": None,
 }
 
 
@@ -97,6 +102,7 @@ def parse_options(options: dict) -> dict:
             out[key] = float(out[key])
         out["seed"] = None if out.get("seed") in (None, "") else int(out["seed"])
         out["time_limit"] = None if out.get("time_limit") in (None, "") else float(out["time_limit"])
+        out["local_rows"] = None if out.get("local_rows") in (None, "") else int(out["local_rows"])
     except (TypeError, ValueError) as err:
         raise ConfigError(f"bad genetic search option: {err}") from None
     out["prune_unused"] = _bool(out["prune_unused"])
@@ -335,6 +341,8 @@ def run(ctx) -> Plan:
         raise UnsatisfiableError(f"k={ctx.options['k']} is larger than the table ({stats.rows} rows)")
     bounds = getattr(ctx, "bounds", None)
     weights = getattr(ctx, "weights", None)
+    if opts["local_rows"] is not None:
+        stats.local_rows = opts["local_rows"]  # the frequency set's in-process cap (0: SQL only), the seed's too
     layout = Layout.build(ctx.qis, ctx.hierarchies, stats.column_freqs, numeric=opts["numeric"],
                           prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"],
                           bounds=bounds, bounded=getattr(ctx, "bounded", ()))
@@ -368,6 +376,8 @@ def run(ctx) -> Plan:
         "lm": agg["report"]["lm"],
         "lm_per_column": dict(zip(ctx.qis, agg.get("lm_per_column", []))),
         "evaluations": ev.evaluations,
+        "local_evaluations": ev.gstats.local_evaluations,
+        "local_reason": ev.gstats.local_reason,
         "evaluations_per_second": round(ev.evaluations / seconds, 1) if seconds > 0 else None,
         "iterations": ga.iterations_done,
         "unique_solutions": len(ga.unique),

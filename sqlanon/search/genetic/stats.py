@@ -44,6 +44,8 @@ from sqlanon.expr.atoms import add_all, as_bigint, as_double, as_varchar, cte_se
 from sqlanon.stats.core import distinct_values
 from sqlanon.stats.models import hierarchical_emd_ctes
 from sqlanon.privacy import aggregates
+from sqlanon.search.genetic import local
+from sqlanon.search.genetic.local import block_list
 
 MAX_CLASS_VALUES = 64
 #: largest product of leaf-domain sizes of the QIs sharing one block lookup list
@@ -92,19 +94,6 @@ def blocks_of(sizes: Sequence[int], cells: int = BLOCK_CELLS) -> list[list[int]]
         else:
             out.append([i])
             prod = size
-    return out
-
-
-def block_list(parts: Sequence[np.ndarray], scales: Sequence[float]) -> np.ndarray:
-    """``out[x0 + x1*n0 + x2*n0*n1 + ..] = sum_i parts[i][x_i] * scales[i]`` (the block index's
-    mixed radix, first QI fastest).
-
-    >>> block_list([np.array([0, 1]), np.array([0, 0, 1])], [1, 2]).tolist()
-    [0, 1, 0, 1, 2, 3]
-    """
-    out = parts[0] * scales[0]
-    for part, scale in zip(parts[1:], scales[1:]):
-        out = (part[:, None] * scale + out[None, :]).ravel()
     return out
 
 
@@ -171,6 +160,13 @@ class GeneticStats:
         self.words = 1  # key words of the last batch (its cuts decide)
         self.base_rows = 0  # rows of the base table (distinct QI tuples), counted when made
         self._block_words: tuple[int, ...] = (0,) * len(self.blocks)
+        #: score batches in-process over the fetched frequency set when the requirement allows
+        #: (:mod:`sqlanon.search.genetic.local`; False: always by SQL); decided by :meth:`prepare`,
+        #: which keeps the reason for SQL in ``local_reason`` (None: local)
+        self.local = True
+        self.local_reason: str | None = "not prepared"
+        self._local: local.LocalFitness | None = None
+        self.local_evaluations = 0
 
     # -----------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -205,6 +201,7 @@ class GeneticStats:
                 q = q.select(exp.alias_(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))), f"t{ti}_null", quoted=True))
             self._create_base(q.from_(table_ref(stats.base.table)))
             self._totals()
+            self._prepare_local()
             return
         inner = stats.encoded_select()
         for ti, t in enumerate(self.class_targets):
@@ -233,6 +230,14 @@ class GeneticStats:
                 self.engine.execute(self.dialect.create_temp(name, vq))
                 self.vtables[ti] = name
         self._totals()
+        self._prepare_local()
+
+    def _prepare_local(self) -> None:
+        """Fetch the frequency set's codes for the local path when it can answer the batches."""
+        self.local_reason = local.why_not(self)
+        self._local = local.LocalFitness.fetch(self) if self.local_reason is None else None
+        if self._local is None and self.local_reason is None:
+            self.local_reason = "the frequency set was not fetched"
 
     def _create_base(self, q: exp.Select) -> None:
         """The run's base table: ``q`` with the block columns (and ``s``), grouped by the QIs."""
@@ -674,6 +679,13 @@ class GeneticStats:
         candidates suppressing at most that many rows (None for the others; :meth:`_lm_within`)."""
         if not candidates:
             return []
+        if self._local is not None:
+            decode = lm and not per_column and lm_within is not None and self.decodes(lm_within, len(candidates))
+            out = self._local.evaluate(candidates, lm, per_column, self._result_names(lm, per_column), lm_within if decode else None)
+            self.batches += 1
+            self.evaluations += len(candidates)
+            self.local_evaluations += len(candidates)
+            return out
         radix = max(CANDIDATE_RADIX, 1 << (len(candidates) - 1).bit_length())
         strides, block_words = self.layout_keys([cd["groups"] for cd in candidates], radix)
         self.words = max(block_words, default=0) + 1
