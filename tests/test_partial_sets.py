@@ -26,6 +26,8 @@ from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.stats import batch, core  # noqa: E402
 from sqlanon.stats.frequency import FrequencySet  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("sql_only")  # the statements, not the in-process evaluator of small sets
+
 
 def _answers(got):
     return [(ns.node, ns.classes, ns.rows, ns.min_class, ns.max_class, ns.suppressed, ns.bad_classes) for ns in got]
