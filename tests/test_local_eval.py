@@ -282,3 +282,23 @@ def test_the_set_is_fetched_once(tmp_path):
         assert ran == ["arrow"]
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("search", ["optimal", "lightning"])
+def test_the_search_option_keeps_every_node_in_sql(search, adult):
+    """``local_rows=0``: no node in-process (the report has no ``nodes_local``), and the same plan
+    as with the default."""
+    import sqlanon
+
+    qi = {c: adult["qi"][c] for c in adult["columns"][:6]}
+    reports = {}
+    for cap in (0, None):
+        options = {"local_rows": cap} if cap is not None else {}
+        if search == "lightning":
+            options["step_limit"] = 300
+        reports[cap] = sqlanon.anonymize(input=adult["csv"], delimiter=";", qi=qi, k=10, max_suppression=0.02, metric="loss", search=search, search_options=options, dry_run=True)
+    assert "nodes_local" not in reports[0]
+    assert reports[None]["nodes_local"] >= reports[None]["nodes_evaluated"] > 0
+    assert reports[None]["queries"] < reports[0]["queries"]
+    assert reports[None]["transformation"] == reports[0]["transformation"]
+    assert reports[None]["metric"]["value"] == pytest.approx(reports[0]["metric"]["value"], rel=1e-9)

@@ -144,6 +144,10 @@ def test_declared_defaults_are_the_searches_defaults():
     assert SEARCH_OPTIONS["optimal"].model_fields["batch"].default == optimal.BATCH
     assert SEARCH_OPTIONS["incognito"].model_fields["batch"].default == optimal.BATCH
     assert SEARCH_OPTIONS["optimal"].model_fields["probes"].default == optimal.PROBES
+    from sqlanon.stats import local
+
+    for name in ("optimal", "samarati", "incognito", "lightning", "auto"):
+        assert SEARCH_OPTIONS[name].model_fields["local_rows"].default == local.LOCAL_ROWS, name
 
 
 def test_every_search_has_an_options_model():

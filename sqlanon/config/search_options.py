@@ -16,7 +16,7 @@ sqlanon.errors.ConfigError: unknown search option 'iteratons' for search genetic
 >>> parse_search_options("optimal", {"iterations": 5})
 Traceback (most recent call last):
 ...
-sqlanon.errors.ConfigError: search option 'iterations' is read by search genetic, not by optimal; optimal reads: batch, lookahead_threads, numeric, probes
+sqlanon.errors.ConfigError: search option 'iterations' is read by search genetic, not by optimal; optimal reads: batch, local_rows, lookahead_threads, numeric, probes
 
 Adding a search is adding its model to :data:`SEARCH_OPTIONS` (a search without a model reads
 only the common options). The defaults declared here are the searches' own defaults (tests
@@ -77,6 +77,15 @@ class SearchOptions(BaseModel):
     numeric: Names = Field(default_factory=list, description="Quasi-identifiers cut into intervals (declares --qi COLUMN=numeric).")
 
 
+#: a base frequency set of at most this many rows is fetched once and its nodes grouped in-process
+#: (:data:`sqlanon.stats.local.LOCAL_ROWS`; tests compare them); 0: every node by SQL
+LOCAL_ROWS = 250_000
+
+
+def _local_rows() -> Any:
+    return Field(LOCAL_ROWS, ge=0, description="Fetch a base frequency set of at most this many rows once and evaluate its lattice nodes in-process (compiled); 0: every node by SQL statements.")
+
+
 class OptimalOptions(SearchOptions):
     """``--search optimal``: the bound-ordered exhaustive lattice search."""
 
@@ -84,12 +93,14 @@ class OptimalOptions(SearchOptions):
     batch: int = Field(128, ge=1, description="Nodes evaluated by one statement.")
     probes: int = Field(64, ge=1, description="Flash-style probes (paths to the cheapest undecided nodes) run side by side.")
     lookahead_threads: bool = Field(False, description="On a large frequency set with several engine threads, each round also holds both possible next nodes of every probe (fewer, wider statements; more nodes).")
+    local_rows: int = _local_rows()
 
 
 class SamaratiOptions(SearchOptions):
-    """``--search samarati``: binary search on height (no options of its own)."""
+    """``--search samarati``: binary search on height."""
 
     model_config = ConfigDict(title="samarati search options")
+    local_rows: int = _local_rows()
 
 
 class IncognitoOptions(SearchOptions):
@@ -99,6 +110,7 @@ class IncognitoOptions(SearchOptions):
     model_config = ConfigDict(title="incognito search options")
     batch: int = Field(128, ge=1, description="Optimal fallback: nodes evaluated by one statement.")
     probes: int = Field(64, ge=1, description="Optimal fallback: probes run side by side.")
+    local_rows: int = _local_rows()
 
 
 class BottomUpOptions(SearchOptions):
@@ -158,6 +170,7 @@ class LightningOptions(SearchOptions):
     time_limit: float | None = Field(None, gt=0, description="Stop after this many seconds (default 30).")
     step_limit: int | None = Field(None, ge=1, description="Stop after this many node evaluations (default: none).")
     batch: int = Field(64, ge=1, description="Nodes evaluated by one statement.")
+    local_rows: int = _local_rows()
 
 
 class AutoOptions(LightningOptions):

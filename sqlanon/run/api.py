@@ -267,7 +267,7 @@ def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, m
     # ARX's Loss and granularity of any plan (for comparing searches), read with the verification
     verified, final = verify_plan(stats, plan, None if plan.local else arx_loss.aggregates(stats, plan))
     run.clock.lap("verify")
-    run.say(f"search {search}: {plan.nodes_evaluated} nodes evaluated, {run.session.engine.queries} queries")
+    run.say(f"search {search}: {plan.nodes_evaluated} nodes evaluated" + (f" ({stats.nodes_local} in-process)" if stats.nodes_local else "") + f", {run.session.engine.queries} queries")
     report = build_report(policy, stats, plan, verified)
     add_risk_and_utility(report, policy, stats, plan)
     sql_listing = report_sql(policy, stats, plan) if policy.reporting.report or run.writes else None
@@ -363,6 +363,9 @@ class PhaseClock:
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
     search, chosen = choose_search(policy, stats)
     refuse_limits(search, policy.strategy.search_options)
+    if policy.strategy.search_options.get("local_rows") is not None:
+        # the in-process evaluation's cap (sqlanon.stats.local): 0 keeps every node in SQL
+        stats.local_rows = int(policy.strategy.search_options["local_rows"])
     if search in HEURISTIC_SEARCHES:
         return run_heuristic(search, policy, stats, requirement, metric, say, chosen)
     if search in LATTICE_SEARCHES:
@@ -471,6 +474,8 @@ def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) 
         "quasi_identifiers": stats.qis,
         "hierarchies": [h.describe() for h in stats.hierarchies],
     }
+    if stats.nodes_local:
+        report["nodes_local"] = stats.nodes_local
     if policy.quality.weights:  # as the metric used them: normalized by the largest
 
         report["weights"] = dict(zip(stats.qis, normalize_weights([policy.quality.weights.get(q, 1.0) for q in stats.qis])))

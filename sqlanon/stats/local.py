@@ -61,8 +61,11 @@ from sqlanon.stats.marginals import arrow_ints
 LOCAL_ROWS = 250_000
 #: ... and of at most this many codes (rows x QIs; int32 each: 80 MB)
 LOCAL_CELLS = 20_000_000
-#: rolled-up sets (a batch's meet) kept per Statistics
-MEETS = 8
+#: rolled-up sets (a group's meet) kept per Statistics
+MEETS = 16
+#: a group of at least this many nodes is grouped from its meet, rolled up first (and kept);
+#: a smaller one from the smallest kept set it generalizes
+ROLL_NODES = 2
 #: a packed key word stays below this (as the batch statement's, :data:`sqlanon.stats.batch.WORD`)
 WORD = batch.WORD
 #: an unbounded side of a condition on ``cnt``
@@ -468,6 +471,8 @@ class Program:
 
     conds: np.ndarray
     spec: np.ndarray
+    #: the sums of condition ``ci`` (-1: none) are ``spec[cond_ptr[ci + 1]:cond_ptr[ci + 2]]``
+    cond_ptr: np.ndarray
     #: per final: ``(kind, [(coef, sum index)], float)``
     finals: list[tuple[str, list[tuple[float, int]], bool]]
     part_ptr: np.ndarray
@@ -514,9 +519,16 @@ def compile_program(stats, ok: exp.Expr, metric, extra_finals=()) -> Program | N
                 spec.append((ci, atoms[atom]))
             refs.append((coef, spec.index((ci, atoms[atom]))))
         out.append(("sum", refs, body[1]))
+    # the sums sorted by condition (the kernel tests each condition once per class)
+    order = sorted(range(len(spec)), key=lambda j: (spec[j][0], j))
+    where = {old: new for new, old in enumerate(order)}
+    out = [(kind, [(coef, where[j]) for coef, j in refs], is_float) for kind, refs, is_float in out]
+    spec = [spec[j] for j in order]
+    cond_ptr = np.searchsorted(np.asarray([ci for ci, _ in spec], dtype=np.int64), np.arange(-1, len(conds) + 1), side="left").astype(np.int64)
     return Program(
         np.asarray([(lo, hi, int(neg)) for lo, hi, neg in conds], dtype=np.int64).reshape(-1, 3),
         np.asarray(spec, dtype=np.int64).reshape(-1, 2),
+        cond_ptr,
         out,
         *part_values(stats, terms),
     )
@@ -565,29 +577,67 @@ def applies(stats, nodes, ok: exp.Expr, metric, extra_finals=()) -> bool:
     return program(stats, ok, metric, extra_finals) is not None
 
 
-def meet_set(stats, meet: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """The fetched set rolled up to the levels ``meet`` (a batch's per-QI lowest levels): the
-    leaf codes of each class's first row and the classes' counts. Rolled up from the smallest
-    kept roll-up ``meet`` generalizes (:data:`MEETS` kept), else from the fetched set."""
+def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """A set to group nodes generalizing ``levels`` from, and its levels: with ``roll``, the
+    fetched set rolled up to ``levels`` (kept: :data:`MEETS` of them); else the smallest kept
+    roll-up ``levels`` generalizes (the fetched set at the leaves always qualifies). A set is
+    its classes' first rows' leaf codes, the classes' counts and their key words."""
     local = local_set(stats)
     assert local is not None
-    kept: dict = stats.__dict__.setdefault("_local_meets", {})
-    if meet in kept:
-        kept[meet] = kept.pop(meet)  # most recent last
-        return kept[meet]
-    codes, cnt = local.codes, local.cnt
-    for levels, (c, n) in kept.items():
-        if all(a <= b for a, b in zip(levels, meet)) and len(n) < len(cnt):
-            codes, cnt = c, n
     lay = layout(stats)
-    flat, offsets = lay.kp_flat, lay.kp_off[np.arange(len(meet)), np.asarray(meet, dtype=np.int64)]
-    ones = np.ones(len(meet), dtype=np.int64)
-    _, cls_cnt, rep, n = _kernels().group_by_maps(codes, cnt, flat, offsets, ones, lay.word_of, lay.n_words)
-    got = (np.ascontiguousarray(codes[rep[:n]]), cls_cnt[:n].copy())
-    kept[meet] = got
+    kept: dict = stats.__dict__.setdefault("_local_meets", {})
+    if levels in kept:
+        kept[levels] = kept.pop(levels)  # most recent last
+        return levels, kept[levels]
+    leaves = tuple(0 for _ in levels)
+    if stats.__dict__.get("_local_leaves", (None,))[0] is not local:
+        keys = _kernels().packed_keys(local.codes, lay.kp_flat, lay.kp_off[:, 0].copy(), np.ones(len(levels), dtype=np.int64), lay.word_of, lay.n_words)
+        stats.__dict__["_local_leaves"] = (local, (local.codes, local.cnt, keys))
+    src_levels, src = leaves, stats.__dict__["_local_leaves"][1]
+    for at, got in kept.items():
+        if all(a <= b for a, b in zip(at, levels)) and len(got[1]) < len(src[1]):
+            src_levels, src = at, got
+    if src_levels == levels or not roll:
+        return src_levels, src
+    got = _kernels().roll_up(src[0], src[1], src[2], np.asarray(src_levels, dtype=np.int64), np.asarray(levels, dtype=np.int64), lay.kp_flat, lay.kp_off, lay.word_of)
+    kept[levels] = got
     while len(kept) > MEETS:
         kept.pop(next(iter(kept)))
-    return got
+    return levels, got
+
+
+def clusters(nodes: np.ndarray, reach: int = 2) -> list[list[int]]:
+    """The batch's nodes (rows of ``nodes``) in groups, each grouped from its own reference: a
+    node joins the first group whose first node is within ``reach`` levels of it (summed over
+    the QIs), else it opens one. The successors of one node (a lightning expansion: one QI a
+    level up each) are one group, and so are its predecessors (a descent); several expansions
+    in one batch are several groups, each of whose nodes then moves one QI from its reference,
+    where a whole batch's meet is far below most of its nodes (w24: 9 QIs a node, against 1).
+
+    >>> clusters(np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [3, 3, 3], [3, 4, 3], [2, 1, 3]]))
+    [[0, 1, 2], [3, 4], [5]]
+    """
+    seeds: list[np.ndarray] = []
+    groups: list[list[int]] = []
+    for j, node in enumerate(nodes):
+        for g, seed in enumerate(seeds):
+            if int(np.abs(node - seed).sum()) <= reach:
+                groups[g].append(j)
+                break
+        else:
+            seeds.append(node)
+            groups.append([j])
+    return groups
+
+
+def reference(group: np.ndarray) -> np.ndarray:
+    """Per QI the level most of the group's nodes have (the lowest of a tie): the levels its
+    key words are moved to once, each node then moving only where it differs."""
+    out = np.empty(group.shape[1], dtype=np.int64)
+    for i in range(group.shape[1]):
+        levels, counts = np.unique(group[:, i], return_counts=True)
+        out[i] = levels[int(np.argmax(counts))]
+    return out
 
 
 def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, extra_finals=()) -> list[NodeStats]:
@@ -598,16 +648,23 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
     names = [*batch.final_names(stats, metric), *[name for name, _ in extra_finals]]
     nodes = [tuple(int(v) for v in n) for n in nodes]
     arr = np.asarray(nodes, dtype=np.int64).reshape(len(nodes), len(stats.qis))
-    meet = tuple(int(v) for v in arr.min(axis=0))
-    codes, cnt = meet_set(stats, meet)
-    lay = layout(stats)
-    ref = np.asarray(meet, dtype=np.int64)
-    kern = _kernels()
-    base_keys = kern.packed_keys(codes, lay.kp_flat, lay.kp_off[np.arange(len(meet)), ref], np.ones(len(meet), dtype=np.int64), lay.word_of, lay.n_words)
     summary = np.zeros((len(nodes), 6), dtype=np.int64)
     sums = np.zeros((len(nodes), len(prog.spec)), dtype=np.float64)
-    args = (codes, cnt, base_keys, ref, arr, lay.kp_flat, lay.kp_off, lay.word_of, prog.conds, prog.spec, prog.part_ptr, prog.part_qi, prog.pv_flat, prog.pv_off)
-    spread(len(nodes), len(cnt), threads_for(stats), lambda a, z: kern.evaluate_nodes(*args, a, z, summary, sums))
+    lay = layout(stats)
+    kern = _kernels()
+    for members in clusters(arr):
+        group = arr[members]
+        meet, ref = group.min(axis=0), reference(group)
+        # rolled up to the meet when that is where the nodes move from (an expansion's successors)
+        at, (codes, cnt, base_keys) = source_set(stats, tuple(int(v) for v in meet), len(members) >= ROLL_NODES and bool((meet == ref).all()))
+        if at != tuple(int(v) for v in ref):
+            base_keys = kern.move_keys(codes, base_keys, np.asarray(at, dtype=np.int64), ref, lay.kp_flat, lay.kp_off, lay.word_of)
+        got = np.zeros((len(members), 6), dtype=np.int64)
+        got_sums = np.zeros((len(members), len(prog.spec)), dtype=np.float64)
+        args = (codes, cnt, base_keys, ref, group, lay.kp_flat, lay.kp_off, lay.word_of, prog.conds, prog.spec, prog.cond_ptr, prog.part_ptr, prog.part_qi, prog.pv_flat, prog.pv_off)
+        spread(len(members), len(cnt), threads_for(stats), lambda a, z: kern.evaluate_nodes(*args, a, z, got, got_sums))
+        summary[members] = got
+        sums[members] = got_sums
     out = []
     for j, node in enumerate(nodes):
         s = summary[j]

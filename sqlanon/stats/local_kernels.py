@@ -108,33 +108,11 @@ def group_many(codes, cnt, maps_flat, maps_off, mults, word_of, n_words, start, 
         n[j] = nn
 
 
-@njit(cache=True, inline="always")
-def _holds(conds, ci, c):
-    if ci < 0:
-        return True
-    inside = conds[ci, 0] <= c and c <= conds[ci, 1]
-    return inside != (conds[ci, 2] != 0)
-
-
-@njit(cache=True, inline="always")
-def _part(codes, r, node, part_ptr, part_qi, pv_flat, pv_off, p):
-    """The metric's part ``p`` of a row: the sum over its QIs of the value of the row's code at
-    the node's level (entries ``part_ptr[p]..part_ptr[p + 1]``: a QI and, per level, the offset
-    of its values over leaf codes in ``pv_flat``)."""
-    total = 0.0
-    for e in range(part_ptr[p], part_ptr[p + 1]):
-        i = part_qi[e]
-        total += pv_flat[pv_off[e, node[i]] + codes[r, i]]
-    return total
-
-
 @njit(cache=True, nogil=True)
-def _node(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of, conds, spec, part_ptr, part_qi, pv_flat, pv_off, summary, sums):
-    """One node over a set at the reference levels ``ref`` (its rows' leaf codes ``codes``, its
-    key words ``base_keys``): the key words moved to the node's levels, the rows grouped, then
-    the summary (classes, rows, min, max, suppressed, failing classes: ``conds[0]`` is ``ok``)
-    and the sums ``spec`` asks (per sum: a condition on the class count, or -1 for none, and an
-    atom: 0 one, 1 cnt, 2 cnt squared, 3 + p the metric's part ``p`` times cnt)."""
+def move_keys(codes, base_keys, ref, node, kp_flat, kp_off, word_of):
+    """The key words of a set's rows (leaf codes ``codes``, key words ``base_keys`` at the
+    levels ``ref``) at the levels ``node``: per QI where they differ, one lookup of its part at
+    each level (``kp_flat`` at ``kp_off[i, level]``, over leaf codes) added to its word."""
     m, q = codes.shape
     keys = base_keys.copy()
     for i in range(q):
@@ -145,7 +123,50 @@ def _node(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of, conds, spe
             for r in range(m):
                 c = codes[r, i]
                 keys[r, w] += kp_flat[a + c] - kp_flat[b + c]
+    return keys
+
+
+@njit(cache=True, nogil=True)
+def roll_up(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of):
+    """A set rolled up to the levels ``node`` (see :func:`move_keys`): its classes' first rows'
+    leaf codes, counts and key words at ``node``."""
+    keys = move_keys(codes, base_keys, ref, node, kp_flat, kp_off, word_of)
     _, cls_cnt, rep, n = group_keys(keys, cnt)
+    out_codes = np.empty((n, codes.shape[1]), dtype=codes.dtype)
+    out_keys = np.empty((n, keys.shape[1]), dtype=np.int64)
+    for c in range(n):
+        r = rep[c]
+        for i in range(codes.shape[1]):
+            out_codes[c, i] = codes[r, i]
+        for w in range(keys.shape[1]):
+            out_keys[c, w] = keys[r, w]
+    return out_codes, cls_cnt[:n].copy(), out_keys
+
+
+@njit(cache=True, inline="always")
+def _holds(conds, ci, c):
+    if ci < 0:
+        return True
+    inside = conds[ci, 0] <= c and c <= conds[ci, 1]
+    return inside != (conds[ci, 2] != 0)
+
+
+@njit(cache=True, nogil=True)
+def _node(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary, sums):
+    """One node over a set at the reference levels ``ref`` (its rows' leaf codes ``codes``, its
+    key words ``base_keys``): the key words moved to the node's levels, the rows grouped, then
+    the summary (classes, rows, min, max, suppressed, failing classes: ``conds[0]`` is ``ok``)
+    and the sums ``spec`` asks (per sum: a condition on the class count, or -1 for none, and an
+    atom: 0 one, 1 cnt, 2 cnt squared, 3 + p the metric's part ``p`` times cnt; sorted by
+    condition, condition ``ci``'s sums at ``cond_ptr[ci + 1]..cond_ptr[ci + 2]``). A part is the
+    sum over its entries (``part_ptr[p]..part_ptr[p + 1]``: a QI ``part_qi[e]`` and, per level,
+    the offset of its values over leaf codes in ``pv_flat``) of the value of the class's code."""
+    _, cls_cnt, rep, n = group_keys(move_keys(codes, base_keys, ref, node, kp_flat, kp_off, word_of), cnt)
+    # per part entry, where its values at the node's level start
+    offs = np.empty(part_qi.shape[0], dtype=np.int64)
+    for e in range(part_qi.shape[0]):
+        offs[e] = pv_off[e, node[part_qi[e]]]
+    n_conds = conds.shape[0]
     rows = 0
     lo = cls_cnt[0] if n else 0
     hi = lo
@@ -159,8 +180,13 @@ def _node(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of, conds, spe
         if not _holds(conds, 0, k):
             suppressed += k
             bad += 1
-        for s in range(spec.shape[0]):
-            if _holds(conds, spec[s, 0], k):
+        # the sums, grouped by their condition (``cond_ptr``): each condition tested once
+        for ci in range(-1, n_conds):
+            start, stop = cond_ptr[ci + 1], cond_ptr[ci + 2]
+            if start == stop or not _holds(conds, ci, k):
+                continue
+            r = rep[c]
+            for s in range(start, stop):
                 a = spec[s, 1]
                 if a == 0:
                     sums[s] += 1.0
@@ -169,7 +195,11 @@ def _node(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of, conds, spe
                 elif a == 2:
                     sums[s] += float(k) * float(k)
                 else:
-                    sums[s] += k * _part(codes, rep[c], node, part_ptr, part_qi, pv_flat, pv_off, a - 3)
+                    p = a - 3
+                    total = 0.0
+                    for e in range(part_ptr[p], part_ptr[p + 1]):
+                        total += pv_flat[offs[e] + codes[r, part_qi[e]]]
+                    sums[s] += k * total
     summary[0] = n
     summary[1] = rows
     summary[2] = lo
@@ -179,13 +209,13 @@ def _node(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of, conds, spe
 
 
 @njit(cache=True, nogil=True)
-def evaluate_nodes(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_of, conds, spec, part_ptr, part_qi, pv_flat, pv_off, start, stop, summary, sums):
+def evaluate_nodes(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, start, stop, summary, sums):
     """:func:`_node` for nodes ``start..stop`` (rows of ``nodes``) into their rows of ``summary``
     (nodes x 6, int64) and ``sums`` (nodes x len(spec), float64). Releases the GIL: threads take
     slices of a batch; each node's sums are taken in its classes' order (first row order), so
     the answer does not depend on the threads."""
     for j in range(start, stop):
-        _node(codes, cnt, base_keys, ref, nodes[j], kp_flat, kp_off, word_of, conds, spec, part_ptr, part_qi, pv_flat, pv_off, summary[j], sums[j])
+        _node(codes, cnt, base_keys, ref, nodes[j], kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary[j], sums[j])
 
 
 @njit(cache=True, nogil=True)

@@ -53,7 +53,8 @@ def lattice_size(bounds) -> int:
 
 def parse_options(options: dict) -> dict:
     """``time_limit`` (> 0 seconds), ``step_limit`` (>= 1 evaluations), ``batch`` (>= 1)."""
-    unknown = sorted(k for k, v in options.items() if k not in OPTIONS and k != "trace" and given(v))
+    # local_rows is the statistics' (set by the run before the search: sqlanon.stats.local)
+    unknown = sorted(k for k, v in options.items() if k not in OPTIONS and k not in ("trace", "local_rows") and given(v))
     if unknown:
         raise ConfigError(f"search option {unknown[0]!r} does not apply to the lightning search (its options: {', '.join(OPTIONS)})")
     out = {"time_limit": DEFAULT_TIME_LIMIT, "step_limit": None, "batch": DEFAULT_BATCH}
