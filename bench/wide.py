@@ -166,8 +166,9 @@ def set_path(path: str) -> None:
     over keyed sets; the genetic search's LM of feasible children only, once all members are); ``new-1thread``: those on one engine thread
     (``sqlanon.run.api.SERIAL_SEARCHES``); ``untied``: the new path with lightning expanding one
     node at a time, 32 nodes per statement (before tied nodes were expanded together); ``sql``:
-    the new path with the genetic search's batches by SQL (``local_rows=0``: its frequency set
-    not fetched and grouped in-process, :mod:`sqlanon.search.genetic.local`; ``old`` too)."""
+    the new path with the genetic search's batches and lightning's nodes by SQL
+    (``local_rows=0``: the frequency set not fetched and grouped in-process,
+    :mod:`sqlanon.search.genetic.local`, :mod:`sqlanon.stats.local`; ``old`` too)."""
     from sqlanon.run import api
     from sqlanon.search.genetic import planner
     from sqlanon.search.lightning import planner as lightning
@@ -178,6 +179,7 @@ def set_path(path: str) -> None:
     GENETIC_OPTS.clear()
     if path in ("sql", "old"):
         GENETIC_OPTS["local_rows"] = 0
+        EXTRA_OPTS["local_rows"] = 0
     if path == "untied":
         EXTRA_OPTS["batch"] = 32
     defaults = set_path.__dict__.setdefault("defaults", (deltas.DELTA_ROWS, api.SERIAL_SEARCHES))
