@@ -1,6 +1,6 @@
 """The genetic search's in-process fitness (:mod:`sqlanon.search.genetic.local`) against its SQL path.
 
-Oracle: on random tables (categorical cuts of random trees, numeric interval cuts, up to 26 QIs so
+Oracle: on random tables (flexible and full-domain cuts of random trees, numeric interval cuts, up to 26 QIs so
 that the SQL key takes several words), random flexible cuts, random k and budgets, the local
 path's result dict equals the SQL statement's for every candidate, with and without the LM, per
 column, and under the ``lm_within`` shortcut. A seeded search takes the same path with the local
@@ -27,6 +27,7 @@ from sqlanon.privacy import DistinctLDiversity, KAnonymity, Requirement  # noqa:
 from sqlanon.search.genetic import local  # noqa: E402
 from sqlanon.search.genetic import planner as genetic  # noqa: E402
 from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective  # noqa: E402
+from sqlanon.search.genetic.seeding import node_chromosome  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
 
 
@@ -81,6 +82,8 @@ def test_local_batches_equal_the_sql_statement(seed, n_qi, n, tmp_path):
             fast, slow = evaluators(stats, layout, req, weights)
             densities = [0.0, 1.0] + [rng.random() for _ in range(12)]
             chroms = [layout.repair([rng.random() < d for _ in range(layout.nbits)]) for d in densities]
+            # full-domain cuts too (a level per QI, as the lattice seed gives)
+            chroms += [node_chromosome(layout, hs, [rng.randint(0, h.max_level) for h in hs]) for _ in range(4)]
             cands = candidates(fast, chroms)
             for lm, per_column in ((False, False), (True, False), (True, True)):
                 got = fast.gstats.evaluate(cands, lm=lm, per_column=per_column)
@@ -115,6 +118,7 @@ def test_local_numeric_intervals_equal_sql(seed, tmp_path):
     layout = genetic.layout_for(ctx.qis, ctx.hierarchies, ctx.stats.column_freqs, ctx.options)
     fast, slow = evaluators(ctx.stats, layout, ctx.requirement)
     chroms = [layout.repair([rng.random() < d for _ in range(layout.nbits)]) for d in [0.0, 1.0] + [rng.random() for _ in range(10)]]
+    chroms += [node_chromosome(layout, ctx.hierarchies, [rng.randint(0, h.max_level) for h in ctx.hierarchies]) for _ in range(4)]
     cands = candidates(fast, chroms)
     for lm, per_column in ((True, False), (True, True)):
         for a, b in zip(fast.gstats.evaluate(cands, lm=lm, per_column=per_column), slow.gstats.evaluate(cands, lm=lm, per_column=per_column), strict=True):

@@ -154,7 +154,7 @@ class GeneticOptions(SearchOptions):
     max_endpoints: int = Field(128, ge=1, description="Numeric QIs with more distinct values are quantized to this many end points.")
     prune_unused: bool = Field(True, description="Leaves holding no row get no chromosome bit.")
     seed_lattice: bool = Field(True, description="Start from the full-domain lattice optimum under LM when cheap.")
-    local_rows: int | None = Field(None, ge=0, description="Score candidates in-process over the fetched frequency set when it has at most this many rows (default 250,000) and the requirement is a class-size threshold; 0: always by SQL.")
+    local_rows: int = Field(LOCAL_ROWS, ge=0, description="Score candidates in-process over the fetched frequency set when it has at most this many rows and the requirement is a class-size threshold (the lattice seed's nodes too); 0: every batch by SQL statements.")
     objective: Literal["lm", "cm", "cm-cost", "regression", "weighted"] | None = Field(None, description="What to optimize (default: the --metric, lm or cm).")
     cost_matrix: str | dict[str, dict[str, float]] | None = Field(None, description="cm-cost: {true class: {assigned class: cost}} as a mapping, JSON text or a .json path.")
     cost_suppressed: Literal["group"] | float = Field("group", description="cm-cost: cost of a suppressed row ('group' or a number).")

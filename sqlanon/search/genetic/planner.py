@@ -61,6 +61,7 @@ from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
 from sqlanon.plan import Plan
 from sqlanon.search.limits import Limits
 from sqlanon.search.genetic.seeding import lattice_seed
+from sqlanon.stats.local import LOCAL_ROWS
 from sqlanon.privacy.diagnosis import unsatisfiable
 
 __all__ = ["run", "recoding_from_transformation", "layout_for", "GA"]
@@ -82,7 +83,7 @@ DEFAULTS: dict[str, Any] = {  # the options of a genetic search, of several type
     "max_endpoints": 128,
     "prune_unused": True,
     "seed_lattice": True,
-    "local_rows": None,
+    "local_rows": LOCAL_ROWS,
 }
 
 
@@ -102,7 +103,7 @@ def parse_options(options: dict) -> dict:
             out[key] = float(out[key])
         out["seed"] = None if out.get("seed") in (None, "") else int(out["seed"])
         out["time_limit"] = None if out.get("time_limit") in (None, "") else float(out["time_limit"])
-        out["local_rows"] = None if out.get("local_rows") in (None, "") else int(out["local_rows"])
+        out["local_rows"] = LOCAL_ROWS if out.get("local_rows") in (None, "") else int(out["local_rows"])
     except (TypeError, ValueError) as err:
         raise ConfigError(f"bad genetic search option: {err}") from None
     out["prune_unused"] = _bool(out["prune_unused"])
@@ -341,7 +342,7 @@ def run(ctx) -> Plan:
         raise UnsatisfiableError(f"k={ctx.options['k']} is larger than the table ({stats.rows} rows)")
     bounds = getattr(ctx, "bounds", None)
     weights = getattr(ctx, "weights", None)
-    if opts["local_rows"] is not None:
+    if ctx.options.get("local_rows") is not None:
         stats.local_rows = opts["local_rows"]  # the frequency set's in-process cap (0: SQL only), the seed's too
     layout = Layout.build(ctx.qis, ctx.hierarchies, stats.column_freqs, numeric=opts["numeric"],
                           prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"],
