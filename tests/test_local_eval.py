@@ -41,6 +41,13 @@ from sqlanon.stats import batch, local  # noqa: E402
 LOCAL_METRICS = [m for m in METRICS if m != "cm"]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def kernels_loaded():
+    """The compiled kernels loaded before the first node (a fresh process answers by SQL while
+    they load in the background: :func:`sqlanon.stats.local.warm_up`)."""
+    assert local.warm_up(wait=True)
+
+
 def all_nodes(stats):
     return list(itertools.product(*[range(h.max_level + 1) for h in stats.hierarchies]))
 
@@ -302,3 +309,32 @@ def test_the_search_option_keeps_every_node_in_sql(search, adult):
     assert reports[None]["queries"] < reports[0]["queries"]
     assert reports[None]["transformation"] == reports[0]["transformation"]
     assert reports[None]["metric"]["value"] == pytest.approx(reports[0]["metric"]["value"], rel=1e-9)
+
+
+def test_nodes_go_to_sql_while_the_kernels_load(tmp_path, monkeypatch):
+    """Until the background load of the kernels is done (a fresh process), nodes are answered by
+    SQL, the same figures."""
+    import threading
+
+    rng = random.Random(8)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=150)
+    engine = connect(threads=1)
+    loading = threading.Event()
+    thread = threading.Thread(target=loading.wait, daemon=True)
+    thread.start()
+    monkeypatch.setattr(local, "_WARM", {"thread": thread})  # still loading
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)
+        metric = METRICS["loss"]()
+        ok = Requirement([KAnonymity(2)], budget=5).predicate()
+        assert not local.applies(stats, nodes, ok, metric)
+        got = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+        assert stats.nodes_local == 0
+        monkeypatch.setattr(local, "_WARM", {"thread": thread, "ready": True})  # loaded
+        for a, b in zip(got, stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)):
+            same(a, b, "while loading")
+        assert stats.nodes_local == len(nodes)
+    finally:
+        loading.set()
+        engine.close()

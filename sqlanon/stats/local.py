@@ -102,6 +102,49 @@ def _kernels():
     return local_kernels
 
 
+#: load the compiled kernels in a background thread, nodes answered by SQL until they are
+#: ready: a fresh process pays ~1-1.5 s to import numba and load the cached kernels, where a
+#: search on Adult takes 0.05-0.3 s (by SQL, or in-process once loaded: the CLI's short runs do
+#: not wait for them). False: load them on first use, waiting.
+BACKGROUND = True
+_WARM: dict[str, Any] = {}
+_WARM_LOCK = threading.Lock()
+
+
+def warm_up(wait: bool = False) -> bool:
+    """Whether the kernels are loaded; the first call starts loading them (importing numba and
+    running each kernel once on a tiny input, so its cached machine code is loaded) in a
+    background thread. ``wait`` (or not :data:`BACKGROUND`): until they are. A failure (numba
+    missing or broken) leaves every node to SQL."""
+    with _WARM_LOCK:
+        thread = _WARM.get("thread")
+        if thread is None:
+            thread = _WARM["thread"] = threading.Thread(target=_warm, name="sqlanon-local-warm-up", daemon=True)
+            thread.start()
+    if wait or not BACKGROUND:
+        thread.join()
+    return bool(_WARM.get("ready"))
+
+
+def _warm() -> None:
+    try:
+        kern = _kernels()
+        codes, cnt = np.zeros((2, 1), dtype=np.int32), np.ones(2, dtype=np.int64)
+        one, zero = np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        flat, off2 = np.zeros(2, dtype=np.int64), np.zeros((1, 1), dtype=np.int64)
+        keys = kern.packed_keys(codes, flat, zero, one, zero, 1)
+        kern.group_keys(keys, cnt)
+        kern.group_by_maps(codes, cnt, flat, zero, one, zero, 1)
+        kern.move_keys(codes, keys, zero, zero, flat, off2, zero)
+        kern.roll_up(codes, cnt, keys, zero, zero, flat, off2, zero)
+        spec = np.zeros((1, 2), dtype=np.int64)
+        kern.evaluate_nodes(codes, cnt, keys, zero, off2.copy(), flat, off2, zero, np.zeros((1, 3), dtype=np.int64), spec, np.zeros(3, dtype=np.int64),
+                            np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(2), off2, 0, 1, np.zeros((1, 6), dtype=np.int64), np.zeros((1, 1)))
+        _WARM["ready"] = True
+    except Exception as err:  # pragma: no cover - numba missing or broken: SQL answers
+        _WARM["error"] = f"{type(err).__name__}: {err}"
+
+
 _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
 
@@ -574,7 +617,7 @@ def applies(stats, nodes, ok: exp.Expr, metric, extra_finals=()) -> bool:
     """Whether :func:`evaluate` answers these nodes (see the module's doc for what stays SQL)."""
     if not nodes or not enabled(stats) or not all(isinstance(n, tuple) for n in nodes):
         return False
-    return program(stats, ok, metric, extra_finals) is not None
+    return program(stats, ok, metric, extra_finals) is not None and warm_up()
 
 
 def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]]:
