@@ -145,13 +145,14 @@ def _warm() -> None:
         _WARM["error"] = f"{type(err).__name__}: {err}"
 
 
+CORES = os.cpu_count() or 1
 _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
 
 
 def threads_for(stats) -> int:
     """The threads a batch may use: the engine's ``threads`` setting when given, else the cores."""
-    return max(1, int(getattr(stats.engine, "threads", None) or os.cpu_count() or 1))
+    return max(1, int(getattr(stats.engine, "threads", None) or CORES))
 
 
 def spread(n: int, work: int, threads: int, run: Callable[[int, int], None]) -> None:
@@ -518,6 +519,12 @@ class Program:
     cond_ptr: np.ndarray
     #: per final: ``(kind, [(coef, sum index)], float)``
     finals: list[tuple[str, list[tuple[float, int]], bool]]
+    #: finals x sums: a sum final's coefficients (its value: the node's sums times its row)
+    matrix: np.ndarray
+    #: the finals that are integers (rounded from their float64 sums, exact below 2**53)
+    integral: list[int]
+    #: the finals read from the node's summary: ``(final, summary column)`` (COUNT(*), MIN, MAX)
+    from_summary: list[tuple[int, int]]
     part_ptr: np.ndarray
     part_qi: np.ndarray
     pv_flat: np.ndarray
@@ -562,17 +569,30 @@ def compile_program(stats, ok: exp.Expr, metric, extra_finals=()) -> Program | N
                 spec.append((ci, atoms[atom]))
             refs.append((coef, spec.index((ci, atoms[atom]))))
         out.append(("sum", refs, body[1]))
-    # the sums sorted by condition (the kernel tests each condition once per class)
+    return _package(stats, terms, conds, spec, out)
+
+
+def _package(stats, terms, conds: list[Cond], spec: list[tuple[int, int]], out: list) -> Program:
+    """The compiled pieces as the kernel's arrays: the sums sorted by condition (the kernel
+    tests each condition once per class), the finals as a matrix over them."""
     order = sorted(range(len(spec)), key=lambda j: (spec[j][0], j))
     where = {old: new for new, old in enumerate(order)}
     out = [(kind, [(coef, where[j]) for coef, j in refs], is_float) for kind, refs, is_float in out]
     spec = [spec[j] for j in order]
     cond_ptr = np.searchsorted(np.asarray([ci for ci, _ in spec], dtype=np.int64), np.arange(-1, len(conds) + 1), side="left").astype(np.int64)
+    matrix = np.zeros((len(out), len(spec)), dtype=np.float64)
+    for f, (_, refs, _) in enumerate(out):
+        for coef, j in refs:
+            matrix[f, j] += coef
+    column = {"count": 0, "min": 2, "max": 3}
     return Program(
         np.asarray([(lo, hi, int(neg)) for lo, hi, neg in conds], dtype=np.int64).reshape(-1, 3),
         np.asarray(spec, dtype=np.int64).reshape(-1, 2),
         cond_ptr,
         out,
+        matrix,
+        [f for f, (kind, _, is_float) in enumerate(out) if kind == "sum" and not is_float],
+        [(f, column[kind]) for f, (kind, _, _) in enumerate(out) if kind in column],
         *part_values(stats, terms),
     )
 
@@ -676,10 +696,31 @@ def clusters(nodes: np.ndarray, reach: int = 2) -> list[list[int]]:
 def reference(group: np.ndarray) -> np.ndarray:
     """Per QI the level most of the group's nodes have (the lowest of a tie): the levels its
     key words are moved to once, each node then moving only where it differs."""
-    out = np.empty(group.shape[1], dtype=np.int64)
-    for i in range(group.shape[1]):
-        levels, counts = np.unique(group[:, i], return_counts=True)
-        out[i] = levels[int(np.argmax(counts))]
+    return np.asarray([int(np.bincount(column).argmax()) for column in group.T], dtype=np.int64)
+
+
+#: key words moved to a reference kept per Statistics (a descent's next batch moves from the last)
+KEYED = 8
+
+
+def keyed(stats, at: tuple[int, ...], codes: np.ndarray, keys: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """The key words of a set (at the levels ``at``: its ``codes`` and ``keys``) moved to the
+    levels ``ref``, from the kept moved keys of the same set closest to ``ref`` when that moves
+    fewer QIs (a descent's batches: each one QI below the last, against ~20 from the set)."""
+    cache: list = stats.__dict__.setdefault("_local_keyed", [])
+    target = tuple(int(v) for v in ref)
+    best_levels, best = np.asarray(at, dtype=np.int64), keys
+    moves = sum(a != b for a, b in zip(at, target))
+    for src_codes, levels, moved in cache:
+        if src_codes is codes:
+            d = sum(a != b for a, b in zip(levels, target))
+            if d < moves:
+                best_levels, best, moves = np.asarray(levels, dtype=np.int64), moved, d
+    lay = layout(stats)
+    out = _kernels().move_keys(codes, best, best_levels, ref, lay.kp_flat, lay.kp_off, lay.word_of)
+    cache.append((codes, target, out))
+    if len(cache) > KEYED:
+        cache.pop(0)
     return out
 
 
@@ -701,7 +742,7 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
         # rolled up to the meet when that is where the nodes move from (an expansion's successors)
         at, (codes, cnt, base_keys) = source_set(stats, tuple(int(v) for v in meet), len(members) >= ROLL_NODES and bool((meet == ref).all()))
         if at != tuple(int(v) for v in ref):
-            base_keys = kern.move_keys(codes, base_keys, np.asarray(at, dtype=np.int64), ref, lay.kp_flat, lay.kp_off, lay.word_of)
+            base_keys = keyed(stats, at, codes, base_keys, ref)
         got = np.zeros((len(members), 6), dtype=np.int64)
         got_sums = np.zeros((len(members), len(prog.spec)), dtype=np.float64)
         args = (codes, cnt, base_keys, ref, group, lay.kp_flat, lay.kp_off, lay.word_of, prog.conds, prog.spec, prog.cond_ptr, prog.part_ptr, prog.part_qi, prog.pv_flat, prog.pv_off)
@@ -709,20 +750,15 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
         summary[members] = got
         sums[members] = got_sums
     out = []
+    values = (sums @ prog.matrix.T).tolist() if len(prog.finals) else [[] for _ in nodes]
     for j, node in enumerate(nodes):
-        s = summary[j]
-        extra: dict[str, float | int] = {}
-        for name, (kind, refs, is_float) in zip(names, prog.finals):
-            if kind == "count":
-                extra[name] = int(s[0])
-            elif kind == "min":
-                extra[name] = int(s[2])
-            elif kind == "max":
-                extra[name] = int(s[3])
-            else:
-                v = float(sum(coef * sums[j, k] for coef, k in refs))
-                extra[name] = v if is_float else int(round(v))
-        out.append(NodeStats(node, int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4]), int(s[5]), extra))
+        s = summary[j].tolist()
+        row = values[j]
+        for f in prog.integral:
+            row[f] = int(round(row[f]))
+        for f, column in prog.from_summary:
+            row[f] = s[column]
+        out.append(NodeStats(node, s[0], s[1], s[2], s[3], s[4], s[5], dict(zip(names, row))))
     stats.nodes_evaluated += len(nodes)
     stats.nodes_local = getattr(stats, "nodes_local", 0) + len(nodes)
     stats._maybe_materialize([(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
