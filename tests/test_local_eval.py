@@ -338,3 +338,25 @@ def test_nodes_go_to_sql_while_the_kernels_load(tmp_path, monkeypatch):
     finally:
         loading.set()
         engine.close()
+
+
+def test_threads_give_the_same_answer(tmp_path, monkeypatch):
+    """A batch spread over threads (each writes its own nodes' rows) answers exactly as one
+    thread does."""
+    rng = random.Random(9)
+    case = brute.random_case(rng, tmp_path, n_qi=4, n_rows=300)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)
+        metric = METRICS["loss"](weights=[1.0, 2.0, 0.5, 1.0])
+        ok = Requirement([KAnonymity(3)], budget=5).predicate()
+        monkeypatch.setattr(local, "THREAD_WORK", 1)
+        answers = []
+        for threads in (1, 3):
+            monkeypatch.setattr(local, "threads_for", lambda stats, threads=threads: threads)
+            stats.__dict__.pop("_local_meets", None)
+            answers.append([(ns.classes, ns.rows, ns.min_class, ns.max_class, ns.suppressed, ns.bad_classes, ns.extra) for ns in local.evaluate(stats, nodes, ok, metric)])
+        assert answers[0] == answers[1]
+    finally:
+        engine.close()
