@@ -63,6 +63,9 @@ LOCAL_ROWS = 250_000
 LOCAL_CELLS = 20_000_000
 #: rolled-up sets (a group's meet) kept per Statistics
 MEETS = 16
+#: the kept roll-ups (and, apart, the kept moved key words) hold at most this many times the
+#: fetched set's bytes (250K rows of 24 QIs: 25 MB fetched, 50 MB of roll-ups)
+KEPT = 2
 #: a group of at least this many nodes is grouped from its meet, rolled up first (and kept);
 #: a smaller one from the smallest kept set it generalizes
 ROLL_NODES = 2
@@ -664,9 +667,14 @@ def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple
         return src_levels, src
     got = _kernels().roll_up(src[0], src[1], src[2], np.asarray(src_levels, dtype=np.int64), np.asarray(levels, dtype=np.int64), lay.kp_flat, lay.kp_off, lay.word_of)
     kept[levels] = got
-    while len(kept) > MEETS:
+    # at most MEETS sets, and together at most KEPT times the fetched set's bytes (oldest out)
+    while len(kept) > 1 and (len(kept) > MEETS or sum(_bytes(v) for v in kept.values()) > KEPT * _bytes((local.codes, local.cnt))):
         kept.pop(next(iter(kept)))
     return levels, got
+
+
+def _bytes(arrays) -> int:
+    return sum(a.nbytes for a in arrays)
 
 
 def clusters(nodes: np.ndarray, reach: int = 2) -> list[list[int]]:
@@ -719,7 +727,7 @@ def keyed(stats, at: tuple[int, ...], codes: np.ndarray, keys: np.ndarray, ref: 
     lay = layout(stats)
     out = _kernels().move_keys(codes, best, best_levels, ref, lay.kp_flat, lay.kp_off, lay.word_of)
     cache.append((codes, target, out))
-    if len(cache) > KEYED:
+    while len(cache) > 1 and (len(cache) > KEYED or sum(k.nbytes for _, _, k in cache) > KEPT * codes.nbytes):
         cache.pop(0)
     return out
 
