@@ -143,6 +143,7 @@ def _warm() -> None:
         spec = np.zeros((1, 2), dtype=np.int64)
         kern.evaluate_nodes(codes, cnt, keys, zero, off2.copy(), flat, off2, zero, np.zeros((1, 3), dtype=np.int64), spec, np.zeros(3, dtype=np.int64),
                             np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(2), off2, 0, 1, np.zeros((1, 6), dtype=np.int64), np.zeros((1, 1)))
+        kern.threshold_many(codes, cnt, flat, off2, off2 + 1, off2.copy(), one, 1, np.zeros(2), off2.copy(), 0, 1, np.zeros((1, 4), dtype=np.int64), np.zeros((1, 1)))
         _WARM["ready"] = True
     except Exception as err:  # pragma: no cover - numba missing or broken: SQL answers
         _WARM["error"] = f"{type(err).__name__}: {err}"
