@@ -31,6 +31,14 @@ from sqlanon.search.genetic.seeding import node_chromosome  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def kernels_loaded():
+    """Batches go to SQL until the compiled kernels are loaded: load them first."""
+    from sqlanon.stats import local as stats_local
+
+    assert stats_local.warm_up(wait=True)
+
+
 def candidates(ev, chroms):
     """The batch dicts :meth:`GeneticStats.evaluate` takes, as the evaluator builds them."""
     out = []

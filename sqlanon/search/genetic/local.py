@@ -25,6 +25,9 @@ t-closeness, ...), population models (k-map with a population table, delta-prese
 ``GeneticStats.local_reason`` keeps it. The result dicts are the SQL path's (same keys, same
 values up to float rounding of the LM sums), so a seeded search takes the same path either way.
 
+Until the compiled kernels are loaded (a fresh process imports numba in a background thread,
+:func:`sqlanon.stats.local.warm_up`), batches go to SQL; the answers are the same either way.
+
 The cap is the Statistics' ``local_rows`` (:data:`sqlanon.stats.local.LOCAL_ROWS`, shared with
 the lattice searches' local path, whose fetched set this is); the search option ``local_rows=0``
 (``--option local_rows=0``) turns it off, as does ``GeneticStats.local = False`` (or
@@ -133,6 +136,13 @@ class LocalFitness:
                 by_block[:, j] += codes[:, i] * int(block_mult[i])
         self._cache: list[dict] = [{} for _ in self.blocks]
         self.by_block = stats_local.LocalSet(np.ascontiguousarray(by_block.astype(np.int32)), fetched.cnt)
+
+    @staticmethod
+    def ready() -> bool:
+        """Whether the compiled kernels are loaded (:func:`sqlanon.stats.local.warm_up`: the first
+        call starts loading them in the background; until they are, batches go to SQL, whose
+        answers are the same, so a short run does not wait ~1-1.5 s for numba)."""
+        return stats_local.warm_up()
 
     @classmethod
     def fetch(cls, gstats) -> LocalFitness | None:

@@ -236,6 +236,8 @@ class GeneticStats:
         """Fetch the frequency set's codes for the local path when it can answer the batches."""
         self.local_reason = local.why_not(self)
         self._local = local.LocalFitness.fetch(self) if self.local_reason is None else None
+        if self._local is not None:
+            self._local.ready()  # start loading the kernels while the search sets up
         if self._local is None and self.local_reason is None:
             self.local_reason = "the frequency set was not fetched"
 
@@ -679,7 +681,7 @@ class GeneticStats:
         candidates suppressing at most that many rows (None for the others; :meth:`_lm_within`)."""
         if not candidates:
             return []
-        if self._local is not None:
+        if self._local is not None and self._local.ready():
             decode = lm and not per_column and lm_within is not None and self.decodes(lm_within, len(candidates))
             out = self._local.evaluate(candidates, lm, per_column, self._result_names(lm, per_column), lm_within if decode else None)
             self.batches += 1
