@@ -116,8 +116,10 @@ def test_local_batches_equal_the_sql_statement(seed, n_qi, n, tmp_path):
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_local_numeric_intervals_equal_sql(seed, tmp_path):
-    """Interval cuts of a numeric QI beside categorical cuts, random k and budget."""
+def test_local_numeric_intervals_equal_sql(seed, tmp_path, monkeypatch):
+    """Interval cuts of a numeric QI beside categorical cuts, random k and budget (with the block
+    lists' cache cleared at every entry)."""
+    monkeypatch.setattr(local, "BLOCK_CACHE_BYTES", 1)
     rows, ha, hb = small_table(seed)
     path = write_parquet(tmp_path / "r.parquet", rows)
     rng = random.Random(seed)
@@ -128,7 +130,7 @@ def test_local_numeric_intervals_equal_sql(seed, tmp_path):
     chroms = [layout.repair([rng.random() < d for _ in range(layout.nbits)]) for d in [0.0, 1.0] + [rng.random() for _ in range(10)]]
     chroms += [node_chromosome(layout, ctx.hierarchies, [rng.randint(0, h.max_level) for h in ctx.hierarchies]) for _ in range(4)]
     cands = candidates(fast, chroms)
-    for lm, per_column in ((True, False), (True, True)):
+    for lm, per_column in ((True, False), (True, True), (True, False), (False, False)):
         for a, b in zip(fast.gstats.evaluate(cands, lm=lm, per_column=per_column), slow.gstats.evaluate(cands, lm=lm, per_column=per_column), strict=True):
             same(a, b, (k, per_column))
     fast.drop()

@@ -46,8 +46,9 @@ from sqlglot import exp
 from sqlanon.stats import local as stats_local
 
 
-#: block lists kept per block (a dict each, cleared when full)
-BLOCK_CACHE = 20_000
+#: bytes of block lists kept (over all blocks; a block's dict is cleared when it holds its share:
+#: a block list is up to 4,096 codes and losses, 64 KB)
+BLOCK_CACHE_BYTES = 64 << 20
 
 
 def block_list(parts: Sequence[np.ndarray], scales: Sequence[float]) -> np.ndarray:
@@ -135,6 +136,7 @@ class LocalFitness:
             for i in block:
                 by_block[:, j] += codes[:, i] * int(block_mult[i])
         self._cache: list[dict] = [{} for _ in self.blocks]
+        self._cache_bytes = [0] * len(self.blocks)
         self.by_block = stats_local.LocalSet(np.ascontiguousarray(by_block.astype(np.int32)), fetched.cnt)
 
     @staticmethod
@@ -160,7 +162,8 @@ class LocalFitness:
         per-attribute arrays (held by the entry, so an identity is never reused while cached):
         a child shares most blocks with its parents."""
         maps, losses = [], []
-        for block, cache in zip(self.blocks, self._cache):
+        share = BLOCK_CACHE_BYTES // max(len(self.blocks), 1)
+        for j, (block, cache) in enumerate(zip(self.blocks, self._cache)):
             arrays = tuple(cd["codes"][i] for i in block) + (tuple(cd["leaf_loss"][i] for i in block) if lm else ())
             key = tuple(map(id, arrays)) + tuple(int(cd["groups"][i]) for i in block)
             hit = cache.get(key)
@@ -170,9 +173,12 @@ class LocalFitness:
                     strides.append(m)
                     m *= max(int(cd["groups"][i]), 1)
                 loss = block_list([cd["leaf_loss"][i] for i in block], [1.0] * len(block)) if lm else np.zeros(0)
-                if len(cache) >= BLOCK_CACHE:
+                codes = block_list([cd["codes"][i] for i in block], strides)
+                if self._cache_bytes[j] >= share:
                     cache.clear()
-                hit = cache[key] = (arrays, block_list([cd["codes"][i] for i in block], strides), loss)
+                    self._cache_bytes[j] = 0
+                hit = cache[key] = (arrays, codes, loss)
+                self._cache_bytes[j] += codes.nbytes + loss.nbytes
             maps.append(hit[1])
             if lm:
                 losses.append(hit[2])
