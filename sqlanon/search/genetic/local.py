@@ -46,8 +46,8 @@ from sqlglot import exp
 from sqlanon.stats import local as stats_local
 
 
-#: bytes of block lists kept (over all blocks; a block's dict is cleared when it holds its share:
-#: a block list is up to 4,096 codes and losses, 64 KB)
+#: bytes of block lists kept (over all blocks, an equal share each, least recently used dropped
+#: first: a block list is up to 4,096 codes and losses, 64 KB)
 BLOCK_CACHE_BYTES = 64 << 20
 
 
@@ -137,6 +137,7 @@ class LocalFitness:
                 by_block[:, j] += codes[:, i] * int(block_mult[i])
         self._cache: list[dict] = [{} for _ in self.blocks]
         self._cache_bytes = [0] * len(self.blocks)
+        self.block_misses = 0
         self.by_block = stats_local.LocalSet(np.ascontiguousarray(by_block.astype(np.int32)), fetched.cnt)
 
     @staticmethod
@@ -166,19 +167,20 @@ class LocalFitness:
         for j, (block, cache) in enumerate(zip(self.blocks, self._cache)):
             arrays = tuple(cd["codes"][i] for i in block) + (tuple(cd["leaf_loss"][i] for i in block) if lm else ())
             key = tuple(map(id, arrays)) + tuple(int(cd["groups"][i]) for i in block)
-            hit = cache.get(key)
+            hit = cache.pop(key, None)
             if hit is None:
+                self.block_misses += 1
                 strides, m = [], 1
                 for i in block:
                     strides.append(m)
                     m *= max(int(cd["groups"][i]), 1)
                 loss = block_list([cd["leaf_loss"][i] for i in block], [1.0] * len(block)) if lm else np.zeros(0)
                 codes = block_list([cd["codes"][i] for i in block], strides)
-                if self._cache_bytes[j] >= share:
-                    cache.clear()
-                    self._cache_bytes[j] = 0
-                hit = cache[key] = (arrays, codes, loss)
-                self._cache_bytes[j] += codes.nbytes + loss.nbytes
+                hit = (arrays, codes, loss, codes.nbytes + loss.nbytes)
+                self._cache_bytes[j] += hit[3]
+                while self._cache_bytes[j] > share and cache:  # the least recently used go first
+                    self._cache_bytes[j] -= cache.pop(next(iter(cache)))[3]
+            cache[key] = hit  # (re)inserted last: most recently used
             maps.append(hit[1])
             if lm:
                 losses.append(hit[2])
