@@ -360,3 +360,26 @@ def test_threads_give_the_same_answer(tmp_path, monkeypatch):
         assert answers[0] == answers[1]
     finally:
         engine.close()
+
+
+def test_a_fresh_process_loads_the_kernels_only_for_a_long_search(tmp_path, monkeypatch):
+    """Kernels not loaded: nodes go to SQL and nothing loads until the statistics have asked for
+    nodes WARM_SECONDS; then the load starts (in the background)."""
+    rng = random.Random(10)
+    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
+    engine = connect(threads=1)
+    started = []
+    monkeypatch.setattr(local, "_WARM", {})
+    monkeypatch.setattr(local, "warm_up", lambda wait=False: started.append(wait) or False)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)
+        metric = METRICS["lm"]()
+        ok = Requirement([KAnonymity(2)], budget=3).predicate()
+        assert not local.applies(stats, nodes, ok, metric) and not started
+        stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+        assert stats.nodes_local == 0 and not started
+        stats._local_asked -= local.WARM_SECONDS  # a second of asking later
+        assert not local.applies(stats, nodes, ok, metric) and started == [False]
+    finally:
+        engine.close()

@@ -216,6 +216,7 @@ def test_lattice_search_and_release_same_as_duckdb(spark, people, tmp_path):
     assert multiset(read_release(str(tmp_path / "spark")), columns) == multiset(read_release(str(tmp_path / "duck.parquet")), columns)
 
 
+@pytest.mark.usefixtures("sql_only")  # the batch statements themselves, not nodes in-process
 @pytest.mark.parametrize("metric", ["lm", "precision"])
 def test_batch_branches_answer_like_duckdb(spark, people, monkeypatch, metric):
     """The batch statement of large sets (one branch per node, forced here: Spark takes the node

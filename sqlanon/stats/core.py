@@ -205,8 +205,6 @@ class Statistics:
         if self.rows == 0:
             raise ConfigError(f"input {self.source.describe()} has no rows")
         self.column_freqs = self._column_freqs()
-        if local.enabled(self):
-            local.warm_up()  # the compiled kernels load beside the statements that follow
         if self.has_s:
             self._prepare_sensitive_domain()
             if self.needs.emd_hierarchical:

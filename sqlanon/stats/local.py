@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -106,10 +107,14 @@ def _kernels():
 
 
 #: load the compiled kernels in a background thread, nodes answered by SQL until they are
-#: ready: a fresh process pays ~1-1.5 s to import numba and load the cached kernels, where a
-#: search on Adult takes 0.05-0.3 s (by SQL, or in-process once loaded: the CLI's short runs do
-#: not wait for them). False: load them on first use, waiting.
+#: ready: a fresh process pays ~1-1.5 s of CPU to import numba and load the cached kernels.
+#: False: load them on first use, waiting.
 BACKGROUND = True
+#: ... and start loading them only once a Statistics has asked for nodes this many seconds (its
+#: first in-process-able node then), unless they are loaded already: a search on Adult takes
+#: 0.05-0.3 s, and a process whose search is over waits for the load at exit (the loading thread
+#: is not a daemon: one stopped inside LLVM at exit aborts the process)
+WARM_SECONDS = 1.0
 _WARM: dict[str, Any] = {}
 _WARM_LOCK = threading.Lock()
 
@@ -122,11 +127,24 @@ def warm_up(wait: bool = False) -> bool:
     with _WARM_LOCK:
         thread = _WARM.get("thread")
         if thread is None:
-            thread = _WARM["thread"] = threading.Thread(target=_warm, name="sqlanon-local-warm-up", daemon=True)
+            thread = _WARM["thread"] = threading.Thread(target=_warm, name="sqlanon-local-warm-up")
             thread.start()
     if wait or not BACKGROUND:
         thread.join()
     return bool(_WARM.get("ready"))
+
+
+def ready(stats) -> bool:
+    """Whether the kernels are loaded for ``stats``: yes when loaded in this process; else the
+    load starts once ``stats`` has asked for nodes :data:`WARM_SECONDS` (a long search), and
+    its nodes go to SQL until it is done."""
+    if _WARM.get("ready"):
+        return True
+    now = time.perf_counter()
+    first = stats.__dict__.setdefault("_local_asked", now)
+    if now - first >= WARM_SECONDS or not BACKGROUND:
+        return warm_up()
+    return False
 
 
 def _warm() -> None:
@@ -641,7 +659,7 @@ def applies(stats, nodes, ok: exp.Expr, metric, extra_finals=()) -> bool:
     """Whether :func:`evaluate` answers these nodes (see the module's doc for what stays SQL)."""
     if not nodes or not enabled(stats) or not all(isinstance(n, tuple) for n in nodes):
         return False
-    return program(stats, ok, metric, extra_finals) is not None and warm_up()
+    return program(stats, ok, metric, extra_finals) is not None and ready(stats)
 
 
 def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]]:
