@@ -9,6 +9,7 @@ memory_limit 1GB) next to one plain ``COUNT(*) ... GROUP BY`` of the 9 QI column
     python bench/scale_spine.py --threads 1,2              # each thread count: GROUP BY, anonymize, and
                                                            # the search's speed-up against the first count
     python bench/scale_spine.py --threads 1,2 --option lookahead_threads=true   # a search option for every run
+    python bench/scale_spine.py --threads 1,2 --one-at-a-time   # no statements side by side, to compare
 
 Under every run a line of its phases (the report's ``timings`` and ``cpu_timings``): wall seconds
 and CPU seconds of the process per phase, and the process's start and exit outside them.
@@ -41,6 +42,10 @@ t = time.perf_counter()
 n = con.execute("SELECT COUNT(*) FROM (SELECT " + q + ", COUNT(*) FROM " + {src!r} + " GROUP BY " + q + ")").fetchone()[0]
 print(n, time.perf_counter() - t)
 '''
+
+
+#: the CLI with statements run one at a time (``--one-at-a-time``)
+ONE_AT_A_TIME = "import sqlanon.engine.duckdb as d; d.SIDE_BY_SIDE = False; from sqlanon.cli.app import main; main()"
 
 
 def measured(cmd: list[str], cpu: list[float] | None = None) -> tuple[float, float, str]:
@@ -78,6 +83,7 @@ def main() -> None:
     ap.add_argument("--metric", default="precision")
     ap.add_argument("--option", action="append", default=[], help="a search option KEY=VALUE for every run (e.g. lookahead_threads=true)")
     ap.add_argument("--threads", default="", help="comma-separated DuckDB thread counts (default: DuckDB's own)")
+    ap.add_argument("--one-at-a-time", action="store_true", help="statements one at a time (sqlanon.engine.duckdb.SIDE_BY_SIDE off), to compare")
     args = ap.parse_args()
     if args.adult:
         src_path = os.path.join(ADULT, "adult.csv")
@@ -109,7 +115,8 @@ def main() -> None:
         for setting in args.settings.split(","):
             k, sup = setting.split(":")
             out_path = os.path.join(HERE, "out", "scale_release.parquet")
-            cmd = [sys.executable, "-m", "sqlanon", "anonymize", *input_flags, *qi, "--k", k, "--max-suppression", sup,
+            cli = [sys.executable, "-c", ONE_AT_A_TIME] if args.one_at_a_time else [sys.executable, "-m", "sqlanon"]
+            cmd = [*cli, "anonymize", *input_flags, *qi, "--k", k, "--max-suppression", sup,
                    "--metric", args.metric, "--search", "optimal", "--memory-limit", args.memory_limit,
                    "--output", out_path, "--overwrite", "--registry", os.path.join(HERE, "out", "scale_registry.duckdb"), "--json", "-q"]
             if threads:

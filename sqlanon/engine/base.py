@@ -114,6 +114,15 @@ class Engine:
         row = self.fetch_one(expression)
         return None if row is None else row[0]
 
+    def concurrency(self) -> int:
+        """How many statements :meth:`fetch_all_many` runs side by side (here one at a time)."""
+        return 1
+
+    def fetch_all_many(self, statements: list[tuple[exp.Expr | str, list | None]]) -> list[list[tuple]]:
+        """The rows of several independent read-only statements ``(statement, bound lists)``, in
+        order; run one after another unless the engine runs them side by side (:meth:`concurrency`)."""
+        return [self.fetch_all(sql, params) for sql, params in statements]
+
     def fetch_arrow(self, expression: exp.Expr | str) -> pa.Table:
         return self._go(expression, "arrow")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from collections.abc import Iterator
 
@@ -16,6 +17,12 @@ from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
 
 
+#: run independent statements side by side on two connections of the engine's own in-memory
+#: database (:meth:`DuckDBEngine.fetch_all_many`); off: one statement at a time, temporary tables
+SIDE_BY_SIDE = True
+#: how a temporary table's statement starts, and the plain table's that replaces it when shared
+TEMP_PREFIX = "CREATE TEMPORARY TABLE "
+PLAIN_PREFIX = "CREATE TABLE "
 #: tables up to this many rows are loaded from bound lists (:meth:`DuckDBEngine.register_columns`)
 LIST_ROWS = 100_000
 #: the Arrow types loaded that way, and their DuckDB types
@@ -81,6 +88,12 @@ class DuckDBEngine(Engine):
         self.threads = threads
         self.database = database
         self.memory_limit = memory_limit
+        #: the engine's own in-memory database: its "temporary" tables are created as plain tables
+        #: (nothing outlives the engine either way) so that a second connection to the same
+        #: database sees them and statements can run side by side (:meth:`fetch_all_many`)
+        self.shared_tables = SIDE_BY_SIDE and connection is None and database == ":memory:"
+        self._cursors: list[Any] = []
+        self._pool: Any = None
         if self.borrowed:
             # someone else's connection (a dbt-duckdb model's ``session``): use it, never close it,
             # change no setting but the ones asked for, and drop our temp tables when done
@@ -113,10 +126,60 @@ class DuckDBEngine(Engine):
             raise
 
     def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:
+        if self.shared_tables and sql.startswith(TEMP_PREFIX):
+            sql = PLAIN_PREFIX + sql[len(TEMP_PREFIX) :]
+        return self._run_on(self.con, sql, fetch, params)
+
+    def concurrency(self) -> int:
+        """Statements :meth:`fetch_all_many` runs side by side: the engine's threads when its tables
+        are shared with a second connection (:attr:`shared_tables`), else one."""
+        if not self.shared_tables:
+            return 1
+        if self.__dict__.get("_concurrency") is None:
+            self._concurrency = self.scan_threads()
+        return int(self._concurrency)
+
+    def fetch_all_many(self, statements: list[tuple[exp.Expr | str, list | None]]) -> list[list[tuple]]:
+        """Several read-only statements side by side, each on its own connection to this engine's
+        database (this one and cursors of it), :meth:`concurrency` at a time. DuckDB runs a
+        statement over a table of one row group (122,880 rows) on one thread whatever its
+        ``threads``; two such statements at once keep two threads busy."""
+        width = self.concurrency()
+        if width <= 1 or len(statements) <= 1:
+            return super().fetch_all_many(statements)
+        texts = []
+        for sql, params in statements:
+            text = self.sql_text(sql)
+            self.queries += 1
+            if self.keep_log:
+                self.log.append(text)
+            texts.append((text, params))
+        while len(self._cursors) < width - 1:
+            self._cursors.append(self.con.cursor())
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="sqlanon-duckdb")
+        out: list[list[tuple]] = []
+        for start in range(0, len(texts), width):
+            part = texts[start : start + width]
+            futures = [self._pool.submit(self._run_on, con, text, "all", params or None) for con, (text, params) in zip([self.con, *self._cursors], part)]
+            out.extend(f.result() for f in futures)
+        return out
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        for cur in self._cursors:
+            with contextlib.suppress(Exception):
+                cur.close()
+        self._cursors.clear()
+        super().close()
+
+    def _run_on(self, con, sql: str, fetch: str, params: list | None = None) -> Any:
         try:
             if fetch == "arrow":  # the relation API hands Arrow over without an extra copy
-                return self.con.sql(sql, params=params).to_arrow_table()
-            cur = self.con.execute(sql, params) if params else self.con.execute(sql)
+                return con.sql(sql, params=params).to_arrow_table()
+            cur = con.execute(sql, params) if params else con.execute(sql)
             if fetch == "all":
                 return cur.fetchall()
             cur.fetchall()

@@ -670,31 +670,96 @@ def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric
     names = list(final_names(stats, metric))
     names += [name for name, _ in extra_finals]
     extra_key = tuple((name, e.sql()) for name, e in extra_finals)
-    cache = stats.__dict__.setdefault("_batch_sql", {})
-    for start in range(0, len(nodes), step):
-        chunk = [tuple(int(v) for v in n) for n in nodes[start : start + step]]
+    chunks = [[tuple(int(v) for v in n) for n in nodes[start : start + step]] for start in range(0, len(nodes), step)]
+    width = side_by_side(stats, nodes, len(chunks))
+    if width > 1:
+        # statements over one row group run on one thread: the round in parts run side by side
+        chunks = [part for chunk in chunks for part in split(chunk, width)]
+    answered: dict[int, list] = {}
+    pending: list[tuple[int, tuple]] = []  # (chunk, statement) to run side by side
+    for i, chunk in enumerate(chunks):
         groups = layout(stats, chunk)
         rows = runner(stats, groups, ok, metric) if runner is not None and not extra_finals else None
-        if rows is not None:
-            pass
-        elif stats.dialect.binds_lists and branches(stats, groups):
-            # the text depends on the nodes' levels (which codes are looked up): built per statement
-            params = Params()
-            rows = stats.engine.fetch_all(stats.dialect.render(build(stats, groups, ok, metric, params, extra_finals), copy=False), params)
-        elif stats.dialect.binds_lists:
-            key = (tuple((frm.table, meet is not None, used_levels(stats, nodes)) for _, nodes, frm, meet in groups), ok.sql(), metric_key(metric), extra_key)
-            sql = cache.get(key)
-            if sql is None:
-                sql = stats.dialect.render(build(stats, groups, ok, metric, Params(), extra_finals), copy=False)
-                cache[key] = sql
-            bound = batch_params(stats, groups, metric)
-            rows = stats.engine.fetch_all(sql, bound)
-        else:
-            rows = stats.engine.fetch_all(build(stats, groups, ok, metric, None, extra_finals))
-        got: list = [None] * len(chunk)
-        for row in rows:
-            got[int(row[-1])] = stats._node_stats(chunk[int(row[-1])], row[:-1], names)
-        out.extend(got)
-        stats._maybe_materialize([(n, stats.base, ns.classes) for n, ns in zip(chunk, got)])
+        if rows is None:
+            statement = batch_statement(stats, groups, ok, metric, extra_finals, extra_key)
+            if width > 1:
+                pending.append((i, statement))
+                if len(pending) == width:
+                    _run_side_by_side(stats, chunks, pending, answered, names)
+                continue
+            rows = stats.engine.fetch_all(*statement)
+        answered[i] = _answers(stats, chunk, rows, names)
+    _run_side_by_side(stats, chunks, pending, answered, names)
+    for i in range(len(chunks)):
+        out.extend(answered[i])
     stats.nodes_evaluated += len(nodes)
     return out
+
+
+def _run_side_by_side(stats, chunks: list, pending: list, answered: dict, names: list[str]) -> None:
+    """Run the ``pending`` statements side by side; their answers land in ``answered`` by chunk."""
+    if pending:
+        for (i, _), rows in zip(pending, stats.engine.fetch_all_many([statement for _, statement in pending])):
+            answered[i] = _answers(stats, chunks[i], rows, names)
+        pending.clear()
+
+
+#: a round of the nodes over sets of at most this many rows (DuckDB scans a table one row group
+#: per thread) is split into parts run side by side (:func:`side_by_side`) ...
+SIDE_ROWS = 122_880
+#: ... when the base set has at least this many rows (its own statements keep every thread busy;
+#: a small base set's search, say Adult's, is left as it was)
+SIDE_BASE_ROWS = 500_000
+
+
+def side_by_side(stats, nodes, statements: int) -> int:
+    """Into how many statements run side by side (:meth:`sqlanon.engine.base.Engine.fetch_all_many`)
+    a round of ``nodes`` taking ``statements`` statements is split: the engine's
+    :meth:`~sqlanon.engine.base.Engine.concurrency` when that is more than ``statements``, the base
+    set has :data:`SIDE_BASE_ROWS` rows or more and every node's set at most :data:`SIDE_ROWS` (one
+    row group: its statement keeps one thread busy), at most one per node; else 1 (as many
+    statements as it takes, one at a time)."""
+    concurrency = getattr(stats.engine, "concurrency", None)
+    if concurrency is None or stats.base.rows < SIDE_BASE_ROWS:
+        return 1
+    width = min(concurrency(), len(nodes))
+    if width <= statements or max(stats._smallest_saved(tuple(n)).rows for n in nodes) > SIDE_ROWS:
+        return 1
+    return width
+
+
+def split(chunk: list, parts: int) -> list[list]:
+    """``chunk`` in at most ``parts`` consecutive parts of (nearly) equal size.
+
+    >>> split([1, 2, 3, 4, 5], 2), split([1], 2)
+    ([[1, 2, 3], [4, 5]], [[1]])
+    """
+    size = -(-len(chunk) // max(1, parts))
+    return [chunk[i : i + size] for i in range(0, len(chunk), size)]
+
+
+def batch_statement(stats, groups, ok: exp.Expr, metric, extra_finals, extra_key) -> tuple:
+    """The statement answering ``groups`` and its bound lists (None where the dialect binds none)."""
+    if stats.dialect.binds_lists and branches(stats, groups):
+        # the text depends on the nodes' levels (which codes are looked up): built per statement
+        params = Params()
+        return stats.dialect.render(build(stats, groups, ok, metric, params, extra_finals), copy=False), params
+    if stats.dialect.binds_lists:
+        cache = stats.__dict__.setdefault("_batch_sql", {})
+        key = (tuple((frm.table, meet is not None, used_levels(stats, nodes)) for _, nodes, frm, meet in groups), ok.sql(), metric_key(metric), extra_key)
+        sql = cache.get(key)
+        if sql is None:
+            sql = stats.dialect.render(build(stats, groups, ok, metric, Params(), extra_finals), copy=False)
+            cache[key] = sql
+        return sql, batch_params(stats, groups, metric)
+    return build(stats, groups, ok, metric, None, extra_finals), None
+
+
+def _answers(stats, chunk: list, rows, names: list[str]) -> list:
+    """The chunk's NodeStats from its statement's rows (one per node, ``nid`` last), remembered
+    for saving (:meth:`sqlanon.stats.core.Statistics._maybe_materialize`)."""
+    got: list = [None] * len(chunk)
+    for row in rows:
+        got[int(row[-1])] = stats._node_stats(chunk[int(row[-1])], row[:-1], names)
+    stats._maybe_materialize([(n, stats.base, ns.classes) for n, ns in zip(chunk, got)])
+    return got
