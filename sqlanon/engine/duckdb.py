@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -13,7 +14,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import DUCKDB
-from sqlanon.engine.base import Engine, bare, engine_error
+from sqlanon.engine.base import Engine, _sql_log, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
 
 
@@ -151,6 +152,8 @@ class DuckDBEngine(Engine):
         for sql, params in statements:
             text = self.sql_text(sql)
             self.queries += 1
+            if _sql_log.isEnabledFor(logging.DEBUG):  # logger "sqlanon.sql": every statement run
+                _sql_log.debug("%s", text)
             if self.keep_log:
                 self.log.append(text)
             texts.append((text, params))
