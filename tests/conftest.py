@@ -140,6 +140,21 @@ def _check_precedence_of_every_statement():
         Dialect.render = original
 
 
+@pytest.fixture(autouse=True)
+def _other_engines_by_sql(request, monkeypatch):
+    """A test on PostgreSQL or Spark compares that engine's statements with DuckDB's, so its nodes
+    and genetic candidates go by SQL on both sides: once the compiled kernels of
+    :mod:`sqlanon.stats.local` are loaded in a worker (by an earlier test), small base sets would
+    otherwise be evaluated in-process and those engines' statements left untested. A test marked
+    ``local_eval`` keeps the in-process path (tests/test_postgres.py has one)."""
+    node = request.node
+    if (node.get_closest_marker("spark") or node.get_closest_marker("postgres")) and not node.get_closest_marker("local_eval"):
+        from sqlanon.stats import local
+
+        monkeypatch.setattr(local, "LOCAL_ROWS", 0)
+    yield
+
+
 @pytest.fixture
 def sql_only(monkeypatch):
     """Every node by SQL statements (no in-process evaluation over the fetched base set,

@@ -108,6 +108,26 @@ def test_same_plan_and_release_as_duckdb(people, config):
         assert check_l_diversity(released_pg, ["zip", "age"], "disease", config["l"])
 
 
+@pytest.mark.local_eval
+def test_nodes_in_process_over_a_postgres_base_set(people):
+    """The in-process path (:mod:`sqlanon.stats.local`) fetches a PostgreSQL base set's leaf codes
+    as it does DuckDB's: nodes evaluated in-process, fewer statements, and the plan of the search
+    by SQL on the same server."""
+    from sqlanon.stats import local
+
+    assert local.warm_up(wait=True)
+    reports = {}
+    for cap in (0, None):
+        options = {"local_rows": cap} if cap is not None else {}
+        reports[cap] = sqlanon.run.api.anonymize(input=people["url"], table="people", qi=people["qi"], k=10, max_suppression=0.05, metric="loss", search_options=options, dry_run=True)
+    assert "nodes_local" not in reports[0]
+    assert reports[None]["nodes_local"] > 0
+    assert reports[None]["queries"] < reports[0]["queries"]
+    assert reports[None]["transformation"] == reports[0]["transformation"]
+    assert reports[None]["metric"]["value"] == pytest.approx(reports[0]["metric"]["value"], rel=1e-9)
+    assert reports[None]["suppressed_rows"] == reports[0]["suppressed_rows"]
+
+
 def test_csv_output_streams_the_same_rows(people):
     out = str(people["dir"] / "pg.csv")
     report = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, output=out, output_delimiter=";")
