@@ -90,13 +90,18 @@ class Engine:
     def sql_text(self, expression: exp.Expr | str) -> str:
         return self.dialect.render(expression)
 
-    def _go(self, expression, fetch: str, params=None):
+    def _record(self, expression: exp.Expr | str) -> str:
+        """The statement's text, counted and logged (logger ``sqlanon.sql``, :attr:`log`) as run."""
         sql = self.sql_text(expression)
         self.queries += 1
         if _sql_log.isEnabledFor(logging.DEBUG):  # logger "sqlanon.sql": every statement run
             _sql_log.debug("%s", sql)
         if self.keep_log:
             self.log.append(sql)
+        return sql
+
+    def _go(self, expression, fetch: str, params=None):
+        sql = self._record(expression)
         return self._run(sql, fetch, params) if params else self._run(sql, fetch)
 
     def execute(self, expression: exp.Expr | str, params: list | None = None) -> None:

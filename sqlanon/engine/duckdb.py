@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -14,7 +13,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import DUCKDB
-from sqlanon.engine.base import Engine, _sql_log, bare, engine_error
+from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
 
 
@@ -148,15 +147,7 @@ class DuckDBEngine(Engine):
         width = self.concurrency()
         if width <= 1 or len(statements) <= 1:
             return super().fetch_all_many(statements)
-        texts = []
-        for sql, params in statements:
-            text = self.sql_text(sql)
-            self.queries += 1
-            if _sql_log.isEnabledFor(logging.DEBUG):  # logger "sqlanon.sql": every statement run
-                _sql_log.debug("%s", text)
-            if self.keep_log:
-                self.log.append(text)
-            texts.append((text, params))
+        texts = [(self._record(sql), params) for sql, params in statements]
         while len(self._cursors) < width - 1:
             self._cursors.append(self.con.cursor())
         if self._pool is None:
