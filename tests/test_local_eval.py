@@ -379,7 +379,7 @@ def test_a_fresh_process_loads_the_kernels_only_for_a_long_search(tmp_path, monk
         assert not local.applies(stats, nodes, ok, metric) and not started
         stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
         assert stats.nodes_local == 0 and not started
-        stats._local_asked -= local.WARM_SECONDS  # a second of asking later
+        stats._local_asked -= local.WARM_SECONDS  # WARM_SECONDS of asking later
         assert not local.applies(stats, nodes, ok, metric) and started == [False]
     finally:
         engine.close()

@@ -113,8 +113,11 @@ BACKGROUND = True
 #: ... and start loading them only once a Statistics has asked for nodes this many seconds (its
 #: first in-process-able node then), unless they are loaded already: a search on Adult takes
 #: 0.05-0.3 s, and a process whose search is over waits for the load at exit (the loading thread
-#: is not a daemon: one stopped inside LLVM at exit aborts the process)
-WARM_SECONDS = 1.0
+#: is not a daemon: one stopped inside LLVM at exit aborts the process). At 1 s, a CLI run whose
+#: search took ~2 s by SQL (Adult, entropy k=5 4 %: 517 nodes) paid the load without using it
+#: (CPU 3.9 -> 5.3 s, wall +0.1-1.3 s); at 3 s a search that starts loading has time to use them
+#: (w24 lightning, 20 s: ~17 s in-process)
+WARM_SECONDS = 3.0
 _WARM: dict[str, Any] = {}
 _WARM_LOCK = threading.Lock()
 
