@@ -10,6 +10,9 @@ memory_limit 1GB) next to one plain ``COUNT(*) ... GROUP BY`` of the 9 QI column
                                                            # the search's speed-up against the first count
     python bench/scale_spine.py --threads 1,2 --option lookahead_threads=true   # a search option for every run
     python bench/scale_spine.py --threads 1,2 --one-at-a-time   # no statements side by side, to compare
+    python bench/scale_spine.py --threads 1,2 --option local_rows=0   # every node by SQL, to compare
+
+The ``local`` column: the nodes grouped in-process over the fetched base set (sqlanon/stats/local.py).
 
 Under every run a line of its phases (the report's ``timings`` and ``cpu_timings``): wall seconds
 and CPU seconds of the process per phase, and the process's start and exit outside them.
@@ -111,7 +114,7 @@ def main() -> None:
         groups, gb_inner = out.split()
         label = f"threads {threads}" if threads else "DuckDB's default threads"
         print(f"{label}: plain GROUP BY of the 9 QIs: {int(groups):,} groups, {float(gb_inner):.2f} s query ({gb_seconds:.2f} s with process start), peak RSS {gb_rss:.0f} MB; load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)", flush=True)
-        print(f"{'k':>4} {'maxsup':>7} {'seconds':>8} {'ratio':>7} {'peak RSS MB':>12} {'nodes':>6} {'stmts':>6} {'queries':>8} {'search s':>9} {'speed-up':>9}  transformation / metric")
+        print(f"{'k':>4} {'maxsup':>7} {'seconds':>8} {'ratio':>7} {'peak RSS MB':>12} {'nodes':>6} {'local':>6} {'stmts':>6} {'queries':>8} {'search s':>9} {'speed-up':>9}  transformation / metric")
         for setting in args.settings.split(","):
             k, sup = setting.split(":")
             out_path = os.path.join(HERE, "out", "scale_release.parquet")
@@ -129,7 +132,7 @@ def main() -> None:
             node = [r["transformation"][c] for c in COLUMNS]
             search = float(r.get("search_seconds", float("nan")))
             first = search_seconds.setdefault(setting, search)
-            print(f"{k:>4} {sup:>7} {seconds:>8.1f} {seconds / float(gb_inner):>6.1f}x {rss:>12.0f} {r['nodes_evaluated']:>6} {r.get('statements', 0):>6} {r['queries']:>8} {search:>9.1f} {first / search:>8.2f}x  {node} {r['metric']['value']:.4f} (suppressed {r['suppressed_rows']:,})", flush=True)
+            print(f"{k:>4} {sup:>7} {seconds:>8.1f} {seconds / float(gb_inner):>6.1f}x {rss:>12.0f} {r['nodes_evaluated']:>6} {r.get('nodes_local') or 0:>6} {r.get('statements', 0):>6} {r['queries']:>8} {search:>9.1f} {first / search:>8.2f}x  {node} {r['metric']['value']:.4f} (suppressed {r['suppressed_rows']:,})", flush=True)
             print(phase_line(r, seconds, cpu[0]), flush=True)
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
 

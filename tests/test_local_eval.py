@@ -383,3 +383,133 @@ def test_a_fresh_process_loads_the_kernels_only_for_a_long_search(tmp_path, monk
         assert not local.applies(stats, nodes, ok, metric) and started == [False]
     finally:
         engine.close()
+
+
+def _evaluated_in_batches(stats, rng, nodes, ok, metric):
+    """Every node, in random batches of 1-6 (as a search asks them), in-process."""
+    got, at = [], 0
+    while at < len(nodes):
+        size = rng.randint(1, 6)
+        got += stats.evaluate_many(nodes[at:at + size], ok, lambda n: metric.aggregates(stats, n), metric=metric)
+        at += size
+    return got
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_stepping_stones_equal_the_sql_statement(seed, tmp_path, monkeypatch):
+    """A source over STONE_ROWS rows is first rolled up to a stepping stone (an evaluated node it
+    generalizes with few classes, or the source with its most shrinking QI raised), kept apart:
+    with the threshold at a few rows nearly every batch goes through stones, on two threads, and
+    every node still equals the SQL statement."""
+    from sqlanon.stats import core
+
+    monkeypatch.setattr(local, "STONE_ROWS", 1)
+    monkeypatch.setattr(local, "THREAD_WORK", 1)
+    monkeypatch.setattr(core, "PARTIAL_GAIN", 1.01)
+    rng = random.Random(7919 * seed + 3)
+    engine = connect(threads=2)
+    made = []
+    stone = local.stepping_stone
+    monkeypatch.setattr(local, "stepping_stone", lambda *a: made.append(stone(*a)) or made[-1])
+    try:
+        for _attempt in range(20):  # a case whose base set has rows to roll up
+            case = brute.random_case(rng, tmp_path, n_qi=rng.randint(3, 4), n_rows=rng.randint(150, 300))
+            stats = make_stats(engine, case, ClassNeeds())
+            if stats.base.rows >= 12:
+                break
+        nodes = all_nodes(stats)
+        rng.shuffle(nodes)
+        metric = metric_of(rng.choice(LOCAL_METRICS), rng, len(stats.qis))
+        ok = Requirement([KAnonymity(rng.randint(2, 5))], budget=rng.randint(0, 10)).predicate()
+        got = _evaluated_in_batches(stats, rng, nodes, ok, metric)
+        for a, b in zip(got, by_sql(stats, nodes, ok, metric)):
+            same(a, b, f"stones seed={seed} node={a.node}")
+        stones = stats.__dict__.get("_local_stones", {})
+        assert stones and any(s is not None for s in made), (made, stats.base.rows)
+        for levels, (_codes, cnt, _keys) in stones.items():  # a stone is its levels' grouping of the base set
+            assert int(cnt.sum()) == stats.rows and len(cnt) == stats.evaluate(levels, ok, metric.aggregates(stats, levels), metric=metric).classes
+    finally:
+        engine.close()
+
+
+def test_a_stepping_stone_is_an_evaluated_node_or_a_partial_set(tmp_path):
+    """An evaluated node between the source and the target with under a quarter of the source's
+    rows wins (the fewest classes, used once); else the source with its most shrinking QI at the
+    target's level; else none."""
+    rng = random.Random(12)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=200)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        top = tuple(h.max_level for h in stats.hierarchies)
+        leaves = (0, 0, 0)
+        stats._seen.clear()
+        stats._seen[(1, 0, 0)] = 40
+        stats._seen[top] = 1  # the target itself: never its own stone
+        stats._seen[(0, 1, 0)] = 10
+        assert local.stepping_stone(stats, top, leaves, 100) == (0, 1, 0)
+        assert (0, 1, 0) not in stats._seen  # used once
+        assert local.stepping_stone(stats, top, leaves, 100) is None or local.stepping_stone(stats, top, leaves, 100) != (1, 0, 0)
+        stats._seen.clear()
+        partial = stats.partial_levels(top, local._Levels(leaves))
+        assert local.stepping_stone(stats, top, leaves, 100) == partial
+    finally:
+        engine.close()
+
+
+def test_spread_by_weights_covers_every_item_once():
+    """Slices of about equal weight, each item in exactly one, in order, on at most the threads."""
+    rng = random.Random(5)
+    for _ in range(200):
+        n = rng.randint(1, 40)
+        weights = [rng.choice([1, 10, 1000, 200_000]) for _ in range(n)]
+        threads = rng.randint(1, 4)
+        seen: list[tuple[int, int]] = []
+        local.spread(n, 0, threads, lambda a, z: seen.append((a, z)), weights=weights)
+        assert sorted(i for a, z in seen for i in range(a, z)) == list(range(n))
+        assert 1 <= len(seen) <= threads and all(z > a for a, z in seen)
+
+
+def test_a_large_base_set_loads_the_kernels_at_once(tmp_path, monkeypatch):
+    """A base set over STONE_ROWS makes a long search: the load starts at its first node, not
+    WARM_SECONDS later; and the base scan starts it once it has taken SCAN_SECONDS."""
+    rng = random.Random(13)
+    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
+    engine = connect(threads=1)
+    started = []
+    monkeypatch.setattr(local, "_WARM", {})
+    monkeypatch.setattr(local, "warm_up", lambda wait=False: started.append(wait) or False)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)
+        metric = METRICS["lm"]()
+        ok = Requirement([KAnonymity(2)], budget=3).predicate()
+        assert not local.applies(stats, nodes, ok, metric) and not started
+        monkeypatch.setattr(local, "STONE_ROWS", stats.base.rows - 1)
+        assert not local.applies(stats, nodes, ok, metric) and started == [False]
+        local.warm_up_during(0.0).join()
+        assert started == [False, False]
+        timer = local.warm_up_during(60.0)
+        timer.cancel()
+        timer.join()
+        assert started == [False, False]
+    finally:
+        engine.close()
+
+
+def test_the_memory_limit_bounds_the_fetched_set(tmp_path, monkeypatch):
+    """Over STONE_ROWS rows, a base set whose fetched codes and kept roll-ups would not fit in
+    the engine's memory limit stays SQL."""
+    rng = random.Random(14)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=200)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        monkeypatch.setattr(local, "STONE_ROWS", 1)
+        monkeypatch.setattr(type(engine), "memory_bytes", lambda self: 1000)
+        assert not local.enabled(stats)
+        stats.__dict__.pop("_local_budget")
+        monkeypatch.setattr(type(engine), "memory_bytes", lambda self: 10**9)
+        assert local.enabled(stats)
+    finally:
+        engine.close()

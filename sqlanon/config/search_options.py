@@ -79,7 +79,9 @@ class SearchOptions(BaseModel):
 
 #: a base frequency set of at most this many rows is fetched once and its nodes grouped in-process
 #: (:data:`sqlanon.stats.local.LOCAL_ROWS`; tests compare them); 0: every node by SQL
-LOCAL_ROWS = 250_000
+LOCAL_ROWS = 2_000_000
+#: ... the genetic search's candidates (:data:`sqlanon.search.genetic.local.LOCAL_ROWS`)
+GENETIC_LOCAL_ROWS = 250_000
 
 
 def _local_rows() -> Any:
@@ -154,7 +156,7 @@ class GeneticOptions(SearchOptions):
     max_endpoints: int = Field(128, ge=1, description="Numeric QIs with more distinct values are quantized to this many end points.")
     prune_unused: bool = Field(True, description="Leaves holding no row get no chromosome bit.")
     seed_lattice: bool = Field(True, description="Start from the full-domain lattice optimum under LM when cheap.")
-    local_rows: int = Field(LOCAL_ROWS, ge=0, description="Score candidates in-process over the fetched frequency set when it has at most this many rows and the requirement is a class-size threshold (the lattice seed's nodes too); 0: every batch by SQL statements.")
+    local_rows: int = Field(GENETIC_LOCAL_ROWS, ge=0, description="Score candidates in-process over the fetched frequency set when it has at most this many rows and the requirement is a class-size threshold (the lattice seed's nodes too); 0: every batch by SQL statements.")
     objective: Literal["lm", "cm", "cm-cost", "regression", "weighted"] | None = Field(None, description="What to optimize (default: the --metric, lm or cm).")
     cost_matrix: str | dict[str, dict[str, float]] | None = Field(None, description="cm-cost: {true class: {assigned class: cost}} as a mapping, JSON text or a .json path.")
     cost_suppressed: Literal["group"] | float = Field("group", description="cm-cost: cost of a suppressed row ('group' or a number).")

@@ -148,6 +148,16 @@ class Statistics:
     def base(self, value: FrequencySet) -> None:
         self._base = value
 
+    def _create_base(self) -> None:
+        """The base frequency set's statement; a long scan makes a long search, so the in-process
+        kernels start loading meanwhile (:func:`sqlanon.stats.local.warm_up_during`)."""
+        timer = local.warm_up_during() if self.qis and not self.needs.any and int(getattr(self, "local_rows", 1) or 0) > 0 else None
+        try:
+            self.engine.execute(self.base_query_create())
+        finally:
+            if timer is not None:
+                timer.cancel()
+
     @property
     def prepared(self) -> bool:
         """Whether :meth:`prepare` has saved the base frequency set."""
@@ -189,7 +199,7 @@ class Statistics:
             name = self.engine.temp_name(f"h{i}")
             self.engine.register_columns(name, h.mapping_columns())
             self.map_tables.append(name)
-        self.engine.execute(self.base_query_create())
+        self._create_base()
         base_name = self._base_name
         # the totals and the NULL/unmapped counts in one statement (on Spark each is a job)
         totals = [sum_(col("cnt")), exp.Count(this=exp.Star())]

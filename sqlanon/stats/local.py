@@ -5,7 +5,8 @@ keyed set, ~0.65 ms per ``UNION ALL`` branch and the planning, about 3 ms a node
 nodes/s for any per-statement shape; issue 26 wants 500/s on w24). The statement's fixed cost is
 the bottleneck, not the work: grouping 30K rows of integer codes is well under a millisecond in
 compiled code. So, as :mod:`sqlanon.search.generate.kernels` does for the miner, when the *base
-frequency set* is small (at most :data:`LOCAL_ROWS` rows and :data:`LOCAL_CELLS` codes), its
+frequency set* is bounded (at most :data:`LOCAL_ROWS` rows and :data:`LOCAL_CELLS` codes, and
+within the engine's memory limit with the kept roll-ups: :func:`enabled`), its
 integer leaf codes (one column per QI) and counts are fetched **once** per
 :class:`~sqlanon.stats.core.Statistics` (Arrow -> numpy) and every full-domain node is grouped
 by a numba kernel (:mod:`sqlanon.stats.local_kernels`), several nodes in parallel over the cores.
@@ -13,7 +14,7 @@ by a numba kernel (:mod:`sqlanon.stats.local_kernels`), several nodes in paralle
 **Not a divergence from the house's one idea** (DESIGN.md: "the data never comes into Python"):
 what is fetched is a bounded aggregate the database already computed (distinct code tuples with
 their counts, the same integers the batch statement reads; the codes of the hierarchies' leaves,
-never a value of the source), and only when it is small; larger sets, and every requirement
+never a value of the source), and only when it is bounded; larger sets, and every requirement
 whose classes need more than their row count, stay SQL, which is also the oracle
 (``tests/test_local_eval.py``: every node of random lattices gives the same
 :class:`~sqlanon.privacy.needs.NodeStats` both ways).
@@ -59,7 +60,8 @@ from sqlanon.stats import batch
 from sqlanon.stats.marginals import arrow_ints
 
 #: a base frequency set of at most this many rows is fetched and its nodes grouped in-process
-LOCAL_ROWS = 250_000
+#: (250,000 until large sets went through stepping stones: :func:`source_set`)
+LOCAL_ROWS = 2_000_000
 #: ... and of at most this many codes (rows x QIs; int32 each: 80 MB)
 LOCAL_CELLS = 20_000_000
 #: rolled-up sets (a group's meet) kept per Statistics
@@ -145,9 +147,25 @@ def ready(stats) -> bool:
         return True
     now = time.perf_counter()
     first = stats.__dict__.setdefault("_local_asked", now)
-    if now - first >= WARM_SECONDS or not BACKGROUND:
+    if now - first >= WARM_SECONDS or not BACKGROUND or stats.base.rows > STONE_ROWS:
         return warm_up()
     return False
+
+
+#: the kernels start loading once the base scan has taken this many seconds: a source that
+#: takes so long to scan makes a search of seconds (10M Adult-like rows: 2-3 s of scan, a
+#: 1.6M-row base set), whose first nodes would otherwise go by SQL while they load
+SCAN_SECONDS = 0.5
+
+
+def warm_up_during(seconds: float = SCAN_SECONDS) -> threading.Timer:
+    """A timer that starts loading the kernels (:func:`warm_up`) after ``seconds``: started
+    before the base scan and cancelled after it. The load (importing numba, mostly Python) then
+    runs while the database scans, with the GIL free."""
+    timer = threading.Timer(seconds, warm_up)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def _warm() -> None:
@@ -180,22 +198,31 @@ def threads_for(stats) -> int:
     return max(1, int(getattr(stats.engine, "threads", None) or CORES))
 
 
-def spread(n: int, work: int, threads: int, run: Callable[[int, int], None]) -> None:
+def spread(n: int, work: int, threads: int, run: Callable[[int, int], None], weights: Sequence[int] | None = None) -> None:
     """``run(start, stop)`` over slices of ``0..n`` (the kernels release the GIL), on at most
-    ``threads`` threads and only as many as the work (``work`` per item) pays for
-    (:data:`THREAD_WORK`); the calling thread takes the first slice. The slices write disjoint
-    rows of the outputs: the answer does not depend on the threads."""
-    use = max(1, min(threads, n, n * max(work, 1) // THREAD_WORK))
+    ``threads`` threads and only as many as the work (``work`` per item, or each item's
+    ``weights``) pays for (:data:`THREAD_WORK`), the slices of about equal work; the calling
+    thread takes the first slice. The slices write disjoint rows of the outputs: the answer does
+    not depend on the threads."""
+    total = n * max(work, 1) if weights is None else int(sum(weights))
+    use = max(1, min(threads, n, total // THREAD_WORK))
     if use <= 1:
-        run(0, n)
+        if n:
+            run(0, n)
         return
     with _POOL_LOCK:
         if not _POOL or _POOL[0]._max_workers < use - 1:
             _POOL[:] = [ThreadPoolExecutor(max_workers=use - 1, thread_name_prefix="sqlanon-local")]
         pool = _POOL[0]
-    bounds = [n * t // use for t in range(use + 1)]
-    futures = [pool.submit(run, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
-    run(bounds[0], bounds[1])
+    if weights is None:
+        bounds = [n * t // use for t in range(use + 1)]
+    else:
+        cum = np.cumsum(np.asarray(weights, dtype=np.float64))
+        bounds = [0, *[int(np.searchsorted(cum, cum[-1] * t / use)) + 1 for t in range(1, use)], n]
+        bounds = [min(max(b, a), n) for a, b in zip([0, *bounds[:-1]], bounds)]
+    jobs = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    futures = [pool.submit(run, a, b) for a, b in jobs[1:]]
+    run(*jobs[0])
     for f in futures:
         f.result()
 
@@ -207,7 +234,14 @@ def enabled(stats) -> bool:
     if cap <= 0 or not stats.qis or not stats.prepared or stats.needs.any:
         return False
     rows = stats.base.rows
-    return rows <= cap and rows * len(stats.qis) <= LOCAL_CELLS
+    if rows > cap or rows * len(stats.qis) > LOCAL_CELLS:
+        return False
+    # the fetched set, its key words, the kept roll-ups and stones and moved keys: within the
+    # engine's memory limit when one is set (asked once per Statistics)
+    if "_local_budget" not in stats.__dict__:
+        stats.__dict__["_local_budget"] = stats.engine.memory_bytes() if rows > STONE_ROWS else None
+    budget = stats.__dict__["_local_budget"]
+    return not budget or rows * (4 * len(stats.qis) + 16) * (2 + 2 * KEPT + STONES) <= budget
 
 
 def local_set(stats) -> LocalSet | None:
@@ -669,7 +703,13 @@ def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple
     """A set to group nodes generalizing ``levels`` from, and its levels: with ``roll``, the
     fetched set rolled up to ``levels`` (kept: :data:`MEETS` of them); else the smallest kept
     roll-up ``levels`` generalizes (the fetched set at the leaves always qualifies). A set is
-    its classes' first rows' leaf codes, the classes' counts and their key words."""
+    its classes' first rows' leaf codes, the classes' counts and their key words.
+
+    A source of more than :data:`STONE_ROWS` rows is first rolled up to a *stepping stone*
+    (:func:`stepping_stone`) and kept, as the SQL path saves its sets (:meth:`Statistics.pick_set`):
+    at 10M Adult-like rows (a 1.6M-row base set), k=10, 0 %, most nodes were grouped from the
+    whole fetched set, 65M rows for 325 nodes and a search of 6.0 s (by SQL 3.5 s); through the
+    stones 9M rows and 1.4-1.8 s."""
     local = local_set(stats)
     assert local is not None
     lay = layout(stats)
@@ -682,17 +722,63 @@ def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple
         keys = _kernels().packed_keys(local.codes, lay.kp_flat, lay.kp_off[:, 0].copy(), np.ones(len(levels), dtype=np.int64), lay.word_of, lay.n_words)
         stats.__dict__["_local_leaves"] = (local, (local.codes, local.cnt, keys))
     src_levels, src = leaves, stats.__dict__["_local_leaves"][1]
-    for at, got in kept.items():
+    stones: dict = stats.__dict__.setdefault("_local_stones", {})
+    for at, got in [*stones.items(), *kept.items()]:
         if all(a <= b for a, b in zip(at, levels)) and len(got[1]) < len(src[1]):
             src_levels, src = at, got
+    if src_levels != levels and len(src[1]) > STONE_ROWS:
+        stone = stepping_stone(stats, levels, src_levels, len(src[1]))
+        if stone is not None and stone in kept:
+            src_levels, src = stone, kept[stone]
+        elif stone is not None:
+            # kept apart, never evicted by the roll-ups: every later set at its QI's level (or
+            # generalizing the evaluated node) goes through it; at most STONES times the fetched bytes
+            budget = STONES * _bytes((local.codes, local.cnt)) - sum(_bytes(v) for v in stones.values())
+            if budget > 0:
+                src_levels, src = stone, _roll_up(stats, local, stones, src_levels, src, stone, evict=False)
     if src_levels == levels or not roll:
         return src_levels, src
-    got = _kernels().roll_up(src[0], src[1], src[2], np.asarray(src_levels, dtype=np.int64), np.asarray(levels, dtype=np.int64), lay.kp_flat, lay.kp_off, lay.word_of)
+    return levels, _roll_up(stats, local, kept, src_levels, src, levels)
+
+
+#: a source set of more than this many rows is first rolled up to a stepping stone
+STONE_ROWS = 100_000
+#: the stepping stones hold at most this many times the fetched set's bytes
+STONES = 1
+
+
+class _Levels(NamedTuple):
+    levels: tuple[int, ...]
+
+
+def stepping_stone(stats, levels: tuple[int, ...], src_levels: tuple[int, ...], src_rows: int) -> tuple[int, ...] | None:
+    """Levels between ``src_levels`` and ``levels`` to roll a large source up to first (and keep):
+    an evaluated node that ``levels`` generalizes whose classes are under a quarter of the
+    source's rows (its set's second use, as :meth:`Statistics.pick_set`), the fewest classes
+    first; else the source with its most shrinking QI at the target's level
+    (:meth:`Statistics.partial_levels`); None when neither applies."""
+    best = None
+    for seen, classes in stats._seen.items():
+        if classes * 4 < src_rows and seen != levels and (best is None or classes < best[1]) \
+                and all(a <= b <= c for a, b, c in zip(src_levels, seen, levels)):
+            best = (seen, classes)
+    if best is not None:
+        del stats._seen[best[0]]
+        return tuple(int(v) for v in best[0])
+    partial = stats.partial_levels(levels, _Levels(src_levels))
+    return None if partial is None or partial == src_levels else tuple(int(v) for v in partial)
+
+
+def _roll_up(stats, local: LocalSet, kept: dict, src_levels: tuple[int, ...], src, levels: tuple[int, ...], evict: bool = True):
+    """``src`` (at ``src_levels``) rolled up to ``levels``, kept: at most :data:`MEETS` sets, and
+    together at most :data:`KEPT` times the fetched set's bytes (oldest out; none with ``evict``)."""
+    lay = layout(stats)
+    ref, node = np.asarray(src_levels, dtype=np.int64), np.asarray(levels, dtype=np.int64)
+    got = _kernels().roll_up(src[0], src[1], src[2], ref, node, lay.kp_flat, lay.kp_off, lay.word_of)
     kept[levels] = got
-    # at most MEETS sets, and together at most KEPT times the fetched set's bytes (oldest out)
-    while len(kept) > 1 and (len(kept) > MEETS or sum(_bytes(v) for v in kept.values()) > KEPT * _bytes((local.codes, local.cnt))):
+    while evict and len(kept) > 1 and (len(kept) > MEETS or sum(_bytes(v) for v in kept.values()) > KEPT * _bytes((local.codes, local.cnt))):
         kept.pop(next(iter(kept)))
-    return levels, got
+    return got
 
 
 def _bytes(arrays) -> int:
@@ -766,6 +852,7 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
     sums = np.zeros((len(nodes), len(prog.spec)), dtype=np.float64)
     lay = layout(stats)
     kern = _kernels()
+    tasks = []  # per cluster: its nodes and the kernel's arguments
     for members in clusters(arr):
         group = arr[members]
         meet, ref = group.min(axis=0), reference(group)
@@ -773,10 +860,24 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
         at, (codes, cnt, base_keys) = source_set(stats, tuple(int(v) for v in meet), len(members) >= ROLL_NODES and bool((meet == ref).all()))
         if at != tuple(int(v) for v in ref):
             base_keys = keyed(stats, at, codes, base_keys, ref)
-        got = np.zeros((len(members), 6), dtype=np.int64)
-        got_sums = np.zeros((len(members), len(prog.spec)), dtype=np.float64)
         args = (codes, cnt, base_keys, ref, group, lay.kp_flat, lay.kp_off, lay.word_of, prog.conds, prog.spec, prog.cond_ptr, prog.part_ptr, prog.part_qi, prog.pv_flat, prog.pv_off)
-        spread(len(members), len(cnt), threads_for(stats), lambda a, z: kern.evaluate_nodes(*args, a, z, got, got_sums))
+        tasks.append((members, args, np.zeros((len(members), 6), dtype=np.int64), np.zeros((len(members), len(prog.spec)), dtype=np.float64)))
+    # every node of every cluster, spread over the threads by its work (the rows it groups)
+    items = [(t, i) for t, task in enumerate(tasks) for i in range(len(task[0]))]
+
+    def run(a: int, z: int) -> None:
+        j = a
+        while j < z:
+            t = items[j][0]
+            stop = j
+            while stop < z and items[stop][0] == t:
+                stop += 1
+            lo = items[j][1]
+            kern.evaluate_nodes(*tasks[t][1], lo, lo + stop - j, tasks[t][2], tasks[t][3])
+            j = stop
+
+    spread(len(items), 0, threads_for(stats), run, weights=[len(tasks[t][1][1]) for t, _ in items])
+    for members, _, got, got_sums in tasks:
         summary[members] = got
         sums[members] = got_sums
     out = []

@@ -161,24 +161,31 @@ def _holds(conds, ci, c):
 def _node(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary, sums):
     """One node over a set at the reference levels ``ref`` (its rows' leaf codes ``codes``, its
     key words ``base_keys``): the key words moved to the node's levels, the rows grouped, then
-    the summary (classes, rows, min, max, suppressed, failing classes: ``conds[0]`` is ``ok``)
+    :func:`summarize`."""
+    _, cls_cnt, rep, n = group_keys(move_keys(codes, base_keys, ref, node, kp_flat, kp_off, word_of), cnt)
+    summarize(cls_cnt, rep, 0, n, codes, node, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary, sums)
+
+
+@njit(cache=True, nogil=True)
+def summarize(cls_cnt, rep, a, n, codes, node, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary, sums):
+    """The summary of classes ``a..a + n`` (their counts ``cls_cnt``, first rows ``rep``) into
+    ``summary`` (classes, rows, min, max, suppressed, failing classes: ``conds[0]`` is ``ok``)
     and the sums ``spec`` asks (per sum: a condition on the class count, or -1 for none, and an
     atom: 0 one, 1 cnt, 2 cnt squared, 3 + p the metric's part ``p`` times cnt; sorted by
     condition, condition ``ci``'s sums at ``cond_ptr[ci + 1]..cond_ptr[ci + 2]``). A part is the
     sum over its entries (``part_ptr[p]..part_ptr[p + 1]``: a QI ``part_qi[e]`` and, per level,
     the offset of its values over leaf codes in ``pv_flat``) of the value of the class's code."""
-    _, cls_cnt, rep, n = group_keys(move_keys(codes, base_keys, ref, node, kp_flat, kp_off, word_of), cnt)
     # per part entry, where its values at the node's level start
     offs = np.empty(part_qi.shape[0], dtype=np.int64)
     for e in range(part_qi.shape[0]):
         offs[e] = pv_off[e, node[part_qi[e]]]
     n_conds = conds.shape[0]
     rows = 0
-    lo = cls_cnt[0] if n else 0
+    lo = cls_cnt[a] if n else 0
     hi = lo
     suppressed = 0
     bad = 0
-    for c in range(n):
+    for c in range(a, a + n):
         k = cls_cnt[c]
         rows += k
         lo = min(lo, k)
@@ -193,15 +200,15 @@ def _node(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of, conds, spe
                 continue
             r = rep[c]
             for s in range(start, stop):
-                a = spec[s, 1]
-                if a == 0:
+                at = spec[s, 1]
+                if at == 0:
                     sums[s] += 1.0
-                elif a == 1:
+                elif at == 1:
                     sums[s] += k
-                elif a == 2:
+                elif at == 2:
                     sums[s] += float(k) * float(k)
                 else:
-                    p = a - 3
+                    p = at - 3
                     total = 0.0
                     for e in range(part_ptr[p], part_ptr[p + 1]):
                         total += pv_flat[offs[e] + codes[r, part_qi[e]]]
@@ -252,3 +259,4 @@ def threshold_many(codes, cnt, maps_flat, maps_off, mults, word_of, n_words, k, 
         summary[j, 1] = lo
         summary[j, 2] = suppressed
         summary[j, 3] = bad
+

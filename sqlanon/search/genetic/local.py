@@ -28,8 +28,8 @@ values up to float rounding of the LM sums), so a seeded search takes the same p
 Until the compiled kernels are loaded (a fresh process imports numba in a background thread,
 :func:`sqlanon.stats.local.warm_up`), batches go to SQL; the answers are the same either way.
 
-The cap is the Statistics' ``local_rows`` (:data:`sqlanon.stats.local.LOCAL_ROWS`, shared with
-the lattice searches' local path, whose fetched set this is); the search option ``local_rows=0``
+The cap is the Statistics' ``local_rows`` (:data:`LOCAL_ROWS` by default, lower than the lattice
+searches' :data:`sqlanon.stats.local.LOCAL_ROWS`; the fetched set is theirs); the search option ``local_rows=0``
 (``--option local_rows=0``) turns it off, as does ``GeneticStats.local = False`` (or
 ``FlexibleEvaluator(..., local=False)``) before :meth:`GeneticStats.prepare` for the genetic
 batches alone.
@@ -45,6 +45,10 @@ from sqlglot import exp
 
 from sqlanon.stats import local as stats_local
 
+#: the genetic search's default cap on the fetched set (the search option ``local_rows``): a
+#: candidate is an arbitrary recoding, grouped from the whole fetched set (no roll-up between
+#: candidates), so its cap stays below the lattice searches' (:data:`sqlanon.stats.local.LOCAL_ROWS`)
+LOCAL_ROWS = 250_000
 
 #: bytes of block lists kept (over all blocks, an equal share each, least recently used dropped
 #: first: a block list is up to 4,096 codes and losses, 64 KB)

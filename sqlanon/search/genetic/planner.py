@@ -61,7 +61,7 @@ from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
 from sqlanon.plan import Plan
 from sqlanon.search.limits import Limits
 from sqlanon.search.genetic.seeding import lattice_seed
-from sqlanon.stats.local import LOCAL_ROWS
+from sqlanon.search.genetic.local import LOCAL_ROWS
 from sqlanon.privacy.diagnosis import unsatisfiable
 
 __all__ = ["run", "recoding_from_transformation", "layout_for", "GA"]
@@ -344,6 +344,8 @@ def run(ctx) -> Plan:
     weights = getattr(ctx, "weights", None)
     if ctx.options.get("local_rows") is not None:
         stats.local_rows = opts["local_rows"]  # the frequency set's in-process cap (0: SQL only), the seed's too
+    else:
+        stats.local_rows = min(int(stats.local_rows), LOCAL_ROWS)  # candidates group the whole set: the lower cap
     layout = Layout.build(ctx.qis, ctx.hierarchies, stats.column_freqs, numeric=opts["numeric"],
                           prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"],
                           bounds=bounds, bounded=getattr(ctx, "bounded", ()))
