@@ -124,3 +124,30 @@ def test_optimal_search_with_partial_sets(seed, tmp_path, monkeypatch):
         finally:
             engine.close()
     assert found[True] == found[False]
+
+
+def test_the_released_node_set_is_kept_once(tmp_path):
+    """``keep_final``: the released node's set is saved (one roll-up) when the smallest saved set
+    it generalizes is over ``materialize_rows``, once, and the node's answers read from it are
+    the same; a set at most ``materialize_rows`` keeps nothing."""
+    rng = random.Random(21)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=300)
+    engine = connect(threads=1)
+    try:
+        ok = Requirement([KAnonymity(3)], budget=10).predicate()
+        small = make_stats(engine, case, ClassNeeds(), materialize_rows=10**9)
+        node = tuple(h.max_level // 2 + (h.max_level > 0) for h in small.hierarchies)
+        small.keep_final(node)
+        assert small._smallest_saved(node) is small.base and not small.saved
+        stats = make_stats(engine, case, ClassNeeds(), materialize_rows=0)
+        before = _answers([stats.evaluate(node, ok, [])])
+        stats.keep_final(node)
+        kept = stats._smallest_saved(node)
+        assert kept.levels == node and kept is not stats.base
+        saved = len(stats.saved)
+        stats.keep_final(node)
+        assert len(stats.saved) == saved
+        assert _answers([stats.evaluate(node, ok, [])]) == before
+        assert stats.class_histogram(node) == small.class_histogram(node)
+    finally:
+        engine.close()

@@ -264,6 +264,8 @@ def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, m
     with run.reporter.phase(f"search {search}") as phase, serial_search(stats, search):
         plan = run_search(policy, run.session, stats, requirement, metric, run.say, phase)
     run.clock.lap("search")
+    if not plan.local:
+        stats.keep_final(target(plan))  # read by the verification, the report and the release
     # ARX's Loss and granularity of any plan (for comparing searches), read with the verification
     verified, final = verify_plan(stats, plan, None if plan.local else arx_loss.aggregates(stats, plan))
     run.clock.lap("verify")

@@ -664,6 +664,18 @@ class Statistics:
         held = self.base.rows + sum(f.rows for f in self.saved if f is not self.base) + rows
         return held * ROW_BYTES * (len(self.qis) + 1) <= SAVED_SHARE * budget
 
+    def keep_final(self, node: Node) -> None:
+        """Save the released node's frequency set (one roll-up) when the smallest saved set it
+        generalizes has over ``materialize_rows`` rows: the verification, the report and the
+        release's suppressed classes then read it instead of rolling the large set up each (a
+        search in-process saves no set: 10M Adult-like rows, k=10, 5 %: three 0.2 s roll-ups of
+        the 1.6M-row base set)."""
+        if not isinstance(node, tuple) or self.keep_sets <= 0:
+            return
+        frm = self._smallest_saved(node)
+        if tuple(frm.levels) != tuple(node) and frm.rows > self.materialize_rows and self.has_room(frm.rows):
+            self.save_set(node, frm)
+
     def save_set(self, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
         """Roll ``frm`` up to ``node`` and save it (its rows are counted): a set several
         statements are about to roll up from (:func:`sqlanon.stats.batch.save_meets`)."""
