@@ -513,3 +513,32 @@ def test_the_memory_limit_bounds_the_fetched_set(tmp_path, monkeypatch):
         assert local.enabled(stats)
     finally:
         engine.close()
+
+
+def test_the_base_scan_times_the_kernel_load(tmp_path, monkeypatch):
+    """The base scan starts a load timer (and stops it after the scan) when nodes may go
+    in-process; none with ``local_rows=0`` or a requirement needing more than class sizes."""
+    rng = random.Random(15)
+    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
+    engine = connect(threads=1)
+    timers = []
+
+    class Timer:
+        def __init__(self):
+            self.cancelled = False
+            timers.append(self)
+
+        def cancel(self):
+            self.cancelled = True
+
+    monkeypatch.setattr(local, "warm_up_during", lambda seconds=local.SCAN_SECONDS: Timer())
+    try:
+        make_stats(engine, case, ClassNeeds())
+        assert len(timers) == 1 and timers[0].cancelled
+        make_stats(engine, case, ClassNeeds(distinct_s=True))
+        assert len(timers) == 1
+        monkeypatch.setattr(local, "LOCAL_ROWS", 0)
+        make_stats(engine, case, ClassNeeds())
+        assert len(timers) == 1
+    finally:
+        engine.close()
