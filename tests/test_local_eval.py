@@ -362,20 +362,24 @@ def test_threads_give_the_same_answer(tmp_path, monkeypatch):
         engine.close()
 
 
+def _kernels_not_loaded(seed, tmp_path, monkeypatch):
+    """A small prepared case in a process whose kernels are not loaded (``warm_up`` records its
+    calls in ``started``): the engine, the stats, its nodes, an LM metric, a k=2 predicate."""
+    rng = random.Random(seed)
+    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
+    engine = connect(threads=1)
+    started: list[bool] = []
+    monkeypatch.setattr(local, "_WARM", {})
+    monkeypatch.setattr(local, "warm_up", lambda wait=False: started.append(wait) or False)
+    stats = make_stats(engine, case, ClassNeeds())
+    return engine, stats, all_nodes(stats), METRICS["lm"](), Requirement([KAnonymity(2)], budget=3).predicate(), started
+
+
 def test_a_fresh_process_loads_the_kernels_only_for_a_long_search(tmp_path, monkeypatch):
     """Kernels not loaded: nodes go to SQL and nothing loads until the statistics have asked for
     nodes WARM_SECONDS; then the load starts (in the background)."""
-    rng = random.Random(10)
-    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
-    engine = connect(threads=1)
-    started = []
-    monkeypatch.setattr(local, "_WARM", {})
-    monkeypatch.setattr(local, "warm_up", lambda wait=False: started.append(wait) or False)
+    engine, stats, nodes, metric, ok, started = _kernels_not_loaded(10, tmp_path, monkeypatch)
     try:
-        stats = make_stats(engine, case, ClassNeeds())
-        nodes = all_nodes(stats)
-        metric = METRICS["lm"]()
-        ok = Requirement([KAnonymity(2)], budget=3).predicate()
         assert not local.applies(stats, nodes, ok, metric) and not started
         stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
         assert stats.nodes_local == 0 and not started
@@ -473,17 +477,8 @@ def test_spread_by_weights_covers_every_item_once():
 def test_a_large_base_set_loads_the_kernels_at_once(tmp_path, monkeypatch):
     """A base set over STONE_ROWS makes a long search: the load starts at its first node, not
     WARM_SECONDS later; and the base scan starts it once it has taken SCAN_SECONDS."""
-    rng = random.Random(13)
-    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
-    engine = connect(threads=1)
-    started = []
-    monkeypatch.setattr(local, "_WARM", {})
-    monkeypatch.setattr(local, "warm_up", lambda wait=False: started.append(wait) or False)
+    engine, stats, nodes, metric, ok, started = _kernels_not_loaded(13, tmp_path, monkeypatch)
     try:
-        stats = make_stats(engine, case, ClassNeeds())
-        nodes = all_nodes(stats)
-        metric = METRICS["lm"]()
-        ok = Requirement([KAnonymity(2)], budget=3).predicate()
         assert not local.applies(stats, nodes, ok, metric) and not started
         monkeypatch.setattr(local, "STONE_ROWS", stats.base.rows - 1)
         assert not local.applies(stats, nodes, ok, metric) and started == [False]
