@@ -57,7 +57,7 @@ from sqlglot import exp
 from sqlanon.expr.atoms import as_bigint, col, table_ref
 from sqlanon.privacy.needs import NodeStats
 from sqlanon.stats import batch
-from sqlanon.stats.marginals import arrow_ints
+from sqlanon.stats.marginals import arrow_into
 
 #: a base frequency set of at most this many rows is fetched and its nodes grouped in-process
 #: (250,000 until large sets went through stepping stones: :func:`source_set`)
@@ -254,9 +254,11 @@ def local_set(stats) -> LocalSet | None:
         q = exp.select(*[col(stats.qcol(i)) for i in range(len(stats.qis))], exp.alias_(as_bigint(col("cnt")), "n", quoted=True), copy=False)
         table = stats.engine.fetch_arrow(q.from_(table_ref(stats.base.table), copy=False))
         codes = np.empty((table.num_rows, len(stats.qis)), dtype=np.int32)
+        cnt = np.empty(table.num_rows, dtype=np.int64)
         for i in range(len(stats.qis)):
-            codes[:, i] = arrow_ints(table.column(stats.qcol(i)))[0]
-        got = stats.__dict__["_local_set"] = (stats.base, LocalSet(codes, arrow_ints(table.column("n"))[0].astype(np.int64)))
+            arrow_into(table.column(stats.qcol(i)), codes[:, i])
+        arrow_into(table.column("n"), cnt)
+        got = stats.__dict__["_local_set"] = (stats.base, LocalSet(codes, cnt))
     return got[1]
 
 

@@ -158,17 +158,53 @@ def _holds(conds, ci, c):
 
 
 @njit(cache=True, nogil=True)
-def _node(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary, sums):
-    """One node over a set at the reference levels ``ref`` (its rows' leaf codes ``codes``, its
-    key words ``base_keys``): the key words moved to the node's levels, the rows grouped, then
-    :func:`summarize`."""
-    _, cls_cnt, rep, n = group_keys(move_keys(codes, base_keys, ref, node, kp_flat, kp_off, word_of), cnt)
-    summarize(cls_cnt, rep, 0, n, codes, node, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary, sums)
+def move_keys_into(codes, base_keys, ref, node, kp_flat, kp_off, word_of, keys):
+    """:func:`move_keys` into ``keys`` (a buffer of the set's shape, reused node after node)."""
+    m, q = codes.shape
+    for r in range(m):
+        for w in range(keys.shape[1]):
+            keys[r, w] = base_keys[r, w]
+    for i in range(q):
+        if node[i] != ref[i]:
+            a = kp_off[i, node[i]]
+            b = kp_off[i, ref[i]]
+            w = word_of[i]
+            for r in range(m):
+                c = codes[r, i]
+                keys[r, w] += kp_flat[a + c] - kp_flat[b + c]
 
 
 @njit(cache=True, nogil=True)
-def summarize(cls_cnt, rep, a, n, codes, node, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary, sums):
-    """The summary of classes ``a..a + n`` (their counts ``cls_cnt``, first rows ``rep``) into
+def count_classes(keys, cnt, table, cls_cnt, rep):
+    """:func:`group_keys` without the rows' classes, into buffers reused node after node (a
+    ``table`` of a power of two at least twice the rows, ``cls_cnt`` and ``rep`` as long as the
+    rows): the classes' counts and first rows, in first-row order; returns their number. Fresh
+    arrays each node cost page faults: a node over 1.6M rows touched ~55 MB."""
+    m = keys.shape[0]
+    n_words = keys.shape[1]
+    mask = np.uint64(table.shape[0] - 1)
+    table[:] = -1
+    n = 0
+    for r in range(m):
+        slot = _hash(keys, r, n_words) & mask
+        while True:
+            c = table[slot]
+            if c < 0:
+                table[slot] = n
+                rep[n] = r
+                cls_cnt[n] = cnt[r]
+                n += 1
+                break
+            if _same(keys, rep[c], r, n_words):
+                cls_cnt[c] += cnt[r]
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return n
+
+
+@njit(cache=True, nogil=True)
+def summarize(cls_cnt, rep, n, codes, node, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary, sums):
+    """A node's ``n`` classes (their counts ``cls_cnt``, first rows ``rep``) summarized into
     ``summary`` (classes, rows, min, max, suppressed, failing classes: ``conds[0]`` is ``ok``)
     and the sums ``spec`` asks (per sum: a condition on the class count, or -1 for none, and an
     atom: 0 one, 1 cnt, 2 cnt squared, 3 + p the metric's part ``p`` times cnt; sorted by
@@ -181,11 +217,11 @@ def summarize(cls_cnt, rep, a, n, codes, node, conds, spec, cond_ptr, part_ptr, 
         offs[e] = pv_off[e, node[part_qi[e]]]
     n_conds = conds.shape[0]
     rows = 0
-    lo = cls_cnt[a] if n else 0
+    lo = cls_cnt[0] if n else 0
     hi = lo
     suppressed = 0
     bad = 0
-    for c in range(a, a + n):
+    for c in range(n):
         k = cls_cnt[c]
         rows += k
         lo = min(lo, k)
@@ -223,12 +259,24 @@ def summarize(cls_cnt, rep, a, n, codes, node, conds, spec, cond_ptr, part_ptr, 
 
 @njit(cache=True, nogil=True)
 def evaluate_nodes(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, start, stop, summary, sums):
-    """:func:`_node` for nodes ``start..stop`` (rows of ``nodes``) into their rows of ``summary``
-    (nodes x 6, int64) and ``sums`` (nodes x len(spec), float64). Releases the GIL: threads take
-    slices of a batch; each node's sums are taken in its classes' order (first row order), so
-    the answer does not depend on the threads."""
+    """Nodes ``start..stop`` (rows of ``nodes``) over a set at the reference levels ``ref`` (its
+    rows' leaf codes ``codes``, key words ``base_keys``): each node's key words moved to its
+    levels, its rows grouped, :func:`summarize` into its rows of ``summary`` (nodes x 6, int64)
+    and ``sums`` (nodes x len(spec), float64), on buffers allocated once for the slice. Releases
+    the GIL: threads take slices of a batch; each node's sums are taken in its classes' order
+    (first row order), so the answer does not depend on the threads."""
+    m = codes.shape[0]
+    cap = 16
+    while cap < 2 * m:
+        cap *= 2
+    keys = np.empty(base_keys.shape, dtype=np.int64)
+    table = np.empty(cap, dtype=np.int32)
+    cls_cnt = np.empty(max(m, 1), dtype=np.int64)
+    rep = np.empty(max(m, 1), dtype=np.int32)
     for j in range(start, stop):
-        _node(codes, cnt, base_keys, ref, nodes[j], kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary[j], sums[j])
+        move_keys_into(codes, base_keys, ref, nodes[j], kp_flat, kp_off, word_of, keys)
+        n = count_classes(keys, cnt, table, cls_cnt, rep)
+        summarize(cls_cnt, rep, n, codes, nodes[j], conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary[j], sums[j])
 
 
 @njit(cache=True, nogil=True)

@@ -241,6 +241,32 @@ def arrow_ints(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(values), np.concatenate(valid)
 
 
+def arrow_into(column: pa.ChunkedArray, out: np.ndarray) -> None:
+    """An integer Arrow column without NULLs copied into ``out`` (a numpy view as long as the
+    column, e.g. a column of a 2-D array), chunk by chunk from its buffers, cast on the way: one
+    copy where :func:`arrow_ints` makes three (a 1.6M-row base set's 10 columns: 0.27 -> 0.03 s).
+    NULLs: :func:`arrow_ints`' zeros.
+
+    >>> out = np.zeros(4, dtype=np.int32)
+    >>> arrow_into(pa.chunked_array([pa.array([3, 4, 5], pa.int16()).slice(1), pa.array([7, 8], pa.int16())]), out); out
+    array([4, 5, 7, 8], dtype=int32)
+    """
+    if column.null_count:
+        out[:] = arrow_ints(column)[0]
+        return
+    at = 0
+    for chunk in column.chunks:
+        kind = "i" if pa.types.is_signed_integer(chunk.type) else "u"
+        if kind == "u" and not pa.types.is_unsigned_integer(chunk.type):
+            raise TypeError(f"not an integer column: {chunk.type}")
+        data = chunk.buffers()[1]
+        n, off = len(chunk), chunk.offset
+        out[at:at + n] = np.frombuffer(data, dtype=np.dtype(f"<{kind}{chunk.type.bit_width // 8}"), count=off + n)[off:]
+        at += n
+    if at != len(out):
+        raise ValueError(f"{at} values for {len(out)} places")
+
+
 def engine_counts(stats, subsets, used) -> dict[tuple[int, ...], tuple[list[np.ndarray], np.ndarray]]:
     """:func:`subset_counts` from the engine's ``GROUPING SETS`` statement (large base sets)."""
     table = stats.engine.fetch_arrow(marginal_counts_query(stats, subsets))
