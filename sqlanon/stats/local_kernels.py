@@ -137,7 +137,13 @@ def roll_up(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of):
     """A set rolled up to the levels ``node`` (see :func:`move_keys`): its classes' first rows'
     leaf codes, counts and key words at ``node``."""
     keys = move_keys(codes, base_keys, ref, node, kp_flat, kp_off, word_of)
-    _, cls_cnt, rep, n = group_keys(keys, cnt)
+    m = keys.shape[0]
+    cap = 16
+    while cap < 2 * m:
+        cap *= 2
+    cls_cnt = np.empty(max(m, 1), dtype=np.int64)
+    rep = np.empty(max(m, 1), dtype=np.int32)
+    n = count_classes(keys, cnt, np.empty(cap, dtype=np.int32), cls_cnt, rep)
     out_codes = np.empty((n, codes.shape[1]), dtype=codes.dtype)
     out_keys = np.empty((n, keys.shape[1]), dtype=np.int64)
     for c in range(n):
