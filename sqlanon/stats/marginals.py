@@ -250,6 +250,8 @@ def arrow_into(column: pa.ChunkedArray, out: np.ndarray) -> None:
     >>> out = np.zeros(4, dtype=np.int32)
     >>> arrow_into(pa.chunked_array([pa.array([3, 4, 5], pa.int16()).slice(1), pa.array([7, 8], pa.int16())]), out); out
     array([4, 5, 7, 8], dtype=int32)
+    >>> arrow_into(pa.chunked_array([pa.array([1, None, 3, 4], pa.int64())]), out); out
+    array([1, 0, 3, 4], dtype=int32)
     """
     if column.null_count:
         out[:] = arrow_ints(column)[0]
