@@ -537,3 +537,24 @@ def test_the_base_scan_times_the_kernel_load(tmp_path, monkeypatch):
         assert len(timers) == 1
     finally:
         engine.close()
+
+
+def test_numba_leaves_the_process_streams_alone():
+    """Loading the kernels turns numba's error highlighting off (colorama's init/deinit rebind
+    sys.stdout and sys.stderr process-wide: from the background loading thread that closed a CLI
+    test runner's stdout under it), unless the caller set it before; a fresh interpreter."""
+    import subprocess
+
+    code = (
+        "import os, colorama; calls = []\n"
+        "for name in ('init', 'reinit', 'deinit'):\n"  # numba binds colorama's functions when it is imported
+        "    setattr(colorama, name, lambda *a, _n=name, **k: calls.append(_n))\n"
+        "import sqlanon.stats.local_kernels\n"
+        "from numba.core import errors\n"
+        "errors.termcolor().errmsg('x')\n"
+        "assert not calls and type(errors.termcolor()).__name__ == 'NOPColorScheme', (calls, type(errors.termcolor()))\n"
+        "print('ok')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"}
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert got.returncode == 0 and got.stdout.strip() == "ok", got.stderr[-2000:]
