@@ -62,32 +62,13 @@ def group_keys(keys, cnt):
     class (int32), per class its summed ``cnt`` and its first row; and the number of classes
     (the arrays are as long as the rows, the first ``n`` entries used)."""
     m = keys.shape[0]
-    n_words = keys.shape[1]
     cap = 16
     while cap < 2 * m:
         cap *= 2
-    mask = np.uint64(cap - 1)
-    table = np.full(cap, -1, dtype=np.int32)
     row_class = np.empty(m, dtype=np.int32)
-    cls_cnt = np.zeros(m, dtype=np.int64)
-    rep = np.empty(m, dtype=np.int32)
-    n = 0
-    for r in range(m):
-        slot = _hash(keys, r, n_words) & mask
-        while True:
-            c = table[slot]
-            if c < 0:
-                table[slot] = n
-                rep[n] = r
-                cls_cnt[n] = cnt[r]
-                row_class[r] = n
-                n += 1
-                break
-            if _same(keys, rep[c], r, n_words):
-                cls_cnt[c] += cnt[r]
-                row_class[r] = c
-                break
-            slot = (slot + np.uint64(1)) & mask
+    cls_cnt = np.empty(max(m, 1), dtype=np.int64)
+    rep = np.empty(max(m, 1), dtype=np.int32)
+    n = count_classes(keys, cnt, np.empty(cap, dtype=np.int32), cls_cnt, rep, row_class)
     return row_class, cls_cnt, rep, n
 
 
@@ -128,16 +109,8 @@ def move_keys(codes, base_keys, ref, node, kp_flat, kp_off, word_of):
     """The key words of a set's rows (leaf codes ``codes``, key words ``base_keys`` at the
     levels ``ref``) at the levels ``node``: per QI where they differ, one lookup of its part at
     each level (``kp_flat`` at ``kp_off[i, level]``, over leaf codes) added to its word."""
-    m, q = codes.shape
-    keys = base_keys.copy()
-    for i in range(q):
-        if node[i] != ref[i]:
-            a = kp_off[i, node[i]]
-            b = kp_off[i, ref[i]]
-            w = word_of[i]
-            for r in range(m):
-                c = codes[r, i]
-                keys[r, w] += kp_flat[a + c] - kp_flat[b + c]
+    keys = np.empty(base_keys.shape, dtype=np.int64)
+    move_keys_into(codes, base_keys, ref, node, kp_flat, kp_off, word_of, keys)
     return keys
 
 
@@ -152,7 +125,7 @@ def roll_up(codes, cnt, base_keys, ref, node, kp_flat, kp_off, word_of):
         cap *= 2
     cls_cnt = np.empty(max(m, 1), dtype=np.int64)
     rep = np.empty(max(m, 1), dtype=np.int32)
-    n = count_classes(keys, cnt, np.empty(cap, dtype=np.int32), cls_cnt, rep)
+    n = count_classes(keys, cnt, np.empty(cap, dtype=np.int32), cls_cnt, rep, np.empty(0, dtype=np.int32))
     out_codes = np.empty((n, codes.shape[1]), dtype=codes.dtype)
     out_keys = np.empty((n, keys.shape[1]), dtype=np.int64)
     for c in range(n):
@@ -176,9 +149,7 @@ def _holds(conds, ci, c):
 def move_keys_into(codes, base_keys, ref, node, kp_flat, kp_off, word_of, keys):
     """:func:`move_keys` into ``keys`` (a buffer of the set's shape, reused node after node)."""
     m, q = codes.shape
-    for r in range(m):
-        for w in range(keys.shape[1]):
-            keys[r, w] = base_keys[r, w]
+    keys[:, :] = base_keys
     for i in range(q):
         if node[i] != ref[i]:
             a = kp_off[i, node[i]]
@@ -190,13 +161,15 @@ def move_keys_into(codes, base_keys, ref, node, kp_flat, kp_off, word_of, keys):
 
 
 @njit(cache=True, nogil=True)
-def count_classes(keys, cnt, table, cls_cnt, rep):
-    """:func:`group_keys` without the rows' classes, into buffers reused node after node (a
-    ``table`` of a power of two at least twice the rows, ``cls_cnt`` and ``rep`` as long as the
-    rows): the classes' counts and first rows, in first-row order; returns their number. Fresh
-    arrays each node cost page faults: a node over 1.6M rows touched ~55 MB."""
+def count_classes(keys, cnt, table, cls_cnt, rep, row_class):
+    """Group rows by their key words into buffers (a ``table`` of a power of two at least twice
+    the rows, ``cls_cnt`` and ``rep`` as long as the rows; ``row_class`` too, or empty when the
+    rows' classes are not wanted): the classes' counts and first rows, in first-row order;
+    returns their number. A node's kernel reuses the buffers node after node: fresh arrays each
+    node cost page faults (a node over 1.6M rows touched ~55 MB)."""
     m = keys.shape[0]
     n_words = keys.shape[1]
+    per_row = row_class.shape[0] > 0
     mask = np.uint64(table.shape[0] - 1)
     table[:] = -1
     n = 0
@@ -208,12 +181,15 @@ def count_classes(keys, cnt, table, cls_cnt, rep):
                 table[slot] = n
                 rep[n] = r
                 cls_cnt[n] = cnt[r]
+                c = n
                 n += 1
                 break
             if _same(keys, rep[c], r, n_words):
                 cls_cnt[c] += cnt[r]
                 break
             slot = (slot + np.uint64(1)) & mask
+        if per_row:
+            row_class[r] = c
     return n
 
 
@@ -288,9 +264,10 @@ def evaluate_nodes(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_of, 
     table = np.empty(cap, dtype=np.int32)
     cls_cnt = np.empty(max(m, 1), dtype=np.int64)
     rep = np.empty(max(m, 1), dtype=np.int32)
+    no_rows = np.empty(0, dtype=np.int32)
     for j in range(start, stop):
         move_keys_into(codes, base_keys, ref, nodes[j], kp_flat, kp_off, word_of, keys)
-        n = count_classes(keys, cnt, table, cls_cnt, rep)
+        n = count_classes(keys, cnt, table, cls_cnt, rep, no_rows)
         summarize(cls_cnt, rep, n, codes, nodes[j], conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary[j], sums[j])
 
 
