@@ -180,6 +180,60 @@ def test_grouping_by_maps_equals_a_dict(seed):
                 assert tuple(int(mp[x]) for mp, x in zip(maps, codes[r])) == tuple(int(mp[x]) for mp, x in zip(maps, codes[got.rep[got.row_class[r]]]))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_grouping_in_hash_parts_equals_a_dict(seed, monkeypatch):
+    """A set grouped on several threads, each the rows whose key hashes to its part (roll-ups
+    and a batch's leftover nodes), gives what one grouping gives: the classes of a dict, their
+    counts, their first rows, in first-row order; and a part that would overfill its table (a
+    skewed hash) falls back to one grouping with the same answer."""
+    rng = np.random.default_rng(seed)
+    m, words = int(rng.integers(1, 500)), int(rng.integers(1, 3))
+    keys = rng.integers(0, int(rng.integers(1, 60)), size=(m, words)).astype(np.int64) * (1 << 40)
+    cnt = rng.integers(1, 9, size=m).astype(np.int64)
+    expected: dict = {}
+    for r in range(m):
+        key = tuple(int(v) for v in keys[r])
+        first, total = expected.get(key, (r, 0))
+        expected[key] = (first, total + int(cnt[r]))
+    want = sorted(expected.values())
+    monkeypatch.setattr(local, "THREAD_WORK", 1)
+    for threads in (1, 2, 3, 5):
+        cls_cnt, rep = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32)
+        n = local._group_in_parts(keys, cnt, threads, cls_cnt, rep)
+        assert list(zip(rep[:n].tolist(), cls_cnt[:n].tolist())) == want, threads
+    kern = local._kernels()
+    tiny = np.empty(16, dtype=np.int32)  # 12 classes at most before it reports -1
+    got = kern.group_part(keys, cnt, 0, 1, tiny, np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32))
+    assert got == (len(want) if len(want) <= 12 else -1)
+    calls: list[int] = []
+    monkeypatch.setattr(kern, "group_part", lambda *a: calls.append(a[2]) or -1)  # every part overfilled
+    cls_cnt, rep = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32)
+    n = local._group_in_parts(keys, cnt, 2, cls_cnt, rep)
+    assert list(zip(rep[:n].tolist(), cls_cnt[:n].tolist())) == want and calls == ([0, 1] if m >= 2 else [])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_large_fetched_set_is_sorted_by_its_codes(seed):
+    """A large fetched set is sorted (the narrowest QI most significant): the rows of numpy's
+    lexicographic sort, counts alongside; QIs whose codes do not all fit a 63-bit key order by
+    those that do, the rest in row order (a stable sort)."""
+    rng = np.random.default_rng(seed)
+    kern = local._kernels()
+    m = int(rng.integers(1, 3000))
+    widths = rng.integers(1, 80, size=5)
+    codes = np.ascontiguousarray(np.stack([rng.integers(0, w, m) for w in widths], axis=1).astype(np.int32))
+    cnt = rng.integers(1, 9, m).astype(np.int64)
+    order = rng.permutation(5)
+    got_codes, got_cnt = kern.clustered_rows(codes, cnt, order.astype(np.int64))
+    want = np.lexsort([codes[:, i] for i in order[::-1]])
+    assert (got_codes == codes[want]).all() and (got_cnt == cnt[want]).all()
+    wide = rng.integers(0, 1 << 20, size=(m, 4)).astype(np.int32)  # 3 QIs of 20 bits fit, the 4th not
+    wide[0, :] = (1 << 20) - 1
+    got_codes, got_cnt = kern.clustered_rows(wide, cnt, np.arange(4, dtype=np.int64))
+    want = np.lexsort([wide[:, 2], wide[:, 1], wide[:, 0]])
+    assert (got_codes == wide[want]).all() and (got_cnt == cnt[want]).all()
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_searches_find_the_same_optimum(seed, tmp_path):
     rng = random.Random(7727 * seed + 3)
@@ -409,6 +463,7 @@ def test_stepping_stones_equal_the_sql_statement(seed, tmp_path, monkeypatch):
 
     monkeypatch.setattr(local, "STONE_ROWS", 1)
     monkeypatch.setattr(local, "THREAD_WORK", 1)
+    monkeypatch.setattr(local, "SORT_ROWS", 1)  # the fetched set sorted, as a large one is
     monkeypatch.setattr(core, "PARTIAL_GAIN", 1.01)
     rng = random.Random(7919 * seed + 3)
     engine = connect(threads=2)
@@ -430,6 +485,9 @@ def test_stepping_stones_equal_the_sql_statement(seed, tmp_path, monkeypatch):
             same(a, b, f"stones seed={seed} node={a.node}")
         stones = stats.__dict__.get("_local_stones", {})
         assert stones and any(s is not None for s in made), (made, stats.base.rows)
+        fetched = local.local_set(stats)
+        order = sorted(range(len(stats.qis)), key=lambda i: (len(stats.hierarchies[i].labels(0)), i))
+        assert (np.lexsort([fetched.codes[:, i] for i in order[::-1]]) == np.arange(fetched.rows)).all()  # fetched sorted
         for levels, (_codes, cnt, _keys) in stones.items():  # a stone is its levels' grouping of the base set
             assert int(cnt.sum()) == stats.rows and len(cnt) == stats.evaluate(levels, ok, metric.aggregates(stats, levels), metric=metric).classes
     finally:
