@@ -56,6 +56,28 @@ def _same(keys, a, b, n_words):
     return True
 
 
+@njit(cache=True, inline="always")
+def _add_row(keys, cnt, r, h, mask, table, cls_cnt, rep, n, n_words, limit):
+    """Row ``r`` (its key's hash ``h``) counted into its class: the slot its hash picks, or the
+    next ones (open addressing), holds its class when that class's first row has the same key
+    words, else an empty slot opens class ``n``. Returns the class and the number of classes;
+    class -1 when opening one would make ``limit`` classes (-1: no limit)."""
+    slot = h & mask
+    while True:
+        c = table[slot]
+        if c < 0:
+            if n == limit:
+                return -1, n
+            table[slot] = n
+            rep[n] = r
+            cls_cnt[n] = cnt[r]
+            return n, n + 1
+        if _same(keys, rep[c], r, n_words):
+            cls_cnt[c] += cnt[r]
+            return c, n
+        slot = (slot + np.uint64(1)) & mask
+
+
 @njit(cache=True, nogil=True)
 def group_keys(keys, cnt):
     """Group rows by their key words (``keys``: rows x words, int64), in row order: per row its
@@ -164,20 +186,7 @@ def count_classes(keys, cnt, table, cls_cnt, rep, row_class):
     table[:] = -1
     n = 0
     for r in range(m):
-        slot = _hash(keys, r, n_words) & mask
-        while True:
-            c = table[slot]
-            if c < 0:
-                table[slot] = n
-                rep[n] = r
-                cls_cnt[n] = cnt[r]
-                c = n
-                n += 1
-                break
-            if _same(keys, rep[c], r, n_words):
-                cls_cnt[c] += cnt[r]
-                break
-            slot = (slot + np.uint64(1)) & mask
+        c, n = _add_row(keys, cnt, r, _hash(keys, r, n_words), mask, table, cls_cnt, rep, n, n_words, -1)
         if per_row:
             row_class[r] = c
     return n
@@ -200,21 +209,9 @@ def group_part(keys, cnt, part, parts, table, cls_cnt, rep):
         h = _hash(keys, r, n_words)
         if (h >> np.uint64(56)) % np.uint64(parts) != np.uint64(part):
             continue
-        slot = h & mask
-        while True:
-            c = table[slot]
-            if c < 0:
-                if n == limit:
-                    return -1
-                table[slot] = n
-                rep[n] = r
-                cls_cnt[n] = cnt[r]
-                n += 1
-                break
-            if _same(keys, rep[c], r, n_words):
-                cls_cnt[c] += cnt[r]
-                break
-            slot = (slot + np.uint64(1)) & mask
+        c, n = _add_row(keys, cnt, r, h, mask, table, cls_cnt, rep, n, n_words, limit)
+        if c < 0:
+            return -1
     return n
 
 
