@@ -197,6 +197,7 @@ def test_grouping_in_hash_parts_equals_a_dict(seed, monkeypatch):
         expected[key] = (first, total + int(cnt[r]))
     want = sorted(expected.values())
     monkeypatch.setattr(local, "THREAD_WORK", 1)
+    monkeypatch.setattr(local, "CORES", 8)  # as many parts as threads, whatever this machine has
     for threads in (1, 2, 3, 5):
         cls_cnt, rep = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32)
         n = local._group_in_parts(keys, cnt, threads, cls_cnt, rep)
@@ -210,6 +211,22 @@ def test_grouping_in_hash_parts_equals_a_dict(seed, monkeypatch):
     cls_cnt, rep = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32)
     n = local._group_in_parts(keys, cnt, 2, cls_cnt, rep)
     assert list(zip(rep[:n].tolist(), cls_cnt[:n].tolist())) == want and calls == ([0, 1] if m >= 2 else [])
+
+
+def test_no_more_parts_than_cores(monkeypatch):
+    """Every part's thread reads all the rows: an engine set to more threads than the machine has
+    cores groups in as many parts as cores (and in one below 2 x THREAD_WORK rows)."""
+    kern = local._kernels()
+    seen: list[int] = []
+    part = kern.group_part
+    monkeypatch.setattr(kern, "group_part", lambda *a: seen.append(a[3]) or part(*a))
+    monkeypatch.setattr(local, "THREAD_WORK", 10)
+    monkeypatch.setattr(local, "CORES", 2)
+    keys, cnt = np.arange(100, dtype=np.int64).reshape(100, 1) % 7, np.ones(100, dtype=np.int64)
+    cls_cnt, rep = np.empty(100, dtype=np.int64), np.empty(100, dtype=np.int32)
+    assert local._group_in_parts(keys, cnt, 16, cls_cnt, rep) == 7 and seen == [2, 2]
+    seen.clear()
+    assert local._group_in_parts(keys[:19], cnt[:19], 16, cls_cnt, rep) == 7 and seen == []
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -406,6 +423,7 @@ def test_threads_give_the_same_answer(tmp_path, monkeypatch):
         metric = METRICS["loss"](weights=[1.0, 2.0, 0.5, 1.0])
         ok = Requirement([KAnonymity(3)], budget=5).predicate()
         monkeypatch.setattr(local, "THREAD_WORK", 1)
+        monkeypatch.setattr(local, "CORES", 8)
         answers = []
         for threads in (1, 3):
             monkeypatch.setattr(local, "threads_for", lambda stats, threads=threads: threads)

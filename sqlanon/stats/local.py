@@ -858,7 +858,8 @@ def _group_in_parts(keys: np.ndarray, cnt: np.ndarray, threads: int, cls_cnt: np
     classes in first-row order (:func:`~sqlanon.stats.local_kernels.first_row_order`), as one
     grouping gives them."""
     kern, m = _kernels(), len(cnt)
-    parts = max(1, min(threads, m // THREAD_WORK))
+    # every part's thread reads all the rows: no more parts than cores, whatever the engine's threads
+    parts = max(1, min(threads, CORES, m // THREAD_WORK))
     if parts > 1:
         got: list = [None] * parts
 
