@@ -185,6 +185,7 @@ def _warm() -> None:
         n = kern.group_part(keys, cnt, 0, 1, table, cls_cnt, rep)
         n = kern.first_row_order(2, rep[:n].copy(), cls_cnt[:n].copy(), rep, cls_cnt)
         kern.clustered_rows(codes, cnt, zero)
+        kern.table_size(2)
         kern.gather_rows(codes, keys, rep, 0, n, np.empty((n, 1), dtype=np.int32), np.empty((n, 1), dtype=np.int64))
         spec = np.zeros((1, 2), dtype=np.int64)
         program = (np.zeros((1, 3), dtype=np.int64), spec, np.zeros(3, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(2), off2)
@@ -810,9 +811,9 @@ def _roll_up(stats, local: LocalSet, kept: dict, src_levels: tuple[int, ...], sr
 
 
 def _table(rows: int) -> np.ndarray:
-    """A hash table for grouping ``rows`` rows (:func:`~sqlanon.stats.local_kernels.count_classes`):
-    a power of two at least twice the rows."""
-    return np.empty(1 << max(4, (2 * rows - 1).bit_length()), dtype=np.int32)
+    """A hash table for grouping ``rows`` rows (:func:`~sqlanon.stats.local_kernels.count_classes`)
+    of :func:`~sqlanon.stats.local_kernels.table_size` slots."""
+    return np.empty(_kernels().table_size(rows), dtype=np.int32)
 
 
 def move_keys(stats, codes: np.ndarray, keys: np.ndarray, src_levels, levels) -> np.ndarray:

@@ -56,6 +56,16 @@ def _same(keys, a, b, n_words):
     return True
 
 
+@njit(cache=True)
+def table_size(rows):
+    """The slots of a hash table grouping ``rows`` rows (:func:`count_classes`): a power of two
+    at least twice the rows (at least 16), so it is at most half full."""
+    cap = 16
+    while cap < 2 * rows:
+        cap *= 2
+    return cap
+
+
 @njit(cache=True, inline="always")
 def _add_row(keys, cnt, r, h, mask, table, cls_cnt, rep, n, n_words, limit):
     """Row ``r`` (its key's hash ``h``) counted into its class: the slot its hash picks, or the
@@ -84,13 +94,10 @@ def group_keys(keys, cnt):
     class (int32), per class its summed ``cnt`` and its first row; and the number of classes
     (the arrays are as long as the rows, the first ``n`` entries used)."""
     m = keys.shape[0]
-    cap = 16
-    while cap < 2 * m:
-        cap *= 2
     row_class = np.empty(m, dtype=np.int32)
     cls_cnt = np.empty(max(m, 1), dtype=np.int64)
     rep = np.empty(max(m, 1), dtype=np.int32)
-    n = count_classes(keys, cnt, np.empty(cap, dtype=np.int32), cls_cnt, rep, row_class)
+    n = count_classes(keys, cnt, np.empty(table_size(m), dtype=np.int32), cls_cnt, rep, row_class)
     return row_class, cls_cnt, rep, n
 
 
@@ -139,9 +146,10 @@ def move_keys_into(codes, base_keys, ref, node, kp_flat, kp_off, word_of, keys):
     """The key words of a set's rows (leaf codes ``codes``, key words ``base_keys`` at the
     levels ``ref``) at the levels ``node``, into ``keys`` (a buffer of the set's shape, reused
     node after node): per QI where they differ, its part at each level (``kp_flat`` at
-    ``kp_off[i, level]``, over leaf codes) added to its word. One QI moved: a pass over its column; more: one pass over the rows, every moved QI of a row
-    at once (the codes are row-major: a pass per QI streamed the whole set that many times; 1.6M
-    rows, 9 QIs moved: 0.09 -> 0.05 s)."""
+    ``kp_off[i, level]``, over leaf codes) added to its word. One QI moved: a pass over its
+    column; more: one pass over the rows, every moved QI of a row at once (the codes are
+    row-major: a pass per QI streamed the whole set that many times; 1.6M rows, 9 QIs moved:
+    0.09 -> 0.05 s)."""
     m, q = codes.shape
     moved = np.empty(q, dtype=np.int64)
     at = np.empty(q, dtype=np.int64)
@@ -385,11 +393,8 @@ def evaluate_nodes(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_of, 
     the GIL: threads take slices of a batch; each node's sums are taken in its classes' order
     (first row order), so the answer does not depend on the threads."""
     m = codes.shape[0]
-    cap = 16
-    while cap < 2 * m:
-        cap *= 2
     keys = np.empty(base_keys.shape, dtype=np.int64)
-    table = np.empty(cap, dtype=np.int32)
+    table = np.empty(table_size(m), dtype=np.int32)
     cls_cnt = np.empty(max(m, 1), dtype=np.int64)
     rep = np.empty(max(m, 1), dtype=np.int32)
     no_rows = np.empty(0, dtype=np.int32)
@@ -427,4 +432,3 @@ def threshold_many(codes, cnt, maps_flat, maps_off, mults, word_of, n_words, k, 
         summary[j, 1] = lo
         summary[j, 2] = suppressed
         summary[j, 3] = bad
-
