@@ -21,17 +21,9 @@ work itself (the previous numpy KRIMP needed 25+ minutes on mushroom).
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-# numba's error highlighting calls colorama's init()/deinit() while it compiles, which rebind
-# sys.stdout and sys.stderr process-wide; from the background thread that loads these kernels
-# that swapped an embedding caller's streams mid-run (a CLI test runner's stdout was closed under
-# it). Plain messages instead, unless the caller chose otherwise before numba was imported.
-os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
-
-from numba import njit  # noqa: E402
+from sqlanon.jit import njit  # numba's, with the settings the kernels need
 
 # ---------------------------------------------------------------------------------------------
 # mining
