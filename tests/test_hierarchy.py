@@ -276,6 +276,21 @@ def test_dates(source):
         build("dates", "color", source)
 
 
+def test_dates_name_the_same_culprit_in_any_order():
+    """The engine's SELECT DISTINCT order varies under load; the error must not."""
+    import itertools
+
+    from sqlanon.hierarchy.builders import date_parts
+
+    values = ["2020-01-15", "bob", "2021-12-31", "ann", "zed"]
+    seen = set()
+    for order in itertools.permutations(values):
+        with pytest.raises(HierarchyError) as info:
+            date_parts(list(order), "name")
+        seen.add(str(info.value))
+    assert seen == {"column 'name' has 'ann', which is not an ISO date (YYYY-MM-DD)"}
+
+
 def test_mask(source):
     h = build("mask", "zip", source)
     assert h.rows[0] == ["12345", "1234*", "123**", "12***", "1****", "*"]

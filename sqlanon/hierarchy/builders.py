@@ -44,15 +44,25 @@ def numeric_bands(values: list[str], widths: list[float], attribute: str, origin
     return Hierarchy(attribute=attribute, rows=rows, origin=f"bands:{','.join(_num(str(w)) for w in widths)}", numeric=True)
 
 
+def _is_iso_date(value: str) -> bool:
+    try:
+        dt.date.fromisoformat(value[:10])
+    except ValueError:
+        return False
+    return True
+
+
 def date_parts(values: list[str], attribute: str, decade: bool = False) -> Hierarchy:
     """day -> month (YYYY-MM) -> year (YYYY) -> ``*``; with ``decade`` (``dates:decade``) a
-    decade level (``1970s``) between the year and ``*``."""
+    decade level (``1970s``) between the year and ``*``. A value that is no date is named in the
+    error, the smallest such value: the values come in the engine's order, which may vary."""
     rows = []
     for value in values:
         try:
             day = dt.date.fromisoformat(str(value)[:10])
         except ValueError:
-            raise HierarchyError(f"column {attribute!r} has {value!r}, which is not an ISO date (YYYY-MM-DD)") from None
+            culprit = min(str(v) for v in values if not _is_iso_date(str(v)))
+            raise HierarchyError(f"column {attribute!r} has {culprit!r}, which is not an ISO date (YYYY-MM-DD)") from None
         row = [value, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}"]
         if decade:
             row.append(f"{day.year // 10 * 10:04d}s")
