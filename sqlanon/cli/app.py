@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 from sqlanon.errors import ConfigError
 from sqlanon.cli.flags import SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
 from sqlanon.cli.generate import register as register_generate
+from sqlanon.cli.process_exit import leave
 from sqlanon.cli.common import EXIT_HELP, _err, _fail, _on_sigterm, _progress, _run, _split, _terminated  # noqa: F401  (_err, _terminated: the commands' helpers)
 from sqlanon.progress import configure_logging_from_env
 from sqlanon.run.api import anonymize as api_anonymize, plan_sql
@@ -531,10 +532,16 @@ register_generate(app)
 
 
 def main() -> None:
+    """The ``sqlanon`` command: the app, then the process leaves without the interpreter's
+    teardown (:func:`~sqlanon.cli.process_exit.leave`)."""
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        leave(done.code)
+    leave(0)
 
 
 if __name__ == "__main__":
