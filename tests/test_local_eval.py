@@ -18,6 +18,7 @@ import random
 import sys
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from sqlglot import exp
 
@@ -249,6 +250,59 @@ def test_a_large_fetched_set_is_sorted_by_its_codes(seed):
     got_codes, got_cnt = kern.clustered_rows(wide, cnt, np.arange(4, dtype=np.int64))
     want = np.lexsort([wide[:, 2], wide[:, 1], wide[:, 0]])
     assert (got_codes == wide[want]).all() and (got_cnt == cnt[want]).all()
+
+
+class _Leaves:
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def labels(self, level: int) -> list[str]:
+        return [str(v) for v in range(self.n)]
+
+
+class _FetchedStats:
+    """What :func:`local.sorted_from_arrow` reads of a Statistics: the QIs, their columns and leaves."""
+
+    def __init__(self, widths) -> None:
+        self.qis = [f"c{i}" for i in range(len(widths))]
+        self.hierarchies = [_Leaves(int(w)) for w in widths]
+        self.engine = None
+
+    def qcol(self, i: int) -> str:
+        return f"q{i}"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_fetched_set_sorted_from_arrow_equals_the_sorted_rows(seed):
+    """The fetched set built from the Arrow columns (several chunks, int32 read in place, other
+    integer types cast) and sorted by one key: the same codes and counts, in the same order, as
+    the rows copied out and sorted (:func:`local.clustered`); None, for the other path, when the
+    QIs need over 63 bits, a code is outside its hierarchy's leaves, or a column has NULLs."""
+    rng = np.random.default_rng(seed)
+    q = int(rng.integers(1, 6))
+    widths = rng.integers(1, 300, size=q)
+    m = int(rng.integers(1, 5000))
+    rows = set()
+    while len(rows) < m:  # a base set: distinct code tuples
+        rows.add(tuple(int(rng.integers(0, w)) for w in widths))
+    codes = np.asarray(sorted(rows, key=lambda _: rng.random()), dtype=np.int32).reshape(m, q)
+    cnt = rng.integers(1, 50, m).astype(np.int64)
+    cut = int(rng.integers(0, m + 1))
+    types = [pa.int32(), pa.int16(), pa.int64(), pa.uint16()]
+    columns = {f"q{i}": pa.chunked_array([pa.array(codes[:cut, i], types[i % 4]), pa.array(codes[cut:, i], types[i % 4])]) for i in range(q)}
+    table = pa.table({**columns, "n": pa.chunked_array([pa.array(cnt)])})
+    stats = _FetchedStats(widths)
+    got = local.sorted_from_arrow(stats, table, cnt.copy())
+    want = local.clustered(stats, codes, cnt)
+    assert got is not None
+    assert (got[0] == want[0]).all() and (got[1] == want[1]).all() and got[0].flags["C_CONTIGUOUS"]
+    order = sorted(range(q), key=lambda i: (widths[i], i))
+    assert (np.lexsort([got[0][:, i] for i in order[::-1]]) == np.arange(m)).all()
+    outside = dict(columns, q0=pa.chunked_array([pa.array(np.where(np.arange(m) == m - 1, widths[0], codes[:, 0]), pa.int32())]))
+    assert local.sorted_from_arrow(stats, pa.table({**outside, "n": table.column("n")}), cnt.copy()) is None
+    nulls = dict(columns, q0=pa.chunked_array([pa.array([None, *codes[1:, 0].tolist()], pa.int32())]))
+    assert local.sorted_from_arrow(stats, pa.table({**nulls, "n": table.column("n")}), cnt.copy()) is None
+    assert local.sorted_from_arrow(_FetchedStats([1 << 22, 1 << 22, 1 << 22]), table, cnt.copy()) is None
 
 
 @pytest.mark.parametrize("seed", range(4))

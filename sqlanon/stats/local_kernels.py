@@ -322,6 +322,28 @@ def clustered_rows(codes, cnt, order):
 
 
 @njit(cache=True, nogil=True)
+def key_bits(key, start, column, shift, width):
+    """Codes ``column`` (one Arrow chunk's values) or'ed into ``key[start:]`` at bit ``shift``; False
+    when a code is outside ``0..width - 1`` (the caller then sorts another way)."""
+    for j in range(column.shape[0]):
+        c = column[j]
+        if c < 0 or c >= width:
+            return False
+        key[start + j] |= np.int64(c) << shift
+    return True
+
+
+@njit(cache=True, nogil=True)
+def decode_keys(key, start, stop, order, shifts, used, out_codes):
+    """Rows ``start:stop`` of ``out_codes`` (rows x QIs) read back from the packed sort keys: QI
+    ``order[t]``'s code at bit ``shifts[t]``, ``used[t]`` bits wide."""
+    for j in range(start, stop):
+        x = key[j]
+        for t in range(order.shape[0]):
+            out_codes[j, order[t]] = (x >> shifts[t]) & ((np.int64(1) << used[t]) - 1)
+
+
+@njit(cache=True, nogil=True)
 def summarize(cls_cnt, rep, n, codes, node, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary, sums):
     """A node's ``n`` classes (their counts ``cls_cnt``, first rows ``rep``) summarized into
     ``summary`` (classes, rows, min, max, suppressed, failing classes: ``conds[0]`` is ``ok``)
