@@ -31,7 +31,8 @@ def numeric_bands(values: list[str], widths: list[float], attribute: str, origin
         try:
             x = float(value)
         except (TypeError, ValueError):
-            raise HierarchyError(f"column {attribute!r} has non-numeric value {value!r} for a numeric band hierarchy") from None
+            culprit = min(str(v) for v in values if not is_number(v))
+            raise HierarchyError(f"column {attribute!r} has non-numeric value {culprit!r} for a numeric band hierarchy") from None
         if math.isnan(x):
             raise HierarchyError(f"column {attribute!r} has NaN, which no band can hold")
         row = [value]
@@ -115,7 +116,7 @@ def flat_numeric(values: list[str], attribute: str) -> Hierarchy:
     try:
         ordered = sorted(values, key=float)
     except ValueError:
-        bad = next(v for v in values if not is_number(v))
+        bad = min(str(v) for v in values if not is_number(v))
         raise HierarchyError(f"column {attribute!r} is marked numeric but has value {bad!r}") from None
     return Hierarchy(attribute=attribute, rows=[[v, "*"] for v in ordered], origin="numeric", numeric=True)
 
@@ -124,5 +125,5 @@ def is_number(v: str) -> bool:
     try:
         float(v)
         return True
-    except ValueError:
+    except (TypeError, ValueError):
         return False
