@@ -309,9 +309,11 @@ def sorted_from_arrow(stats, table, cnt: np.ndarray) -> tuple[np.ndarray, np.nda
     hierarchy's leaves), the keys are radix-sorted with the counts alongside, and the codes are
     read back from the sorted keys (in row slices over the threads). None when the QIs need more
     than 63 bits or a code is outside its hierarchy's leaves: then :func:`clustered`. Against
-    copying every column into the row-major codes first (a strided write that touched all 58 MB
-    of a 1.6M-row set's codes from the first column on) and sorting those: 0.20-0.25 -> ~0.1 s
-    at 10M Adult-like rows."""
+    copying every column into row-major codes first (a strided write whose first column alone
+    touched all 58 MB of a 1.6M-row set's codes: 0.1 s of page faults on this VM) and sorting
+    a copy of those: one array of codes fewer, and at 10M Adult-like rows the fetch takes
+    0.25-0.28 -> ~0.22 s on one thread (the codes' first touch is now the decode's) and ~0.15 s
+    on two (the decode's slices fault their pages in on both)."""
     kern, order = _kernels(), _cluster_order(stats)
     widths = [len(stats.hierarchies[i].labels(0)) for i in order]
     used = [max(1, (w - 1).bit_length()) for w in widths]
