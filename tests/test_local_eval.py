@@ -214,6 +214,26 @@ def test_grouping_in_hash_parts_equals_a_dict(seed, monkeypatch):
     assert list(zip(rep[:n].tolist(), cls_cnt[:n].tolist())) == want and calls == ([0, 1] if m >= 2 else [])
 
 
+def test_groupings_on_reused_buffers_equal_fresh_ones(monkeypatch):
+    """The roll-ups' working buffers (:class:`local.Scratch`) are reused grouping after grouping,
+    larger and smaller sets, whole and in hash parts: what a grouping left in a table or a class
+    buffer never shows in the next one's answer."""
+    rng = np.random.default_rng(5)
+    monkeypatch.setattr(local, "THREAD_WORK", 1)
+    monkeypatch.setattr(local, "CORES", 8)
+    held = local.Scratch()
+    for _ in range(30):
+        m, words = int(rng.integers(1, 400)), int(rng.integers(1, 3))
+        keys = rng.integers(0, int(rng.integers(1, 80)), size=(m, words)).astype(np.int64)
+        cnt = rng.integers(1, 9, size=m).astype(np.int64)
+        threads = int(rng.choice([1, 2, 3]))
+        fresh = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32)
+        n = local._group_in_parts(keys, cnt, threads, *fresh)
+        reused = held.get("classes", m, np.int64), held.get("first_rows", m, np.int32)
+        assert local._group_in_parts(keys, cnt, threads, *reused, held) == n
+        assert (reused[0][:n] == fresh[0][:n]).all() and (reused[1][:n] == fresh[1][:n]).all()
+
+
 def test_no_more_parts_than_cores(monkeypatch):
     """Every part's thread reads all the rows: an engine set to more threads than the machine has
     cores groups in as many parts as cores (and in one below 2 x THREAD_WORK rows)."""
