@@ -249,12 +249,13 @@ def enabled(stats) -> bool:
     rows = stats.base.rows
     if rows > cap or rows * len(stats.qis) > LOCAL_CELLS:
         return False
-    # the fetched set, its key words, the kept roll-ups and stones and moved keys: within the
-    # engine's memory limit when one is set (asked once per Statistics)
+    # the fetched set, its key words, the kept roll-ups and stones, moved keys and the roll-ups'
+    # working buffers (Scratch, about one set's bytes): within the engine's memory limit when
+    # one is set (asked once per Statistics)
     if "_local_budget" not in stats.__dict__:
         stats.__dict__["_local_budget"] = stats.engine.memory_bytes() if rows > STONE_ROWS else None
     budget = stats.__dict__["_local_budget"]
-    return not budget or rows * (4 * len(stats.qis) + 16) * (2 + 2 * KEPT + STONES) <= budget
+    return not budget or rows * (4 * len(stats.qis) + 16) * (3 + 2 * KEPT + STONES) <= budget
 
 
 def local_set(stats) -> LocalSet | None:
