@@ -899,10 +899,7 @@ def rolled_up(stats, src, src_levels, levels):
     codes, cnt, keys = src
     kern, threads = _kernels(), threads_for(stats)
     keys = move_keys(stats, codes, keys, src_levels, levels)
-    m = len(cnt)
-    held = scratch(stats)
-    cls_cnt, rep = held.get("classes", max(m, 1), np.int64), held.get("first_rows", max(m, 1), np.int32)
-    n = _group_in_parts(keys, cnt, threads, cls_cnt, rep, held)
+    n, cls_cnt, rep = _grouped(stats, keys, cnt)
     out_codes = np.empty((n, codes.shape[1]), dtype=codes.dtype)
     out_keys = np.empty((n, keys.shape[1]), dtype=np.int64)
     spread(n, 1, threads, lambda a, z: kern.gather_rows(codes, keys, rep, a, z, out_codes, out_keys))
@@ -943,6 +940,15 @@ def scratch(stats) -> Scratch:
     return got
 
 
+def _grouped(stats, keys: np.ndarray, cnt: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """A set's rows grouped by their key words on all the threads (:func:`_group_in_parts`), on
+    ``stats``' working buffers: the classes' number, counts and first rows (valid until the next
+    grouping on those buffers)."""
+    held, m = scratch(stats), max(len(cnt), 1)
+    cls_cnt, rep = held.get("classes", m, np.int64), held.get("first_rows", m, np.int32)
+    return _group_in_parts(keys, cnt, threads_for(stats), cls_cnt, rep, held), cls_cnt, rep
+
+
 def _group_in_parts(keys: np.ndarray, cnt: np.ndarray, threads: int, cls_cnt: np.ndarray, rep: np.ndarray, buffers: Scratch | None = None) -> int:
     """Rows grouped by their key words (counts into ``cls_cnt``, first rows into ``rep``, in
     first-row order; returns the classes), on up to ``threads`` threads, each the rows whose key
@@ -955,7 +961,6 @@ def _group_in_parts(keys: np.ndarray, cnt: np.ndarray, threads: int, cls_cnt: np
     parts = max(1, min(threads, CORES, m // THREAD_WORK))
     if parts > 1:
         got: list = [None] * parts
-
         held = buffers or Scratch()
         slots = int(kern.table_size(-(-m // parts)))
         size = min(m, slots // 2 + slots // 4)  # group_part's limit
@@ -1117,9 +1122,10 @@ def _split_items(items: list, rows: list[int], threads: int) -> list:
     if threads <= 1:
         return []
     chosen: set[int] = set()
+    rest = sum(rows)  # the rows of the nodes not chosen
     for j in sorted(range(len(items)), key=lambda j: -rows[j]):
-        rest = sum(rows[i] for i in range(len(items)) if i not in chosen)
-        if rows[j] < 2 * THREAD_WORK or rows[j] * (threads - 1) <= 2 * (rest - rows[j]):
+        rest -= rows[j]
+        if rows[j] < 2 * THREAD_WORK or rows[j] * (threads - 1) <= 2 * rest:
             break
         chosen.add(j)
     kept = [j for j in range(len(items)) if j not in chosen]
@@ -1135,13 +1141,9 @@ def _evaluate_split(stats, args: tuple, j: int, summary: np.ndarray, sums: np.nd
     key words moved in row slices, its rows grouped in hash parts (as :func:`rolled_up`), its
     classes in first-row order and summarized, so the answer is the node kernel's."""
     codes, cnt, base_keys, ref, group = args[:5]
-    kern, threads = _kernels(), threads_for(stats)
     node = group[j]
-    keys = move_keys(stats, codes, base_keys, ref, node)
-    held = scratch(stats)
-    cls_cnt, rep = held.get("classes", max(len(cnt), 1), np.int64), held.get("first_rows", max(len(cnt), 1), np.int32)
-    n = _group_in_parts(keys, cnt, threads, cls_cnt, rep, held)
-    kern.summarize(cls_cnt, rep, n, codes, node, *args[8:], summary, sums)
+    n, cls_cnt, rep = _grouped(stats, move_keys(stats, codes, base_keys, ref, node), cnt)
+    _kernels().summarize(cls_cnt, rep, n, codes, node, *args[8:], summary, sums)
 
 
 def threshold_many(local: LocalSet, candidates: Sequence[Sequence[np.ndarray]], k: int, losses: Sequence[Sequence[np.ndarray]] | None = None,

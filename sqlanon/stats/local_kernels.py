@@ -273,6 +273,16 @@ def radix_sort(key, payload, bits):
 
 
 @njit(cache=True, nogil=True)
+def decode_keys(key, start, stop, order, shifts, used, out_codes):
+    """Rows ``start:stop`` of ``out_codes`` (rows x QIs) read back from the packed sort keys: QI
+    ``order[t]``'s code at bit ``shifts[t]``, ``used[t]`` bits wide."""
+    for j in range(start, stop):
+        x = key[j]
+        for t in range(order.shape[0]):
+            out_codes[j, order[t]] = (x >> shifts[t]) & ((np.int64(1) << used[t]) - 1)
+
+
+@njit(cache=True, nogil=True)
 def clustered_rows(codes, cnt, order):
     """The rows (``codes``, ``cnt``) sorted by their codes, the QIs ``order`` the most significant
     first (as many as fit a 63-bit key; the rest do not order). When every QI fits, the counts
@@ -307,9 +317,7 @@ def clustered_rows(codes, cnt, order):
     out_codes = np.empty_like(codes)
     if kept == q:
         key, out_cnt = radix_sort(key, cnt, bits)
-        for j in range(m):
-            for t in range(q):
-                out_codes[j, order[t]] = (key[j] >> shifts[t]) & ((np.int64(1) << used[t]) - 1)
+        decode_keys(key, 0, m, order, shifts, used, out_codes)
         return out_codes, out_cnt
     key, perm = radix_sort(key, np.arange(m), bits)
     out_cnt = np.empty_like(cnt)
@@ -331,16 +339,6 @@ def key_bits(key, start, column, shift, width):
             return False
         key[start + j] |= np.int64(c) << shift
     return True
-
-
-@njit(cache=True, nogil=True)
-def decode_keys(key, start, stop, order, shifts, used, out_codes):
-    """Rows ``start:stop`` of ``out_codes`` (rows x QIs) read back from the packed sort keys: QI
-    ``order[t]``'s code at bit ``shifts[t]``, ``used[t]`` bits wide."""
-    for j in range(start, stop):
-        x = key[j]
-        for t in range(order.shape[0]):
-            out_codes[j, order[t]] = (x >> shifts[t]) & ((np.int64(1) << used[t]) - 1)
 
 
 @njit(cache=True, nogil=True)
