@@ -11,6 +11,7 @@ memory_limit 1GB) next to one plain ``COUNT(*) ... GROUP BY`` of the 9 QI column
     python bench/scale_spine.py --threads 1,2 --option lookahead_threads=true   # a search option for every run
     python bench/scale_spine.py --threads 1,2 --one-at-a-time   # no statements side by side, to compare
     python bench/scale_spine.py --threads 1,2 --option local_rows=0   # every node by SQL, to compare
+    python bench/scale_spine.py --threads 1,2 --huge-pages      # NumPy's huge pages for the kernels' arrays
 
 The ``local`` column: the nodes grouped in-process over the fetched base set (sqlanon/stats/local.py).
 
@@ -54,6 +55,8 @@ print(n, time.perf_counter() - t)
 
 #: the CLI with statements run one at a time (``--one-at-a-time``)
 ONE_AT_A_TIME = "import sqlanon.engine.duckdb as d; d.SIDE_BY_SIDE = False; from sqlanon.cli.app import main; main()"
+#: the CLI with NumPy's huge pages kept for the in-process kernels' arrays (``--huge-pages``)
+HUGE_PAGES = "import sqlanon.stats.pages as p; p.SMALL = False; from sqlanon.cli.app import main; main()"
 
 
 def measured(cmd: list[str], cpu: list[float] | None = None) -> tuple[float, float, str]:
@@ -91,10 +94,13 @@ def main() -> None:
     ap.add_argument("--metric", default="precision")
     ap.add_argument("--option", action="append", default=[], help="a search option KEY=VALUE for every run (e.g. lookahead_threads=true)")
     ap.add_argument("--threads", default="", help="comma-separated DuckDB thread counts (default: DuckDB's own)")
+    ap.add_argument("--huge-pages", action="store_true", help="the in-process kernels' fresh arrays on NumPy's huge pages (sqlanon.stats.pages.SMALL off), to compare")
     ap.add_argument("--one-at-a-time", action="store_true", help="statements one at a time (sqlanon.engine.duckdb.SIDE_BY_SIDE off), to compare")
     args = ap.parse_args()
     compiled = compileall.compile_dir(os.path.join(ROOT, "sqlanon"), quiet=1)
     print(f"sqlanon byte-compiled ({'ok' if compiled else 'FAILED'}; PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})")
+    if args.huge_pages:
+        print("the in-process kernels' fresh arrays on NumPy's huge pages (--huge-pages: sqlanon.stats.pages.SMALL off)")
     if args.adult:
         src_path = os.path.join(ADULT, "adult.csv")
         src_sql = f"read_csv('{src_path}', delim=';', header=true, all_varchar=true)"
@@ -125,7 +131,7 @@ def main() -> None:
         for setting in args.settings.split(","):
             k, sup = setting.split(":")
             out_path = os.path.join(HERE, "out", "scale_release.parquet")
-            cli = [sys.executable, "-c", ONE_AT_A_TIME] if args.one_at_a_time else [sys.executable, "-m", "sqlanon"]
+            cli = [sys.executable, "-c", ONE_AT_A_TIME] if args.one_at_a_time else [sys.executable, "-c", HUGE_PAGES] if args.huge_pages else [sys.executable, "-m", "sqlanon"]
             cmd = [*cli, "anonymize", *input_flags, *qi, "--k", k, "--max-suppression", sup,
                    "--metric", args.metric, "--search", "optimal", "--memory-limit", args.memory_limit,
                    "--output", out_path, "--overwrite", "--registry", os.path.join(HERE, "out", "scale_registry.duckdb"), "--json", "-q"]

@@ -8,6 +8,10 @@ speed-ups. The search's own
 speed-up from threads is bounded by what stays one thread's (the fetch, the roll-ups, the
 search's Python): ``bench/scale_spine.py --threads 1,2``.
 
+First, what a first touch of fresh memory costs here on huge pages (NumPy's default for arrays of
+4 MiB or more) and on small ones (:mod:`sqlanon.stats.pages`): 64 MiB arrays filled one after
+another, huge and small alternated, each kept, so each takes memory the process never had.
+
     python bench/thread_scaling.py
 """
 
@@ -18,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from sqlanon.stats import local, local_kernels
+from sqlanon.stats import local, local_kernels, pages
 
 ROWS = 1_600_000
 
@@ -31,7 +35,32 @@ def buffers(rng: np.random.Generator) -> tuple:
     return keys, np.ones(ROWS, dtype=np.int64), np.empty(cap, dtype=np.int32), np.empty(ROWS, dtype=np.int64), np.empty(ROWS, dtype=np.int32), np.empty(0, dtype=np.int32)
 
 
+def first_touch(rounds: int = 4, mib: int = 64) -> None:
+    """Seconds to fill fresh ``mib`` MiB arrays, huge pages and small alternated."""
+    setter = pages._setter()
+    if setter is None:
+        print("first touch: this NumPy has no huge-page switch")
+        return
+    held, took = [], {True: [], False: []}
+    before = setter(True)
+    try:
+        for _ in range(rounds):
+            for huge in (True, False):
+                setter(huge)
+                t = time.perf_counter()
+                a = np.empty(mib << 20, dtype=np.uint8)
+                a.fill(1)
+                took[huge].append(time.perf_counter() - t)
+                held.append(a)
+    finally:
+        setter(before)
+    for huge in (True, False):
+        s = sorted(took[huge])
+        print(f"first touch of {mib} MiB on {'huge' if huge else 'small'} pages: {s[0]:.3f}-{s[-1]:.3f} s ({1000 * s[len(s) // 2] / mib:.2f} ms a MiB, median)")
+
+
 def main() -> None:
+    first_touch()
     assert local.warm_up(wait=True), "the compiled kernels did not load"
     rng = np.random.default_rng(0)
     a, b = buffers(rng), buffers(rng)

@@ -59,6 +59,7 @@ from sqlanon.expr.atoms import as_bigint, col, table_ref
 from sqlanon.privacy.needs import NodeStats
 from sqlanon.stats import batch
 from sqlanon.stats.marginals import arrow_into
+from sqlanon.stats.pages import small_pages
 
 #: a base frequency set of at most this many rows is fetched and its nodes grouped in-process
 #: (250,000 until large sets went through stepping stones: :func:`source_set`)
@@ -265,18 +266,24 @@ def local_set(stats) -> LocalSet | None:
         return None
     got = stats.__dict__.get("_local_set")
     if got is None or got[0] is not stats.base:
-        q = exp.select(*[col(stats.qcol(i)) for i in range(len(stats.qis))], exp.alias_(as_bigint(col("cnt")), "n", quoted=True), copy=False)
-        table = stats.engine.fetch_arrow(q.from_(table_ref(stats.base.table), copy=False))
-        cnt = np.empty(table.num_rows, dtype=np.int64)
-        arrow_into(table.column("n"), cnt)
-        fetched = sorted_from_arrow(stats, table, cnt) if len(cnt) > SORT_ROWS else None
-        if fetched is None:
-            codes = np.empty((table.num_rows, len(stats.qis)), dtype=np.int32)
-            for i in range(len(stats.qis)):
-                arrow_into(table.column(stats.qcol(i)), codes[:, i])
-            fetched = clustered(stats, codes, cnt) if len(cnt) > SORT_ROWS else (codes, cnt)
-        got = stats.__dict__["_local_set"] = (stats.base, LocalSet(*fetched))
+        with small_pages():
+            got = stats.__dict__["_local_set"] = (stats.base, _fetched(stats))
     return got[1]
+
+
+def _fetched(stats) -> LocalSet:
+    """The base set's leaf codes and counts by one statement, sorted when large (:data:`SORT_ROWS`)."""
+    q = exp.select(*[col(stats.qcol(i)) for i in range(len(stats.qis))], exp.alias_(as_bigint(col("cnt")), "n", quoted=True), copy=False)
+    table = stats.engine.fetch_arrow(q.from_(table_ref(stats.base.table), copy=False))
+    cnt = np.empty(table.num_rows, dtype=np.int64)
+    arrow_into(table.column("n"), cnt)
+    fetched = sorted_from_arrow(stats, table, cnt) if len(cnt) > SORT_ROWS else None
+    if fetched is None:
+        codes = np.empty((table.num_rows, len(stats.qis)), dtype=np.int32)
+        for i in range(len(stats.qis)):
+            arrow_into(table.column(stats.qcol(i)), codes[:, i])
+        fetched = clustered(stats, codes, cnt) if len(cnt) > SORT_ROWS else (codes, cnt)
+    return LocalSet(*fetched)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1040,7 +1047,13 @@ def keyed(stats, at: tuple[int, ...], codes: np.ndarray, keys: np.ndarray, ref: 
 
 def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, extra_finals=()) -> list[NodeStats]:
     """Every node's :class:`NodeStats` (the finals in ``extra`` by name, as the batch statement
-    gives them), computed in-process. Call only when :func:`applies`."""
+    gives them), computed in-process, its fresh arrays on small pages (:mod:`sqlanon.stats.pages`).
+    Call only when :func:`applies`."""
+    with small_pages():
+        return _evaluate(stats, nodes, ok, metric, extra_finals)
+
+
+def _evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, extra_finals=()) -> list[NodeStats]:
     prog = program(stats, ok, metric, extra_finals)
     assert prog is not None
     names = [*batch.final_names(stats, metric), *[name for name, _ in extra_finals]]
