@@ -3,8 +3,10 @@
 Two independent groupings of 1.6M integer keys into ~710K classes (the shape of a node over the
 10M-row benchmark's base set, :func:`sqlanon.stats.local_kernels.count_classes`), one after the
 other and then on two threads at once; then one grouping whole against split over two threads by
-the keys' hash (a roll-up's way, :func:`sqlanon.stats.local.rolled_up`); prints the times and the
-speed-ups. The search's own
+the keys' hash, the rows' hashes computed first (a roll-up's way,
+:func:`sqlanon.stats.local.rolled_up`; the parts put back in first-row order after is not
+counted), on the random keys and on the same keys sorted (as the fetched set is); prints the
+times and the speed-ups. The search's own
 speed-up from threads is bounded by what stays one thread's (the fetch, the roll-ups, the
 search's Python): ``bench/scale_spine.py --threads 1,2``.
 
@@ -80,23 +82,29 @@ def main() -> None:
         ratios.append(one / two)
         print(f"two groupings of {ROWS:,} keys: one thread {one:.3f} s, two threads {two:.3f} s, speed-up {one / two:.2f}x", flush=True)
     print(f"median speed-up {sorted(ratios)[len(ratios) // 2]:.2f}x")
-    # one grouping split over two threads by the keys' hash (what a roll-up does: local.rolled_up)
-    keys, cnt, table = a[0], a[1], a[2]
+    # one grouping split over two threads by the keys' hash (what a roll-up does: local.rolled_up),
+    # on the random keys and on the same keys sorted (the fetched set is sorted: sqlanon.stats.local.clustered)
+    random_keys, cnt, table = a[0], a[1], a[2]
     half = [(np.empty(len(table) // 2, dtype=np.int32), np.empty(ROWS, dtype=np.int64), np.empty(ROWS, dtype=np.int32)) for _ in range(2)]
-    ratios = []
-    for _ in range(7):
-        t = time.perf_counter()
-        n = local_kernels.count_classes(*a)
-        one = time.perf_counter() - t
-        t = time.perf_counter()
-        other = pool.submit(local_kernels.group_part, keys, cnt, 1, 2, *half[1])
-        n0 = local_kernels.group_part(keys, cnt, 0, 2, *half[0])
-        n1 = other.result()
-        two = time.perf_counter() - t
-        assert n0 + n1 == n, (n0, n1, n)
-        ratios.append(one / two)
-        print(f"one grouping of {ROWS:,} keys: whole {one:.3f} s, in two hash parts on two threads {two:.3f} s, speed-up {one / two:.2f}x", flush=True)
-    print(f"median speed-up {sorted(ratios)[len(ratios) // 2]:.2f}x")
+    hashes = np.empty(ROWS, dtype=np.uint64)
+    for order, keys in (("random", random_keys), ("sorted", np.sort(random_keys, axis=0))):
+        ratios = []
+        for _ in range(7):
+            t = time.perf_counter()
+            n = local_kernels.count_classes(keys, *a[1:])
+            one = time.perf_counter() - t
+            t = time.perf_counter()
+            other = pool.submit(local_kernels.hash_rows, keys, ROWS // 2, ROWS, hashes)
+            local_kernels.hash_rows(keys, 0, ROWS // 2, hashes)
+            other.result()
+            other = pool.submit(local_kernels.group_part, keys, cnt, hashes, 1, 2, *half[1])
+            n0 = local_kernels.group_part(keys, cnt, hashes, 0, 2, *half[0])
+            n1 = other.result()
+            two = time.perf_counter() - t
+            assert n0 + n1 == n, (n0, n1, n)
+            ratios.append(one / two)
+            print(f"one grouping of {ROWS:,} {order} keys: whole {one:.3f} s, hashed then in two hash parts on two threads {two:.3f} s, speed-up {one / two:.2f}x", flush=True)
+        print(f"median speed-up {sorted(ratios)[len(ratios) // 2]:.2f}x ({order} keys)")
 
 
 if __name__ == "__main__":

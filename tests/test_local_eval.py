@@ -205,10 +205,12 @@ def test_grouping_in_hash_parts_equals_a_dict(seed, monkeypatch):
         assert list(zip(rep[:n].tolist(), cls_cnt[:n].tolist())) == want, threads
     kern = local._kernels()
     tiny = np.empty(16, dtype=np.int32)  # 12 classes at most before it reports -1
-    got = kern.group_part(keys, cnt, 0, 1, tiny, np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32))
+    hashes = np.empty(m, dtype=np.uint64)
+    kern.hash_rows(keys, 0, m, hashes)
+    got = kern.group_part(keys, cnt, hashes, 0, 1, tiny, np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32))
     assert got == (len(want) if len(want) <= 12 else -1)
     calls: list[int] = []
-    monkeypatch.setattr(kern, "group_part", lambda *a: calls.append(a[2]) or -1)  # every part overfilled
+    monkeypatch.setattr(kern, "group_part", lambda *a: calls.append(a[3]) or -1)  # every part overfilled
     cls_cnt, rep = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32)
     n = local._group_in_parts(keys, cnt, 2, cls_cnt, rep)
     assert list(zip(rep[:n].tolist(), cls_cnt[:n].tolist())) == want and calls == ([0, 1] if m >= 2 else [])
@@ -240,7 +242,7 @@ def test_no_more_parts_than_cores(monkeypatch):
     kern = local._kernels()
     seen: list[int] = []
     part = kern.group_part
-    monkeypatch.setattr(kern, "group_part", lambda *a: seen.append(a[3]) or part(*a))
+    monkeypatch.setattr(kern, "group_part", lambda *a: seen.append(a[4]) or part(*a))
     monkeypatch.setattr(local, "THREAD_WORK", 10)
     monkeypatch.setattr(local, "CORES", 2)
     keys, cnt = np.arange(100, dtype=np.int64).reshape(100, 1) % 7, np.ones(100, dtype=np.int64)

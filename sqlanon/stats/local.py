@@ -184,7 +184,9 @@ def _warm() -> None:
         kern.move_keys_into(codes, keys, zero, zero, flat, off2, zero, np.empty_like(keys))
         table, cls_cnt, rep = np.full(16, -1, dtype=np.int32), np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int32)
         n = kern.count_classes(keys, cnt, table, cls_cnt, rep, _NO_ROWS)
-        n = kern.group_part(keys, cnt, 0, 1, table, cls_cnt, rep)
+        hashes = np.empty(2, dtype=np.uint64)
+        kern.hash_rows(keys, 0, 2, hashes)
+        n = kern.group_part(keys, cnt, hashes, 0, 1, table, cls_cnt, rep)
         n = kern.first_row_order(2, rep[:n].copy(), cls_cnt[:n].copy(), rep, cls_cnt)
         kern.clustered_rows(codes, cnt, zero)
         kern.key_bits(np.zeros(2, dtype=np.int64), 0, codes[:, 0].copy(), 0, 1)
@@ -960,9 +962,9 @@ def _group_in_parts(keys: np.ndarray, cnt: np.ndarray, threads: int, cls_cnt: np
     """Rows grouped by their key words (counts into ``cls_cnt``, first rows into ``rep``, in
     first-row order; returns the classes), on up to ``threads`` threads, each the rows whose key
     hashes to its part (:func:`~sqlanon.stats.local_kernels.group_part`: a class's rows are all
-    in one part, nothing is merged), at least :data:`THREAD_WORK` rows a part; then the parts'
-    classes in first-row order (:func:`~sqlanon.stats.local_kernels.first_row_order`), as one
-    grouping gives them."""
+    in one part, nothing is merged; the rows' hashes computed once first, in row slices), at
+    least :data:`THREAD_WORK` rows a part; then the parts' classes in first-row order
+    (:func:`~sqlanon.stats.local_kernels.first_row_order`), as one grouping gives them."""
     kern, m = _kernels(), len(cnt)
     # every part's thread reads all the rows: no more parts than cores, whatever the engine's threads
     parts = max(1, min(threads, CORES, m // THREAD_WORK))
@@ -974,10 +976,12 @@ def _group_in_parts(keys: np.ndarray, cnt: np.ndarray, threads: int, cls_cnt: np
         tables = [held.get(f"table{p}", slots, np.int32) for p in range(parts)]
         p_cnts = [held.get(f"cnt{p}", size, np.int64) for p in range(parts)]
         p_reps = [held.get(f"rep{p}", size, np.int32) for p in range(parts)]
+        hashes = held.get("hashes", m, np.uint64)
+        spread(m, 1, parts, lambda a, z: kern.hash_rows(keys, a, z, hashes))
 
         def group(a: int, z: int) -> None:
             for p in range(a, z):
-                got[p] = (kern.group_part(keys, cnt, p, parts, tables[p], p_cnts[p], p_reps[p]), p_cnts[p], p_reps[p])
+                got[p] = (kern.group_part(keys, cnt, hashes, p, parts, tables[p], p_cnts[p], p_reps[p]), p_cnts[p], p_reps[p])
 
         spread(parts, m // parts, threads, group)
         if all(g[0] >= 0 for g in got):  # else a part overfilled its table (a skewed hash): whole

@@ -193,12 +193,25 @@ def count_classes(keys, cnt, table, cls_cnt, rep, row_class):
 
 
 @njit(cache=True, nogil=True)
-def group_part(keys, cnt, part, parts, table, cls_cnt, rep):
-    """:func:`count_classes` of only the rows whose key hashes to ``part`` of ``parts`` (the
-    hash's top byte: the slot takes its low bits), so threads group one set in parts with no
-    merge (a class's rows are all in one part). Returns the part's classes (first rows ``rep``,
-    counts ``cls_cnt``, in first-row order), or -1 when they would fill ``table`` past three
-    quarters or the buffers (the caller then groups the set whole)."""
+def hash_rows(keys, start, stop, hashes):
+    """Rows ``start:stop``'s key hashes (:func:`_hash`) into ``hashes`` (uint64), for
+    :func:`group_part` (threads take row slices)."""
+    n_words = keys.shape[1]
+    for r in range(start, stop):
+        hashes[r] = _hash(keys, r, n_words)
+
+
+@njit(cache=True, nogil=True)
+def group_part(keys, cnt, hashes, part, parts, table, cls_cnt, rep):
+    """:func:`count_classes` of only the rows whose key hashes (``hashes``, :func:`hash_rows`) to
+    ``part`` of ``parts`` (the hash's top byte: the slot takes its low bits), so threads group
+    one set in parts with no merge (a class's rows are all in one part). Returns the part's
+    classes (first rows ``rep``, counts ``cls_cnt``, in first-row order), or -1 when they would
+    fill ``table`` past three quarters or the buffers (the caller then groups the set whole).
+
+    The hashes come computed once for all the parts: every part's thread hashing every row
+    cost as much as a part's own grouping on a sorted set (1.6M rows into 409K classes on two
+    threads: the parts 22-24 ms against 16-18 ms, plus ~2 ms of hashes; whole: 33-44 ms)."""
     m = keys.shape[0]
     n_words = keys.shape[1]
     mask = np.uint64(table.shape[0] - 1)
@@ -206,7 +219,7 @@ def group_part(keys, cnt, part, parts, table, cls_cnt, rep):
     table[:] = -1
     n = 0
     for r in range(m):
-        h = _hash(keys, r, n_words)
+        h = hashes[r]
         if (h >> np.uint64(56)) % np.uint64(parts) != np.uint64(part):
             continue
         c, n = _add_row(keys, cnt, r, h, mask, table, cls_cnt, rep, n, n_words, limit)
