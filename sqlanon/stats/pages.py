@@ -3,8 +3,8 @@
 NumPy asks Linux for transparent huge pages (``madvise(MADV_HUGEPAGE)``) on every array of 4 MiB
 or more. The in-process evaluation (:mod:`sqlanon.stats.local`) makes many such arrays and writes
 each once, in order (a roll-up's classes, moved key words, the fetched set's codes), and on the
-2-core VM the benchmarks run on a first touch of huge pages costs ~3x that of small ones
-(64 MiB filled: 0.10-0.14 s against 0.035 s; ``python bench/thread_scaling.py`` prints both).
+2-core VM the benchmarks run on a first touch of huge pages costs ~4x that of small ones
+(2.1-2.3 ms a MiB against 0.55-0.57 ms; ``python bench/thread_scaling.py`` prints both).
 (The arrays the compiled kernels allocate themselves, the nodes' hash tables among them, come
 from numba's allocator, which never asked for huge pages.)
 
