@@ -14,7 +14,9 @@ Measured in-process, 10M Adult-like rows, k=10, 5 %, three alternations (``bench
 
 :func:`small_pages` turns NumPy's advice off while a kernel call runs and back on after (a
 process-wide NumPy setting: nested and concurrent callers are counted, and the setting is put
-back when the last leaves). Set :data:`SMALL` false to keep NumPy's default.
+back when the last leaves). Set :data:`SMALL` false to keep NumPy's default. Where Linux gives
+huge pages to every large allocation (``/sys/kernel/mm/transparent_hugepage/enabled`` is
+``always``; here it is ``madvise``), NumPy's advice changes nothing and neither does this.
 
 >>> with small_pages():
 ...     inside = _state["depth"]
