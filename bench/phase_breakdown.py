@@ -9,11 +9,17 @@ threads a phase kept busy; on a loaded machine compare CPU seconds and rows read
 
     python bench/phase_breakdown.py --rows 10000000 --threads 1 --max-suppression 0
     python bench/phase_breakdown.py --rows 10000000 --threads 2 --max-suppression 0.05 --statements
+    python bench/phase_breakdown.py --rows 10000000 --threads 2 --freeze   # the CLI's gc.freeze
+
+Also printed per phase: the cyclic garbage collector's collections (full ones apart) and their
+seconds. ``--freeze`` does what the CLI does (``gc.freeze()`` at the start, again once the
+compiled kernels load: ``sqlanon.stats.local.FREEZE_GC``), to compare.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import sys
@@ -35,6 +41,7 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--max-suppression", type=float, default=0.0)
     ap.add_argument("--statements", action="store_true", help="also list every statement over 40 ms")
+    ap.add_argument("--freeze", action="store_true", help="gc.freeze() at the start and once the kernels load, as the CLI does")
     args = ap.parse_args()
     src = os.path.join(HERE, "out", f"adult_{args.rows // 1_000_000}m.parquet" if args.rows >= 1_000_000 else f"adult_{args.rows}.parquet")
     if not os.path.exists(src):
@@ -63,6 +70,24 @@ def main() -> None:
         return out
 
     engine_duckdb.DuckDBEngine._run_on = timed
+    collected: dict[str, list] = {}  # phase -> [collections, full ones, seconds]
+    gc_started = [0.0]
+
+    def on_gc(stage: str, info: dict) -> None:
+        if stage == "start":
+            gc_started[0] = time.perf_counter()
+            return
+        acc = collected.setdefault(phase[0], [0, 0, 0.0])
+        acc[0] += 1
+        acc[1] += info["generation"] == 2
+        acc[2] += time.perf_counter() - gc_started[0]
+
+    gc.callbacks.append(on_gc)
+    if args.freeze:
+        from sqlanon.stats import local
+
+        gc.freeze()
+        local.FREEZE_GC = True
     lap = api.PhaseClock.lap
 
     def next_phase(self, name):
@@ -80,11 +105,13 @@ def main() -> None:
     node = [r["transformation"][c] for c in COLUMNS]
     print(f"{args.rows:,} rows, k={args.k}, max suppression {args.max_suppression}, threads {args.threads}: {node} {r['metric']['value']:.4f}, "
           f"{r['nodes_evaluated']} nodes, {r.get('statements')} statements, {r['queries']} queries; run {wall:.2f} s, CPU {cpu:.2f} s; load {os.getloadavg()[0]:.1f}")
-    print(f"{'phase':<12} {'wall s':>7} {'CPU s':>7} {'CPU/wall':>8} {'stmts':>6} {'stmt wall':>10} {'stmt CPU':>9}")
+    print(f"{'phase':<12} {'wall s':>7} {'CPU s':>7} {'CPU/wall':>8} {'stmts':>6} {'stmt wall':>10} {'stmt CPU':>9} {'gc (full)':>10} {'gc s':>6}")
     for name, seconds in r["timings"].items():
         mine = [x for x in log if x[3] == name]
         busy = r.get("cpu_timings", {}).get(name, float("nan"))
-        print(f"{name:<12} {seconds:>7.2f} {busy:>7.2f} {busy / seconds if seconds else 0:>8.2f} {len(mine):>6} {sum(x[0] for x in mine):>10.2f} {sum(x[1] for x in mine):>9.2f}")
+        runs, full, spent = collected.get(name, [0, 0, 0.0])
+        print(f"{name:<12} {seconds:>7.2f} {busy:>7.2f} {busy / seconds if seconds else 0:>8.2f} {len(mine):>6} {sum(x[0] for x in mine):>10.2f} {sum(x[1] for x in mine):>9.2f} "
+              f"{f'{runs} ({full})':>10} {spent:>6.3f}")
     kinds: dict[tuple[str, str], list[float]] = {}
     read = 0
     for w, c, sql, name in log:

@@ -42,6 +42,7 @@ candidates in parallel.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import threading
@@ -124,6 +125,14 @@ BACKGROUND = True
 #: (CPU 3.9 -> 5.3 s, wall +0.1-1.3 s); at 3 s a search that starts loading has time to use them
 #: (w24 lightning, 20 s: ~17 s in-process)
 WARM_SECONDS = 3.0
+#: the kernels load with Python's cyclic garbage collector off, and once loaded their objects
+#: (~86K of numba's and LLVM's) and every older one are frozen out of it (:func:`gc.freeze`): a
+#: full collection then scans only what came after. 10M rows, two threads
+#: (``bench/phase_breakdown.py --freeze``): the load's ~210 collections cost 0.05-0.08 s of the
+#: base scan, and the one full collection the search met 0.066-0.067 s (0.002 s frozen). Set by
+#: the CLI (its process is sqlanon's own: cyclic garbage already there when freezing is never
+#: collected); a library call leaves its host's collector alone.
+FREEZE_GC = False
 _WARM: dict[str, Any] = {}
 _WARM_LOCK = threading.Lock()
 
@@ -173,6 +182,19 @@ def warm_up_during(seconds: float = SCAN_SECONDS) -> threading.Timer:
 
 
 def _warm() -> None:
+    collecting = FREEZE_GC and gc.isenabled()
+    if collecting:  # the load makes ~86K objects, few of them cyclic garbage: no collections meanwhile
+        gc.disable()
+    try:
+        _load()
+    finally:
+        if FREEZE_GC:
+            gc.freeze()
+        if collecting:
+            gc.enable()
+
+
+def _load() -> None:
     try:
         kern = _kernels()
         codes, cnt = np.zeros((2, 1), dtype=np.int32), np.ones(2, dtype=np.int64)
