@@ -710,3 +710,27 @@ def test_numba_leaves_the_process_streams_alone():
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"}
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert got.returncode == 0 and got.stdout.strip() == "ok", got.stderr[-2000:]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_radix_sort_on_threads_equals_the_one_thread_sort(seed, monkeypatch):
+    """``local.radix_sorted`` over row slices on threads gives the one-thread kernel's order
+    (stable: ties in row order) for every slice count, key width and payload type."""
+    rng = np.random.default_rng(seed)
+    kern = local._kernels()
+    monkeypatch.setattr(local, "THREAD_WORK", 7)
+    monkeypatch.setattr(local, "CORES", 8)
+    for bits in (1, 5, 16, 17, 33, 63):
+        m = int(rng.integers(1, 300))
+        key = rng.integers(0, 1 << min(bits, 62), size=m, dtype=np.int64) if bits < 63 else rng.integers(0, (1 << 63) - 1, size=m, dtype=np.int64)
+        key[rng.integers(0, m, size=m // 3)] = key[0]  # ties
+        payload = rng.integers(0, 1000, size=m).astype(rng.choice([np.int64, np.int32]))
+        given = key.copy(), payload.copy()
+        want_key, want_payload = kern.radix_sort(key, payload, bits)
+        for threads in (1, 2, 3, 5):
+            got_key, got_payload = local.radix_sorted(key, payload, bits, threads)
+            assert got_key.tolist() == want_key.tolist() and got_payload.tolist() == want_payload.tolist(), (bits, threads)
+            assert got_payload.dtype == payload.dtype
+            assert (key == given[0]).all() and (payload == given[1]).all()  # the inputs are left as they were
+        order = np.argsort(key, kind="stable")
+        assert want_key.tolist() == key[order].tolist() and want_payload.tolist() == payload[order].tolist()

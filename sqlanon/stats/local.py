@@ -213,6 +213,9 @@ def _load() -> None:
         kern.clustered_rows(codes, cnt, zero)
         kern.key_bits(np.zeros(2, dtype=np.int64), 0, codes[:, 0].copy(), 0, 1)
         kern.decode_keys(np.zeros(2, dtype=np.int64), 0, 2, zero, zero, one, codes)
+        digits = np.zeros(65536, dtype=np.int64)
+        kern.radix_counts(zero, 0, 1, 0, digits)
+        kern.radix_scatter(zero, zero, 0, 1, 0, digits, np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64))
         kern.table_size(2)
         kern.gather_rows(codes, keys, rep, 0, n, np.empty((n, 1), dtype=np.int32), np.empty((n, 1), dtype=np.int64))
         spec = np.zeros((1, 2), dtype=np.int64)
@@ -362,11 +365,51 @@ def sorted_from_arrow(stats, table, cnt: np.ndarray) -> tuple[np.ndarray, np.nda
             if values is None or not kern.key_bits(key, at, values, int(shifts[t]), widths[t]):
                 return None
             at += len(chunk)
-    key, cnt = kern.radix_sort(key, cnt, bits)
+    key, cnt = radix_sorted(key, cnt, bits, threads_for(stats))
     codes = np.empty((m, len(order)), dtype=np.int32)
     ordered, width_bits = np.asarray(order, dtype=np.int64), np.asarray(used, dtype=np.int64)
     spread(m, 1, threads_for(stats), lambda a, z: kern.decode_keys(key, a, z, ordered, shifts, width_bits, codes))
     return codes, cnt
+
+
+def radix_sorted(key: np.ndarray, payload: np.ndarray, bits: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """``key`` (non-negative, below ``2**bits``) sorted with ``payload`` alongside, ties in row
+    order, as :func:`~sqlanon.stats.local_kernels.radix_sort` sorts them, on up to ``threads``
+    threads (at least :data:`THREAD_WORK` rows each): per 16-bit pass, each row slice counts its
+    digits, the counts give each slice where its rows of each digit start (slices in row order:
+    a stable sort, the same order on any number of threads), and the slices place their rows.
+
+    >>> k, p = radix_sorted(np.array([5, 3, 5, 0], dtype=np.int64), np.arange(4), 3, 1)
+    >>> k.tolist(), p.tolist()
+    ([0, 3, 5, 5], [3, 1, 0, 2])
+    """
+    kern, m = _kernels(), len(key)
+    use = max(1, min(threads, CORES, m // THREAD_WORK))
+    if use <= 1:
+        return kern.radix_sort(key, payload, bits)
+    bounds = [m * t // use for t in range(use + 1)]
+    counts = np.empty((use, 65536), dtype=np.int64)
+    buffers = [(np.empty(m, dtype=np.int64), np.empty(m, dtype=payload.dtype)) for _ in range(2)]
+    src = (key, payload)
+    for n, shift in enumerate(range(0, bits, 16)):
+        dst = buffers[n % 2]
+
+        def count(a: int, z: int, src=src, shift=shift) -> None:
+            for t in range(a, z):
+                kern.radix_counts(src[0], bounds[t], bounds[t + 1], shift, counts[t])
+
+        spread(use, THREAD_WORK, use, count)
+        totals = counts.sum(axis=0)
+        # where slice t's rows of digit d start: every row of a lower digit, then the slices before t
+        at = (np.cumsum(totals) - totals)[None, :] + np.cumsum(counts, axis=0) - counts
+
+        def place(a: int, z: int, src=src, dst=dst, shift=shift, at=at) -> None:
+            for t in range(a, z):
+                kern.radix_scatter(src[0], src[1], bounds[t], bounds[t + 1], shift, at[t], dst[0], dst[1])
+
+        spread(use, THREAD_WORK, use, place)
+        src = dst
+    return (src[0].copy(), src[1].copy()) if src[0] is key else src
 
 
 def _int32_view(chunk) -> np.ndarray | None:

@@ -286,6 +286,29 @@ def radix_sort(key, payload, bits):
 
 
 @njit(cache=True, nogil=True)
+def radix_counts(key, start, stop, shift, counts):
+    """The 16-bit digits at bit ``shift`` of ``key[start:stop]`` counted into ``counts`` (65536):
+    one row slice's part of a pass of :func:`radix_sort` on threads
+    (:func:`sqlanon.stats.local.radix_sorted`)."""
+    counts[:] = 0
+    for j in range(start, stop):
+        counts[(key[j] >> shift) & 0xFFFF] += 1
+
+
+@njit(cache=True, nogil=True)
+def radix_scatter(key, payload, start, stop, shift, at, out_key, out_payload):
+    """Rows ``start:stop`` of a pass of :func:`radix_sort` placed: each at its digit's next place
+    in ``at`` (65536: where this slice's rows of each digit start), so slices in row order give
+    the one-thread sort's order."""
+    for j in range(start, stop):
+        d = (key[j] >> shift) & 0xFFFF
+        t = at[d]
+        at[d] = t + 1
+        out_key[t] = key[j]
+        out_payload[t] = payload[j]
+
+
+@njit(cache=True, nogil=True)
 def decode_keys(key, start, stop, order, shifts, used, out_codes):
     """Rows ``start:stop`` of ``out_codes`` (rows x QIs) read back from the packed sort keys: QI
     ``order[t]``'s code at bit ``shifts[t]``, ``used[t]`` bits wide."""
