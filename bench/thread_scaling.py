@@ -5,8 +5,9 @@ Two independent groupings of 1.6M integer keys into ~710K classes (the shape of 
 other and then on two threads at once; then one grouping whole against split over two threads by
 the keys' hash, the rows' hashes computed first (a roll-up's way,
 :func:`sqlanon.stats.local.rolled_up`; the parts put back in first-row order after is not
-counted), on the random keys and on the same keys sorted (as the fetched set is); prints the
-times and the speed-ups. The search's own
+counted), on the random keys and on the same keys sorted (as the fetched set is); last, the
+fetched set's radix sort (1.6M 40-bit keys, :func:`sqlanon.stats.local.radix_sorted`) on one
+thread and on two; prints the times and the speed-ups. The search's own
 speed-up from threads is bounded by what stays one thread's (the fetch, the roll-ups, the
 search's Python): ``bench/scale_spine.py --threads 1,2``.
 
@@ -105,6 +106,21 @@ def main() -> None:
             ratios.append(one / two)
             print(f"one grouping of {ROWS:,} {order} keys: whole {one:.3f} s, hashed then in two hash parts on two threads {two:.3f} s, speed-up {one / two:.2f}x", flush=True)
         print(f"median speed-up {sorted(ratios)[len(ratios) // 2]:.2f}x ({order} keys)")
+
+    # the fetched set's radix sort, one thread against two (the same order: checked)
+    key = rng.integers(0, 1 << 40, size=ROWS, dtype=np.int64)
+    ratios = []
+    for _ in range(7):
+        t = time.perf_counter()
+        want = local_kernels.radix_sort(key, cnt, 40)
+        one = time.perf_counter() - t
+        t = time.perf_counter()
+        got = local.radix_sorted(key, cnt, 40, 2)
+        two = time.perf_counter() - t
+        assert (want[0] == got[0]).all() and (want[1] == got[1]).all()
+        ratios.append(one / two)
+        print(f"radix sort of {ROWS:,} 40-bit keys: one thread {one:.3f} s, two threads {two:.3f} s, speed-up {one / two:.2f}x", flush=True)
+    print(f"median speed-up {sorted(ratios)[len(ratios) // 2]:.2f}x (radix sort)")
 
 
 if __name__ == "__main__":
