@@ -4,11 +4,13 @@ against exhaustive enumeration of the lattice, every node evaluated in pure Pyth
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 import os
 import random
 import sys
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -159,6 +161,30 @@ def test_monotonicity_flags():
     assert Requirement([EntropyLDiversity(2)], budget=0).monotone
     assert not Requirement([EntropyLDiversity(2)], budget=1).monotone
     assert not Requirement([KAnonymity(2), TCloseness(0.2)], budget=1).monotone
+
+
+def test_the_lattice_holds_every_node_within_its_bounds_in_product_order(tmp_path):
+    """``Lattice.nodes`` (built by numpy) is every level combination within the bounds, in
+    itertools.product's order, so ``idx`` and ``node`` invert each other."""
+    rng = random.Random(7)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=60, depths=[2, 1, 3])
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        req = Requirement([KAnonymity(2)], budget=0)
+        full = [(0, h.max_level) for h in stats.hierarchies]
+        narrow = [(1, 2), (0, 1), (1, 3)]
+        assert [hi for _, hi in full] == [2, 1, 3]
+        for bounds in (None, full, narrow, [(2, 2), (1, 1), (0, 0)]):
+            lattice = Lattice(stats, req, METRICS["precision"](), bounds=bounds)
+            spans = [range(lo, hi + 1) for lo, hi in (bounds or full)]
+            expected = [tuple(n) for n in itertools.product(*spans)]
+            assert [lattice.node(i) for i in range(len(lattice))] == expected
+            assert lattice.nodes.flags.c_contiguous and lattice.nodes.dtype == np.int16
+            assert [lattice.idx(n) for n in expected] == list(range(len(expected)))
+            assert list(lattice.height) == [sum(n) for n in expected]
+    finally:
+        engine.close()
 
 
 def test_unsatisfiable_when_the_top_node_fails(tmp_path):

@@ -58,11 +58,18 @@ def test_parquet_and_csv_outputs_are_valid(people, tmp_path):
     reg.close()
 
 
-@pytest.mark.parametrize("suppression", ["mask", "drop"])
-def test_parquet_release_of_labels_and_keys_equals_the_text_release(people, tmp_path, suppression):
+@pytest.mark.parametrize("suppression,literal_labels", [("mask", 1024), ("mask", 3), ("mask", 0), ("drop", 1024)])
+def test_parquet_release_of_labels_and_keys_equals_the_text_release(people, tmp_path, monkeypatch, suppression, literal_labels):
     """A Parquet release on DuckDB writes ENUM labels and finds suppressed rows by a packed key
     (``Dialect.label_type``, ``Statistics.bad_class_keys_create``); a CSV release keeps text labels
-    and the label join: the same rows, read back as text."""
+    and the label join: the same rows, read back as text. A masked ENUM label is a typed constant
+    for a QI of fewer than ``MASK_LITERAL_LABELS`` labels, else the mapping table's column."""
+    from sqlanon.release import write
+
+    monkeypatch.setattr(write, "MASK_LITERAL_LABELS", literal_labels)
+    kinds: list[list[bool]] = []
+    masked_labels = write.masked_labels
+    monkeypatch.setattr(write, "masked_labels", lambda *a: kinds.append([m is not None for m in masked_labels(*a)]) or masked_labels(*a))
     qi = {**people["qi"], "buys": "flat"}  # buys stays ungeneralized: a text column through its mapping
     releases = {}
     for name in ("out.parquet", "out.csv"):
@@ -71,6 +78,11 @@ def test_parquet_release_of_labels_and_keys_equals_the_text_release(people, tmp_
         assert report["suppressed_rows"] > 0
         releases[name] = sorted(tuple(str(v) for v in r.values()) for r in read_rows(out))
     assert releases["out.parquet"] == releases["out.csv"]
+    if suppression == "drop":
+        assert kinds == []  # no masked labels
+    else:  # zip, age, buys: at 3 labels some QIs are constants and some columns (both ways in one release)
+        assert len(kinds) == 1 and len(kinds[0]) == 3, kinds
+        assert set(kinds[0]) == {1024: {True}, 3: {True, False}, 0: {False}}[literal_labels], kinds
     con = duckdb.connect()
     assert {t for _, t, *_ in con.execute(f"DESCRIBE SELECT * FROM '{tmp_path / 'out.parquet'}'").fetchall()} <= {"VARCHAR", "BIGINT"}
     con.close()

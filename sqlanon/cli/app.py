@@ -537,12 +537,14 @@ def main() -> None:
     teardown (:func:`~sqlanon.cli.process_exit.leave`). The process is sqlanon's own, so its
     modules' objects are frozen out of the cyclic garbage collector at the start, and the
     compiled kernels' once they load (:data:`sqlanon.stats.local.FREEZE_GC`): a full collection
-    then scans only what the run made."""
+    then scans only what the run made. The kernels also load without SciPy's linear algebra,
+    which numba would import only to check for it (:data:`sqlanon.stats.local.HIDE_SCIPY_BLAS`)."""
     import gc
     import signal
 
     gc.freeze()
     stats_local.FREEZE_GC = True
+    stats_local.HIDE_SCIPY_BLAS = True
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         app()

@@ -45,6 +45,7 @@ from __future__ import annotations
 import gc
 import math
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -133,6 +134,15 @@ WARM_SECONDS = 3.0
 #: the CLI (its process is sqlanon's own: cyclic garbage already there when freezing is never
 #: collected); a library call leaves its host's collector alone.
 FREEZE_GC = False
+#: numba's import checks whether SciPy's BLAS is there (``numba.np.arraymath`` imports
+#: ``scipy.linalg.cython_blas``, for ``np.dot`` and the like), which loads all of
+#: ``scipy.linalg`` (and ``numpy.f2py`` through SciPy's array-API shim): 0.25-0.3 s of a 0.56-0.59 s
+#: load where SciPy is installed (scikit-learn brings it), GIL-bound, while the base scan wants
+#: the cores. The kernels use no linear algebra, so with this flag the load runs with
+#: ``scipy.linalg`` marked unimportable (numba then uses its own inner product, the only thing
+#: the check decides) and unmarked after: :func:`_scipy_blas_hidden`. Set by the CLI: another
+#: thread importing SciPy during the load would fail, which only the CLI can rule out.
+HIDE_SCIPY_BLAS = False
 _WARM: dict[str, Any] = {}
 _WARM_LOCK = threading.Lock()
 
@@ -186,12 +196,42 @@ def _warm() -> None:
     if collecting:  # the load makes ~86K objects, few of them cyclic garbage: no collections meanwhile
         gc.disable()
     try:
-        _load()
+        with _scipy_blas_hidden(HIDE_SCIPY_BLAS):
+            _load()
     finally:
         if FREEZE_GC:
             gc.freeze()
         if collecting:
             gc.enable()
+
+
+class _scipy_blas_hidden:
+    """Inside, ``import scipy.linalg`` fails (``None`` in :data:`sys.modules`) when ``hide`` and
+    neither SciPy's linear algebra nor numba is loaded yet (:data:`HIDE_SCIPY_BLAS`); the mark
+    is taken away after, so SciPy imports as usual. Elsewhere it does nothing.
+
+    >>> import sys
+    >>> with _scipy_blas_hidden("scipy.linalg" not in sys.modules and "numba" not in sys.modules):
+    ...     try:
+    ...         import scipy.linalg.cython_blas  # noqa: F401
+    ...     except ImportError:
+    ...         hidden = True
+    ...     else:
+    ...         hidden = "scipy.linalg" in sys.modules and "numba" in sys.modules  # loaded before
+    >>> hidden, sys.modules.get("scipy.linalg", "absent") is not None
+    (True, True)
+    """
+
+    def __init__(self, hide: bool) -> None:
+        self.hide = hide and "scipy.linalg" not in sys.modules and "numba" not in sys.modules
+
+    def __enter__(self) -> None:
+        if self.hide:
+            sys.modules["scipy.linalg"] = None  # type: ignore[assignment]
+
+    def __exit__(self, *exc: object) -> None:
+        if self.hide and "scipy.linalg" in sys.modules and sys.modules["scipy.linalg"] is None:
+            del sys.modules["scipy.linalg"]
 
 
 def _load() -> None:
