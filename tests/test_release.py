@@ -339,3 +339,108 @@ def test_input_hash_comes_from_the_base_scan(people, tmp_path, monkeypatch):
     recorded = reg.execute("SELECT input_hash FROM sqlanon_releases").fetchone()[0]
     reg.close()
     assert recorded == expected and recorded.startswith("300:")
+
+
+def _all_qi_table(tmp_path, seed: int) -> str:
+    """A CSV whose columns are all text QIs but ``id`` (a row key, dropped by the runs)."""
+    import random
+
+    rnd = random.Random(seed)
+    lines = ["id,zip,age,buys"]
+    for i in range(rnd.randint(150, 400)):
+        lines.append(f"{i},{rnd.choice(['12345', '12346', '12355', '12356', '13001', '13002', '13011'])},{rnd.randint(18, 70)},{rnd.choice(['yes', 'no', 'maybe'])}")
+    for _ in range(rnd.randint(3, 6)):  # rare zips: suppressed rather than every zip masked
+        lines.append(f"{len(lines)},{rnd.randint(90000, 99999)},{rnd.randint(18, 70)},{rnd.choice(['yes', 'no'])}")
+    data = tmp_path / f"all_qi_{seed}.csv"
+    data.write_text("\n".join(lines) + "\n")
+    return str(data)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_release_of_text_qis_rebuilt_from_the_base_set_has_the_source_releases_rows(tmp_path, monkeypatch, seed):
+    """Every released column a text QI (``id`` dropped): the release is rebuilt from the base
+    frequency set (``release.write.from_base_set``), and it holds the same rows, as many times,
+    as the release read from the source (``FROM_BASE`` off), for Parquet, CSV and table targets,
+    masked or dropped suppression; k-anonymity holds on it."""
+    from collections import Counter
+
+    from sqlanon.release import write
+
+    data = _all_qi_table(tmp_path, seed)
+    qi = {"zip": "mask", "age": "bands:5,10,20", "buys": "flat"}
+    taken: list[bool] = []
+    decide = write.from_base_set
+    monkeypatch.setattr(write, "from_base_set", lambda *a: taken.append(decide(*a)) or taken[-1])
+    for target in ("parquet", "csv", "table"):
+        for suppression in ("mask", "drop"):
+            releases, reports = {}, {}
+            for from_base in (True, False):
+                monkeypatch.setattr(write, "FROM_BASE", from_base)
+                name = f"{target}_{suppression}_{from_base}"
+                where = {"output": str(tmp_path / f"{name}.{target}")} if target != "table" else {"output_table": name, "database": str(tmp_path / "out.duckdb")}
+                taken.clear()
+                report = sqlanon.anonymize(input=data, qi=qi, k=6, max_suppression=0.08, suppression=suppression, drop_columns=["id"], **where)
+                assert taken == ([True] if from_base else []), (target, suppression, from_base, taken)
+                rows = table_rows(where["database"], name) if target == "table" else read_rows(where["output"])
+                assert [list(r) for r in rows[:1]] == [["zip", "age", "buys"]]
+                releases[from_base] = Counter(tuple(str(v) for v in r.values()) for r in rows)
+                reports[from_base] = report
+                assert check_k(rows, ["zip", "age", "buys"], 6, 0.08 if suppression == "mask" else 0.0)["ok"]
+            assert reports[True]["suppressed_rows"] == reports[False]["suppressed_rows"] > 0, (target, suppression)
+            assert releases[True] == releases[False], (target, suppression)
+            kept = sum(releases[True].values())
+            assert kept == (reports[True]["rows"] if suppression == "mask" else reports[True]["rows"] - reports[True]["suppressed_rows"])
+
+
+def test_a_release_with_a_column_that_is_no_text_qi_is_read_from_the_source(tmp_path, monkeypatch):
+    """A released column that is not a QI (``id`` kept), or a QI that is no text column (an
+    integer Parquet column), keeps the release on the source: its values and types as they are."""
+    from sqlanon.release import write
+
+    taken: list[bool] = []
+    decide = write.from_base_set
+    monkeypatch.setattr(write, "from_base_set", lambda *a: taken.append(decide(*a)) or taken[-1])
+    data = _all_qi_table(tmp_path, 5)
+    qi = {"zip": "mask", "age": "bands:5,10,20", "buys": "flat"}
+    sqlanon.anonymize(input=data, qi=qi, k=6, max_suppression=0.08, keep_columns=["id"], output=str(tmp_path / "kept.parquet"))
+    assert taken == [False]
+    typed = str(tmp_path / "typed.parquet")
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT zip, CAST(age AS INTEGER) AS age, buys FROM read_csv('{data}', all_varchar=true)) TO '{typed}' (FORMAT PARQUET)")
+    con.close()
+    taken.clear()
+    out = str(tmp_path / "typed_out.parquet")
+    sqlanon.anonymize(input=typed, qi={"zip": "mask", "age": "flat", "buys": "flat"}, k=2, max_suppression=0.5, output=out)
+    assert taken == [False]
+    con = duckdb.connect()
+    kinds = dict((r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM '{out}'").fetchall())
+    con.close()
+    assert list(kinds) == ["zip", "age", "buys"]
+
+
+def test_an_in_place_release_of_text_qis_rebuilt_from_the_base_set(tmp_path, monkeypatch):
+    """In place, the table of text QIs is replaced by the release rebuilt from its base set: the
+    rows of the release read from the source, in one transaction with its registry entry."""
+    from collections import Counter
+
+    from sqlanon.release import write
+
+    data = _all_qi_table(tmp_path, 11)
+    db = str(tmp_path / "people.duckdb")
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE people AS SELECT zip, age, buys FROM read_csv(?, all_varchar=true)", [data])
+    con.close()
+    qi = {"zip": "mask", "age": "bands:5,10,20", "buys": "flat"}
+    monkeypatch.setattr(write, "FROM_BASE", False)
+    read = sqlanon.anonymize(input=db, table="people", qi=qi, k=6, max_suppression=0.08, output_table="from_source")
+    taken: list[bool] = []
+    decide = write.from_base_set
+    monkeypatch.setattr(write, "from_base_set", lambda *a: taken.append(decide(*a)) or taken[-1])
+    monkeypatch.setattr(write, "FROM_BASE", True)
+    rebuilt = sqlanon.anonymize(input=db, table="people", qi=qi, k=6, max_suppression=0.08, in_place=True)
+    assert taken == [True] and rebuilt["suppressed_rows"] == read["suppressed_rows"] > 0
+    rows = table_rows(db, "people")
+    assert Counter(tuple(r.values()) for r in rows) == Counter(tuple(r.values()) for r in table_rows(db, "from_source"))
+    con = duckdb.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM sqlanon_releases").fetchone()[0] == 2
+    con.close()

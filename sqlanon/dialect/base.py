@@ -101,6 +101,13 @@ class Dialect:
         is), or None (release labels stay text)."""
         return None
 
+    def repeat_rows(self, count: exp.Expr) -> exp.Expr | None:
+        """A select-list expression that repeats its row ``count`` times (a set-returning call;
+        its values are not used), or None when the dialect has none here: a release is then
+        read from the source, never rebuilt from its frequency set
+        (:func:`sqlanon.release.write.base_release_select`)."""
+        return None
+
     def element_at(self, array: exp.Expr, code: exp.Expr) -> exp.Expr:
         """The element at 0-based ``code`` of an array expression or column."""
         if self.array_base is None:

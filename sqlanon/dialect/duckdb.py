@@ -35,6 +35,16 @@ class DuckDBDialect(Dialect):
             return None
         return exp.DataType(this=exp.DataType.Type.ENUM, expressions=[exp.Literal.string(v) for v in labels])
 
+    def repeat_rows(self, count: exp.Expr) -> exp.Expr | None:
+        """``UNNEST(RANGE(count))``: the row once per number below ``count``.
+
+        >>> from sqlanon.dialect import DUCKDB
+        >>> from sqlanon.expr.atoms import col
+        >>> DUCKDB.render(DUCKDB.repeat_rows(col("cnt")))
+        'UNNEST(RANGE("cnt"))'
+        """
+        return exp.Unnest(expressions=[exp.Anonymous(this="range", expressions=[count])])
+
     def element_at(self, array: exp.Expr, code: exp.Expr) -> exp.Expr:
         if isinstance(array, exp.Array):
             return exp.Anonymous(this="list_extract", expressions=[array, exp.Add(this=code, expression=literal(1))])

@@ -32,6 +32,9 @@ from sqlanon.engine.source import Source
 from sqlanon.engine import connect
 
 SUPPRESSED = "*"
+#: a written release is rebuilt from the base frequency set where that gives the same rows
+#: (:func:`from_base_set`); False: always read from the source (to compare)
+FROM_BASE = True
 
 
 @dataclass
@@ -149,7 +152,7 @@ def refuse_row_keys(engine, source, qis, drop_columns=(), keep_columns=(), micro
     )
 
 
-def mapping_tables(engine, stats, recoding, labels: bool = False, node=None) -> list[str]:
+def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, leaf_codes: bool = False) -> list[str]:
     """Register ``leaf -> released value`` per QI (small: one row per hierarchy leaf).
 
     With ``labels`` (a file release on an engine whose dialect has a :meth:`label_type`), each
@@ -157,7 +160,8 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None) -> 
     type (``masked``): the release selects those, and the writer stores them as text. With a
     full-domain ``node`` too, ``code`` is each leaf's code at the node's level times the QI's
     multiplier in the packed class key (the release finds suppressed rows by that key:
-    :meth:`Statistics.bad_class_keys_create`)."""
+    :meth:`Statistics.bad_class_keys_create`). With ``leaf_codes``, ``leaf_code`` is each leaf's
+    code (the base set's ``q`` columns: :func:`release_select` with ``from_base``)."""
     names = []
     mults = None
     if node is not None:
@@ -167,6 +171,8 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None) -> 
         name = engine.temp_name(f"map{i}")
         values = recoding.values(i)
         columns = {"leaf": (pa.string(), list(h.leaves)), "value": (pa.string(), list(values))}
+        if leaf_codes:
+            columns["leaf_code"] = (pa.int32(), list(range(len(h.leaves))))
         if mults is not None:
             columns["code"] = (pa.int64(), [mults[i] * int(c) for c in codes[i]])
         kind = _label_type(engine, values) if labels else None
@@ -209,7 +215,7 @@ def masked_labels(engine, stats, recoding) -> list[exp.Expr | None]:
     return out
 
 
-def release_select(stats, maps: list[str], bad_table: str | None, suppression: str = "mask", drop_columns=(), ungeneralized=frozenset(), labels: bool = False, keys: bool = False, masks: Sequence[exp.Expr | None] = ()) -> exp.Select:
+def release_select(stats, maps: list[str], bad_table: str | None, suppression: str = "mask", drop_columns=(), ungeneralized=frozenset(), labels: bool = False, keys: bool = False, masks: Sequence[exp.Expr | None] = (), from_base: bool = False) -> exp.Select:
     """The release query over the source, column order kept, QIs replaced by released values.
 
     QIs in ``ungeneralized`` (indexes; left at level 0) keep the source column and its type,
@@ -218,14 +224,21 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
     which are released instead of ``value``/``'*'`` (a QI's masked label is ``masks[i]`` when
     given: :func:`masked_labels`). With ``keys`` the suppressed classes are
     packed keys (:meth:`Statistics.bad_class_keys_create`), matched against the sum of the
-    mapping tables' ``code`` columns per key word: one integer per row instead of every label."""
+    mapping tables' ``code`` columns per key word: one integer per row instead of every label.
+
+    ``from_base``: the same rows read from the base frequency set instead of the source
+    (:func:`from_base_set` says when that is the same release): each base row's leaf codes
+    joined to the mapping tables' ``leaf_code`` (a QI left as it is released through its
+    mapping: the same text), and the row repeated ``cnt`` times (:meth:`Dialect.repeat_rows`)."""
     engine, source = stats.engine, stats.source
-    src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
-    q = exp.select().from_(src)
+    if from_base:
+        q = exp.select().from_(table_ref(stats.base.table, alias="g"))
+    else:
+        q = exp.select().from_(exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True))
     qi_index = {name: i for i, name in enumerate(stats.qis)}
     for i, name in enumerate(stats.qis):
         alias = f"m{i}"
-        cond: exp.Expr = exp.EQ(this=col("leaf", alias), expression=as_varchar(col(name, "src")))
+        cond: exp.Expr = exp.EQ(this=col("leaf_code", alias), expression=col(stats.qcol(i), "g")) if from_base else exp.EQ(this=col("leaf", alias), expression=as_varchar(col(name, "src")))
         q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner")
     if bad_table and keys:
         conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
@@ -241,7 +254,7 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
         if name in qi_index:
             masked = bool(bad_table) and suppression == "mask"
             if qi_index[name] in ungeneralized and not masked:
-                q = q.select(col(name, "src"))
+                q = q.select(exp.alias_(col("value", f"m{qi_index[name]}"), name, quoted=True) if from_base else col(name, "src"))
                 continue
             value: exp.Expr = col("label" if labels else "value", f"m{qi_index[name]}")
             if masked:
@@ -251,10 +264,39 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
                 value = exp.Case().when(is_bad, mask.copy() if labels else lit(SUPPRESSED)).else_(value)
             q = q.select(exp.alias_(value, name, quoted=True))
         else:
+            if from_base:
+                raise SqlanonError(f"column {name!r} is not a quasi-identifier: the release cannot come from the base set")
             q = q.select(col(name, "src"))
     if bad_table and suppression == "drop":
         q = q.where(exp.Is(this=col("k0" if keys else stats.qcol(0), "b"), expression=exp.Null()))
+    if from_base:
+        repeat = engine.dialect.repeat_rows(col("cnt", "g"))
+        if repeat is None:
+            raise SqlanonError(f"dialect {engine.dialect.name} cannot repeat rows: the release cannot come from the base set")
+        names = [e.alias_or_name for e in q.expressions]
+        marker = "sqlanon_repeat"
+        while marker in names:
+            marker += "_"
+        inner = q.select(exp.alias_(repeat, marker, quoted=True))
+        q = exp.select(*[col(n) for n in names]).from_(exp.alias_(exp.Subquery(this=inner), "r", table=True, quoted=True))
     return q
+
+
+def from_base_set(stats, plan, drop_columns=(), microaggregate=None) -> bool:
+    """Whether the release can be rebuilt from the base frequency set rather than read from the
+    source: every released column is a text quasi-identifier (its released value a function of
+    its leaf, and a leaf's text is the source's value), the plan is one full-domain node (no
+    local recoding rounds, no microaggregated columns), and the dialect repeats rows
+    (:meth:`Dialect.repeat_rows`). The release then has the same rows (in another order: a
+    release keeps no row order), and its joins run once per base row instead of once per source
+    row: 10M Adult-like rows, a 1.6M-row base set, k=10, 5 %, two threads: the Parquet write
+    0.88-0.91 -> 0.35-0.37 s."""
+    if plan.node is None or plan.local or microaggregate or not stats.prepared or not stats.qis:
+        return False
+    if stats.engine.dialect.repeat_rows(col("cnt")) is None:
+        return False
+    columns = [(name, kind) for name, kind in stats.source.columns(stats.engine) if name not in drop_columns]
+    return bool(columns) and all(name in stats.qis and _is_text(kind) for name, kind in columns)
 
 
 def input_hash(engine, source) -> str:
@@ -294,18 +336,20 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
     return rounds_select(view or stats, maps, bads, suppression, drop_columns, microaggregate)
 
 
-def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None, labels: bool = False) -> exp.Select:
+def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None, labels: bool = False, from_base: bool = False) -> exp.Select:
     """The release query of a final plan; registers its small tables (mappings, suppressed
     classes) as temp tables on the engine. ``labels``: released values as the dialect's
     :meth:`label_type` (a Parquet file release; see :func:`mapping_tables`), and text source
-    columns a plan leaves as they are released through their mapping too (same text)."""
+    columns a plan leaves as they are released through their mapping too (same text).
+    ``from_base``: rebuilt from the base frequency set when :func:`from_base_set` allows it."""
     engine = stats.engine
     if plan.local or microaggregate:
         return rounds_query(stats, plan, suppression, drop_columns, microaggregate)
     labels = labels and engine.dialect.label_type(["x"]) is not None
     # a full-domain node's suppressed rows are found by one packed integer key (labels: Parquet)
     keys = labels and plan.node is not None and bool(plan.suppressed_rows)
-    maps = mapping_tables(engine, stats, plan.recoding, labels, tuple(plan.node) if keys else None)
+    from_base = from_base and from_base_set(stats, plan, drop_columns, microaggregate)
+    maps = mapping_tables(engine, stats, plan.recoding, labels, tuple(plan.node) if keys else None, leaf_codes=from_base)
     bad = None
     if plan.suppressed_rows:
         bad = engine.temp_name("bad")
@@ -322,7 +366,7 @@ def release_query(stats, plan, suppression: str = "mask", drop_columns=(), micro
         types = dict(stats.source.columns(engine))
         kept = {i for i in kept if not _is_text(types.get(stats.qis[i]))}
     masks = masked_labels(engine, stats, plan.recoding) if labels and bad and suppression == "mask" else []
-    return release_select(stats, maps, bad, suppression, drop_columns, kept, labels, keys, masks)
+    return release_select(stats, maps, bad, suppression, drop_columns, kept, labels, keys, masks, from_base)
 
 
 def _is_text(type_name) -> bool:
@@ -340,7 +384,7 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
         raise ConfigError(f"--suppression must be mask or drop, got {suppression!r}")
     if target.kind == "none":
         return {"output": None, "release_id": None}
-    query = release_query(stats, plan, suppression, drop_columns, microaggregate, labels=target.kind == "parquet")
+    query = release_query(stats, plan, suppression, drop_columns, microaggregate, labels=target.kind == "parquet", from_base=FROM_BASE)
     entry = dict(entry or {})
     if not entry.get("input_hash"):  # the base scan usually computed it already (row_hash)
         entry["input_hash"] = stats.input_hash or input_hash(engine, stats.source)
