@@ -231,55 +231,79 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
     joined to the mapping tables' ``leaf_code`` (a QI left as it is released through its
     mapping: the same text), and the row repeated ``cnt`` times (:meth:`Dialect.repeat_rows`)."""
     engine, source = stats.engine, stats.source
+    q = _mapped_rows(stats, maps, from_base)
+    is_bad: exp.Expr | None = None
+    if bad_table:
+        q, is_bad = _suppressed_classes_joined(stats, q, bad_table, keys)
+    masked = is_bad is not None and suppression == "mask"
+    qi_index = {name: i for i, name in enumerate(stats.qis)}
+    for name in source.column_names(engine):
+        if name in drop_columns:
+            continue
+        i = qi_index.get(name)
+        if i is None:
+            if from_base:
+                raise SqlanonError(f"column {name!r} is not a quasi-identifier: the release cannot come from the base set")
+            q = q.select(col(name, "src"))
+        elif i in ungeneralized and not masked:
+            q = q.select(exp.alias_(col("value", f"m{i}"), name, quoted=True) if from_base else col(name, "src"))
+        else:
+            value: exp.Expr = col("label" if labels else "value", f"m{i}")
+            if masked:
+                assert is_bad is not None  # masked says so
+                value = exp.Case().when(is_bad.copy(), _masked_label(i, masks) if labels else lit(SUPPRESSED)).else_(value)
+            q = q.select(exp.alias_(value, name, quoted=True))
+    if bad_table and suppression == "drop":
+        q = q.where(exp.Is(this=col("k0" if keys else stats.qcol(0), "b"), expression=exp.Null()))
+    return _repeated(engine, q) if from_base else q
+
+
+def _mapped_rows(stats, maps: list[str], from_base: bool) -> exp.Select:
+    """The release's rows joined to the QIs' mapping tables (aliases ``m0``..): the source's
+    (``src``, on the leaf's text) or the base set's (``g``, on its leaf code)."""
     if from_base:
         q = exp.select().from_(table_ref(stats.base.table, alias="g"))
     else:
         q = exp.select().from_(exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True))
-    qi_index = {name: i for i, name in enumerate(stats.qis)}
     for i, name in enumerate(stats.qis):
         alias = f"m{i}"
         cond: exp.Expr = exp.EQ(this=col("leaf_code", alias), expression=col(stats.qcol(i), "g")) if from_base else exp.EQ(this=col("leaf", alias), expression=as_varchar(col(name, "src")))
         q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner")
-    if bad_table and keys:
-        conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
-        q = q.join(table_ref(bad_table, alias="b"), on=exp.and_(*conds) if len(conds) > 1 else conds[0], join_type="left")
-        is_bad = exp.Not(this=exp.Is(this=col("k0", "b"), expression=exp.Null()))
-    elif bad_table:
-        cond = exp.and_(*[exp.EQ(this=col(stats.qcol(i), "b"), expression=col("value", f"m{i}")) for i in range(len(stats.qis))]) if len(stats.qis) > 1 else exp.EQ(this=col(stats.qcol(0), "b"), expression=col("value", "m0"))
-        q = q.join(table_ref(bad_table, alias="b"), on=cond, join_type="left")
-        is_bad = exp.Not(this=exp.Is(this=col(stats.qcol(0), "b"), expression=exp.Null()))
-    for name in source.column_names(engine):
-        if name in drop_columns:
-            continue
-        if name in qi_index:
-            masked = bool(bad_table) and suppression == "mask"
-            if qi_index[name] in ungeneralized and not masked:
-                q = q.select(exp.alias_(col("value", f"m{qi_index[name]}"), name, quoted=True) if from_base else col(name, "src"))
-                continue
-            value: exp.Expr = col("label" if labels else "value", f"m{qi_index[name]}")
-            if masked:
-                i = qi_index[name]
-                given = masks[i] if i < len(masks) else None
-                mask = given if given is not None else col("masked", f"m{i}")
-                value = exp.Case().when(is_bad, mask.copy() if labels else lit(SUPPRESSED)).else_(value)
-            q = q.select(exp.alias_(value, name, quoted=True))
-        else:
-            if from_base:
-                raise SqlanonError(f"column {name!r} is not a quasi-identifier: the release cannot come from the base set")
-            q = q.select(col(name, "src"))
-    if bad_table and suppression == "drop":
-        q = q.where(exp.Is(this=col("k0" if keys else stats.qcol(0), "b"), expression=exp.Null()))
-    if from_base:
-        repeat = engine.dialect.repeat_rows(col("cnt", "g"))
-        if repeat is None:
-            raise SqlanonError(f"dialect {engine.dialect.name} cannot repeat rows: the release cannot come from the base set")
-        names = [e.alias_or_name for e in q.expressions]
-        marker = "sqlanon_repeat"
-        while marker in names:
-            marker += "_"
-        inner = q.select(exp.alias_(repeat, marker, quoted=True))
-        q = exp.select(*[col(n) for n in names]).from_(exp.alias_(exp.Subquery(this=inner), "r", table=True, quoted=True))
     return q
+
+
+def _suppressed_classes_joined(stats, q: exp.Select, bad_table: str, keys: bool) -> tuple[exp.Select, exp.Expr]:
+    """``q`` left-joined to the suppressed classes (alias ``b``: packed keys with ``keys``, else
+    released values) and the condition that a row's class is one of them."""
+    if keys:
+        conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
+        first = "k0"
+    else:
+        conds = [exp.EQ(this=col(stats.qcol(i), "b"), expression=col("value", f"m{i}")) for i in range(len(stats.qis))]
+        first = stats.qcol(0)
+    q = q.join(table_ref(bad_table, alias="b"), on=exp.and_(*conds) if len(conds) > 1 else conds[0], join_type="left")
+    return q, exp.Not(this=exp.Is(this=col(first, "b"), expression=exp.Null()))
+
+
+def _masked_label(i: int, masks: Sequence[exp.Expr | None]) -> exp.Expr:
+    """QI ``i``'s masked label (:func:`masked_labels`): its typed constant, else its mapping
+    table's ``masked`` column."""
+    given = masks[i] if i < len(masks) else None
+    return given.copy() if given is not None else col("masked", f"m{i}")
+
+
+def _repeated(engine, q: exp.Select) -> exp.Select:
+    """A release select over the base set with each row repeated ``cnt`` times
+    (:meth:`Dialect.repeat_rows`; the repeating column is left out by an outer select)."""
+    repeat = engine.dialect.repeat_rows(col("cnt", "g"))
+    if repeat is None:
+        raise SqlanonError(f"dialect {engine.dialect.name} cannot repeat rows: the release cannot come from the base set")
+    names = [e.alias_or_name for e in q.expressions]
+    marker = "sqlanon_repeat"
+    while marker in names:
+        marker += "_"
+    inner = q.select(exp.alias_(repeat, marker, quoted=True))
+    return exp.select(*[col(n) for n in names]).from_(exp.alias_(exp.Subquery(this=inner), "r", table=True, quoted=True))
 
 
 def from_base_set(stats, plan, drop_columns=(), microaggregate=None) -> bool:
