@@ -734,3 +734,72 @@ def test_the_radix_sort_on_threads_equals_the_one_thread_sort(seed, monkeypatch)
             assert (key == given[0]).all() and (payload == given[1]).all()  # the inputs are left as they were
         order = np.argsort(key, kind="stable")
         assert want_key.tolist() == key[order].tolist() and want_payload.tolist() == payload[order].tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_first_row_order_on_threads_equals_the_one_thread_order(seed, monkeypatch):
+    """``local.in_first_row_order`` (classes marked, then counted and placed per row slice on
+    threads) gives ``first_row_order``'s classes in the same order for every slice count."""
+    rng = np.random.default_rng(seed)
+    kern = local._kernels()
+    monkeypatch.setattr(local, "THREAD_WORK", 5)
+    monkeypatch.setattr(local, "CORES", 8)
+    for _ in range(6):
+        m = int(rng.integers(1, 400))
+        n = int(rng.integers(1, m + 1))
+        reps = rng.permutation(m)[:n].astype(np.int32)  # the parts' first rows, in parts' order
+        cnts = rng.integers(1, 100, size=n).astype(np.int64)
+        want_rep, want_cnt = np.full(m, -7, dtype=np.int32), np.full(m, -7, dtype=np.int64)
+        k = kern.first_row_order(m, reps, cnts, want_rep, want_cnt)
+        assert k == n and want_rep[:n].tolist() == sorted(reps.tolist())
+        for threads in (1, 2, 3, 7):
+            rep, cnt = np.full(m, -7, dtype=np.int32), np.full(m, -7, dtype=np.int64)
+            assert local.in_first_row_order(m, reps, cnts, rep, cnt, threads) == n
+            assert rep[:n].tolist() == want_rep[:n].tolist() and cnt[:n].tolist() == want_cnt[:n].tolist(), (m, n, threads)
+            assert dict(zip(rep[:n].tolist(), cnt[:n].tolist())) == dict(zip(reps.tolist(), cnts.tolist()))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_leaf_keys_on_threads_equal_the_packed_keys(seed, monkeypatch, tmp_path):
+    """``local.leaf_keys`` (row slices on threads into one array) gives ``packed_keys``'s words."""
+    rng = np.random.default_rng(seed)
+    monkeypatch.setattr(local, "THREAD_WORK", 3)
+    monkeypatch.setattr(local, "CORES", 8)
+    case = brute.random_case(random.Random(seed), tmp_path, n_qi=3, n_rows=int(rng.integers(20, 200)))
+    engine = connect(threads=3)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        fetched = local.local_set(stats)
+        lay = local.layout(stats)
+        want = local._kernels().packed_keys(fetched.codes, lay.kp_flat, lay.kp_off[:, 0].copy(), np.ones(len(stats.qis), dtype=np.int64), lay.word_of, lay.n_words)
+        got = local.leaf_keys(stats, fetched.codes)
+        assert got.shape == want.shape and (got == want).all()
+    finally:
+        engine.close()
+
+
+def test_the_sort_keys_from_chunks_on_threads_equal_the_one_column_at_a_time_keys(monkeypatch):
+    """Columns chunked alike go chunk by chunk to the threads, others one column at a time: the
+    same sorted set either way, and a code outside its leaves in any chunk still says no."""
+    rng = np.random.default_rng(3)
+    monkeypatch.setattr(local, "THREAD_WORK", 4)
+    monkeypatch.setattr(local, "CORES", 8)
+    widths = [7, 3, 40]
+    m = 500
+    rows = set()
+    while len(rows) < m:
+        rows.add(tuple(int(rng.integers(0, w)) for w in widths))
+    codes = np.asarray(sorted(rows, key=lambda _: rng.random()), dtype=np.int32)
+    cnt = rng.integers(1, 9, m).astype(np.int64)
+    cuts = [0, 60, 61, 300, 420, m]
+    alike = {f"q{i}": pa.chunked_array([pa.array(codes[a:b, i]) for a, b in zip(cuts, cuts[1:])]) for i in range(3)}
+    unlike = dict(alike, q1=pa.chunked_array([pa.array(codes[:250, 1]), pa.array(codes[250:, 1])]))
+    stats = _FetchedStats(widths)
+    want = local.clustered(stats, codes, cnt)
+    for columns in (alike, unlike):
+        got = local.sorted_from_arrow(stats, pa.table({**columns, "n": pa.array(cnt)}), cnt.copy())
+        assert got is not None and (got[0] == want[0]).all() and (got[1] == want[1]).all()
+        bad = codes[:, 2].copy()
+        bad[450] = widths[2]
+        outside = dict(columns, q2=pa.chunked_array([pa.array(bad[a:b]) for a, b in zip(cuts, cuts[1:])]))
+        assert local.sorted_from_arrow(stats, pa.table({**outside, "n": pa.array(cnt)}), cnt.copy()) is None

@@ -250,6 +250,11 @@ def _load() -> None:
         kern.hash_rows(keys, 0, 2, hashes)
         n = kern.group_part(keys, cnt, hashes, 0, 1, table, cls_cnt, rep)
         n = kern.first_row_order(2, rep[:n].copy(), cls_cnt[:n].copy(), rep, cls_cnt)
+        marks = np.zeros(2, dtype=np.int32)
+        kern.first_rows_marked(rep[:n].copy(), 0, n, marks)
+        kern.first_rows_counted(marks, 0, 2)
+        kern.first_rows_placed(marks, cls_cnt[:n].copy(), 0, 2, 0, rep, cls_cnt)
+        kern.packed_keys_into(codes, flat, zero, one, zero, np.empty((2, 1), dtype=np.int64))
         kern.clustered_rows(codes, cnt, zero)
         kern.key_bits(np.zeros(2, dtype=np.int64), 0, codes[:, 0].copy(), 0, 1)
         kern.decode_keys(np.zeros(2, dtype=np.int64), 0, 2, zero, zero, one, codes)
@@ -398,18 +403,46 @@ def sorted_from_arrow(stats, table, cnt: np.ndarray) -> tuple[np.ndarray, np.nda
     m = len(cnt)
     key = np.zeros(m, dtype=np.int64)
     shifts = np.asarray([bits - sum(used[: t + 1]) for t in range(len(order))], dtype=np.int64)
-    for t, i in enumerate(order):
-        at = 0
-        for chunk in table.column(stats.qcol(i)).chunks:
-            values = _int32_view(chunk)
-            if values is None or not kern.key_bits(key, at, values, int(shifts[t]), widths[t]):
-                return None
-            at += len(chunk)
+    if not _keys_from_chunks(stats, kern, table, order, key, shifts, widths):
+        return None
     key, cnt = radix_sorted(key, cnt, bits, threads_for(stats))
     codes = np.empty((m, len(order)), dtype=np.int32)
     ordered, width_bits = np.asarray(order, dtype=np.int64), np.asarray(used, dtype=np.int64)
     spread(m, 1, threads_for(stats), lambda a, z: kern.decode_keys(key, a, z, ordered, shifts, width_bits, codes))
     return codes, cnt
+
+
+def _keys_from_chunks(stats, kern, table, order: list[int], key: np.ndarray, shifts: np.ndarray, widths: list[int]) -> bool:
+    """Each QI's codes or'ed into the rows' sort keys from its Arrow chunks
+    (:func:`~sqlanon.stats.local_kernels.key_bits`); False when a chunk has NULLs or a code
+    outside its leaves. When every column is chunked alike (DuckDB hands over record batches),
+    the chunks go to the threads, each writing its own rows; otherwise one column at a time."""
+    columns = [table.column(stats.qcol(i)).chunks for i in order]
+    lengths = [len(chunk) for chunk in columns[0]] if columns else []
+    if any([len(chunk) for chunk in chunks] != lengths for chunks in columns):
+        for t, chunks in enumerate(columns):
+            at = 0
+            for chunk in chunks:
+                values = _int32_view(chunk)
+                if values is None or not kern.key_bits(key, at, values, int(shifts[t]), widths[t]):
+                    return False
+                at += len(chunk)
+        return True
+    starts = np.cumsum([0, *lengths])
+    views = [[_int32_view(chunk) for chunk in chunks] for chunks in columns]
+    if any(v is None for column in views for v in column):
+        return False
+    failed: list[int] = []
+
+    def run(a: int, z: int) -> None:
+        for c in range(a, z):
+            for t, column in enumerate(views):
+                if not kern.key_bits(key, int(starts[c]), column[c], int(shifts[t]), widths[t]):
+                    failed.append(c)
+                    return
+
+    spread(len(lengths), 1, threads_for(stats), run, weights=[n * len(columns) for n in lengths])
+    return not failed
 
 
 def radix_sorted(key: np.ndarray, payload: np.ndarray, bits: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
@@ -914,15 +947,13 @@ def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple
     stones 9M rows and 1.4-1.8 s."""
     local = local_set(stats)
     assert local is not None
-    lay = layout(stats)
     kept: dict = stats.__dict__.setdefault("_local_meets", {})
     if levels in kept:
         kept[levels] = kept.pop(levels)  # most recent last
         return levels, kept[levels]
     leaves = tuple(0 for _ in levels)
     if stats.__dict__.get("_local_leaves", (None,))[0] is not local:
-        keys = _kernels().packed_keys(local.codes, lay.kp_flat, lay.kp_off[:, 0].copy(), np.ones(len(levels), dtype=np.int64), lay.word_of, lay.n_words)
-        stats.__dict__["_local_leaves"] = (local, (local.codes, local.cnt, keys))
+        stats.__dict__["_local_leaves"] = (local, (local.codes, local.cnt, leaf_keys(stats, local.codes)))
     src_levels, src = leaves, stats.__dict__["_local_leaves"][1]
     stones: dict = stats.__dict__.setdefault("_local_stones", {})
     for at, got in [*stones.items(), *kept.items()]:
@@ -941,6 +972,15 @@ def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple
     if src_levels == levels or not roll:
         return src_levels, src
     return levels, _roll_up(stats, local, kept, src_levels, src, levels)
+
+
+def leaf_keys(stats, codes: np.ndarray) -> np.ndarray:
+    """The key words of rows of leaf codes (every QI at level 0), in row slices over the threads."""
+    lay, kern = layout(stats), _kernels()
+    keys = np.empty((len(codes), lay.n_words), dtype=np.int64)
+    offsets, ones = lay.kp_off[:, 0].copy(), np.ones(len(stats.qis), dtype=np.int64)
+    spread(len(codes), 1, threads_for(stats), lambda a, z: kern.packed_keys_into(codes[a:z], lay.kp_flat, offsets, ones, lay.word_of, keys[a:z]))
+    return keys
 
 
 #: a source set of more than this many rows is first rolled up to a stepping stone
@@ -1091,9 +1131,38 @@ def _group_in_parts(keys: np.ndarray, cnt: np.ndarray, threads: int, cls_cnt: np
         spread(parts, m // parts, threads, group)
         if all(g[0] >= 0 for g in got):  # else a part overfilled its table (a skewed hash): whole
             reps = np.concatenate([g[2][:g[0]] for g in got])
-            return int(kern.first_row_order(m, reps, np.concatenate([g[1][:g[0]] for g in got]), rep, cls_cnt))
+            return in_first_row_order(m, reps, np.concatenate([g[1][:g[0]] for g in got]), rep, cls_cnt, threads)
     table = _table(m) if buffers is None else buffers.get("table0", int(kern.table_size(m)), np.int32)
     return int(kern.count_classes(keys, cnt, table, cls_cnt, rep, _NO_ROWS))
+
+
+def in_first_row_order(m: int, reps: np.ndarray, cnts: np.ndarray, rep: np.ndarray, cls_cnt: np.ndarray, threads: int) -> int:
+    """:func:`~sqlanon.stats.local_kernels.first_row_order` on up to ``threads`` threads: the
+    classes marked at their first rows (in slices of the classes), then per row slice its
+    classes counted, and placed after the slices before it (the same order on any number of
+    threads). Returns the classes."""
+    kern = _kernels()
+    use = max(1, min(threads, CORES, m // THREAD_WORK))
+    if use <= 1:
+        return int(kern.first_row_order(m, reps, cnts, rep, cls_cnt))
+    at = np.zeros(m, dtype=np.int32)
+    spread(len(reps), 1, use, lambda a, z: kern.first_rows_marked(reps, a, z, at))
+    bounds = [m * t // use for t in range(use + 1)]
+    counts = np.zeros(use, dtype=np.int64)
+
+    def count(a: int, z: int) -> None:
+        for t in range(a, z):
+            counts[t] = kern.first_rows_counted(at, bounds[t], bounds[t + 1])
+
+    spread(use, THREAD_WORK, use, count)
+    starts = np.cumsum(counts) - counts
+
+    def place(a: int, z: int) -> None:
+        for t in range(a, z):
+            kern.first_rows_placed(at, cnts, bounds[t], bounds[t + 1], int(starts[t]), rep, cls_cnt)
+
+    spread(use, THREAD_WORK, use, place)
+    return int(counts.sum())
 
 
 def _bytes(arrays) -> int:

@@ -97,12 +97,22 @@ def group_keys(keys, cnt):
 def packed_keys(codes, maps_flat, maps_off, mults, word_of, n_words):
     """Every row's key words under per-QI maps: QI ``i``'s released code is
     ``maps_flat[maps_off[i] + codes[r, i]]``, times ``mults[i]``, added to word ``word_of[i]``."""
+    keys = np.empty((codes.shape[0], n_words), dtype=np.int64)
+    packed_keys_into(codes, maps_flat, maps_off, mults, word_of, keys)
+    return keys
+
+
+@njit(cache=True, nogil=True)
+def packed_keys_into(codes, maps_flat, maps_off, mults, word_of, keys):
+    """:func:`packed_keys` into ``keys`` (as many rows as ``codes``): threads take row slices
+    (:func:`sqlanon.stats.local.leaf_keys`)."""
     m, q = codes.shape
-    keys = np.zeros((m, n_words), dtype=np.int64)
+    n_words = keys.shape[1]
     for r in range(m):
+        for w in range(n_words):
+            keys[r, w] = 0
         for i in range(q):
             keys[r, word_of[i]] += mults[i] * maps_flat[maps_off[i] + codes[r, i]]
-    return keys
 
 
 @njit(cache=True, nogil=True)
@@ -234,10 +244,35 @@ def first_row_order(m, reps, cnts, rep, cls_cnt):
     ``cnts``, concatenated) into ``rep``/``cls_cnt`` in first-row order, as one
     :func:`count_classes` gives them: a scatter by first row and one pass over the rows."""
     at = np.zeros(m, dtype=np.int32)
-    for j in range(reps.shape[0]):
+    first_rows_marked(reps, 0, reps.shape[0], at)
+    return first_rows_placed(at, cnts, 0, m, 0, rep, cls_cnt)
+
+
+@njit(cache=True, nogil=True)
+def first_rows_marked(reps, start, stop, at):
+    """Classes ``start:stop`` of a set grouped in parts (first rows ``reps``) marked at their first
+    row (``at[row] = class + 1``; ``at`` zeros elsewhere): :func:`first_row_order` in row
+    slices on threads (:func:`sqlanon.stats.local.in_first_row_order`)."""
+    for j in range(start, stop):
         at[reps[j]] = j + 1
+
+
+@njit(cache=True, nogil=True)
+def first_rows_counted(at, start, stop):
+    """The marked rows (classes' first rows, :func:`first_rows_marked`) among rows ``start:stop``."""
     n = 0
-    for r in range(m):
+    for r in range(start, stop):
+        if at[r] > 0:
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def first_rows_placed(at, cnts, start, stop, n, rep, cls_cnt):
+    """The classes marked among rows ``start:stop`` into ``rep``/``cls_cnt`` from place ``n`` on
+    (the classes of the rows before: :func:`first_rows_counted`), in row order; returns the
+    place after the last."""
+    for r in range(start, stop):
         j = at[r]
         if j > 0:
             rep[n] = r
