@@ -63,7 +63,8 @@ def test_parquet_release_of_labels_and_keys_equals_the_text_release(people, tmp_
     """A Parquet release on DuckDB writes ENUM labels and finds suppressed rows by a packed key
     (``Dialect.label_type``, ``Statistics.bad_class_keys_create``); a CSV release keeps text labels
     and the label join: the same rows, read back as text. A masked ENUM label is a typed constant
-    for a QI of fewer than ``MASK_LITERAL_LABELS`` labels, else the mapping table's column."""
+    for a QI of at most ``MASK_LITERAL_LABELS`` labels (its released values and ``*``), else the
+    mapping table's column."""
     from sqlanon.release import write
 
     monkeypatch.setattr(write, "MASK_LITERAL_LABELS", literal_labels)

@@ -209,8 +209,8 @@ def masked_labels(engine, stats, recoding) -> list[exp.Expr | None]:
     table's ``masked`` column)."""
     out: list[exp.Expr | None] = []
     for i in range(len(stats.hierarchies)):
-        values = recoding.values(i)
-        kind = _label_type(engine, values) if len(values) < MASK_LITERAL_LABELS else None
+        labels = {*recoding.values(i), SUPPRESSED}
+        kind = engine.dialect.label_type(sorted(labels)) if len(labels) <= MASK_LITERAL_LABELS else None
         out.append(exp.cast(lit(SUPPRESSED), kind) if kind is not None else None)
     return out
 
