@@ -191,9 +191,11 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, lea
     return names
 
 
-def _label_type(engine, values) -> exp.DataType | None:
-    """The type of a QI's released labels and the mark ``*`` (:meth:`Dialect.label_type`)."""
-    return engine.dialect.label_type(sorted({*values, SUPPRESSED}))
+def _label_type(engine, values, most: int | None = None) -> exp.DataType | None:
+    """The type of a QI's released labels and the mark ``*`` (:meth:`Dialect.label_type`); None
+    above ``most`` labels when given."""
+    labels = sorted({*values, SUPPRESSED})
+    return None if most is not None and len(labels) > most else engine.dialect.label_type(labels)
 
 
 #: a masked label is written as a typed constant (``CAST('*' AS ENUM(..))``) when its type has
@@ -209,8 +211,7 @@ def masked_labels(engine, stats, recoding) -> list[exp.Expr | None]:
     table's ``masked`` column)."""
     out: list[exp.Expr | None] = []
     for i in range(len(stats.hierarchies)):
-        labels = {*recoding.values(i), SUPPRESSED}
-        kind = engine.dialect.label_type(sorted(labels)) if len(labels) <= MASK_LITERAL_LABELS else None
+        kind = _label_type(engine, recoding.values(i), MASK_LITERAL_LABELS)
         out.append(exp.cast(lit(SUPPRESSED), kind) if kind is not None else None)
     return out
 
