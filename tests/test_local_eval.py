@@ -216,14 +216,16 @@ def test_grouping_in_hash_parts_equals_a_dict(seed, monkeypatch):
     assert list(zip(rep[:n].tolist(), cls_cnt[:n].tolist())) == want and calls == ([0, 1] if m >= 2 else [])
 
 
-def test_groupings_on_reused_buffers_equal_fresh_ones(monkeypatch):
-    """The roll-ups' working buffers (:class:`local.Scratch`) are reused grouping after grouping,
-    larger and smaller sets, whole and in hash parts: what a grouping left in a table or a class
-    buffer never shows in the next one's answer."""
+@pytest.mark.parametrize("room", [0, 400])
+def test_groupings_on_reused_buffers_equal_fresh_ones(room, monkeypatch):
+    """The roll-ups' working buffers (:class:`local.Scratch`, grown in steps or at once to the
+    room for the largest set) are reused grouping after grouping, larger and smaller sets, whole
+    and in hash parts: what a grouping left in a table, a class buffer or the first rows' marks
+    never shows in the next one's answer."""
     rng = np.random.default_rng(5)
     monkeypatch.setattr(local, "THREAD_WORK", 1)
     monkeypatch.setattr(local, "CORES", 8)
-    held = local.Scratch()
+    held = local.Scratch(room)
     for _ in range(30):
         m, words = int(rng.integers(1, 400)), int(rng.integers(1, 3))
         keys = rng.integers(0, int(rng.integers(1, 80)), size=(m, words)).astype(np.int64)
@@ -231,9 +233,11 @@ def test_groupings_on_reused_buffers_equal_fresh_ones(monkeypatch):
         threads = int(rng.choice([1, 2, 3]))
         fresh = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32)
         n = local._group_in_parts(keys, cnt, threads, *fresh)
-        reused = held.get("classes", m, np.int64), held.get("first_rows", m, np.int32)
+        reused = held.get("classes", m, np.int64, held.rows), held.get("first_rows", m, np.int32, held.rows)
         assert local._group_in_parts(keys, cnt, threads, *reused, held) == n
         assert (reused[0][:n] == fresh[0][:n]).all() and (reused[1][:n] == fresh[1][:n]).all()
+    if room:  # every buffer got its room at once: none was replaced by a larger one
+        assert all(len(b) >= room for name, b in held._held.items() if not name.startswith("table"))
 
 
 def test_no_more_parts_than_cores(monkeypatch):
@@ -547,6 +551,37 @@ def _evaluated_in_batches(stats, rng, nodes, ok, metric):
     return got
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_nodes_on_kept_buffers_equal_the_sql_statement(seed, tmp_path, monkeypatch):
+    """Batches of nodes on three threads, each taking the next node as it finishes one, on
+    buffers kept from batch to batch (grown for a larger set, reused for smaller ones): every
+    node equals the SQL statement, and the threads' buffers are the ones kept."""
+    monkeypatch.setattr(local, "THREAD_WORK", 1)
+    monkeypatch.setattr(local, "CORES", 8)
+    monkeypatch.setattr(local, "threads_for", lambda stats: 3)
+    rng = random.Random(31 * seed + 1)
+    engine = connect(threads=1)
+    ran: list[int] = []
+    on, split = local.nodes_on_threads, local._evaluate_split
+    monkeypatch.setattr(local, "nodes_on_threads", lambda stats, tasks, items, threads: ran.append(len(items)) or on(stats, tasks, items, threads))
+    monkeypatch.setattr(local, "_evaluate_split", lambda *a: ran.append(1) or split(*a))  # a batch's leftover node, over all threads
+    try:
+        case = brute.random_case(rng, tmp_path, n_qi=rng.randint(3, 4), n_rows=rng.randint(150, 300))
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)
+        rng.shuffle(nodes)
+        metric = metric_of(rng.choice(LOCAL_METRICS), rng, len(stats.qis))
+        ok = Requirement([KAnonymity(rng.randint(2, 5))], budget=rng.randint(0, 10)).predicate()
+        got = _evaluated_in_batches(stats, rng, nodes, ok, metric)
+        for a, b in zip(got, by_sql(stats, nodes, ok, metric)):
+            same(a, b, f"kept buffers seed={seed} node={a.node}")
+        held = local.scratch(stats)._held
+        assert sum(ran) == len(nodes) and max(ran) >= 3  # every node grouped once, some batches on 3 threads
+        assert {"node_keys0", "node_keys1", "node_keys2", "node_table0", "node_classes2", "node_first_rows1"} <= set(held)
+    finally:
+        engine.close()
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_stepping_stones_equal_the_sql_statement(seed, tmp_path, monkeypatch):
     """A source over STONE_ROWS rows is first rolled up to a stepping stone (an evaluated node it
@@ -754,7 +789,9 @@ def test_the_first_row_order_on_threads_equals_the_one_thread_order(seed, monkey
         assert k == n and want_rep[:n].tolist() == sorted(reps.tolist())
         for threads in (1, 2, 3, 7):
             rep, cnt = np.full(m, -7, dtype=np.int32), np.full(m, -7, dtype=np.int64)
-            assert local.in_first_row_order(m, reps, cnts, rep, cnt, threads) == n
+            # on a marks buffer a grouping before left dirty, or on fresh zeros
+            marks = rng.integers(-3, 50, size=m + int(rng.integers(0, 9))).astype(np.int32) if threads % 2 else None
+            assert local.in_first_row_order(m, reps, cnts, rep, cnt, threads, marks) == n
             assert rep[:n].tolist() == want_rep[:n].tolist() and cnt[:n].tolist() == want_cnt[:n].tolist(), (m, n, threads)
             assert dict(zip(rep[:n].tolist(), cnt[:n].tolist())) == dict(zip(reps.tolist(), cnts.tolist()))
 

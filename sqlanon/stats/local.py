@@ -267,6 +267,7 @@ def _load() -> None:
         program = (np.zeros((1, 3), dtype=np.int64), spec, np.zeros(3, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(2), off2)
         summary, sums = np.zeros((1, 6), dtype=np.int64), np.zeros((1, 1))
         kern.evaluate_nodes(codes, cnt, keys, zero, off2.copy(), flat, off2, zero, *program, 0, 1, summary, sums)
+        kern.evaluate_nodes_on(codes, cnt, keys, zero, off2.copy(), flat, off2, zero, *program, 0, 1, summary, sums, np.empty_like(keys), table, cls_cnt, rep)
         kern.summarize(cls_cnt, rep, n, codes, off2[0], *program, summary[0], sums[0])
         kern.threshold_many(codes, cnt, flat, off2, off2 + 1, off2.copy(), one, 1, np.zeros(2), off2.copy(), 0, 1, np.zeros((1, 4), dtype=np.int64), np.zeros((1, 1)))
         _WARM["ready"] = True
@@ -1027,12 +1028,18 @@ def _table(rows: int) -> np.ndarray:
     return np.empty(_kernels().table_size(rows), dtype=np.int32)
 
 
-def move_keys(stats, codes: np.ndarray, keys: np.ndarray, src_levels, levels) -> np.ndarray:
+def move_keys(stats, codes: np.ndarray, keys: np.ndarray, src_levels, levels, scratch_out: bool = False) -> np.ndarray:
     """The key words ``keys`` of a set's rows (leaf codes ``codes``) at ``src_levels`` moved to
-    ``levels``: row slices over the threads."""
+    ``levels``: row slices over the threads. With ``scratch_out``, into ``stats``' working
+    buffer for moved keys (valid until the next such move: a roll-up's or a split node's)."""
     lay, kern = layout(stats), _kernels()
     ref, node = np.asarray(src_levels, dtype=np.int64), np.asarray(levels, dtype=np.int64)
-    out = np.empty(keys.shape, dtype=np.int64)
+    if scratch_out:
+        held = scratch(stats)
+        words = keys.shape[1]
+        out = held.get("moved_keys", keys.size, np.int64, max(held.rows, len(keys)) * words).reshape(keys.shape)
+    else:
+        out = np.empty(keys.shape, dtype=np.int64)
     spread(len(codes), 1, threads_for(stats),
            lambda a, z: kern.move_keys_into(codes[a:z], keys[a:z], ref, node, lay.kp_flat, lay.kp_off, lay.word_of, out[a:z]))
     return out
@@ -1052,7 +1059,7 @@ def rolled_up(stats, src, src_levels, levels):
     saved)."""
     codes, cnt, keys = src
     kern, threads = _kernels(), threads_for(stats)
-    keys = move_keys(stats, codes, keys, src_levels, levels)
+    keys = move_keys(stats, codes, keys, src_levels, levels, scratch_out=True)
     n, cls_cnt, rep = _grouped(stats, keys, cnt)
     out_codes = np.empty((n, codes.shape[1]), dtype=codes.dtype)
     out_keys = np.empty((n, keys.shape[1]), dtype=np.int64)
@@ -1066,31 +1073,41 @@ class Scratch:
     per-part classes and class buffers were fresh arrays each time (~45 MB at 1.6M rows), and a
     first touch of memory is page faults (on this 2-core VM up to ~1.8 ms a MB). 10M Adult-like
     rows, k=10, 5 %, two threads, alternated four times with the fresh arrays: the groupings
-    0.53-0.61 -> 0.43-0.47 s, the in-process evaluation 1.64-1.73 -> 1.53-1.67 s. (Reusing the
-    nodes' kernel buffers and the moved keys too measured slower: left fresh.)
+    0.53-0.61 -> 0.43-0.47 s, the in-process evaluation 1.64-1.73 -> 1.53-1.67 s.
+
+    A buffer grows at once to ``room`` (its size for the largest set the search can group:
+    ``rows``, the fetched set's): memory is only touched, and paid for in page faults and RSS,
+    where a grouping writes, so the room costs nothing until used, while growing in steps paid
+    the faults again at every larger set (10M Adult-like rows, k=10, 5 %: the groupings' buffers
+    faulted 198 MB in one search).
 
     >>> held = Scratch()
     >>> a = held.get("t", 8, np.int32); b = held.get("t", 4, np.int32)
     >>> b.base is a.base, b.shape, held.get("t", 16, np.int32).base is a.base
     (True, (4,), False)
+    >>> c = held.get("u", 4, np.int64, room=100); c.shape, held.get("u", 90, np.int64).base is c.base
+    ((4,), True)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, rows: int = 0) -> None:
         self._held: dict[str, np.ndarray] = {}
+        self.rows = rows
 
-    def get(self, name: str, size: int, dtype) -> np.ndarray:
-        """``size`` values of ``dtype`` named ``name``: the held buffer when it is large enough."""
+    def get(self, name: str, size: int, dtype, room: int = 0) -> np.ndarray:
+        """``size`` values of ``dtype`` named ``name``: the held buffer when it is large enough,
+        else a new one of at least ``room`` values."""
         held = self._held.get(name)
         if held is None or held.shape[0] < size or held.dtype != np.dtype(dtype):
-            held = self._held[name] = np.empty(max(size, 1), dtype=dtype)
+            held = self._held[name] = np.empty(max(size, room, 1), dtype=dtype)
         return held[:size]
 
 
 def scratch(stats) -> Scratch:
-    """The working buffers of ``stats`` (one search's: one caller at a time)."""
+    """The working buffers of ``stats`` (one search's: one caller at a time), with room for its
+    base set's rows."""
     got = stats.__dict__.get("_local_scratch")
     if got is None:
-        got = stats.__dict__["_local_scratch"] = Scratch()
+        got = stats.__dict__["_local_scratch"] = Scratch(int(stats.base.rows or 0))
     return got
 
 
@@ -1099,7 +1116,7 @@ def _grouped(stats, keys: np.ndarray, cnt: np.ndarray) -> tuple[int, np.ndarray,
     ``stats``' working buffers: the classes' number, counts and first rows (valid until the next
     grouping on those buffers)."""
     held, m = scratch(stats), max(len(cnt), 1)
-    cls_cnt, rep = held.get("classes", m, np.int64), held.get("first_rows", m, np.int32)
+    cls_cnt, rep = held.get("classes", m, np.int64, held.rows), held.get("first_rows", m, np.int32, held.rows)
     return _group_in_parts(keys, cnt, threads_for(stats), cls_cnt, rep, held), cls_cnt, rep
 
 
@@ -1118,10 +1135,12 @@ def _group_in_parts(keys: np.ndarray, cnt: np.ndarray, threads: int, cls_cnt: np
         held = buffers or Scratch()
         slots = int(kern.table_size(-(-m // parts)))
         size = min(m, slots // 2 + slots // 4)  # group_part's limit
-        tables = [held.get(f"table{p}", slots, np.int32) for p in range(parts)]
-        p_cnts = [held.get(f"cnt{p}", size, np.int64) for p in range(parts)]
-        p_reps = [held.get(f"rep{p}", size, np.int32) for p in range(parts)]
-        hashes = held.get("hashes", m, np.uint64)
+        most = max(held.rows, m)
+        room = int(kern.table_size(-(-most // parts)))
+        tables = [held.get(f"table{p}", slots, np.int32, room) for p in range(parts)]
+        p_cnts = [held.get(f"cnt{p}", size, np.int64, most) for p in range(parts)]
+        p_reps = [held.get(f"rep{p}", size, np.int32, most) for p in range(parts)]
+        hashes = held.get("hashes", m, np.uint64, most)
         spread(m, 1, parts, lambda a, z: kern.hash_rows(keys, a, z, hashes))
 
         def group(a: int, z: int) -> None:
@@ -1130,22 +1149,31 @@ def _group_in_parts(keys: np.ndarray, cnt: np.ndarray, threads: int, cls_cnt: np
 
         spread(parts, m // parts, threads, group)
         if all(g[0] >= 0 for g in got):  # else a part overfilled its table (a skewed hash): whole
-            reps = np.concatenate([g[2][:g[0]] for g in got])
-            return in_first_row_order(m, reps, np.concatenate([g[1][:g[0]] for g in got]), rep, cls_cnt, threads)
-    table = _table(m) if buffers is None else buffers.get("table0", int(kern.table_size(m)), np.int32)
+            n = sum(g[0] for g in got)
+            reps, cnts = held.get("part_reps", n, np.int32, most), held.get("part_cnts", n, np.int64, most)
+            at = 0
+            for g in got:
+                reps[at:at + g[0]], cnts[at:at + g[0]] = g[2][:g[0]], g[1][:g[0]]
+                at += g[0]
+            return in_first_row_order(m, reps, cnts, rep, cls_cnt, threads, held.get("first_row_marks", m, np.int32, most))
+    table = _table(m) if buffers is None else buffers.get("table0", int(kern.table_size(m)), np.int32, int(kern.table_size(max(buffers.rows, m))))
     return int(kern.count_classes(keys, cnt, table, cls_cnt, rep, _NO_ROWS))
 
 
-def in_first_row_order(m: int, reps: np.ndarray, cnts: np.ndarray, rep: np.ndarray, cls_cnt: np.ndarray, threads: int) -> int:
+def in_first_row_order(m: int, reps: np.ndarray, cnts: np.ndarray, rep: np.ndarray, cls_cnt: np.ndarray, threads: int, marks: np.ndarray | None = None) -> int:
     """:func:`~sqlanon.stats.local_kernels.first_row_order` on up to ``threads`` threads: the
-    classes marked at their first rows (in slices of the classes), then per row slice its
-    classes counted, and placed after the slices before it (the same order on any number of
-    threads). Returns the classes."""
+    classes marked at their first rows (in slices of the classes; on ``marks``, ``m`` int32
+    values, when given), then per row slice its classes counted, and placed after the slices
+    before it (the same order on any number of threads). Returns the classes."""
     kern = _kernels()
     use = max(1, min(threads, CORES, m // THREAD_WORK))
     if use <= 1:
         return int(kern.first_row_order(m, reps, cnts, rep, cls_cnt))
-    at = np.zeros(m, dtype=np.int32)
+    if marks is None:
+        at = np.zeros(m, dtype=np.int32)
+    else:
+        at = marks[:m]
+        spread(m, 1, use, lambda a, z: at[a:z].fill(0))
     spread(len(reps), 1, use, lambda a, z: kern.first_rows_marked(reps, a, z, at))
     bounds = [m * t // use for t in range(use + 1)]
     counts = np.zeros(use, dtype=np.int64)
@@ -1240,7 +1268,6 @@ def _evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None
     summary = np.zeros((len(nodes), 6), dtype=np.int64)
     sums = np.zeros((len(nodes), len(prog.spec)), dtype=np.float64)
     lay = layout(stats)
-    kern = _kernels()
     tasks = []  # per cluster: its nodes and the kernel's arguments
     for members in clusters(arr):
         group = arr[members]
@@ -1251,29 +1278,17 @@ def _evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None
             base_keys = keyed(stats, at, codes, base_keys, ref)
         args = (codes, cnt, base_keys, ref, group, lay.kp_flat, lay.kp_off, lay.word_of, prog.conds, prog.spec, prog.cond_ptr, prog.part_ptr, prog.part_qi, prog.pv_flat, prog.pv_off)
         tasks.append((members, args, np.zeros((len(members), 6), dtype=np.int64), np.zeros((len(members), len(prog.spec)), dtype=np.float64)))
-    # every node of every cluster, spread over the threads by its work (the rows it groups);
-    # a node that would keep its thread busy long after the others, and what is left over a
-    # multiple of the threads (a binary search's one node), each over them all (_split_items)
+    # every node of every cluster grouped whole on a thread, the threads taking the next node as
+    # they finish one (nodes_on_threads); a node that would keep its thread busy long after the
+    # others, and what is left over a multiple of the threads (a binary search's one node), each
+    # over them all (_split_items)
     items = [(t, i) for t, task in enumerate(tasks) for i in range(len(task[0]))]
     threads = threads_for(stats)
     split = _split_items(items, [len(tasks[t][1][1]) for t, _ in items], threads)
     for t, i in split:
         _evaluate_split(stats, tasks[t][1], i, tasks[t][2][i], tasks[t][3][i])
     whole = set(items) - set(split)
-    items = [item for item in items if item in whole]
-
-    def run(a: int, z: int) -> None:
-        j = a
-        while j < z:
-            t = items[j][0]
-            stop = j
-            while stop < z and items[stop][0] == t:
-                stop += 1
-            lo = items[j][1]
-            kern.evaluate_nodes(*tasks[t][1], lo, lo + stop - j, tasks[t][2], tasks[t][3])
-            j = stop
-
-    spread(len(items), 0, threads, run, weights=[len(tasks[t][1][1]) for t, _ in items])
+    nodes_on_threads(stats, tasks, [item for item in items if item in whole], threads)
     for members, _, got, got_sums in tasks:
         summary[members] = got
         sums[members] = got_sums
@@ -1292,6 +1307,63 @@ def _evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None
     stats._maybe_materialize([(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
     return out
 
+
+
+def nodes_on_threads(stats, tasks: list, items: list, threads: int) -> None:
+    """The batch's nodes ``items`` ((task, node) pairs of :func:`evaluate`'s clusters ``tasks``)
+    each grouped whole on one thread, the threads taking the next node as they finish it, the
+    largest first (by the rows it groups), each thread on its own buffers kept on ``stats``
+    (:func:`node_buffers`). Slices fixed in advance by rows left a thread idle up to 0.08 s of a
+    0.24 s batch (10M Adult-like rows, k=10, 5 %): nodes of the same rows take different times
+    (the QIs they move, the classes they make). At most as many threads as the work pays for
+    (:data:`THREAD_WORK`); each node writes only its own rows of the outputs, so the answer does
+    not depend on the threads."""
+    if not items:
+        return
+    kern = _kernels()
+    rows = [len(tasks[t][1][1]) for t, _ in items]
+    order = sorted(range(len(items)), key=lambda j: -rows[j])
+    use = max(1, min(threads, len(items), sum(rows) // THREAD_WORK))
+    cells = max(rows[j] * tasks[t][1][2].shape[1] for j, (t, _) in enumerate(items))
+    held = [node_buffers(stats, slot, max(rows), cells) for slot in range(use)]
+    sizes = {t: int(kern.table_size(len(tasks[t][1][1]))) for t, _ in items}
+    taken = [0]
+    lock = threading.Lock()
+
+    def work(slot: int) -> None:
+        keys, table, cls_cnt, rep = held[slot]
+        while True:
+            with lock:
+                at = taken[0]
+                taken[0] += 1
+            if at >= len(order):
+                return
+            t, j = items[order[at]]
+            args, summary, sums = tasks[t][1], tasks[t][2], tasks[t][3]
+            m, words = len(args[1]), args[2].shape[1]
+            kern.evaluate_nodes_on(*args, j, j + 1, summary, sums, keys[:m * words].reshape(m, words), table[:sizes[t]], cls_cnt[:m], rep[:m])
+
+    if use == 1:
+        work(0)
+        return
+    with _POOL_LOCK:
+        if not _POOL or _POOL[0]._max_workers < use - 1:
+            _POOL[:] = [ThreadPoolExecutor(max_workers=use - 1, thread_name_prefix="sqlanon-local")]
+        pool = _POOL[0]
+    futures = [pool.submit(work, slot) for slot in range(1, use)]
+    work(0)
+    for f in futures:
+        f.result()
+
+
+def node_buffers(stats, slot: int, rows: int, cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Thread ``slot``'s buffers for grouping nodes of sets of up to ``rows`` rows and ``cells``
+    key words (rows x words; :func:`nodes_on_threads`): flat key words, a hash table, class
+    counts and first rows, on ``stats``' working buffers (:func:`scratch`), kept for the search's
+    life."""
+    held, m = scratch(stats), max(rows, 1)
+    return (held.get(f"node_keys{slot}", max(cells, 1), np.int64), held.get(f"node_table{slot}", int(_kernels().table_size(m)), np.int32),
+            held.get(f"node_classes{slot}", m, np.int64), held.get(f"node_first_rows{slot}", m, np.int32))
 
 
 def _split_items(items: list, rows: list[int], threads: int) -> list:
@@ -1333,7 +1405,7 @@ def _evaluate_split(stats, args: tuple, j: int, summary: np.ndarray, sums: np.nd
     classes in first-row order and summarized, so the answer is the node kernel's."""
     codes, cnt, base_keys, ref, group = args[:5]
     node = group[j]
-    n, cls_cnt, rep = _grouped(stats, move_keys(stats, codes, base_keys, ref, node), cnt)
+    n, cls_cnt, rep = _grouped(stats, move_keys(stats, codes, base_keys, ref, node, scratch_out=True), cnt)
     _kernels().summarize(cls_cnt, rep, n, codes, node, *args[8:], summary, sums)
 
 
