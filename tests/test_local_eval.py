@@ -419,6 +419,55 @@ def test_the_cap_is_honoured(tmp_path):
         engine.close()
 
 
+def test_the_search_memory_goes_when_the_search_is_done(tmp_path, monkeypatch):
+    """After the search (``Statistics.search_done``, called by every run) the roll-ups, stones,
+    moved keys and working buffers are gone, the fetched set stays (no new fetch), and a node
+    evaluated after that still equals the SQL statement."""
+    monkeypatch.setattr(local, "STONE_ROWS", 1)
+    monkeypatch.setattr(local, "THREAD_WORK", 1)
+    monkeypatch.setattr(local, "threads_for", lambda stats: 2)
+    rng = random.Random(8)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=250)
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        nodes = all_nodes(stats)
+        metric = METRICS["loss"]()
+        ok = Requirement([KAnonymity(2)], budget=5).predicate()
+        _evaluated_in_batches(stats, rng, nodes, ok, metric)
+        held = [name for name in local.SEARCH_MEMORY if stats.__dict__.get(name)]
+        assert "_local_scratch" in held and "_local_meets" in held, held
+        fetched = local.local_set(stats)
+        fetches: list[str] = []
+        fetch_arrow = engine.fetch_arrow
+        engine.fetch_arrow = lambda *a, **kw: fetches.append("arrow") or fetch_arrow(*a, **kw)
+        stats.search_done()
+        assert not [name for name in local.SEARCH_MEMORY if name in stats.__dict__]
+        assert local.local_set(stats) is fetched
+        got = stats.evaluate_many(nodes[-4:], ok, lambda n: metric.aggregates(stats, n), metric=metric)
+        for a, b in zip(got, by_sql(stats, nodes[-4:], ok, metric)):
+            same(a, b, f"after the search node={a.node}")
+        assert fetches == []
+    finally:
+        engine.close()
+
+
+def test_a_run_lets_the_search_memory_go(tmp_path, monkeypatch):
+    """``anonymize`` ends the search with ``Statistics.search_done`` before the verification."""
+    import sqlanon.run.api as api
+    from sqlanon.stats.core import Statistics
+
+    calls: list[str] = []
+    done = Statistics.search_done
+    monkeypatch.setattr(Statistics, "search_done", lambda self: calls.append("done") or done(self))
+    verify = api.verify_plan
+    monkeypatch.setattr(api, "verify_plan", lambda *a, **kw: calls.append("verify") or verify(*a, **kw))
+    adult = os.path.join(os.path.dirname(__file__), "..", "examples", "adult")
+    qi = {c: os.path.join(adult, f"adult_hierarchy_{c}.csv") for c in ("age", "sex", "race")}
+    api.anonymize(input=os.path.join(adult, "adult.csv"), qi=qi, k=5, delimiter=";", output=str(tmp_path / "out.csv"))
+    assert calls == ["done", "verify"]
+
+
 def test_the_set_is_fetched_once(tmp_path):
     """One statement fetches the set's codes; every node after that runs none."""
     rng = random.Random(6)
@@ -577,7 +626,7 @@ def test_nodes_on_kept_buffers_equal_the_sql_statement(seed, tmp_path, monkeypat
             same(a, b, f"kept buffers seed={seed} node={a.node}")
         held = local.scratch(stats)._held
         assert sum(ran) == len(nodes) and max(ran) >= 3  # every node grouped once, some batches on 3 threads
-        assert {"node_keys0", "node_keys1", "node_keys2", "node_table0", "node_classes2", "node_first_rows1"} <= set(held)
+        assert {"moved_keys", "node_keys1", "node_keys2", "table0", "node_classes2", "node_first_rows1"} <= set(held)
     finally:
         engine.close()
 

@@ -263,6 +263,7 @@ def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, m
     policy, search = run.policy, run.policy.strategy.search
     with run.reporter.phase(f"search {search}") as phase, serial_search(stats, search):
         plan = run_search(policy, run.session, stats, requirement, metric, run.say, phase)
+    stats.search_done()
     run.clock.lap("search")
     if not plan.local:
         stats.keep_final(target(plan))  # read by the verification, the report and the release

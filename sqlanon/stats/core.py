@@ -664,6 +664,10 @@ class Statistics:
         held = self.base.rows + sum(f.rows for f in self.saved if f is not self.base) + rows
         return held * ROW_BYTES * (len(self.qis) + 1) <= SAVED_SHARE * budget
 
+    def search_done(self) -> None:
+        """The search is over: its in-process working memory goes (:func:`local.drop_search_memory`)."""
+        local.drop_search_memory(self)
+
     def keep_final(self, node: Node) -> None:
         """Save the released node's frequency set (one roll-up) when the smallest saved set it
         generalizes has over ``materialize_rows`` rows: the verification, the report and the
