@@ -1357,8 +1357,17 @@ def nodes_on_threads(stats, tasks: list, items: list, threads: int) -> None:
             m, words = len(args[1]), args[2].shape[1]
             kern.evaluate_nodes_on(*args, j, j + 1, summary, sums, keys[:m * words].reshape(m, words), table[:sizes[t]], cls_cnt[:m], rep[:m])
 
-    if use == 1:
-        work(0)
+    if use == 1:  # one kernel call per cluster's run of nodes (a wide table's batches: many small nodes)
+        keys, table, cls_cnt, rep = held[0]
+        at = 0
+        while at < len(items):
+            t, j = items[at]
+            stop = at
+            while stop < len(items) and items[stop][0] == t and items[stop][1] == j + stop - at:
+                stop += 1
+            args, m, words = tasks[t][1], len(tasks[t][1][1]), tasks[t][1][2].shape[1]
+            kern.evaluate_nodes_on(*args, j, j + stop - at, tasks[t][2], tasks[t][3], keys[:m * words].reshape(m, words), table[:sizes[t]], cls_cnt[:m], rep[:m])
+            at = stop
         return
     with _POOL_LOCK:
         if not _POOL or _POOL[0]._max_workers < use - 1:
