@@ -467,29 +467,17 @@ def summarize(cls_cnt, rep, n, codes, node, conds, spec, cond_ptr, part_ptr, par
 
 
 @njit(cache=True, nogil=True)
-def evaluate_nodes(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, start, stop, summary, sums):
+def evaluate_nodes_on(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, start, stop, summary, sums,
+                      keys, table, cls_cnt, rep):
     """Nodes ``start..stop`` (rows of ``nodes``) over a set at the reference levels ``ref`` (its
     rows' leaf codes ``codes``, key words ``base_keys``): each node's key words moved to its
     levels, its rows grouped, :func:`summarize` into its rows of ``summary`` (nodes x 6, int64)
-    and ``sums`` (nodes x len(spec), float64), on buffers allocated once for the slice. Releases
-    the GIL: threads take slices of a batch; each node's sums are taken in its classes' order
-    (first row order), so the answer does not depend on the threads."""
-    m = codes.shape[0]
-    keys = np.empty(base_keys.shape, dtype=np.int64)
-    table = np.empty(table_size(m), dtype=np.int32)
-    cls_cnt = np.empty(max(m, 1), dtype=np.int64)
-    rep = np.empty(max(m, 1), dtype=np.int32)
-    evaluate_nodes_on(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, start, stop, summary, sums,
-                      keys, table, cls_cnt, rep)
-
-
-@njit(cache=True, nogil=True)
-def evaluate_nodes_on(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_of, conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, start, stop, summary, sums,
-                      keys, table, cls_cnt, rep):
-    """:func:`evaluate_nodes` on the caller's buffers: ``keys`` shaped as ``base_keys``, a
-    ``table`` of :func:`table_size` of the rows, ``cls_cnt`` and ``rep`` at least as long as the
-    rows. A thread that keeps its buffers from batch to batch touches no fresh memory (a node
-    over 1.6M rows: ~50 MB of page faults each call otherwise)."""
+    and ``sums`` (nodes x len(spec), float64), on the caller's buffers: ``keys`` shaped as
+    ``base_keys``, a ``table`` of :func:`table_size` of the rows, ``cls_cnt`` and ``rep`` at least
+    as long as the rows. A thread that keeps its buffers from batch to batch touches no fresh
+    memory (a node over 1.6M rows: ~50 MB of page faults a call on fresh ones). Releases the GIL:
+    threads take nodes of a batch; each node's sums are taken in its classes' order (first row
+    order), so the answer does not depend on the threads."""
     no_rows = np.empty(0, dtype=np.int32)
     for j in range(start, stop):
         move_keys_into(codes, base_keys, ref, nodes[j], kp_flat, kp_off, word_of, keys)
