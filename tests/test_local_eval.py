@@ -400,15 +400,18 @@ def test_a_shape_the_compiler_does_not_take_stays_sql(tmp_path):
         engine.close()
 
 
-def test_the_cap_is_honoured(tmp_path):
-    rng = random.Random(5)
-    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=200)
+def _small_case(rng, tmp_path, n_rows: int, metric: str):
+    """A prepared 3-QI case on a one-thread engine: the engine, the stats, every node, ``metric``
+    and a k=2 predicate with a budget of 5."""
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=n_rows)
     engine = connect(threads=1)
+    stats = make_stats(engine, case, ClassNeeds())
+    return engine, stats, all_nodes(stats), METRICS[metric](), Requirement([KAnonymity(2)], budget=5).predicate()
+
+
+def test_the_cap_is_honoured(tmp_path):
+    engine, stats, nodes, metric, ok = _small_case(random.Random(5), tmp_path, 200, "precision")
     try:
-        stats = make_stats(engine, case, ClassNeeds())
-        nodes = all_nodes(stats)
-        metric = METRICS["precision"]()
-        ok = Requirement([KAnonymity(2)], budget=5).predicate()
         stats.local_rows = stats.base.rows - 1  # one row over the cap
         stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
         assert stats.nodes_local == 0 and "_local_set" not in stats.__dict__
@@ -427,13 +430,8 @@ def test_the_search_memory_goes_when_the_search_is_done(tmp_path, monkeypatch):
     monkeypatch.setattr(local, "THREAD_WORK", 1)
     monkeypatch.setattr(local, "threads_for", lambda stats: 2)
     rng = random.Random(8)
-    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=250)
-    engine = connect(threads=1)
+    engine, stats, nodes, metric, ok = _small_case(rng, tmp_path, 250, "loss")
     try:
-        stats = make_stats(engine, case, ClassNeeds())
-        nodes = all_nodes(stats)
-        metric = METRICS["loss"]()
-        ok = Requirement([KAnonymity(2)], budget=5).predicate()
         _evaluated_in_batches(stats, rng, nodes, ok, metric)
         held = [name for name in local.SEARCH_MEMORY if stats.__dict__.get(name)]
         assert "_local_scratch" in held and "_local_meets" in held, held
@@ -600,6 +598,20 @@ def _evaluated_in_batches(stats, rng, nodes, ok, metric):
     return got
 
 
+def _batches_equal_sql(stats, rng, where: str) -> tuple:
+    """Every node, shuffled, in random batches (:func:`_evaluated_in_batches`) under a random
+    metric and k-anonymity predicate, equals the SQL statement; returns the nodes, the
+    predicate and the metric."""
+    nodes = all_nodes(stats)
+    rng.shuffle(nodes)
+    metric = metric_of(rng.choice(LOCAL_METRICS), rng, len(stats.qis))
+    ok = Requirement([KAnonymity(rng.randint(2, 5))], budget=rng.randint(0, 10)).predicate()
+    got = _evaluated_in_batches(stats, rng, nodes, ok, metric)
+    for a, b in zip(got, by_sql(stats, nodes, ok, metric)):
+        same(a, b, f"{where} node={a.node}")
+    return nodes, ok, metric
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_nodes_on_kept_buffers_equal_the_sql_statement(seed, tmp_path, monkeypatch):
     """Batches of nodes on three threads, each taking the next node as it finishes one, on
@@ -617,13 +629,7 @@ def test_nodes_on_kept_buffers_equal_the_sql_statement(seed, tmp_path, monkeypat
     try:
         case = brute.random_case(rng, tmp_path, n_qi=rng.randint(3, 4), n_rows=rng.randint(150, 300))
         stats = make_stats(engine, case, ClassNeeds())
-        nodes = all_nodes(stats)
-        rng.shuffle(nodes)
-        metric = metric_of(rng.choice(LOCAL_METRICS), rng, len(stats.qis))
-        ok = Requirement([KAnonymity(rng.randint(2, 5))], budget=rng.randint(0, 10)).predicate()
-        got = _evaluated_in_batches(stats, rng, nodes, ok, metric)
-        for a, b in zip(got, by_sql(stats, nodes, ok, metric)):
-            same(a, b, f"kept buffers seed={seed} node={a.node}")
+        nodes, _, _ = _batches_equal_sql(stats, rng, f"kept buffers seed={seed}")
         held = local.scratch(stats)._held
         assert sum(ran) == len(nodes) and max(ran) >= 3  # every node grouped once, some batches on 3 threads
         assert {"moved_keys", "node_keys1", "node_keys2", "table0", "node_classes2", "node_first_rows1"} <= set(held)
@@ -654,13 +660,7 @@ def test_stepping_stones_equal_the_sql_statement(seed, tmp_path, monkeypatch):
             stats = make_stats(engine, case, ClassNeeds())
             if stats.base.rows >= 12:
                 break
-        nodes = all_nodes(stats)
-        rng.shuffle(nodes)
-        metric = metric_of(rng.choice(LOCAL_METRICS), rng, len(stats.qis))
-        ok = Requirement([KAnonymity(rng.randint(2, 5))], budget=rng.randint(0, 10)).predicate()
-        got = _evaluated_in_batches(stats, rng, nodes, ok, metric)
-        for a, b in zip(got, by_sql(stats, nodes, ok, metric)):
-            same(a, b, f"stones seed={seed} node={a.node}")
+        _, ok, metric = _batches_equal_sql(stats, rng, f"stones seed={seed}")
         stones = stats.__dict__.get("_local_stones", {})
         assert stones and any(s is not None for s in made), (made, stats.base.rows)
         fetched = local.local_set(stats)
