@@ -422,6 +422,31 @@ def test_the_cap_is_honoured(tmp_path):
         engine.close()
 
 
+def test_the_memory_limit_bounds_the_threads_holding_node_buffers(tmp_path, monkeypatch):
+    """Each thread grouping nodes keeps its buffers for the search's life; within the memory
+    limit (what ``enabled`` counts, plus the buffers) a batch's nodes use only as many threads as
+    have room, and the answers stay the SQL statement's."""
+    monkeypatch.setattr(local, "THREAD_WORK", 1)
+    monkeypatch.setattr(local, "CORES", 8)
+    monkeypatch.setattr(local, "threads_for", lambda stats: 4)
+    engine, stats, nodes, metric, ok = _small_case(random.Random(3), tmp_path, 250, "lm")
+    try:
+        per_thread = stats.base.rows * (8 * local.layout(stats).n_words + 28)
+        stats.__dict__["_local_budget"] = local._held_bytes(stats) + per_thread  # room for one more thread's buffers
+        assert [local.node_slots(stats, t) for t in (1, 2, 4)] == [1, 2, 2]
+        got = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+        for a, b in zip(got, by_sql(stats, nodes, ok, metric)):
+            same(a, b, f"bounded threads node={a.node}")
+        held = local.scratch(stats)._held
+        assert "node_keys1" in held and "node_keys2" not in held and "node_keys3" not in held
+        stats.__dict__["_local_budget"] = local._held_bytes(stats) - 1  # none: still the one thread
+        assert local.node_slots(stats, 4) == 1
+        stats.__dict__["_local_budget"] = None  # no limit: every thread
+        assert local.node_slots(stats, 4) == 4
+    finally:
+        engine.close()
+
+
 def test_the_search_memory_goes_when_the_search_is_done(tmp_path, monkeypatch):
     """After the search (``Statistics.search_done``, called by every run) the roll-ups, stones,
     moved keys and working buffers are gone, the fetched set stays (no new fetch), and a node

@@ -328,7 +328,26 @@ def enabled(stats) -> bool:
     if "_local_budget" not in stats.__dict__:
         stats.__dict__["_local_budget"] = stats.engine.memory_bytes() if rows > STONE_ROWS else None
     budget = stats.__dict__["_local_budget"]
-    return not budget or rows * (4 * len(stats.qis) + 16) * (3 + 2 * KEPT + STONES) <= budget
+    return not budget or _held_bytes(stats) <= budget
+
+
+def _held_bytes(stats) -> int:
+    """What :func:`enabled` counts against the memory limit (the first thread's node buffers are
+    the roll-ups' working buffers, among them)."""
+    return stats.base.rows * (4 * len(stats.qis) + 16) * (3 + 2 * KEPT + STONES)
+
+
+def node_slots(stats, threads: int) -> int:
+    """Of ``threads``, how many may each hold node buffers (:func:`node_buffers`: a thread's key
+    words, hash table, class counts and first rows, up to ~36 bytes a base-set row for one key
+    word) beside what :func:`enabled` counts, within the engine's memory limit: at least one.
+    Each thread keeps its buffers for the search's life, so on many cores they add up (16
+    threads, 1.6M rows: ~0.9 GB); past the limit a batch's nodes use fewer threads."""
+    budget = stats.__dict__.get("_local_budget")
+    if not budget or threads <= 1:
+        return max(threads, 1)
+    per_slot = stats.base.rows * (8 * layout(stats).n_words + 28)
+    return max(1, min(threads, 1 + (budget - _held_bytes(stats)) // max(per_slot, 1)))
 
 
 def local_set(stats) -> LocalSet | None:
@@ -1336,7 +1355,7 @@ def nodes_on_threads(stats, tasks: list, items: list, threads: int) -> None:
     kern = _kernels()
     rows = [len(tasks[t][1][1]) for t, _ in items]
     order = sorted(range(len(items)), key=lambda j: -rows[j])
-    use = max(1, min(threads, len(items), sum(rows) // THREAD_WORK))
+    use = max(1, min(node_slots(stats, threads), len(items), sum(rows) // THREAD_WORK))
     cells = max(rows[j] * tasks[t][1][2].shape[1] for j, (t, _) in enumerate(items))
     held = [node_buffers(stats, slot, max(rows), cells) for slot in range(use)]
     sizes = {t: int(kern.table_size(len(tasks[t][1][1]))) for t, _ in items}
