@@ -284,18 +284,20 @@ def _start_probes(lattice: Lattice, active: list[Probe], cands: np.ndarray, prio
     if starts and len(scan):
         cand, running = lattice.nodes[scan][:, None, :], lattice.nodes[starts][None, :, :]
         scan = scan[~((cand <= running).all(axis=2) | (cand >= running).all(axis=2)).any(axis=1)]
-    added: list[int] = []
-    for idx in scan:
+    # a candidate comparable to a probe started this round is skipped (its path would overlap
+    # it): each start marks the candidates after it at once, not each candidate checked against
+    # every start (~1 ms a round in Python at 10M rows, 0 %: 50 rounds)
+    nodes = lattice.nodes[scan]
+    skipped = np.zeros(len(scan), dtype=bool)
+    for j, idx in enumerate(scan.tolist()):
         if len(starts) >= probes:
             break
-        idx = int(idx)
-        if added:
-            others, node = lattice.nodes[added], lattice.nodes[idx]
-            if ((others <= node).all(axis=1) | (others >= node).all(axis=1)).any():
-                continue  # its path would overlap a probe started this round
+        if skipped[j]:
+            continue
         active.append(Probe(lattice, idx, prior, _threshold(lattice) if truncate else np.inf))
         starts.append(idx)
-        added.append(idx)
+        rest, node = nodes[j + 1:], nodes[j]
+        skipped[j + 1:] |= (rest <= node).all(axis=1) | (rest >= node).all(axis=1)
 
 
 def _next_of_probes(lattice: Lattice, active: list[Probe], cands: np.ndarray, batch: int) -> list[int]:
