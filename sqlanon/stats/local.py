@@ -284,6 +284,14 @@ def threads_for(stats) -> int:
     return max(1, int(getattr(stats.engine, "threads", None) or CORES))
 
 
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """The kernels' thread pool, with at least ``workers`` threads (made again when smaller)."""
+    with _POOL_LOCK:
+        if not _POOL or _POOL[0]._max_workers < workers:
+            _POOL[:] = [ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sqlanon-local")]
+        return _POOL[0]
+
+
 def spread(n: int, work: int, threads: int, run: Callable[[int, int], None], weights: Sequence[int] | None = None) -> None:
     """``run(start, stop)`` over slices of ``0..n`` (the kernels release the GIL), on at most
     ``threads`` threads and only as many as the work (``work`` per item, or each item's
@@ -296,10 +304,7 @@ def spread(n: int, work: int, threads: int, run: Callable[[int, int], None], wei
         if n:
             run(0, n)
         return
-    with _POOL_LOCK:
-        if not _POOL or _POOL[0]._max_workers < use - 1:
-            _POOL[:] = [ThreadPoolExecutor(max_workers=use - 1, thread_name_prefix="sqlanon-local")]
-        pool = _POOL[0]
+    pool = _pool(use - 1)
     if weights is None:
         bounds = [n * t // use for t in range(use + 1)]
     else:
@@ -1387,10 +1392,7 @@ def nodes_on_threads(stats, tasks: list, items: list, threads: int) -> None:
             kern.evaluate_nodes_on(*args, j, j + stop - at, tasks[t][2], tasks[t][3], keys[:m * words].reshape(m, words), table[:sizes[t]], cls_cnt[:m], rep[:m])
             at = stop
         return
-    with _POOL_LOCK:
-        if not _POOL or _POOL[0]._max_workers < use - 1:
-            _POOL[:] = [ThreadPoolExecutor(max_workers=use - 1, thread_name_prefix="sqlanon-local")]
-        pool = _POOL[0]
+    pool = _pool(use - 1)
     futures = [pool.submit(work, slot) for slot in range(1, use)]
     work(0)
     for f in futures:
