@@ -26,6 +26,7 @@ from sqlanon.expr.atoms import as_varchar, lit
 from sqlanon.engine.table_name import BASE_TABLE, VIEW, TableName, lookup, same_table, schema_exists
 from sqlanon.config.checks import output_kind, refuse_existing
 from sqlanon.stats import batch, format_input_hash
+from sqlanon.hierarchy.keys import leaf_key, leaf_keys, null_keyed
 from sqlanon.search.top_down.rounds import round_maps, rounds_select
 from sqlanon.release.leftovers import clean_stale_temp_files, temp_path
 from sqlanon.engine.source import Source
@@ -170,7 +171,7 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, lea
     for i, h in enumerate(stats.hierarchies):
         name = engine.temp_name(f"map{i}")
         values = recoding.values(i)
-        columns = {"leaf": (pa.string(), list(h.leaves)), "value": (pa.string(), list(values))}
+        columns = {"leaf": (pa.string(), leaf_keys(h)), "value": (pa.string(), list(values))}
         if leaf_codes:
             columns["leaf_code"] = (pa.int32(), list(range(len(h.leaves))))
         if mults is not None:
@@ -193,8 +194,8 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, lea
 
 def _label_type(engine, values, most: int | None = None) -> exp.DataType | None:
     """The type of a QI's released labels and the mark ``*`` (:meth:`Dialect.label_type`); None
-    above ``most`` labels when given."""
-    labels = sorted({*values, SUPPRESSED})
+    above ``most`` labels when given. A NULL label stays NULL (not one of the type's labels)."""
+    labels = sorted({*values, SUPPRESSED} - {None})
     return None if most is not None and len(labels) > most else engine.dialect.label_type(labels)
 
 
@@ -268,7 +269,7 @@ def _mapped_rows(stats, maps: list[str], from_base: bool) -> exp.Select:
         q = exp.select().from_(exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True))
     for i, name in enumerate(stats.qis):
         alias = f"m{i}"
-        cond: exp.Expr = exp.EQ(this=col("leaf_code", alias), expression=col(stats.qcol(i), "g")) if from_base else exp.EQ(this=col("leaf", alias), expression=as_varchar(col(name, "src")))
+        cond: exp.Expr = exp.EQ(this=col("leaf_code", alias), expression=col(stats.qcol(i), "g")) if from_base else exp.EQ(this=col("leaf", alias), expression=leaf_key(stats.hierarchies[i], col(name, "src")))
         q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner")
     return q
 
@@ -280,7 +281,7 @@ def _suppressed_classes_joined(stats, q: exp.Select, bad_table: str, keys: bool)
         conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
         first = "k0"
     else:
-        conds = [exp.EQ(this=col(stats.qcol(i), "b"), expression=col("value", f"m{i}")) for i in range(len(stats.qis))]
+        conds = [exp.EQ(this=col(stats.qcol(i), "b"), expression=null_keyed(stats.hierarchies[i].leaves, col("value", f"m{i}"))) for i in range(len(stats.qis))]
         first = stats.qcol(0)
     q = q.join(table_ref(bad_table, alias="b"), on=exp.and_(*conds) if len(conds) > 1 else conds[0], join_type="left")
     return q, exp.Not(this=exp.Is(this=col(first, "b"), expression=exp.Null()))

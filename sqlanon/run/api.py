@@ -214,7 +214,7 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     if run.releases:  # a release (or, dry, the one it would be)
         out = policy.release
         release_mod.refuse_row_keys(session.engine, session.source, list(qis), out.drop_columns, out.keep_columns, out.microaggregate)
-    stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, **model_extras)
+    stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, nulls=policy.hierarchies.nulls, **model_extras)
     run.clock.lap("hierarchies")
     return stats, requirement, metric
 
@@ -575,7 +575,7 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         check_transforms(policy, session, requirement, list(qis))
 
         preflight(policy, hierarchies, list(qis))
-        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, policy.quality.class_column, requirement.needs.merge(metric.needs), **model_extras)
+        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, policy.quality.class_column, requirement.needs.merge(metric.needs), nulls=policy.hierarchies.nulls, **model_extras)
         stats.prepare()
         requirement.bind(stats)
         plan = run_search(policy, session, stats, requirement, metric, lambda m: None)

@@ -14,13 +14,15 @@ and never read or change the engine; :meth:`Statistics.for_dialect` renders them
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from sqlglot import exp
 
 from sqlanon.dialect import Dialect, get_dialect
 from sqlanon.errors import ConfigError, HierarchyError, UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
+from sqlanon.hierarchy.keys import null_keyed
+from sqlanon.hierarchy import nulls as null_modes
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import Params, add_all, as_bigint, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref
 from sqlanon.dialect import lookup
@@ -77,6 +79,7 @@ class Statistics:
         population: Source | None = None,
         sensitive_hierarchy: Hierarchy | None = None,
         dialect: Dialect | str | None = None,
+        nulls: Mapping[str, str] | str | None = None,
     ) -> None:
         if len(qis) != len(hierarchies):
             raise ConfigError("one hierarchy per quasi-identifier is required")
@@ -90,6 +93,10 @@ class Statistics:
         self.source_item: exp.Expr = engine.source_from(source)
         self.qis = list(qis)
         self.hierarchies = list(hierarchies)
+        #: per QI how NULL is treated (:mod:`sqlanon.hierarchy.nulls`): value, suppress or refuse
+        self.null_modes = null_modes.modes(nulls, self.qis)
+        #: per QI the rows holding NULL there (counted by :meth:`prepare`)
+        self.null_rows: list[int] = [0] * len(self.qis)
         self.sensitive = sensitive
         self.class_column = class_column
         self.needs = needs or ClassNeeds()
@@ -208,6 +215,7 @@ class Statistics:
             totals.append(exp.Anonymous(this="bit_xor", expressions=[self._group_hash(params) if self.hash_by_groups else col("h")]))
         row = self.engine.fetch_one(exp.select(*totals, *self._validation_sums()).from_(table_ref(base_name)), params or None)
         self._validate_base(row[len(totals):])
+        self._add_null_leaves()
         self.rows, n_base = int(row[0] or 0), int(row[1] or 0)
         if self.row_hash:
             self.input_hash = format_input_hash(self.rows, row[2])
@@ -250,8 +258,18 @@ class Statistics:
             self._base_name_v = self.engine.temp_name("fs0")
         return self._base_name_v
 
+    def null_code(self, i: int) -> int:
+        """The code a NULL of QI ``i`` takes: its NULL leaf's (``value``; a hierarchy without one
+        gets it last, so its code is the number of leaves: :meth:`_add_null_leaves`), else -2."""
+        h = self.hierarchies[i]
+        if self.null_modes[i] != "value":
+            return -2
+        code = h.null_code
+        return len(h.rows) if code is None else code
+
     def encoded_select(self, source: Source | None = None) -> exp.Select:
-        """The source joined to the leaf-code tables: ``q0..qn`` codes (-1 unmapped, -2 NULL).
+        """The source joined to the leaf-code tables: ``q0..qn`` codes (-1 unmapped; NULL the
+        NULL leaf's code, :meth:`null_code`, or -2).
         With ``source`` (the population table), the codes only."""
         codes_only = source is not None
         src = self.engine.source_from(source) if codes_only else self.source_item.copy()
@@ -263,7 +281,7 @@ class Statistics:
             select = select.join(table_ref(table, alias=alias), on=cond, join_type="left")
             code = if_(
                 exp.Is(this=col(name, "src"), expression=exp.Null()),
-                lit(-2),
+                lit(self.null_code(i)),
                 exp.Coalesce(this=col("code", alias), expressions=[lit(-1)]),
             )
             select = select.select(exp.alias_(code, self.qcol(i), quoted=True))
@@ -299,12 +317,12 @@ class Statistics:
         return [col(self.qcol(i)) for i in order]
 
     def _validation_sums(self) -> list[exp.Expr]:
-        """Per QI the rows coded -2 (NULL) and -1 (not in its hierarchy); rows whose sensitive or
+        """Per QI the rows coded as NULL (:meth:`null_code`) and -1 (not in its hierarchy); rows whose sensitive or
         class value is NULL: sums over the base set, read with its totals (:meth:`prepare`)."""
         parts = []
         for i in range(len(self.qis)):
             q = col(self.qcol(i))
-            parts.append(sum_(if_(exp.EQ(this=q, expression=lit(-2)), col("cnt"), lit(0))))
+            parts.append(sum_(if_(exp.EQ(this=q, expression=lit(self.null_code(i))), col("cnt"), lit(0))))
             parts.append(sum_(if_(exp.EQ(this=q, expression=lit(-1)), col("cnt"), lit(0))))
         if self.has_s:
             parts.append(sum_(if_(exp.Is(this=col("s"), expression=exp.Null()), col("cnt"), lit(0))))
@@ -317,12 +335,15 @@ class Statistics:
         answers of :meth:`_validation_sums`)."""
         if not self.qis or row[0] is None:
             return  # no QIs, or an empty input (reported by prepare())
+        self.null_rows = [int(row[2 * i] or 0) for i in range(len(self.qis))]
+        refused = [f"{name!r} ({n:,})" for name, n, mode in zip(self.qis, self.null_rows, self.null_modes) if n and mode == "refuse"]
+        if refused:
+            raise HierarchyError(
+                f"NULL values in quasi-identifier column{'s' if len(refused) > 1 else ''} {', '.join(refused)} (rows); "
+                "fill or filter them, or let NULL be a value (nulls: value)"
+            )
         for i, name in enumerate(self.qis):
-            nulls, unmapped = int(row[2 * i] or 0), int(row[2 * i + 1] or 0)
-            if nulls:
-                raise HierarchyError(
-                    f"column {name!r} has {nulls} NULL value(s); fill or filter them before anonymizing"
-                )
+            unmapped = int(row[2 * i + 1] or 0)
             if unmapped:
                 examples = self.unmapped_examples(i)
                 n_distinct = self.unmapped_count(i)
@@ -338,6 +359,19 @@ class Statistics:
             if int(row[k] or 0):
                 raise ConfigError(f"{role} column {column!r} has {int(row[k])} NULL value(s)")
             k += 1
+
+    def _add_null_leaves(self) -> None:
+        """Give the NULL leaf (:meth:`Hierarchy.with_null_leaf`) to every ``value`` QI holding
+        NULLs whose hierarchy has none: its rows are already coded as it (:meth:`null_code`).
+        The hierarchy object changes in place (the searches' context holds the same object),
+        and its mapping table is registered again."""
+        for i, h in enumerate(self.hierarchies):
+            if self.null_modes[i] != "value" or not self.null_rows[i] or h.has_null:
+                continue
+            h.rows = h.with_null_leaf().rows
+            name = self.engine.temp_name(f"h{i}")
+            self.engine.register_columns(name, h.mapping_columns())
+            self.map_tables[i] = name
 
     def _unmapped_select(self, i: int) -> exp.Select:
         src = exp.alias_(self.source_item.copy(), "src", table=True, quoted=True)
@@ -780,7 +814,7 @@ class Statistics:
         ``params`` binds the code and label lists (a statement whose text does not grow with the
         distinct values: 90K zips spelled out took 12 s to build and parse)."""
         names = node.labels if isinstance(node, Recoding) else [h.labels(lv) for h, lv in zip(self.hierarchies, node)]
-        labels = [exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect, params), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
+        labels = [exp.alias_(null_keyed(names_i, lookup(names_i, col(self.qcol(i)), self.dialect, params)), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
         return self._bad_classes_create(node, ok, table, labels, params)
 
     def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Expr:
@@ -849,3 +883,4 @@ def distinct_values(engine, source: Source, column: str, limit: int | None = Non
 
 def count_rows(engine, source: Source) -> int:
     return int(engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(engine.source_from(source))))
+

@@ -18,7 +18,8 @@ from sqlglot import exp
 
 from sqlanon.release.microaggregation import aggregate
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.expr.atoms import and_all, as_varchar, cte_select, lit
+from sqlanon.expr.atoms import and_all, cte_select, lit
+from sqlanon.hierarchy.keys import leaf_key, leaf_keys, null_keyed
 
 SUPPRESSED = "*"
 SUP = "__sqlanon_suppressed"
@@ -28,7 +29,7 @@ def round_maps(engine, stats, nodes) -> list[str]:
     """Per QI a table ``leaf, v0, v1, ..`` (the leaf's label under each round's node)."""
     names = []
     for i, h in enumerate(stats.hierarchies):
-        data = {"leaf": pa.array(h.leaves, pa.string())}
+        data = {"leaf": pa.array(leaf_keys(h), pa.string())}
         for r, node in enumerate(nodes):
             labels = h.labels(node[i])
             data[f"v{r}"] = pa.array([labels[c] for c in h.leaf_to_level(node[i])], pa.string())
@@ -45,14 +46,14 @@ def _joined_rounds(stats, maps: list[str], bads: list[str | None]) -> tuple[exp.
     src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
     q = exp.select().from_(src)
     for i, name in enumerate(stats.qis):
-        q = q.join(table_ref(maps[i], alias=f"m{i}"), on=exp.EQ(this=col("leaf", f"m{i}"), expression=as_varchar(col(name, "src"))), join_type="inner")
+        q = q.join(table_ref(maps[i], alias=f"m{i}"), on=exp.EQ(this=col("leaf", f"m{i}"), expression=leaf_key(stats.hierarchies[i], col(name, "src"))), join_type="inner")
     released_in: list[exp.Expr] = []
     for r, bad in enumerate(bads):
         if bad is None:
             released_in.append(exp.Boolean(this=True))
             continue
         alias = f"b{r}"
-        on = and_all([exp.EQ(this=col(stats.qcol(i), alias), expression=col(f"v{r}", f"m{i}")) for i in range(n)])
+        on = and_all([exp.EQ(this=col(stats.qcol(i), alias), expression=null_keyed(stats.hierarchies[i].leaves, col(f"v{r}", f"m{i}"))) for i in range(n)])
         q = q.join(table_ref(bad, alias=alias), on=on, join_type="left")
         released_in.append(exp.Is(this=col(stats.qcol(0), alias), expression=exp.Null()))
     return q, released_in
