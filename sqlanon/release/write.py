@@ -27,6 +27,7 @@ from sqlanon.engine.table_name import BASE_TABLE, VIEW, TableName, lookup, same_
 from sqlanon.config.checks import output_kind, refuse_existing
 from sqlanon.stats import batch, format_input_hash
 from sqlanon.hierarchy.keys import leaf_key, leaf_keys, null_keyed
+from sqlanon.release.withheld import with_withheld
 from sqlanon.search.top_down.rounds import round_maps, rounds_select
 from sqlanon.release.leftovers import clean_stale_temp_files, temp_path
 from sqlanon.engine.source import Source
@@ -366,12 +367,25 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
     return rounds_select(view or stats, maps, bads, suppression, drop_columns, microaggregate)
 
 
-def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None, labels: bool = False, from_base: bool = False) -> exp.Select:
+def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None, labels: bool = False, from_base: bool = False) -> exp.Query:
     """The release query of a final plan; registers its small tables (mappings, suppressed
     classes) as temp tables on the engine. ``labels``: released values as the dialect's
     :meth:`label_type` (a Parquet file release; see :func:`mapping_tables`), and text source
     columns a plan leaves as they are released through their mapping too (same text).
-    ``from_base``: rebuilt from the base frequency set when :func:`from_base_set` allows it."""
+    ``from_base``: rebuilt from the base frequency set when :func:`from_base_set` allows it.
+
+    Rows withheld for NULL in a ``nulls: suppress`` QI (:mod:`sqlanon.release.withheld`) are
+    added masked: the other rows' QIs are then text (``*`` fits every QI column), read from
+    the source."""
+    if not stats.withheld:
+        return _release_query(stats, plan, suppression, drop_columns, microaggregate, labels, from_base)
+    query = _release_query(stats, plan, suppression, drop_columns, microaggregate, False, False, keep_types=suppression != "mask")
+    return with_withheld(stats, query, suppression, drop_columns, microaggregate)
+
+
+def _release_query(stats, plan, suppression: str, drop_columns, microaggregate: dict | None, labels: bool, from_base: bool, keep_types: bool = True) -> exp.Select:
+    """:func:`release_query` of the rows the statistics read; ``keep_types``: a QI a plan leaves
+    as it is keeps its source column (and type)."""
     engine = stats.engine
     if plan.local or microaggregate:
         return rounds_query(stats, plan, suppression, drop_columns, microaggregate)
@@ -391,7 +405,7 @@ def release_query(stats, plan, suppression: str = "mask", drop_columns=(), micro
         else:
             create = stats.bad_class_labels_create(node, plan.requirement.predicate(), bad, params)
         engine.execute(create, params) if params else engine.execute(create)
-    kept = ungeneralized(stats, plan.recoding)
+    kept = ungeneralized(stats, plan.recoding) if keep_types else set()
     if labels:  # a text column is released through its mapping (as labels) like the others
         types = dict(stats.source.columns(engine))
         kept = {i for i in kept if not _is_text(types.get(stats.qis[i]))}

@@ -97,6 +97,14 @@ class Statistics:
         self.null_modes = null_modes.modes(nulls, self.qis)
         #: per QI the rows holding NULL there (counted by :meth:`prepare`)
         self.null_rows: list[int] = [0] * len(self.qis)
+        #: rows withheld from the search and suppressed in the release: NULL in a ``suppress`` QI
+        #: (:meth:`prepare` counts them; the statistics read the other rows only)
+        self.withheld = 0
+        #: every input row (the FROM item of the withheld rows); ``source_item`` the rows kept
+        self.input_item: exp.Expr = self.source_item
+        self.source_item = self.kept_rows(self.source_item)
+        if self.suppressing_nulls:  # the input hash is over every input row: the release takes it
+            self.row_hash = False
         self.sensitive = sensitive
         self.class_column = class_column
         self.needs = needs or ClassNeeds()
@@ -134,7 +142,8 @@ class Statistics:
         the source named as that dialect names it. The engine is neither read nor changed."""
         other = copy.copy(self)
         other.dialect = get_dialect(dialect)
-        other.source_item = other.dialect.source_from(self.source)
+        other.input_item = other.dialect.source_from(self.source)
+        other.source_item = other.kept_rows(other.input_item)
         other._sql_cache = {}
         return other
 
@@ -206,6 +215,7 @@ class Statistics:
             name = self.engine.temp_name(f"h{i}")
             self.engine.register_columns(name, h.mapping_columns())
             self.map_tables.append(name)
+        self._count_withheld()
         self._create_base()
         base_name = self._base_name
         # the totals and the NULL/unmapped counts in one statement (on Spark each is a job)
@@ -220,6 +230,8 @@ class Statistics:
         if self.row_hash:
             self.input_hash = format_input_hash(self.rows, row[2])
         self._base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
+        if self.rows == 0 and self.withheld:
+            raise UnsatisfiableError(f"every row of {self.source.describe()} has NULL in a quasi-identifier whose NULLs are suppressed (nulls: suppress)")
         if self.rows == 0:
             raise ConfigError(f"input {self.source.describe()} has no rows")
         self.column_freqs = self._column_freqs()
@@ -257,6 +269,36 @@ class Statistics:
         if not hasattr(self, "_base_name_v"):
             self._base_name_v = self.engine.temp_name("fs0")
         return self._base_name_v
+
+    @property
+    def suppressing_nulls(self) -> bool:
+        """Whether a QI suppresses its NULLs' rows (``nulls: suppress``)."""
+        return "suppress" in self.null_modes
+
+    def withheld_condition(self, alias: str = "src") -> exp.Expr | None:
+        """A row is withheld (NULL in a ``suppress`` QI), or None when no QI suppresses NULLs."""
+        parts = [exp.Is(this=col(name, alias), expression=exp.Null()) for name, mode in zip(self.qis, self.null_modes) if mode == "suppress"]
+        return exp.or_(*parts) if parts else None
+
+    def kept_rows(self, item: exp.Expr) -> exp.Expr:
+        """The source's FROM item, without the withheld rows (:meth:`withheld_condition`)."""
+        withheld = self.withheld_condition()
+        if withheld is None:
+            return item
+        src = exp.alias_(item.copy(), "src", table=True, quoted=True)
+        return exp.Subquery(this=exp.select(exp.Star()).from_(src).where(exp.Not(this=exp.Paren(this=withheld))))
+
+    def _count_withheld(self) -> None:
+        """Count the withheld rows (one more scan, only when a QI suppresses its NULLs)."""
+        withheld = self.withheld_condition()
+        if withheld is None:
+            return
+        src = exp.alias_(self.input_item.copy(), "src", table=True, quoted=True)
+        which = [i for i, mode in enumerate(self.null_modes) if mode == "suppress"]
+        per_qi = [sum_(if_(exp.Is(this=col(self.qis[i], "src"), expression=exp.Null()), lit(1), lit(0))) for i in which]
+        row = self.engine.fetch_one(exp.select(exp.Count(this=exp.Star()), *per_qi).from_(src).where(withheld))
+        self.withheld = int(row[0] or 0)
+        self._withheld_rows = {i: int(n or 0) for i, n in zip(which, row[1:])}
 
     def null_code(self, i: int) -> int:
         """The code a NULL of QI ``i`` takes: its NULL leaf's (``value``; a hierarchy without one
@@ -335,12 +377,14 @@ class Statistics:
         answers of :meth:`_validation_sums`)."""
         if not self.qis or row[0] is None:
             return  # no QIs, or an empty input (reported by prepare())
-        self.null_rows = [int(row[2 * i] or 0) for i in range(len(self.qis))]
-        refused = [f"{name!r} ({n:,})" for name, n, mode in zip(self.qis, self.null_rows, self.null_modes) if n and mode == "refuse"]
+        withheld = getattr(self, "_withheld_rows", {})
+        self.null_rows = [withheld.get(i, int(row[2 * i] or 0)) for i in range(len(self.qis))]
+        refused = [f"{name!r} ({n:,} row{'s' if n > 1 else ''})" for name, n, mode in zip(self.qis, self.null_rows, self.null_modes) if n and mode == "refuse"]
         if refused:
+            several = len(refused) > 1
             raise HierarchyError(
-                f"NULL values in quasi-identifier column{'s' if len(refused) > 1 else ''} {', '.join(refused)} (rows); "
-                "fill or filter them, or let NULL be a value (nulls: value)"
+                f"quasi-identifier column{'s' if several else ''} {', '.join(refused)} {'have' if several else 'has'} NULL values (nulls: refuse); "
+                "fill or filter them, or let NULL be a value (nulls: value) or suppress its rows (nulls: suppress)"
             )
         for i, name in enumerate(self.qis):
             unmapped = int(row[2 * i + 1] or 0)

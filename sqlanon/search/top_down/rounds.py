@@ -67,15 +67,18 @@ def _pick(released_in: list[exp.Expr], i: int) -> exp.Expr:
     return case.else_(lit(SUPPRESSED))
 
 
-def _microaggregated(final: exp.Select, ctes: list, keys: list[str], micro: dict, hidden: dict[str, str]) -> exp.Select:
+def _microaggregated(final: exp.Select, ctes: list, keys: list[str], micro: dict, hidden: dict[str, str], nullable: list[bool]) -> exp.Select:
     """Each class's aggregate of every microaggregated column (over its released rows),
-    computed in CTE ``agg`` (appended to ``ctes``) and left-joined to ``final`` on the class keys."""
+    computed in CTE ``agg`` (appended to ``ctes``) and left-joined to ``final`` on the class keys
+    (a key that may be NULL, ``nullable``, on both sides as :func:`null_keyed`)."""
     agg = exp.select(*[col(k) for k in keys])
     for name, fn in micro.items():
         agg = agg.select(exp.alias_(aggregate(fn, col(hidden[name])), hidden[name], quoted=True))
     agg = agg.from_(table_ref("rel")).where(exp.EQ(this=col(SUP), expression=lit(0))).group_by(*[col(k) for k in keys])
     ctes.append(("agg", agg))
-    return final.join(table_ref("agg", alias="a"), on=and_all([exp.EQ(this=col(k, "r"), expression=col(k, "a")) for k in keys]), join_type="left")
+    maybe = [[None] if n else [] for n in nullable]
+    on = and_all([exp.EQ(this=null_keyed(m, col(k, "r")), expression=null_keyed(m, col(k, "a"))) for k, m in zip(keys, maybe)])
+    return final.join(table_ref("agg", alias="a"), on=on, join_type="left")
 
 
 def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: str = "mask", drop_columns=(), micro: dict | None = None) -> exp.Select:
@@ -105,7 +108,7 @@ def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: s
     ctes = [("rel", q)]
     final = exp.select().from_(table_ref("rel", alias="r"))
     if micro:
-        final = _microaggregated(final, ctes, keys, micro, hidden)
+        final = _microaggregated(final, ctes, keys, micro, hidden, [h.has_null for h in stats.hierarchies])
     for name in columns:
         if name in micro:
             value = exp.Case().when(exp.EQ(this=col(SUP, "r"), expression=lit(1)), exp.Null()).else_(col(hidden[name], "a"))
