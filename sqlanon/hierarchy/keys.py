@@ -36,3 +36,9 @@ def null_keyed(labels: Sequence, value: exp.Expr) -> exp.Expr:
     if None not in labels:
         return value
     return exp.Coalesce(this=value, expressions=[lit(NULL_KEY)])
+
+
+def null_as_key(value: exp.Expr) -> exp.Expr:
+    """A sensitive or class value as text, NULL as :data:`NULL_KEY`: a value of its own, which
+    ``COUNT(DISTINCT ..)`` and ``GROUP BY`` then count like any other."""
+    return exp.Coalesce(this=as_varchar(value), expressions=[lit(NULL_KEY)])

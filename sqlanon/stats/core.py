@@ -21,7 +21,8 @@ from sqlglot import exp
 from sqlanon.dialect import Dialect, get_dialect
 from sqlanon.errors import ConfigError, HierarchyError, UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.hierarchy.keys import null_keyed
+from sqlanon.hierarchy.keys import null_as_key, null_keyed
+from sqlanon.hierarchy.model import NULL_KEY
 from sqlanon.hierarchy import nulls as null_modes
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import Params, add_all, as_bigint, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref
@@ -331,10 +332,10 @@ class Statistics:
             return select
         if self.has_s:
             assert self.sensitive is not None  # has_s says so
-            select = select.select(exp.alias_(as_varchar(col(self.sensitive, "src")), "s", quoted=True))
+            select = select.select(exp.alias_(null_as_key(col(self.sensitive, "src")), "s", quoted=True))
         if self.has_y:
             assert self.class_column is not None  # has_y says so
-            select = select.select(exp.alias_(as_varchar(col(self.class_column, "src")), "y", quoted=True))
+            select = select.select(exp.alias_(null_as_key(col(self.class_column, "src")), "y", quoted=True))
         if self.row_hash and not self.hash_by_groups:
             select = select.select(exp.alias_(self.dialect.row_hash(self.source.column_names(self.engine), "src"), "rh", quoted=True))
         return select
@@ -367,9 +368,7 @@ class Statistics:
             parts.append(sum_(if_(exp.EQ(this=q, expression=lit(self.null_code(i))), col("cnt"), lit(0))))
             parts.append(sum_(if_(exp.EQ(this=q, expression=lit(-1)), col("cnt"), lit(0))))
         if self.has_s:
-            parts.append(sum_(if_(exp.Is(this=col("s"), expression=exp.Null()), col("cnt"), lit(0))))
-        if self.has_y:
-            parts.append(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))))
+            parts.append(sum_(if_(exp.EQ(this=col("s"), expression=lit(NULL_KEY)), col("cnt"), lit(0))))
         return parts
 
     def _validate_base(self, row) -> None:
@@ -397,12 +396,12 @@ class Statistics:
                     + ", ".join(repr(e) for e in examples)
                 )
         k = 2 * len(self.qis)
-        for role, column in (("sensitive", self.sensitive if self.has_s else None), ("class", self.class_column if self.has_y else None)):
-            if column is None:
-                continue
-            if int(row[k] or 0):
-                raise ConfigError(f"{role} column {column!r} has {int(row[k])} NULL value(s)")
-            k += 1
+        ordered = self.needs.emd_ordered or self.needs.emd_hierarchical
+        if self.has_s and ordered and int(row[k] or 0):
+            raise ConfigError(
+                f"sensitive column {self.sensitive!r} has {int(row[k])} NULL value(s), which have no place in the order or hierarchy "
+                "of ordered/hierarchical t-closeness; fill or filter them, or use t_distance equal (NULL is then a sensitive value of its own)"
+            )
 
     def _add_null_leaves(self) -> None:
         """Give the NULL leaf (:meth:`Hierarchy.with_null_leaf`) to every ``value`` QI holding

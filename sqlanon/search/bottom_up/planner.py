@@ -527,7 +527,8 @@ def _class_base(ctx):
     if class_column is None:
         return stats.base.table, None
     if not stats.has_y or stats.class_column != class_column:
-        stats = Statistics(ctx.engine, ctx.source, ctx.qis, ctx.hierarchies, class_column=class_column, needs=ClassNeeds(majority_y=True))
+        stats = Statistics(ctx.engine, ctx.source, ctx.qis, ctx.hierarchies, class_column=class_column, needs=ClassNeeds(majority_y=True),
+                           nulls=dict(zip(ctx.qis, ctx.stats.null_modes)))
         stats.prepare()
     classes = [str(r[0]) for r in ctx.engine.fetch_all(class_values_query(stats.base.table))]
     return stats.base.table, classes
