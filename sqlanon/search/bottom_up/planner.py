@@ -501,7 +501,7 @@ class BottomUp:
         d = {
             "step": number,
             "attribute": qis[s.attr],
-            "generalization": "{" + ", ".join(t.labels[c] for c in s.children) + "} -> " + t.labels[s.parent],
+            "generalization": "{" + ", ".join("NULL" if t.labels[c] is None else t.labels[c] for c in s.children) + "} -> " + t.labels[s.parent],
             "children": [t.labels[c] for c in s.children],
             "parent": t.labels[s.parent],
             "I": round(s.info_loss, 12),

@@ -709,7 +709,7 @@ def _specialize(s: _Search, best: tuple) -> None:
     a.specialize(v)
     s.steps.append(step)
     s.p.ctx.trace(step)
-    s.p.ctx.progress(f"top-down: specialize {name}: {step['value']} -> {', '.join(step['into'])} (score {step['score']:.4g})")
+    s.p.ctx.progress(f"top-down: specialize {name}: {step['value']} -> {', '.join('NULL' if x is None else str(x) for x in step['into'])} (score {step['score']:.4g})")
 
 
 def _loop(s: _Search, total: Result, per: dict[int, dict[int, Result]]) -> Result:
