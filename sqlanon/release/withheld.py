@@ -34,7 +34,7 @@ def withheld_select(stats, drop_columns=(), microaggregate=None) -> exp.Select:
     return q
 
 
-def with_withheld(stats, query: exp.Select, suppression: str, drop_columns=(), microaggregate=None) -> exp.Expr:
+def with_withheld(stats, query: exp.Select, suppression: str, drop_columns=(), microaggregate=None) -> exp.Query:
     """``query`` (the release of the other rows) and, masked, the withheld rows."""
     if not stats.withheld or suppression != "mask":
         return query

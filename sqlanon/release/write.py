@@ -22,7 +22,7 @@ from sqlglot import exp
 from sqlanon.release import registry
 from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.expr.atoms import Params, add_all, col, table_ref
-from sqlanon.expr.atoms import as_varchar, lit
+from sqlanon.expr.atoms import lit
 from sqlanon.engine.table_name import BASE_TABLE, VIEW, TableName, lookup, same_table, schema_exists
 from sqlanon.config.checks import output_kind, refuse_existing
 from sqlanon.stats import batch, format_input_hash
