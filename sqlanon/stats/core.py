@@ -98,14 +98,6 @@ class Statistics:
         self.null_modes = null_modes.modes(nulls, self.qis)
         #: per QI the rows holding NULL there (counted by :meth:`prepare`)
         self.null_rows: list[int] = [0] * len(self.qis)
-        #: rows withheld from the search and suppressed in the release: NULL in a ``suppress`` QI
-        #: (:meth:`prepare` counts them; the statistics read the other rows only)
-        self.withheld = 0
-        #: every input row (the FROM item of the withheld rows); ``source_item`` the rows kept
-        self.input_item: exp.Expr = self.source_item
-        self.source_item = self.kept_rows(self.source_item)
-        if self.suppressing_nulls:  # the input hash is over every input row: the release takes it
-            self.row_hash = False
         self.sensitive = sensitive
         self.class_column = class_column
         self.needs = needs or ClassNeeds()
@@ -137,6 +129,14 @@ class Statistics:
         # hierarchical t-closeness: the sensitive column's hierarchy, stored as (s, lvl, child, parent)
         self.sensitive_hierarchy = sensitive_hierarchy
         self.s_hier_table: str | None = None
+        #: rows withheld from the search and suppressed in the release: NULL in a ``suppress`` QI
+        #: (:meth:`prepare` counts them; the statistics read the other rows only)
+        self.withheld = 0
+        #: every input row (the FROM item of the withheld rows); ``source_item`` the rows kept
+        self.input_item: exp.Expr = self.source_item
+        self.source_item = self.kept_rows(self.source_item)
+        if self.suppressing_nulls:  # the input hash is over every input row: the release takes it
+            self.row_hash = False
 
     def for_dialect(self, dialect: Dialect | str) -> Statistics:
         """A copy that builds statements for ``dialect`` (``sqlanon sql --dialect``): same state,
