@@ -506,3 +506,31 @@ def test_the_registry_ties_the_release_to_every_input_row(nulls, tmp_path):
         assert reg.sql("SELECT input_hash, rows FROM sqlanon_releases").fetchall() == [(expected, 8)]
     finally:
         reg.close()
+
+
+@pytest.mark.parametrize("sample_nulls", [True, False])
+def test_k_map_population_with_nulls(sample_nulls, tmp_path):
+    """k-map against a population table: NULL is a value there too (its own population class),
+    whether or not the sample holds NULLs; a class's population count, brute force."""
+    rng = random.Random(31)
+    pop = [(rng.choice(["01234", "01299", None]), rng.choice(["F", "M"])) for _ in range(200)]
+    sample = [r for r in pop if (sample_nulls or r[0] is not None) and rng.random() < 0.4]
+    db = str(tmp_path / "k.duckdb")
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE pop (zip VARCHAR, sex VARCHAR)")
+    con.executemany("INSERT INTO pop VALUES (?, ?)", pop)
+    con.execute("CREATE TABLE t (zip VARCHAR, sex VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", sample)
+    con.close()
+    out = str(tmp_path / "o.parquet")
+    k = 30
+    r = sqlanon.anonymize(input=db, table="t", qi={"zip": "mask", "sex": "flat"}, k_map=k, population="pop", max_suppression=0.5,
+                          output=out, min_level={"zip": 0, "sex": 0}, max_level={"zip": 0, "sex": 0}).to_dict()
+    pop_classes = Counter(pop)
+    expect_kept = sum(1 for row in sample if pop_classes[row] >= k)
+    released = read_rows(out)
+    assert sum(1 for row in released if row["zip"] != STAR) == expect_kept
+    assert r["suppressed_rows"] == len(sample) - expect_kept
+    for row in released:
+        if row["zip"] != STAR:
+            assert pop_classes[(row["zip"], row["sex"])] >= k

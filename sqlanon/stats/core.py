@@ -409,12 +409,19 @@ class Statistics:
         The hierarchy object changes in place (the searches' context holds the same object),
         and its mapping table is registered again."""
         for i, h in enumerate(self.hierarchies):
-            if self.null_modes[i] != "value" or not self.null_rows[i] or h.has_null:
-                continue
-            h.rows = h.with_null_leaf().rows
-            name = self.engine.temp_name(f"h{i}")
-            self.engine.register_columns(name, h.mapping_columns())
-            self.map_tables[i] = name
+            if self.null_modes[i] == "value" and self.null_rows[i] and not h.has_null:
+                self.add_null_leaf(i)
+
+    def add_null_leaf(self, i: int) -> None:
+        """Give QI ``i``'s hierarchy its NULL leaf (in place) and register its mapping table
+        again; leaf frequencies counted already get the new leaf's (0 rows in the input)."""
+        h = self.hierarchies[i]
+        h.rows = h.with_null_leaf().rows
+        name = self.engine.temp_name(f"h{i}")
+        self.engine.register_columns(name, h.mapping_columns())
+        self.map_tables[i] = name
+        if len(self.column_freqs) > i:
+            self.column_freqs = [f + [0] if j == i else f for j, f in enumerate(self.column_freqs)]
 
     def _unmapped_select(self, i: int) -> exp.Select:
         src = exp.alias_(self.source_item.copy(), "src", table=True, quoted=True)
