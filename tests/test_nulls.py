@@ -534,3 +534,11 @@ def test_k_map_population_with_nulls(sample_nulls, tmp_path):
     for row in released:
         if row["zip"] != STAR:
             assert pop_classes[(row["zip"], row["sex"])] >= k
+
+
+def test_hierarchy_show_prints_the_null_leaf(tmp_path):
+    path = tmp_path / "zip.csv"
+    path.write_text("01234;0123*;*\n;;*\n")
+    ran = runner.invoke(app, ["hierarchy", "show", str(path), "--column", "zip"])
+    assert ran.exit_code == 0, ran.output
+    assert ran.stdout.splitlines()[-1] == "  NULL -> NULL -> *"

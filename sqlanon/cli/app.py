@@ -486,7 +486,7 @@ def hierarchy_show(
     d = h.describe()
     typer.echo(f"{d['attribute']}: {d['leaves']} leaves, {d['levels']} levels, distinct per level {d['distinct_per_level']} ({d['origin']})")
     for r in h.rows[:rows]:
-        typer.echo("  " + " -> ".join(r))
+        typer.echo("  " + " -> ".join("NULL" if c is None else c for c in r))  # the NULL leaf
 
 
 @hierarchy_app.command("import", help='Store a validated hierarchy as a mapping table (leaf, level_1, ..., root) in a database.' + " " + EXIT_HELP)
