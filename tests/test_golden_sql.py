@@ -227,7 +227,6 @@ def test_release_select_nulls():
     try:
         stats.prepare()
         maps = ["sqlanon_map0", "sqlanon_map1"]
-        req = Requirement([KAnonymity(3)])
 
         def build(s):
             return exp.union(release_select(s, maps, "sqlanon_bad", "mask", ()), withheld_select(s), distinct=False)
