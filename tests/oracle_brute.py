@@ -126,8 +126,8 @@ def sensitive_order(values) -> list[str]:
     values = list(values)
     try:
         return sorted(values, key=float)
-    except ValueError:
-        return sorted(values)
+    except (ValueError, TypeError):  # text, or a NULL (no ordered distance is asked of it)
+        return sorted(values, key=lambda v: (v is not None, str(v)))
 
 
 def entropy_nat(counts: Counter) -> float:

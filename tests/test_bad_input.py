@@ -83,12 +83,26 @@ def test_hierarchy_not_a_tree(small, tmp_path):
 
 
 def test_nulls_in_a_quasi_identifier(small, tmp_path):
+    """NULL is a value by default; ``--nulls refuse`` stops, naming every column at once."""
     data = tmp_path / "nulls.csv"
-    data.write_text("zip,age\n12345,31\n12346,\n12355,41\n")
-    result = invoke(["anonymize", "--input", str(data), "--qi", f"age={small['age']}", "--k", "1", "--output", small["out"]])
+    data.write_text("zip,age\n12345,31\n,\n12355,41\n")
+    args = ["anonymize", "--input", str(data), "--qi", f"age={small['age']}", "--qi", "zip=mask", "--k", "1", "--output", small["out"]]
+    result = invoke(args + ["--nulls", "refuse"])
     assert result.exit_code == 1
-    assert error_line(result) == "error: column 'age' has 1 NULL value(s); fill or filter them before anonymizing"
+    assert error_line(result) == (
+        "error: quasi-identifier columns 'age' (1 row), 'zip' (1 row) have NULL values (nulls: refuse); "
+        "fill or filter them, or let NULL be a value (nulls: value) or suppress its rows (nulls: suppress)"
+    )
     nothing_written(small)
+    result = invoke(args + ["--nulls", "bogus"])
+    assert result.exit_code == 2 and "bad value for nulls '*'" in error_line(result)
+    nothing_written(small)
+    result = invoke(args + ["--nulls", "visits=refuse"])
+    assert result.exit_code == 2 and error_line(result) == "error: nulls names 'visits', which is no quasi-identifier (QIs: age, zip)"
+    nothing_written(small)
+    result = invoke(args + ["-q"])  # the default: NULL is a value
+    assert result.exit_code == 0, result.output
+    assert sorted(duckdb.sql(f"SELECT age, zip FROM read_parquet('{small['out']}')").fetchall(), key=str) == sorted([("31", "12345"), (None, None), ("41", "12355")], key=str)
 
 
 def test_empty_table(small, tmp_path):
@@ -286,7 +300,7 @@ CASES = [
     ("value over --max-value-length", [*A, "--k", "2", "--max-value-length", "4", "--output", "{out}"], 1, "column 'zip': 6 row(s) hold values longer than 4 characters (the longest 5), too long for a 'mask' hierarchy"),
     ("value over policy max_value_length", ["anonymize", "--policy", "{dir}/p_long.yaml", "--output", "{out}"], 1, "column 'zip': 6 row(s) hold values longer than 3 characters"),
     ("max value length zero", [*A, "--k", "2", "--max-value-length", "0", "--output", "{out}"], 2, "max_value_length must be at least 1"),
-    ("nulls in a qi", ["anonymize", "--input", "{dir}/nulls.csv", "--qi", "age={dir}/age.csv", "--k", "1", "--output", "{out}"], 1, "column 'age' has 1 NULL value(s)"),
+    ("nulls in a qi", ["anonymize", "--input", "{dir}/nulls.csv", "--qi", "age={dir}/age.csv", "--k", "1", "--nulls", "refuse", "--output", "{out}"], 1, "quasi-identifier column 'age' (1 row) has NULL values (nulls: refuse)"),
     # -- columns
     ("unknown qi", ["anonymize", "--input", "{csv}", "--qi", "agee={dir}/age.csv", "--k", "2", "--output", "{out}"], 2, "unknown quasi-identifier column 'agee'"),
     ("unknown qi in a table", [*W, "--table", "patients", "--qi", "zap=mask", "--output", "{out}"], 2, "unknown quasi-identifier column 'zap'"),

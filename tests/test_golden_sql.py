@@ -213,6 +213,32 @@ def test_release_select():
         stats.engine.close()
 
 
+def test_release_select_nulls():
+    """NULL is a value: zip has its NULL leaf (joined on the NULL key), age suppresses its NULLs'
+    rows (read without them, then added masked); the suppressed classes' labels NULL-keyed."""
+    from sqlglot import exp
+
+    from sqlanon.release.withheld import withheld_select
+
+    engine = connect(threads=1)
+    stats = Statistics(engine, Source.open("fixtures/people.csv"), ["age", "zip"],
+                       [Hierarchy("age", [list(r) for r in AGE]), Hierarchy("zip", [list(r) for r in ZIP]).with_null_leaf()],
+                       nulls={"age": "suppress"})
+    try:
+        stats.prepare()
+        maps = ["sqlanon_map0", "sqlanon_map1"]
+
+        def build(s):
+            return exp.union(release_select(s, maps, "sqlanon_bad", "mask", ()), withheld_select(s), distinct=False)
+
+        texts = compare("release_select_nulls", build, stats)
+        for text in texts.values():
+            assert "sqlanon:NULL" in text and "UNION ALL" in text.upper()  # the NULL key, the withheld rows
+            assert text.upper().count("IS NULL") >= 2  # kept rows: NOT (age IS NULL); withheld: age IS NULL
+    finally:
+        engine.close()
+
+
 def test_release_select_from_base():
     """A release rebuilt from the base frequency set (every released column a text QI: the
     fixture's other columns dropped) is DuckDB's only (its ``UNNEST(RANGE(cnt))``: other dialects
@@ -280,7 +306,7 @@ def test_grouped_sums_answer_alike_in_every_dialect():
 
 
 def test_every_golden_file_is_used():
-    names = {"base_frequency_set", "bad_class_labels", "release_select", "node_batch", "node_batch_branches", "node_batch_histogram", "node_batch_sensitive_values", "pair_counts", "grouped_sums", "safepub_sample", *NODE_CASES, *GENETIC_CASES, "genetic_batch_lm_within", *BOTTOM_UP_CASES,
+    names = {"base_frequency_set", "bad_class_labels", "release_select", "release_select_nulls", "node_batch", "node_batch_branches", "node_batch_histogram", "node_batch_sensitive_values", "pair_counts", "grouped_sums", "safepub_sample", *NODE_CASES, *GENETIC_CASES, "genetic_batch_lm_within", *BOTTOM_UP_CASES,
              *TOP_DOWN_CASES, *ITEMSET_CASES}
     only = {"duckdb": {"release_select_from_base"}}  # statements a single dialect has
     for dialect in DIALECTS:

@@ -296,9 +296,9 @@ def test_release_relation_after_close_says_it_was_closed(synthetic):
 
 def test_nulls_in_a_qi_are_counted_said_and_named_by_anonymize(tmp_path):
     """NULLs in a quasi-identifier: the profile counts them (as plain Python does), says that
-    anonymize refuses them (text, JSON, a comment in the policy), and the written policy stops
-    with one error line naming the column, writing nothing; once those rows are filtered out (the
-    advice), the same policy runs and its release passes the checker."""
+    anonymize treats NULL as a value (text, JSON, a comment in the policy), and the written policy
+    runs as it is, its release passing the checker; with nulls: refuse it stops with one error
+    line naming both columns, writing nothing."""
     rows = synthetic_rows()
     rnd = random.Random(11)
     for r in rows:
@@ -326,25 +326,29 @@ def test_nulls_in_a_qi_are_counted_said_and_named_by_anonymize(tmp_path):
     assert out.exit_code == 0, out.output
     said = next(line for line in out.stdout.splitlines() if line.startswith("NULLs in quasi-identifiers"))
     assert said == f"NULLs in quasi-identifiers: zip ({expected['zip']}), dob ({expected['dob']})"
-    assert "anonymize refuses NULLs" in out.stdout
+    assert "anonymize treats NULL as a value of its own" in out.stdout
     text = read(policy)
     assert f"# NULLs in quasi-identifiers: zip ({expected['zip']}), dob ({expected['dob']})." in text
-    assert f"{expected['zip']} NULLs: fill or filter them first" in next(line for line in text.splitlines() if line.startswith("  zip:"))
+    assert f"{expected['zip']} NULLs: a value of their own (nulls)" in next(line for line in text.splitlines() if line.startswith("  zip:"))
+    assert "# nulls: suppress" in text
     assert_no_values(policy, rows)
-    ran = runner.invoke(app, ["anonymize", "--policy", policy, "-q"])
-    assert ran.exit_code == 1, ran.output
-    errors = [line for line in ran.output.splitlines() if line.startswith("error:")]
-    assert errors == [f"error: column 'zip' has {expected['zip']} NULL value(s); fill or filter them before anonymizing"], ran.output
-    assert "Traceback" not in ran.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["people.csv", "policy.yaml"]  # nothing written
-    # the advice: filter those rows; the same policy then runs as it is
-    kept = [r for r in rows if r["zip"] and r["dob"]]
-    write(kept)
+    # the proposed policy runs as it is: NULL is a value (released as NULL below the root)
     ran = runner.invoke(app, ["anonymize", "--policy", policy, "--json", "-q"])
     assert ran.exit_code == 0, ran.output
     report = json.loads(ran.output.strip().splitlines()[-1])
-    assert report["rows"] == len(kept)
-    assert check_k(read_rows(report["output"]), ["zip", "dob"], 5, 0.05)["ok"]
+    assert report["rows"] == len(rows)
+    assert report["nulls"]["zip"] == {"mode": "value", "rows": expected["zip"]}
+    released = read_rows(report["output"])
+    assert check_k(released, ["zip", "dob"], 5, 0.05)["ok"]
+    assert sum(r["zip"] is None for r in released) in (0, expected["zip"])  # all NULLs stay NULL, or are generalized/suppressed
+    # nulls: refuse stops, naming both columns, writing nothing more
+    out_before = sorted(p.name for p in tmp_path.iterdir())
+    ran = runner.invoke(app, ["anonymize", "--policy", policy, "--nulls", "refuse", "--overwrite", "-q"])
+    assert ran.exit_code == 1, ran.output
+    errors = [line for line in ran.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"'zip' ({expected['zip']} rows), 'dob' ({expected['dob']} rows) have NULL values" in errors[0], ran.output
+    assert "Traceback" not in ran.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == out_before
 
 
 # ---------------------------------------------------------------- every engine: the same profile

@@ -143,6 +143,7 @@ def anonymize(
     weights: Optional[List[str]] = policy_flag("quality.weights"),
     min_level: Optional[List[str]] = policy_flag("hierarchies.min_level"),
     max_level: Optional[List[str]] = policy_flag("hierarchies.max_level"),
+    nulls: Optional[List[str]] = policy_flag("hierarchies.nulls"),
     microaggregate: Optional[List[str]] = policy_flag("release.microaggregate"),
     local_recoding: bool = policy_flag("strategy.local_recoding", default=False),
     local_iterations: Optional[int] = policy_flag("strategy.local_iterations"),
@@ -378,6 +379,7 @@ def sql(
     weights: Optional[List[str]] = policy_flag("quality.weights"),
     min_level: Optional[List[str]] = policy_flag("hierarchies.min_level"),
     max_level: Optional[List[str]] = policy_flag("hierarchies.max_level"),
+    nulls: Optional[List[str]] = policy_flag("hierarchies.nulls"),
     # not policy: the dialect the SQL is rendered for
     dialect: str = typer.Option("duckdb", "--dialect", help="Render for duckdb, postgres, spark, ... (sqlglot dialects)."),
     **source: Any,
@@ -484,7 +486,7 @@ def hierarchy_show(
     d = h.describe()
     typer.echo(f"{d['attribute']}: {d['leaves']} leaves, {d['levels']} levels, distinct per level {d['distinct_per_level']} ({d['origin']})")
     for r in h.rows[:rows]:
-        typer.echo("  " + " -> ".join(r))
+        typer.echo("  " + " -> ".join("NULL" if c is None else c for c in r))  # the NULL leaf
 
 
 @hierarchy_app.command("import", help='Store a validated hierarchy as a mapping table (leaf, level_1, ..., root) in a database.' + " " + EXIT_HELP)

@@ -48,6 +48,7 @@ from sqlanon.search import SEARCHES
 from sqlanon.risk import validate_options
 from sqlanon.engine.spark_conf import parse_conf
 from sqlanon.hierarchy import BUILDERS, Hierarchy
+from sqlanon.hierarchy.nulls import EVERY as EVERY_QI, MODES as NULL_MODES
 
 LATTICE = ("optimal", "samarati", "incognito")
 
@@ -75,6 +76,7 @@ class HierarchiesPolicy(_Section):
     max_value_length: int = Field(default=4096, description="Longest value (characters) a hierarchy built from the data (mask, flat, bands, dates, numeric) takes; longer ones are an error (default 4096).", json_schema_extra={"minimum": 1})
     min_level: dict[str, int] = Field(default_factory=dict, description="Lowest level a lattice search may choose, COLUMN=LEVEL. Repeat.")
     max_level: dict[str, int] = Field(default_factory=dict, description="Highest level a lattice search may choose, COLUMN=LEVEL. Repeat.")
+    nulls: dict[str, str] = Field(default_factory=dict, description="NULL in a quasi-identifier: value (default: NULL is a value of its hierarchy) | suppress (its rows are suppressed) | refuse (an error); MODE for every QI or COLUMN=MODE. Repeat.")
 
 
 class PrivacyPolicy(_Section):
@@ -245,6 +247,7 @@ class Policy(BaseModel):
     max_value_length = _Flat[int]("hierarchies", "max_value_length")
     min_level = _Flat[dict[str, int]]("hierarchies", "min_level")
     max_level = _Flat[dict[str, int]]("hierarchies", "max_level")
+    nulls = _Flat[dict[str, str]]("hierarchies", "nulls")
     k = _Flat[Optional[int]]("privacy", "k")
     l = _Flat[Optional[float]]("privacy", "l")
     l_diversity = _Flat[str]("privacy", "l_diversity")
@@ -550,6 +553,26 @@ def _coerce_qi(key: str, value: Any, where: str) -> dict[str, Any]:
     return out
 
 
+def _coerce_nulls(key: str, value: Any, where: str) -> dict[str, str]:
+    """``nulls``: one mode for every QI (``refuse``), ``COLUMN=MODE`` pairs, or both mixed
+    (``refuse,zip=value``); a bare mode is the key ``*`` (:mod:`sqlanon.hierarchy.nulls`)."""
+    if isinstance(value, dict):
+        out = parse_pairs(key, value, str, where)
+    else:
+        out = {}
+        for part in value if isinstance(value, (list, tuple)) else [value]:
+            for item in str(part).split(","):
+                if item.strip() and "=" not in item:
+                    out[EVERY_QI] = item.strip().lower()
+                elif item.strip():
+                    out.update(parse_pairs(key, item, str, where))
+    bad = {c: m for c, m in out.items() if m not in NULL_MODES}
+    if bad:
+        column, mode = next(iter(bad.items()))
+        raise ConfigError(f"bad value for nulls {column!r} in {where}: {mode!r}; write {' | '.join(NULL_MODES)}")
+    return out
+
+
 def _coerce_spark_conf(key: str, value: Any, where: str) -> dict[str, str]:
     return parse_conf(value if isinstance(value, (dict, list, tuple)) else [value])
 
@@ -570,6 +593,7 @@ _SPECIAL = {
     "drop_columns": _coerce_columns,
     "keep_columns": _coerce_columns,
     "search_options": _coerce_search_options,
+    "nulls": _coerce_nulls,
 }
 
 

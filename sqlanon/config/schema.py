@@ -88,6 +88,7 @@ def _special(key: str) -> dict | None:
         "min_level": _pairs({"type": "integer", "minimum": 0}),
         "max_level": _pairs({"type": "integer", "minimum": 0}),
         "microaggregate": _pairs({"enum": ["mean", "median"]}),
+        "nulls": _pairs({"enum": ["value", "suppress", "refuse"]}),
         "search_options": {"type": "object"},
     }
     return specials.get(key)

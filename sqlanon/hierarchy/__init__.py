@@ -81,17 +81,22 @@ def read_stored_hierarchy(name: str, column: str, engine) -> Hierarchy:
     if not levels or [n for n, _ in levels] != list(range(len(levels))):
         raise HierarchyError(f"hierarchy table {name!r} for {column!r} has no level_0 .. level_N columns (columns: {', '.join(names)})")
     q = exp.select(*[exp.cast(exp.column(c, quoted=True), "VARCHAR") for _, c in levels]).from_(ref)
-    rows = [["" if v is None else str(v) for v in r] for r in engine.fetch_all(q)]
+    rows = [_stored_row(r) for r in engine.fetch_all(q)]
     return H(attribute=column, rows=rows, origin=f"table {name}")
+
+
+def _stored_row(row) -> list:
+    """A stored mapping table's row as text; its NULL leaf (``level_0`` NULL) keeps its NULLs."""
+    if row[0] is None:
+        return list(row[:-1]) + [None if row[-1] is None else str(row[-1])]
+    return ["" if v is None else str(v) for v in row]
 
 
 def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> Hierarchy:
     """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL,
     after refusing values longer than ``max_value_length``); a :class:`Hierarchy` object (Python
     API) is used as it is, for ``column``."""
-    if isinstance(spec, Hierarchy):
-        if spec.attribute == column:
-            return spec
+    if isinstance(spec, Hierarchy):  # a copy: a run may give it a NULL leaf (Statistics.prepare)
         import dataclasses
 
         return dataclasses.replace(spec, attribute=column)

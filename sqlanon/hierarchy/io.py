@@ -30,10 +30,19 @@ def read_csv_hierarchy(path: str, attribute: str, delimiter: str | None = None) 
         first = text.splitlines()[0] if text else ""
         delimiter = ";" if first.count(";") >= first.count(",") and ";" in first else ","
     reader = csv.reader(text.splitlines(), delimiter=delimiter, skipinitialspace=True)
-    rows = [[cell.strip() for cell in row] for row in reader if row and any(c.strip() for c in row)]
+    rows = [_csv_row(row) for row in reader if row and any(c.strip() for c in row)]
     if not rows:
         raise HierarchyError(f"hierarchy for {attribute!r} ({path}) is empty")
     return Hierarchy(attribute=attribute, rows=rows, origin=path)
+
+
+def _csv_row(row: list[str]) -> list:
+    """A CSV row's cells; a row whose cells are empty below its root is the NULL leaf (as
+    :func:`write_csv_hierarchy` writes it: ``;;*``)."""
+    cells: list = [cell.strip() for cell in row]
+    if len(cells) > 1 and not any(cells[:-1]) and cells[-1]:
+        return [None] * (len(cells) - 1) + cells[-1:]
+    return cells
 
 
 def read_tree_hierarchy(path: str, attribute: str) -> Hierarchy:

@@ -7,6 +7,7 @@ on integers: ``leaf_code -> level-l code`` arrays, and ``level-a code -> level-b
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -15,6 +16,11 @@ import pyarrow as pa
 
 from sqlanon.errors import HierarchyError
 
+#: the text a NULL source value is joined on where a join needs a key (the release's mapping
+#: tables: ``COALESCE(CAST(v AS VARCHAR), NULL_KEY) = leaf``; SQL never matches NULL = NULL, and
+#: ``IS NOT DISTINCT FROM`` is no hash join on PostgreSQL); a leaf equal to it is refused
+NULL_KEY = "\x1fsqlanon:NULL\x1f"
+
 
 #: cached properties derived from ``rows`` (dropped when ``rows`` is assigned)
 _DERIVED = ("leaves", "leaf_index", "_codes", "_label_codes", "_label_level", "_leaves_under")
@@ -22,10 +28,14 @@ _DERIVED = ("leaves", "leaf_index", "_codes", "_label_codes", "_label_level", "_
 
 @dataclass
 class Hierarchy:
-    """``rows[i] = [leaf, level1, ..., root]``; all rows have the same length."""
+    """``rows[i] = [leaf, level1, ..., root]``; all rows have the same length.
+
+    NULL is a value: at most one row is the NULL leaf ``[None, None, ..., root]`` (NULL stays
+    NULL at every level below the root; :meth:`with_null_leaf` adds it, last, so the other
+    leaves keep their codes). No other cell may be NULL or empty."""
 
     attribute: str
-    rows: list[list[str]]
+    rows: list[list[str]]  # the NULL leaf's cells below the root are None (see the docstring)
     origin: str = "inline"
     numeric: bool = False
     _checked: bool = field(default=False, repr=False)
@@ -51,9 +61,7 @@ class Hierarchy:
                 raise HierarchyError(
                     f"{where} is ragged: row {i} ({row[0]!r}) has {len(row)} levels, row 1 has {width}"
                 )
-            for j, cell in enumerate(row):
-                if cell is None or cell == "":
-                    raise HierarchyError(f"{where}: row {i} has an empty or NULL value at level {j}")
+            self._check_cells(where, i, row)
             if row[0] in seen:
                 raise HierarchyError(f"{where}: leaf {row[0]!r} appears twice (rows {seen[row[0]]} and {i})")
             seen[row[0]] = i
@@ -72,6 +80,48 @@ class Hierarchy:
                         f"{parent[value]!r} and {up!r}"
                     )
         self._checked = True
+
+    @staticmethod
+    def _check_cells(where: str, i: int, row: list) -> None:
+        """A row's cells: text, or the NULL leaf's ``None`` below a text root."""
+        if row[0] is None:
+            if any(cell is not None for cell in row[:-1]) or row[-1] is None or len(row) < 2:
+                raise HierarchyError(f"{where}: row {i} is a NULL leaf, which must stay NULL at every level below the root")
+            return
+        for j, cell in enumerate(row):
+            if cell is None or cell == "":
+                raise HierarchyError(f"{where}: row {i} has an empty or NULL value at level {j}")
+        if row[0] == NULL_KEY:
+            raise HierarchyError(f"{where}: row {i} holds sqlanon's NULL key as a leaf")
+
+    # -- NULL ------------------------------------------------------------------------------------
+    @property
+    def null_code(self) -> int | None:
+        """The NULL leaf's code, or None when the hierarchy has no NULL leaf."""
+        return self.leaf_index.get(None)  # type: ignore[call-overload]
+
+    @property
+    def has_null(self) -> bool:
+        return self.null_code is not None
+
+    def null_row(self) -> list:
+        """The NULL leaf's row: NULL at every level below the root, then the root."""
+        row: list = [None] * self.max_level
+        return row + [self.rows[0][-1]]
+
+    def with_null_leaf(self) -> Hierarchy:
+        """This hierarchy with the NULL leaf added last (itself when it has one already)."""
+        if self.has_null:
+            return self
+        if self.max_level == 0:
+            raise HierarchyError(f"hierarchy for {self.attribute!r} ({self.origin}) has no level above its leaves for NULL to climb to")
+        return dataclasses.replace(self, rows=[*self.rows, self.null_row()])
+
+    def without_null_leaf(self) -> Hierarchy:
+        """This hierarchy without its NULL leaf (itself when it has none)."""
+        if not self.has_null:
+            return self
+        return dataclasses.replace(self, rows=[r for r in self.rows if r[0] is not None])
 
     # -- shape -----------------------------------------------------------------------------------
     @property

@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlanon.errors import ConfigError
+from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.privacy.needs import ClassNeeds
 
 #: what a lattice-only model says when another search is asked (:meth:`PrivacyModel.refuse_search`)
@@ -153,8 +153,17 @@ class Requirement:
         return budget_rows(self.max_suppression, rows)
 
     def bind(self, stats) -> None:
-        """After the scan: the budget from the table's rows, and every model's view of the table."""
-        self.budget = self.budget_for(stats.rows)
+        """After the scan: the budget from the table's rows, and every model's view of the table.
+        Rows withheld for NULL in a ``nulls: suppress`` QI (``stats.withheld``) count against the
+        budget of the whole table: the search spends what they leave."""
+        withheld = int(getattr(stats, "withheld", 0) or 0)
+        self.budget = self.budget_for(stats.rows + withheld) - withheld
+        if self.budget < 0:
+            raise UnsatisfiableError(
+                f"{withheld:,} rows have NULL in a quasi-identifier whose NULLs are suppressed (nulls: suppress), more than the "
+                f"suppression budget of {self.budget_for(stats.rows + withheld):,} rows (max_suppression {self.max_suppression:g} of {stats.rows + withheld:,}); "
+                "raise max_suppression or let NULL be a value (nulls: value)"
+            )
         for m in self.models:
             m.bind(stats)
 

@@ -22,7 +22,8 @@ from sqlanon.hierarchy.model import Hierarchy
 #: suppression budget written into the policy (a share of the rows)
 MAX_SUPPRESSION = 0.05
 #: what the profile says of NULLs in a quasi-identifier (its text output and the policy's comment)
-NULLS_ADVICE = "anonymize refuses NULLs in a quasi-identifier: fill them with a value its hierarchy holds, or filter those rows, first"
+NULLS_ADVICE = ("anonymize treats NULL as a value of its own (nulls: value, the default): released as NULL until the column is "
+                "generalized to its root, and counted in its class like any value; nulls: suppress suppresses those rows instead, nulls: refuse stops")
 
 
 @dataclass
@@ -122,7 +123,7 @@ def _column_lines(result: dict, path: str) -> tuple[list[str], list[str], list[s
         elif role == "qi":
             h = c["hierarchy"]
             spec = hierarchy_file(path, name) if h["kind"] == "frequency" else h["spec"]
-            nulls = f"; {c['nulls']:,} NULLs: fill or filter them first" if c["nulls"] else ""
+            nulls = f"; {c['nulls']:,} NULLs: a value of their own (nulls)" if c["nulls"] else ""
             qis.append(f"  {key(name)}: {scalar(spec)}  # {_comment(c['reason'])}; {_comment(h['reason'])}{nulls}")
         elif role == "sensitive":
             sensitive.append(name)
@@ -149,7 +150,8 @@ def policy_text(result: dict, where: Where, path: str, k: int) -> str:
     if nulls:
         counted = ", ".join(f"{name} ({n:,})" for name, n in nulls.items())
         lines += [f"# NULLs in quasi-identifiers: {counted}{' in the sample' if sampled else ''}.",
-                  *_wrapped(f"A missing value can be linked like any other, and {NULLS_ADVICE}; until then this policy stops with an error naming the column."), ""]
+                  *_wrapped(f"A missing value can be linked like any other, and {NULLS_ADVICE}."),
+                  "# nulls: suppress  # or: refuse, or per column: {zip: suppress}", ""]
     if drops:
         lines += ["# Direct identifiers, left out of the release:", "drop_columns:", *drops, ""]
     lines += ["# Quasi-identifiers, generalized along these hierarchies:", "qi:", *(qis or ["  {}"]), ""]

@@ -22,10 +22,12 @@ from sqlglot import exp
 from sqlanon.release import registry
 from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.expr.atoms import Params, add_all, col, table_ref
-from sqlanon.expr.atoms import as_varchar, lit
+from sqlanon.expr.atoms import lit
 from sqlanon.engine.table_name import BASE_TABLE, VIEW, TableName, lookup, same_table, schema_exists
 from sqlanon.config.checks import output_kind, refuse_existing
 from sqlanon.stats import batch, format_input_hash
+from sqlanon.hierarchy.keys import leaf_key, leaf_keys, null_keyed
+from sqlanon.release.withheld import with_withheld
 from sqlanon.search.top_down.rounds import round_maps, rounds_select
 from sqlanon.release.leftovers import clean_stale_temp_files, temp_path
 from sqlanon.engine.source import Source
@@ -170,7 +172,7 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, lea
     for i, h in enumerate(stats.hierarchies):
         name = engine.temp_name(f"map{i}")
         values = recoding.values(i)
-        columns = {"leaf": (pa.string(), list(h.leaves)), "value": (pa.string(), list(values))}
+        columns = {"leaf": (pa.string(), leaf_keys(h)), "value": (pa.string(), list(values))}
         if leaf_codes:
             columns["leaf_code"] = (pa.int32(), list(range(len(h.leaves))))
         if mults is not None:
@@ -193,8 +195,8 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, lea
 
 def _label_type(engine, values, most: int | None = None) -> exp.DataType | None:
     """The type of a QI's released labels and the mark ``*`` (:meth:`Dialect.label_type`); None
-    above ``most`` labels when given."""
-    labels = sorted({*values, SUPPRESSED})
+    above ``most`` labels when given. A NULL label stays NULL (not one of the type's labels)."""
+    labels = sorted({*values, SUPPRESSED} - {None})
     return None if most is not None and len(labels) > most else engine.dialect.label_type(labels)
 
 
@@ -268,7 +270,7 @@ def _mapped_rows(stats, maps: list[str], from_base: bool) -> exp.Select:
         q = exp.select().from_(exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True))
     for i, name in enumerate(stats.qis):
         alias = f"m{i}"
-        cond: exp.Expr = exp.EQ(this=col("leaf_code", alias), expression=col(stats.qcol(i), "g")) if from_base else exp.EQ(this=col("leaf", alias), expression=as_varchar(col(name, "src")))
+        cond: exp.Expr = exp.EQ(this=col("leaf_code", alias), expression=col(stats.qcol(i), "g")) if from_base else exp.EQ(this=col("leaf", alias), expression=leaf_key(stats.hierarchies[i], col(name, "src")))
         q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner")
     return q
 
@@ -280,7 +282,7 @@ def _suppressed_classes_joined(stats, q: exp.Select, bad_table: str, keys: bool)
         conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
         first = "k0"
     else:
-        conds = [exp.EQ(this=col(stats.qcol(i), "b"), expression=col("value", f"m{i}")) for i in range(len(stats.qis))]
+        conds = [exp.EQ(this=col(stats.qcol(i), "b"), expression=null_keyed(stats.hierarchies[i].leaves, col("value", f"m{i}"))) for i in range(len(stats.qis))]
         first = stats.qcol(0)
     q = q.join(table_ref(bad_table, alias="b"), on=exp.and_(*conds) if len(conds) > 1 else conds[0], join_type="left")
     return q, exp.Not(this=exp.Is(this=col(first, "b"), expression=exp.Null()))
@@ -365,12 +367,25 @@ def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microa
     return rounds_select(view or stats, maps, bads, suppression, drop_columns, microaggregate)
 
 
-def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None, labels: bool = False, from_base: bool = False) -> exp.Select:
+def release_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate: dict | None = None, labels: bool = False, from_base: bool = False) -> exp.Query:
     """The release query of a final plan; registers its small tables (mappings, suppressed
     classes) as temp tables on the engine. ``labels``: released values as the dialect's
     :meth:`label_type` (a Parquet file release; see :func:`mapping_tables`), and text source
     columns a plan leaves as they are released through their mapping too (same text).
-    ``from_base``: rebuilt from the base frequency set when :func:`from_base_set` allows it."""
+    ``from_base``: rebuilt from the base frequency set when :func:`from_base_set` allows it.
+
+    Rows withheld for NULL in a ``nulls: suppress`` QI (:mod:`sqlanon.release.withheld`) are
+    added masked: the other rows' QIs are then text (``*`` fits every QI column), read from
+    the source."""
+    if not stats.withheld:
+        return _release_query(stats, plan, suppression, drop_columns, microaggregate, labels, from_base)
+    query = _release_query(stats, plan, suppression, drop_columns, microaggregate, False, False, keep_types=suppression != "mask")
+    return with_withheld(stats, query, suppression, drop_columns, microaggregate)
+
+
+def _release_query(stats, plan, suppression: str, drop_columns, microaggregate: dict | None, labels: bool, from_base: bool, keep_types: bool = True) -> exp.Select:
+    """:func:`release_query` of the rows the statistics read; ``keep_types``: a QI a plan leaves
+    as it is keeps its source column (and type)."""
     engine = stats.engine
     if plan.local or microaggregate:
         return rounds_query(stats, plan, suppression, drop_columns, microaggregate)
@@ -390,7 +405,7 @@ def release_query(stats, plan, suppression: str = "mask", drop_columns=(), micro
         else:
             create = stats.bad_class_labels_create(node, plan.requirement.predicate(), bad, params)
         engine.execute(create, params) if params else engine.execute(create)
-    kept = ungeneralized(stats, plan.recoding)
+    kept = ungeneralized(stats, plan.recoding) if keep_types else set()
     if labels:  # a text column is released through its mapping (as labels) like the others
         types = dict(stats.source.columns(engine))
         kept = {i for i in kept if not _is_text(types.get(stats.qis[i]))}

@@ -116,7 +116,7 @@ def loss_chart(utility: dict) -> dict:
 
 
 def distribution_chart(name: str, side: str, values: list[dict], color: int) -> dict:
-    chart = grouped_bars(f"{name}: {side}", [str(v["value"])[:28] for v in values], [(side, [v["share"] for v in values])], label_width=190, width=420)
+    chart = grouped_bars(f"{name}: {side}", ["NULL" if v["value"] is None else str(v["value"])[:28] for v in values], [(side, [v["share"] for v in values])], label_width=190, width=420)
     for b in chart["bars"]:
         b["fill"] = SERIES_COLORS[color]
     chart["legend"] = []

@@ -70,6 +70,8 @@ class Report(_Open):
     quasi_identifiers: list[str]
     hierarchies: list[HierarchySummary]
     weights: dict[str, float] | None = Field(None, description="Attribute weights as the metric used them (normalized).")
+    nulls: dict[str, dict[str, int | str]] | None = Field(None, description="Per quasi-identifier holding NULLs or not treating them as a value: mode (value | suppress | refuse, policy nulls) and rows (its rows holding NULL: for suppress, the input's; else among the rows not withheld by a suppress QI, which null_suppressed_rows counts once each). Absent when no QI holds NULL.")
+    null_suppressed_rows: int | None = Field(None, description="Rows suppressed because a nulls: suppress quasi-identifier is NULL there (in suppressed_rows, counted against suppression_budget). Absent when none.")
     stopped_by: str | None = Field(None, description="Heuristic searches (lightning, genetic, bottom-up): why the search ended: time_limit, step_limit, or by itself (exhausted, iterations, done).")
     warnings: list[ReportWarning] | None = Field(None, description="Present when the release deserves a second look (also printed on stderr).")
 

@@ -105,6 +105,11 @@ def released_figures(stats, recoding: Recoding, ok: exp.Expr, node=None) -> tupl
     return out, sorted(sizes.items())
 
 
+def _value_key(value) -> tuple[bool, str]:
+    """A value's sort key, NULL (the NULL leaf) first."""
+    return (value is not None, value or "")
+
+
 def _top(values: Sequence[str], counts: Sequence[int], total: int, limit: int, extra: Sequence[tuple[str, int]] = ()) -> list[dict]:
     """The ``limit`` most frequent of ``values`` (rows ``counts[j]``, plus the ``extra`` pairs;
     ties by value), the rest summed as one ``(N other values)`` entry. Linear in the values: a
@@ -116,8 +121,8 @@ def _top(values: Sequence[str], counts: Sequence[int], total: int, limit: int, e
     above = np.flatnonzero(arr > thr)
     pairs = [(values[j], int(arr[j])) for j in above.tolist()]
     ties = np.flatnonzero(arr == thr).tolist()
-    pairs += heapq.nsmallest(limit - len(pairs), ((values[j], thr) for j in ties))
-    pairs = sorted(pairs + extra, key=lambda p: (-p[1], p[0]))[:limit]
+    pairs += heapq.nsmallest(limit - len(pairs), ((values[j], thr) for j in ties), key=lambda p: _value_key(p[0]))
+    pairs = sorted(pairs + extra, key=lambda p: (-p[1], _value_key(p[0])))[:limit]
     top = [{"value": v, "rows": n, "share": n / total if total else 0.0} for v, n in pairs]
     rest = int(arr.sum()) + sum(n for _, n in extra) - sum(n for _, n in pairs)
     if rest:

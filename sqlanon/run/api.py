@@ -214,7 +214,7 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     if run.releases:  # a release (or, dry, the one it would be)
         out = policy.release
         release_mod.refuse_row_keys(session.engine, session.source, list(qis), out.drop_columns, out.keep_columns, out.microaggregate)
-    stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, **model_extras)
+    stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, nulls=policy.hierarchies.nulls, **model_extras)
     run.clock.lap("hierarchies")
     return stats, requirement, metric
 
@@ -292,8 +292,8 @@ def _registry_entry(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_
         "transformation": plan.transformation,
         "privacy": report["privacy"],
         "metrics": {"name": plan.metric_name, "value": plan.metric_value},
-        "rows": stats.rows,
-        "suppressed_rows": plan.suppressed_rows,
+        "rows": stats.rows + stats.withheld,
+        "suppressed_rows": plan.suppressed_rows + stats.withheld,
         "input_hash": stats.input_hash,
         "report": {**report, "sql": sql_listing},
     }
@@ -465,26 +465,36 @@ def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) 
         "k": policy.privacy.k,
         "transformation": plan.transformation,
         "metric": {"name": plan.metric_name, "value": plan.metric_value},
-        "suppressed_rows": plan.suppressed_rows,
-        "rows": stats.rows,
+        "suppressed_rows": plan.suppressed_rows + stats.withheld,
+        "rows": stats.rows + stats.withheld,
         "nodes_evaluated": plan.nodes_evaluated,
         "queries": stats.engine.queries,
         "seconds": None,
         "output": None,
         "max_suppression": policy.privacy.max_suppression,
-        "suppression_budget": plan.requirement.budget,
+        "suppression_budget": plan.requirement.budget + stats.withheld,
         "privacy": {"models": plan.requirement.describe(), **verified},
         "quasi_identifiers": stats.qis,
         "hierarchies": [h.describe() for h in stats.hierarchies],
     }
     if stats.nodes_local:
         report["nodes_local"] = stats.nodes_local
+    report.update(null_summary(stats))
     if policy.quality.weights:  # as the metric used them: normalized by the largest
 
         report["weights"] = dict(zip(stats.qis, normalize_weights([policy.quality.weights.get(q, 1.0) for q in stats.qis])))
     for key, value in plan.extra.items():
         report.setdefault(key, value)
     return report
+
+
+def null_summary(stats: Statistics) -> dict:
+    """The report's ``nulls`` and ``null_suppressed_rows`` (none when no QI holds NULL)."""
+    nulls = {q: {"mode": m, "rows": n} for q, m, n in zip(stats.qis, stats.null_modes, stats.null_rows) if n}
+    out: dict = {"nulls": nulls} if nulls else {}
+    if stats.withheld:
+        out["null_suppressed_rows"] = stats.withheld
+    return out
 
 
 def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: Plan) -> None:
@@ -575,7 +585,7 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         check_transforms(policy, session, requirement, list(qis))
 
         preflight(policy, hierarchies, list(qis))
-        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, policy.quality.class_column, requirement.needs.merge(metric.needs), **model_extras)
+        stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, policy.quality.class_column, requirement.needs.merge(metric.needs), nulls=policy.hierarchies.nulls, **model_extras)
         stats.prepare()
         requirement.bind(stats)
         plan = run_search(policy, session, stats, requirement, metric, lambda m: None)

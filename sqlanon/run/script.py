@@ -13,6 +13,8 @@ import pyarrow as pa
 
 from sqlanon.config.policy import Policy
 from sqlanon.release import write as release_mod
+from sqlanon.release.withheld import with_withheld
+from sqlanon.hierarchy.keys import leaf_keys
 
 RELEASE_MAPS = "sqlanon_map{}"
 BAD = "sqlanon_bad"
@@ -45,14 +47,16 @@ def sections(stats, plan, requirement, metric, policy: Policy, dialect) -> list[
     if plan.local or policy.release.microaggregate:
         # local recoding / microaggregation: its small tables live on the input's engine
         rounds = release_mod.rounds_query(stats, plan, policy.release.suppression, policy.release.drop_columns, policy.release.microaggregate, view=view)
-        add("release", rounds)
+        add("release", with_withheld(view, rounds, policy.release.suppression, policy.release.drop_columns, policy.release.microaggregate))
         return out
     bad = BAD if plan.suppressed_rows else None
     if bad:
         add("suppressed classes", view.bad_class_labels_create(node, requirement.predicate(), bad))
     maps = [RELEASE_MAPS.format(i) for i in range(len(stats.qis))]
     for i, (qi, h) in enumerate(zip(stats.qis, stats.hierarchies)):
-        mapping = pa.table({"leaf": pa.array(h.leaves, pa.string()), "value": pa.array(plan.recoding.values(i), pa.string())})
+        mapping = pa.table({"leaf": pa.array(leaf_keys(h), pa.string()), "value": pa.array(plan.recoding.values(i), pa.string())})
         add(f"released values of {qi}", d.values_table(maps[i], mapping))
-    add("release", release_mod.release_select(view, maps, bad, policy.release.suppression, policy.release.drop_columns, release_mod.ungeneralized(stats, plan.recoding)))
+    kept = release_mod.ungeneralized(stats, plan.recoding) if not (stats.withheld and policy.release.suppression == "mask") else set()
+    release = release_mod.release_select(view, maps, bad, policy.release.suppression, policy.release.drop_columns, kept)
+    add("release", with_withheld(view, release, policy.release.suppression, policy.release.drop_columns))
     return out

@@ -14,13 +14,16 @@ and never read or change the engine; :meth:`Statistics.for_dialect` renders them
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from sqlglot import exp
 
 from sqlanon.dialect import Dialect, get_dialect
 from sqlanon.errors import ConfigError, HierarchyError, UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
+from sqlanon.hierarchy.keys import null_as_key, null_keyed
+from sqlanon.hierarchy.model import NULL_KEY
+from sqlanon.hierarchy import nulls as null_modes
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import Params, add_all, as_bigint, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref
 from sqlanon.dialect import lookup
@@ -77,6 +80,7 @@ class Statistics:
         population: Source | None = None,
         sensitive_hierarchy: Hierarchy | None = None,
         dialect: Dialect | str | None = None,
+        nulls: Mapping[str, str] | str | None = None,
     ) -> None:
         if len(qis) != len(hierarchies):
             raise ConfigError("one hierarchy per quasi-identifier is required")
@@ -90,6 +94,10 @@ class Statistics:
         self.source_item: exp.Expr = engine.source_from(source)
         self.qis = list(qis)
         self.hierarchies = list(hierarchies)
+        #: per QI how NULL is treated (:mod:`sqlanon.hierarchy.nulls`): value, suppress or refuse
+        self.null_modes = null_modes.modes(nulls, self.qis)
+        #: per QI the rows holding NULL there (counted by :meth:`prepare`)
+        self.null_rows: list[int] = [0] * len(self.qis)
         self.sensitive = sensitive
         self.class_column = class_column
         self.needs = needs or ClassNeeds()
@@ -121,13 +129,22 @@ class Statistics:
         # hierarchical t-closeness: the sensitive column's hierarchy, stored as (s, lvl, child, parent)
         self.sensitive_hierarchy = sensitive_hierarchy
         self.s_hier_table: str | None = None
+        #: rows withheld from the search and suppressed in the release: NULL in a ``suppress`` QI
+        #: (:meth:`prepare` counts them; the statistics read the other rows only)
+        self.withheld = 0
+        #: every input row (the FROM item of the withheld rows); ``source_item`` the rows kept
+        self.input_item: exp.Expr = self.source_item
+        self.source_item = self.kept_rows(self.source_item)
+        if self.suppressing_nulls:  # the input hash is over every input row: the release takes it
+            self.row_hash = False
 
     def for_dialect(self, dialect: Dialect | str) -> Statistics:
         """A copy that builds statements for ``dialect`` (``sqlanon sql --dialect``): same state,
         the source named as that dialect names it. The engine is neither read nor changed."""
         other = copy.copy(self)
         other.dialect = get_dialect(dialect)
-        other.source_item = other.dialect.source_from(self.source)
+        other.input_item = other.dialect.source_from(self.source)
+        other.source_item = other.kept_rows(other.input_item)
         other._sql_cache = {}
         return other
 
@@ -199,6 +216,7 @@ class Statistics:
             name = self.engine.temp_name(f"h{i}")
             self.engine.register_columns(name, h.mapping_columns())
             self.map_tables.append(name)
+        self._count_withheld()
         self._create_base()
         base_name = self._base_name
         # the totals and the NULL/unmapped counts in one statement (on Spark each is a job)
@@ -208,10 +226,13 @@ class Statistics:
             totals.append(exp.Anonymous(this="bit_xor", expressions=[self._group_hash(params) if self.hash_by_groups else col("h")]))
         row = self.engine.fetch_one(exp.select(*totals, *self._validation_sums()).from_(table_ref(base_name)), params or None)
         self._validate_base(row[len(totals):])
+        self._add_null_leaves()
         self.rows, n_base = int(row[0] or 0), int(row[1] or 0)
         if self.row_hash:
             self.input_hash = format_input_hash(self.rows, row[2])
         self._base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
+        if self.rows == 0 and self.withheld:
+            raise UnsatisfiableError(f"every row of {self.source.describe()} has NULL in a quasi-identifier whose NULLs are suppressed (nulls: suppress)")
         if self.rows == 0:
             raise ConfigError(f"input {self.source.describe()} has no rows")
         self.column_freqs = self._column_freqs()
@@ -250,8 +271,48 @@ class Statistics:
             self._base_name_v = self.engine.temp_name("fs0")
         return self._base_name_v
 
+    @property
+    def suppressing_nulls(self) -> bool:
+        """Whether a QI suppresses its NULLs' rows (``nulls: suppress``)."""
+        return "suppress" in self.null_modes
+
+    def withheld_condition(self, alias: str = "src") -> exp.Expr | None:
+        """A row is withheld (NULL in a ``suppress`` QI), or None when no QI suppresses NULLs."""
+        parts = [exp.Is(this=col(name, alias), expression=exp.Null()) for name, mode in zip(self.qis, self.null_modes) if mode == "suppress"]
+        return exp.or_(*parts) if parts else None
+
+    def kept_rows(self, item: exp.Expr) -> exp.Expr:
+        """The source's FROM item, without the withheld rows (:meth:`withheld_condition`)."""
+        withheld = self.withheld_condition()
+        if withheld is None:
+            return item
+        src = exp.alias_(item.copy(), "src", table=True, quoted=True)
+        return exp.Subquery(this=exp.select(exp.Star()).from_(src).where(exp.Not(this=exp.Paren(this=withheld))))
+
+    def _count_withheld(self) -> None:
+        """Count the withheld rows (one more scan, only when a QI suppresses its NULLs)."""
+        withheld = self.withheld_condition()
+        if withheld is None:
+            return
+        src = exp.alias_(self.input_item.copy(), "src", table=True, quoted=True)
+        which = [i for i, mode in enumerate(self.null_modes) if mode == "suppress"]
+        per_qi = [sum_(if_(exp.Is(this=col(self.qis[i], "src"), expression=exp.Null()), lit(1), lit(0))) for i in which]
+        row = self.engine.fetch_one(exp.select(exp.Count(this=exp.Star()), *per_qi).from_(src).where(withheld))
+        self.withheld = int(row[0] or 0)
+        self._withheld_rows = {i: int(n or 0) for i, n in zip(which, row[1:])}
+
+    def null_code(self, i: int) -> int:
+        """The code a NULL of QI ``i`` takes: its NULL leaf's (``value``; a hierarchy without one
+        gets it last, so its code is the number of leaves: :meth:`_add_null_leaves`), else -2."""
+        h = self.hierarchies[i]
+        if self.null_modes[i] != "value":
+            return -2
+        code = h.null_code
+        return len(h.rows) if code is None else code
+
     def encoded_select(self, source: Source | None = None) -> exp.Select:
-        """The source joined to the leaf-code tables: ``q0..qn`` codes (-1 unmapped, -2 NULL).
+        """The source joined to the leaf-code tables: ``q0..qn`` codes (-1 unmapped; NULL the
+        NULL leaf's code, :meth:`null_code`, or -2).
         With ``source`` (the population table), the codes only."""
         codes_only = source is not None
         src = self.engine.source_from(source) if codes_only else self.source_item.copy()
@@ -263,7 +324,7 @@ class Statistics:
             select = select.join(table_ref(table, alias=alias), on=cond, join_type="left")
             code = if_(
                 exp.Is(this=col(name, "src"), expression=exp.Null()),
-                lit(-2),
+                lit(self.null_code(i)),
                 exp.Coalesce(this=col("code", alias), expressions=[lit(-1)]),
             )
             select = select.select(exp.alias_(code, self.qcol(i), quoted=True))
@@ -271,10 +332,10 @@ class Statistics:
             return select
         if self.has_s:
             assert self.sensitive is not None  # has_s says so
-            select = select.select(exp.alias_(as_varchar(col(self.sensitive, "src")), "s", quoted=True))
+            select = select.select(exp.alias_(null_as_key(col(self.sensitive, "src")), "s", quoted=True))
         if self.has_y:
             assert self.class_column is not None  # has_y says so
-            select = select.select(exp.alias_(as_varchar(col(self.class_column, "src")), "y", quoted=True))
+            select = select.select(exp.alias_(null_as_key(col(self.class_column, "src")), "y", quoted=True))
         if self.row_hash and not self.hash_by_groups:
             select = select.select(exp.alias_(self.dialect.row_hash(self.source.column_names(self.engine), "src"), "rh", quoted=True))
         return select
@@ -299,17 +360,15 @@ class Statistics:
         return [col(self.qcol(i)) for i in order]
 
     def _validation_sums(self) -> list[exp.Expr]:
-        """Per QI the rows coded -2 (NULL) and -1 (not in its hierarchy); rows whose sensitive or
+        """Per QI the rows coded as NULL (:meth:`null_code`) and -1 (not in its hierarchy); rows whose sensitive or
         class value is NULL: sums over the base set, read with its totals (:meth:`prepare`)."""
         parts = []
         for i in range(len(self.qis)):
             q = col(self.qcol(i))
-            parts.append(sum_(if_(exp.EQ(this=q, expression=lit(-2)), col("cnt"), lit(0))))
+            parts.append(sum_(if_(exp.EQ(this=q, expression=lit(self.null_code(i))), col("cnt"), lit(0))))
             parts.append(sum_(if_(exp.EQ(this=q, expression=lit(-1)), col("cnt"), lit(0))))
         if self.has_s:
-            parts.append(sum_(if_(exp.Is(this=col("s"), expression=exp.Null()), col("cnt"), lit(0))))
-        if self.has_y:
-            parts.append(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))))
+            parts.append(sum_(if_(exp.EQ(this=col("s"), expression=lit(NULL_KEY)), col("cnt"), lit(0))))
         return parts
 
     def _validate_base(self, row) -> None:
@@ -317,12 +376,17 @@ class Statistics:
         answers of :meth:`_validation_sums`)."""
         if not self.qis or row[0] is None:
             return  # no QIs, or an empty input (reported by prepare())
+        withheld = getattr(self, "_withheld_rows", {})
+        self.null_rows = [withheld.get(i, int(row[2 * i] or 0)) for i in range(len(self.qis))]
+        refused = [f"{name!r} ({n:,} row{'s' if n > 1 else ''})" for name, n, mode in zip(self.qis, self.null_rows, self.null_modes) if n and mode == "refuse"]
+        if refused:
+            several = len(refused) > 1
+            raise HierarchyError(
+                f"quasi-identifier column{'s' if several else ''} {', '.join(refused)} {'have' if several else 'has'} NULL values (nulls: refuse); "
+                "fill or filter them, or let NULL be a value (nulls: value) or suppress its rows (nulls: suppress)"
+            )
         for i, name in enumerate(self.qis):
-            nulls, unmapped = int(row[2 * i] or 0), int(row[2 * i + 1] or 0)
-            if nulls:
-                raise HierarchyError(
-                    f"column {name!r} has {nulls} NULL value(s); fill or filter them before anonymizing"
-                )
+            unmapped = int(row[2 * i + 1] or 0)
             if unmapped:
                 examples = self.unmapped_examples(i)
                 n_distinct = self.unmapped_count(i)
@@ -332,12 +396,32 @@ class Statistics:
                     + ", ".join(repr(e) for e in examples)
                 )
         k = 2 * len(self.qis)
-        for role, column in (("sensitive", self.sensitive if self.has_s else None), ("class", self.class_column if self.has_y else None)):
-            if column is None:
-                continue
-            if int(row[k] or 0):
-                raise ConfigError(f"{role} column {column!r} has {int(row[k])} NULL value(s)")
-            k += 1
+        ordered = self.needs.emd_ordered or self.needs.emd_hierarchical
+        if self.has_s and ordered and int(row[k] or 0):
+            raise ConfigError(
+                f"sensitive column {self.sensitive!r} has {int(row[k])} NULL value(s), which have no place in the order or hierarchy "
+                "of ordered/hierarchical t-closeness; fill or filter them, or use t_distance equal (NULL is then a sensitive value of its own)"
+            )
+
+    def _add_null_leaves(self) -> None:
+        """Give the NULL leaf (:meth:`Hierarchy.with_null_leaf`) to every ``value`` QI holding
+        NULLs whose hierarchy has none: its rows are already coded as it (:meth:`null_code`).
+        The hierarchy object changes in place (the searches' context holds the same object),
+        and its mapping table is registered again."""
+        for i, h in enumerate(self.hierarchies):
+            if self.null_modes[i] == "value" and self.null_rows[i] and not h.has_null:
+                self.add_null_leaf(i)
+
+    def add_null_leaf(self, i: int) -> None:
+        """Give QI ``i``'s hierarchy its NULL leaf (in place) and register its mapping table
+        again; leaf frequencies counted already get the new leaf's (0 rows in the input)."""
+        h = self.hierarchies[i]
+        h.rows = h.with_null_leaf().rows
+        name = self.engine.temp_name(f"h{i}")
+        self.engine.register_columns(name, h.mapping_columns())
+        self.map_tables[i] = name
+        if len(self.column_freqs) > i:
+            self.column_freqs = [f + [0] if j == i else f for j, f in enumerate(self.column_freqs)]
 
     def _unmapped_select(self, i: int) -> exp.Select:
         src = exp.alias_(self.source_item.copy(), "src", table=True, quoted=True)
@@ -780,7 +864,7 @@ class Statistics:
         ``params`` binds the code and label lists (a statement whose text does not grow with the
         distinct values: 90K zips spelled out took 12 s to build and parse)."""
         names = node.labels if isinstance(node, Recoding) else [h.labels(lv) for h, lv in zip(self.hierarchies, node)]
-        labels = [exp.alias_(lookup(names_i, col(self.qcol(i)), self.dialect, params), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
+        labels = [exp.alias_(null_keyed(names_i, lookup(names_i, col(self.qcol(i)), self.dialect, params)), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
         return self._bad_classes_create(node, ok, table, labels, params)
 
     def bad_class_keys_create(self, node: tuple[int, ...], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Expr:
@@ -849,3 +933,4 @@ def distinct_values(engine, source: Source, column: str, limit: int | None = Non
 
 def count_rows(engine, source: Source) -> int:
     return int(engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(engine.source_from(source))))
+

@@ -184,6 +184,8 @@ def prepare_population(stats) -> None:
         if name not in have:
             raise ConfigError(f"population {pop.describe()} has no quasi-identifier column {name!r}; columns are: {', '.join(have)}")
     g = stats.qnames
+    # a NULL the input lacks is coded as the NULL leaf to come (Statistics.null_code): counted below
+    pending = {i: stats.null_code(i) for i, h in enumerate(stats.hierarchies) if stats.null_modes[i] == "value" and not h.has_null}
     inner = stats.encoded_select(pop)
     q = exp.select(*map(col, g), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
     q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True)).group_by(*map(col, g))
@@ -192,12 +194,16 @@ def prepare_population(stats) -> None:
     parts = [exp.Count(this=exp.Star()), sum_(col("cnt"))]
     for n in g:
         parts.append(sum_(if_(exp.LT(this=col(n), expression=lit(0)), col("cnt"), lit(0))))
+    parts += [sum_(if_(exp.EQ(this=col(g[i]), expression=lit(code)), col("cnt"), lit(0))) for i, code in pending.items()]
     row = stats.engine.fetch_one(exp.select(*parts).from_(table_ref(name)))
     n_sets, stats.pop_rows = int(row[0] or 0), int(row[1] or 0)
+    for i, n in zip(pending, row[2 + len(g):]):
+        if int(n or 0):  # NULL is a value of the population: its leaf, which no input row has
+            stats.add_null_leaf(i)
     for i, qi in enumerate(stats.qis):
         if int(row[2 + i] or 0):
             raise HierarchyError(
-                f"population {pop.describe()}: column {qi!r} has {int(row[2 + i])} row(s) that are NULL or missing from its hierarchy ({stats.hierarchies[i].origin})"
+                f"population {pop.describe()}: column {qi!r} has {int(row[2 + i])} row(s) missing from its hierarchy ({stats.hierarchies[i].origin}) or NULL (with nulls: {stats.null_modes[i]})"
             )
     stats.pop_base = FrequencySet(name, tuple(0 for _ in g), n_sets)
     # the input must lie inside the population: no input QI tuple more often than there

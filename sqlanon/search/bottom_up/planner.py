@@ -501,7 +501,7 @@ class BottomUp:
         d = {
             "step": number,
             "attribute": qis[s.attr],
-            "generalization": "{" + ", ".join(t.labels[c] for c in s.children) + "} -> " + t.labels[s.parent],
+            "generalization": "{" + ", ".join("NULL" if t.labels[c] is None else t.labels[c] for c in s.children) + "} -> " + t.labels[s.parent],
             "children": [t.labels[c] for c in s.children],
             "parent": t.labels[s.parent],
             "I": round(s.info_loss, 12),
@@ -527,7 +527,8 @@ def _class_base(ctx):
     if class_column is None:
         return stats.base.table, None
     if not stats.has_y or stats.class_column != class_column:
-        stats = Statistics(ctx.engine, ctx.source, ctx.qis, ctx.hierarchies, class_column=class_column, needs=ClassNeeds(majority_y=True))
+        stats = Statistics(ctx.engine, ctx.source, ctx.qis, ctx.hierarchies, class_column=class_column, needs=ClassNeeds(majority_y=True),
+                           nulls=dict(zip(ctx.qis, ctx.stats.null_modes)))
         stats.prepare()
     classes = [str(r[0]) for r in ctx.engine.fetch_all(class_values_query(stats.base.table))]
     return stats.base.table, classes

@@ -404,6 +404,11 @@ class IntervalCoder:
     def __init__(self, hierarchy, freq: Sequence[int] | None = None, max_endpoints: int = 128) -> None:
         self.hierarchy = hierarchy
         self.attribute = hierarchy.attribute
+        if hierarchy.has_null:
+            raise ConfigError(
+                f"column {self.attribute!r} holds NULLs, which no interval of the genetic search can hold; "
+                f"suppress their rows (--nulls {self.attribute}=suppress) or cut it along a tree (--qi {self.attribute}=bands:W1,W2 with --min-level/--max-level)"
+            )
         try:
             vals = [float(r[0]) for r in hierarchy.rows]
         except ValueError:

@@ -521,7 +521,8 @@ def _join_stats(p: _Problem, x_attrs: list[int], sides_y: list[list[str]], mode:
     ctx, releases = p.ctx, p.releases
     used = sorted(set(x_attrs) | set(p.join1))
     sens_by_side = [[(k, sv.column, sv.value) for k, sv in enumerate(sens) if sv.release == s] for s in range(len(releases) + 1)]
-    t1 = T1Spec(p.qis, ctx.stats.map_tables, used, x_attrs, p.join1, SideY(sides_y[0], y_modes[0]), p.class_column, sens_by_side[0])
+    t1 = T1Spec(p.qis, ctx.stats.map_tables, used, x_attrs, p.join1, SideY(sides_y[0], y_modes[0]), p.class_column, sens_by_side[0],
+                [ctx.stats.null_code(i) for i in range(len(p.qis))])
     prevs = []
     for r, rel in enumerate(releases, start=1):
         x_join = [i for i, c in enumerate(rel.join_cols) if c in p.x]
@@ -708,7 +709,7 @@ def _specialize(s: _Search, best: tuple) -> None:
     a.specialize(v)
     s.steps.append(step)
     s.p.ctx.trace(step)
-    s.p.ctx.progress(f"top-down: specialize {name}: {step['value']} -> {', '.join(step['into'])} (score {step['score']:.4g})")
+    s.p.ctx.progress(f"top-down: specialize {name}: {step['value']} -> {', '.join('NULL' if x is None else str(x) for x in step['into'])} (score {step['score']:.4g})")
 
 
 def _loop(s: _Search, total: Result, per: dict[int, dict[int, Result]]) -> Result:

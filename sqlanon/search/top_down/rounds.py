@@ -18,7 +18,8 @@ from sqlglot import exp
 
 from sqlanon.release.microaggregation import aggregate
 from sqlanon.expr.atoms import col, table_ref
-from sqlanon.expr.atoms import and_all, as_varchar, cte_select, lit
+from sqlanon.expr.atoms import and_all, cte_select, lit
+from sqlanon.hierarchy.keys import leaf_key, leaf_keys, null_keyed
 
 SUPPRESSED = "*"
 SUP = "__sqlanon_suppressed"
@@ -28,7 +29,7 @@ def round_maps(engine, stats, nodes) -> list[str]:
     """Per QI a table ``leaf, v0, v1, ..`` (the leaf's label under each round's node)."""
     names = []
     for i, h in enumerate(stats.hierarchies):
-        data = {"leaf": pa.array(h.leaves, pa.string())}
+        data = {"leaf": pa.array(leaf_keys(h), pa.string())}
         for r, node in enumerate(nodes):
             labels = h.labels(node[i])
             data[f"v{r}"] = pa.array([labels[c] for c in h.leaf_to_level(node[i])], pa.string())
@@ -45,14 +46,14 @@ def _joined_rounds(stats, maps: list[str], bads: list[str | None]) -> tuple[exp.
     src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
     q = exp.select().from_(src)
     for i, name in enumerate(stats.qis):
-        q = q.join(table_ref(maps[i], alias=f"m{i}"), on=exp.EQ(this=col("leaf", f"m{i}"), expression=as_varchar(col(name, "src"))), join_type="inner")
+        q = q.join(table_ref(maps[i], alias=f"m{i}"), on=exp.EQ(this=col("leaf", f"m{i}"), expression=leaf_key(stats.hierarchies[i], col(name, "src"))), join_type="inner")
     released_in: list[exp.Expr] = []
     for r, bad in enumerate(bads):
         if bad is None:
             released_in.append(exp.Boolean(this=True))
             continue
         alias = f"b{r}"
-        on = and_all([exp.EQ(this=col(stats.qcol(i), alias), expression=col(f"v{r}", f"m{i}")) for i in range(n)])
+        on = and_all([exp.EQ(this=col(stats.qcol(i), alias), expression=null_keyed(stats.hierarchies[i].leaves, col(f"v{r}", f"m{i}"))) for i in range(n)])
         q = q.join(table_ref(bad, alias=alias), on=on, join_type="left")
         released_in.append(exp.Is(this=col(stats.qcol(0), alias), expression=exp.Null()))
     return q, released_in
@@ -66,15 +67,18 @@ def _pick(released_in: list[exp.Expr], i: int) -> exp.Expr:
     return case.else_(lit(SUPPRESSED))
 
 
-def _microaggregated(final: exp.Select, ctes: list, keys: list[str], micro: dict, hidden: dict[str, str]) -> exp.Select:
+def _microaggregated(final: exp.Select, ctes: list, keys: list[str], micro: dict, hidden: dict[str, str], nullable: list[bool]) -> exp.Select:
     """Each class's aggregate of every microaggregated column (over its released rows),
-    computed in CTE ``agg`` (appended to ``ctes``) and left-joined to ``final`` on the class keys."""
+    computed in CTE ``agg`` (appended to ``ctes``) and left-joined to ``final`` on the class keys
+    (a key that may be NULL, ``nullable``, on both sides as :func:`null_keyed`)."""
     agg = exp.select(*[col(k) for k in keys])
     for name, fn in micro.items():
         agg = agg.select(exp.alias_(aggregate(fn, col(hidden[name])), hidden[name], quoted=True))
     agg = agg.from_(table_ref("rel")).where(exp.EQ(this=col(SUP), expression=lit(0))).group_by(*[col(k) for k in keys])
     ctes.append(("agg", agg))
-    return final.join(table_ref("agg", alias="a"), on=and_all([exp.EQ(this=col(k, "r"), expression=col(k, "a")) for k in keys]), join_type="left")
+    maybe = [[None] if n else [] for n in nullable]
+    on = and_all([exp.EQ(this=null_keyed(m, col(k, "r")), expression=null_keyed(m, col(k, "a"))) for k, m in zip(keys, maybe)])
+    return final.join(table_ref("agg", alias="a"), on=on, join_type="left")
 
 
 def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: str = "mask", drop_columns=(), micro: dict | None = None) -> exp.Select:
@@ -104,7 +108,7 @@ def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: s
     ctes = [("rel", q)]
     final = exp.select().from_(table_ref("rel", alias="r"))
     if micro:
-        final = _microaggregated(final, ctes, keys, micro, hidden)
+        final = _microaggregated(final, ctes, keys, micro, hidden, [h.has_null for h in stats.hierarchies])
     for name in columns:
         if name in micro:
             value = exp.Case().when(exp.EQ(this=col(SUP, "r"), expression=lit(1)), exp.Null()).else_(col(hidden[name], "a"))

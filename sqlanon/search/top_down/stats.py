@@ -74,6 +74,7 @@ class T1Spec:
     y: SideY
     class_column: str | None
     sens: list[tuple[int, str, str]]  # (global k, column, value) on T1
+    null_codes: list[int] = field(default_factory=list)  # per QI the code of NULL (Statistics.null_code)
 
 
 @dataclass
@@ -159,7 +160,10 @@ class LossyJoinStats:
             alias = f"h{i}"
             cond = exp.EQ(this=col("level_0", alias), expression=as_varchar(col(t1.qis[i], "src")))
             sel = sel.join(table_ref(t1.map_tables[i], alias=alias), on=cond, join_type="left")
-            keys.append(exp.alias_(exp.Coalesce(this=col("code", alias), expressions=[lit(-1)]), f"q{i}", quoted=True))
+            code: exp.Expr = exp.Coalesce(this=col("code", alias), expressions=[lit(-1)])
+            if t1.null_codes:  # NULL is its NULL leaf's code (or -2), as in the shared base set
+                code = if_(exp.Is(this=col(t1.qis[i], "src"), expression=exp.Null()), lit(t1.null_codes[i]), code)
+            keys.append(exp.alias_(code, f"q{i}", quoted=True))
         if t1.y.mode == "values":
             keys.append(exp.alias_(_yv([as_varchar(col(c, "src")) for c in t1.y.columns]), "yv", quoted=True))
         if t1.class_column:
