@@ -194,3 +194,13 @@ def birth_years(values: list[str], widths: list[int], attribute: str) -> Hierarc
     """birth date -> year -> spans of ``widths`` years -> ``*``."""
     levels = ["year", *(f"{w}y" for w in widths)]
     return date_levels(values, levels, attribute, origin="birth_year:" + ",".join(map(str, widths)))
+
+
+def resolved_specs(qi: dict | None, hierarchies) -> dict | None:
+    """The policy's ``qi`` specs with each ``age`` spec written as its hierarchy was built (the
+    reference date ``today`` resolved: ``age:2026-12-01,5,10,20``), so a release recorded with it
+    is made again by the same policy."""
+    if not qi:
+        return qi
+    origins = {h.attribute: h.origin for h in hierarchies}
+    return {c: origins[c] if isinstance(spec, str) and spec.strip().startswith("age") and str(origins.get(c, "")).startswith("age:") else spec for c, spec in qi.items()}
