@@ -211,7 +211,7 @@ def test_age_today_is_recorded_as_the_date_it_was(tmp_path):
     pq.write_table(pa.table({"id": [r[0] for r in rows], "dob": pa.array([r[1] for r in rows], pa.date32()), "sex": [r[2] for r in rows]}), path)
     out = str(tmp_path / "out.parquet")
     report = sqlanon.anonymize(input=path, qi={"dob": sqlanon.age(), "sex": "flat"}, keep_columns=["id"], k=5, output=out)
-    today = dt.datetime.now(dt.timezone.utc).date()
+    today = dt.datetime.now(dt.UTC).date()
     origin = next(h["origin"] for h in report["hierarchies"] if h["attribute"] == "dob")
     assert origin in (f"age:{today.isoformat()},5,10,20", f"age:{(today + dt.timedelta(days=1)).isoformat()},5,10,20")
     with duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb")) as con:
@@ -252,7 +252,7 @@ def hospital(tmp_path):
 def test_profile_proposes_age_bands_and_event_months(hospital, tmp_path):
     result = sqlanon.profile(hospital)
     cols = {c["name"]: c for c in result["columns"]}
-    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    today = dt.datetime.now(dt.UTC).date().isoformat()
     assert cols["date_of_birth"]["role"] == "qi" and cols["date_of_birth"]["hierarchy"]["spec"] == f"age:{today},5,10,20"
     assert cols["admitted_at"]["role"] == "qi", cols["admitted_at"]["reason"]
     assert cols["admitted_at"]["hierarchy"]["spec"] == "dates:month,quarter,year"

@@ -161,7 +161,7 @@ def parse_age(arg: str, attribute: str, today: dt.date | None = None) -> tuple[d
     parts = [x.strip() for x in arg.split(",")] if arg.strip() else ["today"]
     ref_text, widths = parts[0], parts[1:]
     if ref_text == "today":
-        ref = today or dt.datetime.now(dt.timezone.utc).date()
+        ref = today or dt.datetime.now(dt.UTC).date()
     else:
         try:
             ref = dt.date.fromisoformat(ref_text)

@@ -19,6 +19,7 @@ a value (``0.1`` at ``1e20``) is refused rather than released as an empty band.
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from typing import NoReturn
 
 from sqlanon.errors import ConfigError, HierarchyError
 
@@ -92,7 +93,7 @@ def check_double(value: str, lo: str, hi: str, attribute: str, width: Decimal) -
 
 def band_rows(values: list[str], widths: list[Decimal], attribute: str, double: bool = False) -> list[list[str]]:
     """``[value, band at each width..., *]`` per value, sorted by value (exactly)."""
-    keyed = []
+    keyed: list[tuple[Decimal, list[str]]] = []
     for value in values:
         x = number(value)
         if x is None:
@@ -108,7 +109,7 @@ def band_rows(values: list[str], widths: list[Decimal], attribute: str, double: 
     return [row for _, row in keyed]
 
 
-def _refuse(values: list[str], attribute: str):
+def _refuse(values: list[str], attribute: str) -> NoReturn:
     bad = [str(v) for v in values if number(v) is None]
     nan = [v for v in bad if v.strip().lower() in ("nan", "-nan")]
     if nan and len(nan) == len(bad):

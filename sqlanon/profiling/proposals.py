@@ -134,7 +134,7 @@ def date_proposal(stats: ColumnStats, today: dt.date | None = None) -> Proposal:
     """A date of birth as age bands at ``today`` (the UTC date now); any other date or
     timestamp as month, quarter and year."""
     if name_kind(stats.name) == "date of birth":
-        day = (today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
+        day = (today or dt.datetime.now(dt.UTC).date()).isoformat()
         return Proposal("age", f"age:{day},5,10,20", f"birth dates: age in years on {day} -> 5, 10, 20-year bands -> *", 6)
     return Proposal("dates", "dates:month,quarter,year", "day -> month -> quarter -> year -> *", 5)
 
