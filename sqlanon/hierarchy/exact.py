@@ -18,7 +18,7 @@ a value (``0.1`` at ``1e20``) is refused rather than released as an empty band.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from typing import NoReturn
 
 from sqlanon.errors import ConfigError, HierarchyError
@@ -91,20 +91,54 @@ def check_double(value: str, lo: str, hi: str, attribute: str, width: Decimal) -
         )
 
 
+class _Width:
+    """One band width as an exact fraction, with the labels of its bands made so far (values
+    share bands: each label is formatted once)."""
+
+    def __init__(self, width: Decimal) -> None:
+        self.width = width
+        self.num, self.den = width.as_integer_ratio()
+        self.labels: dict[int, tuple[str, str, str]] = {}
+        self.edges: dict[int, str] = {}
+
+    def edge(self, n: int) -> str:
+        out = self.edges.get(n)
+        if out is None:
+            out = self.edges[n] = text(Decimal(n) * self.width)
+        return out
+
+    def band(self, p: int, q: int) -> tuple[str, str, str]:
+        """``(label, lo, hi)`` of the band holding ``p / q``: ``n = floor(p/q / width)``."""
+        n = (p * self.den) // (q * self.num)
+        out = self.labels.get(n)
+        if out is None:
+            lo, hi = self.edge(n), self.edge(n + 1)
+            out = self.labels[n] = (label(lo, hi), lo, hi)
+        return out
+
+
 def band_rows(values: list[str], widths: list[Decimal], attribute: str, double: bool = False) -> list[list[str]]:
-    """``[value, band at each width..., *]`` per value, sorted by value (exactly)."""
+    """``[value, band at each width..., *]`` per value, sorted by value (exactly): each value an
+    exact fraction ``p / q`` (:meth:`Decimal.as_integer_ratio`), its band ``floor(p/q / w)`` in
+    integers, the edges multiplied out in a context wide enough to be exact."""
+    bands = [_Width(w) for w in widths]
     keyed: list[tuple[Decimal, list[str]]] = []
-    for value in values:
-        x = number(value)
-        if x is None:
-            _refuse(values, attribute)
-        row = [value]
-        for w in widths:
-            lo, hi = edges(x, w)
-            if double:
-                check_double(value, lo, hi, attribute, w)
-            row.append(label(lo, hi))
-        keyed.append((x, row + ["*"]))
+    with localcontext() as ctx:
+        ctx.prec, ctx.Emax, ctx.Emin = 100_000, 10**6, -(10**6)
+        ctx.traps[Inexact] = True
+        for value in values:
+            x = number(value)
+            if x is None:
+                _refuse(values, attribute)
+            p, q = x.as_integer_ratio()
+            row = [value]
+            for b in bands:
+                name, lo, hi = b.band(p, q)
+                if double:
+                    check_double(value, lo, hi, attribute, b.width)
+                row.append(name)
+            row.append("*")
+            keyed.append((x, row))
     keyed.sort(key=lambda pair: pair[0])
     return [row for _, row in keyed]
 
