@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from decimal import Decimal
 
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.hierarchy import exact
@@ -99,8 +98,8 @@ def _days(values: list[str], attribute: str) -> list[dt.date]:
 
 def span_label(year: int, years: int) -> str:
     """The span of ``years`` years (aligned on multiples of it) holding ``year``."""
-    lo, hi = exact.edges(Decimal(year), Decimal(years))
-    return exact.label(lo, hi)
+    lo = year - year % years  # floors: whole multiples of ``years``
+    return exact.label(str(lo), str(lo + years))
 
 
 def level_label(level: str, day: dt.date, hour: int | None) -> str:
@@ -134,7 +133,14 @@ def date_levels(values: list[str], levels: list[str], attribute: str, origin: st
     """``value -> label at each level -> *`` (see the module's docstring)."""
     days = _days(values, attribute)
     hours = _check_leaf_levels(values, levels, attribute)
-    rows = [[v, *(level_label(lv, d, h) for lv in levels), "*"] for v, d, h in zip(values, days, hours)]
+    by_day = [lv for lv in levels if lv != "hour"]
+    made: dict[dt.date, list[str]] = {}  # values share days: a day's labels are made once
+    rows = []
+    for v, d, h in zip(values, days, hours):
+        up = made.get(d)
+        if up is None:
+            up = made[d] = [*(level_label(lv, d, None) for lv in by_day), "*"]
+        rows.append([v, level_label("hour", d, h), *up] if len(by_day) < len(levels) else [v, *up])
     rows.sort(key=lambda r: r[0])
     return Hierarchy(attribute=attribute, rows=rows, origin=origin or "dates:" + ",".join(levels))
 
@@ -176,9 +182,13 @@ def age_bands(values: list[str], reference: dt.date, widths: list[int], attribut
     late = sum(1 for a in ages if a < 0)
     if late:
         raise HierarchyError(f"column {attribute!r} has {late} birth date(s) after the reference date {reference.isoformat()} of its age hierarchy")
+    made: dict[int, list[str]] = {}
     rows = []
     for value, age in zip(values, ages):
-        rows.append([value, str(age), *(exact.label(*exact.edges(Decimal(age), Decimal(w))) for w in widths), "*"])
+        up = made.get(age)
+        if up is None:
+            up = made[age] = [str(age), *(exact.label(str(age - age % w), str(age - age % w + w)) for w in widths), "*"]
+        rows.append([value, *up])
     rows.sort(key=lambda r: r[0])
     origin = "age:" + ",".join([reference.isoformat(), *map(str, widths)])
     return Hierarchy(attribute=attribute, rows=rows, origin=origin)
