@@ -139,7 +139,7 @@ def band_rows(values: list[str], widths: list[Decimal], attribute: str, double: 
                 row.append(name)
             row.append("*")
             keyed.append((x, row))
-    keyed.sort(key=lambda pair: pair[0])
+    keyed.sort(key=lambda pair: (pair[0], pair[1][0]))  # ties ("01" and "1"): by their text
     return [row for _, row in keyed]
 
 
