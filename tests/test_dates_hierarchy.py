@@ -61,6 +61,13 @@ def test_bigint_near_its_limits_in_its_own_digits():
     assert [r[0] for r in h.rows] == ["-9223372036854775808", "9223372036854775799", "9223372036854775800", "9223372036854775807"]
 
 
+def test_wide_decimals_stay_exact():
+    """DECIMAL(38, 10): 38 digits, more than a default decimal context holds (28)."""
+    h = numeric_bands(["1234567890123456789012345678.9012345678", "-0.0000000001"], ["0.0000000002", "0.1"], "x")
+    assert h.rows[1] == ["1234567890123456789012345678.9012345678", "[1234567890123456789012345678.9012345678, 1234567890123456789012345678.901234568[", "[1234567890123456789012345678.9, 1234567890123456789012345679[", "*"]
+    assert h.rows[0][1:3] == ["[-0.0000000002, 0[", "[-0.1, 0["]
+
+
 def _oracle_band(value: Decimal, width: Decimal) -> tuple[Decimal, Decimal]:
     """The band by search: the n with n * width <= value < (n + 1) * width, stepped to."""
     n = int(value / width)  # near it (exact decimals: at most one step off)

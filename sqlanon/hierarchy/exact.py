@@ -18,7 +18,7 @@ a value (``0.1`` at ``1e20``) is refused rather than released as an empty band.
 
 from __future__ import annotations
 
-from decimal import Decimal, Inexact, InvalidOperation, localcontext
+from decimal import Context, Decimal, DivisionByZero, Inexact, InvalidOperation, Overflow, localcontext
 from typing import NoReturn
 
 from sqlanon.errors import ConfigError, HierarchyError
@@ -40,24 +40,19 @@ def text(d: Decimal) -> str:
     return "0" if out in ("-0", "") else out
 
 
-def _scaled(d: Decimal, places: int) -> int:
-    """``d * 10**places`` as an integer (exact: ``places`` covers ``d``'s fraction digits)."""
-    sign, digits, exponent = d.as_tuple()
-    value = int("".join(map(str, digits)) or "0") * 10 ** (int(exponent) + places)
-    return -value if sign else value
+def edges(x: Decimal, width: Decimal) -> tuple[str, str]:
+    """The band of width ``width`` holding ``x`` (edges at whole multiples of it), as text."""
+    with _exact():
+        _, lo, hi = _Width(width).band(*x.as_integer_ratio())
+    return lo, hi
 
 
-def _places(*ds: Decimal) -> int:
-    return max(0, *(-int(d.as_tuple().exponent) for d in ds))
+#: a decimal context wide enough for the edges' products to be exact (else it raises ``Inexact``)
+_EXACT = Context(prec=100_000, Emax=10**6, Emin=-(10**6), traps=[Inexact, InvalidOperation, DivisionByZero, Overflow])
 
 
-def edges(x: Decimal, width: Decimal, origin: Decimal = Decimal(0)) -> tuple[str, str]:
-    """The band of width ``width`` holding ``x``, edges at ``origin + n * width``, as text."""
-    places = _places(x, width, origin)
-    xs, ws, os_ = _scaled(x, places), _scaled(width, places), _scaled(origin, places)
-    lo = (xs - os_) // ws * ws + os_
-    scale = Decimal(1).scaleb(-places)
-    return text(Decimal(lo) * scale), text(Decimal(lo + ws) * scale)
+def _exact():
+    return localcontext(_EXACT)
 
 
 def label(lo: str, hi: str) -> str:
@@ -123,9 +118,7 @@ def band_rows(values: list[str], widths: list[Decimal], attribute: str, double: 
     integers, the edges multiplied out in a context wide enough to be exact."""
     bands = [_Width(w) for w in widths]
     keyed: list[tuple[Decimal, list[str]]] = []
-    with localcontext() as ctx:
-        ctx.prec, ctx.Emax, ctx.Emin = 100_000, 10**6, -(10**6)
-        ctx.traps[Inexact] = True
+    with _exact():
         for value in values:
             x = number(value)
             if x is None:
