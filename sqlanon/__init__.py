@@ -33,6 +33,7 @@ __all__ = ["anonymize", "check", "profile", "SqlanonError", "ConfigError", "Hier
 #: ``sqlanon.KAnonymity(5)``, ``sqlanon.Release``): name -> module
 _LAZY = {
     "bands": "sqlanon.config.frontdoor", "mask": "sqlanon.config.frontdoor", "dates": "sqlanon.config.frontdoor",
+    "age": "sqlanon.config.frontdoor", "birth_year": "sqlanon.config.frontdoor",
     "flat": "sqlanon.config.frontdoor", "numeric": "sqlanon.config.frontdoor", "stored": "sqlanon.config.frontdoor",
     "Hierarchy": "sqlanon.hierarchy", "Policy": "sqlanon.config.policy", "Release": "sqlanon.release.result",
     "KAnonymity": "sqlanon.privacy", "DistinctLDiversity": "sqlanon.privacy",

@@ -51,7 +51,7 @@ def synthetic_rows(n: int = 400, seed: int = 3) -> list[dict]:
 
 EXPECTED = {
     "id": ("identifier", None), "contact": ("identifier", None), "callback": ("identifier", None),
-    "zip": ("qi", "mask"), "dob": ("qi", "dates"), "diagnosis": ("sensitive", None), "notes": ("identifier", None),
+    "zip": ("qi", "mask"), "dob": ("qi", "age"), "diagnosis": ("sensitive", None), "notes": ("identifier", None),
     "ref": ("identifier", None), "visits": ("insensitive", None),
 }
 
@@ -94,7 +94,7 @@ def test_synthetic_roles_and_hierarchies(synthetic):
     assert "free text" in reasons["notes"] and "unique" in reasons["ref"]
     assert result["roles"]["qi"] == ["zip", "dob"]
     dob = next(c for c in result["columns"] if c["name"] == "dob")
-    assert dob["hierarchy"]["spec"] == "dates:decade"
+    assert dob["hierarchy"]["spec"] == f"age:{dt.datetime.now(dt.UTC).date().isoformat()},5,10,20"
     # the risk before anonymization is the class-size histogram of (zip, dob), in plain Python
     sizes = Counter((r["zip"], r["dob"]) for r in synthetic["rows"])
     uniques = sum(1 for s in sizes.values() if s == 1)
@@ -110,7 +110,7 @@ def test_synthetic_policy_anonymizes_cli_and_api(synthetic):
     assert "policy written to" in out.output
     assert_no_values(policy, synthetic["rows"])
     data = yaml.safe_load(read(policy))
-    assert data["qi"] == {"zip": "mask", "dob": "dates:decade"} and data["k"] == 4
+    assert data["qi"] == {"zip": "mask", "dob": f"age:{dt.datetime.now(dt.UTC).date().isoformat()},5,10,20"} and data["k"] == 4
     assert set(data["drop_columns"]) == {"id", "contact", "callback", "notes", "ref"}
     # the CLI runs it as it is
     ran = runner.invoke(app, ["anonymize", "--policy", policy, "--json", "-q"])

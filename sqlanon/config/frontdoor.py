@@ -1,6 +1,7 @@
 """What the Python API accepts besides policy keys, turned into policy keys.
 
-* hierarchy **builders** (``bands(5, 10, 20)``, ``mask()``, ``dates()``, ``flat()``,
+* hierarchy **builders** (``bands(5, 10, 20)``, ``mask()``, ``dates()``, ``age()``,
+  ``birth_year()``, ``flat()``,
   ``numeric()``, ``stored("name")``) and :class:`~sqlanon.hierarchy.Hierarchy` objects as ``qi``
   values;
 * **privacy model objects**: ``privacy=[KAnonymity(5), EntropyLDiversity(2, "disease")]`` becomes
@@ -24,7 +25,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.privacy import EntropyLDiversity, KAnonymity  # noqa: F401  (the module doctest)
 from sqlanon.privacy.registry import to_policy
 
-__all__ = ["bands", "mask", "dates", "flat", "numeric", "stored", "privacy_keys", "RelationInput", "normalize"]
+__all__ = ["bands", "mask", "dates", "age", "birth_year", "flat", "numeric", "stored", "privacy_keys", "RelationInput", "normalize"]
 
 
 class HierarchySpec(str):
@@ -52,9 +53,51 @@ def mask(char: str = "*") -> HierarchySpec:
     return HierarchySpec("mask" if char == "*" else f"mask:{char}")
 
 
-def dates(decade: bool = False) -> HierarchySpec:
-    """day -> month -> year -> ``*`` (``decade=True``: a decade level before ``*``)."""
+def dates(*levels: str, decade: bool = False) -> HierarchySpec:
+    """day -> month -> year -> ``*`` (``decade=True``: a decade level before ``*``); with
+    ``levels``, those calendar levels: ``dates("month", "quarter", "year", "5y", "decade")``.
+
+    >>> dates(), dates(decade=True), dates("month", "year", "5y")
+    ('dates', 'dates:decade', 'dates:month,year,5y')
+    """
+    if levels and decade:
+        raise ConfigError("dates(): give the levels or decade=True, not both (add 'decade' to the levels)")
+    if any(not isinstance(x, str) for x in levels):
+        raise ConfigError(f"dates() levels are names such as 'month' or '5y', got {levels!r}")
+    if levels:
+        return HierarchySpec("dates:" + ",".join(levels))
     return HierarchySpec("dates:decade" if decade else "dates")
+
+
+def age(reference="today", *widths: int) -> HierarchySpec:
+    """Age in years at ``reference`` (a ``datetime.date``, ``"YYYY-MM-DD"`` or ``"today"``),
+    then age bands of ``widths`` (default 5, 10, 20), then ``*``.
+
+    >>> import datetime
+    >>> age(datetime.date(2026, 1, 1)), age("today", 10, 20)
+    ('age:2026-01-01', 'age:today,10,20')
+    """
+    import datetime as dt
+
+    ref = reference.isoformat() if isinstance(reference, dt.date) and not isinstance(reference, dt.datetime) else reference
+    if not isinstance(ref, str):
+        raise ConfigError(f"age() reference is a date, 'YYYY-MM-DD' or 'today', got {reference!r}")
+    return HierarchySpec("age:" + ",".join([ref, *(_whole(w, "age") for w in widths)]))
+
+
+def birth_year(*widths: int) -> HierarchySpec:
+    """The birth year, then spans of ``widths`` years (default 5, 10), then ``*``.
+
+    >>> birth_year(), birth_year(5, 10, 20)
+    ('birth_year', 'birth_year:5,10,20')
+    """
+    return HierarchySpec("birth_year:" + ",".join(_whole(w, "birth_year") for w in widths) if widths else "birth_year")
+
+
+def _whole(w, kind: str) -> str:
+    if isinstance(w, bool) or not isinstance(w, int):
+        raise ConfigError(f"{kind}() widths are whole numbers of years, got {w!r}")
+    return str(w)
 
 
 def flat() -> HierarchySpec:

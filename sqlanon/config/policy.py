@@ -177,7 +177,7 @@ SECTIONS: dict[str, type[_Section]] = {
 SECTION_OF: dict[str, str] = {key: name for name, model in SECTIONS.items() for key in model.model_fields}
 #: other spellings of keys
 ALIASES = {"quasi_identifiers": "qi"}
-QI_HELP = "COLUMN=HIERARCHY (CSV path, YAML/JSON tree, bands:5,10,20, dates, mask, numeric, flat). Repeat."
+QI_HELP = "COLUMN=HIERARCHY (CSV path, YAML/JSON tree, bands:5,10,20, dates[:month,quarter,year,5y,decade], age:today,5,10,20, birth_year:5,10, mask, numeric, flat). Repeat."
 
 
 def path_of(key: str) -> str:

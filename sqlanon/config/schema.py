@@ -67,7 +67,7 @@ def _python_type_schema(annotation: Any) -> dict:
 
 
 def _special(key: str) -> dict | None:
-    hierarchy = {"type": "string", "description": "A hierarchy spec: CSV/YAML/JSON path, bands:W1,W2,..., dates, mask, numeric, flat or table:NAME."}
+    hierarchy = {"type": "string", "description": "A hierarchy spec: CSV/YAML/JSON path, bands:W1,W2,..., dates[:LEVEL,...], age:REFERENCE,W1,..., birth_year:W1,..., mask, numeric, flat or table:NAME."}
     specials: dict[str, dict] = {
         "qi": {
             "anyOf": [

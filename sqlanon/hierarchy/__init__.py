@@ -5,7 +5,10 @@ A hierarchy *spec* (``--qi COLUMN=SPEC`` or the policy's ``hierarchy:``) is one 
 * a path to an ARX-style CSV (``;`` or ``,``, no header, leaf first) — ``--hierarchy-delimiter``;
 * a path to a ``.yaml``/``.yml``/``.json`` tree;
 * ``bands:W1,W2,...`` numeric bands of growing widths (``[lo, hi[``), then ``*``;
-* ``dates``: day -> month -> year -> ``*`` (``dates:decade``: a decade level before ``*``);
+* ``dates``: day -> month -> year -> ``*`` (``dates:decade``: a decade level before ``*``;
+  ``dates:month,quarter,year,5y,decade``: any calendar levels, :mod:`sqlanon.hierarchy.dates`);
+* ``age:REFERENCE,W1,..``: birth date -> age in years at the reference date -> age bands -> ``*``;
+* ``birth_year:W1,..``: birth date -> year -> spans of W1, .. years -> ``*``;
 * ``mask`` (or ``mask:#``): hide one more trailing character per level (zip codes);
 * ``numeric``: distinct values under ``*`` (for interval cuts of the genetic search);
 * ``flat``: distinct values under ``*`` (a categorical attribute with no taxonomy);
@@ -17,7 +20,7 @@ from __future__ import annotations
 import os
 
 from sqlanon.errors import ConfigError, EngineError, HierarchyError
-from sqlanon.hierarchy import builders
+from sqlanon.hierarchy import builders, dates, exact
 from sqlanon.hierarchy.io import read_csv_hierarchy, read_tree_hierarchy, tree_to_hierarchy, write_csv_hierarchy
 from sqlanon.hierarchy.model import Hierarchy, Hierarchy as H
 from sqlanon.expr.atoms import as_varchar, col, if_
@@ -25,7 +28,7 @@ from sqlanon.engine.source import Source
 
 __all__ = ["Hierarchy", "load_hierarchy", "read_csv_hierarchy", "read_tree_hierarchy", "tree_to_hierarchy", "write_csv_hierarchy", "BUILDERS"]
 
-BUILDERS = ("bands", "dates", "mask", "numeric", "flat")
+BUILDERS = ("bands", "dates", "age", "birth_year", "mask", "numeric", "flat")
 #: longest value (characters) a hierarchy built from the data takes (``--max-value-length``)
 MAX_VALUE_LENGTH = 4096
 
@@ -92,6 +95,31 @@ def _stored_row(row) -> list:
     return ["" if v is None else str(v) for v in row]
 
 
+def _column_type(engine, source, column: str) -> str:
+    return dict(source.columns(engine)).get(column, "")
+
+
+#: engine types whose values are binary floating point (their bands are checked as such)
+_FLOAT_TYPES = ("DOUBLE", "FLOAT", "REAL")
+
+
+def _builder(kind: str, arg: str, column: str):
+    """A numeric or date builder's spec read and checked (before any value is fetched): a
+    function ``(values, sql_type) -> Hierarchy`` (``sql_type``: the column's engine type)."""
+    if kind == "bands":
+        widths = exact.widths_of([w.strip() for w in arg.split(",") if w.strip()], column)
+        return lambda values, sql_type: builders.numeric_bands(values, widths, column, double=any(t in sql_type.upper() for t in _FLOAT_TYPES))
+    if kind == "dates":
+        levels = dates.parse_levels(arg, column)
+        origin = {"": "dates", "decade": "dates:decade"}.get(arg.strip())  # as they always read
+        return lambda values, sql_type: dates.date_levels(values, levels, column, origin=origin)
+    if kind == "age":
+        reference, ages = dates.parse_age(arg, column)
+        return lambda values, sql_type: dates.age_bands(values, reference, ages, column)
+    years = dates.year_widths(arg, column)
+    return lambda values, sql_type: dates.birth_years(values, years, column)
+
+
 def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> Hierarchy:
     """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL,
     after refusing values longer than ``max_value_length``); a :class:`Hierarchy` object (Python
@@ -107,18 +135,11 @@ def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: 
     if kind in BUILDERS and not os.path.exists(spec):
         if engine is None or source is None:
             raise ConfigError(f"hierarchy builder {kind!r} for {column!r} needs the source")
+        build = _builder(kind, arg, column) if kind in ("bands", "dates", "age", "birth_year") else None
         source.require_columns(engine, [column], "quasi-identifier column")
         values = builder_values(engine, source, column, kind, max_value_length)
-        if kind == "bands":
-            try:
-                widths = [float(w) for w in arg.split(",") if w.strip()]
-            except ValueError:
-                raise ConfigError(f"bad band widths {arg!r} for {column!r}; write e.g. bands:5,10,20") from None
-            return builders.numeric_bands(values, widths, column)
-        if kind == "dates":
-            if arg not in ("", "decade"):
-                raise ConfigError(f"bad dates hierarchy {spec!r} for {column!r}; write dates or dates:decade")
-            return builders.date_parts(values, column, decade=arg == "decade")
+        if build is not None:
+            return build(values, _column_type(engine, source, column))
         if kind == "mask":
             return builders.masking(values, column, char=arg or "*")
         if kind == "numeric":

@@ -3,73 +3,39 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import math
-
-from sqlanon.errors import ConfigError, HierarchyError
+from sqlanon.errors import HierarchyError
+from sqlanon.hierarchy import dates, exact
 from sqlanon.hierarchy.model import Hierarchy
 
 
-def _num(text: str) -> str:
-    return str(int(float(text))) if float(text).is_integer() else repr(float(text))
+def _width_text(w) -> str:
+    """A width as the decimal it means: text as given, a float by its shortest text."""
+    if isinstance(w, str):
+        return w
+    return str(int(w)) if float(w).is_integer() else repr(float(w))
 
 
-def numeric_bands(values: list[str], widths: list[float], attribute: str, origin: float = 0.0) -> Hierarchy:
-    """Bands of growing width, ``[lo, hi[``, each width a multiple of the one before; root ``*``."""
-    if not widths:
-        raise ConfigError(f"bands for {attribute!r} need at least one width, e.g. bands:5,10,20")
-    bad = [w for w in widths if not (math.isfinite(w) and w > 0)]
-    if bad:
-        raise ConfigError(f"band widths for {attribute!r} must be positive numbers, got {widths}")
-    for a, b in zip(widths, widths[1:]):
-        if b <= a or abs(b / a - round(b / a)) > 1e-9:
-            raise ConfigError(
-                f"band widths for {attribute!r} must grow and each divide the next, got {widths}"
-            )
-    rows = []
-    for value in values:
-        try:
-            x = float(value)
-        except (TypeError, ValueError):
-            culprit = min(str(v) for v in values if not is_number(v))
-            raise HierarchyError(f"column {attribute!r} has non-numeric value {culprit!r} for a numeric band hierarchy") from None
-        if math.isnan(x):
-            raise HierarchyError(f"column {attribute!r} has NaN, which no band can hold")
-        row = [value]
-        for w in widths:
-            lo = math.floor((x - origin) / w) * w + origin
-            row.append(f"[{_num(str(lo))}, {_num(str(lo + w))}[")
-        row.append("*")
-        rows.append(row)
-    rows.sort(key=lambda r: float(r[0]))
-    return Hierarchy(attribute=attribute, rows=rows, origin=f"bands:{','.join(_num(str(w)) for w in widths)}", numeric=True)
+def numeric_bands(values: list[str], widths: list, attribute: str, double: bool = False) -> Hierarchy:
+    """Bands of growing width, ``[lo, hi[``, each width a multiple of the one before; root ``*``.
+    Edges are exact (:mod:`sqlanon.hierarchy.exact`): the widths are read as decimals (give text,
+    ``"0.1"``, or numbers), the values as the decimals their text spells; ``double``: the column
+    is a DOUBLE, and every band must hold its values read as DOUBLEs too.
 
-
-def _is_iso_date(value: str) -> bool:
-    try:
-        dt.date.fromisoformat(value[:10])
-    except ValueError:
-        return False
-    return True
+    >>> numeric_bands(["0.6", "0.3", "7"], ["0.1", "0.2"], "x").rows
+    [['0.3', '[0.3, 0.4[', '[0.2, 0.4[', '*'], ['0.6', '[0.6, 0.7[', '[0.6, 0.8[', '*'], ['7', '[7, 7.1[', '[7, 7.2[', '*']]
+    """
+    exact_widths = exact.widths_of([_width_text(w) for w in widths], attribute)
+    rows = exact.band_rows(values, exact_widths, attribute, double)
+    return Hierarchy(attribute=attribute, rows=rows, origin=f"bands:{','.join(exact.text(w) for w in exact_widths)}", numeric=True)
 
 
 def date_parts(values: list[str], attribute: str, decade: bool = False) -> Hierarchy:
     """day -> month (YYYY-MM) -> year (YYYY) -> ``*``; with ``decade`` (``dates:decade``) a
-    decade level (``1970s``) between the year and ``*``. A value that is no date is named in the
-    error, the smallest such value: the values come in the engine's order, which may vary."""
-    rows = []
-    for value in values:
-        try:
-            day = dt.date.fromisoformat(str(value)[:10])
-        except ValueError:
-            culprit = min(str(v) for v in values if not _is_iso_date(str(v)))
-            raise HierarchyError(f"column {attribute!r} has {culprit!r}, which is not an ISO date (YYYY-MM-DD)") from None
-        row = [value, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}"]
-        if decade:
-            row.append(f"{day.year // 10 * 10:04d}s")
-        rows.append(row + ["*"])
-    rows.sort(key=lambda r: r[0])
-    return Hierarchy(attribute=attribute, rows=rows, origin="dates:decade" if decade else "dates")
+    decade level (``1970s``) between the year and ``*`` (:mod:`sqlanon.hierarchy.dates` builds
+    any levels). A value that is no date is named in the error, the smallest such value: the
+    values come in the engine's order, which may vary."""
+    levels = ["month", "year", "decade"] if decade else ["month", "year"]
+    return dates.date_levels(values, levels, attribute, origin="dates:decade" if decade else "dates")
 
 
 #: levels a mask hierarchy has at most below its root: values longer than this hide several

@@ -1,7 +1,9 @@
 """A hierarchy proposal per quasi-identifier, computed from the data in SQL, written in the
 policy's own hierarchy syntax (the builders of :mod:`sqlanon.hierarchy`):
 
-* dates: ``dates:decade`` (day -> month -> year -> decade -> ``*``);
+* dates of birth (by name): ``age:TODAY,5,10,20`` (the age in years at the day of the profile,
+  written as a date so the policy releases the same ages when run again, then 5, 10 and 20-year
+  bands); other dates and timestamps (events): ``dates:month,quarter,year``;
 * fixed-length codes (postal codes): ``mask`` (one more trailing character hidden per level);
 * numbers with many values: ``bands:W1,W2,..``, widths that divide each other, the first chosen
   from the interquartile range (a quarter of it, rounded to 1, 2 or 5 times a power of ten), then
@@ -19,6 +21,7 @@ policy's own hierarchy syntax (the builders of :mod:`sqlanon.hierarchy`):
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field
 
@@ -43,7 +46,7 @@ OTHER = "other"
 
 @dataclass
 class Proposal:
-    kind: str  # dates | mask | bands | flat | frequency
+    kind: str  # dates | age | mask | bands | flat | frequency
     spec: str  # the hierarchy spec (for ``frequency``: the file name, set by the writer)
     reason: str
     levels: int  # levels from the leaf to the root ``*``, both counted
@@ -127,10 +130,19 @@ def _is_code(stats: ColumnStats) -> bool:
     return named or (fixed and not stats.is_numeric)
 
 
+def date_proposal(stats: ColumnStats, today: dt.date | None = None) -> Proposal:
+    """A date of birth as age bands at ``today`` (the UTC date now); any other date or
+    timestamp as month, quarter and year."""
+    if name_kind(stats.name) == "date of birth":
+        day = (today or dt.datetime.now(dt.UTC).date()).isoformat()
+        return Proposal("age", f"age:{day},5,10,20", f"birth dates: age in years on {day} -> 5, 10, 20-year bands -> *", 6)
+    return Proposal("dates", "dates:month,quarter,year", "day -> month -> quarter -> year -> *", 5)
+
+
 def propose(stats: ColumnStats, quarts: dict, engine, source, rows: int, k: int) -> Proposal:
     """The hierarchy proposal for one quasi-identifier (see the module's docstring)."""
     if stats.is_date:
-        return Proposal("dates", "dates:decade", "day -> month -> year -> decade -> *", 5)
+        return date_proposal(stats)
     if stats.distinct > FLAT_MAX and _is_code(stats):
         width = stats.max_length or 1
         return Proposal("mask", "mask", f"codes of {width} characters: one more trailing character hidden per level", width + 1)

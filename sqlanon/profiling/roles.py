@@ -59,7 +59,11 @@ def _by_name(stats: ColumnStats, role: str) -> Role | None:
 
 
 def _unique(stats: ColumnStats) -> Role | None:
+    """Nearly unique values identify rows; not dates or timestamps with repeats (an admission
+    time shared by two rows is an event, a quasi-identifier released as month or year)."""
     if stats.rows < MIN_ROWS or stats.uniqueness < NEAR_UNIQUE:
+        return None
+    if stats.is_date and stats.distinct < stats.rows:
         return None
     what = "unique per row" if stats.distinct == stats.rows else f"nearly unique per row ({_pct(stats.uniqueness)} distinct)"
     return Role("identifier", f"values: {what}")

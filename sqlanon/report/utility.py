@@ -46,6 +46,9 @@ def level_meaning(h, level: int) -> str:
             return f"bands of width {bands[level - 1]}"
     if origin in ("dates", "dates:decade"):
         return {1: "month (YYYY-MM)", 2: "year", 3: "decade"}.get(level, f"level {level}")
+    named = _date_level_meaning(origin, level)
+    if named:
+        return named
     if origin.startswith("mask"):
         step = _MASK_STEP.search(origin)
         hidden = level * (int(step.group(1)) if step else 1)
@@ -65,6 +68,23 @@ def level_meaning(h, level: int) -> str:
     leaf = h.leaf_index  # a dict: a label's test is O(1), not a scan of the leaves
     example = next((lb for lb in labels if lb not in leaf), labels[0])
     return f"{len(labels)} groups (e.g. {example!r})"
+
+
+def _date_level_meaning(origin: str, level: int) -> str | None:
+    """The meaning of a level of a ``dates:``/``age:``/``birth_year:`` hierarchy (its origin
+    names the levels)."""
+    kind, _, arg = origin.partition(":")
+    parts = arg.split(",")
+    if kind == "dates" and level <= len(parts):
+        name = parts[level - 1]
+        return {"month": "month (YYYY-MM)", "quarter": "quarter (YYYY-Qn)", "hour": "hour"}.get(name, name if not name.endswith("y") else f"{name[:-1]} years")
+    if kind == "age":
+        if level == 1:
+            return f"age in years on {parts[0]}"
+        return f"age bands of {parts[level - 1]} years" if level <= len(parts) else None
+    if kind == "birth_year":
+        return "birth year" if level == 1 else (f"{parts[level - 2]} years" if level - 2 < len(parts) else None)
+    return None
 
 
 def recoding_of(stats, plan_node) -> Recoding:

@@ -47,6 +47,7 @@ from sqlanon.metrics.base import normalize_weights
 from sqlanon import risk
 from sqlanon.release.registry import _without_passwords
 from sqlanon.hierarchy import Hierarchy
+from sqlanon.hierarchy.dates import resolved_specs
 from sqlanon.run.script import sections
 
 
@@ -288,7 +289,7 @@ def _registry_entry(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_
     return {
         "source": run.rel_input.describe() if run.rel_input is not None else run.session.source.describe(),
         "search": run.policy.strategy.search,
-        "policy": _policy_dict(run.policy),
+        "policy": _recorded_policy(run.policy, stats),
         "transformation": plan.transformation,
         "privacy": report["privacy"],
         "metrics": {"name": plan.metric_name, "value": plan.metric_value},
@@ -558,6 +559,14 @@ def _as_policy(policy, options: dict) -> Policy:
     if options:
         result.update(options, "arguments")
     return result
+
+
+def _recorded_policy(policy: Policy, stats: Statistics) -> dict:
+    """The policy as the registry records it: an ``age`` spec's ``today`` as the date it was."""
+    out = _policy_dict(policy)
+    if out.get("qi"):
+        out["qi"] = resolved_specs(out["qi"], stats.hierarchies)
+    return out
 
 
 def _policy_dict(policy: Policy) -> dict:
