@@ -501,7 +501,7 @@ def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: 
     # the released counts per QI and the release's class sizes: one statement (on Spark a job)
     released, histogram = utility.released_figures(stats, utility.recoding_of(stats, node), ok, None if plan.node is None else plan.node)
     report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.reporting.population_fraction, after_histogram=histogram)
-    report["utility"] = utility.column_utility(stats, node, ok, plan.suppressed_rows, plan.transformation if plan.node is not None else None, released=released)
+    report["utility"] = utility.column_utility(stats, node, ok, plan.suppressed_rows, plan.transformation if plan.node is not None else None, released=released, k=policy.privacy.k)
 
 
 def redact_policy(policy: dict) -> dict:
