@@ -12,7 +12,7 @@ import datetime as dt
 import json
 import os
 
-from sqlanon.report import charts
+from sqlanon.report import charts, paths
 from sqlanon import __version__
 from sqlanon.release import registry
 from sqlanon.engine import connect, is_postgres_url
@@ -80,8 +80,13 @@ def _policy_shown(report: dict) -> dict:
     return policy
 
 
-def render(report: dict, *, sql: list | None = None, release_id=None, created_at: str | None = None) -> str:
-    """The report page as a string."""
+def render(report: dict, *, sql: list | None = None, release_id=None, created_at: str | None = None, full_paths: bool | None = None) -> str:
+    """The report page as a string. Paths are shown relative to the working directory or by
+    their file name (:mod:`sqlanon.report.paths`) unless ``full_paths`` (by default: the run's
+    policy key ``full_paths``)."""
+    if full_paths is None:
+        full_paths = bool((report.get("policy") or {}).get("full_paths"))
+    report, sql = paths.page_report(report, sql, full_paths)
     risk = report.get("risk") or {}
     before, after = risk.get("before"), risk.get("after")
     utility = report.get("utility") or {}
@@ -106,14 +111,14 @@ def render(report: dict, *, sql: list | None = None, release_id=None, created_at
         dist_plots=dist_plots,
         top=top,
         policy_json=json.dumps(_policy_shown(report), indent=2, default=str, sort_keys=True),
-        sql=sql if sql is not None else report.get("sql") or [],
+        sql=sql,
     )
     return page
 
 
-def write_html(report: dict, path: str, *, sql: list | None = None, release_id=None, created_at: str | None = None) -> None:
+def write_html(report: dict, path: str, *, sql: list | None = None, release_id=None, created_at: str | None = None, full_paths: bool | None = None) -> None:
     """Render and write atomically (a temp file beside ``path``, then renamed)."""
-    doc = render(report, sql=sql, release_id=release_id, created_at=created_at)
+    doc = render(report, sql=sql, release_id=release_id, created_at=created_at, full_paths=full_paths)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp")

@@ -40,6 +40,7 @@ from sqlanon.progress import as_reporter
 from sqlanon.search.choose import choose_search, preflight, refuse_limits, run_heuristic
 from sqlanon.search.limits import near_top_warning
 from sqlanon.report import utility, write_html
+from sqlanon.report.paths import report_paths
 from sqlanon.search.bounds import planner_inputs
 from sqlanon.search.lattice import safepub
 from sqlanon.metrics.loss import target
@@ -335,7 +336,7 @@ def _finish_report(run: _Run, report: dict, sql_listing, registry_used: str | No
     path = run.policy.reporting.report
     if path:
         try:
-            write_html({**report, "policy": redact_policy(_policy_dict(run.policy))}, path, sql=sql_listing)
+            write_html({**report, "policy": redact_policy(_policy_dict(run.policy))}, path, sql=sql_listing, full_paths=run.policy.reporting.full_paths)
         except OSError as err:
             raise _report_not_written(err, report, path, registry_used) from None
 
@@ -492,6 +493,7 @@ def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: 
     and the class-size histograms: a few aggregate statements over the frequency sets."""
     threshold = policy.reporting.risk_threshold or risk.DEFAULT_THRESHOLD
     report["input"] = stats.source.describe()
+    report_paths(report, policy.reporting.full_paths)  # no absolute path of this machine unless asked
     if plan.local:  # rounds over different row sets: per-column figures of the first round only
         report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.reporting.population_fraction)
         report["utility"] = None
