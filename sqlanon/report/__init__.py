@@ -39,6 +39,17 @@ def _environment():
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape(["html", "j2"], default=True), undefined=jinja2.ChainableUndefined)
 
 
+def _number(value) -> float | None:
+    """A count of a stored report as a number: registries written from PostgreSQL before
+    sqlanon made them ints hold some as strings (``"16"``); None when it is no number."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def _pct(x) -> str:
     return "n/a" if x is None else f"{100 * x:.2f} %"
 
@@ -93,14 +104,14 @@ def render(report: dict, *, sql: list | None = None, release_id=None, created_at
     top = max((sum(1 for v in u["before"] if not v.get("other")) for u in utility.values()), default=0)
     dist_plots = {name: (charts.distribution_chart(name, "input", u["before"], 0), charts.distribution_chart(name, "release", u["after"], 1)) for name, u in utility.items()}
     privacy = report.get("privacy") or {}
-    min_class = privacy.get("min_class_size")
+    min_class, k = _number(privacy.get("min_class_size")), _number(report.get("k"))
     page = _environment().get_template("report.html.j2").render(
         r=report,
         release_id=release_id if release_id is not None else report.get("release_id"),
         created_at=created_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
         models=_models_text(privacy.get("models"), report.get("k")),
-        k_met=min_class is not None and report.get("k") is not None and min_class >= report["k"],
+        k_met=min_class is not None and k is not None and min_class >= k,
         risk_before=before,
         risk_after=after,
         risk_rows=_risk_rows(before, after),

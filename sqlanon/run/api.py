@@ -457,7 +457,13 @@ def verify_plan(stats: Statistics, plan: Plan, more=None) -> tuple[dict, object]
     ns = stats.evaluate(target(plan), ok, aggs if more is None else with_more)
     if ns.suppressed != plan.suppressed_rows:
         raise AssertionError(f"plan says {plan.suppressed_rows} suppressed rows, the data says {ns.suppressed}")
-    return ({"classes": ns.classes - ns.bad_classes, "min_class_size": ns.extra.get("min_released"), "suppressed_rows": ns.suppressed, **({"min_distinct_sensitive": ns.extra["min_distinct_s"]} if "min_distinct_s" in ns.extra else {})}, ns)
+    return ({"classes": ns.classes - ns.bad_classes, "min_class_size": _count(ns.extra.get("min_released")), "suppressed_rows": ns.suppressed, **({"min_distinct_sensitive": _count(ns.extra["min_distinct_s"])} if "min_distinct_s" in ns.extra else {})}, ns)
+
+
+def _count(value) -> int | None:
+    """A count as an int (PostgreSQL's ``MIN(SUM(..))`` is a ``numeric``: a Decimal, which the
+    report's JSON would keep as a string)."""
+    return None if value is None else int(value)
 
 
 def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) -> dict:
