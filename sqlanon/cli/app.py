@@ -410,7 +410,7 @@ def releases(
             raise ConfigError(f"registry database not found: {database}")
         engine = connect(database=database, read_only=True)
         try:
-            return registry.list_releases(engine)
+            return registry.list_releases(engine, where=database)
         finally:
             engine.close()
 

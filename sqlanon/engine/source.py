@@ -62,7 +62,9 @@ class Source:
             return cls(kind="table", table=table, database=path)
         if fmt == "parquet":
             src = cls(kind="parquet", path=path)
-            src.paths()  # raises when nothing matches
+            from sqlanon.engine.parquet_schemas import check_agree
+
+            check_agree(path, src.paths())  # raises when nothing matches, or files disagree
             return src
         if not os.path.isfile(path):
             raise ConfigError(f"input file not found: {path}")

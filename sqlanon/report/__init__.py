@@ -16,6 +16,7 @@ from sqlanon.report import charts, paths
 from sqlanon import __version__
 from sqlanon.release import registry
 from sqlanon.engine import connect, is_postgres_url
+from sqlanon.engine.urls import redact
 from sqlanon.errors import ConfigError
 
 STABLE_KEYS = ("search", "k", "transformation", "metric", "suppressed_rows", "rows", "nodes_evaluated", "queries", "seconds", "output")
@@ -149,10 +150,10 @@ def for_release(database: str, release_id: int) -> tuple[dict, dict]:
         raise ConfigError(f"registry database not found: {database}")
     engine = connect(database=database, read_only=True)
     try:
-        entry = registry.get_release(engine, release_id)
+        entry = registry.get_release(engine, release_id, where=database)
         if entry is None:
-            raise ConfigError(f"release {release_id} is not in the registry {database}")
-        stored = registry.get_report(engine, release_id)
+            raise ConfigError(f"release {release_id} is not in the registry {redact(database) if is_postgres_url(database) else database}")
+        stored = registry.get_report(engine, release_id, where=database)
     finally:
         engine.close()
     if not stored:
