@@ -436,7 +436,7 @@ def report(
         check_report_path(output)
         path = output or f"sqlanon-release-{release}.html"
         refuse_existing(path, "report file", overwrite)
-        entry, stored = for_release(database, release)
+        entry, stored = for_release(database, release, full_paths=full_paths)
         write_html(stored, path, release_id=entry["id"], created_at=entry.get("created_at"), full_paths=True if full_paths else None)
         return path
 

@@ -235,7 +235,7 @@ _QUOTED_VALUE = re.compile(r"\b(string|value) '(?:[^']|'')*'")
 
 
 def _unwrapped(text: str) -> str:
-    """The message inside DuckDB's JSON wrapping, or ``text`` as it is.
+    r"""The message inside DuckDB's JSON wrapping, or ``text`` as it is.
 
     >>> _unwrapped('IO Error: Async write failed: {"exception_type":"IO","exception_message":"Could not write file \\"/d/o.csv\\": No space left on device","errno":"28"}')
     'Could not write file "/d/o.csv": No space left on device'

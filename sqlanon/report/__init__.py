@@ -144,8 +144,10 @@ def write_html(report: dict, path: str, *, sql: list | None = None, release_id=N
         raise
 
 
-def for_release(database: str, release_id: int) -> tuple[dict, dict]:
-    """``(registry entry, stored report)`` of a past release; ConfigError when it has none."""
+def for_release(database: str, release_id: int, full_paths: bool = False) -> tuple[dict, dict]:
+    """``(registry entry, stored report)`` of a past release; ConfigError when it has none.
+    ``full_paths``: the input and output as the registry row recorded them (the stored report
+    shows them as its run chose, :mod:`sqlanon.report.paths`)."""
     if not is_postgres_url(database) and not os.path.isfile(database):
         raise ConfigError(f"registry database not found: {database}")
     engine = connect(database=database, read_only=True)
@@ -160,6 +162,8 @@ def for_release(database: str, release_id: int) -> tuple[dict, dict]:
         raise ConfigError(f"release {release_id} in {database} was recorded without a report (made by an older sqlanon); re-run it to get one")
     stored.setdefault("output", entry.get("target"))
     stored.setdefault("input", entry.get("source"))
+    if full_paths:
+        stored.update({key: entry[column] for key, column in (("input", "source"), ("output", "target")) if entry.get(column)})
     stored["release_id"] = entry["id"]
     stored["policy"] = entry.get("policy")
     return entry, stored

@@ -208,3 +208,25 @@ def column_utility(stats, plan_node, ok: exp.Expr, suppressed: int, levels: dict
             entry["precision"] = None
         out[name] = entry
     return out
+
+
+def released_transformation(transformation: dict, recoding: Recoding, released, qis: Sequence[str]) -> tuple[dict, dict[str, int]]:
+    """A flexible plan's transformation as a report shows it: each cut without the values no
+    released row has (a value, a group or an interval only suppressed rows fall in), and per QI
+    how many were left out. Read back (``sqlanon check --transformation``), a value a cut leaves
+    out is released as the root, as those rows were.
+
+    >>> from sqlanon.plan import Recoding
+    >>> released_transformation({"zip": ["1305*", "99999"], "age": 1}, Recoding([[0, 0, 1]], [["1305*", "99999"]]), [[4, 0]], ["zip"])
+    ({'zip': ['1305*'], 'age': 1}, {'zip': 1})
+    """
+    shown, hidden = dict(transformation), {}
+    for i, q in enumerate(qis):
+        cut = transformation.get(q)
+        if not isinstance(cut, list) or i >= len(recoding.labels):
+            continue
+        empty = {str(label) for label, n in zip(recoding.labels[i], released[i]) if not n}
+        kept = [v for v in cut if str(v) not in empty]
+        if len(kept) < len(cut):
+            shown[q], hidden[q] = kept, len(cut) - len(kept)
+    return shown, hidden

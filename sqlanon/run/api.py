@@ -290,7 +290,7 @@ def _registry_entry(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_
         "source": run.rel_input.describe() if run.rel_input is not None else run.session.source.describe(),
         "search": run.policy.strategy.search,
         "policy": _policy_dict(run.policy),
-        "transformation": plan.transformation,
+        "transformation": report["transformation"],  # a cut without the values only suppressed rows have
         "privacy": report["privacy"],
         "metrics": {"name": plan.metric_name, "value": plan.metric_value},
         "rows": stats.rows,
@@ -510,6 +510,10 @@ def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: 
     released, histogram = utility.released_figures(stats, utility.recoding_of(stats, node), ok, None if plan.node is None else plan.node)
     report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.reporting.population_fraction, after_histogram=histogram)
     report["utility"] = utility.column_utility(stats, node, ok, plan.suppressed_rows, plan.transformation if plan.node is not None else None, released=released, k=policy.privacy.k)
+    if plan.node is None:  # a cut names no value only suppressed rows have (DESIGN.md)
+        report["transformation"], hidden = utility.released_transformation(plan.transformation, utility.recoding_of(stats, node), released, stats.qis)
+        if hidden:
+            report["hidden_cut_values"] = hidden
 
 
 def redact_policy(policy: dict) -> dict:
