@@ -172,7 +172,7 @@ class Engine:
         self._temps.clear()
 
 
-def one_line(err: BaseException) -> str:
+def one_line(err: BaseException | str) -> str:
     """The first line of a driver's error message (messages stay one line)."""
     text = str(err).strip().splitlines()
     return text[0] if text else type(err).__name__

@@ -114,7 +114,7 @@ def other_label(values: int, rows: int) -> str:
     return f"other ({values:,} value{'s' if values != 1 else ''}, {rows:,} row{'s' if rows != 1 else ''})"
 
 
-def _top(values: Sequence[str], counts: Sequence[int], total: int, limit: int, extra: Sequence[tuple[str, int]] = (), folded: tuple[int, int] = (0, 0)) -> list[dict]:
+def _top(values: Sequence[str], counts: Sequence[int] | np.ndarray, total: int, limit: int, extra: Sequence[tuple[str, int]] = (), folded: tuple[int, int] = (0, 0)) -> list[dict]:
     """The ``limit`` most frequent of ``values`` (rows ``counts[j]``, plus the ``extra`` pairs;
     ties by value), the rest summed as one ``other (N values, M rows)`` entry, with ``folded``
     (values, rows) never shown (:func:`shown_before`). Linear in the values: a partial sort
