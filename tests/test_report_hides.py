@@ -187,3 +187,19 @@ def test_a_path_inside_the_working_directory_is_shown_relative_to_it(warehouse, 
     with open(html, encoding="utf-8") as fh:
         page = fh.read()
     assert str(tmp_path) not in page and "<code>sub/out.parquet</code>" in page
+
+
+def test_the_python_api_hides_the_same(warehouse, tmp_path, monkeypatch):
+    import sqlanon
+
+    other = tmp_path / "cwd"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    release = sqlanon.anonymize(input=warehouse["db"], table="people", qi={"zip": "mask", "sex": "flat", "dob": "dates"}, k=3, max_suppression=0.05,
+                                keep_columns=["income"], drop_columns=["seen"], output=str(tmp_path / "api.parquet"))
+    text = json.dumps(release.to_dict(), default=str)
+    _assert_hidden(text, "Release.to_dict()")
+    assert release["input"] == "wh.duckdb:people" and str(tmp_path) not in json.dumps(release["hierarchies"])
+    full = sqlanon.anonymize(input=warehouse["db"], table="people", qi={"zip": "mask", "sex": "flat", "dob": "dates"}, k=3, max_suppression=0.05,
+                             keep_columns=["income"], drop_columns=["seen"], full_paths=True)
+    assert full["input"] == f"{warehouse['db']}:people"
