@@ -203,3 +203,23 @@ def test_the_python_api_hides_the_same(warehouse, tmp_path, monkeypatch):
     full = sqlanon.anonymize(input=warehouse["db"], table="people", qi={"zip": "mask", "sex": "flat", "dob": "dates"}, k=3, max_suppression=0.05,
                              keep_columns=["income"], drop_columns=["seen"], full_paths=True)
     assert full["input"] == f"{warehouse['db']}:people"
+
+
+def test_a_cut_without_its_hidden_values_reads_back(warehouse, tmp_path):
+    """The genetic search's cut lists a date only a suppressed row has; the report leaves it out,
+    says how many, and ``sqlanon check --transformation`` still applies the reported cut (the
+    value left out is released as the root, as its row was suppressed)."""
+    report, _, html, _ = _anonymize(warehouse, str(tmp_path / "o"), "--search", "genetic")
+    _assert_hidden(json.dumps(report), "the --json report")
+    with open(html, encoding="utf-8") as fh:
+        _assert_hidden(fh.read(), "the HTML report")
+    _assert_hidden(_registry_text(str(tmp_path / "o" / "sqlanon_releases.duckdb")), "the registry row")
+    assert all(isinstance(v, list) for v in report["transformation"].values())
+    assert sum((report.get("hidden_cut_values") or {}).values()) >= 1
+    spec = tmp_path / "plan.json"
+    spec.write_text(json.dumps(report))
+    result = invoke(["check", "--input", warehouse["db"], "--table", "people", "--qi", "zip=mask", "--qi", "sex=flat", "--qi", "dob=dates",
+                     "--transformation", str(spec), "--k", "3", "--max-suppression", "0.05", "--json"])
+    assert result.exit_code == 0, result.output
+    measured = json.loads(result.stdout.strip().splitlines()[-1])
+    assert measured["suppressed_rows"] <= report["suppression_budget"]
