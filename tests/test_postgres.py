@@ -217,7 +217,7 @@ def test_bad_input_on_postgres(people):
     head, _, query = people["url"].partition("?")
     secret = head.replace("postgres:@", "postgres:s3cret@").rsplit("/", 1)[0] + "/no_such_db" + (f"?{query}" if query else "")
     res = runner.invoke(sqlanon.cli.app.app, base + ["--input", secret, "--table", "people"])
-    assert res.exit_code == 1 and "cannot connect" in res.output and "no_such_db" in res.output
+    assert res.exit_code == 2 and "cannot connect" in res.output and "no_such_db" in res.output  # the URL names no database: the input is missing (exit 2, like a missing file)
     assert "s3cret" not in res.output
     # a password that works (the test server trusts local connections): not in the registry either
     with_password = head.replace("postgres:@", "postgres:s3cret@") + (f"?{query}" if query else "")

@@ -19,7 +19,7 @@ from sqlanon.hierarchy.io import write_csv_hierarchy
 from sqlanon.hierarchy.model import Hierarchy
 from sqlanon.config.policy import Policy
 from sqlanon.report.model import validate_report
-from sqlanon.report.utility import _column_figures, _top, level_meaning
+from sqlanon.report.utility import _column_figures, _top, level_meaning, other_label
 
 runner = CliRunner()
 
@@ -109,7 +109,7 @@ def _top_oracle(pairs, total, limit):
     top = [{"value": v, "rows": n, "share": n / total if total else 0.0} for v, n in pairs[:limit]]
     rest = sum(n for _, n in pairs[limit:])
     if rest:
-        top.append({"value": f"({len(pairs) - limit} other values)", "rows": rest, "share": rest / total if total else 0.0, "other": True})
+        top.append({"value": other_label(len(pairs) - limit, rest), "rows": rest, "share": rest / total if total else 0.0, "other": True})
     return top
 
 

@@ -164,6 +164,7 @@ def anonymize(
     average_risk: Optional[float] = policy_flag("privacy.average_risk"),
     population_fraction: Optional[float] = policy_flag("reporting.population_fraction"),
     risk_threshold: Optional[float] = policy_flag("reporting.risk_threshold"),
+    full_paths: bool = policy_flag("reporting.full_paths", default=False),
     engine: Optional[str] = policy_flag("runtime.engine"),
     spark_master: Optional[str] = policy_flag("runtime.spark_master"),
     spark_conf: Optional[List[str]] = policy_flag("runtime.spark_conf"),
@@ -411,7 +412,7 @@ def releases(
             raise ConfigError(f"registry database not found: {database}")
         engine = connect(database=database, read_only=True)
         try:
-            return registry.list_releases(engine)
+            return registry.list_releases(engine, where=database)
         finally:
             engine.close()
 
@@ -431,13 +432,14 @@ def report(
     database: str = typer.Option(..., "--database", "--registry", help="The .duckdb (or postgresql:// URL) holding sqlanon_releases."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="HTML file to write (default: sqlanon-release-ID.html)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing file."),
+    full_paths: bool = typer.Option(False, "--full-paths", help="Show paths as recorded (absolute ones too); by default as the release's run chose."),
 ) -> None:
     def go():
         check_report_path(output)
         path = output or f"sqlanon-release-{release}.html"
         refuse_existing(path, "report file", overwrite)
-        entry, stored = for_release(database, release)
-        write_html(stored, path, release_id=entry["id"], created_at=entry.get("created_at"))
+        entry, stored = for_release(database, release, full_paths=full_paths)
+        write_html(stored, path, release_id=entry["id"], created_at=entry.get("created_at"), full_paths=True if full_paths else None)
         return path
 
     typer.echo(_run(go))

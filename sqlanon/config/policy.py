@@ -160,6 +160,7 @@ class ReportingPolicy(_Section):
     report: str | None = Field(default=None, description="Also write an HTML report here.")
     population_fraction: float | None = Field(default=None, description="Report: the input is this fraction of its population; estimate population uniques.")
     risk_threshold: float | None = Field(default=None, description="Report: prosecutor risk threshold (default 0.2).")
+    full_paths: bool = Field(default=False, description="Report: show paths as given (absolute ones too); by default a report shows a path relative to the working directory, or its file name.")
 
 
 #: section name -> its model, in the order a policy file lists them
@@ -298,6 +299,7 @@ class Policy(BaseModel):
     report = _Flat[Optional[str]]("reporting", "report")
     population_fraction = _Flat[Optional[float]]("reporting", "population_fraction")
     risk_threshold = _Flat[Optional[float]]("reporting", "risk_threshold")
+    full_paths = _Flat[bool]("reporting", "full_paths")
 
     @model_validator(mode="before")
     @classmethod

@@ -172,7 +172,7 @@ class Engine:
         self._temps.clear()
 
 
-def one_line(err: BaseException) -> str:
+def one_line(err: BaseException | str) -> str:
     """The first line of a driver's error message (messages stay one line)."""
     text = str(err).strip().splitlines()
     return text[0] if text else type(err).__name__
@@ -220,7 +220,46 @@ _RULES: list[tuple[re.Pattern, Callable[[re.Match, str, str], EngineError]]] = [
      lambda m, t, s: EngineError(f"cannot write {shown_path(m.group(1))}: {(m.group(2) or 'the write failed').strip().rstrip('.')}")),
     (re.compile(r'(?:Could not set lock on|Conflicting lock is held in) file "((?:[^"]|"")*)"'),
      lambda m, t, s: EngineError(f"{shown_path(m.group(1))} is locked by another process (a DuckDB file takes one writer at a time)")),
+    (re.compile(r'Could not read enough bytes from file "((?:[^"]|"")*)"'),  # a file cut short
+     lambda m, t, s: EngineInputError(f"{m.group(1)} is truncated or damaged (it ends before the data its header promises); restore it from a copy")),
+    (re.compile(r'failed to cast column "((?:[^"]|"")*)" from type (\w+) to (\w+)'),
+     lambda m, t, s: EngineInputError(f"column {m.group(1)!r} has a value that is no {m.group(3)} (the input's files or rows disagree on its type: {m.group(2)} and {m.group(3)})")),
 ]
+
+#: DuckDB wraps some errors of its writers in JSON (``Async write failed for range ...:
+#: {"exception_type":"IO","exception_message":"Could not write file ..."}``): the inner message
+_WRAPPED = re.compile(r'\{"exception_type":.*\}')
+#: a value quoted by a conversion error (``Could not convert string '54y' to INT64``): a value of
+#: the input, which may be one the release suppresses; an error shows no value
+_QUOTED_VALUE = re.compile(r"\b(string|value) '(?:[^']|'')*'")
+
+
+def _unwrapped(text: str) -> str:
+    r"""The message inside DuckDB's JSON wrapping, or ``text`` as it is.
+
+    >>> _unwrapped('IO Error: Async write failed: {"exception_type":"IO","exception_message":"Could not write file \\"/d/o.csv\\": No space left on device","errno":"28"}')
+    'Could not write file "/d/o.csv": No space left on device'
+    """
+    import json
+
+    m = _WRAPPED.search(text)
+    if not m:
+        return text
+    try:
+        inner = json.loads(m.group(0))
+    except ValueError:
+        return text
+    return str(inner.get("exception_message") or text) if isinstance(inner, dict) else text
+
+
+def without_values(line: str) -> str:
+    """``line`` without the input values a driver's message quotes (what the release hides, no
+    error shows).
+
+    >>> without_values("Could not convert string '54y' to INT64")
+    'Could not convert a string to INT64'
+    """
+    return _QUOTED_VALUE.sub(lambda m: f"a {m.group(1)}", line)
 
 
 def bare(err: BaseException) -> str:
@@ -250,10 +289,10 @@ def engine_error(err: BaseException, sql: str = "", engine: str = "") -> EngineE
     >>> str(engine_error(RuntimeError("Catalog Error: Table with name t does not exist!\\nDid you mean x?"), engine="DuckDB"))
     'DuckDB: Table with name t does not exist!'
     """
-    text = str(err).strip()
+    text = _unwrapped(str(err).strip())
     for pattern, build in _RULES:
         m = pattern.search(text)
         if m:
             return build(m, text, sql)
-    line = bare(err)
+    line = without_values(_KIND.sub("", one_line(text))) if text else bare(err)
     return EngineError(f"{engine}: {line}" if engine else line)

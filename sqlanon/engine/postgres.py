@@ -18,6 +18,7 @@ transaction (the in-place release). ``psycopg`` is an optional dependency (``pip
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Any
 from collections.abc import Iterator
 
@@ -26,7 +27,7 @@ from sqlglot import exp
 
 from sqlanon.dialect import POSTGRES
 from sqlanon.engine.base import Engine, bare, engine_error
-from sqlanon.errors import ConfigError, EngineError
+from sqlanon.errors import ConfigError, EngineError, EngineInputError
 from sqlanon.engine.urls import is_postgres_url, redact  # noqa: F401  (re-exported)
 from sqlanon.expr.templates import template
 
@@ -74,7 +75,7 @@ class PostgresEngine(Engine):
         try:
             self.con = psycopg.connect(database, autocommit=True)
         except psycopg.Error as err:
-            raise EngineError(f"cannot connect to {redact(database)}: {bare(err)}") from None
+            raise connect_error(err, database) from None
         if memory_limit:
             # the closest PostgreSQL knob: memory per sort/hash before spilling to disk
             self.set_option("work_mem", _pg_memory(memory_limit))
@@ -100,7 +101,7 @@ class PostgresEngine(Engine):
                 names = [d.name for d in cur.description or []]
                 return pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)}) if names else pa.table({})
         except self._psycopg.Error as err:
-            raise _dependents_error(err) or engine_error(err, engine="PostgreSQL") from None
+            raise _dependents_error(err) or session_error(err, self.database) or engine_error(err, engine="PostgreSQL") from None
 
     def dependents(self, table: exp.Table) -> list[str]:
         """The views and foreign keys of other tables that depend on ``table`` (a DROP would
@@ -129,7 +130,7 @@ class PostgresEngine(Engine):
                     for row in zip(*[table.column(i).to_pylist() for i in range(table.num_columns)]):
                         copy.write_row(row)
         except self._psycopg.Error as err:
-            raise engine_error(err, engine="PostgreSQL") from None
+            raise session_error(err, self.database) or engine_error(err, engine="PostgreSQL") from None
 
     def describe_columns(self, query: exp.Expr) -> list[tuple[str, str]]:
         """PostgreSQL has no ``DESCRIBE``: run the (``LIMIT 0``) query and read its description."""
@@ -142,7 +143,7 @@ class PostgresEngine(Engine):
                 types = self.con.adapters.types
                 return [(d.name, getattr(types.get(d.type_code), "name", str(d.type_code)).upper()) for d in cur.description]
         except self._psycopg.Error as err:
-            raise engine_error(err, engine="PostgreSQL") from None
+            raise session_error(err, self.database) or engine_error(err, engine="PostgreSQL") from None
 
     def write_file(self, query: exp.Expr, path: str, kind: str, delimiter: str = ",") -> None:
         """A client-side file (``COPY ... TO`` would write on the server): CSV streams through
@@ -184,7 +185,7 @@ class PostgresEngine(Engine):
             if writer is not None:
                 writer.close()
         except self._psycopg.Error as err:
-            raise engine_error(err, engine="PostgreSQL") from None
+            raise session_error(err, self.database) or engine_error(err, engine="PostgreSQL") from None
 
     def source_from(self, source) -> exp.Expr:
         if source.kind != "table":
@@ -197,7 +198,59 @@ class PostgresEngine(Engine):
             with self.con.transaction():
                 yield
         except self._psycopg.Error as err:
-            raise engine_error(err, engine="PostgreSQL") from None
+            raise session_error(err, self.database) or engine_error(err, engine="PostgreSQL") from None
+
+
+#: SQLSTATEs of a session another one or the server ended: (what happened, what to do)
+_SESSION_STATES = {
+    "40P01": ("deadlock with another session", "another session writes the same table; run again when it is done"),
+    "40001": ("a concurrent write conflicts with this run (serialization failure)", "run again"),
+    "57P01": ("the server ended the connection (terminating connection due to administrator command: pg_terminate_backend or a shutdown)", "run again"),
+    "57P02": ("the server crashed and ended the connection", "run again once it is back"),
+    "57P03": ("the server does not take connections now (starting up or shutting down)", "run again later"),
+    "57014": ("a statement was cancelled by the server (statement_timeout or pg_cancel_backend)", "raise statement_timeout or run again"),
+}
+_RELATION = re.compile(r'relation "((?:[^"]|"")*)"')
+
+
+def session_error(err, database: str | None) -> EngineError | None:
+    """A run cut short by the server or another session (a deadlock, ``pg_terminate_backend``, a
+    restart, a lost connection) as one line naming the database and, when the server says, the
+    table; its transaction was rolled back by the server. None for any other error.
+
+    >>> class Diag: sqlstate, context = "40P01", 'while updating tuple (0,1) in relation "people"'
+    >>> class Err(Exception): diag = Diag()
+    >>> str(session_error(Err("deadlock detected"), "postgresql://u:pw@h/db"))
+    'PostgreSQL postgresql://u@h/db, table people: deadlock with another session (the server rolled back the open transaction); another session writes the same table; run again when it is done'
+    """
+    diag = getattr(err, "diag", None)
+    state = getattr(diag, "sqlstate", None)
+    where = f"PostgreSQL {redact(database)}" if database else "PostgreSQL"
+    if state in _SESSION_STATES:
+        what, todo = _SESSION_STATES[state]
+        relation = _RELATION.search(str(getattr(diag, "context", "") or ""))
+        table = f", table {relation.group(1)}" if relation else ""
+        return EngineError(f"{where}{table}: {what} (the server rolled back the open transaction); {todo}")
+    text = str(err)
+    if state is None and ("server closed the connection" in text or "connection is closed" in text or "consuming input failed" in text):
+        return EngineError(f"{where}: the connection to the server was lost ({bare(err)}); run again")
+    return None
+
+
+def connect_error(err, database: str) -> EngineError:
+    """A connection refused, as one line: the server's reason (``FATAL:  database "nodb" does not
+    exist``) without the driver's wrapping; a database or role that does not exist is the URL's
+    fault (exit 2).
+
+    >>> str(connect_error(Exception('connection failed: connection to server on socket "/s" failed: FATAL:  database "nodb" does not exist'), "postgresql://u:pw@h/nodb"))
+    "cannot connect to postgresql://u@h/nodb: database 'nodb' does not exist on that server (check the URL's database name)"
+    """
+    text = " ".join(str(err).split())
+    reason = text.rsplit("FATAL:", 1)[1].strip() if "FATAL:" in text else bare(err)
+    missing = re.match(r'(database|role) "((?:[^"]|"")*)" does not exist', reason)
+    if missing:
+        return EngineInputError(f"cannot connect to {redact(database)}: {missing.group(1)} {missing.group(2)!r} does not exist on that server (check the URL's {missing.group(1)} name)")
+    return EngineError(f"cannot connect to {redact(database)}: {reason}")
 
 
 def _dependents_error(err) -> EngineError | None:

@@ -16,6 +16,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, drop_table, ident, table_ref  # noqa: F401  (re-exported for the engines)
 from sqlanon.config.strict_load import binary_kind
 from sqlanon.engine.table_name import TableName
+from sqlanon.engine.parquet_schemas import check_agree
 from sqlanon.engine.urls import redact
 
 FORMATS = ("csv", "parquet", "duckdb", "postgres")
@@ -62,7 +63,7 @@ class Source:
             return cls(kind="table", table=table, database=path)
         if fmt == "parquet":
             src = cls(kind="parquet", path=path)
-            src.paths()  # raises when nothing matches
+            check_agree(path, src.paths())  # raises when nothing matches, or files disagree
             return src
         if not os.path.isfile(path):
             raise ConfigError(f"input file not found: {path}")

@@ -72,40 +72,77 @@ def record(engine, entry: dict) -> int:
     return int(engine.scalar(template("registry_last_id")))
 
 
-def list_releases(engine) -> list[dict]:
+def list_releases(engine, where: str | None = None) -> list[dict]:
+    """Every release, newest first. ``where`` names the registry in errors (a table
+    ``sqlanon_releases`` that is not a registry, a column that is not JSON)."""
     if not _exists(engine):
         return []
+    readable(engine, COLUMNS, where)
     rows = engine.fetch_all(template("registry_list"))
-    return [_decode(dict(zip(COLUMNS, r))) for r in rows]
+    return [_decode(dict(zip(COLUMNS, r)), where) for r in rows]
 
 
-def get_release(engine, release_id: int) -> dict | None:
+#: the columns :func:`get_release` reads
+GET_COLUMNS = ["id", "created_at", "source", "target", "search", "policy", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash"]
+
+
+def get_release(engine, release_id: int, where: str | None = None) -> dict | None:
     if not _exists(engine):
         return None
+    readable(engine, GET_COLUMNS, where)
     row = engine.fetch_one(template("registry_get", id=int(release_id)))
     if row is None:
         return None
-    cols = ["id", "created_at", "source", "target", "search", "policy", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash"]
-    return _decode(dict(zip(cols, row)))
+    return _decode(dict(zip(GET_COLUMNS, row)), where)
+
+
+def _named(where: str | None) -> str:
+    return f"registry {redact(where) if is_postgres_url(where) else where}" if where else "the registry"
+
+
+def readable(engine, columns, where: str | None = None) -> None:
+    """Refuse, as one line naming the registry, a ``sqlanon_releases`` that another program made
+    (it lacks columns a registry has) before a statement reading them fails in the engine's words."""
+    from sqlglot import exp
+
+    found = None if hasattr(engine, "replace_table") else lookup(engine, TableName(name="sqlanon_releases"))  # Spark: its catalog's name
+    table = found.expression() if found is not None else exp.to_table("sqlanon_releases")
+    names = {name.lower() for name, _ in engine.describe_columns(exp.select("*").from_(table).limit(0))}
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise ConfigError(f"{_named(where)}: table sqlanon_releases is not a sqlanon registry (no column {', '.join(missing)})")
 
 
 def _exists(engine) -> bool:
     return bool(engine.scalar(template("registry_exists")))
 
 
-def get_report(engine, release_id: int) -> dict | None:
+def get_report(engine, release_id: int, where: str | None = None) -> dict | None:
     """The report stored with a release (aggregates only), or None (no such release, or a
     registry written before reports were stored)."""
     if not _exists(engine) or not engine.scalar(template("registry_has_report")):
         return None
+    readable(engine, ["id", "report"], where)
     text = engine.scalar(template("registry_get_report", id=int(release_id)))
-    return json.loads(text) if text else None
+    if not text:
+        return None
+    report = _json(text, where, release_id, "report")
+    if not isinstance(report, dict):
+        raise ConfigError(f"{_named(where)}: release {release_id}: column report holds no report (not a JSON object)")
+    return report
 
 
-def _decode(d: dict) -> dict:
+def _json(text, where: str | None, release_id, key: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ConfigError(f"{_named(where)}: release {release_id}: column {key} is not JSON (the registry was changed by another program)") from None
+
+
+def _decode(d: dict, where: str | None = None) -> dict:
     for key in ("policy", "transformation", "privacy", "metrics"):
         if isinstance(d.get(key), str):
-            d[key] = json.loads(d[key])
+            d[key] = _json(d[key], where, d.get("id"), key)
     return d
 
 

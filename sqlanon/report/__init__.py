@@ -12,10 +12,11 @@ import datetime as dt
 import json
 import os
 
-from sqlanon.report import charts
+from sqlanon.report import charts, paths
 from sqlanon import __version__
 from sqlanon.release import registry
 from sqlanon.engine import connect, is_postgres_url
+from sqlanon.engine.urls import redact
 from sqlanon.errors import ConfigError
 
 STABLE_KEYS = ("search", "k", "transformation", "metric", "suppressed_rows", "rows", "nodes_evaluated", "queries", "seconds", "output")
@@ -37,6 +38,17 @@ def _environment():
     import jinja2
 
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape(["html", "j2"], default=True), undefined=jinja2.ChainableUndefined)
+
+
+def _number(value) -> float | None:
+    """A count of a stored report as a number: registries written from PostgreSQL before
+    sqlanon made them ints hold some as strings (``"16"``); None when it is no number."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _pct(x) -> str:
@@ -80,22 +92,27 @@ def _policy_shown(report: dict) -> dict:
     return policy
 
 
-def render(report: dict, *, sql: list | None = None, release_id=None, created_at: str | None = None) -> str:
-    """The report page as a string."""
+def render(report: dict, *, sql: list | None = None, release_id=None, created_at: str | None = None, full_paths: bool | None = None) -> str:
+    """The report page as a string. Paths are shown relative to the working directory or by
+    their file name (:mod:`sqlanon.report.paths`) unless ``full_paths`` (by default: the run's
+    policy key ``full_paths``)."""
+    if full_paths is None:
+        full_paths = bool((report.get("policy") or {}).get("full_paths"))
+    report, sql = paths.page_report(report, sql, full_paths)
     risk = report.get("risk") or {}
     before, after = risk.get("before"), risk.get("after")
     utility = report.get("utility") or {}
     top = max((sum(1 for v in u["before"] if not v.get("other")) for u in utility.values()), default=0)
     dist_plots = {name: (charts.distribution_chart(name, "input", u["before"], 0), charts.distribution_chart(name, "release", u["after"], 1)) for name, u in utility.items()}
     privacy = report.get("privacy") or {}
-    min_class = privacy.get("min_class_size")
+    min_class, k = _number(privacy.get("min_class_size")), _number(report.get("k"))
     page = _environment().get_template("report.html.j2").render(
         r=report,
         release_id=release_id if release_id is not None else report.get("release_id"),
         created_at=created_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,
         models=_models_text(privacy.get("models"), report.get("k")),
-        k_met=min_class is not None and report.get("k") is not None and min_class >= report["k"],
+        k_met=min_class is not None and k is not None and min_class >= k,
         risk_before=before,
         risk_after=after,
         risk_rows=_risk_rows(before, after),
@@ -106,14 +123,14 @@ def render(report: dict, *, sql: list | None = None, release_id=None, created_at
         dist_plots=dist_plots,
         top=top,
         policy_json=json.dumps(_policy_shown(report), indent=2, default=str, sort_keys=True),
-        sql=sql if sql is not None else report.get("sql") or [],
+        sql=sql,
     )
     return page
 
 
-def write_html(report: dict, path: str, *, sql: list | None = None, release_id=None, created_at: str | None = None) -> None:
+def write_html(report: dict, path: str, *, sql: list | None = None, release_id=None, created_at: str | None = None, full_paths: bool | None = None) -> None:
     """Render and write atomically (a temp file beside ``path``, then renamed)."""
-    doc = render(report, sql=sql, release_id=release_id, created_at=created_at)
+    doc = render(report, sql=sql, release_id=release_id, created_at=created_at, full_paths=full_paths)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp")
@@ -127,22 +144,26 @@ def write_html(report: dict, path: str, *, sql: list | None = None, release_id=N
         raise
 
 
-def for_release(database: str, release_id: int) -> tuple[dict, dict]:
-    """``(registry entry, stored report)`` of a past release; ConfigError when it has none."""
+def for_release(database: str, release_id: int, full_paths: bool = False) -> tuple[dict, dict]:
+    """``(registry entry, stored report)`` of a past release; ConfigError when it has none.
+    ``full_paths``: the input and output as the registry row recorded them (the stored report
+    shows them as its run chose, :mod:`sqlanon.report.paths`)."""
     if not is_postgres_url(database) and not os.path.isfile(database):
         raise ConfigError(f"registry database not found: {database}")
     engine = connect(database=database, read_only=True)
     try:
-        entry = registry.get_release(engine, release_id)
+        entry = registry.get_release(engine, release_id, where=database)
         if entry is None:
-            raise ConfigError(f"release {release_id} is not in the registry {database}")
-        stored = registry.get_report(engine, release_id)
+            raise ConfigError(f"release {release_id} is not in the registry {redact(database) if is_postgres_url(database) else database}")
+        stored = registry.get_report(engine, release_id, where=database)
     finally:
         engine.close()
     if not stored:
         raise ConfigError(f"release {release_id} in {database} was recorded without a report (made by an older sqlanon); re-run it to get one")
     stored.setdefault("output", entry.get("target"))
     stored.setdefault("input", entry.get("source"))
+    if full_paths:
+        stored.update({key: entry[column] for key, column in (("input", "source"), ("output", "target")) if entry.get(column)})
     stored["release_id"] = entry["id"]
     stored["policy"] = entry.get("policy")
     return entry, stored

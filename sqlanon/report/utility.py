@@ -130,10 +130,20 @@ def _value_key(value) -> tuple[bool, str]:
     return (value is not None, value or "")
 
 
-def _top(values: Sequence[str], counts: Sequence[int], total: int, limit: int, extra: Sequence[tuple[str, int]] = ()) -> list[dict]:
+def other_label(values: int, rows: int) -> str:
+    """The label of the entry that folds the values not shown.
+
+    >>> other_label(3, 1200)
+    'other (3 values, 1,200 rows)'
+    """
+    return f"other ({values:,} value{'s' if values != 1 else ''}, {rows:,} row{'s' if rows != 1 else ''})"
+
+
+def _top(values: Sequence[str], counts: Sequence[int] | np.ndarray, total: int, limit: int, extra: Sequence[tuple[str, int]] = (), folded: tuple[int, int] = (0, 0)) -> list[dict]:
     """The ``limit`` most frequent of ``values`` (rows ``counts[j]``, plus the ``extra`` pairs;
-    ties by value), the rest summed as one ``(N other values)`` entry. Linear in the values: a
-    partial sort (numpy) picks the candidates, only the ``limit`` best are sorted in Python."""
+    ties by value), the rest summed as one ``other (N values, M rows)`` entry, with ``folded``
+    (values, rows) never shown (:func:`shown_before`). Linear in the values: a partial sort
+    (numpy) picks the candidates, only the ``limit`` best are sorted in Python."""
     arr = np.asarray(counts, dtype=np.int64)
     extra = [(v, int(n)) for v, n in extra if n]
     thr = int(np.partition(arr, len(arr) - limit)[len(arr) - limit]) if len(arr) > limit else 0
@@ -144,11 +154,27 @@ def _top(values: Sequence[str], counts: Sequence[int], total: int, limit: int, e
     pairs += heapq.nsmallest(limit - len(pairs), ((values[j], thr) for j in ties), key=lambda p: _value_key(p[0]))
     pairs = sorted(pairs + extra, key=lambda p: (-p[1], _value_key(p[0])))[:limit]
     top = [{"value": v, "rows": n, "share": n / total if total else 0.0} for v, n in pairs]
-    rest = int(arr.sum()) + sum(n for _, n in extra) - sum(n for _, n in pairs)
+    rest = int(arr.sum()) + sum(n for _, n in extra) - sum(n for _, n in pairs) + folded[1]
     if rest:
-        others = int(np.count_nonzero(arr)) + len(extra) - len(pairs)
-        top.append({"value": f"({others} other values)", "rows": rest, "share": rest / total if total else 0.0, "other": True})
+        others = int(np.count_nonzero(arr)) + len(extra) - len(pairs) + folded[0]
+        top.append({"value": other_label(others, rest), "rows": rest, "share": rest / total if total else 0.0, "other": True})
     return top
+
+
+def shown_before(freq: np.ndarray, codes: np.ndarray, released: np.ndarray, k: int | None) -> np.ndarray:
+    """Which input values the "before" distribution may name: those of at least ``k`` input rows
+    of which at least one is surely released. A value's released rows are at least its input rows
+    less the suppressed rows under its released value (exactly its released rows at level 0), so
+    a value only suppressed rows have, or one of fewer than ``k`` rows, is never named: what the
+    release hides, the report does not show (DESIGN.md). Vectorized over the leaves.
+
+    >>> shown_before(np.array([5, 1, 4, 3]), np.array([0, 1, 2, 2]), np.array([5, 0, 4]), 2).tolist()
+    [True, False, True, False]
+    """
+    freq = np.asarray(freq, dtype=np.int64)
+    under = np.bincount(codes, weights=freq, minlength=len(released)).astype(np.int64)
+    suppressed_under = under - np.asarray(released, dtype=np.int64)
+    return (freq >= max(int(k or 1), 1)) & (freq - suppressed_under[codes] >= 1)
 
 
 def _column_figures(freq: np.ndarray, codes: np.ndarray, n_labels: int, released: np.ndarray, suppressed: int, n: int) -> dict:
@@ -169,10 +195,18 @@ def _column_figures(freq: np.ndarray, codes: np.ndarray, n_labels: int, released
     }
 
 
-def column_utility(stats, plan_node, ok: exp.Expr, suppressed: int, levels: dict | None = None, top: int = TOP_VALUES, released=None) -> dict:
+def _before(leaves: Sequence[str], freq: np.ndarray, codes: np.ndarray, released: np.ndarray, n: int, top: int, k: int | None) -> list[dict]:
+    """The input's distribution of one QI, its hidden values folded (:func:`shown_before`)."""
+    hidden = ~shown_before(freq, codes, released, k) & (freq > 0)
+    folded = (int(np.count_nonzero(hidden)), int(freq[hidden].sum()))
+    return _top(leaves, np.where(hidden, 0, freq), n, top, folded=folded)
+
+
+def column_utility(stats, plan_node, ok: exp.Expr, suppressed: int, levels: dict | None = None, top: int = TOP_VALUES, released=None, k: int | None = None) -> dict:
     """Per QI: level and meaning, LM / precision / entropy loss, distributions before and after.
 
-    Suppressed rows count as fully generalized in LM and precision (their QIs are ``*``).
+    Suppressed rows count as fully generalized in LM and precision (their QIs are ``*``). The
+    "before" distribution names only the values :func:`shown_before` allows for ``k``.
     ``released``: the plan's :func:`released_counts` when already read (with the risk's
     histogram, :func:`released_figures`).
     """
@@ -184,7 +218,7 @@ def column_utility(stats, plan_node, ok: exp.Expr, suppressed: int, levels: dict
     for i, (name, h) in enumerate(zip(stats.qis, stats.hierarchies)):
         codes, labels = np.asarray(recoding.codes[i], dtype=np.int64), recoding.labels[i]
         entry = _column_figures(np.asarray(stats.column_freqs[i], dtype=np.int64), codes, len(labels), np.asarray(released[i], dtype=np.int64), suppressed, n)
-        entry["before"] = _top(h.leaves, stats.column_freqs[i], n, top)
+        entry["before"] = _before(h.leaves, np.asarray(stats.column_freqs[i], dtype=np.int64), codes, np.asarray(released[i], dtype=np.int64), n, top, k)
         entry["after"] = _top(labels, released[i], n, top, [("* (suppressed)", suppressed)])
         level = (levels or {}).get(name)
         if isinstance(level, int):
@@ -199,3 +233,25 @@ def column_utility(stats, plan_node, ok: exp.Expr, suppressed: int, levels: dict
             entry["precision"] = None
         out[name] = entry
     return out
+
+
+def released_transformation(transformation: dict, recoding: Recoding, released, qis: Sequence[str]) -> tuple[dict, dict[str, int]]:
+    """A flexible plan's transformation as a report shows it: each cut without the values no
+    released row has (a value, a group or an interval only suppressed rows fall in), and per QI
+    how many were left out. Read back (``sqlanon check --transformation``), a value a cut leaves
+    out is released as the root, as those rows were.
+
+    >>> from sqlanon.plan import Recoding
+    >>> released_transformation({"zip": ["1305*", "99999"], "age": 1}, Recoding([[0, 0, 1]], [["1305*", "99999"]]), [[4, 0]], ["zip"])
+    ({'zip': ['1305*'], 'age': 1}, {'zip': 1})
+    """
+    shown, hidden = dict(transformation), {}
+    for i, q in enumerate(qis):
+        cut = transformation.get(q)
+        if not isinstance(cut, list) or i >= len(recoding.labels):
+            continue
+        empty = {str(label) for label, n in zip(recoding.labels[i], released[i]) if not n}
+        kept = [v for v in cut if str(v) not in empty]
+        if len(kept) < len(cut):
+            shown[q], hidden[q] = kept, len(cut) - len(kept)
+    return shown, hidden

@@ -40,6 +40,7 @@ from sqlanon.progress import as_reporter
 from sqlanon.search.choose import choose_search, preflight, refuse_limits, run_heuristic
 from sqlanon.search.limits import near_top_warning
 from sqlanon.report import utility, write_html
+from sqlanon.report.paths import report_paths
 from sqlanon.search.bounds import planner_inputs
 from sqlanon.search.lattice import safepub
 from sqlanon.metrics.loss import target
@@ -290,7 +291,7 @@ def _registry_entry(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_
         "source": run.rel_input.describe() if run.rel_input is not None else run.session.source.describe(),
         "search": run.policy.strategy.search,
         "policy": _recorded_policy(run.policy, stats),
-        "transformation": plan.transformation,
+        "transformation": report["transformation"],  # a cut without the values only suppressed rows have
         "privacy": report["privacy"],
         "metrics": {"name": plan.metric_name, "value": plan.metric_value},
         "rows": stats.rows + stats.withheld,
@@ -336,7 +337,7 @@ def _finish_report(run: _Run, report: dict, sql_listing, registry_used: str | No
     path = run.policy.reporting.report
     if path:
         try:
-            write_html({**report, "policy": redact_policy(_policy_dict(run.policy))}, path, sql=sql_listing)
+            write_html({**report, "policy": redact_policy(_policy_dict(run.policy))}, path, sql=sql_listing, full_paths=run.policy.reporting.full_paths)
         except OSError as err:
             raise _report_not_written(err, report, path, registry_used) from None
 
@@ -457,7 +458,13 @@ def verify_plan(stats: Statistics, plan: Plan, more=None) -> tuple[dict, object]
     ns = stats.evaluate(target(plan), ok, aggs if more is None else with_more)
     if ns.suppressed != plan.suppressed_rows:
         raise AssertionError(f"plan says {plan.suppressed_rows} suppressed rows, the data says {ns.suppressed}")
-    return ({"classes": ns.classes - ns.bad_classes, "min_class_size": ns.extra.get("min_released"), "suppressed_rows": ns.suppressed, **({"min_distinct_sensitive": ns.extra["min_distinct_s"]} if "min_distinct_s" in ns.extra else {})}, ns)
+    return ({"classes": ns.classes - ns.bad_classes, "min_class_size": _count(ns.extra.get("min_released")), "suppressed_rows": ns.suppressed, **({"min_distinct_sensitive": _count(ns.extra["min_distinct_s"])} if "min_distinct_s" in ns.extra else {})}, ns)
+
+
+def _count(value) -> int | None:
+    """A count as an int (PostgreSQL's ``MIN(SUM(..))`` is a ``numeric``: a Decimal, which the
+    report's JSON would keep as a string)."""
+    return None if value is None else int(value)
 
 
 def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) -> dict:
@@ -503,6 +510,7 @@ def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: 
     and the class-size histograms: a few aggregate statements over the frequency sets."""
     threshold = policy.reporting.risk_threshold or risk.DEFAULT_THRESHOLD
     report["input"] = stats.source.describe()
+    report_paths(report, policy.reporting.full_paths)  # no absolute path of this machine unless asked
     if plan.local:  # rounds over different row sets: per-column figures of the first round only
         report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.reporting.population_fraction)
         report["utility"] = None
@@ -512,7 +520,11 @@ def add_risk_and_utility(report: dict, policy: Policy, stats: Statistics, plan: 
     # the released counts per QI and the release's class sizes: one statement (on Spark a job)
     released, histogram = utility.released_figures(stats, utility.recoding_of(stats, node), ok, None if plan.node is None else plan.node)
     report["risk"] = risk.before_after(stats, plan, threshold=threshold, population_fraction=policy.reporting.population_fraction, after_histogram=histogram)
-    report["utility"] = utility.column_utility(stats, node, ok, plan.suppressed_rows, plan.transformation if plan.node is not None else None, released=released)
+    report["utility"] = utility.column_utility(stats, node, ok, plan.suppressed_rows, plan.transformation if plan.node is not None else None, released=released, k=policy.privacy.k)
+    if plan.node is None:  # a cut names no value only suppressed rows have (DESIGN.md)
+        report["transformation"], hidden = utility.released_transformation(plan.transformation, utility.recoding_of(stats, node), released, stats.qis)
+        if hidden:
+            report["hidden_cut_values"] = hidden
 
 
 def redact_policy(policy: dict) -> dict:
