@@ -83,6 +83,8 @@ def _sample(path, annotation):
         return ["zip=2"], {"zip": 2}
     if key == "microaggregate":
         return ["age=mean"], {"age": "mean"}
+    if key == "linked":
+        return ["city=zip"], {"city": "zip"}
     if key == "privacy":  # top-down's model
         return ["xy-linkability"], "xy-linkability"
     if key == "spark_conf":
