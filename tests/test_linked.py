@@ -197,3 +197,51 @@ def test_cli_linked_flags(patients, tmp_path):
                                       "output": str(tmp_path / "pol.parquet")}))
     ran = CliRunner().invoke(app, ["anonymize", "--policy", str(policy), "-q"])
     assert ran.exit_code == 0, ran.output
+
+
+def test_profile_finds_links_and_proposes_one_hierarchy(patients, tmp_path):
+    db, rows = patients
+    policy_path = tmp_path / "p.yaml"
+    result = sqlanon.profile(db, table="patients", write_policy=str(policy_path), k=5)
+    assert result["links"] == {"city": "zip", "state": "zip", "birth_year": "dob"}
+    assert "city" not in result["roles"]["qi"] and "state" not in result["roles"]["qi"] and result["roles"]["linked"] == ["city", "state", "birth_year"]
+    zip_entry = next(c for c in result["columns"] if c["name"] == "zip")
+    assert zip_entry["hierarchy"]["kind"] == "linked" and "state" in zip_entry["hierarchy"]["reason"]
+    text = policy_path.read_text()
+    policy = yaml.safe_load(text)
+    assert policy["linked"] == {"city": "zip", "state": "zip", "birth_year": "dob"}
+    # the hierarchy file: leaves with their leading zeros, a tree whose levels come from the data
+    from sqlanon.hierarchy import read_csv_hierarchy
+
+    h = read_csv_hierarchy(str(tmp_path / policy["qi"]["zip"]), "zip")
+    assert {r[0] for r in h.rows} == {r[0] for r in rows} and any(r[0].startswith("0") for r in h.rows)
+    state_of = {r[0]: r[2] for r in rows}
+    level = next(j for j in range(1, h.max_level) if {r[j] for r in h.rows} == set(STATES))
+    assert all(r[level] == state_of[r[0]] for r in h.rows)
+    # levels ordered by how many values each keeps
+    sizes = [len({r[j] for r in h.rows}) for j in range(h.max_level + 1)]
+    assert sizes == sorted(sizes, reverse=True)
+    # the policy runs as it is, and its release is k-anonymous over the QIs and the linked columns
+    sqlanon.anonymize(str(policy_path))
+    con = duckdb.connect(db, read_only=True)
+    rel = con.execute("SELECT * FROM patients_k5")
+    names = [d[0] for d in rel.description]
+    released = [dict(zip(names, r)) for r in rel.fetchall()]
+    con.close()
+    check_release(released, rows, list(policy["qi"]), policy["linked"], 5, int(0.05 * len(rows)))
+
+
+def test_profile_reports_a_near_link_and_links_nothing_on_noise(tmp_path):
+    rng = random.Random(5)
+    rows = []
+    for i in range(2000):
+        z = f"{rng.randint(0, 199):05d}"
+        city = f"c{int(z) // 4}" if rng.random() > 0.001 else "elsewhere"
+        rows.append((z, city, rng.choice("MF"), rng.randint(1, 9)))
+    con = duckdb.connect(str(tmp_path / "n.duckdb"))
+    con.execute("CREATE TABLE t (zip VARCHAR, city VARCHAR, sex VARCHAR, score INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+    con.close()
+    result = sqlanon.profile(str(tmp_path / "n.duckdb"), table="t")
+    assert result["links"] == {}
+    assert [n["column"] for n in result["near_links"]] == ["city"] and result["near_links"][0]["of"] == "zip"
