@@ -39,6 +39,7 @@ def hospital(seed: int, rows: int = 3000, code_nulls: float = 0.03):
     codes = [f"{ch}{rng.randint(0, 99):02d}.{rng.randint(0, 9)}" for ch in CHAPTERS for _ in range(6)]
     out = []
     zip_list = sorted(zips)
+    no_city = set(rng.sample(zip_list, 3))  # a city missing (NULL) for every row of a few zips: NULL is a value
     for _ in range(rows):
         z = rng.choice(zip_list[: len(zip_list) // 3]) if rng.random() < 0.5 else rng.choice(zip_list)  # skew
         city, state = zips[z]
@@ -46,12 +47,8 @@ def hospital(seed: int, rows: int = 3000, code_nulls: float = 0.03):
         dob = f"{year}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
         code = None if rng.random() < code_nulls else rng.choice(codes)
         chapter = None if code is None else CHAPTERS[code[0]]
-        if rng.random() < 0.02:
-            city = None  # a city missing for some rows: only where the zip has no other rows? no: its own value
-        out.append((z, city, state, dob, year, rng.choice("MF"), code, chapter, rng.randint(1, 30)))
-    # a NULL city is a value: make it the zip's value in every row of that zip
-    nulls = {r[0] for r in out if r[1] is None}
-    return [(r[0], None if r[0] in nulls else r[1], *r[2:]) for r in out]
+        out.append((z, None if z in no_city else city, state, dob, year, rng.choice("MF"), code, chapter, rng.randint(1, 30)))
+    return out
 
 
 COLUMNS = "zip VARCHAR, city VARCHAR, state VARCHAR, dob VARCHAR, birth_year INTEGER, sex VARCHAR, icd VARCHAR, chapter VARCHAR, stay INTEGER"
@@ -234,7 +231,7 @@ def test_profile_finds_links_and_proposes_one_hierarchy(patients, tmp_path):
 def test_profile_reports_a_near_link_and_links_nothing_on_noise(tmp_path):
     rng = random.Random(5)
     rows = []
-    for i in range(2000):
+    for _i in range(2000):
         z = f"{rng.randint(0, 199):05d}"
         city = f"c{int(z) // 4}" if rng.random() > 0.001 else "elsewhere"
         rows.append((z, city, rng.choice("MF"), rng.randint(1, 9)))

@@ -14,7 +14,7 @@ levels are the longest chain of them each a function of the one before with fewe
 rows (one per distinct QI value) are read by SQL over the whole table and written as a hierarchy
 file beside the policy.
 
->>> chain({"city": ["a", "a", "b"], "state": ["X", "X", "X"], "zip3": ["01*", "01*", "02*"]}, {"city", "state"})
+>>> chain({"city": ["a", "b", "c", "c"], "state": ["X", "X", "Y", "Y"], "zip3": ["01*", "02*", "02*", "02*"]}, {"city", "state"})
 ['city', 'state']
 """
 
@@ -56,12 +56,12 @@ def find_links(engine, item: exp.Expr, stats: list[ColumnStats], roles: dict) ->
     return links, near
 
 
-def _masks(leaves: list[str]) -> dict[str, list[str]]:
-    """The masked prefixes of codes as candidate levels (``mask:1`` hides the last character..)."""
+def _masks(qi: str, leaves: list[str]) -> dict[str, list[str]]:
+    """The masked prefixes of codes as candidate levels (``zip masked 1`` hides the last character..)."""
     width = max((len(v) for v in leaves), default=0)
     out = {}
     for i in range(1, min(width, 33)):
-        out[f"mask:{i}"] = [v[: max(len(v) - i, 0)] + "*" * (len(v) - max(len(v) - i, 0)) for v in leaves]
+        out[f"{qi} masked {i}"] = [v[: max(len(v) - i, 0)] + "*" * (len(v) - max(len(v) - i, 0)) for v in leaves]
     return out
 
 
@@ -103,7 +103,7 @@ def linked_proposal(engine, source, qi: ColumnStats, base: Proposal, columns: li
         return base
     levels = {c: [MISSING if r[j + 1] is None else str(r[j + 1]) for r in found] for j, c in enumerate(columns)}
     if base.kind == "mask":
-        levels.update(_masks(leaves))
+        levels.update(_masks(qi.name, leaves))
     picked = [n for n in chain(levels, set(columns)) if len(set(levels[n])) < len(leaves)]
     if not any(n in columns for n in picked):
         return base

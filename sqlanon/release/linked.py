@@ -252,13 +252,12 @@ def linked_select(engine, release: exp.Select, linked: dict[str, str]) -> exp.Se
     for qi, (alias, name) in tables.items():
         q = q.join(table_ref(name, alias=alias), on=exp.EQ(this=col("q", alias), expression=as_varchar(col(qi, "r"))), join_type="left")
     for e in release.expressions:
-        name = e.alias_or_name
-        qi = linked.get(name)
-        if qi is None:
-            q = q.select(col(name, "r"))
+        column = e.alias_or_name
+        of = linked.get(column)
+        if of is None:
+            q = q.select(col(column, "r"))
             continue
-        alias = tables[qi][0]
-        flag = col(f"f{groups[qi].index(name)}", alias)
-        value = exp.Case().when(exp.EQ(this=flag, expression=literal(1)), as_varchar(col(name, "r"))).else_(lit(MASKED))
-        q = q.select(exp.alias_(value, name, quoted=True))
+        flag = col(f"f{groups[of].index(column)}", tables[of][0])
+        value = exp.Case().when(exp.EQ(this=flag, expression=literal(1)), as_varchar(col(column, "r"))).else_(lit(MASKED))
+        q = q.select(exp.alias_(value, column, quoted=True))
     return q
