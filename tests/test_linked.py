@@ -242,3 +242,34 @@ def test_profile_reports_a_near_link_and_links_nothing_on_noise(tmp_path):
     result = sqlanon.profile(str(tmp_path / "n.duckdb"), table="t")
     assert result["links"] == {}
     assert [n["column"] for n in result["near_links"]] == ["city"] and result["near_links"][0]["of"] == "zip"
+
+
+def test_postgres_finds_the_same_links_and_releases_the_same_rows(tmp_path):
+    pytest.importorskip("pgserver")
+    psycopg = pytest.importorskip("psycopg")
+    from conftest import local_postgres
+
+    rows = hospital(13, rows=1500, code_nulls=0.0)
+    db = make_db(tmp_path / "h.duckdb", rows)
+    linked = {"city": "zip", "state": "zip", "birth_year": "dob", "chapter": "icd"}
+    qi = {**QI, "icd": "mask"}
+    out = str(tmp_path / "d.parquet")
+    sqlanon.anonymize(input=db, table="patients", qi=qi, k=5, max_suppression=0.05, output=out, linked=linked)
+    with local_postgres() as url:
+        with psycopg.connect(url, autocommit=True) as con:
+            con.execute(f"CREATE TABLE patients ({COLUMNS.replace('VARCHAR', 'TEXT')})")
+            with con.cursor().copy("COPY patients FROM STDIN") as copy:
+                for r in rows:
+                    copy.write_row(r)
+        found = sqlanon.profile(url, table="patients")
+        assert found["links"] == {"city": "zip", "state": "zip", "birth_year": "dob"}
+        with pytest.raises(ConfigError, match="'city' is a function of the quasi-identifier 'zip'"):
+            sqlanon.anonymize(input=url, table="patients", qi=qi, k=5, max_suppression=0.05, output_table="nope")
+        sqlanon.anonymize(input=url, table="patients", qi=qi, k=5, max_suppression=0.05, output_table="released", linked=linked)
+        with psycopg.connect(url) as con, con.cursor() as cur:
+            cur.execute("SELECT * FROM released")
+            names = [d.name for d in cur.description]
+            pg = [dict(zip(names, r)) for r in cur.fetchall()]
+    check_release(pg, rows, list(qi), linked, 5, int(0.05 * len(rows)))
+    as_text = lambda rs: sorted(tuple("" if r[c] is None else str(r[c]) for c in COLUMNS_ORDER) for r in rs)  # noqa: E731
+    assert as_text(pg) == as_text(release_rows(out))
