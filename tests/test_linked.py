@@ -273,3 +273,49 @@ def test_postgres_finds_the_same_links_and_releases_the_same_rows(tmp_path):
     check_release(pg, rows, list(qi), linked, 5, int(0.05 * len(rows)))
     as_text = lambda rs: sorted(tuple("" if r[c] is None else str(r[c]) for c in COLUMNS_ORDER) for r in rs)  # noqa: E731
     assert as_text(pg) == as_text(release_rows(out))
+
+
+def test_spark_refuses_and_releases_like_duckdb(spark, tmp_path):
+    rows = hospital(14, rows=800, code_nulls=0.0)
+    db = make_db(tmp_path / "h.duckdb", rows)
+    parquet = str(tmp_path / "h.parquet")
+    con = duckdb.connect(db)
+    con.execute(f"COPY patients TO '{parquet}' (FORMAT parquet)")
+    con.close()
+    linked = {"city": "zip", "state": "zip", "birth_year": "dob", "chapter": "icd"}
+    qi = {**QI, "icd": "mask"}
+    opts = dict(qi=qi, k=4, max_suppression=0.05)
+    with pytest.raises(ConfigError, match="'city' is a function of the quasi-identifier 'zip'"):
+        sqlanon.anonymize(input=parquet, output=str(tmp_path / "no"), connection=spark, **opts)
+    sqlanon.anonymize(input=parquet, output=str(tmp_path / "duck.parquet"), linked=linked, **opts)
+    sqlanon.anonymize(input=parquet, output=str(tmp_path / "spark"), connection=spark, linked=linked, **opts)
+    spark_rows = release_rows(str(tmp_path / "spark" / "*.parquet"))
+    check_release(spark_rows, rows, list(qi), linked, 4, int(0.05 * len(rows)))
+    as_text = lambda rs: sorted(tuple("" if r[c] is None else str(r[c]) for c in COLUMNS_ORDER) for r in rs)  # noqa: E731
+    assert as_text(spark_rows) == as_text(release_rows(str(tmp_path / "duck.parquet")))
+
+
+def test_sql_script_releases_linked_columns_as_anonymize_does(patients, tmp_path):
+    """``sqlanon sql``: the script's release holds the same rows as the written release."""
+    from typer.testing import CliRunner
+
+    from sqlanon.cli.app import app
+
+    db, rows = patients
+    opts = ["--input", db, "--table", "patients", "--qi", "zip=mask", "--qi", "dob=dates", "--qi", "sex=flat", "--k", "5", "--max-suppression", "0.05",
+            "--drop-column", "icd", "--drop-column", "chapter", "--linked", "city=zip,state=zip,birth_year=dob"]
+    out = tmp_path / "w.parquet"
+    assert CliRunner().invoke(app, ["anonymize", *opts, "-o", str(out), "-q"]).exit_code == 0
+    script = CliRunner().invoke(app, ["sql", *opts])
+    assert script.exit_code == 0, script.output
+    assert "sqlanon_linked0" in script.output
+    con = duckdb.connect(db, read_only=True)
+    statements = [s for s in script.output.split(";") if s.strip()]
+    for s in statements[:-1]:
+        con.execute(s)
+    got = con.execute(statements[-1])
+    names = [d[0] for d in got.description]
+    from_script = [dict(zip(names, r)) for r in got.fetchall()]
+    con.close()
+    as_text = lambda rs: sorted(tuple("" if r[c] is None else str(r[c]) for c in names) for r in rs)  # noqa: E731
+    assert as_text(from_script) == as_text(release_rows(str(out)))

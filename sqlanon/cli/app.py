@@ -377,6 +377,7 @@ def sql(
     l: Optional[float] = policy_flag("privacy.l"),
     t: Optional[float] = policy_flag("privacy.t"),
     drop_column: Optional[List[str]] = policy_flag("release.drop_columns", "--drop-column", help="Leave this column out of the release. Repeat."),
+    linked: Optional[List[str]] = policy_flag("release.linked", "--linked"),
     weights: Optional[List[str]] = policy_flag("quality.weights"),
     min_level: Optional[List[str]] = policy_flag("hierarchies.min_level"),
     max_level: Optional[List[str]] = policy_flag("hierarchies.max_level"),

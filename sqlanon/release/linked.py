@@ -236,18 +236,15 @@ def by_qi(linked: dict[str, str]) -> dict[str, list[str]]:
     return out
 
 
-def linked_select(engine, release: exp.Select, linked: dict[str, str]) -> exp.Select:
-    """The release with each linked column kept where its QI's released value determines it and
-    ``*`` elsewhere (see the module's docstring); registers one small table per QI (one row per
-    released value) on the engine. Without links, ``release`` as it is."""
-    if not linked:
-        return release
+def linked_statements(release: exp.Select, linked: dict[str, str], names: list[str]) -> tuple[list[tuple[str, str, exp.Select]], exp.Select]:
+    """``([(qi, table name, its query)], final select)``: the small tables (one per QI with linked
+    columns, named by ``names``) and the release reading them (see :func:`linked_select`)."""
     groups = by_qi(linked)
-    tables = {}
+    tables: dict[str, tuple[str, str]] = {}
+    creates = []
     for i, (qi, columns) in enumerate(groups.items()):
-        name = engine.temp_name(f"linked{i}")
-        engine.execute(engine.dialect.create_temp(name, determined_query(release, qi, columns)))
-        tables[qi] = (f"l{i}", name)
+        creates.append((qi, names[i], determined_query(release, qi, columns)))
+        tables[qi] = (f"l{i}", names[i])
     q = exp.select().from_(exp.alias_(exp.Subquery(this=release), "r", table=True, quoted=True))
     for qi, (alias, name) in tables.items():
         q = q.join(table_ref(name, alias=alias), on=exp.EQ(this=col("q", alias), expression=as_varchar(col(qi, "r"))), join_type="left")
@@ -260,4 +257,17 @@ def linked_select(engine, release: exp.Select, linked: dict[str, str]) -> exp.Se
         flag = col(f"f{groups[of].index(column)}", tables[of][0])
         value = exp.Case().when(exp.EQ(this=flag, expression=literal(1)), as_varchar(col(column, "r"))).else_(lit(MASKED))
         q = q.select(exp.alias_(value, column, quoted=True))
-    return q
+    return creates, q
+
+
+def linked_select(engine, release: exp.Select, linked: dict[str, str]) -> exp.Select:
+    """The release with each linked column kept where its QI's released value determines it and
+    ``*`` elsewhere (see the module's docstring); registers one small table per QI (one row per
+    released value) on the engine. Without links, ``release`` as it is."""
+    if not linked:
+        return release
+    names = [engine.temp_name(f"linked{i}") for i in range(len(by_qi(linked)))]
+    creates, final = linked_statements(release, linked, names)
+    for _, name, query in creates:
+        engine.execute(engine.dialect.create_temp(name, query))
+    return final

@@ -13,9 +13,11 @@ import pyarrow as pa
 
 from sqlanon.config.policy import Policy
 from sqlanon.release import write as release_mod
+from sqlanon.release.linked import by_qi, linked_statements
 
 RELEASE_MAPS = "sqlanon_map{}"
 BAD = "sqlanon_bad"
+LINKED = "sqlanon_linked{}"
 
 
 def sections(stats, plan, requirement, metric, policy: Policy, dialect) -> list[tuple[str, str]]:
@@ -45,7 +47,7 @@ def sections(stats, plan, requirement, metric, policy: Policy, dialect) -> list[
     if plan.local or policy.release.microaggregate:
         # local recoding / microaggregation: its small tables live on the input's engine
         rounds = release_mod.rounds_query(stats, plan, policy.release.suppression, policy.release.drop_columns, policy.release.microaggregate, view=view)
-        add("release", rounds)
+        add_release(add, d, rounds, policy)
         return out
     bad = BAD if plan.suppressed_rows else None
     if bad:
@@ -54,5 +56,15 @@ def sections(stats, plan, requirement, metric, policy: Policy, dialect) -> list[
     for i, (qi, h) in enumerate(zip(stats.qis, stats.hierarchies)):
         mapping = pa.table({"leaf": pa.array(h.leaves, pa.string()), "value": pa.array(plan.recoding.values(i), pa.string())})
         add(f"released values of {qi}", d.values_table(maps[i], mapping))
-    add("release", release_mod.release_select(view, maps, bad, policy.release.suppression, policy.release.drop_columns, release_mod.ungeneralized(stats, plan.recoding)))
+    release = release_mod.release_select(view, maps, bad, policy.release.suppression, policy.release.drop_columns, release_mod.ungeneralized(stats, plan.recoding))
+    add_release(add, d, release, policy)
     return out
+
+
+def add_release(add, dialect, release, policy: Policy) -> None:
+    """The release section, after the small tables of its linked columns (when the policy has any)."""
+    if policy.release.linked:  # columns linked to a QI: no finer than its released value
+        creates, release = linked_statements(release, policy.release.linked, [LINKED.format(i) for i in range(len(by_qi(policy.release.linked)))])
+        for qi, name, query in creates:
+            add(f"released values of {qi} that determine its linked columns", dialect.create_temp(name, query))
+    add("release", release)
