@@ -85,6 +85,8 @@ def _sample(path, annotation):
         return ["age=mean"], {"age": "mean"}
     if key == "nulls":
         return ["refuse", "zip=suppress"], {"*": "refuse", "zip": "suppress"}
+    if key == "linked":
+        return ["city=zip"], {"city": "zip"}
     if key == "privacy":  # top-down's model
         return ["xy-linkability"], "xy-linkability"
     if key == "spark_conf":

@@ -26,7 +26,7 @@ def rows_of(rel):
 def con():
     con = duckdb.connect()
     con.execute("""CREATE TABLE patients AS SELECT (12340 + i % 7)::VARCHAR AS zip, 20 + (i * 7) % 40 AS age,
-                   ['M', 'F'][1 + i % 2] AS sex, ['flu', 'cold', 'cancer', 'asthma'][1 + (i * 3) % 4] AS disease, i AS id
+                   ['M', 'F'][1 + (i // 3) % 2] AS sex, ['flu', 'cold', 'cancer', 'asthma'][1 + (i // 7) % 4] AS disease, i AS id
                    FROM range(240) t(i)""").fetchall()
     yield con
     con.close()

@@ -23,7 +23,7 @@ runner = CliRunner()
 @pytest.fixture
 def data(tmp_path):
     path = tmp_path / "p.csv"
-    path.write_text("zip,age,sex\n" + "".join(f"{10000 + (i * 7919) % 90},{18 + (i * 31) % 70},{'MF'[i % 2]}\n" for i in range(3000)))
+    path.write_text("zip,age,sex\n" + "".join(f"{10000 + (i * 7919) % 90},{18 + (i * 31) % 70},{'MF'[(i // 11) % 2]}\n" for i in range(3000)))
     return tmp_path, str(path)
 
 

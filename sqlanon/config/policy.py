@@ -142,6 +142,9 @@ class ReleasePolicy(_Section):
     # columns unique per row (ids) kept in the release knowingly (else such a release is refused)
     keep_columns: list[str] = Field(default_factory=list, description="Release this column as is although its values are unique per row (otherwise refused). Repeat.")
     microaggregate: dict[str, str] = Field(default_factory=dict, description="Release a numeric column as its class mean or median, COLUMN=mean|median. Repeat.")
+    # linked columns (sqlanon.release.linked): a function of a QI, released no finer than it
+    linked: dict[str, str] = Field(default_factory=dict, description="A column that is a function of a QI (city of zip), COLUMN=QI: released where the QI's released value determines it, else *. Repeat.")
+    keep_linked: list[str] = Field(default_factory=list, description="Release this column as is although it is a function of a QI (otherwise refused). Repeat.")
 
 
 class RuntimePolicy(_Section):
@@ -291,6 +294,8 @@ class Policy(BaseModel):
     drop_columns = _Flat[list[str]]("release", "drop_columns")
     keep_columns = _Flat[list[str]]("release", "keep_columns")
     microaggregate = _Flat[dict[str, str]]("release", "microaggregate")
+    linked = _Flat[dict[str, str]]("release", "linked")
+    keep_linked = _Flat[list[str]]("release", "keep_linked")
     engine = _Flat[Optional[str]]("runtime", "engine")
     memory_limit = _Flat[Optional[str]]("runtime", "memory_limit")
     threads = _Flat[Optional[int]]("runtime", "threads")
@@ -583,6 +588,15 @@ def _coerce_columns(key: str, value: Any, where: str) -> list[str]:
     return [str(v) for v in (value if isinstance(value, list) else [value])]
 
 
+def _coerce_linked(key: str, value: Any, where: str) -> dict[str, str]:
+    """``{column: qi}`` from a mapping, ``"city=zip,state=zip"`` or a list of ``"city=zip"`` (names kept as spelled)."""
+    items = [(str(c), v) for c, v in value.items()] if isinstance(value, dict) else _pair_items(key, value, where)
+    for column, qi in items:
+        if not isinstance(qi, str) or not qi.strip():
+            raise ConfigError(f"bad value for {key} {column!r} in {where}: {qi!r} is not a column name")
+    return {column: str(qi).strip() for column, qi in items}
+
+
 def _coerce_search_options(key: str, value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(f"search_options in {where} must be a mapping")
@@ -594,6 +608,8 @@ _SPECIAL = {
     "spark_conf": _coerce_spark_conf,
     "drop_columns": _coerce_columns,
     "keep_columns": _coerce_columns,
+    "linked": _coerce_linked,
+    "keep_linked": _coerce_columns,
     "search_options": _coerce_search_options,
     "nulls": _coerce_nulls,
 }

@@ -84,6 +84,8 @@ def _special(key: str) -> dict | None:
         "format": {"enum": list(FORMATS)},
         "drop_columns": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
         "keep_columns": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
+        "keep_linked": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
+        "linked": _pairs({"type": "string"}),
         "weights": _pairs({"type": "number", "minimum": 0}),
         "min_level": _pairs({"type": "integer", "minimum": 0}),
         "max_level": _pairs({"type": "integer", "minimum": 0}),

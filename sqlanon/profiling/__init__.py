@@ -20,7 +20,8 @@ from typing import Any
 from sqlanon.errors import ConfigError
 from sqlanon.profiling.proposals import Proposal, propose, quartiles
 from sqlanon.profiling.risk import risk_before
-from sqlanon.profiling.roles import ROLES, assign
+from sqlanon.profiling.roles import ROLES, Role, assign
+from sqlanon.profiling.links import find_links, linked_proposal
 from sqlanon.profiling.scan import (
     DEFAULT_SAMPLE_ROWS,
     ColumnStats,
@@ -89,10 +90,16 @@ def _measure(session, sample_rows: int, k: int, progress: Callable[[str], None])
     progress(f"measuring {len(columns)} columns" + (f" on a sample of about {percent:g} % of {rows:,} rows" if percent else f" of {rows:,} rows"))
     stats = scan(engine, source, columns, item)
     roles = {s.name: assign(s) for s in stats}
+    progress("finding columns that follow a quasi-identifier")
+    links, near = find_links(engine, item, stats, roles)
+    for column, qi in links.items():
+        roles[column] = Role("linked", f"a function of {qi}: released where {qi}'s released value determines it")
     qi_stats = [s for s in stats if roles[s.name].role == "qi"]
     quarts = quartiles(engine, item, [s for s in qi_stats if s.is_numeric and not s.is_date])
     progress(f"proposing hierarchies for {len(qi_stats)} quasi-identifiers")
     proposals = {s.name: propose(s, quarts, engine, source, rows, k) for s in qi_stats}
+    for s in qi_stats:
+        proposals[s.name] = linked_proposal(engine, source, s, proposals[s.name], [c for c, q in links.items() if q == s.name])
     progress("measuring the risk before anonymization")
     risk = risk_before(engine, source, [s.name for s in qi_stats])
     result: dict[str, Any] = {
@@ -100,9 +107,11 @@ def _measure(session, sample_rows: int, k: int, progress: Callable[[str], None])
         "rows": rows,
         "sample": {"percent": percent, "rows_read": stats[0].rows if stats else 0} if percent else None,
         "columns": [_column_entry(s, roles[s.name], proposals.get(s.name), percent is not None) for s in stats],
-        "roles": {r: [s.name for s in stats if roles[s.name].role == r] for r in ROLES},
+        "roles": {r: [s.name for s in stats if roles[s.name].role == r] for r in (*ROLES, "linked")},
         "risk": risk,
         "nulls_in_qis": {s.name: s.nulls for s in qi_stats if s.nulls},
+        "links": links,
+        "near_links": near,
     }
     return result, proposals
 

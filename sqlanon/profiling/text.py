@@ -15,7 +15,7 @@ def _hierarchy(c: dict[str, Any]) -> str:
     h = c.get("hierarchy")
     if not h:
         return ""
-    return h["kind"] if h["kind"] == "frequency" else h["spec"]
+    return h["kind"] if h["kind"] in ("frequency", "linked") else h["spec"]
 
 
 def render(result: dict, console) -> None:

@@ -19,6 +19,8 @@ from sqlanon.engine.urls import is_postgres_url, redact
 from sqlanon.hierarchy.io import write_csv_hierarchy
 from sqlanon.hierarchy.model import Hierarchy
 
+#: hierarchy kinds written as a file beside the policy (they name values of the table)
+FILE_KINDS = ("frequency", "linked")
 #: suppression budget written into the policy (a share of the rows)
 MAX_SUPPRESSION = 0.05
 #: what the profile says of NULLs in a quasi-identifier (its text output and the policy's comment)
@@ -111,7 +113,7 @@ def _stem(where: Where) -> str:
 def files_to_write(result: dict, path: str) -> list[str]:
     """The hierarchy files a policy at ``path`` brings with it (checked before anything is written)."""
     base = os.path.dirname(path)
-    return [os.path.join(base, hierarchy_file(path, c["name"])) for c in result["columns"] if c.get("hierarchy", {}).get("kind") == "frequency"]
+    return [os.path.join(base, hierarchy_file(path, c["name"])) for c in result["columns"] if c.get("hierarchy", {}).get("kind") in FILE_KINDS]
 
 
 def _column_lines(result: dict, path: str) -> tuple[list[str], list[str], list[str], list[str]]:
@@ -122,11 +124,13 @@ def _column_lines(result: dict, path: str) -> tuple[list[str], list[str], list[s
             drops.append(f"  - {key(name)}  # {_comment(c['reason'])}")
         elif role == "qi":
             h = c["hierarchy"]
-            spec = hierarchy_file(path, name) if h["kind"] == "frequency" else h["spec"]
+            spec = hierarchy_file(path, name) if h["kind"] in FILE_KINDS else h["spec"]
             nulls = f"; {c['nulls']:,} NULLs: a value of their own (nulls)" if c["nulls"] else ""
             qis.append(f"  {key(name)}: {scalar(spec)}  # {_comment(c['reason'])}; {_comment(h['reason'])}{nulls}")
         elif role == "sensitive":
             sensitive.append(name)
+        elif role == "linked":
+            continue  # :func:`_linked_lines`
         else:
             plain.append(name)
     return drops, qis, sensitive, plain
@@ -155,6 +159,7 @@ def policy_text(result: dict, where: Where, path: str, k: int) -> str:
     if drops:
         lines += ["# Direct identifiers, left out of the release:", "drop_columns:", *drops, ""]
     lines += ["# Quasi-identifiers, generalized along these hierarchies:", "qi:", *(qis or ["  {}"]), ""]
+    lines += _linked_lines(result)
     if sensitive:
         lines += [f"# Sensitive candidates, released as they are: {', '.join(sensitive)}.",
                   "# To keep each class diverse in one of them (l-diversity), uncomment:",
@@ -169,6 +174,22 @@ def policy_text(result: dict, where: Where, path: str, k: int) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _linked_lines(result: dict) -> list[str]:
+    """``linked:`` (columns that are functions of a QI) and the near ones, as comments."""
+    lines: list[str] = []
+    links = result.get("links") or {}
+    distinct = {c["name"]: c["distinct"] for c in result["columns"]}
+    if links:
+        lines += ["# Functions of a quasi-identifier (found in the data), each released where its QI's released",
+                  "# value determines it, else *: in clear they would undo the QI's generalization.", "linked:"]
+        lines += [f"  {key(c)}: {scalar(q)}  # {distinct.get(c, 0):,} values, one per value of {_comment(q)}" for c, q in links.items()]
+        lines.append("")
+    for near in result.get("near_links") or []:
+        lines += _wrapped(f"{near['column']} nearly follows {near['of']} ({100 * near['share']:.1f} % of its values have more than one): "
+                          f"not linked; fix those rows and profile again, or keep it a QI or drop it.")
+    return lines + ([""] if result.get("near_links") else [])
 
 
 def _release_lines(where: Where, k: int) -> list[str]:
@@ -193,7 +214,7 @@ def write_policy(result: dict, where: Where, path: str, k: int, overwrite: bool,
     text = policy_text(result, where, path, k)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     written = []
-    for f, column in zip(extra, [c["name"] for c in result["columns"] if c.get("hierarchy", {}).get("kind") == "frequency"]):
+    for f, column in zip(extra, [c["name"] for c in result["columns"] if c.get("hierarchy", {}).get("kind") in FILE_KINDS]):
         write_csv_hierarchy(Hierarchy(attribute=column, rows=proposals[column].rows, origin="profile"), f, overwrite=overwrite)
         written.append(f)
     tmp = f"{path}.{os.getpid()}.tmp"

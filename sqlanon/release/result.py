@@ -27,6 +27,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import drop_table, table_ref
 from sqlanon.release import registry, write
 from sqlanon.release.write import release_query
+from sqlanon.release.linked import linked_select
 
 
 class Release(dict):
@@ -161,7 +162,7 @@ def lazy_release(engine, stats, plan, policy, entry: dict, rel_input=None) -> di
     written: whoever consumes the relation (a dbt model's materialization) writes it once."""
     if engine.dialect != "duckdb" or not getattr(engine, "borrowed", False):
         return {}
-    query = release_query(stats, plan, policy.suppression, policy.drop_columns, policy.microaggregate)
+    query = linked_select(engine, release_query(stats, plan, policy.suppression, policy.drop_columns, policy.microaggregate), policy.linked)
     sql, temps = keep_release_query(engine, query)
     entry = dict(entry, target="relation")
     if not entry.get("input_hash"):

@@ -29,6 +29,7 @@ from sqlanon.stats import batch, format_input_hash
 from sqlanon.hierarchy.keys import leaf_key, leaf_keys, null_keyed
 from sqlanon.release.withheld import with_withheld
 from sqlanon.search.top_down.rounds import round_maps, rounds_select
+from sqlanon.release.linked import linked_select
 from sqlanon.release.leftovers import clean_stale_temp_files, temp_path
 from sqlanon.engine.source import Source
 from sqlanon.engine import connect
@@ -417,7 +418,7 @@ def _is_text(type_name) -> bool:
     return str(type_name or "").upper() in ("VARCHAR", "TEXT", "STRING")
 
 
-def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(), registry_path: str | None = None, entry: dict | None = None, fail_after_write: bool = False, microaggregate: dict | None = None, say=None) -> dict:
+def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(), registry_path: str | None = None, entry: dict | None = None, fail_after_write: bool = False, microaggregate: dict | None = None, say=None, linked: dict | None = None) -> dict:
     """Write the plan's release; returns ``{"output": ..., "release_id": ...}``.
 
     ``fail_after_write`` is for tests: it raises after the data is written but before the
@@ -429,6 +430,7 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
     if target.kind == "none":
         return {"output": None, "release_id": None}
     query = release_query(stats, plan, suppression, drop_columns, microaggregate, labels=target.kind == "parquet", from_base=FROM_BASE)
+    query = linked_select(engine, query, linked or {})  # columns linked to a QI: no finer than its released value
     entry = dict(entry or {})
     if not entry.get("input_hash"):  # the base scan usually computed it already (row_hash)
         entry["input_hash"] = stats.input_hash or input_hash(engine, stats.source)

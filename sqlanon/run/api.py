@@ -35,6 +35,7 @@ from sqlanon.run.session import Session
 from sqlanon.search.lattice import local_recoding
 from sqlanon.config.frontdoor import normalize
 from sqlanon.release.result import Release, lazy_release
+from sqlanon.release.linked import check_links, refuse_linked_in_clear
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.progress import as_reporter
 from sqlanon.search.choose import choose_search, preflight, refuse_limits, run_heuristic
@@ -192,6 +193,7 @@ def _check_columns(run: _Run, qis: dict) -> None:
     for name in out.keep_columns:
         if name in qis or name in out.drop_columns:
             raise ConfigError(f"--keep-column {name!r} is {'a quasi-identifier' if name in qis else 'also dropped (--drop-column)'}; it keeps a released column as is")
+    check_links(out.linked, out.keep_linked, qis, session.source.column_names(session.engine), out.drop_columns, run.policy.privacy.sensitive_column, out.microaggregate)
 
 
 def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
@@ -216,6 +218,7 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     if run.releases:  # a release (or, dry, the one it would be)
         out = policy.release
         release_mod.refuse_row_keys(session.engine, session.source, list(qis), out.drop_columns, out.keep_columns, out.microaggregate)
+        refuse_linked_in_clear(session.engine, session.source, list(qis), out.linked, out.keep_linked, out.drop_columns, policy.privacy.sensitive_column, out.microaggregate)
     stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, nulls=policy.hierarchies.nulls, **model_extras)
     run.clock.lap("hierarchies")
     return stats, requirement, metric
@@ -317,7 +320,7 @@ def _release(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_listing
             run.say(f"release relation ready (release {state['release_id']}); nothing written")
         return state, None
     with run.reporter.phase("write", engine=session.engine):
-        written = release_mod.write(stats, plan, target, out.suppression, out.drop_columns, out.registry, entry, fail_after_write=fail_after_write, microaggregate=out.microaggregate, say=run.say)
+        written = release_mod.write(stats, plan, target, out.suppression, out.drop_columns, out.registry, entry, fail_after_write=fail_after_write, microaggregate=out.microaggregate, say=run.say, linked=out.linked)
     report["output"] = written["output"]
     report["release_id"] = written["release_id"]
     run.say(f"wrote {written['output']} (release {written['release_id']})")

@@ -15,9 +15,11 @@ from sqlanon.config.policy import Policy
 from sqlanon.release import write as release_mod
 from sqlanon.release.withheld import with_withheld
 from sqlanon.hierarchy.keys import leaf_keys
+from sqlanon.release.linked import by_qi, linked_statements
 
 RELEASE_MAPS = "sqlanon_map{}"
 BAD = "sqlanon_bad"
+LINKED = "sqlanon_linked{}"
 
 
 def sections(stats, plan, requirement, metric, policy: Policy, dialect) -> list[tuple[str, str]]:
@@ -47,7 +49,7 @@ def sections(stats, plan, requirement, metric, policy: Policy, dialect) -> list[
     if plan.local or policy.release.microaggregate:
         # local recoding / microaggregation: its small tables live on the input's engine
         rounds = release_mod.rounds_query(stats, plan, policy.release.suppression, policy.release.drop_columns, policy.release.microaggregate, view=view)
-        add("release", with_withheld(view, rounds, policy.release.suppression, policy.release.drop_columns, policy.release.microaggregate))
+        add_release(add, d, with_withheld(view, rounds, policy.release.suppression, policy.release.drop_columns, policy.release.microaggregate), policy)
         return out
     bad = BAD if plan.suppressed_rows else None
     if bad:
@@ -58,5 +60,14 @@ def sections(stats, plan, requirement, metric, policy: Policy, dialect) -> list[
         add(f"released values of {qi}", d.values_table(maps[i], mapping))
     kept = release_mod.ungeneralized(stats, plan.recoding) if not (stats.withheld and policy.release.suppression == "mask") else set()
     release = release_mod.release_select(view, maps, bad, policy.release.suppression, policy.release.drop_columns, kept)
-    add("release", with_withheld(view, release, policy.release.suppression, policy.release.drop_columns))
+    add_release(add, d, with_withheld(view, release, policy.release.suppression, policy.release.drop_columns), policy)
     return out
+
+
+def add_release(add, dialect, release, policy: Policy) -> None:
+    """The release section, after the small tables of its linked columns (when the policy has any)."""
+    if policy.release.linked:  # columns linked to a QI: no finer than its released value
+        creates, release = linked_statements(release, policy.release.linked, [LINKED.format(i) for i in range(len(by_qi(policy.release.linked)))])
+        for qi, name, query in creates:
+            add(f"released values of {qi} that determine its linked columns", dialect.create_temp(name, query))
+    add("release", release)
