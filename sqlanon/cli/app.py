@@ -121,6 +121,7 @@ def anonymize(
     overwrite: bool = policy_flag("release.overwrite", default=False),
     drop_column: Optional[List[str]] = policy_flag("release.drop_columns", "--drop-column"),
     keep_column: Optional[List[str]] = policy_flag("release.keep_columns", "--keep-column"),
+    keep_others: bool = policy_flag("release.keep_others", default=False),
     memory_limit: Optional[str] = policy_flag("runtime.memory_limit"),
     threads: Optional[int] = policy_flag("runtime.threads"),
     registry: Optional[str] = policy_flag("release.registry"),

@@ -48,6 +48,7 @@ from sqlanon import risk
 from sqlanon.release.registry import _without_passwords
 from sqlanon.hierarchy import Hierarchy
 from sqlanon.run.script import sections
+from sqlanon.run import columns as roles
 
 
 def build_requirement(policy: Policy, session: Session | None = None) -> tuple[Requirement, dict]:
@@ -196,8 +197,11 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     """Hierarchies, the requirement (privacy models), the metric and the statistics to build:
     every refusal that depends only on the inputs' shape comes here, before the scan."""
     policy, session = run.policy, run.session
+    roles.resolve_policy_columns(policy, session)  # ``--qi zip`` names a column ``ZIP`` on DuckDB
     qis = qi_specs(policy)
     _check_columns(run, qis)
+    if run.releases:  # every released column has a role (or keep_others says keep the rest)
+        roles.refuse_unassigned(policy, session, qis)
     hierarchies = session.hierarchies(qis)
     requirement, model_extras = build_requirement(policy, session)
     if policy.privacy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
@@ -213,7 +217,7 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
         needs = needs.merge(ClassNeeds(majority_y=True))
     if run.releases:  # a release (or, dry, the one it would be)
         out = policy.release
-        release_mod.refuse_row_keys(session.engine, session.source, list(qis), out.drop_columns, out.keep_columns, out.microaggregate)
+        release_mod.refuse_row_keys(session.engine, session.source, list(qis), out.drop_columns, out.keep_columns, out.microaggregate, roles.kept_others(policy, session, qis))
     stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, **model_extras)
     run.clock.lap("hierarchies")
     return stats, requirement, metric
@@ -230,6 +234,8 @@ def _base_scan(run: _Run, stats: Statistics, requirement: Requirement) -> None:
             stats.prepare()
         finally:
             engine.keep_log = keep_log
+    if run.releases:  # no QI value reads as the suppression marker (counted by the scan)
+        roles.refuse_marker_values(stats, policy.release.suppression)
     requirement.bind(stats)  # the budget from the table's rows; what each model reads of the table
     run.say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
     run.clock.lap("base_scan")
@@ -566,6 +572,7 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
     policy.validate()
     session = Session(policy)
     try:
+        roles.resolve_policy_columns(policy, session)
         qis = qi_specs(policy)
         hierarchies = session.hierarchies(qis)
         requirement, model_extras = build_requirement(policy, session)
