@@ -200,8 +200,6 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     roles.resolve_policy_columns(policy, session)  # ``--qi zip`` names a column ``ZIP`` on DuckDB
     qis = qi_specs(policy)
     _check_columns(run, qis)
-    if run.releases:  # every released column has a role (or keep_others says keep the rest)
-        roles.refuse_unassigned(policy, session, qis)
     hierarchies = session.hierarchies(qis)
     requirement, model_extras = build_requirement(policy, session)
     if policy.privacy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
@@ -217,6 +215,7 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
         needs = needs.merge(ClassNeeds(majority_y=True))
     if run.releases:  # a release (or, dry, the one it would be)
         out = policy.release
+        roles.refuse_unassigned(policy, session, qis)  # every released column has a role (or keep_others keeps the rest)
         release_mod.refuse_row_keys(session.engine, session.source, list(qis), out.drop_columns, out.keep_columns, out.microaggregate, roles.kept_others(policy, session, qis))
     stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, **model_extras)
     run.clock.lap("hierarchies")

@@ -109,6 +109,10 @@ def refuse_unassigned(policy, session, qis: dict) -> None:
     line naming every such column with the profile's verdict for it."""
     if policy.release.keep_others:
         return
+    source, engine = session.source, session.engine
+    source.require_columns(engine, list(qis), "quasi-identifier column")  # a misspelt QI is said first
+    named = [policy.privacy.sensitive_column, policy.quality.class_column]
+    source.require_columns(engine, [c for c in named if c is not None], "column")
     missing = unassigned(policy, session, qis)
     if not missing:
         return
