@@ -111,8 +111,8 @@ def refuse_unassigned(policy, session, qis: dict) -> None:
         return
     source, engine = session.source, session.engine
     source.require_columns(engine, list(qis), "quasi-identifier column")  # a misspelt QI is said first
-    named = [policy.privacy.sensitive_column, policy.quality.class_column]
-    source.require_columns(engine, [c for c in named if c is not None], "column")
+    for column, role in ((policy.privacy.sensitive_column, "sensitive column"), (policy.quality.class_column, "class column")):
+        source.require_columns(engine, [] if column is None else [column], role)
     missing = unassigned(policy, session, qis)
     if not missing:
         return
