@@ -326,21 +326,22 @@ def test_release_keeping_a_unique_column_is_refused_before_the_scan(ids):
     args = ["anonymize", "--keep-others", "--input", ids["csv"], "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "5", "--output", ids["out"]]
     r = invoke(args)
     assert r.exit_code == 2, r.output
-    assert error_line(r) == ("error: column 'id' is unique per row (400 rows): released as is, every row joins back to its input row; "
-                             "leave it out (--drop-column id), make it a QI, or keep it knowingly (--keep-column)")
+    # with keep_others, 'visit' (one value twice: 399 distinct in 400 rows) is nearly unique: refused too
+    assert error_line(r) == ("error: columns 'id', 'visit' are (nearly) unique per row (400 rows): released as is, every row joins back to its input row; "
+                             "leave it out (--drop-column id --drop-column visit), make it a QI, or keep it knowingly (--keep-column)")
     assert "base frequency set" not in r.stderr and leftovers(ids["dir"]) == []
-    with pytest.raises(ConfigError, match="column 'id' is unique per row"):
+    with pytest.raises(ConfigError, match=r"columns 'id', 'visit' are \(nearly\) unique per row"):
         sqlanon.anonymize(keep_others=True, input=ids["csv"], qi={"zip": "mask", "age": "bands:10,20"}, k=5, output=ids["out"], dry_run=True)
-    # left out, or kept knowingly (flag, policy key, API keyword): released; 'visit' (one value twice) is not unique
-    r = invoke(args + ["--drop-column", "id", "-q"])
+    # left out, or kept knowingly (flag, policy key, API keyword): released
+    r = invoke(args + ["--drop-column", "id", "--keep-column", "visit", "-q"])
     assert r.exit_code == 0, r.output
     assert [c for c, *_ in duckdb.sql(f"DESCRIBE SELECT * FROM '{ids['out']}'").fetchall()] == ["visit", "zip", "age", "note"]
-    r = invoke(args + ["--keep-column", "id", "--overwrite", "-q"])
+    r = invoke(args + ["--keep-column", "id", "--keep-column", "visit", "--overwrite", "-q"])
     assert r.exit_code == 0, r.output
     assert duckdb.sql(f"SELECT COUNT(DISTINCT id) FROM '{ids['out']}'").fetchall() == [(400,)]
-    sqlanon.anonymize(keep_others=True, input=ids["csv"], qi={"zip": "mask", "age": "bands:10,20"}, k=5, keep_columns=["id"], output=ids["out"], overwrite=True)
+    sqlanon.anonymize(keep_others=True, input=ids["csv"], qi={"zip": "mask", "age": "bands:10,20"}, k=5, keep_columns=["id", "visit"], output=ids["out"], overwrite=True)
     policy = ids["dir"] / "p.yaml"
-    policy.write_text(f"input: {ids['csv']}\nqi:\n  zip: mask\n  age: bands:10,20\nk: 5\nkeep_columns: [id]\n")
+    policy.write_text(f"input: {ids['csv']}\nqi:\n  zip: mask\n  age: bands:10,20\nk: 5\nkeep_columns: [id, visit]\n")
     assert invoke(["anonymize", "--keep-others", "--policy", str(policy), "--output", ids["out"], "--overwrite", "-q"]).exit_code == 0
 
 

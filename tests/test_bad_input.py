@@ -261,7 +261,7 @@ BINARY = {
 }
 
 A = ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "zip=mask"]  # a good start
-W = ["anonymize", "--keep-others", "--input", "{db}", "--qi", "zip=mask", "--k", "2"]  # the warehouse
+W = ["anonymize", "--input", "{db}", "--keep-others", "--qi", "zip=mask", "--k", "2"]  # the warehouse
 
 CASES = [
     # -- inputs

@@ -92,7 +92,7 @@ def test_privacy_model_objects(csv_path):
 
 def test_relation_input_returns_a_lazy_release_relation(con):
     rel = con.table("patients")
-    release = sqlanon.anonymize(rel, connection=con, keep_columns=["id"], qi={"zip": sqlanon.mask(), "age": sqlanon.bands(5, 10, 20)},
+    release = sqlanon.anonymize(rel, connection=con, keep_columns=["id", "sex"], qi={"zip": sqlanon.mask(), "age": sqlanon.bands(5, 10, 20)},
                                 privacy=[sqlanon.KAnonymity(5), sqlanon.DistinctLDiversity(2, "disease")], max_suppression=0.05)
     assert release.output == "relation" and release.release_id == 1
     released = rows_of(release.relation())
@@ -104,7 +104,7 @@ def test_relation_input_returns_a_lazy_release_relation(con):
     assert con.execute("SELECT source, target FROM sqlanon_releases").fetchall() == [("relation:" + " ".join(rel.sql_query().split()), "relation")]
     assert con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE NOT temporary").fetchall()[0][0] == 2  # patients, sqlanon_releases
     # a second run on the same connection while the first relation is alive
-    second = sqlanon.anonymize(con.table("patients").filter("age >= 30"), connection=con, keep_columns=["id"], qi={"zip": "mask"}, k=10)
+    second = sqlanon.anonymize(con.table("patients").filter("age >= 30"), connection=con, keep_columns=["id"], keep_others=True, qi={"zip": "mask"}, k=10)
     assert second.rows == con.execute("SELECT COUNT(*) FROM patients WHERE age >= 30").fetchall()[0][0]
     assert check_k(rows_of(second.relation()), ["zip"], 10, 0.0)["ok"]
     assert len(rows_of(release.relation())) == 240
@@ -124,7 +124,7 @@ def test_relation_input_on_the_default_connection():
 def test_relation_input_from_arrow_and_written_to_a_table(con):
     arrow = con.table("patients").to_arrow_table()
     rel = con.from_arrow(arrow)
-    release = sqlanon.anonymize(rel, connection=con, keep_columns=["id"], qi={"zip": "mask", "sex": "flat"}, k=12, output_table="patients_k12")
+    release = sqlanon.anonymize(rel, connection=con, keep_columns=["id"], keep_others=True, qi={"zip": "mask", "sex": "flat"}, k=12, output_table="patients_k12")
     assert release.output == "table patients_k12"
     assert check_k(rows_of(con.table("patients_k12")), ["zip", "sex"], 12, 0.0)["ok"]
     assert release.relation().count("*").fetchall()[0][0] == 240

@@ -235,3 +235,23 @@ def test_the_check_reads_the_marker_only_when_told(tmp_path):
     r = runner.invoke(app, ["check", "-i", path, "--table", "t", "--qi", "zip", "--suppressed-marker", "none", "--json"])
     assert r.exit_code == 0, r.output
     assert '"suppressed_rows": 0' in r.output
+
+
+@pytest.mark.postgres
+def test_postgres_folds_unquoted_names_to_lower_case(tmp_path):
+    """On PostgreSQL ``--qi ZIP`` finds ``zip`` (an unquoted name folds to lower case), while a
+    column created as ``"Visits"`` is named by its spelling: ``visits`` is refused, near spelling
+    said."""
+    psycopg = pytest.importorskip("psycopg")
+    from conftest import local_postgres
+
+    with local_postgres() as url:
+        with psycopg.connect(url, autocommit=True) as con:
+            con.execute('CREATE TABLE people (zip TEXT, age INTEGER, "Visits" INTEGER)')
+            con.execute("INSERT INTO people SELECT lpad((i % 4)::text, 5, '0'), 20 + i % 30, i % 3 FROM generate_series(0, 199) i")
+        out = str(tmp_path / "o.parquet")
+        with pytest.raises(ConfigError, match=r"unknown --keep-column 'visits' .*did you mean 'Visits'\?"):
+            sqlanon.anonymize(input=url, table="people", qi={"ZIP": "mask", "AGE": "bands:10,20"}, k=5, keep_columns=["visits"], output=out)
+        report = sqlanon.anonymize(input=url, table="people", qi={"ZIP": "mask", "AGE": "bands:10,20"}, k=5, keep_columns=["Visits"], output=out)
+        assert report["quasi_identifiers"] == ["zip", "age"]
+        assert pq.read_table(out).column_names == ["zip", "age", "Visits"]

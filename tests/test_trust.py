@@ -200,7 +200,7 @@ def test_json_error_is_one_object_on_stdout(people):
     r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zap=mask", "--k", "2", "--output", people["out"], "--json"])
     assert r.exit_code == 2
     obj = json.loads(r.stdout)
-    assert obj == {"error": f"unknown quasi-identifier column 'zap' in csv:{people['csv']}; columns are: name, zip, age, disease", "exit_code": 2}
+    assert obj == {"error": f"unknown quasi-identifier column 'zap' in csv:{people['csv']} (did you mean 'zip'?); columns are: name, zip, age, disease", "exit_code": 2}
     assert error_line(r) == "error: " + obj["error"]
     r = invoke(["check", "--input", people["csv"], "--qi", "zap", "--json"])
     assert r.exit_code == 2 and json.loads(r.stdout)["exit_code"] == 2

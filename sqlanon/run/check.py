@@ -51,10 +51,9 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
     session = Session(policy)
     try:
-        named = dict(qi) if isinstance(qi, dict) else {c: None for c in qi}
-        one = lambda name: name if name is None else session.source.resolve_column(session.engine, name)  # noqa: E731
-        specs: dict[str, str | None] = {one(c): spec for c, spec in named.items()}
-        sensitive_column, class_column = one(sensitive_column), one(class_column)
+        named: dict[str, str | None] = dict(qi) if isinstance(qi, dict) else {c: None for c in qi}
+        specs = {session.source.resolve_column(session.engine, c): spec for c, spec in named.items()}
+        sensitive_column, class_column = (None if c is None else session.source.resolve_column(session.engine, c) for c in (sensitive_column, class_column))
         columns = list(specs)
         session.source.require_columns(session.engine, columns, "quasi-identifier column")
         flats = [load_hierarchy("flat", c, session.engine, session.source, max_value_length=max_value_length) for c in columns]
@@ -102,7 +101,7 @@ def _check_needs(l, t, t_distance: str, sensitive_column, class_column, asked: d
     return needs.merge(ClassNeeds(beta_likeness=asked["beta"] is not None, delta_disclosure=asked["delta"] is not None))
 
 
-def _not_suppressed(stats, flats, suppressed_marker: str) -> exp.Expr:
+def _not_suppressed(stats, flats, suppressed_marker: str | None) -> exp.Expr:
     """Not the all-suppressed class: not every QI equal to the marker (no marker: every row)."""
     if suppressed_marker is None:
         return exp.Boolean(this=True)
