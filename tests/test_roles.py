@@ -86,6 +86,7 @@ def test_cli_refusal_is_one_line_and_a_nonzero_exit(db, tmp_path):
     assert r.exit_code != 0
     lines = [line for line in r.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "without a role" in lines[0] and "'gender'" in lines[0], r.output
+    assert "base frequency set" not in r.output  # refused before the scan
     assert not out.exists()
 
 
