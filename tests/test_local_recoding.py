@@ -169,7 +169,7 @@ def test_bad_transform_options_are_refused(tmp_path, options, message):
 
 def test_plan_sql_renders_the_rounds_release_for_every_dialect(tmp_path):
     path = _numeric_table(tmp_path, seed=4, n=120)
-    opts = dict(input=path, qi={"age": "bands:5,10,20", "zip": "mask"}, k=6, max_suppression=0.02, local_recoding=True, microaggregate={"income": "median"})
+    opts = dict(keep_others=True, input=path, qi={"age": "bands:5,10,20", "zip": "mask"}, k=6, max_suppression=0.02, local_recoding=True, microaggregate={"income": "median"})
     for dialect, median in (("duckdb", "MEDIAN("), ("postgres", "PERCENTILE_CONT(0.5)"), ("spark", "MEDIAN(")):
         steps = dict(sqlanon.run.api.plan_sql(dialect=dialect, **opts))
         release = steps["release"]

@@ -320,7 +320,7 @@ def test_weird_identifiers_and_schema_qualified_table(people):
         rows = con.execute('SELECT "zip ""code""; DROP TABLE t; --", v FROM "out table" ORDER BY v').fetchall()
         assert rows == [("1234*", 1), ("1234*", 2), ("1235*", 3), ("1235*", 4)]
         assert con.execute('SELECT COUNT(*) FROM s."We""ird"').fetchone()[0] == 4
-    sql = runner.invoke(sqlanon.cli.app.app, ["sql", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--dialect", "postgres"])
+    sql = runner.invoke(sqlanon.cli.app.app, ["sql", "--keep-others", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--dialect", "postgres"])
     assert sql.exit_code == 0, sql.output
     assert '"zip ""code""; DROP TABLE t; --"' in sql.stdout and '"s"."We""ird"' in sql.stdout
 

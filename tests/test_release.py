@@ -188,7 +188,7 @@ def test_check_command(people, tmp_path):
 
 
 def test_sql_command_prints_portable_sql(people):
-    args = ["sql", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
+    args = ["sql", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
     duck = runner.invoke(sqlanon.cli.app.app, args)
     assert duck.exit_code == 0, duck.output
     assert "-- base frequency set" in duck.stdout and "-- release" in duck.stdout and "READ_CSV" in duck.stdout.upper()
@@ -205,13 +205,13 @@ def test_sql_command_honours_drop_column_weights_and_level_bounds(people):
     """`sqlanon sql` takes anonymize's --drop-column, --weights and --min/--max-level: the script is
     the one the API renders for the same policy (so the bounded node is searched), and a dropped
     column is not in the release."""
-    base = ["sql", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
+    base = ["sql", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
     plain = runner.invoke(sqlanon.cli.app.app, base)
     assert plain.exit_code == 0, plain.output
     flags = ["--drop-column", "id", "--weights", "zip=2,age=1", "--min-level", "age=2", "--max-level", "zip=3"]
     got = runner.invoke(sqlanon.cli.app.app, base + flags)
     assert got.exit_code == 0, got.output
-    policy = dict(input=people["csv"], qi=people["qi"], k=5, max_suppression=0.05, drop_columns=["id"], weights={"zip": 2, "age": 1}, min_level={"age": 2}, max_level={"zip": 3})
+    policy = dict(keep_others=True, input=people["csv"], qi=people["qi"], k=5, max_suppression=0.05, drop_columns=["id"], weights={"zip": 2, "age": 1}, min_level={"age": 2}, max_level={"zip": 3})
     expected = "".join(f"-- {title}\n{text};\n\n" for title, text in sqlanon.run.api.plan_sql(policy))
     assert got.stdout == expected
     assert got.stdout != plain.stdout

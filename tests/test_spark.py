@@ -365,7 +365,7 @@ def test_in_place_on_a_delta_table_is_one_create_or_replace(spark, people, monke
 
 
 def test_spark_script_runs_and_answers_like_duckdb(spark, people, tmp_path):
-    opts = dict(input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.05)
+    opts = dict(keep_others=True, input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.05)
     script = sqlanon.run.api.plan_sql(dialect="spark", **opts)
     titles = [t for t, _ in script]
     assert titles[0].startswith("hierarchy codes") and "base frequency set" in titles and titles[-1] == "release"

@@ -349,7 +349,7 @@ def test_inputs_only_read_are_opened_read_only_beside_another_reader(people, war
         out = str(tmp_path / "rel.parquet")
         for args in (
             ["check", "--input", warehouse, "--table", "patients", "--qi", "zip"],
-            ["sql", *common],
+            ["sql", "--keep-others", *common],
             ["anonymize", "--keep-others", *common, "--max-suppression", "0.5", "--dry-run", "-q"],
             ["anonymize", "--keep-others", *common, "--max-suppression", "0.5", "--output", out, "-q"],
         ):
@@ -373,7 +373,7 @@ def test_only_read_inputs_open_read_only(people, warehouse, tmp_path, monkeypatc
     sqlanon.anonymize(keep_others=True, input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, dry_run=True)
     sqlanon.anonymize(keep_others=True, input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, output=str(tmp_path / "r.parquet"))
     sqlanon.check(warehouse, ["zip"], table="patients")
-    sqlanon.run.api.plan_sql(input=warehouse, table="patients", qi={"zip": "mask"}, k=2)
+    sqlanon.run.api.plan_sql(keep_others=True, input=warehouse, table="patients", qi={"zip": "mask"}, k=2)
     assert [m for m in modes if m[0] == warehouse] == [(warehouse, True)] * 4
     modes.clear()
     sqlanon.anonymize(keep_others=True, input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, output_table="rel")

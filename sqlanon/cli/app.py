@@ -377,6 +377,8 @@ def sql(
     l: Optional[float] = policy_flag("privacy.l"),
     t: Optional[float] = policy_flag("privacy.t"),
     drop_column: Optional[List[str]] = policy_flag("release.drop_columns", "--drop-column", help="Leave this column out of the release. Repeat."),
+    keep_column: Optional[List[str]] = policy_flag("release.keep_columns", "--keep-column"),
+    keep_others: bool = policy_flag("release.keep_others", default=False),
     weights: Optional[List[str]] = policy_flag("quality.weights"),
     min_level: Optional[List[str]] = policy_flag("hierarchies.min_level"),
     max_level: Optional[List[str]] = policy_flag("hierarchies.max_level"),

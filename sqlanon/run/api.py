@@ -581,8 +581,10 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         check_transforms(policy, session, requirement, list(qis))
 
         preflight(policy, hierarchies, list(qis))
+        roles.refuse_unassigned(policy, session, qis)  # the script writes a release: every column has a role
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, policy.quality.class_column, requirement.needs.merge(metric.needs), **model_extras)
         stats.prepare()
+        roles.refuse_marker_values(stats, policy.release.suppression)
         requirement.bind(stats)
         plan = run_search(policy, session, stats, requirement, metric, lambda m: None)
 
