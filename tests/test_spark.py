@@ -374,7 +374,7 @@ def test_spark_script_runs_and_answers_like_duckdb(spark, people, tmp_path):
     for title, text in script:
         rows = spark.sql(text).collect()
         answers[title] = rows
-    duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
+    duck = sqlanon.anonymize(keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
     node = answers["final node"][0]
     assert (node["classes"] > 0, node["suppressed"]) == (True, duck["suppressed_rows"])
     released = [r.asDict() for r in answers["release"]]
