@@ -84,7 +84,7 @@ def test_bad_registry_is_refused_before_the_search_and_a_retry_works(data, make,
     and the retry then failed with "output exists"."""
     reg = data["dir"] / "reg.duckdb"
     make(reg, data)
-    args = ["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--registry", str(reg)]
+    args = ["anonymize", "--keep-others", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--registry", str(reg)]
     r = invoke(args)
     assert r.exit_code == 2, r.output
     assert fragment.format(reg=reg) in error_line(r)
@@ -97,7 +97,7 @@ def test_bad_registry_is_refused_before_the_search_and_a_retry_works(data, make,
 
 
 def test_registry_that_is_the_input_database(data):
-    args = ["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output", data["out"]]
+    args = ["anonymize", "--keep-others", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output", data["out"]]
     for same in (data["db"], os.path.relpath(data["db"])):
         r = invoke(args + ["--registry", same])
         assert r.exit_code == 2, r.output
@@ -117,10 +117,10 @@ def test_registry_row_that_cannot_be_written_leaves_no_release(data, monkeypatch
 
     monkeypatch.setattr(registry, "record", broken)
     with pytest.raises(ConfigError, match="the registry broke"):
-        sqlanon.anonymize(input=data["csv"], qi={"zip": "mask"}, k=2, output=data["out"])
+        sqlanon.anonymize(keep_others=True, input=data["csv"], qi={"zip": "mask"}, k=2, output=data["out"])
     assert leftovers(data["dir"]) == [] and not os.path.exists(data["dir"] / "sqlanon_releases.duckdb")
     monkeypatch.undo()
-    sqlanon.anonymize(input=data["csv"], qi={"zip": "mask"}, k=2, output=data["out"])
+    sqlanon.anonymize(keep_others=True, input=data["csv"], qi={"zip": "mask"}, k=2, output=data["out"])
     assert os.path.exists(data["out"]) and registry_rows(data["dir"] / "sqlanon_releases.duckdb") == 1
 
 
@@ -128,7 +128,7 @@ def test_table_release_with_a_registry_view_is_refused_before_the_search(data):
     """The registry of a table release is the database's sqlanon_releases: a view there used to
     fail the write with a raw Catalog Error after the search."""
     duckdb.connect(data["db"]).execute("CREATE VIEW sqlanon_releases AS SELECT 1 AS id").close()
-    r = invoke(["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output-table", "released"])
+    r = invoke(["anonymize", "--keep-others", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output-table", "released"])
     assert r.exit_code == 2, r.output
     assert error_line(r) == f"error: registry {data['db']}: sqlanon_releases is a view, not a sqlanon registry table; name another --registry"
     assert "base frequency set" not in r.stderr
@@ -138,7 +138,7 @@ def test_table_release_with_a_registry_view_is_refused_before_the_search(data):
 
 
 def test_registry_flag_with_a_table_release_is_refused(data):
-    r = invoke(["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output-table", "released", "--registry", str(data["dir"] / "r.duckdb")])
+    r = invoke(["anonymize", "--keep-others", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output-table", "released", "--registry", str(data["dir"] / "r.duckdb")])
     assert r.exit_code == 2
     assert "is where file releases are recorded" in error_line(r)
 
@@ -152,7 +152,7 @@ def test_output_that_is_the_input_file_is_refused(data, monkeypatch):
     os.symlink(data["csv"], data["dir"] / "link.csv")
     before = open(data["csv"]).read()
     for same in (data["csv"], "people.csv", "./people.csv", "link.csv"):
-        r = invoke(["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", same, "--overwrite"])
+        r = invoke(["anonymize", "--keep-others", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", same, "--overwrite"])
         assert r.exit_code == 2, r.output
         assert error_line(r).startswith(f"error: --output {same} is the input csv:")
     assert open(data["csv"]).read() == before
@@ -163,7 +163,7 @@ def test_output_inside_a_parquet_input_is_refused(data):
     folder.mkdir()
     duckdb.sql(f"COPY (SELECT * FROM read_csv('{data['csv']}')) TO '{folder / 'a.parquet'}'")
     for source, output in ((str(folder), str(folder / "new.parquet")), (str(folder / "*.parquet"), str(folder / "b.parquet")), (str(folder / "a.parquet"), str(folder / "a.parquet"))):
-        r = invoke(["anonymize", "--input", source, "--format", "parquet", "--qi", "zip=mask", "--k", "2", "--output", output, "--overwrite"])
+        r = invoke(["anonymize", "--keep-others", "--input", source, "--format", "parquet", "--qi", "zip=mask", "--k", "2", "--output", output, "--overwrite"])
         assert r.exit_code == 2, r.output
         assert "is the input parquet:" in error_line(r)
     assert os.listdir(folder) == ["a.parquet"]
@@ -172,7 +172,7 @@ def test_output_inside_a_parquet_input_is_refused(data):
 @pytest.mark.parametrize("name", ["people", "PEOPLE", "main.people", '"people"', "w.main.people"])
 def test_output_table_that_is_the_input_table_is_refused(data, name):
     """``--output-table people --overwrite`` on input ``people`` used to fail with a raw Catalog Error."""
-    r = invoke(["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output-table", name, "--overwrite"])
+    r = invoke(["anonymize", "--keep-others", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--output-table", name, "--overwrite"])
     assert r.exit_code == 2, r.output
     assert error_line(r) == f"error: --output-table {name} is the input table; use --in-place to replace it (in one transaction)"
     con = duckdb.connect(data["db"], read_only=True)
@@ -187,18 +187,18 @@ def test_existing_report_is_kept_without_overwrite(data):
     """``--report keep.html`` used to replace the file while ``--output`` refused."""
     keep = data["dir"] / "keep.html"
     keep.write_text("precious")
-    args = ["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--report", str(keep)]
+    args = ["anonymize", "--keep-others", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--report", str(keep)]
     r = invoke(args)
     assert r.exit_code == 2, r.output
     assert error_line(r) == f"error: report file already exists: {keep} (use --overwrite)"
     assert keep.read_text() == "precious" and leftovers(data["dir"]) == []
     with pytest.raises(ConfigError, match="report file already exists"):
-        sqlanon.anonymize(input=data["csv"], qi={"zip": "mask"}, k=2, report=str(keep))
+        sqlanon.anonymize(keep_others=True, input=data["csv"], qi={"zip": "mask"}, k=2, report=str(keep))
     r = invoke(args + ["--overwrite", "-q"])
     assert r.exit_code == 0, r.output
     assert "<svg" in keep.read_text()
     # --overwrite with --in-place (or no output) is used by the report: accepted
-    r = invoke(["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--in-place", "--report", str(keep), "--overwrite", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--in-place", "--report", str(keep), "--overwrite", "-q"])
     assert r.exit_code == 0, r.output
 
 
@@ -208,7 +208,7 @@ def test_every_other_written_file_obeys_the_rule(data):
     r = invoke(["generate", "--input", data["csv"], "--output", str(data["dir"] / "gen.parquet"), "--report", str(keep), "-q"])
     assert r.exit_code == 2 and "report file already exists" in error_line(r)
     assert not os.path.exists(data["dir"] / "gen.parquet")
-    invoke(["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "-q"])
+    invoke(["anonymize", "--keep-others", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "-q"])
     reg = str(data["dir"] / "sqlanon_releases.duckdb")
     r = invoke(["report", "--release", "1", "--database", reg, "--output", str(keep)])
     assert r.exit_code == 2 and error_line(r) == f"error: report file already exists: {keep} (use --overwrite)"
@@ -258,7 +258,7 @@ def _one_terminated_line(err: str) -> None:
 
 def test_sigterm_during_a_file_write(data):
     """SIGTERM used to kill the run with exit -15, no message, and leave ``.out.parquet.<pid>-<hex>.tmp``."""
-    args = ["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "-q"]
+    args = ["anonymize", "--keep-others", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "-q"]
     code, err = _run_and_terminate(args, "write", "paused at write")
     assert code == 143, err
     _one_terminated_line(err)
@@ -266,7 +266,7 @@ def test_sigterm_during_a_file_write(data):
 
 
 def test_sigterm_inside_the_in_place_transaction(data):
-    args = ["anonymize", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"]
+    args = ["anonymize", "--keep-others", "--input", data["db"], "--table", "people", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"]
     code, err = _run_and_terminate(args, "in-transaction", "paused at in-transaction")
     assert code == 143, err
     _one_terminated_line(err)
@@ -300,7 +300,7 @@ def test_sigterm_during_a_statement(data, tmp_path):
     script = tmp_path / "run.py"
     script.write_text(SLOW_STATEMENT)
     out = tmp_path / "sub" / "out.csv"
-    args = ["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", str(out), "--threads", "1", "--json"]
+    args = ["anonymize", "--keep-others", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", str(out), "--threads", "1", "--json"]
     code, err = _run_and_terminate(args, None, "writing", str(script))
     assert code == 143, err
     _one_terminated_line(err)
@@ -323,29 +323,30 @@ def ids(tmp_path):
 
 def test_release_keeping_a_unique_column_is_refused_before_the_scan(ids):
     """The dbt example released the seed's ``id``: every released row joined 1:1 to the original."""
-    args = ["anonymize", "--input", ids["csv"], "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "5", "--output", ids["out"]]
+    args = ["anonymize", "--keep-others", "--input", ids["csv"], "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "5", "--output", ids["out"]]
     r = invoke(args)
     assert r.exit_code == 2, r.output
-    assert error_line(r) == ("error: column 'id' is unique per row (400 rows): released as is, every row joins back to its input row; "
-                             "leave it out (--drop-column id), make it a QI, or keep it knowingly (--keep-column)")
+    # with keep_others, 'visit' (one value twice: 399 distinct in 400 rows) is nearly unique: refused too
+    assert error_line(r) == ("error: columns 'id', 'visit' are (nearly) unique per row (400 rows): released as is, every row joins back to its input row; "
+                             "leave it out (--drop-column id --drop-column visit), make it a QI, or keep it knowingly (--keep-column)")
     assert "base frequency set" not in r.stderr and leftovers(ids["dir"]) == []
-    with pytest.raises(ConfigError, match="column 'id' is unique per row"):
-        sqlanon.anonymize(input=ids["csv"], qi={"zip": "mask", "age": "bands:10,20"}, k=5, output=ids["out"], dry_run=True)
-    # left out, or kept knowingly (flag, policy key, API keyword): released; 'visit' (one value twice) is not unique
-    r = invoke(args + ["--drop-column", "id", "-q"])
+    with pytest.raises(ConfigError, match=r"columns 'id', 'visit' are \(nearly\) unique per row"):
+        sqlanon.anonymize(keep_others=True, input=ids["csv"], qi={"zip": "mask", "age": "bands:10,20"}, k=5, output=ids["out"], dry_run=True)
+    # left out, or kept knowingly (flag, policy key, API keyword): released
+    r = invoke(args + ["--drop-column", "id", "--keep-column", "visit", "-q"])
     assert r.exit_code == 0, r.output
     assert [c for c, *_ in duckdb.sql(f"DESCRIBE SELECT * FROM '{ids['out']}'").fetchall()] == ["visit", "zip", "age", "note"]
-    r = invoke(args + ["--keep-column", "id", "--overwrite", "-q"])
+    r = invoke(args + ["--keep-column", "id", "--keep-column", "visit", "--overwrite", "-q"])
     assert r.exit_code == 0, r.output
     assert duckdb.sql(f"SELECT COUNT(DISTINCT id) FROM '{ids['out']}'").fetchall() == [(400,)]
-    sqlanon.anonymize(input=ids["csv"], qi={"zip": "mask", "age": "bands:10,20"}, k=5, keep_columns=["id"], output=ids["out"], overwrite=True)
+    sqlanon.anonymize(keep_others=True, input=ids["csv"], qi={"zip": "mask", "age": "bands:10,20"}, k=5, keep_columns=["id", "visit"], output=ids["out"], overwrite=True)
     policy = ids["dir"] / "p.yaml"
-    policy.write_text(f"input: {ids['csv']}\nqi:\n  zip: mask\n  age: bands:10,20\nk: 5\nkeep_columns: [id]\n")
-    assert invoke(["anonymize", "--policy", str(policy), "--output", ids["out"], "--overwrite", "-q"]).exit_code == 0
+    policy.write_text(f"input: {ids['csv']}\nqi:\n  zip: mask\n  age: bands:10,20\nk: 5\nkeep_columns: [id, visit]\n")
+    assert invoke(["anonymize", "--keep-others", "--policy", str(policy), "--output", ids["out"], "--overwrite", "-q"]).exit_code == 0
 
 
 def test_keep_column_is_checked(ids):
-    base = ["anonymize", "--input", ids["csv"], "--qi", "zip=mask", "--k", "5", "--output", ids["out"], "--drop-column", "id"]
+    base = ["anonymize", "--keep-others", "--input", ids["csv"], "--qi", "zip=mask", "--k", "5", "--output", ids["out"], "--drop-column", "id"]
     r = invoke(base + ["--keep-column", "idd"])
     assert r.exit_code == 2 and "unknown --keep-column 'idd'" in error_line(r)
     r = invoke(base + ["--keep-column", "zip"])
@@ -377,7 +378,7 @@ def test_report_under_a_file_is_refused_before_the_search(data):
     release used to be written, then the report failed)."""
     blocker = data["dir"] / "afile"
     blocker.write_text("")
-    r = invoke(["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--report", str(blocker / "r.html")])
+    r = invoke(["anonymize", "--keep-others", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--report", str(blocker / "r.html")])
     assert r.exit_code == 2, r.output
     assert error_line(r) == f"error: cannot write report file {blocker / 'r.html'}: {blocker} is a file, not a folder"
     assert leftovers(data["dir"]) == [] and not (data["dir"] / "sqlanon_releases.duckdb").exists()
@@ -397,7 +398,7 @@ def test_report_that_fails_after_the_release_names_it_and_the_way_back(data, mon
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr("builtins.open", full_disk)
-    r = invoke(["anonymize", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--report", str(report)])
+    r = invoke(["anonymize", "--keep-others", "--input", data["csv"], "--qi", "zip=mask", "--k", "2", "--output", data["out"], "--report", str(report)])
     monkeypatch.undo()
     assert r.exit_code == 1, r.output
     line = error_line(r)

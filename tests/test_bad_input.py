@@ -38,27 +38,27 @@ def nothing_written(small):
 
 
 def base(small, *extra):
-    return ["anonymize", "--input", small["data"], "--qi", f"age={small['age']}", "--qi", "zip=mask", "--k", "2", "--output", small["out"], "-q", *extra]
+    return ["anonymize", "--keep-others", "--input", small["data"], "--qi", f"age={small['age']}", "--qi", "zip=mask", "--k", "2", "--output", small["out"], "-q", *extra]
 
 
 def test_missing_input_file(small):
-    result = invoke(["anonymize", "--input", str(small["dir"] / "nope.csv"), "--qi", f"age={small['age']}", "--k", "2", "--output", small["out"]])
+    result = invoke(["anonymize", "--keep-others", "--input", str(small["dir"] / "nope.csv"), "--qi", f"age={small['age']}", "--k", "2", "--output", small["out"]])
     assert result.exit_code == 2
     assert error_line(result) == f"error: input file not found: {small['dir'] / 'nope.csv'}"
     nothing_written(small)
 
 
 def test_unknown_column(small):
-    result = invoke(["anonymize", "--input", small["data"], "--qi", f"agee={small['age']}", "--k", "2", "--output", small["out"]])
+    result = invoke(["anonymize", "--keep-others", "--input", small["data"], "--qi", f"agee={small['age']}", "--k", "2", "--output", small["out"]])
     assert result.exit_code == 2
-    assert error_line(result) == f"error: unknown quasi-identifier column 'agee' in csv:{small['data']}; columns are: zip, age, disease"
+    assert error_line(result) == f"error: unknown quasi-identifier column 'agee' in csv:{small['data']} (did you mean 'age'?); columns are: zip, age, disease"
     nothing_written(small)
 
 
 def test_value_missing_from_hierarchy(small, tmp_path):
     age = tmp_path / "age_short.csv"
     age.write_text("31;30-39;*\n32;30-39;*\n33;30-39;*\n36;30-39;*\n")
-    result = invoke(["anonymize", "--input", small["data"], "--qi", f"age={age}", "--k", "2", "--output", small["out"]])
+    result = invoke(["anonymize", "--keep-others", "--input", small["data"], "--qi", f"age={age}", "--k", "2", "--output", small["out"]])
     assert result.exit_code == 1
     assert error_line(result) == f"error: column 'age': 2 distinct value(s) in 2 row(s) are missing from its hierarchy ({age}), e.g. '41', '45'"
     nothing_written(small)
@@ -67,7 +67,7 @@ def test_value_missing_from_hierarchy(small, tmp_path):
 def test_ragged_hierarchy(small, tmp_path):
     age = tmp_path / "ragged.csv"
     age.write_text("31;30-39;*\n32;*\n")
-    result = invoke(["anonymize", "--input", small["data"], "--qi", f"age={age}", "--k", "2", "--output", small["out"]])
+    result = invoke(["anonymize", "--keep-others", "--input", small["data"], "--qi", f"age={age}", "--k", "2", "--output", small["out"]])
     assert result.exit_code == 1
     assert error_line(result) == f"error: hierarchy for 'age' ({age}) is ragged: row 2 ('32') has 2 levels, row 1 has 3"
     nothing_written(small)
@@ -76,7 +76,7 @@ def test_ragged_hierarchy(small, tmp_path):
 def test_hierarchy_not_a_tree(small, tmp_path):
     age = tmp_path / "dag.csv"
     age.write_text("31;30-39;A;*\n32;30-39;B;*\n")
-    result = invoke(["anonymize", "--input", small["data"], "--qi", f"age={age}", "--k", "2", "--output", small["out"]])
+    result = invoke(["anonymize", "--keep-others", "--input", small["data"], "--qi", f"age={age}", "--k", "2", "--output", small["out"]])
     assert result.exit_code == 1
     assert "is not a tree: '30-39' at level 1 has parents 'A' and 'B'" in error_line(result)
     nothing_written(small)
@@ -108,7 +108,7 @@ def test_nulls_in_a_quasi_identifier(small, tmp_path):
 def test_empty_table(small, tmp_path):
     data = tmp_path / "empty.csv"
     data.write_text("zip,age\n")
-    result = invoke(["anonymize", "--input", str(data), "--qi", f"age={small['age']}", "--k", "2", "--output", small["out"]])
+    result = invoke(["anonymize", "--keep-others", "--input", str(data), "--qi", f"age={small['age']}", "--k", "2", "--output", small["out"]])
     assert result.exit_code == 2
     assert error_line(result) == f"error: input csv:{data} has no rows"
     nothing_written(small)
@@ -134,7 +134,7 @@ def test_unsatisfiable_l_diversity(small):
 def test_unknown_policy_key(small, tmp_path):
     policy = tmp_path / "p.yaml"
     policy.write_text(f"input: {small['data']}\nkk: 3\n")
-    result = invoke(["anonymize", "--policy", str(policy)])
+    result = invoke(["anonymize", "--keep-others", "--policy", str(policy)])
     assert result.exit_code == 2
     assert error_line(result).startswith(f"error: unknown key 'kk' in policy {policy}; known keys: ")
     nothing_written(small)
@@ -143,7 +143,7 @@ def test_unknown_policy_key(small, tmp_path):
 def test_bad_policy_value(small, tmp_path):
     policy = tmp_path / "p.yaml"
     policy.write_text(f"input: {small['data']}\nk: three\n")
-    result = invoke(["anonymize", "--policy", str(policy)])
+    result = invoke(["anonymize", "--keep-others", "--policy", str(policy)])
     assert result.exit_code == 2
     assert error_line(result) == f"error: bad value for 'k' in policy {policy}: 'three' is not a int"
     nothing_written(small)
@@ -180,7 +180,7 @@ def test_weird_identifiers_end_to_end(tmp_path):
     con.execute('CREATE TABLE "we""ird" ("zip ""code""; DROP TABLE t; --" VARCHAR, v INTEGER)')
     con.execute('INSERT INTO "we""ird" VALUES (\'12345\', 1), (\'12346\', 2), (\'12355\', 3), (\'12356\', 4)')
     con.close()
-    result = invoke(["anonymize", "--input", db, "--format", "duckdb", "--table", 'we"ird', "--qi", f"{col}=mask", "--k", "2", "--output-table", "out table", "-q"])
+    result = invoke(["anonymize", "--keep-others", "--input", db, "--format", "duckdb", "--table", 'we"ird', "--qi", f"{col}=mask", "--k", "2", "--output-table", "out table", "-q"])
     assert result.exit_code == 0, result.output
     con = duckdb.connect(db)
     rows = con.execute('SELECT "zip ""code""; DROP TABLE t; --", v FROM "out table" ORDER BY v').fetchall()
@@ -192,7 +192,7 @@ def test_weird_identifiers_end_to_end(tmp_path):
 def test_missing_duckdb_table(tmp_path):
     db = str(tmp_path / "x.duckdb")
     duckdb.connect(db).close()
-    result = invoke(["anonymize", "--input", db, "--table", "nope", "--qi", "a=mask", "--k", "2", "--in-place"])
+    result = invoke(["anonymize", "--keep-others", "--input", db, "--table", "nope", "--qi", "a=mask", "--k", "2", "--in-place"])
     assert result.exit_code == 2
     assert error_line(result) == f"error: table 'nope' not found in {db}"
 
@@ -274,35 +274,35 @@ BINARY = {
     "people_binary.csv": b"\x00\x01name,zip\n",
 }
 
-A = ["anonymize", "--input", "{csv}", "--qi", "zip=mask"]  # a good start
-W = ["anonymize", "--input", "{db}", "--qi", "zip=mask", "--k", "2"]  # the warehouse
+A = ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "zip=mask"]  # a good start
+W = ["anonymize", "--input", "{db}", "--keep-others", "--qi", "zip=mask", "--k", "2"]  # the warehouse
 
 CASES = [
     # -- inputs
-    ("missing csv", ["anonymize", "--input", "{dir}/nope.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found: {dir}/nope.csv"),
-    ("missing parquet", ["anonymize", "--input", "{dir}/nope.parquet", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
-    ("missing parquet glob", ["anonymize", "--input", "{dir}/*.parquet.x", "--format", "parquet", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
-    ("missing duckdb", ["anonymize", "--input", "{dir}/nope.duckdb", "--table", "t", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
-    ("duckdb without table", ["anonymize", "--input", "{db}", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "--table is required for a .duckdb input"),
-    ("postgres without table", ["anonymize", "--input", "postgresql://nobody@localhost/x", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "--table is required for a postgresql:// input"),
+    ("missing csv", ["anonymize", "--keep-others", "--input", "{dir}/nope.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found: {dir}/nope.csv"),
+    ("missing parquet", ["anonymize", "--keep-others", "--input", "{dir}/nope.parquet", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
+    ("missing parquet glob", ["anonymize", "--keep-others", "--input", "{dir}/*.parquet.x", "--format", "parquet", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
+    ("missing duckdb", ["anonymize", "--keep-others", "--input", "{dir}/nope.duckdb", "--table", "t", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
+    ("duckdb without table", ["anonymize", "--keep-others", "--input", "{db}", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "--table is required for a .duckdb input"),
+    ("postgres without table", ["anonymize", "--keep-others", "--input", "postgresql://nobody@localhost/x", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "--table is required for a postgresql:// input"),
     ("unknown format", [*A, "--k", "2", "--format", "xls", "--output", "{out}"], 2, "unknown --format 'xls'"),
     ("long delimiter", [*A, "--k", "2", "--delimiter", "ab", "--output", "{out}"], 2, "--delimiter must be one character"),
-    ("empty table", ["anonymize", "--input", "{dir}/empty.csv", "--qi", "age={dir}/age.csv", "--k", "2", "--output", "{out}"], 2, "has no rows"),
-    ("no header", ["anonymize", "--input", "{dir}/noheader.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "has no header line"),
-    ("header twice", ["anonymize", "--input", "{dir}/twice.csv", "--qi", "a=mask", "--k", "2", "--output", "{out}"], 2, "the header names column 'a' twice"),
-    ("ragged csv", ["anonymize", "--input", "{dir}/ragged.csv", "--qi", "zip=mask", "--k", "1", "--output", "{out}"], 1, "ragged.csv: line 3 has 3 field(s), the header has 2"),
-    ("not a duckdb file", ["anonymize", "--input", "{dir}/not_a_db.duckdb", "--table", "t", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "not_a_db.duckdb is not a DuckDB database file"),
+    ("empty table", ["anonymize", "--keep-others", "--input", "{dir}/empty.csv", "--qi", "age={dir}/age.csv", "--k", "2", "--output", "{out}"], 2, "has no rows"),
+    ("no header", ["anonymize", "--keep-others", "--input", "{dir}/noheader.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "has no header line"),
+    ("header twice", ["anonymize", "--keep-others", "--input", "{dir}/twice.csv", "--qi", "a=mask", "--k", "2", "--output", "{out}"], 2, "the header names column 'a' twice"),
+    ("ragged csv", ["anonymize", "--keep-others", "--input", "{dir}/ragged.csv", "--qi", "zip=mask", "--k", "1", "--output", "{out}"], 1, "ragged.csv: line 3 has 3 field(s), the header has 2"),
+    ("not a duckdb file", ["anonymize", "--keep-others", "--input", "{dir}/not_a_db.duckdb", "--table", "t", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "not_a_db.duckdb is not a DuckDB database file"),
     ("missing table", [*W, "--table", "nope", "--output", "{out}"], 2, "table 'nope' not found in {db}"),
     ("missing schema", [*W, "--table", "s9.patients", "--output", "{out}"], 2, "schema 's9' of table 's9.patients' not found"),
     ("missing table in schema", [*W, "--table", "s1.nope", "--output", "{out}"], 2, "table 's1.nope' not found"),
     ("in place on a view", [*W, "--table", "patients_v", "--in-place"], 2, "'patients_v' is a view"),
     ("in place on a csv", [*A, "--k", "2", "--in-place"], 2, "--in-place needs a table input"),
     ("value over --max-value-length", [*A, "--k", "2", "--max-value-length", "4", "--output", "{out}"], 1, "column 'zip': 6 row(s) hold values longer than 4 characters (the longest 5), too long for a 'mask' hierarchy"),
-    ("value over policy max_value_length", ["anonymize", "--policy", "{dir}/p_long.yaml", "--output", "{out}"], 1, "column 'zip': 6 row(s) hold values longer than 3 characters"),
+    ("value over policy max_value_length", ["anonymize", "--keep-others", "--policy", "{dir}/p_long.yaml", "--output", "{out}"], 1, "column 'zip': 6 row(s) hold values longer than 3 characters"),
     ("max value length zero", [*A, "--k", "2", "--max-value-length", "0", "--output", "{out}"], 2, "max_value_length must be at least 1"),
-    ("nulls in a qi", ["anonymize", "--input", "{dir}/nulls.csv", "--qi", "age={dir}/age.csv", "--k", "1", "--nulls", "refuse", "--output", "{out}"], 1, "quasi-identifier column 'age' (1 row) has NULL values (nulls: refuse)"),
+    ("nulls in a qi", ["anonymize", "--keep-others", "--input", "{dir}/nulls.csv", "--qi", "age={dir}/age.csv", "--k", "1", "--nulls", "refuse", "--output", "{out}"], 1, "quasi-identifier column 'age' (1 row) has NULL values (nulls: refuse)"),
     # -- columns
-    ("unknown qi", ["anonymize", "--input", "{csv}", "--qi", "agee={dir}/age.csv", "--k", "2", "--output", "{out}"], 2, "unknown quasi-identifier column 'agee'"),
+    ("unknown qi", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "agee={dir}/age.csv", "--k", "2", "--output", "{out}"], 2, "unknown quasi-identifier column 'agee'"),
     ("unknown qi in a table", [*W, "--table", "patients", "--qi", "zap=mask", "--output", "{out}"], 2, "unknown quasi-identifier column 'zap'"),
     ("unknown drop column", [*A, "--k", "2", "--drop-column", "nmae", "--output", "{out}"], 2, "unknown --drop-column 'nmae'"),
     ("unknown drop column in place", [*W, "--table", "patients", "--drop-column", "nmae", "--in-place"], 2, "unknown --drop-column 'nmae'"),
@@ -310,24 +310,24 @@ CASES = [
     ("unknown class column", [*A, "--k", "2", "--class-column", "cls", "--search", "bottom-up", "--output", "{out}"], 2, "unknown class column 'cls'"),
     ("sensitive is a qi", [*A, "--qi", "disease=flat", "--k", "2", "--sensitive-column", "disease", "--l", "2", "--output", "{out}"], 2, "sensitive column 'disease' is also a quasi-identifier"),
     ("duplicate qi", [*A, "--qi", "zip=flat", "--k", "2", "--output", "{out}"], 2, "--qi names column 'zip' twice"),
-    ("qi without hierarchy", ["anonymize", "--input", "{csv}", "--qi", "zip", "--k", "2", "--output", "{out}"], 2, "--qi wants COLUMN=HIERARCHY, got 'zip'"),
-    ("no qi", ["anonymize", "--input", "{csv}", "--k", "2", "--output", "{out}"], 2, "no quasi-identifiers"),
-    ("no input", ["anonymize", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "no input"),
+    ("qi without hierarchy", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "zip", "--k", "2", "--output", "{out}"], 2, "--qi wants COLUMN=HIERARCHY, got 'zip'"),
+    ("no qi", ["anonymize", "--keep-others", "--input", "{csv}", "--k", "2", "--output", "{out}"], 2, "no quasi-identifiers"),
+    ("no input", ["anonymize", "--keep-others", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "no input"),
     # -- hierarchies
-    ("hierarchy file missing", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/nope.csv", "--k", "2", "--output", "{out}"], 2, "hierarchy file not found"),
-    ("value missing from hierarchy", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_short.csv", "--k", "2", "--output", "{out}"], 1, "missing from its hierarchy"),
-    ("ragged hierarchy", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_ragged.csv", "--k", "2", "--output", "{out}"], 1, "is ragged: row 2 ('32') has 2 levels, row 1 has 3"),
-    ("hierarchy not a tree", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_dag.csv", "--k", "2", "--output", "{out}"], 1, "is not a tree"),
-    ("hierarchy with two roots", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_roots.csv", "--k", "2", "--output", "{out}"], 1, "has 2 roots ('young', 'old')"),
-    ("hierarchy leaf twice", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_twice.csv", "--k", "2", "--output", "{out}"], 1, "leaf '31' appears twice"),
-    ("hierarchy empty", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_empty.csv", "--k", "2", "--output", "{out}"], 1, "is empty"),
-    ("hierarchy empty cell", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age_hole.csv", "--k", "2", "--output", "{out}"], 1, "empty or NULL value at level 1"),
-    ("hierarchy bad yaml", ["anonymize", "--input", "{csv}", "--qi", "disease={dir}/bad.yaml", "--k", "2", "--output", "{out}"], 1, "is not valid YAML/JSON"),
-    ("tree with two roots", ["anonymize", "--input", "{csv}", "--qi", "disease={dir}/two_roots.yaml", "--k", "2", "--output", "{out}"], 1, "must have exactly one root key"),
-    ("bad band widths", ["anonymize", "--input", "{csv}", "--qi", "age=bands:x", "--k", "2", "--output", "{out}"], 2, "bad band widths 'x'"),
-    ("bands on text", ["anonymize", "--input", "{csv}", "--qi", "disease=bands:5,10", "--k", "2", "--output", "{out}"], 1, "non-numeric value"),
-    ("unknown builder", ["anonymize", "--input", "{csv}", "--qi", "zip=magic:3", "--k", "2", "--output", "{out}"], 2, "hierarchy file not found for 'zip': magic:3"),
-    ("stored hierarchy missing", ["anonymize", "--input", "{db}", "--table", "patients", "--qi", "zip=table:nope", "--k", "2", "--output", "{out}"], 2, "nope"),
+    ("hierarchy file missing", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "age={dir}/nope.csv", "--k", "2", "--output", "{out}"], 2, "hierarchy file not found"),
+    ("value missing from hierarchy", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "age={dir}/age_short.csv", "--k", "2", "--output", "{out}"], 1, "missing from its hierarchy"),
+    ("ragged hierarchy", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "age={dir}/age_ragged.csv", "--k", "2", "--output", "{out}"], 1, "is ragged: row 2 ('32') has 2 levels, row 1 has 3"),
+    ("hierarchy not a tree", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "age={dir}/age_dag.csv", "--k", "2", "--output", "{out}"], 1, "is not a tree"),
+    ("hierarchy with two roots", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "age={dir}/age_roots.csv", "--k", "2", "--output", "{out}"], 1, "has 2 roots ('young', 'old')"),
+    ("hierarchy leaf twice", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "age={dir}/age_twice.csv", "--k", "2", "--output", "{out}"], 1, "leaf '31' appears twice"),
+    ("hierarchy empty", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "age={dir}/age_empty.csv", "--k", "2", "--output", "{out}"], 1, "is empty"),
+    ("hierarchy empty cell", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "age={dir}/age_hole.csv", "--k", "2", "--output", "{out}"], 1, "empty or NULL value at level 1"),
+    ("hierarchy bad yaml", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "disease={dir}/bad.yaml", "--k", "2", "--output", "{out}"], 1, "is not valid YAML/JSON"),
+    ("tree with two roots", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "disease={dir}/two_roots.yaml", "--k", "2", "--output", "{out}"], 1, "must have exactly one root key"),
+    ("bad band widths", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "age=bands:x", "--k", "2", "--output", "{out}"], 2, "bad band widths 'x'"),
+    ("bands on text", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "disease=bands:5,10", "--k", "2", "--output", "{out}"], 1, "non-numeric value"),
+    ("unknown builder", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "zip=magic:3", "--k", "2", "--output", "{out}"], 2, "hierarchy file not found for 'zip': magic:3"),
+    ("stored hierarchy missing", ["anonymize", "--keep-others", "--input", "{db}", "--table", "patients", "--qi", "zip=table:nope", "--k", "2", "--output", "{out}"], 2, "nope"),
     # -- privacy parameters
     ("no k", [*A, "--output", "{out}"], 2, "k is required"),
     ("k zero", [*A, "--k", "0", "--output", "{out}"], 2, "k must be at least 1, got 0"),
@@ -354,10 +354,10 @@ CASES = [
     ("memory limit nonsense", [*A, "--k", "2", "--memory-limit", "lots", "--output", "{out}"], 2, "memory_limit 'lots' is not a positive size"),
     ("weights of a non-qi", [*A, "--k", "2", "--weights", "age=2", "--output", "{out}"], 2, "weights names 'age', which is not a quasi-identifier"),
     ("level bound on a genetic interval QI", [*A, "--k", "2", "--numeric", "age", "--search", "genetic", "--max-level", "age=0", "--output", "{out}"], 2, "search genetic cuts 'age' into intervals, which have no hierarchy levels"),
-    ("weights with a genetic objective without LM", ["anonymize", "--input", "{csv}", "--qi", "zip=mask", "--qi", "age={dir}/age.csv", "--k", "2", "--weights", "zip=2", "--search", "genetic", "--option", "objective=regression", "--option", "regression_target=age", "--output", "{out}"], 2, "the genetic objective regression has no LM part"),
+    ("weights with a genetic objective without LM", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "zip=mask", "--qi", "age={dir}/age.csv", "--k", "2", "--weights", "zip=2", "--search", "genetic", "--option", "objective=regression", "--option", "regression_target=age", "--output", "{out}"], 2, "the genetic objective regression has no LM part"),
     ("min level without value", [*A, "--k", "2", "--min-level", "zip", "--output", "{out}"], 2, "min_level in flags wants COLUMN=VALUE"),
-    ("max level above the hierarchy", ["anonymize", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--k", "2", "--max-level", "age=7", "--output", "{out}"], 2, "max_level age=7 is outside its hierarchy's levels (0..2)"),
-    ("unknown microaggregate", ["anonymize", "--input", "{csv}", "--qi", "zip=mask", "--k", "2", "--microaggregate", "age=mode", "--output", "{out}"], 2, "the function must be one of mean, median"),
+    ("max level above the hierarchy", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--k", "2", "--max-level", "age=7", "--output", "{out}"], 2, "max_level age=7 is outside its hierarchy's levels (0..2)"),
+    ("unknown microaggregate", ["anonymize", "--keep-others", "--input", "{csv}", "--qi", "zip=mask", "--k", "2", "--microaggregate", "age=mode", "--output", "{out}"], 2, "the function must be one of mean, median"),
     ("local iterations alone", [*A, "--k", "2", "--local-iterations", "3", "--output", "{out}"], 2, "--local-iterations needs --local-recoding"),
     ("option without value", [*A, "--k", "2", "--option", "iterations", "--output", "{out}"], 2, "--option wants KEY=VALUE, got 'iterations'"),
     # -- outputs
@@ -385,19 +385,19 @@ CASES = [
     ("report command output exists", ["report", "--release", "1", "--database", "{db}", "--output", "{dir}/keep.html"], 2, "report file already exists"),
     ("schema output exists", ["schema", "policy", "--output", "{dir}/keep.html"], 2, "output file already exists"),
     # -- policy files
-    ("policy missing", ["anonymize", "--policy", "{dir}/nope.yaml"], 2, "policy file not found"),
-    ("policy bad yaml", ["anonymize", "--policy", "{dir}/p_bad_yaml.yaml"], 2, "is not valid YAML"),
-    ("policy a list", ["anonymize", "--policy", "{dir}/p_list.yaml"], 2, "must be a mapping of keys to values"),
-    ("policy unknown key", ["anonymize", "--policy", "{dir}/p_unknown.yaml"], 2, "unknown key 'kk'"),
-    ("policy k text", ["anonymize", "--policy", "{dir}/p_k_text.yaml"], 2, "bad value for 'k'"),
-    ("policy k true", ["anonymize", "--policy", "{dir}/p_k_true.yaml"], 2, "bad value for 'k' in policy {dir}/p_k_true.yaml: True is not a int"),
-    ("policy without k", ["anonymize", "--policy", "{dir}/p_missing_k.yaml"], 2, "k is required"),
-    ("policy qi scalar", ["anonymize", "--policy", "{dir}/p_qi_scalar.yaml"], 2, "must map columns to hierarchies"),
-    ("policy qi unknown key", ["anonymize", "--policy", "{dir}/p_qi_key.yaml"], 2, "unknown key 'levels' under qi.zip"),
-    ("policy qi without hierarchy", ["anonymize", "--policy", "{dir}/p_qi_none.yaml"], 2, "qi.zip in policy"),
-    ("policy search options", ["anonymize", "--policy", "{dir}/p_options.yaml"], 2, "search_options in policy"),
-    ("policy max suppression text", ["anonymize", "--policy", "{dir}/p_ms.yaml"], 2, "bad value for 'max_suppression'"),
-    ("policy k zero from flag", ["anonymize", "--policy", "{dir}/p_missing_k.yaml", "--k", "0"], 2, "k must be at least 1, got 0"),
+    ("policy missing", ["anonymize", "--keep-others", "--policy", "{dir}/nope.yaml"], 2, "policy file not found"),
+    ("policy bad yaml", ["anonymize", "--keep-others", "--policy", "{dir}/p_bad_yaml.yaml"], 2, "is not valid YAML"),
+    ("policy a list", ["anonymize", "--keep-others", "--policy", "{dir}/p_list.yaml"], 2, "must be a mapping of keys to values"),
+    ("policy unknown key", ["anonymize", "--keep-others", "--policy", "{dir}/p_unknown.yaml"], 2, "unknown key 'kk'"),
+    ("policy k text", ["anonymize", "--keep-others", "--policy", "{dir}/p_k_text.yaml"], 2, "bad value for 'k'"),
+    ("policy k true", ["anonymize", "--keep-others", "--policy", "{dir}/p_k_true.yaml"], 2, "bad value for 'k' in policy {dir}/p_k_true.yaml: True is not a int"),
+    ("policy without k", ["anonymize", "--keep-others", "--policy", "{dir}/p_missing_k.yaml"], 2, "k is required"),
+    ("policy qi scalar", ["anonymize", "--keep-others", "--policy", "{dir}/p_qi_scalar.yaml"], 2, "must map columns to hierarchies"),
+    ("policy qi unknown key", ["anonymize", "--keep-others", "--policy", "{dir}/p_qi_key.yaml"], 2, "unknown key 'levels' under qi.zip"),
+    ("policy qi without hierarchy", ["anonymize", "--keep-others", "--policy", "{dir}/p_qi_none.yaml"], 2, "qi.zip in policy"),
+    ("policy search options", ["anonymize", "--keep-others", "--policy", "{dir}/p_options.yaml"], 2, "search_options in policy"),
+    ("policy max suppression text", ["anonymize", "--keep-others", "--policy", "{dir}/p_ms.yaml"], 2, "bad value for 'max_suppression'"),
+    ("policy k zero from flag", ["anonymize", "--keep-others", "--policy", "{dir}/p_missing_k.yaml", "--k", "0"], 2, "k must be at least 1, got 0"),
     # -- other commands
     ("check unknown column", ["check", "--input", "{csv}", "--qi", "zap"], 2, "unknown quasi-identifier column 'zap'"),
     ("check missing input", ["check", "--input", "{dir}/nope.csv", "--qi", "zip"], 2, "input file not found"),
@@ -412,10 +412,10 @@ CASES = [
     ("hierarchy show two roots", ["hierarchy", "show", "{dir}/age_roots.csv"], 1, "has 2 roots"),
     ("hierarchy import ragged", ["hierarchy", "import", "{dir}/age_ragged.csv", "--column", "age", "--database", "{db}"], 1, "is ragged"),
     # -- issue 24: keys given twice, at every level of every YAML/JSON read
-    ("policy key twice", ["anonymize", "--policy", "{dir}/p_dup.yaml"], 2, "policy {dir}/p_dup.yaml: key 'k' is given twice (line 5; first on line 4)"),
-    ("policy qi column twice", ["anonymize", "--policy", "{dir}/p_dup_nested.yaml"], 2, "key 'zip' is given twice (line 4; first on line 3)"),
-    ("policy key twice in a flow mapping", ["anonymize", "--policy", "{dir}/p_dup_deep.yaml"], 2, "key 'hierarchy' is given twice (line 3; first on line 3)"),
-    ("policy key twice under privacy", ["anonymize", "--policy", "{dir}/p_dup_privacy.yaml"], 2, "key 'k' is given twice (line 6; first on line 5)"),
+    ("policy key twice", ["anonymize", "--keep-others", "--policy", "{dir}/p_dup.yaml"], 2, "policy {dir}/p_dup.yaml: key 'k' is given twice (line 5; first on line 4)"),
+    ("policy qi column twice", ["anonymize", "--keep-others", "--policy", "{dir}/p_dup_nested.yaml"], 2, "key 'zip' is given twice (line 4; first on line 3)"),
+    ("policy key twice in a flow mapping", ["anonymize", "--keep-others", "--policy", "{dir}/p_dup_deep.yaml"], 2, "key 'hierarchy' is given twice (line 3; first on line 3)"),
+    ("policy key twice under privacy", ["anonymize", "--keep-others", "--policy", "{dir}/p_dup_privacy.yaml"], 2, "key 'k' is given twice (line 6; first on line 5)"),
     ("tree hierarchy key twice", [*A, "--k", "2", "--qi", "disease={dir}/tree_dup.yaml", "--output", "{out}"], 1, "hierarchy {dir}/tree_dup.yaml: key 'resp' is given twice (line 3; first on line 2)"),
     ("json hierarchy key twice", [*A, "--k", "2", "--qi", "disease={dir}/tree_dup.json", "--output", "{out}"], 1, "hierarchy {dir}/tree_dup.json: key 'resp' is given twice"),
     ("hierarchy show key twice", ["hierarchy", "show", "{dir}/tree_dup.yaml"], 1, "key 'resp' is given twice"),
@@ -428,26 +428,26 @@ CASES = [
     ("empty hierarchy delimiter", [*A, "--k", "2", "--qi", "age={dir}/age.csv", "--hierarchy-delimiter", "", "--output", "{out}"], 2, "--hierarchy-delimiter is empty"),
     ("quote hierarchy delimiter", [*A, "--k", "2", "--qi", "age={dir}/age.csv", "--hierarchy-delimiter", '"', "--output", "{out}"], 2, "--hierarchy-delimiter must be one character"),
     ("hierarchy show empty delimiter", ["hierarchy", "show", "{dir}/age.csv", "--hierarchy-delimiter", ""], 2, "--hierarchy-delimiter must be one character"),
-    ("header names differing in case", ["anonymize", "--input", "{dir}/case.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "the header names columns 'Zip' and 'zip', one column to the engine"),
+    ("header names differing in case", ["anonymize", "--keep-others", "--input", "{dir}/case.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "the header names columns 'Zip' and 'zip', one column to the engine"),
     ("check header names differing in case", ["check", "--input", "{dir}/case.csv", "--qi", "zip"], 2, "names columns 'Zip' and 'zip'"),
     ("csv format on parquet", [*W[:2], "{dir}/p.parquet", *W[3:], "--format", "csv", "--output", "{out}"], 2, "input {dir}/p.parquet is not a CSV file (a Parquet file); give --format parquet"),
     ("csv format on duckdb", [*W, "--format", "csv", "--output", "{out}"], 2, "is not a CSV file (a DuckDB database); give --format duckdb and --table"),
     ("check csv format on parquet", ["check", "--input", "{dir}/p.parquet", "--format", "csv", "--qi", "zip"], 2, "is not a CSV file (a Parquet file)"),
-    ("binary csv", ["anonymize", "--input", "{dir}/people_binary.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "is not a CSV file (a binary file)"),
+    ("binary csv", ["anonymize", "--keep-others", "--input", "{dir}/people_binary.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "is not a CSV file (a binary file)"),
     ("parquet format on csv", [*A, "--k", "2", "--format", "parquet", "--output", "{out}"], 2, "{csv} is not a Parquet file (give --format csv for a CSV)"),
-    ("empty parquet file", ["anonymize", "--input", "{dir}/zero.parquet", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "zero.parquet is not a Parquet file (it is empty)"),
-    ("wrong csv delimiter", ["anonymize", "--input", "{dir}/semi.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "is the delimiter ';'? give --delimiter ';'"),
+    ("empty parquet file", ["anonymize", "--keep-others", "--input", "{dir}/zero.parquet", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "zero.parquet is not a Parquet file (it is empty)"),
+    ("wrong csv delimiter", ["anonymize", "--keep-others", "--input", "{dir}/semi.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "is the delimiter ';'? give --delimiter ';'"),
     ("tab delimiter on a comma csv", [*A, "--k", "2", "--delimiter", "\\t", "--output", "{out}"], 2, "is the delimiter ','?"),
-    ("policy binary", ["anonymize", "--policy", "{dir}/p_binary.yaml"], 2, "policy {dir}/p_binary.yaml is a binary file, not text"),
+    ("policy binary", ["anonymize", "--keep-others", "--policy", "{dir}/p_binary.yaml"], 2, "policy {dir}/p_binary.yaml is a binary file, not text"),
     ("output under /sys", [*A, "--k", "2", "--output", "/sys/sqlanon-out.parquet"], 1, "cannot write /sys/sqlanon-out.parquet: "),
     ("output inside a file", [*A, "--k", "2", "--output", "{csv}/out.parquet"], 2, "cannot write output file {csv}/out.parquet: {csv} is a file, not a folder"),
     ("empty output", [*A, "--k", "2", "--output", ""], 2, "--output is empty"),
     ("empty output table", [*W, "--table", "patients", "--output-table", ""], 2, "--output-table is empty"),
     ("empty table flag", [*W, "--table", "", "--output", "{out}"], 2, "--table is empty"),
     ("empty format", [*A, "--k", "2", "--format", "", "--output", "{out}"], 2, "--format is empty"),
-    ("policy empty output", ["anonymize", "--policy", "{dir}/p_output_empty.yaml"], 2, "output in policy {dir}/p_output_empty.yaml is empty"),
-    ("policy output a list", ["anonymize", "--policy", "{dir}/p_output_list.yaml"], 2, "bad value for 'output' in policy"),
-    ("policy empty", ["anonymize", "--policy", "{dir}/p_empty.yaml"], 2, "no input"),
+    ("policy empty output", ["anonymize", "--keep-others", "--policy", "{dir}/p_output_empty.yaml"], 2, "output in policy {dir}/p_output_empty.yaml is empty"),
+    ("policy output a list", ["anonymize", "--keep-others", "--policy", "{dir}/p_output_list.yaml"], 2, "bad value for 'output' in policy"),
+    ("policy empty", ["anonymize", "--keep-others", "--policy", "{dir}/p_empty.yaml"], 2, "no input"),
     ("l infinite", [*A, "--k", "2", "--sensitive-column", "disease", "--l", "inf", "--output", "{out}"], 2, "bad value for --l: inf is not a finite number"),
     ("max suppression nan", [*A, "--k", "2", "--max-suppression", "nan", "--output", "{out}"], 2, "bad value for --max-suppression: nan is not a finite number"),
     ("table name with an empty part", [*W, "--table", "main..patients", "--output", "{out}"], 2, "bad table name 'main..patients'"),
@@ -456,7 +456,7 @@ CASES = [
     ("dates on a non-date column", [*A, "--k", "2", "--qi", "name=dates", "--output", "{out}"], 1, "column 'name' has 'ann', which is not an ISO date"),
     ("bands that do not divide", [*A, "--k", "2", "--qi", "age=bands:7,10", "--output", "{out}"], 2, "band widths for 'age' must grow and each divide the next"),
     ("hierarchy a folder", [*A, "--k", "2", "--qi", "age={dir}", "--output", "{out}"], 2, "hierarchy file not found for 'age'"),
-    ("csv input a folder", ["anonymize", "--input", "{dir}/", "--format", "csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
+    ("csv input a folder", ["anonymize", "--keep-others", "--input", "{dir}/", "--format", "csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 2, "input file not found"),
     ("hierarchy import bad name", ["hierarchy", "import", "{dir}/age.csv", "--column", "age", "--database", "{db}", "--name", "a..b"], 2, "bad table name 'a..b'"),
     ("hierarchy import missing schema", ["hierarchy", "import", "{dir}/age.csv", "--column", "age", "--database", "{db}", "--name", "s9.h"], 2, "schema 's9' of table 's9.h' not found"),
     ("hierarchy import onto a view", ["hierarchy", "import", "{dir}/age.csv", "--column", "age", "--database", "{db}", "--name", "patients_v", "--overwrite"], 2, "'patients_v' in {db} is a view, not a table"),
@@ -471,9 +471,9 @@ CASES = [
     ("check plan k zero", ["check", "--input", "{csv}", "--qi", "age={dir}/age.csv", "--transformation", '{{"age": 1}}', "--k", "0"], 2, "k must be at least 1, got 0"),
     ("tree with a list inside a list", [*A, "--k", "2", "--qi", "disease={dir}/tree_nested_list.yaml", "--output", "{out}"], 1, "a list inside a list under '*'"),
     ("tree containing itself", ["hierarchy", "show", "{dir}/tree_cycle.yaml"], 1, "found unconstructable recursive node"),
-    ("policy qi an inline tree", ["anonymize", "--policy", "{dir}/p_qi_tree.yaml"], 2, "qi.disease in policy {dir}/p_qi_tree.yaml: a hierarchy is text"),
+    ("policy qi an inline tree", ["anonymize", "--keep-others", "--policy", "{dir}/p_qi_tree.yaml"], 2, "qi.disease in policy {dir}/p_qi_tree.yaml: a hierarchy is text"),
     ("sql empty dialect", ["sql", "--input", "{csv}", "--qi", "zip=mask", "--k", "2", "--dialect", ""], 2, "unknown --dialect ''"),
-    ("header only", ["anonymize", "--input", "{dir}/empty.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 1, "column 'zip' has no values"),
+    ("header only", ["anonymize", "--keep-others", "--input", "{dir}/empty.csv", "--qi", "zip=mask", "--k", "2", "--output", "{out}"], 1, "column 'zip' has no values"),
 ]
 
 
@@ -551,8 +551,8 @@ def test_matrix_size():
 import json  # noqa: E402
 
 USAGE_ERRORS = [
-    ("k not an integer", ["anonymize", "--input", "x.csv", "--qi", "zip=mask", "--k", "2.5"], "'--k'"),
-    ("unknown flag", ["anonymize", "--input", "x.csv", "--bogus"], "No such option: --bogus"),
+    ("k not an integer", ["anonymize", "--keep-others", "--input", "x.csv", "--qi", "zip=mask", "--k", "2.5"], "'--k'"),
+    ("unknown flag", ["anonymize", "--keep-others", "--input", "x.csv", "--bogus"], "No such option: --bogus"),
     ("missing required option", ["releases"], "Missing option '--database'"),
     ("unknown command", ["anonymise"], "No such command 'anonymise'"),
     ("hierarchy sub-command", ["hierarchy", "show"], "Missing argument"),
@@ -574,7 +574,7 @@ def test_usage_errors_under_json_are_json(args, fragment):
 
 def test_json_flag_changes_nothing_else():
     """--help under --json is still the help; a good run is unchanged (one JSON object)."""
-    result = invoke(["anonymize", "--help", "--json"])
+    result = invoke(["anonymize", "--keep-others", "--help", "--json"])
     assert result.exit_code == 0 and "--qi" in result.stdout
 
 
@@ -668,7 +668,7 @@ def test_hierarchy_import_into_a_schema_is_read_back(bad):
         assert con.execute("SELECT COUNT(*) FROM s1.h").fetchone()[0] == 40
     finally:
         con.close()
-    result = invoke(["anonymize", "--input", bad["db"], "--table", "patients", "--qi", "age=table:s1.h", "--k", "2", "-q", "--json"])
+    result = invoke(["anonymize", "--keep-others", "--input", bad["db"], "--table", "patients", "--qi", "age=table:s1.h", "--k", "2", "-q", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["transformation"] == {"age": 1}
 
@@ -681,7 +681,7 @@ def test_csv_column_names_with_quotes_unicode_and_spaces(tmp_path):
     data = tmp_path / "w.csv"
     data.write_text('"zi""p",åge,a b\n12345,31,x\n12346,32,x\n12355,41,y\n12356,45,y\n', encoding="utf-8")
     out = tmp_path / "o.parquet"
-    result = invoke(["anonymize", "--input", str(data), "--qi", 'zi"p=mask', "--qi", "åge=bands:10", "--qi", "a b=flat", "--k", "2", "--output", str(out), "-q", "--json"])
+    result = invoke(["anonymize", "--keep-others", "--input", str(data), "--qi", 'zi"p=mask', "--qi", "åge=bands:10", "--qi", "a b=flat", "--k", "2", "--output", str(out), "-q", "--json"])
     assert result.exit_code == 0, result.output
     table = pq.read_table(out)
     assert table.column_names == ['zi"p', "åge", "a b"]
@@ -707,6 +707,6 @@ def test_csv_header_with_any_line_ending(tmp_path, newline):
     """The header is read as bytes now (to tell a binary file): every line ending still ends it."""
     data = tmp_path / "p.csv"
     data.write_bytes(newline.join(["name,zip", "ann,12345", "bob,12346", ""]).encode())
-    result = invoke(["anonymize", "--input", str(data), "--qi", "zip=mask", "--k", "2", "-q", "--json"])
+    result = invoke(["anonymize", "--keep-others", "--input", str(data), "--qi", "zip=mask", "--k", "2", "-q", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["transformation"] == {"zip": 1}

@@ -21,7 +21,7 @@ def con(tmp_path):
 
 
 def test_anonymize_on_an_open_connection(con):
-    report = sqlanon.anonymize(keep_columns=["id"], connection=con, table="patients", qi={"zip": "mask", "age": "bands:5,10,20"}, k=6, output_table="patients_k6")
+    report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], connection=con, table="patients", qi={"zip": "mask", "age": "bands:5,10,20"}, k=6, output_table="patients_k6")
     assert report["release_id"] == 1
     released = _table(con, "patients_k6")
     assert len(released) == 200 and check_k(released, ["zip", "age"], 6, 0.0)["ok"]
@@ -33,7 +33,7 @@ def test_anonymize_on_an_open_connection(con):
 
 def test_joins_the_callers_transaction(con):
     con.execute("BEGIN TRANSACTION")
-    sqlanon.anonymize(keep_columns=["id"], connection=con, table="patients", qi={"zip": "mask"}, k=10, in_place=True)
+    sqlanon.anonymize(keep_others=True, keep_columns=["id"], connection=con, table="patients", qi={"zip": "mask"}, k=10, in_place=True)
     assert check_k(_table(con, "patients"), ["zip"], 10, 0.0)["ok"]
     con.execute("ROLLBACK")  # the caller decides: the original table comes back
     assert sorted(r["zip"] for r in _table(con, "patients"))[:3] == ["12340", "12340", "12340"]
@@ -42,4 +42,4 @@ def test_joins_the_callers_transaction(con):
 
 def test_unknown_table_on_connection(con):
     with pytest.raises(sqlanon.ConfigError, match="table 'nope' not found"):
-        sqlanon.anonymize(keep_columns=["id"], connection=con, table="nope", qi={"zip": "mask"}, k=2)
+        sqlanon.anonymize(keep_others=True, keep_columns=["id"], connection=con, table="nope", qi={"zip": "mask"}, k=2)

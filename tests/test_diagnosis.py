@@ -97,7 +97,7 @@ def test_cli_exit_3_one_line_and_nothing_written(tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=80, weird=False)
     qi = write_hierarchy_csvs(case, tmp_path)
     out = tmp_path / "out.parquet"
-    args = ["anonymize", "--input", case.path, "--k", "3", "--sensitive-column", case.sensitive, "--l", "9", "--output", str(out), "-q"]
+    args = ["anonymize", "--keep-others", "--input", case.path, "--k", "3", "--sensitive-column", case.sensitive, "--l", "9", "--output", str(out), "-q"]
     for c, spec in qi.items():
         args += ["--qi", f"{c}={spec}"]
     result = CliRunner().invoke(sqlanon.cli.app.app, args)
@@ -114,4 +114,4 @@ def test_level_bounds_scope_in_the_message(tmp_path):
     qi = write_hierarchy_csvs(case, tmp_path)
     q0 = case.qis[0]
     with pytest.raises(UnsatisfiableError, match=r"no transformation within the level bounds satisfies k-anonymity k=60 .*Closest: .*=0, .*=2 suppresses"):
-        sqlanon.run.api.anonymize(input=case.path, qi=qi, k=60, max_level={q0: 0}, dry_run=True)
+        sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, k=60, max_level={q0: 0}, dry_run=True)

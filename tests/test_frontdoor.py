@@ -44,8 +44,8 @@ def test_builders_are_the_spec_strings(csv_path):
     assert (sqlanon.mask(), sqlanon.mask("#"), sqlanon.dates(), sqlanon.flat(), sqlanon.numeric(), sqlanon.stored("h")) == ("mask", "mask:#", "dates", "flat", "numeric", "table:h")
     with pytest.raises(ConfigError, match="at least one width"):
         sqlanon.bands()
-    a = sqlanon.anonymize(input=csv_path, qi={"zip": sqlanon.mask(), "age": sqlanon.bands(5, 10, 20)}, k=6, dry_run=True)
-    b = sqlanon.anonymize(input=csv_path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=6, dry_run=True)
+    a = sqlanon.anonymize(keep_others=True, input=csv_path, qi={"zip": sqlanon.mask(), "age": sqlanon.bands(5, 10, 20)}, k=6, dry_run=True)
+    b = sqlanon.anonymize(keep_others=True, input=csv_path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=6, dry_run=True)
     assert a.transformation == b.transformation and a.metric == b.metric
 
 
@@ -55,8 +55,8 @@ def test_hierarchy_objects(csv_path, tmp_path):
     csv_h = tmp_path / "age.csv"
     csv_h.write_text("".join(";".join(r) + "\n" for r in ages))
     out = str(tmp_path / "o.parquet")
-    a = sqlanon.anonymize(keep_columns=["id"], input=csv_path, qi={"zip": "mask", "age": h}, k=8, output=out)
-    b = sqlanon.anonymize(input=csv_path, qi={"zip": "mask", "age": str(csv_h)}, k=8, dry_run=True)
+    a = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=csv_path, qi={"zip": "mask", "age": h}, k=8, output=out)
+    b = sqlanon.anonymize(keep_others=True, input=csv_path, qi={"zip": "mask", "age": str(csv_h)}, k=8, dry_run=True)
     assert a.transformation == b.transformation and a.suppressed_rows == b.suppressed_rows
     assert a["hierarchies"][1]["attribute"] == "age" and a["hierarchies"][1]["origin"] == "inline"
     assert check_k(a.to_arrow().to_pylist(), ["zip", "age"], 8, 0.0)["ok"]
@@ -68,31 +68,31 @@ def test_hierarchy_objects(csv_path, tmp_path):
 
 def test_privacy_model_objects(csv_path):
     qi = {"zip": "mask", "age": "bands:5,10,20"}
-    a = sqlanon.anonymize(input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(5), sqlanon.EntropyLDiversity(2, "disease")], dry_run=True)
-    b = sqlanon.anonymize(input=csv_path, qi=qi, k=5, l=2, l_diversity="entropy", sensitive_column="disease", dry_run=True)
+    a = sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(5), sqlanon.EntropyLDiversity(2, "disease")], dry_run=True)
+    b = sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, k=5, l=2, l_diversity="entropy", sensitive_column="disease", dry_run=True)
     assert a.privacy["models"] == b.privacy["models"] == [{"model": "k-anonymity", "k": 5}, {"model": "entropy-l-diversity", "l": 2.0}]
     assert a.transformation == b.transformation
-    c = sqlanon.anonymize(input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(3), sqlanon.DistinctLDiversity(3, "disease"), sqlanon.TCloseness(0.5, column="disease")], dry_run=True)
+    c = sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(3), sqlanon.DistinctLDiversity(3, "disease"), sqlanon.TCloseness(0.5, column="disease")], dry_run=True)
     assert [m["model"] for m in c.privacy["models"]] == ["k-anonymity", "distinct-l-diversity", "t-closeness"]
     from sqlanon.config.frontdoor import privacy_keys
 
     assert privacy_keys([sqlanon.RecursiveCLDiversity(3, 2), sqlanon.KMap(4, 10000), sqlanon.DeltaPresence(0.1, 0.6)]) == {
         "l": 2, "c": 3.0, "l_diversity": "recursive", "k_map": 4, "population_size": 10000, "k_map_estimator": "poisson",
         "k_map_significance": 0.01, "delta_min": 0.1, "delta_max": 0.6}
-    r = sqlanon.anonymize(input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(2), sqlanon.RecursiveCLDiversity(3, 2)], sensitive_column="disease", dry_run=True)
+    r = sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(2), sqlanon.RecursiveCLDiversity(3, 2)], sensitive_column="disease", dry_run=True)
     assert [m["model"] for m in r.privacy["models"]] == [m["model"] for m in sqlanon.anonymize(
-        input=csv_path, qi=qi, k=2, l=2, c=3, l_diversity="recursive", sensitive_column="disease", dry_run=True).privacy["models"]]
+        keep_others=True, input=csv_path, qi=qi, k=2, l=2, c=3, l_diversity="recursive", sensitive_column="disease", dry_run=True).privacy["models"]]
     with pytest.raises(ConfigError, match="disagree on sensitive_column"):
-        sqlanon.anonymize(input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(3), sqlanon.DistinctLDiversity(2, "disease"), sqlanon.TCloseness(0.5, column="sex")], dry_run=True)
+        sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(3), sqlanon.DistinctLDiversity(2, "disease"), sqlanon.TCloseness(0.5, column="sex")], dry_run=True)
     with pytest.raises(ConfigError, match="k=4 disagrees"):
-        sqlanon.anonymize(input=csv_path, qi=qi, k=4, privacy=[sqlanon.KAnonymity(3)], dry_run=True)
+        sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, k=4, privacy=[sqlanon.KAnonymity(3)], dry_run=True)
     with pytest.raises(ConfigError, match="cannot be given as an object"):
-        sqlanon.anonymize(input=csv_path, qi=qi, privacy=[object.__new__(type("Odd", (sqlanon.privacy.PrivacyModel,), {}))], dry_run=True)
+        sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, privacy=[object.__new__(type("Odd", (sqlanon.privacy.PrivacyModel,), {}))], dry_run=True)
 
 
 def test_relation_input_returns_a_lazy_release_relation(con):
     rel = con.table("patients")
-    release = sqlanon.anonymize(rel, connection=con, keep_columns=["id"], qi={"zip": sqlanon.mask(), "age": sqlanon.bands(5, 10, 20)},
+    release = sqlanon.anonymize(rel, connection=con, keep_columns=["id", "sex"], qi={"zip": sqlanon.mask(), "age": sqlanon.bands(5, 10, 20)},
                                 privacy=[sqlanon.KAnonymity(5), sqlanon.DistinctLDiversity(2, "disease")], max_suppression=0.05)
     assert release.output == "relation" and release.release_id == 1
     released = rows_of(release.relation())
@@ -104,7 +104,7 @@ def test_relation_input_returns_a_lazy_release_relation(con):
     assert con.execute("SELECT source, target FROM sqlanon_releases").fetchall() == [("relation:" + " ".join(rel.sql_query().split()), "relation")]
     assert con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE NOT temporary").fetchall()[0][0] == 2  # patients, sqlanon_releases
     # a second run on the same connection while the first relation is alive
-    second = sqlanon.anonymize(con.table("patients").filter("age >= 30"), connection=con, keep_columns=["id"], qi={"zip": "mask"}, k=10)
+    second = sqlanon.anonymize(con.table("patients").filter("age >= 30"), connection=con, keep_columns=["id"], keep_others=True, qi={"zip": "mask"}, k=10)
     assert second.rows == con.execute("SELECT COUNT(*) FROM patients WHERE age >= 30").fetchall()[0][0]
     assert check_k(rows_of(second.relation()), ["zip"], 10, 0.0)["ok"]
     assert len(rows_of(release.relation())) == 240
@@ -124,7 +124,7 @@ def test_relation_input_on_the_default_connection():
 def test_relation_input_from_arrow_and_written_to_a_table(con):
     arrow = con.table("patients").to_arrow_table()
     rel = con.from_arrow(arrow)
-    release = sqlanon.anonymize(rel, connection=con, keep_columns=["id"], qi={"zip": "mask", "sex": "flat"}, k=12, output_table="patients_k12")
+    release = sqlanon.anonymize(rel, connection=con, keep_columns=["id"], keep_others=True, qi={"zip": "mask", "sex": "flat"}, k=12, output_table="patients_k12")
     assert release.output == "table patients_k12"
     assert check_k(rows_of(con.table("patients_k12")), ["zip", "sex"], 12, 0.0)["ok"]
     assert release.relation().count("*").fetchall()[0][0] == 240
@@ -146,7 +146,7 @@ def test_relation_of_another_connection_is_refused(con):
 
 def test_release_is_a_dict_and_its_json_is_the_report(csv_path, tmp_path):
     out = str(tmp_path / "r.parquet")
-    release = sqlanon.anonymize(keep_columns=["id"], input=csv_path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=6, output=out)
+    release = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=csv_path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=6, output=out)
     assert isinstance(release, dict) and release["transformation"] == release.transformation
     assert release.metric["name"] == "precision" and release.privacy["min_class_size"] >= 6
     data = release.to_dict()
@@ -157,6 +157,6 @@ def test_release_is_a_dict_and_its_json_is_the_report(csv_path, tmp_path):
     assert table.num_rows == 240 and check_k(table.to_pylist(), ["zip", "age"], 6, 0.0)["ok"]
     assert release.relation().count("*").fetchall()[0][0] == 240
     release.close()
-    dry = sqlanon.anonymize(input=csv_path, qi={"zip": "mask"}, k=6, dry_run=True)
+    dry = sqlanon.anonymize(keep_others=True, input=csv_path, qi={"zip": "mask"}, k=6, dry_run=True)
     with pytest.raises(ConfigError, match="nothing was released"):
         dry.relation()

@@ -105,14 +105,14 @@ def test_genetic_releases_under_hierarchical_t_and_recursive_cl_pass_the_checker
     tree.write_text("\n".join(";".join(r) for r in S_TREE) + "\n")
     ga = {"iterations": 150, "population": 24, "seed": 5}
     out = str(tmp_path / "hier.csv")
-    report = sqlanon.anonymize(input=path, qi=specs, k=2, t=0.12, t_distance="hierarchical", t_hierarchy=str(tree), sensitive_column="s",
+    report = sqlanon.anonymize(keep_others=True, input=path, qi=specs, k=2, t=0.12, t_distance="hierarchical", t_hierarchy=str(tree), sensitive_column="s",
                                max_suppression=0.1, search="genetic", metric="lm", search_options=ga, output=out)
     released = checker.read_rows(out)
     assert report["suppressed_rows"] <= report["suppression_budget"]
     assert checker.check_k(released, qis, 2, 0.1)["ok"]
     assert checker.check_t_hierarchical(released, qis, "s", 0.12, S_TREE, rows) == []
     out2 = str(tmp_path / "rec.csv")
-    report = sqlanon.anonymize(input=path, qi=specs, k=2, l=2, c=2.0, l_diversity="recursive", sensitive_column="s",
+    report = sqlanon.anonymize(keep_others=True, input=path, qi=specs, k=2, l=2, c=2.0, l_diversity="recursive", sensitive_column="s",
                                max_suppression=0.1, search="genetic", metric="lm", search_options=ga, output=out2)
     released = checker.read_rows(out2)
     assert report["suppressed_rows"] <= report["suppression_budget"]
@@ -176,7 +176,7 @@ def test_genetic_releases_under_k_map_and_delta_presence_pass_a_recount(tmp_path
     for name, options, ok in (("kmap", dict(k_map=5), lambda size, pc: pc >= 5),
                               ("delta", dict(delta_min=0.3, delta_max=0.7), lambda size, pc: 0.3 - 1e-12 <= size / pc <= 0.7 + 1e-12)):
         out = str(tmp_path / f"{name}.csv")
-        report = sqlanon.anonymize(keep_columns=["id"], input=path, qi=specs, population=pop_path, max_suppression=0.1, search="genetic", metric="lm",
+        report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=path, qi=specs, population=pop_path, max_suppression=0.1, search="genetic", metric="lm",
                                    search_options=ga, output=out, **options)
         released = checker.read_rows(out)
         assert report["suppressed_rows"] <= report["suppression_budget"], name
@@ -202,7 +202,7 @@ def test_genetic_computes_estimated_k_map_and_recursive_cl(tmp_path):
                     search_options={"iterations": 10, "population": 6, "seed": 1}, dry_run=True, **options)
         assert sqlanon.anonymize(**opts)["search"] == "genetic"
     with pytest.raises(ConfigError, match=r"k-map is computed by the lattice searches \(optimal, samarati, incognito, lightning, auto\) and the genetic search; search bottom-up cannot honour it"):
-        sqlanon.anonymize(input=path, qi=_qi_specs(tmp_path, qis, hs), search="bottom-up", k=2, k_map=3, population_size=10**6, dry_run=True)
+        sqlanon.anonymize(keep_others=True, input=path, qi=_qi_specs(tmp_path, qis, hs), search="bottom-up", k=2, k_map=3, population_size=10**6, dry_run=True)
 
 
 def test_cli_genetic_with_a_population_table(tmp_path):
@@ -220,7 +220,7 @@ def test_cli_genetic_with_a_population_table(tmp_path):
         r["id"] = f"p{j}"
     pop_path = write_parquet(tmp_path / "pop.parquet", pop)
     flags = [x for spec in _qi_specs(tmp_path, qis, hs) for x in ("--qi", spec)]
-    base = ["anonymize", "--keep-column", "id", "-i", path, *flags, "--search", "genetic", "--metric", "lm", "--population", pop_path, "--option", "population=12",
+    base = ["anonymize", "--keep-others", "--keep-column", "id", "-i", path, *flags, "--search", "genetic", "--metric", "lm", "--population", pop_path, "--option", "population=12",
             "--iterations", "40", "--seed", "2", "--max-suppression", "0.1"]
     out = tmp_path / "o.csv"
     res = CliRunner().invoke(sqlanon.cli.app.app, [*base, "--k-map", "4", "--output", str(out), "--json", "-q"])

@@ -154,9 +154,9 @@ def wide_table(tmp_path, n_qi=12, n_rows=800, seed=3):
 def test_exact_searches_name_the_heuristic_and_auto_picks_it(tmp_path):
     data, qi, qis, hier = wide_table(tmp_path)  # 4^12 = 16.7M nodes
     with pytest.raises(ConfigError, match="--search lightning"):
-        sqlanon.anonymize(input=data, qi=qi, k=5, search="optimal", dry_run=True)
+        sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=5, search="optimal", dry_run=True)
     out = str(tmp_path / "out.csv")
-    report = sqlanon.anonymize(keep_columns=["id"], input=data, qi=qi, k=5, max_suppression=0.05, metric="lm", search="auto",
+    report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data, qi=qi, k=5, max_suppression=0.05, metric="lm", search="auto",
                                search_options={"step_limit": 150}, output=out)
     assert report["search"] == "lightning"
     assert report["search_auto"]["chose"] == "lightning" and report["search_auto"]["lattice_nodes"] == 4**12
@@ -174,7 +174,7 @@ def test_exact_searches_name_the_heuristic_and_auto_picks_it(tmp_path):
 def test_cli_lightning_with_limits_and_full_suppression_budget(tmp_path):
     data, qi, qis, hier = wide_table(tmp_path, n_qi=10, n_rows=500, seed=9)
     out = str(tmp_path / "o.csv")
-    args = ["anonymize", "--keep-column", "id", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "5", "--max-suppression", "1",
+    args = ["anonymize", "--keep-others", "--keep-column", "id", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "5", "--max-suppression", "1",
             "--search", "lightning", "--step-limit", "120", "--time-limit", "300", "--metric", "precision", "-o", out, "--json", "-q"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -190,12 +190,12 @@ def test_cli_lightning_with_limits_and_full_suppression_budget(tmp_path):
 
 def test_limits_are_refused_where_they_would_be_ignored(tmp_path):
     data, qi, _, _ = wide_table(tmp_path, n_qi=3, n_rows=100)
-    result = CliRunner().invoke(app, ["anonymize", "--keep-column", "id", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "2", "--search", "samarati", "--step-limit", "5", "--dry-run"])
+    result = CliRunner().invoke(app, ["anonymize", "--keep-others", "--keep-column", "id", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "2", "--search", "samarati", "--step-limit", "5", "--dry-run"])
     assert result.exit_code != 0 and "step_limit" in result.output and "lightning" in result.output
-    result = CliRunner().invoke(app, ["anonymize", "--keep-column", "id", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "2", "--search", "lightning", "--step-limit", "0", "--dry-run"])
+    result = CliRunner().invoke(app, ["anonymize", "--keep-others", "--keep-column", "id", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "2", "--search", "lightning", "--step-limit", "0", "--dry-run"])
     assert result.exit_code != 0 and "step_limit" in result.output
     # auto on a small lattice runs the exact search and says the limit was not needed
-    report = sqlanon.anonymize(input=data, qi=qi, k=2, search="auto", search_options={"time_limit": 5}, dry_run=True)
+    report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=2, search="auto", search_options={"time_limit": 5}, dry_run=True)
     assert report["search"] == "optimal" and report["search_auto"]["limits_not_needed"] == ["time_limit"]
 
 

@@ -487,7 +487,7 @@ def test_a_run_lets_the_search_memory_go(tmp_path, monkeypatch):
     monkeypatch.setattr(api, "verify_plan", lambda *a, **kw: calls.append("verify") or verify(*a, **kw))
     adult = os.path.join(os.path.dirname(__file__), "..", "examples", "adult")
     qi = {c: os.path.join(adult, f"adult_hierarchy_{c}.csv") for c in ("age", "sex", "race")}
-    api.anonymize(input=os.path.join(adult, "adult.csv"), qi=qi, k=5, delimiter=";", output=str(tmp_path / "out.csv"))
+    api.anonymize(keep_others=True, input=os.path.join(adult, "adult.csv"), qi=qi, k=5, delimiter=";", output=str(tmp_path / "out.csv"))
     assert calls == ["done", "verify"]
 
 
@@ -526,7 +526,7 @@ def test_the_search_option_keeps_every_node_in_sql(search, adult):
         options = {"local_rows": cap} if cap is not None else {}
         if search == "lightning":
             options["step_limit"] = 300
-        reports[cap] = sqlanon.anonymize(input=adult["csv"], delimiter=";", qi=qi, k=10, max_suppression=0.02, metric="loss", search=search, search_options=options, dry_run=True)
+        reports[cap] = sqlanon.anonymize(keep_others=True, input=adult["csv"], delimiter=";", qi=qi, k=10, max_suppression=0.02, metric="loss", search=search, search_options=options, dry_run=True)
     assert "nodes_local" not in reports[0]
     assert reports[None]["nodes_local"] >= reports[None]["nodes_evaluated"] > 0
     assert reports[None]["queries"] < reports[0]["queries"]

@@ -43,7 +43,7 @@ def test_local_recoding_release_replays_and_beats_the_global_optimum(seed, tmp_p
     common = dict(input=case.path, qi=qi, k=k, max_suppression=frac, metric=rng.choice(["precision", "lm"]))
     glob = sqlanon.run.api.anonymize(**common, dry_run=True)
     out = str(tmp_path / "local.parquet")
-    local = sqlanon.run.api.anonymize(keep_columns=["id"], **common, local_recoding=True, output=out)
+    local = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], **common, local_recoding=True, output=out)
     rounds = local["local_recoding"]["rounds"]
     assert rounds[0]["transformation"] == glob["transformation"] == local["transformation"]
     assert rounds[0]["suppressed"] == glob["suppressed_rows"]
@@ -70,7 +70,7 @@ def test_local_recoding_with_l_diversity_and_drop(tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=240, depths=[3, 2], weird=False)
     qi = write_hierarchy_csvs(case, tmp_path)
     out = str(tmp_path / "l.parquet")
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, k=3, l=2, sensitive_column=case.sensitive, max_suppression=0.05, local_recoding=True, local_iterations=2, suppression="drop", output=out)
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, k=3, l=2, sensitive_column=case.sensitive, max_suppression=0.05, local_recoding=True, local_iterations=2, suppression="drop", output=out)
     assert len(report["local_recoding"]["rounds"]) <= 3
     released = read_rows(out)
     assert len(released) == case.n - report["suppressed_rows"]
@@ -81,7 +81,7 @@ def test_local_recoding_with_l_diversity_and_drop(tmp_path):
 def test_local_recoding_adult_k5_keeps_fewer_rows_suppressed(adult, tmp_path):
     """The issue's figure: Adult, k=5, 5 %: the global optimum suppresses 1,461 rows."""
     out = str(tmp_path / "adult.parquet")
-    report = sqlanon.run.api.anonymize(input=adult["csv"], delimiter=";", qi=adult["qi"], k=5, max_suppression=0.05, metric="precision", local_recoding=True, output=out, memory_limit="2GB")
+    report = sqlanon.run.api.anonymize(keep_others=True, input=adult["csv"], delimiter=";", qi=adult["qi"], k=5, max_suppression=0.05, metric="precision", local_recoding=True, output=out, memory_limit="2GB")
     first = report["local_recoding"]["rounds"][0]
     assert first["suppressed"] == 1461
     assert report["suppressed_rows"] < 1461
@@ -110,7 +110,7 @@ def test_microaggregation_of_a_non_qi_and_a_qi_column(tmp_path, fn):
     with open(path) as fh:
         original = list(csv.DictReader(fh))
     out = str(tmp_path / f"micro_{fn}.parquet")
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=path, qi={"age": "bands:5,10,20", "zip": "mask"}, k=4, max_suppression=0.05, microaggregate={"income": fn, "age": fn}, output=out)
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=path, qi={"age": "bands:5,10,20", "zip": "mask"}, k=4, max_suppression=0.05, microaggregate={"income": fn, "age": fn}, output=out)
     released = read_rows(out)
     assert len(released) == len(original)
     for column in ("income", "age"):
@@ -135,7 +135,7 @@ def test_microaggregation_with_local_recoding_and_cli(tmp_path):
     with open(path) as fh:
         original = list(csv.DictReader(fh))
     out = str(tmp_path / "both.csv")
-    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "-i", path, "--qi", "age=bands:5,10,20", "--qi", "zip=mask", "--qi", "job=flat", "--k", "5", "--max-suppression", "0.02", "--microaggregate", "income=mean", "--local-recoding", "--local-iterations", "3", "-o", out, "--json", "-q"])
+    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "-i", path, "--qi", "age=bands:5,10,20", "--qi", "zip=mask", "--qi", "job=flat", "--k", "5", "--max-suppression", "0.02", "--microaggregate", "income=mean", "--local-recoding", "--local-iterations", "3", "-o", out, "--json", "-q"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
     released = read_rows(out)
@@ -164,12 +164,12 @@ def test_microaggregation_with_local_recoding_and_cli(tmp_path):
 def test_bad_transform_options_are_refused(tmp_path, options, message):
     path = _numeric_table(tmp_path, n=40)
     with pytest.raises(ConfigError, match=message):
-        sqlanon.run.api.anonymize(input=path, qi={"age": "bands:5,10,20", "zip": "mask"}, k=2, dry_run=True, **options)
+        sqlanon.run.api.anonymize(keep_others=True, input=path, qi={"age": "bands:5,10,20", "zip": "mask"}, k=2, dry_run=True, **options)
 
 
 def test_plan_sql_renders_the_rounds_release_for_every_dialect(tmp_path):
     path = _numeric_table(tmp_path, seed=4, n=120)
-    opts = dict(input=path, qi={"age": "bands:5,10,20", "zip": "mask"}, k=6, max_suppression=0.02, local_recoding=True, microaggregate={"income": "median"})
+    opts = dict(keep_others=True, input=path, qi={"age": "bands:5,10,20", "zip": "mask"}, k=6, max_suppression=0.02, local_recoding=True, microaggregate={"income": "median"})
     for dialect, median in (("duckdb", "MEDIAN("), ("postgres", "PERCENTILE_CONT(0.5)"), ("spark", "MEDIAN(")):
         steps = dict(sqlanon.run.api.plan_sql(dialect=dialect, **opts))
         release = steps["release"]

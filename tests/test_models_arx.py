@@ -192,15 +192,15 @@ def test_policy_keys_flags_and_refusals(tmp_path):
     rng = random.Random(3)
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=80, depths=[1, 2], weird=False)
     qi = {q: "flat" for q in case.qis}
-    report = sqlanon.run.api.anonymize(input=case.path, qi=qi, beta_likeness=3.0, delta_disclosure=4.0, average_risk=0.5, sensitive_column="disease", max_suppression=0.2, dry_run=True)
+    report = sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, beta_likeness=3.0, delta_disclosure=4.0, average_risk=0.5, sensitive_column="disease", max_suppression=0.2, dry_run=True)
     names = [m["model"] for m in report["privacy"]["models"]]
     assert names == ["k-anonymity", "enhanced-beta-likeness", "delta-disclosure", "average-risk"]
     with pytest.raises(ConfigError, match="needs --sensitive-column"):
-        sqlanon.run.api.anonymize(input=case.path, qi=qi, beta_likeness=1.0, dry_run=True)
+        sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, beta_likeness=1.0, dry_run=True)
     with pytest.raises(ConfigError, match="average re-identification risk is computed by the lattice searches"):
-        sqlanon.run.api.anonymize(input=case.path, qi=qi, average_risk=0.3, search="genetic", dry_run=True)
+        sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, average_risk=0.3, search="genetic", dry_run=True)
     with pytest.raises(ConfigError, match="average_risk must lie in"):
-        sqlanon.run.api.anonymize(input=case.path, qi=qi, average_risk=0.0, dry_run=True)
+        sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, average_risk=0.0, dry_run=True)
 
 
 def test_genetic_search_honours_beta_and_delta(tmp_path):
@@ -210,7 +210,7 @@ def test_genetic_search_honours_beta_and_delta(tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=120, depths=[2, 2], weird=False)
     specs = {q: p for q, p in zip(case.qis, _write_hierarchies(case, tmp_path))}
     out = str(tmp_path / "g.csv")
-    report = sqlanon.run.api.anonymize(input=case.path, qi=specs, beta_likeness=2.0, delta_disclosure=3.0, sensitive_column="disease", max_suppression=0.3,
+    report = sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=specs, beta_likeness=2.0, delta_disclosure=3.0, sensitive_column="disease", max_suppression=0.3,
                                        search="genetic", metric="lm", search_options={"iterations": 30, "population": 10, "seed": 2}, output=out, keep_columns=["id"])
     import csv
 
@@ -328,7 +328,7 @@ def test_checker_measures_the_three_models(tmp_path):
 
     specs = {q: p for q, p in zip(case.qis, _write_hierarchies(case, tmp_path))}
     out = str(tmp_path / "r.csv")
-    sqlanon.run.api.anonymize(input=case.path, qi=specs, beta_likeness=2.5, delta_disclosure=3.0, average_risk=0.25, sensitive_column="disease", max_suppression=0.5, output=out, keep_columns=["id"])
+    sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=specs, beta_likeness=2.5, delta_disclosure=3.0, average_risk=0.25, sensitive_column="disease", max_suppression=0.5, output=out, keep_columns=["id"])
     released = check(out, case.qis, sensitive_column="disease", beta_likeness=2.5, delta_disclosure=3.0, average_risk=0.25)
     assert released["beta_likeness_ok"] and released["delta_disclosure_ok"] and released["average_risk_ok"], released
     strict = CliRunner().invoke(app, ["check", "--input", out, "--qi", case.qis[0], "--qi", case.qis[1], "--average-risk", "0.0001", "--json"])

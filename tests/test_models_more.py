@@ -217,10 +217,10 @@ def test_releases_rechecked_and_optimal(seed, search, tmp_path):
         out = str(tmp_path / f"out{i}.parquet")
         if want is None:
             with pytest.raises(UnsatisfiableError):
-                sqlanon.run.api.anonymize(keep_columns=["id"], input=sub_path, qi=qi, max_suppression=frac, output=out, search=search, **options)
+                sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=sub_path, qi=qi, max_suppression=frac, output=out, search=search, **options)
             assert not os.path.exists(out)
             continue
-        report = sqlanon.run.api.anonymize(keep_columns=["id"], input=sub_path, qi=qi, max_suppression=frac, output=out, search=search, **options)
+        report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=sub_path, qi=qi, max_suppression=frac, output=out, search=search, **options)
         assert report["metric"]["value"] == pytest.approx(want, abs=1e-9), options
         rows = read_rows(out)
         assert len(rows) == len(sub)
@@ -243,7 +243,7 @@ def test_cli_population_table_in_a_duckdb_file(tmp_path):
     con.execute('CREATE TABLE "the population" AS SELECT * FROM read_csv(?, all_varchar=true)', [pop_path])
     con.close()
     out = tmp_path / "out.parquet"
-    args = ["anonymize", "--keep-column", "id", "--input", db, "--table", "research", "--population", "the population", "--k-map", "3", "--delta-max", "0.9", "--output", str(out), "--json", "-q"]
+    args = ["anonymize", "--keep-others", "--keep-column", "id", "--input", db, "--table", "research", "--population", "the population", "--k-map", "3", "--delta-max", "0.9", "--output", str(out), "--json", "-q"]
     for c, spec in qi.items():
         args += ["--qi", f"{c}={spec}"]
     res = CliRunner().invoke(sqlanon.cli.app.app, args)
@@ -267,7 +267,7 @@ def test_population_must_contain_the_input(tmp_path):
     qi = write_hierarchy_csvs(case, tmp_path)
     # swap roles: the input is the population, the "population" the subset
     with pytest.raises(ConfigError, match=r"the input is not a subset of population csv:.*: \d+ input row\(s\)"):
-        sqlanon.run.api.anonymize(input=pop_path, qi=qi, population=sub_path, k_map=2, dry_run=True)
+        sqlanon.run.api.anonymize(keep_others=True, input=pop_path, qi=qi, population=sub_path, k_map=2, dry_run=True)
 
 
 @pytest.mark.parametrize(
@@ -293,7 +293,7 @@ def test_bad_combinations(options, message, tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=40, weird=False)
     qi = write_hierarchy_csvs(case, tmp_path)
     with pytest.raises(ConfigError, match=message):
-        sqlanon.run.api.anonymize(input=case.path, qi=qi, dry_run=True, **options)
+        sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, dry_run=True, **options)
 
 
 def test_estimated_k_map_is_derived_k_anonymity(tmp_path):
@@ -301,7 +301,7 @@ def test_estimated_k_map_is_derived_k_anonymity(tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=120, weird=False)
     qi = write_hierarchy_csvs(case, tmp_path)
     out = str(tmp_path / "e.parquet")
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, k_map=10, population_size=600, k_map_significance=0.05, output=out)
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, k_map=10, population_size=600, k_map_significance=0.05, output=out)
     model = report["privacy"]["models"][-1]
     kd = derived_k(10, 120 / 600, 0.05)[0]
     assert model["derived_k"] == kd and kd < 10

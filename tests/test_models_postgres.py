@@ -82,8 +82,8 @@ def test_same_plan_as_duckdb_and_rechecked(pg, name, options):
         duck_opts["population"] = pg["files"]["population"]
         pg_opts["population"] = "population"
     duck_out, pg_out = str(pg["dir"] / f"d_{name}.parquet"), str(pg["dir"] / f"p_{name}.parquet")
-    duck = sqlanon.run.api.anonymize(keep_columns=["id"], input=pg["files"]["research"], qi=QI, output=duck_out, overwrite=True, **duck_opts)
-    post = sqlanon.run.api.anonymize(keep_columns=["id"], input=pg["url"], table="research", qi=QI, output=pg_out, overwrite=True, **pg_opts)
+    duck = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=pg["files"]["research"], qi=QI, output=duck_out, overwrite=True, **duck_opts)
+    post = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=pg["url"], table="research", qi=QI, output=pg_out, overwrite=True, **pg_opts)
     assert post["transformation"] == duck["transformation"]
     assert post["suppressed_rows"] == duck["suppressed_rows"]
     assert post["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9, abs=1e-12)
@@ -127,7 +127,7 @@ def test_safepub_sampling_and_release_on_postgres(pg):
     outs = []
     for i in range(2):
         out = str(pg["dir"] / f"sp{i}.parquet")
-        report = sqlanon.run.api.anonymize(keep_columns=["id"], input=pg["url"], table="population", qi=QI, epsilon=1.0, delta=1e-3, seed=5, safepub_steps=10, output=out, overwrite=True)
+        report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=pg["url"], table="population", qi=QI, epsilon=1.0, delta=1e-3, seed=5, safepub_steps=10, output=out, overwrite=True)
         rows = [{k: str(v) for k, v in r.items()} for r in read_rows(out)]
         outs.append(sorted(r["id"] for r in rows))
         sp = report["safepub"]
@@ -172,8 +172,8 @@ def test_local_recoding_and_microaggregation_same_as_duckdb(pg, fn):
 
     options = dict(k=4, max_suppression=0.1, local_recoding=True, microaggregate={"age": fn})
     duck_out, pg_out = str(pg["dir"] / f"lr_d_{fn}.parquet"), str(pg["dir"] / f"lr_p_{fn}.parquet")
-    duck = sqlanon.run.api.anonymize(keep_columns=["id"], input=pg["files"]["research"], qi=QI, output=duck_out, overwrite=True, **options)
-    post = sqlanon.run.api.anonymize(keep_columns=["id"], input=pg["url"], table="research", qi=QI, output=pg_out, overwrite=True, **options)
+    duck = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=pg["files"]["research"], qi=QI, output=duck_out, overwrite=True, **options)
+    post = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=pg["url"], table="research", qi=QI, output=pg_out, overwrite=True, **options)
     assert post["suppressed_rows"] == duck["suppressed_rows"]
     assert post["local_recoding"]["rounds"] == duck["local_recoding"]["rounds"]
     assert len(duck["local_recoding"]["rounds"]) == 2  # a second round releases rows the first suppressed

@@ -30,7 +30,7 @@ def small(tmp_path):
 
 
 def run_cli(small, *extra):
-    args = ["anonymize", "--input", small["data"], "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "3", "--output", small["out"], "--quiet", *extra]
+    args = ["anonymize", "--keep-others", "--input", small["data"], "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "3", "--output", small["out"], "--quiet", *extra]
     return runner.invoke(sqlanon.cli.app.app, args)
 
 
@@ -99,16 +99,16 @@ def test_policy_search_options_are_checked(small):
     policy = small["dir"] / "policy.yaml"
     policy.write_text(yaml.safe_dump({"input": small["data"], "qi": {"zip": "mask"}, "k": 2, "search": "genetic", "metric": "lm",
                                       "search_options": {"iterations": 5, "populaton": 10}}))
-    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--policy", str(policy), "--dry-run", "--quiet"])
+    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--policy", str(policy), "--dry-run", "--quiet"])
     assert result.exit_code == 2
     assert "'populaton'" in error_line(result) and "did you mean 'population'" in error_line(result)
 
 
 def test_api_search_options_are_checked(small):
     with pytest.raises(ConfigError, match="'seed'.*search genetic"):
-        sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", metric="lm", search_options={"seed": "abc"}, dry_run=True)
+        sqlanon.anonymize(keep_others=True, input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", metric="lm", search_options={"seed": "abc"}, dry_run=True)
     with pytest.raises(ConfigError, match="read by search genetic, not by optimal"):
-        sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, search_options={"iterations": 3}, dry_run=True)
+        sqlanon.anonymize(keep_others=True, input=small["data"], qi={"zip": "mask"}, k=2, search_options={"iterations": 3}, dry_run=True)
 
 
 def test_options_are_typed_and_zero_is_a_value():

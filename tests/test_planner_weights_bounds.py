@@ -138,10 +138,10 @@ def test_planners_release_nothing_outside_the_level_bounds(search, seed, tmp_pat
     tag = f"{search} seed={seed} k={k} budget={budget} min={mins} max={maxs}"
     if not satisfiable:
         with pytest.raises(UnsatisfiableError):
-            sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, min_level=mins, max_level=maxs, output=str(out), **opts)
+            sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, min_level=mins, max_level=maxs, output=str(out), **opts)
         assert not out.exists()
         return
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, min_level=mins, max_level=maxs, output=str(out), **opts)
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, min_level=mins, max_level=maxs, output=str(out), **opts)
     released = read_release(out)
     assert len(released) == case.n
     assert out_of_bounds(case, released, mins, maxs) == [], tag
@@ -165,7 +165,7 @@ def test_min_level_everywhere_releases_the_min_level_cut_or_above(search, tmp_pa
     frac = 0.0 if search == "top-down" else 0.5
     if search == "top-down" and min(sizes.values()) < k:
         pytest.skip("level-1 node not 2-anonymous for this table")
-    sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, min_level=node, max_level=node, output=str(out), **planner_options(search, k, frac))
+    sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, min_level=node, max_level=node, output=str(out), **planner_options(search, k, frac))
     released = read_release(out)
     for row in released:
         if checker.is_suppressed(row, case.qis):
@@ -183,7 +183,7 @@ def test_bounded_bands_qi_is_cut_along_its_tree_by_genetic(tmp_path):
     rows = [(rng.randint(18, 80), rng.choice("abc")) for _ in range(300)]
     path.write_text("id,age,g\n" + "".join(f"{i},{a},{g}\n" for i, (a, g) in enumerate(rows)))
     out = tmp_path / "out.csv"
-    sqlanon.run.api.anonymize(keep_columns=["id"], input=str(path), qi={"age": "bands:5,10,20", "g": "flat"}, k=5, max_suppression=0.02, search="genetic", metric="lm",
+    sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=str(path), qi={"age": "bands:5,10,20", "g": "flat"}, k=5, max_suppression=0.02, search="genetic", metric="lm",
                           min_level={"age": 1}, max_level={"age": 2}, search_options=dict(GENETIC_FAST), output=str(out))
     released = read_release(out)
     check = checker.check_k(released, ["age", "g"], 5, 0.02)
@@ -234,7 +234,7 @@ def test_a_heavy_weight_makes_the_planner_generalize_the_other_qi(search, with_c
         if search == "genetic":
             opts["search_options"] = {**GENETIC_FAST, "seed_lattice": False}
         out = tmp_path / f"out_{search}_{with_class}_{heavy}.csv"
-        report = sqlanon.run.api.anonymize(keep_columns=["id"], input=path, qi=qi, weights={heavy: 10}, output=str(out), **opts)
+        report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=path, qi=qi, weights={heavy: 10}, output=str(out), **opts)
         released = read_release(out)
         assert checker.check_k(released, ["A", "B"], k, 0.0)["ok"]
         heavy_values = {r[heavy] for r in released}
@@ -258,7 +258,7 @@ def test_weighted_lm_equals_the_oracle(search, seed, bounded, tmp_path):
     if most_general_suppressed(case, 3, mins, {}) > math.floor(0.05 * case.n):
         pytest.skip("unsatisfiable table")
     out = tmp_path / "out.csv"
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, weights=weights, min_level=mins, output=str(out), **planner_options(search, 3, 0.05))
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, weights=weights, min_level=mins, output=str(out), **planner_options(search, 3, 0.05))
     released = read_release(out)
     assert checker.check_k(released, case.qis, 3, 0.05)["ok"]
     assert out_of_bounds(case, released, mins, {}) == []
@@ -273,8 +273,8 @@ def test_weights_of_one_reproduce_the_unweighted_run(search, tmp_path):
     opts = planner_options(search, 3, 0.05)
     if search != "genetic":
         opts["class_column"] = case.class_column
-    plain = sqlanon.run.api.anonymize(input=case.path, qi=qi, dry_run=True, **opts)
-    ones = sqlanon.run.api.anonymize(input=case.path, qi=qi, dry_run=True, weights={q: 1 for q in case.qis}, **opts)
+    plain = sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, dry_run=True, **opts)
+    ones = sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, dry_run=True, weights={q: 1 for q in case.qis}, **opts)
     assert ones["transformation"] == plain["transformation"]
     assert ones["metric"] == plain["metric"]
     assert ones["suppressed_rows"] == plain["suppressed_rows"]
@@ -311,7 +311,7 @@ def test_cli_and_policy_file_bounds_and_weights_agree(tmp_path):
             flags += ["--max-suppression", "0.1"]
         if search == "genetic":
             flags += ["--metric", "lm"]
-        res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "-i", case.path, *flags, "--k", "2", "--search", search, "--min-level", f"{a}=1",
+        res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "-i", case.path, *flags, "--k", "2", "--search", search, "--min-level", f"{a}=1",
                                                    "--max-level", f"{a}=2", "--max-level", f"{b}=1", "--weights", f"{b}=2", "--dry-run", "--json", "-q"])
         assert res.exit_code == 0, res.output
         cli = json.loads(res.stdout)
@@ -328,7 +328,7 @@ def test_cli_bounds_write_a_checked_release(tmp_path):
     a = case.qis[0]
     out = tmp_path / "out.csv"
     flags = [x for c, spec in qi.items() for x in ("--qi", f"{c}={spec}")]
-    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "-i", case.path, *flags, "--k", "2", "--max-suppression", "0.1", "--search", "bottom-up",
+    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "-i", case.path, *flags, "--k", "2", "--max-suppression", "0.1", "--search", "bottom-up",
                                                "--min-level", f"{a}=1", "--max-level", f"{a}=2", "--class-column", case.class_column, "--output", str(out), "-q"])
     assert res.exit_code == 0, res.output
     released = read_release(out)
@@ -346,14 +346,14 @@ def test_cli_unsatisfiable_within_bounds_exits_3_naming_the_model(tmp_path):
     assert most_general_suppressed(case, 30, {}, {q: 0 for q in case.qis}) > 0  # the leaves are not 30-anonymous
     for search in ("bottom-up", "genetic"):
         extra = ["--metric", "lm"] if search == "genetic" else []
-        res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "-i", case.path, *flags, "--k", "30", "--search", search, *bounds, *extra, "--output", str(out), "-q"])
+        res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "-i", case.path, *flags, "--k", "30", "--search", search, *bounds, *extra, "--output", str(out), "-q"])
         assert res.exit_code == 3, res.output
         lines = res.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:"), res.output
         assert "k-anonymity" in lines[0], lines[0]
         assert not out.exists()
     # top-down: Corollary 4.2 checked at the max-level cut
-    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "-i", case.path, *flags, "--k", "30", "--search", "top-down", "--y", "id", *bounds, "--output", str(out), "-q"])
+    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "-i", case.path, *flags, "--k", "30", "--search", "top-down", "--y", "id", *bounds, "--output", str(out), "-q"])
     assert res.exit_code == 3, res.output
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and "most general current release within --max-level" in lines[0] and "k = 30" in lines[0], res.output
@@ -375,7 +375,7 @@ def test_planner_refusals_name_the_culprit(tmp_path, search, options, message):
     path = tmp_path / "t.csv"
     path.write_text("id,A,B,c\n" + "\n".join(f"{i},{i % 4},{i % 3},{i % 2}" for i in range(40)) + "\n")
     with pytest.raises(ConfigError, match=message):
-        sqlanon.run.api.anonymize(input=str(path), k=2, search=search, dry_run=True, **options)
+        sqlanon.run.api.anonymize(keep_others=True, input=str(path), k=2, search=search, dry_run=True, **options)
 
 
 @pytest.mark.parametrize("flag,value", [("--weights", "a=2"), ("--min-level", "a=1"), ("--max-level", "a=0")])
@@ -402,7 +402,7 @@ def test_a_bounded_bands_cut_reads_back_for_sqlanon_check(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("id,age,g\n" + "".join(f"{i},{rng.randint(18, 80)},{rng.choice('abc')}\n" for i in range(300)))
     qi = {"age": "bands:5,10,20", "g": "flat"}
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=str(path), qi=qi, k=6, max_suppression=0.03, search="genetic", metric="lm",
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=str(path), qi=qi, k=6, max_suppression=0.03, search="genetic", metric="lm",
                                    min_level={"age": 1}, search_options=dict(GENETIC_FAST), dry_run=True)
     assert all(not label.startswith("[") or label.endswith("[") for label in report["transformation"]["age"])  # band labels
     plan = tmp_path / "plan.json"
@@ -431,7 +431,7 @@ def test_bottom_up_information_loss_with_bounds_and_weights_equals_the_oracle(se
     weights = {case.qis[0]: 2.0, case.qis[1]: rng.choice([0.5, 1.0]), case.qis[2]: 1.0}
     if most_general_suppressed(case, 3, mins, {}) > math.floor(0.05 * case.n):
         pytest.skip("unsatisfiable table")
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, k=3, max_suppression=0.05, search="bottom-up", class_column=case.class_column,
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, k=3, max_suppression=0.05, search="bottom-up", class_column=case.class_column,
                                    min_level=mins, weights=weights, dry_run=True)
     if report["metric"]["name"] != "information_loss":
         pytest.skip("the class carries no information here")
@@ -471,7 +471,7 @@ def test_top_down_weighted_distortion_with_bounds_equals_the_oracle(seed, tmp_pa
     if most_general_suppressed(case, 2, mins, maxs):
         pytest.skip("unsatisfiable table")
     out = tmp_path / "out.csv"
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, k=2, search="top-down", search_options={"y": "id"}, min_level=mins, max_level=maxs,
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, k=2, search="top-down", search_options={"y": "id"}, min_level=mins, max_level=maxs,
                                    weights=weights, output=str(out))
     released = read_release(out)
     assert out_of_bounds(case, released, mins, maxs) == []

@@ -95,8 +95,8 @@ def test_same_plan_and_release_as_duckdb(people, config):
     suppression and released rows; the PostgreSQL release (Parquet, written client-side) passes
     the independent k (and l) re-check."""
     duck_out, pg_out = str(people["dir"] / "duck.parquet"), str(people["dir"] / "pg.parquet")
-    duck = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], output=duck_out, **config)
-    pg = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], output=pg_out, **config)
+    duck = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=people["qi"], output=duck_out, **config)
+    pg = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], output=pg_out, **config)
     assert pg["transformation"] == duck["transformation"]
     assert pg["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9, abs=1e-12)
     assert pg["suppressed_rows"] == duck["suppressed_rows"]
@@ -119,7 +119,7 @@ def test_nodes_in_process_over_a_postgres_base_set(people):
     reports = {}
     for cap in (0, None):
         options = {"local_rows": cap} if cap is not None else {}
-        reports[cap] = sqlanon.run.api.anonymize(input=people["url"], table="people", qi=people["qi"], k=10, max_suppression=0.05, metric="loss", search_options=options, dry_run=True)
+        reports[cap] = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="people", qi=people["qi"], k=10, max_suppression=0.05, metric="loss", search_options=options, dry_run=True)
     assert "nodes_local" not in reports[0]
     assert reports[None]["nodes_local"] > 0
     assert reports[None]["queries"] < reports[0]["queries"]
@@ -130,7 +130,7 @@ def test_nodes_in_process_over_a_postgres_base_set(people):
 
 def test_csv_output_streams_the_same_rows(people):
     out = str(people["dir"] / "pg.csv")
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, output=out, output_delimiter=";")
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, output=out, output_delimiter=";")
     rows = read_rows(out, delimiter=";")
     assert len(rows) == 300 and list(rows[0]) == COLUMNS
     assert check_k(rows, ["zip", "age"], 5, 0.0)["ok"]
@@ -138,7 +138,7 @@ def test_csv_output_streams_the_same_rows(people):
 
 
 def test_output_table_and_registry_in_the_database(people):
-    args = ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--output-table", "people_k5", "--json", "-q"]
+    args = ["anonymize", "--keep-others", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--output-table", "people_k5", "--json", "-q"]
     res = runner.invoke(sqlanon.cli.app.app, args)
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout.strip().splitlines()[-1])["output"] == "table people_k5"
@@ -159,16 +159,16 @@ def test_output_table_and_registry_in_the_database(people):
 def test_in_place_is_one_transaction(people):
     before = sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"])
     with pytest.raises(SqlanonError, match="simulated failure"):
-        sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
+        sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
     assert sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"]) == before
     assert pg_tables(people["url"]) == {"people"}  # no half-written table, no registry
     # the process dies with the transaction open: the server rolls it back
     env = dict(os.environ, SQLANON_TEST_CRASH="in-transaction")
-    proc = subprocess.run([sys.executable, "-m", "sqlanon", "anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"], env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "sqlanon", "anonymize", "--keep-others", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"], env=env, capture_output=True, text=True)
     assert proc.returncode == 9, proc.stderr
     assert sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"]) == before
     assert pg_tables(people["url"]) == {"people"}
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True)
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True)
     after = as_text(pg_rows(people["url"], "people"))
     assert sorted(int(r["id"]) for r in after) == list(range(300))
     assert check_k(after, ["zip", "age"], 5, 0.0)["ok"] and report["release_id"] == 1
@@ -177,8 +177,8 @@ def test_in_place_is_one_transaction(people):
 
 def test_bottom_up_same_as_duckdb(people):
     opts = dict(qi={"zip": "mask", "age": "bands:5,10,20", "disease": "flat"}, k=6, search="bottom-up", class_column="buys")
-    duck = sqlanon.run.api.anonymize(input=people["csv"], dry_run=True, **opts)
-    pg = sqlanon.run.api.anonymize(input=people["url"], table="people", dry_run=True, **opts)
+    duck = sqlanon.run.api.anonymize(keep_others=True, input=people["csv"], dry_run=True, **opts)
+    pg = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="people", dry_run=True, **opts)
     assert pg["transformation"] == duck["transformation"] and pg["steps"] == duck["steps"]
 
 
@@ -190,9 +190,9 @@ def test_planners_with_weights_and_level_bounds_same_as_duckdb(people):
     keys = dict(min_level={"zip": 1, "age": 1, "disease": 1}, max_level={"age": 2}, weights={"zip": 3})
     for search, extra in (("bottom-up", dict(class_column="buys")), ("genetic", dict(metric="lm", search_options={"iterations": 100, "population": 20, "seed": 4}))):
         opts = dict(qi=qi, k=6, max_suppression=0.02, search=search, **keys, **extra)
-        duck = sqlanon.run.api.anonymize(input=people["csv"], dry_run=True, **opts)
+        duck = sqlanon.run.api.anonymize(keep_others=True, input=people["csv"], dry_run=True, **opts)
         out = people["dir"] / f"{search}.csv"
-        pg = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", output=str(out), **opts)
+        pg = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["url"], table="people", output=str(out), **opts)
         assert pg["transformation"] == duck["transformation"] and pg["suppressed_rows"] == duck["suppressed_rows"], search
         released = as_text(read_rows(str(out)))
         assert check_k(released, ["zip", "age", "disease"], 6, 0.02)["ok"], search
@@ -206,7 +206,7 @@ def test_planners_with_weights_and_level_bounds_same_as_duckdb(people):
 
 
 def test_bad_input_on_postgres(people):
-    base = ["anonymize", "--keep-column", "id", "--qi", "zip=mask", "--k", "5", "--dry-run", "-q"]
+    base = ["anonymize", "--keep-others", "--keep-column", "id", "--qi", "zip=mask", "--k", "5", "--dry-run", "-q"]
     res = runner.invoke(sqlanon.cli.app.app, base + ["--input", people["url"], "--table", "nope"])
     assert res.exit_code == 2 and "table 'nope' not found" in res.output
     res = runner.invoke(sqlanon.cli.app.app, base + ["--input", people["url"], "--table", "people", "--qi", "bogus=flat"])
@@ -222,7 +222,7 @@ def test_bad_input_on_postgres(people):
     # a password that works (the test server trusts local connections): not in the registry either
     with_password = head.replace("postgres:@", "postgres:s3cret@") + (f"?{query}" if query else "")
     assert "s3cret" in with_password
-    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--input", with_password, "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "pw", "--json", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "--input", with_password, "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "pw", "--json", "-q"])
     assert res.exit_code == 0 and "s3cret" not in res.output, res.output
     with psycopg.connect(people["url"]) as con:
         stored = con.execute("SELECT * FROM sqlanon_releases").fetchall()
@@ -233,7 +233,7 @@ def test_bad_input_on_postgres(people):
     # NULL in a quasi-identifier: the same one-line error as on DuckDB, nothing written
     with psycopg.connect(people["url"], autocommit=True) as con:
         con.execute("UPDATE people SET zip = NULL WHERE id = 3")
-    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "o", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--output-table", "o", "-q"])
     assert res.exit_code == 1 and "column 'zip' has 1 NULL value(s)" in res.output
     assert pg_tables(people["url"]) == {"people"}
 
@@ -245,9 +245,9 @@ def test_genetic_same_as_duckdb(people, metric, extra):
     (same cut, LM, CM, suppressed rows, evaluations); the PostgreSQL release passes the re-check."""
     opts = dict(qi={"zip": "mask", "age": "numeric", "disease": "flat"}, k=5, search="genetic", metric=metric, class_column="buys",
                 search_options={"iterations": 150, "population": 20, "seed": 4, "numeric": ["age"], **extra})
-    duck = sqlanon.run.api.anonymize(input=people["csv"], dry_run=True, **opts)
+    duck = sqlanon.run.api.anonymize(keep_others=True, input=people["csv"], dry_run=True, **opts)
     out = str(people["dir"] / "ga.parquet")
-    pg = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", output=out, **opts)
+    pg = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["url"], table="people", output=out, **opts)
     for key in ("transformation", "suppressed_rows", "evaluations"):
         assert pg[key] == duck[key], key
     assert pg["lm"] == pytest.approx(duck["lm"]) and pg["cm"] == pytest.approx(duck["cm"])
@@ -274,8 +274,8 @@ def test_top_down_with_a_previous_release_in_the_database(people, tmp_path):
     qi = {"Name": "flat", "Job": str(job)}
     opts = dict(search="top-down", k=2, class_column="Class")
     xy = {"x": ["Name", "Job", "Disease"], "y": ["K1", "K2"]}
-    duck = sqlanon.run.api.anonymize(input=str(tmp_path / "t1.csv"), qi=qi, dry_run=True, search_options=dict(xy, previous=[str(tmp_path / "t2.csv")]), **opts)
-    pg = sqlanon.run.api.anonymize(input=people["url"], table="t1", qi=qi, output_table="t1_released", search_options=dict(xy, previous=["t2"]), **opts)
+    duck = sqlanon.run.api.anonymize(keep_others=True, input=str(tmp_path / "t1.csv"), qi=qi, dry_run=True, search_options=dict(xy, previous=[str(tmp_path / "t2.csv")]), **opts)
+    pg = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="t1", qi=qi, output_table="t1_released", search_options=dict(xy, previous=["t2"]), **opts)
     assert pg["transformation"] == duck["transformation"] == {"Name": ["*"], "Job": ["White-collar", "Blue-collar"]}
     released = pg_rows(people["url"], "t1_released")
     parent = {"Banker": "White-collar", "Clerk": "White-collar", "Driver": "Blue-collar", "Engineer": "Blue-collar"}
@@ -286,9 +286,9 @@ def test_top_down_with_a_previous_release_in_the_database(people, tmp_path):
                 links.setdefault((r["Name"], r["Job"], job2, disease), set()).add((r["K1"], k2))
     assert links and min(len(v) for v in links.values()) >= 2
     # T2 itself released through sqlanon (k = 1: unchanged), then named by its registry id
-    t2_release = sqlanon.run.api.anonymize(input=people["url"], table="t2", qi={"Job": str(job)}, k=1, output_table="t2_released")
+    t2_release = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="t2", qi={"Job": str(job)}, k=1, output_table="t2_released")
     assert t2_release["transformation"] == {"Job": 0}
-    by_id = sqlanon.run.api.anonymize(input=people["url"], table="t1", qi=qi, dry_run=True, search_options=dict(xy, previous=[str(t2_release["release_id"])]), **opts)
+    by_id = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="t1", qi=qi, dry_run=True, search_options=dict(xy, previous=[str(t2_release["release_id"])]), **opts)
     assert by_id["transformation"] == pg["transformation"]
 
 
@@ -314,27 +314,27 @@ def test_weird_identifiers_and_schema_qualified_table(people):
         con.execute('CREATE SCHEMA s')
         con.execute('CREATE TABLE s."We""ird" ("zip ""code""; DROP TABLE t; --" TEXT, v INTEGER)')
         con.execute('INSERT INTO s."We""ird" VALUES (\'12345\', 1), (\'12346\', 2), (\'12355\', 3), (\'12356\', 4)')
-    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--output-table", "out table", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--output-table", "out table", "-q"])
     assert res.exit_code == 0, res.output
     with psycopg.connect(people["url"]) as con:
         rows = con.execute('SELECT "zip ""code""; DROP TABLE t; --", v FROM "out table" ORDER BY v').fetchall()
         assert rows == [("1234*", 1), ("1234*", 2), ("1235*", 3), ("1235*", 4)]
         assert con.execute('SELECT COUNT(*) FROM s."We""ird"').fetchone()[0] == 4
-    sql = runner.invoke(sqlanon.cli.app.app, ["sql", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--dialect", "postgres"])
+    sql = runner.invoke(sqlanon.cli.app.app, ["sql", "--keep-others", "--input", people["url"], "--table", 's.We"ird', "--qi", f"{col}=mask", "--k", "2", "--dialect", "postgres"])
     assert sql.exit_code == 0, sql.output
     assert '"zip ""code""; DROP TABLE t; --"' in sql.stdout and '"s"."We""ird"' in sql.stdout
 
 
 def test_borrowed_psycopg_connection_joins_the_callers_transaction(people):
-    """``anonymize(connection=<psycopg connection>)``: the connection stays open, sqlanon's temp
+    """``anonymize(keep_others=True, connection=<psycopg connection>)``: the connection stays open, sqlanon's temp
     tables are gone afterwards, a failing call leaves the caller's transaction usable, and writes
     made inside the caller's open transaction are the caller's to commit or roll back."""
     con = psycopg.connect(people["url"])  # autocommit off: the caller controls transactions
     try:
         con.execute("SELECT 1")  # the caller's transaction is open
         with pytest.raises(SqlanonError, match="table 'nope' not found"):
-            sqlanon.run.api.anonymize(keep_columns=["id"], connection=con, table="nope", qi=people["qi"], k=5, output_table="x")
-        report = sqlanon.run.api.anonymize(keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
+            sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], connection=con, table="nope", qi=people["qi"], k=5, output_table="x")
+        report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
         assert report["output"] == "table people_k5"
         rows = con.execute("SELECT COUNT(*) FROM people_k5").fetchone()[0]
         assert rows == 300  # visible inside the caller's transaction
@@ -342,7 +342,7 @@ def test_borrowed_psycopg_connection_joins_the_callers_transaction(people):
         assert temps == 0
         con.rollback()
         assert "people_k5" not in pg_tables(people["url"])  # rolled back with the caller's transaction
-        sqlanon.run.api.anonymize(keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
+        sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
         con.commit()
         assert {"people_k5", "sqlanon_releases"} <= pg_tables(people["url"])
         assert check_k(as_text(pg_rows(people["url"], "people_k5")), ["zip", "age"], 5, 0.0)["ok"]
@@ -358,7 +358,7 @@ def test_policy_file_with_a_postgres_url(people, tmp_path):
     policy = tmp_path / "sub" / "policy.yaml"
     policy.parent.mkdir()
     policy.write_text(yaml.safe_dump({"input": people["url"], "table": "people", "qi": people["qi"], "k": 5, "output": "out/r.csv"}))
-    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--policy", str(policy), "--json", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "--policy", str(policy), "--json", "-q"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout.strip().splitlines()[-1])["output"] == str(tmp_path / "sub" / "out" / "r.csv")
     assert check_k(read_rows(str(tmp_path / "sub" / "out" / "r.csv")), ["zip", "age"], 5, 0.0)["ok"]
@@ -374,7 +374,7 @@ def test_in_place_refuses_a_table_a_view_depends_on(people):
         con.execute('CREATE VIEW "Other"."Second View" AS SELECT zip FROM people_view')  # depends on the view only
         con.execute("CREATE VIEW people_ages AS SELECT age FROM people")
     before = sorted(pg_rows(people["url"], "people"), key=lambda r: r["id"])
-    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place"])
     assert res.exit_code == 2, res.output
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert errors == ["error: --in-place recreates table 'people', and people_ages, people_view depend on it (a view or a foreign key): drop them first, or write the release with --output-table"], res.output
@@ -386,7 +386,7 @@ def test_in_place_refuses_a_table_a_view_depends_on(people):
         con.execute("DROP VIEW people_view")
         con.execute("ALTER TABLE people ADD PRIMARY KEY (id)")
         con.execute("CREATE TABLE visits (person INTEGER REFERENCES people (id))")
-    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "--input", people["url"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"])
     assert res.exit_code == 2 and "and visits depends on it" in res.stderr, res.output
 
 
@@ -415,8 +415,8 @@ def test_stored_hierarchy_in_postgres(people, tmp_path):
     r = runner.invoke(sqlanon.cli.app.app, ["hierarchy", "import", str(tree), "--column", "zip", "--database", people["url"]])
     assert r.exit_code == 0 and "table:sqlanon_hierarchy_zip" in r.output, r.output
     assert "sqlanon_hierarchy_zip" in pg_tables(people["url"])
-    a = sqlanon.run.api.anonymize(input=people["url"], table="people", qi={"zip": str(tree)}, k=20, dry_run=True)
-    b = sqlanon.run.api.anonymize(input=people["url"], table="people", qi={"zip": "table:sqlanon_hierarchy_zip"}, k=20, dry_run=True)
+    a = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="people", qi={"zip": str(tree)}, k=20, dry_run=True)
+    b = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="people", qi={"zip": "table:sqlanon_hierarchy_zip"}, k=20, dry_run=True)
     assert a["transformation"] == b["transformation"] and a["metric"] == b["metric"]
 
 

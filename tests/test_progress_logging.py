@@ -28,13 +28,13 @@ def data(tmp_path):
 
 
 def args(path, out, *extra):
-    return ["anonymize", "--input", path, "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--qi", "sex=flat", "--k", "10", "--output", out, *extra]
+    return ["anonymize", "--keep-others", "--input", path, "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--qi", "sex=flat", "--k", "10", "--output", out, *extra]
 
 
 def test_sql_is_logged_at_debug_and_messages_at_info(data, caplog):
     tmp, path = data
     with caplog.at_level(logging.DEBUG, logger="sqlanon"):
-        release = sqlanon.anonymize(input=path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=10, output=str(tmp / "o.parquet"))
+        release = sqlanon.anonymize(keep_others=True, input=path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=10, output=str(tmp / "o.parquet"))
     sql = [r.getMessage() for r in caplog.records if r.name == "sqlanon.sql"]
     assert len(sql) >= release["queries"]  # every statement the engines ran (the registry has its own)
     assert any(s.upper().startswith("COPY") for s in sql) and any("GROUP BY" in s.upper() for s in sql)
@@ -71,7 +71,7 @@ def test_rich_progress_shows_the_three_phases(data):
     tmp, path = data
     buffer = io.StringIO()
     reporter = RichReporter(Console(file=buffer, force_terminal=True, width=120, color_system=None))
-    release = sqlanon.anonymize(input=path, qi={"zip": "mask", "age": "bands:5,10,20", "sex": "flat"}, k=10, output=str(tmp / "d.parquet"), progress=reporter)
+    release = sqlanon.anonymize(keep_others=True, input=path, qi={"zip": "mask", "age": "bands:5,10,20", "sex": "flat"}, k=10, output=str(tmp / "d.parquet"), progress=reporter)
     text = buffer.getvalue()
     for phase in ("base scan", "search optimal", "write"):
         assert phase in text
@@ -82,7 +82,7 @@ def test_rich_progress_shows_the_three_phases(data):
 def test_a_message_callback_still_works(data):
     tmp, path = data
     seen = []
-    sqlanon.anonymize(input=path, qi={"zip": "mask"}, k=10, dry_run=True, progress=seen.append)
+    sqlanon.anonymize(keep_others=True, input=path, qi={"zip": "mask"}, k=10, dry_run=True, progress=seen.append)
     assert any(m.startswith("base frequency set") for m in seen)
     assert isinstance(sqlanon.progress.as_reporter(seen.append), Reporter)
 
@@ -103,7 +103,7 @@ def test_pandas_is_not_a_core_dependency_and_not_needed(data):
         "            raise ModuleNotFoundError(\"No module named 'pandas'\")\n"
         "sys.meta_path.insert(0, NoPandas())\n"
         "import duckdb, sqlanon\n"
-        f"r = sqlanon.anonymize(input={path!r}, qi={{'zip': 'mask'}}, k=10, output={str(tmp / 'e.parquet')!r})\n"
+        f"r = sqlanon.anonymize(keep_others=True, input={path!r}, qi={{'zip': 'mask'}}, k=10, output={str(tmp / 'e.parquet')!r})\n"
         "r.to_arrow(); r.relation().fetchall()\n"
         f"sqlanon.check({str(tmp / 'e.parquet')!r}, ['zip'], k=10)\n"
         "con = duckdb.connect(); con.execute(\"CREATE TABLE t AS SELECT (i % 9)::VARCHAR AS g FROM range(90) t(i)\").fetchall()\n"

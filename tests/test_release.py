@@ -47,7 +47,7 @@ def table_rows(db, table):
 def test_parquet_and_csv_outputs_are_valid(people, tmp_path):
     for name in ("out.parquet", "out.csv"):
         out = str(tmp_path / name)
-        report = sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], k=5, max_suppression=0.02, output=out)
+        report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=people["qi"], k=5, max_suppression=0.02, output=out)
         rows = read_rows(out)
         assert len(rows) == 300 and list(rows[0]) == ["id", "zip", "age", "disease", "buys"]
         verdict = check_k(rows, ["zip", "age"], 5, 0.02)
@@ -75,7 +75,7 @@ def test_parquet_release_of_labels_and_keys_equals_the_text_release(people, tmp_
     releases = {}
     for name in ("out.parquet", "out.csv"):
         out = str(tmp_path / name)
-        report = sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi=qi, k=6, max_suppression=0.1, suppression=suppression, output=out)
+        report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=qi, k=6, max_suppression=0.1, suppression=suppression, output=out)
         assert report["suppressed_rows"] > 0
         releases[name] = sorted(tuple(str(v) for v in r.values()) for r in read_rows(out))
     assert releases["out.parquet"] == releases["out.csv"]
@@ -92,7 +92,7 @@ def test_parquet_release_of_labels_and_keys_equals_the_text_release(people, tmp_
 def test_drop_suppression_removes_rows(people, tmp_path):
     out = str(tmp_path / "drop.parquet")
     # six zips of ~50 rows: with k=50 suppressing the small ones beats generalizing zip to *
-    report = sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi={"zip": "flat"}, k=50, max_suppression=0.9, suppression="drop", output=out)
+    report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi={"zip": "flat"}, k=50, max_suppression=0.9, suppression="drop", output=out)
     rows = read_rows(out)
     assert report["transformation"] == {"zip": 0}
     assert 0 < report["suppressed_rows"] < 300
@@ -102,7 +102,7 @@ def test_drop_suppression_removes_rows(people, tmp_path):
 
 def test_l_diversity_release(people, tmp_path):
     out = str(tmp_path / "l.parquet")
-    sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], k=3, l=3, sensitive_column="disease", max_suppression=0.05, output=out)
+    sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=people["qi"], k=3, l=3, sensitive_column="disease", max_suppression=0.05, output=out)
     rows = read_rows(out)
     assert check_k(rows, ["zip", "age"], 3, 0.05)["ok"]
     assert check_l_diversity(rows, ["zip", "age"], "disease", 3)
@@ -110,7 +110,7 @@ def test_l_diversity_release(people, tmp_path):
 
 def test_in_place_replaces_table_and_records_release(people):
     before = table_rows(people["db"], "people")
-    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--input", people["db"], "--table", "people", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--in-place", "--json", "-q"])
+    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "--input", people["db"], "--table", "people", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--in-place", "--json", "-q"])
     assert result.exit_code == 0, result.output
     after = table_rows(people["db"], "people")
     assert len(after) == len(before) and sorted(r["id"] for r in after) == sorted(r["id"] for r in before)
@@ -127,7 +127,7 @@ def test_in_place_replaces_table_and_records_release(people):
 def test_in_place_failure_leaves_original(people):
     before = table_rows(people["db"], "people")
     with pytest.raises(SqlanonError, match="simulated failure"):
-        sqlanon.run.api.anonymize(keep_columns=["id"], input=people["db"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
+        sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["db"], table="people", qi=people["qi"], k=5, in_place=True, _fail_after_write=True)
     assert table_rows(people["db"], "people") == before
     con = duckdb.connect(people["db"])
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
@@ -140,7 +140,7 @@ def test_in_place_crash_mid_transaction_leaves_original(people):
     written, before COMMIT): on reopening, DuckDB has the original table and nothing else."""
     before = table_rows(people["db"], "people")
     env = dict(os.environ, SQLANON_TEST_CRASH="in-transaction")
-    proc = subprocess.run([sys.executable, "-m", "sqlanon", "anonymize", "--keep-column", "id", "--input", people["db"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"], env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "sqlanon", "anonymize", "--keep-others", "--keep-column", "id", "--input", people["db"], "--table", "people", "--qi", "zip=mask", "--k", "5", "--in-place", "-q"], env=env, capture_output=True, text=True)
     assert proc.returncode == 9, proc.stderr
     assert table_rows(people["db"], "people") == before
     con = duckdb.connect(people["db"])
@@ -152,26 +152,26 @@ def test_in_place_crash_mid_transaction_leaves_original(people):
 def test_file_failure_leaves_nothing(people, tmp_path):
     out = str(tmp_path / "never.parquet")
     with pytest.raises(SqlanonError):
-        sqlanon.run.api.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], k=5, output=out, _fail_after_write=True)
+        sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=people["qi"], k=5, output=out, _fail_after_write=True)
     assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(people["csv"]), os.path.basename(people["db"])])
 
 
 def test_output_table_from_file_input(people, tmp_path):
     db = str(tmp_path / "target.duckdb")
-    report = sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], k=4, output_table="people_k4", database=db)
+    report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=people["qi"], k=4, output_table="people_k4", database=db)
     assert report["release_id"] == 1
     assert check_k(table_rows(db, "people_k4"), ["zip", "age"], 4, 0.0)["ok"]
 
 
 def test_drop_columns(people, tmp_path):
     out = str(tmp_path / "no_id.parquet")
-    sqlanon.anonymize(input=people["csv"], qi=people["qi"], k=4, output=out, drop_columns=["id"])
+    sqlanon.anonymize(keep_others=True, input=people["csv"], qi=people["qi"], k=4, output=out, drop_columns=["id"])
     assert list(read_rows(out)[0]) == ["zip", "age", "disease", "buys"]
 
 
 def test_check_command(people, tmp_path):
     out = str(tmp_path / "c.parquet")
-    report = sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi={"zip": "mask", "age": "flat"}, k=5, max_suppression=0.1, output=out, sensitive_column="disease", l=2)
+    report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi={"zip": "mask", "age": "flat"}, k=5, max_suppression=0.1, output=out, sensitive_column="disease", l=2)
     result = runner.invoke(sqlanon.cli.app.app, ["check", "--input", out, "--qi", "zip", "--qi", "age", "--k", "5", "--max-suppression", "0.1", "--sensitive-column", "disease", "--l", "2", "--class-column", "buys", "--json"])
     assert result.exit_code == 0, result.output
     measured = json.loads(result.stdout)
@@ -188,7 +188,7 @@ def test_check_command(people, tmp_path):
 
 
 def test_sql_command_prints_portable_sql(people):
-    args = ["sql", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
+    args = ["sql", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
     duck = runner.invoke(sqlanon.cli.app.app, args)
     assert duck.exit_code == 0, duck.output
     assert "-- base frequency set" in duck.stdout and "-- release" in duck.stdout and "READ_CSV" in duck.stdout.upper()
@@ -205,13 +205,13 @@ def test_sql_command_honours_drop_column_weights_and_level_bounds(people):
     """`sqlanon sql` takes anonymize's --drop-column, --weights and --min/--max-level: the script is
     the one the API renders for the same policy (so the bounded node is searched), and a dropped
     column is not in the release."""
-    base = ["sql", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
+    base = ["sql", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "5", "--max-suppression", "0.05"]
     plain = runner.invoke(sqlanon.cli.app.app, base)
     assert plain.exit_code == 0, plain.output
     flags = ["--drop-column", "id", "--weights", "zip=2,age=1", "--min-level", "age=2", "--max-level", "zip=3"]
     got = runner.invoke(sqlanon.cli.app.app, base + flags)
     assert got.exit_code == 0, got.output
-    policy = dict(input=people["csv"], qi=people["qi"], k=5, max_suppression=0.05, drop_columns=["id"], weights={"zip": 2, "age": 1}, min_level={"age": 2}, max_level={"zip": 3})
+    policy = dict(keep_others=True, input=people["csv"], qi=people["qi"], k=5, max_suppression=0.05, drop_columns=["id"], weights={"zip": 2, "age": 1}, min_level={"age": 2}, max_level={"zip": 3})
     expected = "".join(f"-- {title}\n{text};\n\n" for title, text in sqlanon.run.api.plan_sql(policy))
     assert got.stdout == expected
     assert got.stdout != plain.stdout
@@ -223,7 +223,7 @@ def test_sql_command_honours_drop_column_weights_and_level_bounds(people):
 
 def test_html_report(people, tmp_path):
     html = tmp_path / "reports" / "r.html"  # its folder is created
-    sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], k=4, report=str(html))
+    sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=people["qi"], k=4, report=str(html))
     text = html.read_text()
     assert "sqlanon release report" in text and "transformation" in text.lower()
     assert os.listdir(tmp_path / "reports") == ["r.html"]
@@ -250,7 +250,7 @@ def test_check_transformation_remeasures_a_plan(people, tmp_path):
     """A plan's transformation (levels, or a flexible cut with intervals) measured on the original
     by `check --transformation` gives the numbers the search reported."""
     qi = {"zip": "mask", "age": "bands:5,10,20"}
-    report = sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi=qi, k=8, max_suppression=0.1, metric="lm")
+    report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=qi, k=8, max_suppression=0.1, metric="lm")
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
     args = ["check", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--transformation", str(path), "--k", "8", "--max-suppression", "0.1", "--json"]
@@ -264,7 +264,7 @@ def test_check_transformation_remeasures_a_plan(people, tmp_path):
     tight = runner.invoke(sqlanon.cli.app.app, args[:-5] + ["--k", "50", "--max-suppression", "0.0", "--json"])
     assert tight.exit_code == 3
 
-    flexible = sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi={"zip": "mask"}, k=8, max_suppression=0.1, metric="cm", class_column="buys", search="genetic",
+    flexible = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi={"zip": "mask"}, k=8, max_suppression=0.1, metric="cm", class_column="buys", search="genetic",
                                  search_options={"numeric": ["age"], "iterations": 150, "population": 16, "seed": 3})
     measured = sqlanon.run.api.check_plan(people["csv"], {"zip": "mask", "age": "numeric"}, flexible, k=8, max_suppression=0.1, class_column="buys", numeric=["age"])
     assert measured["suppressed_rows"] == flexible["suppressed_rows"]
@@ -282,11 +282,11 @@ def test_parquet_folder_and_glob_inputs(people, tmp_path):
     con.close()
     for source in (str(folder), str(folder / "part*.parquet")):
         out = str(tmp_path / f"out_{len(source)}.parquet")
-        report = sqlanon.anonymize(keep_columns=["id"], input=source, qi=people["qi"], k=5, output=out)
+        report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=source, qi=people["qi"], k=5, output=out)
         assert report["rows"] == 300
         rows = read_rows(out)
         assert len(rows) == 300 and check_k(rows, ["zip", "age"], 5, 0.0)["ok"]
-    missing = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", str(tmp_path / "nothing*.parquet"), "--qi", "zip=mask", "--k", "2"])
+    missing = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--input", str(tmp_path / "nothing*.parquet"), "--qi", "zip=mask", "--k", "2"])
     assert missing.exit_code == 2 and "input file not found" in missing.stderr
 
 
@@ -311,7 +311,7 @@ def test_input_hash_over_groups_is_the_full_scan_hash(people, tmp_path, monkeypa
     group_hash = Statistics._group_hash
     monkeypatch.setattr(Statistics, "_group_hash", lambda self, *args: grouped.append(1) or group_hash(self, *args))
     qi = {c: people["qi"][c] for c in ("zip", "age")}
-    sqlanon.anonymize(input=path, qi=qi, k=5, output=str(tmp_path / "g.parquet"))
+    sqlanon.anonymize(keep_others=True, input=path, qi=qi, k=5, output=str(tmp_path / "g.parquet"))
     reg = duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb"))
     recorded = reg.execute("SELECT input_hash FROM sqlanon_releases").fetchone()[0]
     reg.close()
@@ -335,7 +335,7 @@ def test_input_hash_comes_from_the_base_scan(people, tmp_path, monkeypatch):
 
     monkeypatch.setattr(release, "input_hash", no_rescan)
     out = str(tmp_path / "h.parquet")
-    sqlanon.anonymize(keep_columns=["id"], input=people["csv"], qi=people["qi"], k=5, max_suppression=0.05, output=out)
+    sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=people["qi"], k=5, max_suppression=0.05, output=out)
     reg = duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb"))
     recorded = reg.execute("SELECT input_hash FROM sqlanon_releases").fetchone()[0]
     reg.close()
@@ -380,7 +380,7 @@ def test_a_release_of_text_qis_rebuilt_from_the_base_set_has_the_source_releases
                 name = f"{target}_{suppression}_{from_base}"
                 where = {"output": str(tmp_path / f"{name}.{target}")} if target != "table" else {"output_table": name, "database": str(tmp_path / "out.duckdb")}
                 taken.clear()
-                report = sqlanon.anonymize(input=data, qi=qi, k=6, max_suppression=0.08, suppression=suppression, drop_columns=["id"], **where)
+                report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=6, max_suppression=0.08, suppression=suppression, drop_columns=["id"], **where)
                 assert taken == ([True] if from_base else []), (target, suppression, from_base, taken)
                 rows = table_rows(where["database"], name) if target == "table" else read_rows(where["output"])
                 assert [list(r) for r in rows[:1]] == [["zip", "age", "buys"]]
@@ -403,7 +403,7 @@ def test_a_release_with_a_column_that_is_no_text_qi_is_read_from_the_source(tmp_
     monkeypatch.setattr(write, "from_base_set", lambda *a: taken.append(decide(*a)) or taken[-1])
     data = _all_qi_table(tmp_path, 5)
     qi = {"zip": "mask", "age": "bands:5,10,20", "buys": "flat"}
-    sqlanon.anonymize(input=data, qi=qi, k=6, max_suppression=0.08, keep_columns=["id"], output=str(tmp_path / "kept.parquet"))
+    sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=6, max_suppression=0.08, keep_columns=["id"], output=str(tmp_path / "kept.parquet"))
     assert taken == [False]
     typed = str(tmp_path / "typed.parquet")
     con = duckdb.connect()
@@ -411,7 +411,7 @@ def test_a_release_with_a_column_that_is_no_text_qi_is_read_from_the_source(tmp_
     con.close()
     taken.clear()
     out = str(tmp_path / "typed_out.parquet")
-    sqlanon.anonymize(input=typed, qi={"zip": "mask", "age": "flat", "buys": "flat"}, k=2, max_suppression=0.5, output=out)
+    sqlanon.anonymize(keep_others=True, input=typed, qi={"zip": "mask", "age": "flat", "buys": "flat"}, k=2, max_suppression=0.5, output=out)
     assert taken == [False]
     con = duckdb.connect()
     kinds = dict((r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM '{out}'").fetchall())
@@ -433,12 +433,12 @@ def test_an_in_place_release_of_text_qis_rebuilt_from_the_base_set(tmp_path, mon
     con.close()
     qi = {"zip": "mask", "age": "bands:5,10,20", "buys": "flat"}
     monkeypatch.setattr(write, "FROM_BASE", False)
-    read = sqlanon.anonymize(input=db, table="people", qi=qi, k=6, max_suppression=0.08, output_table="from_source")
+    read = sqlanon.anonymize(keep_others=True, input=db, table="people", qi=qi, k=6, max_suppression=0.08, output_table="from_source")
     taken: list[bool] = []
     decide = write.from_base_set
     monkeypatch.setattr(write, "from_base_set", lambda *a: taken.append(decide(*a)) or taken[-1])
     monkeypatch.setattr(write, "FROM_BASE", True)
-    rebuilt = sqlanon.anonymize(input=db, table="people", qi=qi, k=6, max_suppression=0.08, in_place=True)
+    rebuilt = sqlanon.anonymize(keep_others=True, input=db, table="people", qi=qi, k=6, max_suppression=0.08, in_place=True)
     assert taken == [True] and rebuilt["suppressed_rows"] == read["suppressed_rows"] > 0
     rows = table_rows(db, "people")
     assert Counter(tuple(r.values()) for r in rows) == Counter(tuple(r.values()) for r in table_rows(db, "from_source"))

@@ -42,7 +42,7 @@ def release(tmp_path_factory):
     data.write_text("\n".join(lines) + "\n")
     out, html = tmp / "out.csv", tmp / "report.html"
     qi = {"zip": "mask", "age": "bands:5,10,20", "job": "flat"}
-    report = sqlanon.anonymize(input=str(data), qi=qi, k=4, max_suppression=0.05, output=str(out), report=str(html))
+    report = sqlanon.anonymize(keep_others=True, input=str(data), qi=qi, k=4, max_suppression=0.05, output=str(out), report=str(html))
     return {"dir": tmp, "data": str(data), "out": str(out), "html": str(html), "report": report, "qi": qi}
 
 
@@ -175,7 +175,7 @@ def test_flexible_release_utility(release, tmp_path):
     """A flexible plan (bottom-up cuts): per-column LM equals check_plan's over the same cuts, and
     levels are reported as flexible cuts."""
     qi = {"zip": "mask", "job": "flat"}
-    r = sqlanon.anonymize(input=release["data"], qi=qi, k=4, search="bottom-up", output=str(tmp_path / "flex.csv"), report=str(tmp_path / "flex.html"))
+    r = sqlanon.anonymize(keep_others=True, input=release["data"], qi=qi, k=4, search="bottom-up", output=str(tmp_path / "flex.csv"), report=str(tmp_path / "flex.html"))
     u = r["utility"]
     assert all(v["level"] is None and v["precision"] is None and v["meaning"].startswith("flexible cut") for v in u.values())
     plan = check_plan(release["data"], qi, r["transformation"], k=4)

@@ -72,7 +72,7 @@ def test_k_anonymous_release_has_prosecutor_risk_at_most_one_over_k(seed, suppre
     path = write_table(tmp_path, seed, n=300)
     k = [2, 3, 5, 7, 10][seed]
     out = str(tmp_path / f"out{seed}.csv")
-    report = sqlanon.anonymize(input=path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=k, max_suppression=0.1, suppression=suppression, output=out, population_fraction=0.05)
+    report = sqlanon.anonymize(keep_others=True, input=path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=k, max_suppression=0.1, suppression=suppression, output=out, population_fraction=0.05)
     after, before = report["risk"]["after"], report["risk"]["before"]
     assert after["prosecutor"]["highest"] <= 1 / k + 1e-12
     assert after["records"] == 300 - report["suppressed_rows"]
@@ -93,7 +93,7 @@ def test_k_anonymous_release_has_prosecutor_risk_at_most_one_over_k(seed, suppre
 def test_k_anonymous_release_checked_with_risk(tmp_path):
     path = write_table(tmp_path, 11, n=400)
     out = str(tmp_path / "out.parquet")
-    sqlanon.anonymize(input=path, qi={"zip": "mask", "age": "bands:5,10,20", "sex": "flat"}, k=4, max_suppression=0.05, output=out)
+    sqlanon.anonymize(keep_others=True, input=path, qi={"zip": "mask", "age": "bands:5,10,20", "sex": "flat"}, k=4, max_suppression=0.05, output=out)
     got = check(out, ["zip", "age", "sex"], risk=True)["risk"]
     assert got["prosecutor"]["highest"] <= 0.25
 
@@ -249,7 +249,7 @@ def test_cli_check_risk_bad_options(tmp_path, args, needle):
 def test_risk_in_registry_and_json_report(tmp_path):
     path = write_table(tmp_path, 5, n=300)
     out = str(tmp_path / "out.parquet")
-    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", path, "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "3", "--max-suppression", "0.1", "--output", out, "--json", "-q", "--population-fraction", "0.2"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--input", path, "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "3", "--max-suppression", "0.1", "--output", out, "--json", "-q", "--population-fraction", "0.2"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.output)
     assert set(report["risk"]) == {"before", "after"} and "population_uniques" in report["risk"]["before"]
@@ -269,6 +269,6 @@ def test_risk_in_registry_and_json_report(tmp_path):
 def test_anonymize_refuses_bad_risk_options_before_writing(tmp_path, flag, value):
     path = write_table(tmp_path, 6)
     out = tmp_path / "out.parquet"
-    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", path, "--qi", "zip=mask", "--k", "2", "--output", str(out), flag, value, "-q"])
+    res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--input", path, "--qi", "zip=mask", "--k", "2", "--output", str(out), flag, value, "-q"])
     assert res.exit_code == 2 and flag in res.output
     assert not out.exists() and not (tmp_path / "sqlanon_releases.duckdb").exists()

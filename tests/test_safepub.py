@@ -190,7 +190,7 @@ def case_files(tmp_path, seed=3, n=400):
 def test_release_is_a_k_anonymous_sample(metric, tmp_path):
     case, qi = case_files(tmp_path)
     out = str(tmp_path / f"sp_{metric}.parquet")
-    report = sqlanon.run.api.anonymize(keep_columns=["id"], input=case.path, qi=qi, epsilon=1.0, delta=1e-3, metric=metric, seed=11, safepub_steps=20, output=out)
+    report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, epsilon=1.0, delta=1e-3, metric=metric, seed=11, safepub_steps=20, output=out)
     sp = report["safepub"]
     k = safepub.derive_k(0.9, 1e-3)
     assert sp["k"] == k == report["k"] and sp["epsilon_anon"] == pytest.approx(0.9) and sp["epsilon_search"] == pytest.approx(0.1)
@@ -217,7 +217,7 @@ def test_same_seed_same_release_and_cli(tmp_path):
     outs = []
     for i in range(2):
         out = tmp_path / f"c{i}.parquet"
-        args = ["anonymize", "--keep-column", "id", "--input", case.path, "--epsilon", "2", "--delta", "1e-4", "--seed", "9", "--safepub-steps", "15", "--output", str(out), "--json", "-q"]
+        args = ["anonymize", "--keep-others", "--keep-column", "id", "--input", case.path, "--epsilon", "2", "--delta", "1e-4", "--seed", "9", "--safepub-steps", "15", "--output", str(out), "--json", "-q"]
         for c, spec in qi.items():
             args += ["--qi", f"{c}={spec}"]
         res = CliRunner().invoke(sqlanon.cli.app.app, args)
@@ -243,7 +243,7 @@ def test_same_seed_same_release_and_cli(tmp_path):
 def test_bad_keys(options, message, tmp_path):
     case, qi = case_files(tmp_path, n=60)
     with pytest.raises(ConfigError, match=message):
-        sqlanon.run.api.anonymize(input=case.path, qi=qi, dry_run=True, **options)
+        sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, dry_run=True, **options)
 
 
 def test_policy_file_keys(tmp_path):
@@ -254,13 +254,13 @@ def test_policy_file_keys(tmp_path):
     policy = {"input": os.path.basename(case.path), "qi": {c: os.path.basename(p) for c, p in qi.items()}, "privacy": {"epsilon": 1.5, "delta": 1e-4, "safepub_steps": 10, "seed": 2}, "metric": "discernibility"}
     path = tmp_path / "policy.yaml"
     path.write_text(yaml.safe_dump(policy))
-    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--policy", str(path), "--dry-run", "--json", "-q"])
+    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "--policy", str(path), "--dry-run", "--json", "-q"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
     assert report["safepub"]["k"] == safepub.derive_k(1.35, 1e-4) and report["metric"]["name"] == "discernibility"
     policy = {"input": os.path.basename(case.path), "qi": {c: os.path.basename(p) for c, p in qi.items()}, "k_map": 3, "population_size": 4000}
     path.write_text(yaml.safe_dump(policy))
-    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-column", "id", "--policy", str(path), "--dry-run", "--json", "-q"])
+    res = CliRunner().invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--keep-column", "id", "--policy", str(path), "--dry-run", "--json", "-q"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["privacy"]["models"][-1]["model"] == "k-map"
 

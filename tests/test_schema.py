@@ -93,7 +93,7 @@ def test_real_reports_validate(tmp_path):
     data.write_text("zip,age,d\n" + "".join(f"1234{i % 5},{20 + i % 30},{'xyz'[i % 3]}\n" for i in range(50)))
     validator = jsonschema.Draft202012Validator(load("report"))
     for extra in ([], ["--search", "genetic", "--metric", "lm", "--iterations", "20", "--population", "6", "--seed", "1"], ["--search", "bottom-up"]):
-        result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", str(data), "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "3",
+        result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--input", str(data), "--qi", "zip=mask", "--qi", "age=bands:10,20", "--k", "3",
                                                 "--output", str(tmp_path / f"o{len(extra)}.parquet"), "--json", "--quiet", *extra])
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout)

@@ -148,7 +148,7 @@ def duckdb_search(adult, adult_parquet, tmp_path_factory):
     def search(k, sup):
         if (k, sup) not in done:
             out = str(tmp_path_factory.mktemp("duck") / "release.parquet")
-            report = sqlanon.anonymize(input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", search="optimal", output=out)
+            report = sqlanon.anonymize(keep_others=True, input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", search="optimal", output=out)
             done[(k, sup)] = (report, released_multiset(read_release(out), ADULT_COLUMNS))
         return done[(k, sup)]
 
@@ -164,7 +164,7 @@ def test_arx_release_written_by_spark(spark, adult, adult_parquet, duckdb_search
     duck, _ = duckdb_search(k, sup)
     node = {c: duck["transformation"][c] for c in ADULT_COLUMNS}
     out = str(tmp_path / "spark_out")
-    rep = sqlanon.anonymize(input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", min_level=node, max_level=node, output=out, connection=spark)
+    rep = sqlanon.anonymize(keep_others=True, input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", min_level=node, max_level=node, output=out, connection=spark)
     assert comparable(rep) == comparable(duck)
     assert os.path.isdir(out) and sorted(os.listdir(tmp_path)) == ["spark_out", "sqlanon_releases.duckdb"]  # renamed; nothing left beside
     released = read_release(out)
@@ -188,7 +188,7 @@ def test_arx_search_on_spark_finds_arx_optimum(spark, adult, adult_parquet, duck
     generalization of the input, and passes the checker."""
     duck, duck_release = duckdb_search(k, sup)
     out = str(tmp_path / "spark_out")
-    rep = sqlanon.anonymize(input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", search="optimal", output=out, connection=spark)
+    rep = sqlanon.anonymize(keep_others=True, input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", search="optimal", output=out, connection=spark)
     assert comparable(rep) == comparable(duck)
     assert rep["metric"]["value"] == pytest.approx(loss, abs=5e-5)
     node = [rep["transformation"][c] for c in ADULT_COLUMNS]
@@ -209,8 +209,8 @@ def test_arx_search_on_spark_finds_arx_optimum(spark, adult, adult_parquet, duck
 
 def test_lattice_search_and_release_same_as_duckdb(spark, people, tmp_path):
     opts = dict(qi=people["qi"], k=5, max_suppression=0.02, metric="lm")
-    duck = sqlanon.anonymize(keep_columns=["id"], input=people["parquet"], output=str(tmp_path / "duck.parquet"), **opts)
-    rep = sqlanon.anonymize(keep_columns=["id"], input=people["parquet"], output=str(tmp_path / "spark"), connection=spark, **opts)
+    duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["parquet"], output=str(tmp_path / "duck.parquet"), **opts)
+    rep = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["parquet"], output=str(tmp_path / "spark"), connection=spark, **opts)
     assert comparable(rep) == comparable(duck)
     columns = ["id", "zip", "age", "disease", "buys"]
     assert multiset(read_release(str(tmp_path / "spark")), columns) == multiset(read_release(str(tmp_path / "duck.parquet")), columns)
@@ -234,9 +234,9 @@ def test_batch_branches_answer_like_duckdb(spark, people, monkeypatch, metric):
     build_branches = batch.build_branches
     monkeypatch.setattr(batch, "build_branches", lambda *a, **k: built.append(1) or build_branches(*a, **k))
     opts = dict(input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.02, metric=metric, search="optimal", dry_run=True)
-    duck = sqlanon.anonymize(keep_columns=["id"], **opts)
+    duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], **opts)
     n_duck = len(built)
-    rep = sqlanon.anonymize(keep_columns=["id"], connection=spark, **opts)
+    rep = sqlanon.anonymize(keep_others=True, keep_columns=["id"], connection=spark, **opts)
     assert n_duck and len(built) > n_duck
     assert comparable(rep) == comparable(duck)
 
@@ -244,16 +244,16 @@ def test_batch_branches_answer_like_duckdb(spark, people, monkeypatch, metric):
 def test_csv_input_and_catalog_table_output(spark, people, tmp_path):
     """A CSV input read by Spark's reader, released into a catalog table; --overwrite replaces it."""
     opts = dict(input=people["csv"], qi=people["qi"], k=4, max_suppression=0.05)
-    duck = sqlanon.anonymize(dry_run=True, **opts)
+    duck = sqlanon.anonymize(keep_others=True, dry_run=True, **opts)
     spark.sql("DROP TABLE IF EXISTS sqlanon_test_out")
     try:
-        rep = sqlanon.anonymize(keep_columns=["id"], output_table="sqlanon_test_out", connection=spark, **opts)
+        rep = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output_table="sqlanon_test_out", connection=spark, **opts)
         assert comparable(rep) == comparable(duck)
         rows = [r.asDict() for r in spark.table("sqlanon_test_out").collect()]
         assert len(rows) == 300 and check_k(rows, ["zip", "age"], 4, 0.05)["ok"]
         with no_scan(), pytest.raises(ConfigError, match="already exists"):  # refused before the scan
-            sqlanon.anonymize(keep_columns=["id"], output_table="sqlanon_test_out", connection=spark, **opts)
-        again = sqlanon.anonymize(keep_columns=["id"], output_table="sqlanon_test_out", overwrite=True, connection=spark, **{**opts, "k": 6})
+            sqlanon.anonymize(keep_others=True, keep_columns=["id"], output_table="sqlanon_test_out", connection=spark, **opts)
+        again = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output_table="sqlanon_test_out", overwrite=True, connection=spark, **{**opts, "k": 6})
         assert check_k([r.asDict() for r in spark.table("sqlanon_test_out").collect()], ["zip", "age"], 6, 0.05)["ok"]
         assert again["release_id"] == rep["release_id"] + 1  # the registry is a catalog table
     finally:
@@ -269,7 +269,7 @@ def test_output_in_a_folder_not_made_yet(spark, people, tmp_path):
     """``--output out/x`` where ``out/`` does not exist: Spark's writer makes it, and the registry
     beside the output is made there too (it failed: 'cannot open out/sqlanon_releases.duckdb')."""
     out = str(tmp_path / "out" / "people_k5")
-    rep = sqlanon.anonymize(keep_columns=["id"], input=people["parquet"], qi=people["qi"], k=5, output=out, connection=spark)
+    rep = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["parquet"], qi=people["qi"], k=5, output=out, connection=spark)
     assert os.path.isfile(tmp_path / "out" / "sqlanon_releases.duckdb") and rep["release_id"] == 1
     assert check_k(read_release(out), ["zip", "age"], 5, 0.0)["ok"]
 
@@ -277,14 +277,14 @@ def test_output_in_a_folder_not_made_yet(spark, people, tmp_path):
 def test_failed_file_write_leaves_no_partial_output(spark, people, tmp_path):
     out = str(tmp_path / "out")
     with pytest.raises(SqlanonError, match="simulated"):
-        sqlanon.anonymize(keep_columns=["id"], input=people["parquet"], qi=people["qi"], k=5, output=out, connection=spark, _fail_after_write=True)
+        sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["parquet"], qi=people["qi"], k=5, output=out, connection=spark, _fail_after_write=True)
     assert os.listdir(tmp_path) == []  # neither the output nor the temporary directory
 
 
 def test_failed_table_write_leaves_no_table(spark, people):
     spark.sql("DROP TABLE IF EXISTS sqlanon_test_fail")
     with pytest.raises(SqlanonError, match="simulated"):
-        sqlanon.anonymize(keep_columns=["id"], input=people["parquet"], qi=people["qi"], k=5, output_table="sqlanon_test_fail", connection=spark, _fail_after_write=True)
+        sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["parquet"], qi=people["qi"], k=5, output_table="sqlanon_test_fail", connection=spark, _fail_after_write=True)
     names = [t.name for t in spark.catalog.listTables()]
     assert not [n for n in names if n.startswith("sqlanon_test_fail")], names
 
@@ -296,7 +296,7 @@ def test_in_place_on_a_parquet_table_is_refused(spark, people):
     spark.read.parquet(people["parquet"]).write.saveAsTable("sqlanon_test_people")
     try:
         with no_scan(), pytest.raises(ConfigError, match="atomically"):
-            sqlanon.anonymize(keep_columns=["id"], table="sqlanon_test_people", qi=people["qi"], k=5, in_place=True, connection=spark)
+            sqlanon.anonymize(keep_others=True, keep_columns=["id"], table="sqlanon_test_people", qi=people["qi"], k=5, in_place=True, connection=spark)
         assert spark.table("sqlanon_test_people").count() == 300
         assert spark.sql("SELECT COUNT(*) FROM sqlanon_test_people WHERE zip = '*'").collect()[0][0] == 0
     finally:
@@ -311,7 +311,7 @@ def test_output_table_that_is_the_input_is_refused(spark, people):
     try:
         for spelling in ("sqlanon_test_same", "default.SQLANON_TEST_SAME"):
             with no_scan(), pytest.raises(ConfigError, match="is the input table"):
-                sqlanon.anonymize(keep_columns=["id"], table="sqlanon_test_same", qi=people["qi"], k=5, output_table=spelling, overwrite=True, connection=spark)
+                sqlanon.anonymize(keep_others=True, keep_columns=["id"], table="sqlanon_test_same", qi=people["qi"], k=5, output_table=spelling, overwrite=True, connection=spark)
         assert spark.sql("SELECT COUNT(*) FROM sqlanon_test_same WHERE zip = '*'").collect()[0][0] == 0
     finally:
         spark.sql("DROP TABLE IF EXISTS sqlanon_test_same")
@@ -344,12 +344,12 @@ def test_in_place_on_a_delta_table_is_one_create_or_replace(spark, people, monke
     monkeypatch.setattr(SparkEngine, "execute", capture)
     try:
         with pytest.raises(SqlanonError, match="captured"):
-            sqlanon.anonymize(keep_columns=["id"], table="sqlanon_test_delta", qi=people["qi"], k=5, max_suppression=0.05, in_place=True, connection=spark)
+            sqlanon.anonymize(keep_others=True, keep_columns=["id"], table="sqlanon_test_delta", qi=people["qi"], k=5, max_suppression=0.05, in_place=True, connection=spark)
         assert captured["sql"].startswith("CREATE OR REPLACE TABLE `sqlanon_test_delta` USING DELTA AS ")
         assert "FROM `sqlanon_test_delta`" in captured["sql"]  # the replacement reads the table it replaces
         rows = captured["rows"]
         duck = str(tmp_path / "duck.parquet")
-        sqlanon.anonymize(keep_columns=["id"], input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.05, output=duck)
+        sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.05, output=duck)
         columns = ["id", "zip", "age", "disease", "buys"]
         assert len(rows) == 300 and multiset(rows, columns) == multiset(read_release(duck), columns)
         verdict = check_k(rows, ["zip", "age"], 5, 0.05)
@@ -365,7 +365,7 @@ def test_in_place_on_a_delta_table_is_one_create_or_replace(spark, people, monke
 
 
 def test_spark_script_runs_and_answers_like_duckdb(spark, people, tmp_path):
-    opts = dict(input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.05)
+    opts = dict(keep_others=True, input=people["parquet"], qi=people["qi"], k=5, max_suppression=0.05)
     script = sqlanon.run.api.plan_sql(dialect="spark", **opts)
     titles = [t for t, _ in script]
     assert titles[0].startswith("hierarchy codes") and "base frequency set" in titles and titles[-1] == "release"

@@ -112,8 +112,8 @@ def test_cached_table_chains_are_cut_and_drops_wait_for_readers(spark):
 @pytest.mark.slow  # ~100 s on Spark (120 statements, 0.4-0.6 s each on a loaded 2-core machine)
 def test_bottom_up_same_as_duckdb(spark, data, tmp_path):
     opts = dict(input=data["files"]["population"], qi={**QI, "disease": "flat"}, k=6, search="bottom-up", class_column="buys")
-    duck = sqlanon.anonymize(keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
-    on_spark = sqlanon.anonymize(keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
+    duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
+    on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
     assert on_spark["transformation"] == duck["transformation"] and on_spark["steps"] == duck["steps"]
     assert on_spark["suppressed_rows"] == duck["suppressed_rows"]
     rows = same_release(str(tmp_path / "duck.parquet"), str(tmp_path / "spark"))
@@ -123,8 +123,8 @@ def test_bottom_up_same_as_duckdb(spark, data, tmp_path):
 def test_top_down_same_as_duckdb(spark, data, tmp_path):
     opts = dict(input=data["files"]["population"], qi={**QI, "disease": "flat"}, k=8, search="top-down", class_column="buys",
                 search_options={"x": ["zip", "age", "disease"], "y": ["id"]})
-    duck = sqlanon.anonymize(keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
-    on_spark = sqlanon.anonymize(keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
+    duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
+    on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
     assert on_spark["transformation"] == duck["transformation"]
     assert on_spark["suppressed_rows"] == duck["suppressed_rows"]
     rows = same_release(str(tmp_path / "duck.parquet"), str(tmp_path / "spark"))
@@ -136,8 +136,8 @@ def test_seeded_genetic_same_as_duckdb(spark, data, tmp_path):
     the same on both engines, so the whole run is (cut, LM, suppressed rows, evaluations)."""
     opts = dict(input=data["files"]["population"], qi={"zip": "mask", "age": "numeric", "disease": "flat"}, k=5, search="genetic", metric="lm",
                 class_column="buys", search_options={"iterations": 12, "population": 8, "seed": 4, "numeric": ["age"]})
-    duck = sqlanon.anonymize(keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
-    on_spark = sqlanon.anonymize(keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
+    duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
+    on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
     for key in ("transformation", "suppressed_rows", "evaluations"):
         assert on_spark[key] == duck[key], key
     assert on_spark["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9)
@@ -213,8 +213,8 @@ def test_models_same_plan_as_duckdb(spark, data, population_table, tmp_path, nam
         duck_opts["population"] = data["files"]["population"]
         spark_opts["population"] = population_table  # a catalog table
     duck_out, spark_out = str(tmp_path / "duck.parquet"), str(tmp_path / "spark")
-    duck = sqlanon.anonymize(keep_columns=["id"], input=data["files"]["research"], qi=QI, output=duck_out, **duck_opts)
-    on_spark = sqlanon.anonymize(keep_columns=["id"], input=data["files"]["research"], qi=QI, output=spark_out, connection=spark, **spark_opts)
+    duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data["files"]["research"], qi=QI, output=duck_out, **duck_opts)
+    on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data["files"]["research"], qi=QI, output=spark_out, connection=spark, **spark_opts)
     assert on_spark["transformation"] == duck["transformation"]
     assert on_spark["suppressed_rows"] == duck["suppressed_rows"]
     assert on_spark["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9, abs=1e-12)
@@ -251,7 +251,7 @@ def test_safepub_on_spark_releases_a_k_anonymous_sample(spark, data, tmp_path):
     from sqlanon.search.lattice import safepub
 
     out = str(tmp_path / "spark")
-    report = sqlanon.anonymize(keep_columns=["id"], input=data["files"]["population"], qi=QI, epsilon=1.0, delta=1e-3, seed=5, safepub_steps=10, output=out, connection=spark)
+    report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data["files"]["population"], qi=QI, epsilon=1.0, delta=1e-3, seed=5, safepub_steps=10, output=out, connection=spark)
     sp = report["safepub"]
     k = safepub.derive_k(0.9, 1e-3)
     assert sp["k"] == k == report["k"]
@@ -284,8 +284,8 @@ def test_local_recoding_and_microaggregation_same_as_duckdb(spark, data, tmp_pat
 
     options = dict(k=4, max_suppression=0.1, local_recoding=True, microaggregate={"age": "median"})
     duck_out, spark_out = str(tmp_path / "duck.parquet"), str(tmp_path / "spark")
-    duck = sqlanon.anonymize(keep_columns=["id"], input=data["files"]["research"], qi=QI, output=duck_out, **options)
-    on_spark = sqlanon.anonymize(keep_columns=["id"], input=data["files"]["research"], qi=QI, output=spark_out, connection=spark, **options)
+    duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data["files"]["research"], qi=QI, output=duck_out, **options)
+    on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data["files"]["research"], qi=QI, output=spark_out, connection=spark, **options)
     assert on_spark["suppressed_rows"] == duck["suppressed_rows"]
     assert on_spark["local_recoding"]["rounds"] == duck["local_recoding"]["rounds"]
     assert len(duck["local_recoding"]["rounds"]) == 2  # a second round releases rows the first suppressed
@@ -313,8 +313,8 @@ def test_weights_and_level_bounds_same_as_duckdb(spark, data, tmp_path, search):
                 weights={"zip": 3.0, "age": 1.0, "disease": 0.5}, min_level={"zip": 1}, max_level={"zip": 3, "age": 2})
     if search == "genetic":
         opts.update(search="genetic", class_column="buys", search_options={"iterations": 12, "population": 8, "seed": 4})
-    duck = sqlanon.anonymize(keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
-    on_spark = sqlanon.anonymize(keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
+    duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
+    on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
     for key in ("transformation", "suppressed_rows"):
         assert on_spark[key] == duck[key], key
     assert on_spark["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9)

@@ -72,7 +72,7 @@ def test_parse():
 
 def test_in_place_on_a_schema_qualified_table_stays_in_its_schema(warehouse):
     before = tables(warehouse)
-    r = invoke(["anonymize", "--input", warehouse, "--table", "s1.patients", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", "s1.patients", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
     assert r.exit_code == 0, r.output
     assert tables(warehouse) == before  # no main."s1.patients", s1.patients still there
     assert sorted(fetch(warehouse, "SELECT zip FROM s1.patients")) == [("1234*",), ("1234*",), ("1235*",), ("1235*",)]
@@ -81,7 +81,7 @@ def test_in_place_on_a_schema_qualified_table_stays_in_its_schema(warehouse):
 
 
 def test_in_place_with_another_case_keeps_the_catalog_name(warehouse):
-    r = invoke(["anonymize", "--input", warehouse, "--table", "PATIENTS", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", "PATIENTS", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
     assert r.exit_code == 0, r.output
     names = [t[1] for t in tables(warehouse)]
     assert "patients" in names and "PATIENTS" not in names
@@ -90,7 +90,7 @@ def test_in_place_with_another_case_keeps_the_catalog_name(warehouse):
 
 def test_in_place_keeps_the_types_of_ungeneralized_qis(warehouse):
     """age and birth stay at level 0 (k=2 is met by zip alone): INTEGER and DATE, not VARCHAR."""
-    r = invoke(["anonymize", "--input", warehouse, "--table", "main.patients", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--qi", "birth=dates", "--k", "2", "--metric", "height", "--in-place", "-q", "--json"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", "main.patients", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--qi", "birth=dates", "--k", "2", "--metric", "height", "--in-place", "-q", "--json"])
     assert r.exit_code == 0, r.output
     import json
 
@@ -102,14 +102,14 @@ def test_in_place_keeps_the_types_of_ungeneralized_qis(warehouse):
 
 
 def test_output_table_in_a_schema(warehouse):
-    r = invoke(["anonymize", "--input", warehouse, "--table", "main.patients", "--qi", "zip=mask", "--k", "2", "--output-table", "s1.released", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", "main.patients", "--qi", "zip=mask", "--k", "2", "--output-table", "s1.released", "-q"])
     assert r.exit_code == 0, r.output
     assert ("s1", "released", "BASE TABLE") in tables(warehouse)
     assert len(fetch(warehouse, "SELECT * FROM s1.released")) == 4
     # exists now: refused without --overwrite, whatever the case; replaced with it
-    r = invoke(["anonymize", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--output-table", "S1.RELEASED", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--output-table", "S1.RELEASED", "-q"])
     assert r.exit_code == 2 and error_line(r) == "error: output table 'S1.RELEASED' already exists (use --overwrite)"
-    r = invoke(["anonymize", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "4", "--output-table", "S1.RELEASED", "--overwrite", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "4", "--output-table", "S1.RELEASED", "--overwrite", "-q"])
     assert r.exit_code == 0, r.output
     assert fetch(warehouse, "SELECT DISTINCT zip FROM s1.released") == [("123**",)]
     assert [t for t in tables(warehouse) if t[1].lower() == "released"] == [("s1", "released", "BASE TABLE")]
@@ -117,14 +117,14 @@ def test_output_table_in_a_schema(warehouse):
 
 def test_output_table_in_a_missing_schema(warehouse):
     before = tables(warehouse)
-    r = invoke(["anonymize", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--output-table", "s2.out", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--output-table", "s2.out", "-q"])
     assert r.exit_code == 2
     assert error_line(r) == "error: schema 's2' of output table 's2.out' not found (create it first)"
     assert tables(warehouse) == before
 
 
 def test_missing_schema_of_the_input(warehouse):
-    r = invoke(["anonymize", "--input", warehouse, "--table", "s9.patients", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", "s9.patients", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
     assert r.exit_code == 2
     assert error_line(r) == f"error: schema 's9' of table 's9.patients' not found in {warehouse}"
 
@@ -132,17 +132,17 @@ def test_missing_schema_of_the_input(warehouse):
 @pytest.mark.parametrize("view", ["patients_v", "s1.patients_view"])
 def test_in_place_on_a_view_is_refused(warehouse, view):
     before = tables(warehouse)
-    r = invoke(["anonymize", "--input", warehouse, "--table", view, "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", view, "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
     assert r.exit_code == 2
     assert error_line(r) == f"error: --in-place rewrites a table; {view!r} is a view (write the release with --output-table instead)"
     assert tables(warehouse) == before
     # a view is a fine input otherwise
-    r = invoke(["anonymize", "--input", warehouse, "--table", view, "--qi", "zip=mask", "--k", "2", "--output-table", "from_view", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", view, "--qi", "zip=mask", "--k", "2", "--output-table", "from_view", "-q"])
     assert r.exit_code == 0, r.output
 
 
 def test_output_table_that_is_a_view_is_refused(warehouse):
-    r = invoke(["anonymize", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--output-table", "patients_v", "--overwrite", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--output-table", "patients_v", "--overwrite", "-q"])
     assert r.exit_code == 2 and error_line(r) == "error: output table 'patients_v' is a view; name another table"
     assert len(fetch(warehouse, "SELECT * FROM patients_v")) == 4
 
@@ -191,18 +191,18 @@ def pg_tables(url):
 @pytest.mark.postgres
 def test_postgres_schema_qualified_and_case_variant_names(pg_db):
     before = pg_tables(pg_db)
-    r = invoke(["anonymize", "--input", pg_db, "--table", "S1.Patients", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", pg_db, "--table", "S1.Patients", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
     assert r.exit_code == 0, r.output
     assert pg_tables(pg_db) == before
     assert sorted(pg_fetch(pg_db, "SELECT zip FROM s1.patients")) == [("1234*",), ("1234*",), ("1235*",), ("1235*",)]
     assert sorted(pg_fetch(pg_db, "SELECT zip FROM public.patients")) == sorted((r[1],) for r in ROWS)
-    r = invoke(["anonymize", "--input", pg_db, "--table", "public.patients", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "2", "--metric", "height", "--output-table", "s1.out", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", pg_db, "--table", "public.patients", "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "2", "--metric", "height", "--output-table", "s1.out", "-q"])
     assert r.exit_code == 0, r.output
     assert ("s1", "out", "BASE TABLE") in pg_tables(pg_db)
     types = dict(pg_fetch(pg_db, "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 's1' AND table_name = 'out'"))
     assert types["age"] == "integer" and types["birth"] == "date"
-    r = invoke(["anonymize", "--input", pg_db, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--output-table", "s2.out", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", pg_db, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--output-table", "s2.out", "-q"])
     assert r.exit_code == 2 and error_line(r) == "error: schema 's2' of output table 's2.out' not found (create it first)"
-    r = invoke(["anonymize", "--input", pg_db, "--table", "patients_v", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", pg_db, "--table", "patients_v", "--qi", "zip=mask", "--k", "2", "--in-place", "-q"])
     assert r.exit_code == 2 and "'patients_v' is a view" in error_line(r)
     assert pg_tables(pg_db) == before + [("s1", "out", "BASE TABLE")] or sorted(pg_tables(pg_db)) == sorted(before + [("s1", "out", "BASE TABLE")])

@@ -60,7 +60,7 @@ def test_lightning_stops_within_its_time_limit_and_says_so(tmp_path, clock, monk
     _charge(monkeypatch, Statistics, "evaluate_many", clock, 0.05, 0.1)
     data, qi, qis, hier = wide_table(tmp_path, n_qi=12, n_rows=400)
     out = str(tmp_path / "out.csv")
-    report = sqlanon.anonymize(keep_columns=["id"], input=data, qi=qi, k=3, max_suppression=0.05, metric="loss", search="lightning",
+    report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data, qi=qi, k=3, max_suppression=0.05, metric="loss", search="lightning",
                                search_options={"time_limit": 10}, output=out)
     info = report["heuristic"]
     assert report["stopped_by"] == info["stopped_by"] == "time_limit"
@@ -74,7 +74,7 @@ def test_lightning_stops_within_its_time_limit_and_says_so(tmp_path, clock, monk
 
 def test_lightning_step_limit_is_reported(tmp_path, clock):
     data, qi, _, _ = wide_table(tmp_path, n_qi=8, n_rows=300)
-    report = sqlanon.anonymize(input=data, qi=qi, k=3, max_suppression=0.05, search="lightning", search_options={"step_limit": 7}, dry_run=True)
+    report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=3, max_suppression=0.05, search="lightning", search_options={"step_limit": 7}, dry_run=True)
     assert report["stopped_by"] == "step_limit" and report["nodes_evaluated"] == 7
 
 
@@ -104,7 +104,7 @@ def test_genetic_counts_its_setup_and_first_population_and_stops_in_time(tmp_pat
     _genetic_clock(monkeypatch, clock, prepare_seconds=1.0)
     data, qi, qis, _ = wide_table(tmp_path, n_qi=6, n_rows=300)
     out = str(tmp_path / "out.csv")
-    report = sqlanon.anonymize(keep_columns=["id"], input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", output=out,
+    report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", output=out,
                                search_options={"time_limit": 3, "iterations": 10**6, "population": 40, "seed": 1, "seed_lattice": False})
     assert report["stopped_by"] == "time_limit"
     # seconds of the fake clock (setup and statements charged by _genetic_clock), not wall time
@@ -118,7 +118,7 @@ def test_genetic_out_of_time_before_its_population_returns_the_most_general_and_
     _genetic_clock(monkeypatch, clock, prepare_seconds=5.0)  # its frequency set alone takes longer than the limit
     data, qi, qis, _ = wide_table(tmp_path, n_qi=6, n_rows=300)
     messages = []
-    report = sqlanon.anonymize(input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", dry_run=True, progress=messages.append,
+    report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", dry_run=True, progress=messages.append,
                                search_options={"time_limit": 2, "iterations": 10**6, "population": 40, "seed": 1, "seed_lattice": False})
     assert report["stopped_by"] == "time_limit" and report["iterations"] == 0
     assert report["evaluations"] == 2  # only the most general solution was scored (and scored again per column)
@@ -130,7 +130,7 @@ def test_genetic_out_of_time_before_its_population_returns_the_most_general_and_
 def test_genetic_without_a_limit_reports_its_iterations(tmp_path, clock, monkeypatch):
     _genetic_clock(monkeypatch, clock, prepare_seconds=1.0)
     data, qi, _, _ = wide_table(tmp_path, n_qi=4, n_rows=200)
-    report = sqlanon.anonymize(input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", dry_run=True,
+    report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", dry_run=True,
                                search_options={"iterations": 30, "population": 10, "seed": 1, "seed_lattice": False})
     assert report["stopped_by"] == "iterations" and report["iterations"] == 30
 
@@ -143,7 +143,7 @@ def test_a_step_limit_that_leaves_nearly_everything_suppressed_warns(tmp_path):
     from sqlanon.cli.app import app
 
     data, qi, _, _ = wide_table(tmp_path, n_qi=4, n_rows=300)
-    args = ["anonymize", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "3", "--max-suppression", "1",
+    args = ["anonymize", "--keep-others", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "3", "--max-suppression", "1",
             "--search", "lightning", "--step-limit", "1", "--metric", "loss", "--dry-run", "--json", "-q"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -177,13 +177,13 @@ def _bottom_up_clock(monkeypatch, clock, probe_seconds: float):
 def test_bottom_up_reports_progress_and_keeps_its_time_limit(tmp_path, clock, monkeypatch):
     _bottom_up_clock(monkeypatch, clock, probe_seconds=1.0)
     data, qi, qis, _ = wide_table(tmp_path, n_qi=4, n_rows=300)
-    unlimited = sqlanon.anonymize(input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", dry_run=True)
+    unlimited = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", dry_run=True)
     assert unlimited["stopped_by"] == "done"
     spent = unlimited["search_seconds"]
     assert spent > 20  # enough probes that a limit of a third of it stops the search after a progress line
     messages = []
     out = str(tmp_path / "out.csv")
-    report = sqlanon.anonymize(keep_columns=["id"], input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", output=out, progress=messages.append,
+    report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", output=out, progress=messages.append,
                                search_options={"time_limit": spent * 0.8})
     assert report["stopped_by"] == "time_limit"
     assert report["search_seconds"] <= spent * 0.8  # the clock is read before every probe
@@ -194,7 +194,7 @@ def test_bottom_up_reports_progress_and_keeps_its_time_limit(tmp_path, clock, mo
     got = checker.check_k(checker.read_rows(out), qis, 4, 0.3)
     assert got["ok"], got  # the cheapest state within the budget so far, verified
     # out of time before the budget is met: the most general cut, said to keep nothing, and why
-    report = sqlanon.anonymize(input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", dry_run=True, search_options={"time_limit": 1})
+    report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", dry_run=True, search_options={"time_limit": 1})
     assert report["stopped_by"] == "time_limit" and report["search_seconds"] <= 1
     assert set(report["transformation"][qis[0]]) == {"*"}
     warning, = report["warnings"]
@@ -210,7 +210,7 @@ def test_bottom_up_time_limit_from_the_cli(tmp_path, clock, monkeypatch):
 
     _bottom_up_clock(monkeypatch, clock, probe_seconds=0.5)
     data, qi, _, _ = wide_table(tmp_path, n_qi=4, n_rows=300)
-    args = ["anonymize", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "4", "--search", "bottom-up", "--max-suppression", "0.3",
+    args = ["anonymize", "--keep-others", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "4", "--search", "bottom-up", "--max-suppression", "0.3",
             "--time-limit", "2", "--dry-run", "--json", "-q"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -247,11 +247,11 @@ def test_bottom_up_state_is_built_in_batches_within_the_limit(tmp_path, clock, m
 
     monkeypatch.setattr(VidTable, "info_loss", info_loss)
     monkeypatch.setattr(bottom_up, "INFO_BATCH", 8)
-    report = sqlanon.anonymize(input=str(data), qi=qi, k=3, max_suppression=0.1, search="bottom-up", class_column="y", dry_run=True,
+    report = sqlanon.anonymize(keep_others=True, input=str(data), qi=qi, k=3, max_suppression=0.1, search="bottom-up", class_column="y", dry_run=True,
                                search_options={"time_limit": 2.0})
     assert report["stopped_by"] == "time_limit" and report["search_seconds"] <= 2.0
     assert max(calls) <= 8 and report["steps_explored"] == 0  # 64 generalizations per QI at the start: never reached a step
     assert set(report["transformation"]["a"]) == {"*"} and report["warnings"][0]["cause"] == "time_limit"
     calls.clear()
-    sqlanon.anonymize(input=str(data), qi=qi, k=3, max_suppression=0.1, search="bottom-up", dry_run=True)
+    sqlanon.anonymize(keep_others=True, input=str(data), qi=qi, k=3, max_suppression=0.1, search="bottom-up", dry_run=True)
     assert calls == []  # no class: I(G) is 0 without a statement

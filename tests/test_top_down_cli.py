@@ -30,11 +30,11 @@ def test_cli_previous_release_from_registry(example1, monkeypatch):
     d = example1["dir"]
     monkeypatch.chdir(d)
     runner = CliRunner()
-    first = runner.invoke(app, ["anonymize", "--input", example1["t2"], "--qi", f"Job={example1['qi']['Job']}", "--k", "1", "--output", str(d / "t2rel.parquet"), "--json"])
+    first = runner.invoke(app, ["anonymize", "--keep-others", "--input", example1["t2"], "--qi", f"Job={example1['qi']['Job']}", "--k", "1", "--output", str(d / "t2rel.parquet"), "--json"])
     assert first.exit_code == 0, first.output
     rel_id = json.loads(first.stdout.strip().splitlines()[-1])["release_id"]
     res = runner.invoke(app, [
-        "anonymize", "--input", example1["t1"], "--qi", "Name=flat", "--qi", f"Job={example1['qi']['Job']}", "--class-column", "Class",
+        "anonymize", "--keep-others", "--input", example1["t1"], "--qi", "Name=flat", "--qi", f"Job={example1['qi']['Job']}", "--class-column", "Class",
         "--search", "top-down", "--previous", str(rel_id), "--x", "Name,Job,Disease", "--y", "K1,K2", "--privacy", "xy-anonymity",
         "--k", "2", "--output", str(d / "t1rel.parquet"), "--json"])
     assert res.exit_code == 0, res.output
@@ -51,14 +51,14 @@ def test_cli_previous_release_from_registry(example1, monkeypatch):
 
 def test_cli_unsatisfiable_exit_code(example1):
     res = CliRunner().invoke(app, [
-        "anonymize", "--input", example1["t1"], "--qi", "Name=flat", "--qi", f"Job={example1['qi']['Job']}",
+        "anonymize", "--keep-others", "--input", example1["t1"], "--qi", "Name=flat", "--qi", f"Job={example1['qi']['Job']}",
         "--search", "top-down", "--previous", example1["t2"], "--x", "Name,Disease", "--y", "K1,K2", "--k", "3", "--dry-run"])
     assert res.exit_code == 3
     assert "Disease=HIV" in res.output
 
 
 def test_python_api_linkability(example1):
-    report = sqlanon.anonymize(input=example1["t1"], qi={"Name": "flat", "Job": example1["qi"]["Job"]}, k=1, search="top-down",
+    report = sqlanon.anonymize(keep_others=True, input=example1["t1"], qi={"Name": "flat", "Job": example1["qi"]["Job"]}, k=1, search="top-down",
                                class_column="Class", search_options={"previous": [example1["t2"]], "x": ["Name"], "y": ["Disease"],
                                                                       "privacy": "xy-linkability", "sensitive_values": ["Cancer:0.75"]}, dry_run=True)
     assert report["transformation"] == {"Name": ["*"]}

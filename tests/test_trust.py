@@ -52,14 +52,14 @@ def released(path):
 
 def test_unknown_drop_column_is_an_error_naming_the_columns(people):
     """``--drop-column nmae`` used to be ignored and the direct identifier ``name`` published."""
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--drop-column", "nmae", "--output", people["out"], "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--drop-column", "nmae", "--output", people["out"], "-q"])
     assert r.exit_code == 2, r.output
-    assert error_line(r) == f"error: unknown --drop-column 'nmae' in csv:{people['csv']}; columns are: name, zip, age, disease"
+    assert error_line(r) == f"error: unknown --drop-column 'nmae' in csv:{people['csv']} (did you mean 'name'?); columns are: name, zip, age, disease"
     assert not os.path.exists(people["out"])
     with pytest.raises(ConfigError, match="unknown --drop-column 'nmae'"):
-        sqlanon.anonymize(input=people["csv"], qi={"zip": "mask"}, k=2, max_suppression=0.5, drop_columns=["nmae"], output=people["out"])
+        sqlanon.anonymize(keep_others=True, input=people["csv"], qi={"zip": "mask"}, k=2, max_suppression=0.5, drop_columns=["nmae"], output=people["out"])
     # the right name drops it
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--drop-column", "name", "--output", people["out"], "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--drop-column", "name", "--output", people["out"], "-q"])
     assert r.exit_code == 0, r.output
     assert "name" not in duckdb.sql(f"SELECT * FROM read_parquet('{people['out']}')").columns
 
@@ -67,10 +67,10 @@ def test_unknown_drop_column_is_an_error_naming_the_columns(people):
 def test_max_suppression_zero_flag_wins_over_the_policy(people, tmp_path):
     policy = tmp_path / "p.yaml"
     policy.write_text(f"input: {people['csv']}\nqi:\n  zip: mask\nk: 2\nmax_suppression: 0.5\n")
-    r = invoke(["anonymize", "--policy", str(policy), "--json", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--policy", str(policy), "--json", "-q"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["suppressed_rows"] == 1  # the policy's budget is used ...
-    r = invoke(["anonymize", "--policy", str(policy), "--max-suppression", "0", "--json", "-q"])
+    r = invoke(["anonymize", "--keep-others", "--policy", str(policy), "--max-suppression", "0", "--json", "-q"])
     assert r.exit_code == 0, r.output
     report = json.loads(r.stdout)
     assert report["max_suppression"] == 0.0 and report["suppressed_rows"] == 0  # ... unless the flag says 0
@@ -85,15 +85,15 @@ def test_zero_valued_flags_are_merged_over_a_policy(tmp_path):
 
 
 def test_k_zero_says_k_must_be_at_least_one(people):
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "0", "--output", people["out"]])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "0", "--output", people["out"]])
     assert r.exit_code == 2
     assert error_line(r) == "error: k must be at least 1, got 0"
     with pytest.raises(ConfigError, match="k must be at least 1, got -3"):
-        sqlanon.anonymize(input=people["csv"], qi={"zip": "mask"}, k=-3, dry_run=True)
+        sqlanon.anonymize(keep_others=True, input=people["csv"], qi={"zip": "mask"}, k=-3, dry_run=True)
 
 
 def test_threads_zero_is_refused_not_ignored(people):
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--threads", "0", "--output", people["out"]])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--threads", "0", "--output", people["out"]])
     assert r.exit_code == 2
     assert error_line(r) == "error: threads must be at least 1, got 0"
     assert not os.path.exists(people["out"])
@@ -105,7 +105,7 @@ def test_threads_flag_is_used(people, monkeypatch):
 
     original = DuckDBEngine.set_option
     monkeypatch.setattr(DuckDBEngine, "set_option", lambda self, key, value: (seen.append((key, value)), original(self, key, value))[1])
-    sqlanon.anonymize(input=people["csv"], qi={"zip": "mask"}, k=1, threads=1, dry_run=True)
+    sqlanon.anonymize(keep_others=True, input=people["csv"], qi={"zip": "mask"}, k=1, threads=1, dry_run=True)
     assert ("threads", "1") in seen
 
 
@@ -126,7 +126,7 @@ def test_check_is_callable_twice(people):
 def test_hierarchy_with_two_roots_is_refused(people, tmp_path):
     h = tmp_path / "zip.csv"
     h.write_text("12345;1234*;A\n12346;1234*;A\n12355;1235*;B\n12356;1235*;B\n99999;9999*;B\n")
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", f"zip={h}", "--k", "2", "--output", people["out"]])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", f"zip={h}", "--k", "2", "--output", people["out"]])
     assert r.exit_code == 1
     assert error_line(r) == f"error: hierarchy for 'zip' ({h}) has 2 roots ('A', 'B'); its last level must be one value (e.g. '*')"
     assert not os.path.exists(people["out"])
@@ -137,21 +137,21 @@ def test_hierarchy_with_two_roots_is_refused(people, tmp_path):
 
 
 def test_duplicate_qi_is_refused(people):
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--qi", "zip=flat", "--k", "2", "--output", people["out"]])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--qi", "zip=flat", "--k", "2", "--output", people["out"]])
     assert r.exit_code == 2
     assert error_line(r) == "error: --qi names column 'zip' twice (zip=mask and zip=flat); give one hierarchy per column"
     assert not os.path.exists(people["out"])
 
 
 def test_l_zero_is_refused(people):
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--sensitive-column", "disease", "--l", "0", "--output", people["out"]])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--sensitive-column", "disease", "--l", "0", "--output", people["out"]])
     assert r.exit_code == 2
     assert error_line(r) == "error: l must be at least 1, got 0"
     assert not os.path.exists(people["out"])
 
 
 def test_sensitive_column_that_is_also_a_qi_is_refused(people):
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--qi", "disease=flat", "--k", "2", "--sensitive-column", "disease", "--l", "2", "--output", people["out"]])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--qi", "disease=flat", "--k", "2", "--sensitive-column", "disease", "--l", "2", "--output", people["out"]])
     assert r.exit_code == 2
     assert "sensitive column 'disease' is also a quasi-identifier" in error_line(r)
     assert not os.path.exists(people["out"])
@@ -161,7 +161,7 @@ def test_sensitive_column_that_is_also_a_qi_is_refused(people):
 def test_policy_k_true_is_not_k_one(people, tmp_path, value):
     policy = tmp_path / "p.yaml"
     policy.write_text(f"input: {people['csv']}\nqi:\n  zip: mask\nk: {value}\noutput: {people['out']}\n")
-    r = invoke(["anonymize", "--policy", str(policy)])
+    r = invoke(["anonymize", "--keep-others", "--policy", str(policy)])
     assert r.exit_code == 2
     assert error_line(r) == f"error: bad value for 'k' in policy {policy}: {value in ('true', 'yes')!r} is not a int"
     assert not os.path.exists(people["out"])
@@ -169,7 +169,7 @@ def test_policy_k_true_is_not_k_one(people, tmp_path, value):
 
 def test_registry_that_is_not_a_database_is_refused(people):
     reg = os.path.join(people["dir"], "x.csv")
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "1", "--output", people["out"], "--registry", reg])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "1", "--output", people["out"], "--registry", reg])
     assert r.exit_code == 2
     assert error_line(r) == f"error: --registry {reg}: a registry is a DuckDB database file; name it .duckdb"
     assert not os.path.exists(people["out"]) and not os.path.exists(reg)
@@ -178,7 +178,7 @@ def test_registry_that_is_not_a_database_is_refused(people):
 @pytest.mark.parametrize("name", ["x.json", "x", "x.xlsx"])
 def test_output_of_an_unknown_file_type_is_refused(people, name):
     out = os.path.join(people["dir"], name)
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "1", "--output", out])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "1", "--output", out])
     assert r.exit_code == 2
     assert "unknown file type" in error_line(r) and "name a .parquet or .csv file" in error_line(r)
     assert not os.path.exists(out)
@@ -191,16 +191,16 @@ def test_hierarchy_csv_with_a_bom(people, tmp_path):
     """Excel writes a UTF-8 BOM; it used to become part of the first leaf ('\\ufeff12345')."""
     h = tmp_path / "zip.csv"
     h.write_bytes("12345;1234*;*\n12346;1234*;*\n12355;1235*;*\n12356;1235*;*\n99999;9999*;*\n".encode("utf-8-sig"))
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", f"zip={h}", "--k", "2", "--max-suppression", "0.5", "--output", people["out"], "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", f"zip={h}", "--k", "2", "--max-suppression", "0.5", "--output", people["out"], "-q"])
     assert r.exit_code == 0, r.output
     assert sorted(row[1] for row in released(people["out"])) == ["*", "1234*", "1234*", "1235*", "1235*"]
 
 
 def test_json_error_is_one_object_on_stdout(people):
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zap=mask", "--k", "2", "--output", people["out"], "--json"])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zap=mask", "--k", "2", "--output", people["out"], "--json"])
     assert r.exit_code == 2
     obj = json.loads(r.stdout)
-    assert obj == {"error": f"unknown quasi-identifier column 'zap' in csv:{people['csv']}; columns are: name, zip, age, disease", "exit_code": 2}
+    assert obj == {"error": f"unknown quasi-identifier column 'zap' in csv:{people['csv']} (did you mean 'zip'?); columns are: name, zip, age, disease", "exit_code": 2}
     assert error_line(r) == "error: " + obj["error"]
     r = invoke(["check", "--input", people["csv"], "--qi", "zap", "--json"])
     assert r.exit_code == 2 and json.loads(r.stdout)["exit_code"] == 2
@@ -210,11 +210,11 @@ def test_json_error_is_one_object_on_stdout(people):
 
 def test_debug_reraises_with_the_traceback(people, monkeypatch):
     monkeypatch.setenv("SQLANON_DEBUG", "1")
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "0"])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "0"])
     assert r.exit_code != 0
     assert isinstance(r.exception, ConfigError) and r.exc_info[2] is not None
     monkeypatch.setenv("SQLANON_DEBUG", "0")
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "0"])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "0"])
     assert r.exit_code == 2 and not isinstance(r.exception, ConfigError)
 
 
@@ -241,7 +241,7 @@ def test_ctrl_c_during_the_write(people, tmp_path):
     script = tmp_path / "run.py"
     script.write_text(INTERRUPTIBLE)
     proc = subprocess.Popen(
-        [sys.executable, str(script), "anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"], "--threads", "1"],
+        [sys.executable, str(script), "anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"], "--threads", "1"],
         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
     lines = []
@@ -272,7 +272,7 @@ def test_memory_limit_too_small_says_so(people, tmp_path):
     con.execute(f"CREATE TABLE patients AS SELECT * FROM read_csv('{people['csv']}', all_varchar=true)")
     con.close()
     for args in (["--input", people["csv"]], ["--input", db, "--table", "patients"]):
-        r = invoke(["anonymize", *args, "--qi", "zip=mask", "--k", "2", "--memory-limit", "1KB", "--output", people["out"]])
+        r = invoke(["anonymize", "--keep-others", *args, "--qi", "zip=mask", "--k", "2", "--memory-limit", "1KB", "--output", people["out"]])
         assert r.exit_code == 1
         assert error_line(r).startswith("error: out of memory under --memory-limit 1KB; give a larger --memory-limit")
         assert not os.path.exists(people["out"])
@@ -296,7 +296,7 @@ def test_ragged_csv_names_the_line(tmp_path, text, line, found):
     data = tmp_path / "ragged.csv"
     data.write_text(text)
     out = tmp_path / "out.parquet"
-    r = invoke(["anonymize", "--input", str(data), "--qi", "a=mask", "--k", "1", "--output", str(out)])
+    r = invoke(["anonymize", "--keep-others", "--input", str(data), "--qi", "a=mask", "--k", "1", "--output", str(out)])
     assert r.exit_code == 1
     assert error_line(r) == f"error: {data}: line {line} has {found} field(s), the header has 2 (a ragged CSV; check the delimiter and quoting)"
     assert not os.path.exists(out)
@@ -312,7 +312,7 @@ def test_csv_header_problems(tmp_path):
     ):
         data = tmp_path / "h.csv"
         data.write_text(text)
-        r = invoke(["anonymize", "--input", str(data), "--qi", "a=mask", "--k", "1", "--dry-run"])
+        r = invoke(["anonymize", "--keep-others", "--input", str(data), "--qi", "a=mask", "--k", "1", "--dry-run"])
         assert r.exit_code == 2 and message in error_line(r), r.output
 
 
@@ -349,14 +349,14 @@ def test_inputs_only_read_are_opened_read_only_beside_another_reader(people, war
         out = str(tmp_path / "rel.parquet")
         for args in (
             ["check", "--input", warehouse, "--table", "patients", "--qi", "zip"],
-            ["sql", *common],
-            ["anonymize", *common, "--max-suppression", "0.5", "--dry-run", "-q"],
-            ["anonymize", *common, "--max-suppression", "0.5", "--output", out, "-q"],
+            ["sql", "--keep-others", *common],
+            ["anonymize", "--keep-others", *common, "--max-suppression", "0.5", "--dry-run", "-q"],
+            ["anonymize", "--keep-others", *common, "--max-suppression", "0.5", "--output", out, "-q"],
         ):
             r = invoke(args)
             assert r.exit_code == 0, (args, r.output)
         assert len(released(out)) == 5
-        r = invoke(["anonymize", *common, "--max-suppression", "0.5", "--output-table", "rel", "-q"])
+        r = invoke(["anonymize", "--keep-others", *common, "--max-suppression", "0.5", "--output-table", "rel", "-q"])
         assert r.exit_code == 1 and "lock" in error_line(r).lower()
     finally:
         holder.stdin.close()
@@ -370,20 +370,20 @@ def test_only_read_inputs_open_read_only(people, warehouse, tmp_path, monkeypatc
     modes = []
     original = engine_mod.duckdb.connect
     monkeypatch.setattr(engine_mod.duckdb, "connect", lambda database=":memory:", read_only=False, **kw: (modes.append((database, read_only)), original(database, read_only=read_only, **kw))[1])
-    sqlanon.anonymize(input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, dry_run=True)
-    sqlanon.anonymize(input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, output=str(tmp_path / "r.parquet"))
+    sqlanon.anonymize(keep_others=True, input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, dry_run=True)
+    sqlanon.anonymize(keep_others=True, input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, output=str(tmp_path / "r.parquet"))
     sqlanon.check(warehouse, ["zip"], table="patients")
-    sqlanon.run.api.plan_sql(input=warehouse, table="patients", qi={"zip": "mask"}, k=2)
+    sqlanon.run.api.plan_sql(keep_others=True, input=warehouse, table="patients", qi={"zip": "mask"}, k=2)
     assert [m for m in modes if m[0] == warehouse] == [(warehouse, True)] * 4
     modes.clear()
-    sqlanon.anonymize(input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, output_table="rel")
+    sqlanon.anonymize(keep_others=True, input=warehouse, table="patients", qi={"zip": "mask"}, k=2, max_suppression=0.5, output_table="rel")
     assert [m for m in modes if m[0] == warehouse] == [(warehouse, False)]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may open a file without write permission for writing")
 def test_read_only_file(people, warehouse, tmp_path):
     os.chmod(warehouse, 0o444)
-    r = invoke(["anonymize", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", str(tmp_path / "r.parquet"), "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", warehouse, "--table", "patients", "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", str(tmp_path / "r.parquet"), "-q"])
     assert r.exit_code == 0, r.output
 
 
@@ -401,7 +401,7 @@ def test_stale_temp_files_of_a_killed_run_are_removed(people):
         with open(path, "wb") as fh:
             fh.write(b"x" * 1000)
     os.utime(old_style, (time.time() - 3600, time.time() - 3600))
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"]])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"]])
     assert r.exit_code == 0, r.output
     assert f"sqlanon: removed .out.parquet.{dead}-0123abcd.tmp (1,000 bytes), left beside out.parquet by an interrupted run" in r.stderr
     assert not os.path.exists(stale) and not os.path.exists(old_style)
@@ -424,7 +424,7 @@ def test_seed_zero_reaches_the_genetic_search(people, monkeypatch):
         return real(seed, *a, **kw)
 
     monkeypatch.setattr(genetic.np.random, "default_rng", spy)
-    args = ["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10", "--k", "2",
+    args = ["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10", "--k", "2",
             "--max-suppression", "0.5", "--search", "genetic", "--metric", "lm", "--seed", "0",
             "--option", "iterations=5", "--dry-run", "--json", "-q"]
     first = invoke(args)
@@ -438,16 +438,16 @@ def test_seed_zero_reaches_the_genetic_search(people, monkeypatch):
 
 def test_engine_flag_is_never_silently_replaced(people):
     """``--engine postgres`` on a CSV ran on DuckDB and exited 0."""
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--engine", "postgres", "--output", people["out"]])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--engine", "postgres", "--output", people["out"]])
     assert r.exit_code == 2
     assert error_line(r).startswith("error: --engine postgres but the input is read by duckdb")
     assert not os.path.exists(people["out"])
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--engine", "duckdb", "--output", people["out"], "-q"])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--engine", "duckdb", "--output", people["out"], "-q"])
     assert r.exit_code == 0, r.output
 
 
 def test_overwrite_without_a_target_is_refused(people):
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--overwrite"])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--overwrite"])
     assert r.exit_code == 2
     assert "--overwrite replaces an existing --output or --output-table" in error_line(r)
 
@@ -455,7 +455,7 @@ def test_overwrite_without_a_target_is_refused(people):
 def test_dry_run_says_what_it_would_write_and_writes_no_release(people):
     reg = people["dir"] / "reg.duckdb"
     report = people["dir"] / "r.html"
-    args = ["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--dry-run",
+    args = ["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--dry-run",
             "--output", people["out"], "--registry", str(reg), "--report", str(report)]
     r = invoke(args)
     assert r.exit_code == 0, r.output
@@ -495,7 +495,7 @@ def test_generate_refuses_unused_or_empty_requests(people, extra, fragment):
 def test_keys_this_run_would_not_read_are_refused(people, tmp_path):
     """``--class-column`` with the precision metric, ``--database`` without ``--output-table`` and
     ``output_delimiter`` with a Parquet output were accepted and ignored."""
-    base = ["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"]]
+    base = ["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"]]
     r = invoke(base + ["--class-column", "disease"])
     assert r.exit_code == 2 and "would ignore it" in error_line(r)
     r = invoke(base + ["--database", str(tmp_path / "x.duckdb")])
@@ -503,7 +503,7 @@ def test_keys_this_run_would_not_read_are_refused(people, tmp_path):
     assert not (tmp_path / "x.duckdb").exists()
     policy = tmp_path / "p.yaml"
     policy.write_text(f"input: {people['csv']}\nqi:\n  zip: mask\nk: 2\nmax_suppression: 0.5\noutput: {people['out']}\noutput_delimiter: ';'\n")
-    r = invoke(["anonymize", "--policy", str(policy)])
+    r = invoke(["anonymize", "--keep-others", "--policy", str(policy)])
     assert r.exit_code == 2 and "applies to a CSV --output only" in error_line(r)
     assert not os.path.exists(people["out"])
     # the same keys where they are read
@@ -513,17 +513,17 @@ def test_keys_this_run_would_not_read_are_refused(people, tmp_path):
 
 def test_report_must_be_an_html_file(people, tmp_path):
     """``--report x.txt`` (or a folder) wrote an HTML page under that name."""
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"], "--report", str(tmp_path / "r.txt")])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--k", "2", "--max-suppression", "0.5", "--output", people["out"], "--report", str(tmp_path / "r.txt")])
     assert r.exit_code == 2 and error_line(r) == f"error: --report {tmp_path / 'r.txt'}: the report is an HTML page; name it .html"
     assert not os.path.exists(people["out"]) and not (tmp_path / "r.txt").exists()
     r = invoke(["generate", "--input", people["csv"], "--seed", "1", "--report", str(tmp_path)])
     assert r.exit_code == 2 and "is a directory" in error_line(r)
     with pytest.raises(ConfigError, match="name it .html"):
-        sqlanon.anonymize(input=people["csv"], qi={"zip": "mask"}, k=2, max_suppression=0.5, report=str(tmp_path / "r.json"), dry_run=True)
+        sqlanon.anonymize(keep_others=True, input=people["csv"], qi={"zip": "mask"}, k=2, max_suppression=0.5, report=str(tmp_path / "r.json"), dry_run=True)
 
 
 def test_numeric_and_a_hierarchy_for_one_column_is_refused(people):
     """``--qi age=bands:5,10 --numeric age``: the hierarchy silently won."""
-    r = invoke(["anonymize", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10", "--k", "2", "--max-suppression", "0.5", "--numeric", "age", "--dry-run"])
+    r = invoke(["anonymize", "--keep-others", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10", "--k", "2", "--max-suppression", "0.5", "--numeric", "age", "--dry-run"])
     assert r.exit_code == 2
     assert error_line(r) == "error: 'age' has a hierarchy (--qi age=bands:5,10) and is declared --numeric; give one of the two"

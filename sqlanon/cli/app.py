@@ -123,6 +123,7 @@ def anonymize(
     keep_column: Optional[List[str]] = policy_flag("release.keep_columns", "--keep-column"),
     linked: Optional[List[str]] = policy_flag("release.linked", "--linked"),
     keep_linked: Optional[List[str]] = policy_flag("release.keep_linked", "--keep-linked"),
+    keep_others: bool = policy_flag("release.keep_others", default=False),
     memory_limit: Optional[str] = policy_flag("runtime.memory_limit"),
     threads: Optional[int] = policy_flag("runtime.threads"),
     registry: Optional[str] = policy_flag("release.registry"),
@@ -237,6 +238,7 @@ def check(
     min_sup: Optional[int] = typer.Option(None, "--min-sup", help="With --against: min support of the compared itemsets (default 1)."),
     transformation: Optional[str] = typer.Option(None, "--transformation", help="A plan to measure on this table without writing: an anonymize --json report (file or text) or its transformation. --qi then needs hierarchies."),
     risk: bool = typer.Option(False, "--risk", help="Re-identification risk: prosecutor, journalist, marketer, sample uniques (docs/risk.md)."),
+    suppressed_marker: Optional[str] = typer.Option(None, "--suppressed-marker", help="A row whose QIs all hold this counts as suppressed (default *, sqlanon's mask); none: every row is data (a table that is no release)."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     def go():
@@ -246,7 +248,7 @@ def check(
             return _check_plan(pol, transformation)
         if against:
             return _against(pol.source, against, against_format, against_delimiter, list(pol.qi), 1 if min_sup is None else min_sup)
-        return _check_table(pol, risk)
+        return _check_table(pol, risk, "*" if suppressed_marker is None else None if suppressed_marker.lower() == "none" else suppressed_marker)
 
     result = _run(go, json_out=json_out)
     if json_out:
@@ -288,7 +290,7 @@ def _refuse_unused_check_flags(given: dict, against, transformation, risk: bool)
     elif transformation:
         reads, mode = {"--k", "--max-suppression", "--class-column", "--numeric", "--transformation", "--max-value-length"}, "--transformation"
     else:
-        reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column", "--max-value-length", "--beta-likeness", "--delta-disclosure", "--average-risk"}, "this check"
+        reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column", "--max-value-length", "--beta-likeness", "--delta-disclosure", "--average-risk", "--suppressed-marker"}, "this check"
     unused = [name for name in given if name not in reads and name not in _CHECK_ALWAYS]
     if unused:
         raise ConfigError(f"{', '.join(unused)} not used by {mode}" + ("" if mode != "this check" else " (--numeric needs --transformation; --against-format, --against-delimiter, --min-sup need --against)"))
@@ -307,7 +309,7 @@ def _check_plan(pol, transformation: str) -> dict:
                       hierarchy_delimiter=pol.hierarchies.hierarchy_delimiter, max_value_length=pol.hierarchies.max_value_length)
 
 
-def _check_table(pol, risk: bool) -> dict:
+def _check_table(pol, risk: bool, suppressed_marker: str | None = "*") -> dict:
     src, privacy = pol.source, pol.privacy
     specs = pol.qi if all(pol.qi.values()) else list(pol.qi)
     return api_check(src.input, specs, format=src.format, delimiter=src.delimiter, table=src.table, k=privacy.k, l=privacy.l, t=privacy.t,
@@ -315,7 +317,7 @@ def _check_table(pol, risk: bool) -> dict:
                      hierarchy_delimiter=pol.hierarchies.hierarchy_delimiter, max_suppression=privacy.max_suppression, risk=risk,
                      population_fraction=pol.reporting.population_fraction, risk_threshold=pol.reporting.risk_threshold,
                      max_value_length=pol.hierarchies.max_value_length, beta_likeness=privacy.beta_likeness, delta_disclosure=privacy.delta_disclosure,
-                     average_risk=privacy.average_risk)
+                     average_risk=privacy.average_risk, suppressed_marker=suppressed_marker)
 
 
 def _against(source, against, against_format, against_delimiter, columns, min_sup):
@@ -380,6 +382,8 @@ def sql(
     t: Optional[float] = policy_flag("privacy.t"),
     drop_column: Optional[List[str]] = policy_flag("release.drop_columns", "--drop-column", help="Leave this column out of the release. Repeat."),
     linked: Optional[List[str]] = policy_flag("release.linked", "--linked"),
+    keep_column: Optional[List[str]] = policy_flag("release.keep_columns", "--keep-column"),
+    keep_others: bool = policy_flag("release.keep_others", default=False),
     weights: Optional[List[str]] = policy_flag("quality.weights"),
     min_level: Optional[List[str]] = policy_flag("hierarchies.min_level"),
     max_level: Optional[List[str]] = policy_flag("hierarchies.max_level"),

@@ -140,7 +140,9 @@ class ReleasePolicy(_Section):
     suppression: str = Field(default="mask", description="mask (QIs set to *) | drop.")
     drop_columns: list[str] = Field(default_factory=list, description="Leave a column (e.g. a direct identifier) out of the release.")
     # columns unique per row (ids) kept in the release knowingly (else such a release is refused)
-    keep_columns: list[str] = Field(default_factory=list, description="Release this column as is although its values are unique per row (otherwise refused). Repeat.")
+    keep_columns: list[str] = Field(default_factory=list, description="Release this column as is (its role: kept), even if its values are unique per row (otherwise refused). Repeat.")
+    # every column has a role (sqlanon.run.columns): the unnamed ones are refused unless kept so
+    keep_others: bool = Field(default=False, description="Release the columns the policy gives no role (not a QI, sensitive, kept or dropped) as they are, instead of refusing the run; a nearly unique one (90 % distinct) is still refused.")
     microaggregate: dict[str, str] = Field(default_factory=dict, description="Release a numeric column as its class mean or median, COLUMN=mean|median. Repeat.")
     # linked columns (sqlanon.release.linked): a function of a QI, released no finer than it
     linked: dict[str, str] = Field(default_factory=dict, description="A column that is a function of a QI (city of zip), COLUMN=QI: released where the QI's released value determines it, else *. Repeat.")
@@ -293,6 +295,7 @@ class Policy(BaseModel):
     suppression = _Flat[str]("release", "suppression")
     drop_columns = _Flat[list[str]]("release", "drop_columns")
     keep_columns = _Flat[list[str]]("release", "keep_columns")
+    keep_others = _Flat[bool]("release", "keep_others")
     microaggregate = _Flat[dict[str, str]]("release", "microaggregate")
     linked = _Flat[dict[str, str]]("release", "linked")
     keep_linked = _Flat[list[str]]("release", "keep_linked")

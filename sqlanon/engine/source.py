@@ -17,6 +17,7 @@ from sqlanon.expr.atoms import col, drop_table, ident, table_ref  # noqa: F401  
 from sqlanon.config.strict_load import binary_kind
 from sqlanon.engine.table_name import TableName
 from sqlanon.engine.parquet_schemas import check_agree
+from sqlanon.engine.column_names import did_you_mean, resolve
 from sqlanon.engine.urls import redact
 
 FORMATS = ("csv", "parquet", "duckdb", "postgres")
@@ -140,8 +141,15 @@ class Source:
         for name in names:
             if name not in have:
                 raise ConfigError(
-                    f"unknown {role} {name!r} in {self.describe()}; columns are: {', '.join(have)}{self._delimiter_hint(have)}"
+                    f"unknown {role} {name!r} in {self.describe()}{did_you_mean(have, name)}; columns are: {', '.join(have)}{self._delimiter_hint(have)}"
                 )
+
+    def resolve_column(self, engine, name: str) -> str:
+        """The source's column ``name`` names as the engine resolves names
+        (:mod:`sqlanon.engine.column_names`); ``name`` itself when none is found (the caller's
+        :meth:`require_columns` then says so, with the near spellings)."""
+        found = resolve(self.column_names(engine), name, engine.dialect.name)
+        return name if found is None else found
 
     def _delimiter_hint(self, have: list[str]) -> str:
         """`` (is the delimiter ';'? ..)`` when a CSV's header read as one column holds another

@@ -136,6 +136,21 @@ def _column_lines(result: dict, path: str) -> tuple[list[str], list[str], list[s
     return drops, qis, sensitive, plain
 
 
+def _kept_lines(sensitive: list[str], plain: list[str]) -> list[str]:
+    """Every column has a role: the sensitive candidates and the insensitive columns are kept
+    (released as they are), listed under ``keep_columns`` (a column no role names is refused)."""
+    if not sensitive and not plain:
+        return []
+    lines = ["# Every column has a role: these are released as they are (a column no role names is refused).", "keep_columns:"]
+    lines += [f"  - {key(name)}  # sensitive candidate" for name in sensitive]
+    lines += [f"  - {key(name)}  # insensitive" for name in plain]
+    lines.append("")
+    if sensitive:
+        lines += ["# To keep each class diverse in a sensitive one (l-diversity), take it out of keep_columns and uncomment:",
+                  f"# sensitive_column: {scalar(sensitive[0])}", "# l: 2", ""]
+    return lines
+
+
 def policy_text(result: dict, where: Where, path: str, k: int) -> str:
     """The policy file's text (see the module's docstring)."""
     base = os.path.dirname(os.path.abspath(path))
@@ -160,12 +175,7 @@ def policy_text(result: dict, where: Where, path: str, k: int) -> str:
         lines += ["# Direct identifiers, left out of the release:", "drop_columns:", *drops, ""]
     lines += ["# Quasi-identifiers, generalized along these hierarchies:", "qi:", *(qis or ["  {}"]), ""]
     lines += _linked_lines(result)
-    if sensitive:
-        lines += [f"# Sensitive candidates, released as they are: {', '.join(sensitive)}.",
-                  "# To keep each class diverse in one of them (l-diversity), uncomment:",
-                  f"# sensitive_column: {scalar(sensitive[0])}", "# l: 2", ""]
-    if plain:
-        lines += [f"# Released as they are (insensitive): {', '.join(plain)}.", ""]
+    lines += _kept_lines(sensitive, plain)
     lines += [
         f"k: {k}",
         f"max_suppression: {MAX_SUPPRESSION}",

@@ -116,41 +116,64 @@ def refuse_input_file(output: str, source) -> None:
 
 #: a column is checked exactly for uniqueness when its approximate distinct count is this share of the rows
 NEAR_UNIQUE = 0.9
+#: a column ``keep_others`` releases is refused when its distinct values are at least this share
+#: of its non-NULL values (an ``ssn`` with 299 distinct values in 300 rows; see docs/policy.md)
+NEARLY_UNIQUE = 0.9
+#: ... checked exactly when its approximate distinct count (HyperLogLog, a few % off) is this share
+NEARLY_UNIQUE_APPROX = 0.8
 #: tables smaller than this are not checked: in a few rows any column may be unique by chance
 MIN_ROWS = 100
 
 
-def unique_columns(engine, source, columns: list[str]) -> tuple[int, list[str]]:
+def unique_columns(engine, source, columns: list[str], nearly=()) -> tuple[int, list[str]]:
     """``(rows, the columns among columns whose values are unique per row)``: one pass with an
     approximate distinct count per column (HyperLogLog), then an exact ``COUNT(DISTINCT)`` only of
-    the near-unique ones (a second pass over those columns, when there are any)."""
+    the near-unique ones (a second pass over those columns, when there are any). A column of
+    ``nearly`` is returned when it is *nearly* unique: :data:`NEARLY_UNIQUE` of its non-NULL
+    values distinct (and at least :data:`MIN_ROWS` of them)."""
     if not columns:
         return 0, []
+    nearly = [c for c in columns if c in set(nearly)]
     src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
-    approx = exp.select(exp.Count(this=exp.Star()), *[engine.dialect.approx_distinct(col(c, "src")) for c in columns]).from_(src)
+    approx = exp.select(exp.Count(this=exp.Star()), *[engine.dialect.approx_distinct(col(c, "src")) for c in columns], *[exp.Count(this=col(c, "src")) for c in nearly]).from_(src)
     row = engine.fetch_one(approx)
     rows = int(row[0] or 0)
-    near = [c for c, n in zip(columns, row[1:]) if rows >= MIN_ROWS and int(n or 0) >= NEAR_UNIQUE * rows]
+    counted = dict(zip(columns, row[1:1 + len(columns)]))
+    nonnull = {c: int(n or 0) for c, n in zip(nearly, row[1 + len(columns):])}
+    near = [c for c in columns if _near(int(counted[c] or 0), rows, nonnull.get(c))]
     if not near:
         return rows, []
     exact = exp.select(*[exp.Count(this=exp.Distinct(expressions=[col(c, "src")])) for c in near]).from_(src.copy())
     counts = engine.fetch_one(exact)
-    return rows, [c for c, n in zip(near, counts) if int(n or 0) == rows]
+    return rows, [c for c, n in zip(near, counts) if _unique(int(n or 0), rows, nonnull.get(c))]
 
 
-def refuse_row_keys(engine, source, qis, drop_columns=(), keep_columns=(), microaggregate=None) -> None:
+def _near(approx: int, rows: int, nonnull: int | None) -> bool:
+    """Worth an exact count: near unique per row (or, ``nonnull`` given, near nearly unique)."""
+    if nonnull is None:
+        return rows >= MIN_ROWS and approx >= NEAR_UNIQUE * rows
+    return nonnull >= MIN_ROWS and approx >= NEARLY_UNIQUE_APPROX * nonnull
+
+
+def _unique(distinct: int, rows: int, nonnull: int | None) -> bool:
+    return distinct == rows if nonnull is None else distinct >= NEARLY_UNIQUE * nonnull
+
+
+def refuse_row_keys(engine, source, qis, drop_columns=(), keep_columns=(), microaggregate=None, kept_others=()) -> None:
     """Refuse, before the scan, a release that keeps a column unique per row (an id, a name):
     released as is, it joins every released row back to its input row. QIs, dropped and
-    microaggregated columns, and ``--keep-column`` ones (kept knowingly) are not checked."""
+    microaggregated columns, and ``--keep-column`` ones (kept knowingly) are not checked; those
+    ``keep_others`` releases (``kept_others``) are refused already when nearly unique."""
     skip = set(qis) | set(drop_columns or ()) | set(keep_columns or ()) | set(microaggregate or {})
     checked = [c for c in source.column_names(engine) if c not in skip]
-    rows, unique = unique_columns(engine, source, checked)
+    rows, unique = unique_columns(engine, source, checked, kept_others)
     if not unique:
         return
     names = ", ".join(repr(c) for c in unique)
     flags = " ".join(f"--drop-column {c}" for c in unique)
+    nearly = any(c in set(kept_others) for c in unique)
     raise ConfigError(
-        f"column{'s' if len(unique) > 1 else ''} {names} {'are' if len(unique) > 1 else 'is'} unique per row ({rows:,} rows): "
+        f"column{'s' if len(unique) > 1 else ''} {names} {'are' if len(unique) > 1 else 'is'} {'(nearly) ' if nearly else ''}unique per row ({rows:,} rows): "
         f"released as is, every row joins back to its input row; leave it out ({flags}), make it a QI, or keep it knowingly (--keep-column)"
     )
 

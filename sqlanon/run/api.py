@@ -51,6 +51,7 @@ from sqlanon.release.registry import _without_passwords
 from sqlanon.hierarchy import Hierarchy
 from sqlanon.hierarchy.dates import resolved_specs
 from sqlanon.run.script import sections
+from sqlanon.run import columns as roles
 
 
 def build_requirement(policy: Policy, session: Session | None = None) -> tuple[Requirement, dict]:
@@ -200,6 +201,7 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     """Hierarchies, the requirement (privacy models), the metric and the statistics to build:
     every refusal that depends only on the inputs' shape comes here, before the scan."""
     policy, session = run.policy, run.session
+    roles.resolve_policy_columns(policy, session)  # ``--qi zip`` names a column ``ZIP`` on DuckDB
     qis = qi_specs(policy)
     _check_columns(run, qis)
     hierarchies = session.hierarchies(qis)
@@ -217,7 +219,8 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
         needs = needs.merge(ClassNeeds(majority_y=True))
     if run.releases:  # a release (or, dry, the one it would be)
         out = policy.release
-        release_mod.refuse_row_keys(session.engine, session.source, list(qis), out.drop_columns, out.keep_columns, out.microaggregate)
+        roles.refuse_unassigned(policy, session, qis)  # every released column has a role (or keep_others keeps the rest)
+        release_mod.refuse_row_keys(session.engine, session.source, list(qis), out.drop_columns, out.keep_columns, out.microaggregate, roles.kept_others(policy, session, qis))
         refuse_linked_in_clear(session.engine, session.source, list(qis), out.linked, out.keep_linked, out.drop_columns, policy.privacy.sensitive_column, out.microaggregate)
     stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, nulls=policy.hierarchies.nulls, **model_extras)
     run.clock.lap("hierarchies")
@@ -235,6 +238,8 @@ def _base_scan(run: _Run, stats: Statistics, requirement: Requirement) -> None:
             stats.prepare()
         finally:
             engine.keep_log = keep_log
+    if run.releases:  # no QI value reads as the suppression marker (counted by the scan)
+        roles.refuse_marker_values(stats, policy.release.suppression)
     requirement.bind(stats)  # the budget from the table's rows; what each model reads of the table
     run.say(f"base frequency set: {stats.base.rows:,} QI tuples from {stats.rows:,} rows ({time.perf_counter() - t0:.2f} s)")
     run.clock.lap("base_scan")
@@ -600,6 +605,7 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
     policy.validate()
     session = Session(policy)
     try:
+        roles.resolve_policy_columns(policy, session)
         qis = qi_specs(policy)
         hierarchies = session.hierarchies(qis)
         requirement, model_extras = build_requirement(policy, session)
@@ -609,8 +615,10 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         check_transforms(policy, session, requirement, list(qis))
 
         preflight(policy, hierarchies, list(qis))
+        roles.refuse_unassigned(policy, session, qis)  # the script writes a release: every column has a role
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, policy.quality.class_column, requirement.needs.merge(metric.needs), nulls=policy.hierarchies.nulls, **model_extras)
         stats.prepare()
+        roles.refuse_marker_values(stats, policy.release.suppression)
         requirement.bind(stats)
         plan = run_search(policy, session, stats, requirement, metric, lambda m: None)
 

@@ -26,7 +26,7 @@ from sqlanon.search.genetic.cut import recoding_from_transformation
 from sqlanon.dialect import lookup
 
 
-def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None) -> dict:
+def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str | None = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None) -> dict:
     """Measure a (released) table: class sizes, l, t, suppressed rows and metrics; with ``risk``
     its re-identification risk (:mod:`sqlanon.risk`; ``population_fraction`` adds population
     uniqueness estimates, ``risk_threshold`` the prosecutor threshold). ``beta_likeness``,
@@ -35,7 +35,10 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
 
     ``qi`` is a list of columns, or a mapping column -> hierarchy spec; with hierarchies, values are
     read back as levels of the hierarchy so precision and LM can be measured too. A row whose QIs
-    are all ``*`` counts as suppressed.
+    are all ``suppressed_marker`` (``*``: sqlanon's masked rows; a masked release never holds it
+    as data) counts as suppressed; ``suppressed_marker=None`` reads every row as data (a table
+    that is no release, whose QIs may hold ``*``). Column names resolve as the engine resolves
+    them (``zip`` finds ``ZIP`` on DuckDB).
     """
     _check_k(k)
     if (population_fraction is not None or risk_threshold is not None) and not risk:
@@ -48,7 +51,9 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
     session = Session(policy)
     try:
-        specs: dict[str, str | None] = dict(qi) if isinstance(qi, dict) else {c: None for c in qi}
+        named: dict[str, str | None] = dict(qi) if isinstance(qi, dict) else {c: None for c in qi}
+        specs = {session.source.resolve_column(session.engine, c): spec for c, spec in named.items()}
+        sensitive_column, class_column = (None if c is None else session.source.resolve_column(session.engine, c) for c in (sensitive_column, class_column))
         columns = list(specs)
         session.source.require_columns(session.engine, columns, "quasi-identifier column")
         flats = [load_hierarchy("flat", c, session.engine, session.source, max_value_length=max_value_length) for c in columns]
@@ -58,6 +63,7 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
         node = tuple(0 for _ in columns)
         e = stats.evaluate(node, exp.Boolean(this=True), _check_aggregates(stats, not_star, asked)).extra
         out = _table_figures(session, stats, columns, e)
+        out["suppressed_marker"] = suppressed_marker
         if risk:
             out["risk"] = measure(stats, node, not_star, threshold=risk_threshold or DEFAULT_THRESHOLD, population_fraction=population_fraction)
         if k is not None:
@@ -95,8 +101,10 @@ def _check_needs(l, t, t_distance: str, sensitive_column, class_column, asked: d
     return needs.merge(ClassNeeds(beta_likeness=asked["beta"] is not None, delta_disclosure=asked["delta"] is not None))
 
 
-def _not_suppressed(stats, flats, suppressed_marker: str) -> exp.Expr:
-    """Not the all-suppressed class: not every QI equal to the marker."""
+def _not_suppressed(stats, flats, suppressed_marker: str | None) -> exp.Expr:
+    """Not the all-suppressed class: not every QI equal to the marker (no marker: every row)."""
+    if suppressed_marker is None:
+        return exp.Boolean(this=True)
     star_codes = [h.leaf_index.get(suppressed_marker) for h in flats]
     if not all(c is not None for c in star_codes):
         return exp.Boolean(this=True)
@@ -190,7 +198,7 @@ def _model_figures(out: dict, e: dict, stats, asked: dict) -> None:
         out["average_risk_ok"] = out["average_risk"] is not None and out["average_risk"] <= asked["risk"] + 1e-12
 
 
-def _hierarchy_metrics(out: dict, session, stats, specs: dict, flats, hierarchy_delimiter, suppressed_marker: str, max_value_length: int) -> None:
+def _hierarchy_metrics(out: dict, session, stats, specs: dict, flats, hierarchy_delimiter, suppressed_marker: str | None, max_value_length: int) -> None:
     """Precision and LM from hierarchies: released values read back as hierarchy levels."""
     columns = list(specs)
     hs = [load_hierarchy(spec, c, session.engine, session.source, hierarchy_delimiter, max_value_length) if spec and not _is_builder(spec) else None for c, spec in specs.items()]
@@ -209,7 +217,7 @@ def _hierarchy_metrics(out: dict, session, stats, specs: dict, flats, hierarchy_
     out["metrics"]["lm_per_column"] = per_col
 
 
-def _column_losses(h, flat, freqs: list[int], column: str, suppressed_marker: str) -> tuple[float, float]:
+def _column_losses(h, flat, freqs: list[int], column: str, suppressed_marker: str | None) -> tuple[float, float]:
     """One QI's precision and LM sums over its released values."""
     p_sum, l_sum = 0.0, 0.0
     losses: dict[int, list[float]] = {}  # per level, built once (not per value)

@@ -5,7 +5,8 @@ it there and returns the release as a lazy relation; dbt materializes it once, i
 own table (in the target's schema, e.g. `analytics.patients_k5`). The release is recorded in
 `sqlanon_releases` (target `relation`). Hierarchies: zip codes masked digit by digit, ages in
 5/10/20-year bands, sex flat. The seed's `id` is left out: kept, it would join every released row
-back to its patient (sqlanon refuses a release that keeps a column unique per row).
+back to its patient (sqlanon refuses a release that keeps a column unique per row); the
+diagnosis is kept as it is (every column has a role: a column no role names is refused).
 """
 
 
@@ -22,5 +23,6 @@ def model(dbt, session):
         max_suppression=0.05,
         metric="lm",
         drop_columns=["id"],
+        keep_columns=["diagnosis"],
     )
     return release.relation()
