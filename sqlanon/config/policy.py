@@ -140,6 +140,10 @@ class ReleasePolicy(_Section):
     # columns unique per row (ids) kept in the release knowingly (else such a release is refused)
     keep_columns: list[str] = Field(default_factory=list, description="Release this column as is although its values are unique per row (otherwise refused). Repeat.")
     microaggregate: dict[str, str] = Field(default_factory=dict, description="Release a numeric column as its class mean or median, COLUMN=mean|median. Repeat.")
+    # incremental releases (sqlanon.run.incremental)
+    like_release: int | None = Field(default=None, description="Release this input (a new batch) with release N's transformation and hierarchies, k-anonymous with the lineage's earlier releases.", json_schema_extra={"minimum": 1})
+    on_break: str | None = Field(default=None, description="With --like-release: rows of classes under k or with unseen values are suppress(ed, default) | hold (kept generalized in a holding table until their class reaches k) | refuse(d: nothing written).")
+    lineage_check: str | None = Field(default=None, description="With --like-release: cumulative (default: every class of the lineage's union has >= k rows) | batch (each batch's released classes have >= k rows on their own too).")
 
 
 class RuntimePolicy(_Section):
@@ -287,6 +291,9 @@ class Policy(BaseModel):
     drop_columns = _Flat[list[str]]("release", "drop_columns")
     keep_columns = _Flat[list[str]]("release", "keep_columns")
     microaggregate = _Flat[dict[str, str]]("release", "microaggregate")
+    like_release = _Flat[Optional[int]]("release", "like_release")
+    on_break = _Flat[Optional[str]]("release", "on_break")
+    lineage_check = _Flat[Optional[str]]("release", "lineage_check")
     engine = _Flat[Optional[str]]("runtime", "engine")
     memory_limit = _Flat[Optional[str]]("runtime", "memory_limit")
     threads = _Flat[Optional[int]]("runtime", "threads")

@@ -38,6 +38,7 @@ def ensure(engine) -> None:
     add_report = template("registry_add_report")
     if getattr(engine.dialect, "add_column_if_not_exists", True):
         engine.execute(add_report)
+        _ensure_lineage_columns(engine)
         return
     # Spark SQL has no ADD COLUMN IF NOT EXISTS: add the column only when the table lacks it
     from sqlglot import exp
@@ -47,6 +48,13 @@ def ensure(engine) -> None:
         for action in add_report.args.get("actions") or []:
             action.set("exists", False)
         engine.execute(add_report)
+
+
+def _ensure_lineage_columns(engine) -> None:
+    """The columns of incremental releases (:mod:`sqlanon.release.lineage`), added as ``report`` is."""
+    from sqlanon.release import lineage
+
+    lineage.ensure_columns(engine)
 
 
 def record(engine, entry: dict) -> int:
@@ -76,7 +84,10 @@ def list_releases(engine) -> list[dict]:
     if not _exists(engine):
         return []
     rows = engine.fetch_all(template("registry_list"))
-    return [_decode(dict(zip(COLUMNS, r))) for r in rows]
+    out = [_decode(dict(zip(COLUMNS, r))) for r in rows]
+    from sqlanon.release import lineage
+
+    return lineage.with_lineage(engine, out)
 
 
 def get_release(engine, release_id: int) -> dict | None:
