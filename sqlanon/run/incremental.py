@@ -36,6 +36,7 @@ from sqlanon.release import lineage, registry, write as release_mod
 from sqlanon.release.result import Release
 from sqlanon.run.check import _plan_recoding
 from sqlanon.run.session import Session
+from sqlanon.stats import format_input_hash
 
 STRATEGIES = ("suppress", "hold", "refuse")
 CHECKS = ("cumulative", "batch")
@@ -268,13 +269,22 @@ def _fingerprint(batch: Batch) -> str:
     refused: its people would be counted twice."""
     lin = batch.lin
     assert lin is not None
-    fp = release_mod.input_hash(batch.engine, batch.session.source)
-    if fp == lin.root.get("input_hash"):
+    fp = batch_fingerprint(batch.engine, batch.session.source)
+    if fp.split("+")[0] == lin.root.get("input_hash"):
         raise ConfigError(f"the batch is release {lin.root_id}'s own input (same rows); a batch holds new rows only")
     seen = lineage.fingerprints(batch.reg, lin.root_id).get(fp)
     if seen is not None:
         raise ConfigError(f"the batch was already released (release {seen}, same rows); releasing it again would count its people twice")
     return fp
+
+
+def batch_fingerprint(engine, source) -> str:
+    """``rows:xor+sum`` of the rows' hashes: order-independent, and unlike the XOR alone (the
+    registry's ``input_hash``, its first part) not blind to rows that come twice."""
+    h = engine.dialect.row_hash(source.column_names(engine))
+    q = exp.select(exp.Count(this=exp.Star()), exp.Anonymous(this="bit_xor", expressions=[h]), exp.Sum(this=h.copy())).from_(engine.source_from(source))
+    n, x, total = engine.fetch_one(q) or (0, 0, 0)
+    return f"{format_input_hash(n, x)}+{int(total or 0) & 0xFFFFFFFFFFFFFFFF:016x}"
 
 
 def _hierarchies(batch: Batch):
