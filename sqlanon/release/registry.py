@@ -13,6 +13,7 @@ from sqlanon import __version__
 from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.engine.table_name import BASE_TABLE, TableName, lookup
 from sqlanon.engine import connect
+from sqlanon.release import lineage
 
 REGISTRY_FILE = "sqlanon_releases.duckdb"
 COLUMNS = ["id", "created_at", "source", "target", "search", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash"]
@@ -52,8 +53,6 @@ def ensure(engine) -> None:
 
 def _ensure_lineage_columns(engine) -> None:
     """The columns of incremental releases (:mod:`sqlanon.release.lineage`), added as ``report`` is."""
-    from sqlanon.release import lineage
-
     lineage.ensure_columns(engine)
 
 
@@ -85,8 +84,6 @@ def list_releases(engine) -> list[dict]:
         return []
     rows = engine.fetch_all(template("registry_list"))
     out = [_decode(dict(zip(COLUMNS, r))) for r in rows]
-    from sqlanon.release import lineage
-
     return lineage.with_lineage(engine, out)
 
 

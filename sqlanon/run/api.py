@@ -48,6 +48,7 @@ from sqlanon import risk
 from sqlanon.release.registry import _without_passwords
 from sqlanon.hierarchy import Hierarchy
 from sqlanon.run.script import sections
+from sqlanon.run import incremental
 
 
 def build_requirement(policy: Policy, session: Session | None = None) -> tuple[Requirement, dict]:
@@ -139,8 +140,6 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
 def _like_release(policy, options: dict, connection, progress, dry_run: bool):
     """``like_release=N``: the batch released with release N's transformation
     (:func:`sqlanon.run.incremental.anonymize_batch`); else None (and its options refused)."""
-    from sqlanon.run import incremental
-
     policy = _as_policy(policy, options) if not isinstance(policy, Policy) or options else policy
     if policy.release.like_release is None:
         incremental.refuse_unused(policy)

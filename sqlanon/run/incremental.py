@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlanon.config.policy import Policy
+from sqlanon.config.policy import Policy, PrivacyPolicy
 from sqlanon.engine import connect
 from sqlanon.engine.source import Source
 from sqlanon.engine.table_name import TableName, same_table
@@ -170,7 +170,7 @@ def _open(policy: Policy, session: Session, dry_run: bool) -> Batch:
 
 def _lineage(batch: Batch) -> Lineage:
     """Release N and its lineage's root, from the registry; refused when unusable."""
-    n = batch.policy.release.like_release
+    n = int(batch.policy.release.like_release or 0)
     parent = registry.get_release(batch.reg, n)
     if parent is None:
         raise ConfigError(f"release {n} not found in registry {batch.reg_where}")
@@ -203,8 +203,6 @@ def _refuse_root(root: dict, policy: dict) -> None:
 
 
 def _privacy_keys() -> set[str]:
-    from sqlanon.config.policy import PrivacyPolicy
-
     return set(PrivacyPolicy.model_fields) - {"l_diversity", "t_distance"}
 
 
@@ -362,8 +360,8 @@ def _candidates(batch: Batch) -> None:
     for i, name in enumerate(maps):
         q = q.join(table_ref(name, alias=f"m{i}"), on=exp.EQ(this=col("leaf", f"m{i}"), expression=as_varchar(col(lin.qis[i], "src"))), join_type="left")
     for c in batch.columns:
-        i = qi_index.get(c)
-        q = q.select(col(c, "src") if i is None else exp.alias_(col("value", f"m{i}"), c, quoted=True))
+        at = qi_index.get(c)
+        q = q.select(col(c, "src") if at is None else exp.alias_(col("value", f"m{at}"), c, quoted=True))
     q = q.select(*[exp.alias_(col(lin.qis[i], "src"), _raw(i), quoted=True) for i in sorted(batch.kept)])
     unseen = exp.or_(*[exp.Not(this=exp.Coalesce(this=col("known", f"m{i}"), expressions=[exp.false()])) for i in range(len(maps))])
     q = q.select(exp.alias_(unseen, UNSEEN, quoted=True), exp.alias_(exp.false(), HELD, quoted=True))
