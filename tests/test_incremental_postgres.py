@@ -77,3 +77,30 @@ def test_postgres_batches_to_a_table_with_hold_then_in_place(warehouse):
         assert lin[1:] == [(b1["release_id"], root["release_id"], root["release_id"]), (b2["release_id"], b1["release_id"], root["release_id"])]
     with pytest.raises(ConfigError, match="not found in registry"):
         sqlanon.anonymize(input=url, table="day1", like_release=77, output_table="x")
+
+
+def test_postgres_batch_to_a_file_keeps_the_lineage_in_the_registry_beside_it(warehouse, tmp_path):
+    """The registry is a DuckDB file beside the outputs: the lineage's classes cross engines as
+    small aggregates; a view of a WHERE is the batch."""
+    url = warehouse["url"]
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("CREATE VIEW day2_adults AS SELECT * FROM day2 WHERE age >= 18")
+    root = sqlanon.anonymize(input=url, table="day0", qi=dict(warehouse["specs"]), k=K, max_suppression=0.05, output=str(tmp_path / "r0.parquet"), keep_columns=["visit"], max_level={"sex": 0})
+    b1 = sqlanon.anonymize(input=url, table="day1", like_release=root["release_id"], output=str(tmp_path / "r1.parquet"))
+    b2 = sqlanon.anonymize(input=url, table="day2_adults", like_release=b1["release_id"], output=str(tmp_path / "r2.csv"), suppression="drop")
+    import duckdb
+
+    con = duckdb.connect()
+    union: Counter = Counter()
+    for name in ("r0.parquet", "r1.parquet", "r2.csv"):
+        path = str(tmp_path / name)
+        reader = f"read_parquet('{path}')" if name.endswith("parquet") else f"read_csv('{path}', all_varchar=true)"
+        for *key, n in con.execute(f"SELECT CAST(zip AS VARCHAR), CAST(age AS VARCHAR), CAST(sex AS VARCHAR), COUNT(*) FROM {reader} GROUP BY ALL").fetchall():
+            if any(v != "*" for v in key):
+                union[tuple(key)] += n
+    con.close()
+    assert min(union.values()) >= K and b2["incremental"]["lineage_min_class"] == min(union.values())
+    assert b2["incremental"]["unseen_rows"] == 5 and b2["incremental"]["batch_rows"] < 35
+    reg = duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb"), read_only=True)
+    assert reg.execute(f"SELECT COUNT(DISTINCT release_id) FROM {lineage.ledger_name(root['release_id'])}").fetchone()[0] == 3
+    reg.close()

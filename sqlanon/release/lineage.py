@@ -81,7 +81,7 @@ def table_exists(engine, name: str) -> bool:
 
 def ledger_prior(root: int, qis: list[str]) -> exp.Select:
     """The lineage's released classes so far and their rows (summed over its releases)."""
-    return exp.select(*[col(q) for q in qis], exp.alias_(exp.Sum(this=col(ROWS)), ROWS, quoted=True)).from_(table_ref(ledger_name(root))).group_by(*[col(q) for q in qis])
+    return exp.select(*[col(q) for q in qis], exp.alias_(exp.cast(exp.Sum(this=col(ROWS)), "BIGINT"), ROWS, quoted=True)).from_(table_ref(ledger_name(root))).group_by(*[col(q) for q in qis])
 
 
 def output_classes(output: exp.Expr, qis: list[str], root: int | None = None) -> exp.Select:

@@ -72,6 +72,7 @@ class Report(_Open):
     weights: dict[str, float] | None = Field(None, description="Attribute weights as the metric used them (normalized).")
     stopped_by: str | None = Field(None, description="Heuristic searches (lightning, genetic, bottom-up): why the search ended: time_limit, step_limit, or by itself (exhausted, iterations, done).")
     warnings: list[ReportWarning] | None = Field(None, description="Present when the release deserves a second look (also printed on stderr).")
+    incremental: dict[str, Any] | None = Field(None, description="An incremental release (--like-release N, search like-release): the lineage (like_release, lineage_root), strategy, check, the batch's rows released, suppressed, held and unseen, and the lineage's smallest class (lineage_min_class, lineage_meets_k).")
 
 
 def validate_report(report: dict) -> Report:

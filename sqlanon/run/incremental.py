@@ -93,6 +93,7 @@ class Batch:
     kept: set[int] = field(default_factory=set)
     tables: dict[str, str] = field(default_factory=dict)
     figures: dict[str, Any] = field(default_factory=dict)
+    hierarchies: list = field(default_factory=list)
 
     @property
     def engine(self):
@@ -162,7 +163,7 @@ def _open(policy: Policy, session: Session, dry_run: bool) -> Batch:
             raise ConfigError("--on-break hold keeps held rows in a holding table of the target database; a file release has none (release to a table: --output-table or --in-place)")
         if "://" not in reg_path and not os.path.isfile(reg_path):
             raise ConfigError(f"release {out.like_release} not found: registry {reg_path} does not exist (name the lineage's registry with --registry)")
-        return Batch(policy, session, target, connect(database=reg_path), reg_path, strategy, check)
+        return Batch(policy, session, target, connect(database=reg_path, read_only=dry_run), reg_path, strategy, check)
     if out.registry:
         raise ConfigError(f"--registry {out.registry} is where file releases are recorded; a table release is recorded in its own database (sqlanon_releases)")
     return Batch(policy, session, target, engine, getattr(engine, "database", None) or "of the connection", strategy, check)
@@ -295,6 +296,7 @@ def _hierarchies(batch: Batch):
     if root_policy.get("max_value_length"):
         policy.hierarchies.max_value_length = int(root_policy["max_value_length"])
     hierarchies = batch.session.hierarchies(lin.specs)
+    batch.hierarchies = hierarchies
     levels = [lin.transformation.get(q) for q in lin.qis]
     numeric = (root_policy.get("search_options") or {}).get("numeric") or []
     return hierarchies, _plan_recoding(lin.transformation, lin.qis, levels, hierarchies, numeric)
@@ -480,16 +482,32 @@ def _report(batch: Batch, fingerprint: str) -> dict:
         "suppressed_rows": 0 if held else not_released, "held_rows": not_released if held else 0,
         "lineage_meets_k": f["lineage_min_class"] is None or f["lineage_min_class"] >= lin.k,
     }
+    rows = f["batch_rows"] + f["held_before"]
     return {
         "search": "like-release", "k": lin.k, "transformation": lin.transformation,
-        "metric": {"name": None, "value": None}, "suppressed_rows": info["suppressed_rows"], "rows": f["batch_rows"],
+        "metric": _precision(batch, rows, not_released), "suppressed_rows": info["suppressed_rows"], "rows": f["batch_rows"],
         "nodes_evaluated": 0, "queries": 0, "seconds": None, "output": None, "release_id": None,
-        "suppression_budget": None, "quasi_identifiers": lin.qis, "input": batch.session.source.describe(),
+        "max_suppression": float((lin.root.get("policy") or {}).get("max_suppression") or 0.0),
+        "suppression_budget": rows,  # a batch has no budget: its suppression is per class
+        "quasi_identifiers": lin.qis, "input": batch.session.source.describe(), "hierarchies": [h.describe() for h in batch.hierarchies],
         "privacy": {"models": [{"model": "k-anonymity", "k": lin.k, "over": "lineage" if batch.check == "cumulative" else "each batch"}],
-                    "classes": f["batch_classes"], "min_class_size": f["batch_min_class"]},
+                    "classes": f["batch_classes"], "min_class_size": f["batch_min_class"], "suppressed_rows": not_released},
         "incremental": info,
         **({"dry_run": {"would_write": batch.target.describe()}} if batch.target.kind != "none" else {}),
     }
+
+
+def _precision(batch: Batch, rows: int, not_released: int) -> dict:
+    """Precision of the candidate rows (the batch's and the held ones) as released: each QI's
+    level over its height, a row not released counting 1 (a full-domain transformation; a cut
+    has none, ``value`` 0 with name ``none``)."""
+    lin = batch.lin
+    assert lin is not None
+    levels = [lin.transformation[q] for q in lin.qis]
+    if not all(isinstance(v, int) for v in levels) or not rows:
+        return {"name": "none", "value": 0.0}
+    p = sum(v / h.max_level if h.max_level else 0.0 for v, h in zip(levels, batch.hierarchies)) / len(levels)
+    return {"name": "precision", "value": (p * (rows - not_released) + not_released) / rows}
 
 
 def _entry(batch: Batch, report: dict) -> dict:
@@ -499,7 +517,7 @@ def _entry(batch: Batch, report: dict) -> dict:
     policy.update(qi=lin.specs, k=lin.k, drop_columns=lin.drop_columns)
     return {
         "source": batch.session.source.describe(), "search": "like-release", "policy": policy,
-        "transformation": lin.transformation, "privacy": report["privacy"], "metrics": {},
+        "transformation": lin.transformation, "privacy": report["privacy"], "metrics": report["metric"],
         "rows": report["rows"], "suppressed_rows": report["suppressed_rows"] + report["incremental"]["held_rows"],
         "input_hash": report["incremental"]["batch_fingerprint"], "report": report,
     }
