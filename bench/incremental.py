@@ -45,11 +45,13 @@ def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def load(db: str, days: int, batch_rows: int) -> int:
-    """Day 0 and the daily batches as tables of ``db``; returns day 0's rows."""
+def load(db: str, days: int, batch_rows: int, order: str | None = None) -> int:
+    """Day 0 and the daily batches as tables of ``db``; returns day 0's rows. ``order``: a column
+    the rows are sorted by first (the batches drift: day 0 holds its smallest values)."""
     con = duckdb.connect(db)
     csv = os.path.join(ADULT, "adult.csv").replace("'", "''")
-    con.execute(f"CREATE TABLE adult AS SELECT *, row_number() OVER (ORDER BY hash(sex, age, race, education, occupation, \"native-country\", workclass, \"salary-class\", \"marital-status\") ) AS rn FROM read_csv('{csv}', delim=';', header=true, all_varchar=true)")
+    first_key = f"TRY_CAST({quoted(order)} AS INTEGER), {quoted(order)}, " if order else ""
+    con.execute(f"CREATE TABLE adult AS SELECT *, row_number() OVER (ORDER BY {first_key}hash(sex, age, race, education, occupation, \"native-country\", workclass, \"salary-class\", \"marital-status\") ) AS rn FROM read_csv('{csv}', delim=';', header=true, all_varchar=true)")
     total = con.execute("SELECT COUNT(*) FROM adult").fetchone()[0]
     first = total - days * batch_rows
     cols = ", ".join(quoted(c) for c, *_ in con.execute("DESCRIBE adult").fetchall() if c != "rn")
@@ -87,6 +89,7 @@ def main() -> None:
     ap.add_argument("--batch-rows", type=int, default=1000)
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--max-suppression", type=float, default=0.05)
+    ap.add_argument("--order", default=None, help="sort the rows by this column before splitting them into days (drifting batches); default: a seeded shuffle")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="sqlanon-incremental-")
     try:
@@ -97,7 +100,7 @@ def main() -> None:
 
 def run(work: str, args) -> None:
     dbs = {s: os.path.join(work, f"{s}.duckdb") for s in ("suppress", "hold", "full")}
-    first = load(dbs["suppress"], args.days, args.batch_rows)
+    first = load(dbs["suppress"], args.days, args.batch_rows, args.order)
     for s in ("hold", "full"):
         shutil.copy(dbs["suppress"], dbs[s])
     common = {"qi": qi_specs(), "k": args.k, "max_suppression": args.max_suppression, "search": "optimal"}
@@ -106,7 +109,7 @@ def run(work: str, args) -> None:
         root[s], secs = timed(sqlanon.anonymize, input=dbs[s], table="day0", output_table="rel0", **common)
     print(f"Adult, QIs {', '.join(QIS)}; k={args.k}, max_suppression={args.max_suppression}, optimal search, DuckDB")
     print(f"day 0: {first:,} rows released in full ({secs:.2f} s): transformation {root['suppress']['transformation']}, {root['suppress']['suppressed_rows']} suppressed")
-    print(f"then {args.days} daily batches of {args.batch_rows:,} rows")
+    print(f"then {args.days} daily batches of {args.batch_rows:,} rows" + (f", rows sorted by {args.order} first (later days hold larger values: the batches drift)" if args.order else " (a seeded shuffle)"))
     print()
     header = f"{'day':>3} | {'suppress: released':>18} {'suppr.':>6} {'k ok':>5} {'s':>5} | {'hold: released':>14} {'(held)':>6} {'held':>5} {'k ok':>5} {'s':>5} | {'re-anonymize all: rows':>22} {'suppr.':>6} {'same T':>6} {'s':>5}"
     print(header)
