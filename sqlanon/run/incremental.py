@@ -163,6 +163,7 @@ def _open(policy: Policy, session: Session, dry_run: bool) -> Batch:
             raise ConfigError("--on-break hold keeps held rows in a holding table of the target database; a file release has none (release to a table: --output-table or --in-place)")
         if "://" not in reg_path and not os.path.isfile(reg_path):
             raise ConfigError(f"release {out.like_release} not found: registry {reg_path} does not exist (name the lineage's registry with --registry)")
+        release_mod.check_registry(engine, target, session.source, out.registry)
         return Batch(policy, session, target, connect(database=reg_path, read_only=dry_run), reg_path, strategy, check)
     if out.registry:
         raise ConfigError(f"--registry {out.registry} is where file releases are recorded; a table release is recorded in its own database (sqlanon_releases)")
