@@ -296,6 +296,9 @@ def _hierarchies(batch: Batch):
         policy.hierarchies.hierarchy_delimiter = root_policy["hierarchy_delimiter"]
     if root_policy.get("max_value_length"):
         policy.hierarchies.max_value_length = int(root_policy["max_value_length"])
+    for q, spec in lin.specs.items():
+        if isinstance(spec, str) and spec.startswith("hierarchy object ("):
+            raise ConfigError(f"release {lin.root_id}'s hierarchy of {q!r} was a Python object ({spec}); a batch cannot load it again (give release N a hierarchy file or table)")
     hierarchies = batch.session.hierarchies(lin.specs)
     batch.hierarchies = hierarchies
     levels = [lin.transformation.get(q) for q in lin.qis]
