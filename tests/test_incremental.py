@@ -357,3 +357,30 @@ def test_a_root_with_other_models_is_refused(warehouse):
     root = sqlanon.anonymize(input=warehouse["db"], table="day0", qi=dict(warehouse["specs"]), k=K, l=2, sensitive_column="income", max_suppression=0.2, output_table="rel_l", keep_columns=["visit"])
     with pytest.raises(ConfigError, match="incremental releases keep k-anonymity only"):
         sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root["release_id"], output_table="x")
+
+
+def test_csv_batches_released_to_files_like_a_csv_release(tmp_path):
+    """A new file a day: the root released from a CSV to Parquet, the batches (CSV files) beside it."""
+    rnd = random.Random(3)
+    specs = write_hierarchies(tmp_path)
+
+    def write_csv(path, rows):
+        lines = [",".join(COLUMNS)] + [",".join("" if v is None else str(v) for v in r) for r in rows]
+        path.write_text("\n".join(lines) + "\n")
+
+    write_csv(tmp_path / "day0.csv", make_rows(rnd, 300, 0))
+    write_csv(tmp_path / "day1.csv", make_rows(rnd, 40, 1))
+    root = sqlanon.anonymize(input=str(tmp_path / "day0.csv"), qi=dict(specs), k=K, max_suppression=0.05, output=str(tmp_path / "r0.parquet"), keep_columns=["visit"], max_level={"sex": 0})
+    batch = sqlanon.anonymize(input=str(tmp_path / "day1.csv"), like_release=root["release_id"], output=str(tmp_path / "r1.csv"), suppression="drop")
+    con = duckdb.connect()
+    union: Counter = Counter()
+    for reader in (f"read_parquet('{tmp_path / 'r0.parquet'}')", f"read_csv('{tmp_path / 'r1.csv'}', all_varchar=true)"):
+        for *key, n in con.execute(f"SELECT CAST(zip AS VARCHAR), CAST(age AS VARCHAR), CAST(sex AS VARCHAR), COUNT(*) FROM {reader} GROUP BY ALL").fetchall():
+            if any(v != STAR for v in key):
+                union[tuple(key)] += n
+    released = con.execute(f"SELECT COUNT(*), COUNT(*) FILTER (WHERE zip LIKE '0%') FROM read_csv('{tmp_path / 'r1.csv'}', all_varchar=true)").fetchone()
+    con.close()
+    assert min(union.values()) >= K and batch["incremental"]["lineage_meets_k"]
+    assert released[0] == batch["incremental"]["released_rows"] == released[1]  # leading zeros kept
+    with pytest.raises(ConfigError, match="already released"):
+        sqlanon.anonymize(input=str(tmp_path / "day1.csv"), like_release=batch["release_id"], output=str(tmp_path / "r1b.parquet"))
