@@ -384,3 +384,14 @@ def test_csv_batches_released_to_files_like_a_csv_release(tmp_path):
     assert released[0] == batch["incremental"]["released_rows"] == released[1]  # leading zeros kept
     with pytest.raises(ConfigError, match="already released"):
         sqlanon.anonymize(input=str(tmp_path / "day1.csv"), like_release=batch["release_id"], output=str(tmp_path / "r1b.parquet"))
+
+
+def test_a_batch_of_other_column_types_than_the_held_rows_is_refused(warehouse):
+    root = root_release(warehouse)
+    first = sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root["release_id"], output_table="rel1", on_break="hold", lineage_check="batch")
+    assert first["incremental"]["held_rows"] > 0
+    con = duckdb.connect(warehouse["db"])
+    con.execute("CREATE TABLE day2_text AS SELECT zip, age, sex, CAST(visit AS VARCHAR) AS visit, income, note FROM day2")
+    con.close()
+    with pytest.raises(ConfigError, match="column 'visit' of the batch is VARCHAR"):
+        sqlanon.anonymize(input=warehouse["db"], table="day2_text", like_release=first["release_id"], output_table="rel2", on_break="hold")

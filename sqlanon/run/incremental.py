@@ -373,11 +373,24 @@ def _candidates(batch: Batch) -> None:
     q = q.select(exp.alias_(unseen, UNSEEN, quoted=True), exp.alias_(exp.false(), HELD, quoted=True))
     body: exp.Query = q
     if batch.lin.held_exists and batch.strategy == "hold":  # type: ignore[union-attr]
+        _same_types(batch, q)
         held = exp.select(*[col(c) for c in _stored_columns(batch)], exp.alias_(exp.false(), UNSEEN, quoted=True), exp.alias_(exp.true(), HELD, quoted=True)).from_(table_ref(lineage.held_name(lin.root_id)))
         body = exp.union(q, held, distinct=False)
     name = engine.temp_name("batch_rows")
     engine.execute(engine.dialect.create_temp(name, body))
     batch.tables["rows"] = name
+
+
+def _same_types(batch: Batch, rows: exp.Select) -> None:
+    """The batch's generalized rows have the holding table's column types (else the held rows
+    could not be released with them): refused naming the first column that differs."""
+    lin, engine = batch.lin, batch.engine
+    assert lin is not None
+    mine = dict(engine.describe_columns(rows.copy().limit(0)))
+    held = dict(engine.describe_columns(exp.select("*").from_(table_ref(lineage.held_name(lin.root_id))).limit(0)))
+    for name in _stored_columns(batch):
+        if name in held and str(held[name]).upper() != str(mine.get(name)).upper():
+            raise ConfigError(f"column {name!r} of the batch is {mine.get(name)}, the holding table {lineage.held_name(lin.root_id)}'s is {held[name]}: cast it (a view) so the held rows can be released with it")
 
 
 def _raw(i: int) -> str:
