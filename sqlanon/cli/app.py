@@ -16,6 +16,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.cli.flags import SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
 from sqlanon.cli.generate import register as register_generate
 from sqlanon.cli.process_exit import leave
+from sqlanon.cli.incremental import incremental_summary, lineage_line
 from sqlanon.stats import local as stats_local
 from sqlanon.cli.common import EXIT_HELP, _err, _fail, _on_sigterm, _progress, _run, _split, _terminated  # noqa: F401  (_err, _terminated: the commands' helpers)
 from sqlanon.progress import configure_logging_from_env
@@ -171,6 +172,9 @@ def anonymize(
     engine: Optional[str] = policy_flag("runtime.engine"),
     spark_master: Optional[str] = policy_flag("runtime.spark_master"),
     spark_conf: Optional[List[str]] = policy_flag("runtime.spark_conf"),
+    like_release: Optional[int] = policy_flag("release.like_release"),
+    on_break: Optional[str] = policy_flag("release.on_break"),
+    lineage_check: Optional[str] = policy_flag("release.lineage_check"),
     # not policy: how this run talks
     json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON object on stdout."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Plan only: no release and no registry entry are written (a --report is, as a preview)."),
@@ -190,6 +194,9 @@ def _print_report(result: dict, json_out: bool) -> None:
         typer.echo(f"warning: {warning['message']}", err=True)
     if json_out:
         typer.echo(json.dumps(result, default=str))
+        return
+    if result.get("incremental"):  # a batch released like an earlier release
+        typer.echo(incremental_summary(result))
         return
     trace = result.get("trace")
     if trace:
@@ -430,7 +437,7 @@ def releases(
     if not rows:
         typer.echo("no releases recorded")
     for r in rows:
-        typer.echo(f"{r['id']:>4}  {r['created_at']}  {r['search']:<10} {r['source']} -> {r['target']}  rows={r['rows']} suppressed={r['suppressed_rows']}  {json.dumps(r['transformation'])}")
+        typer.echo(f"{r['id']:>4}  {r['created_at']}  {r['search']:<10} {r['source']} -> {r['target']}  rows={r['rows']} suppressed={r['suppressed_rows']}  {json.dumps(r['transformation'])}" + lineage_line(r))
 
 
 @app.command(help="Write the HTML report of a past release, from the report stored in its registry." + " " + EXIT_HELP)

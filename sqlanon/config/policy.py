@@ -147,6 +147,10 @@ class ReleasePolicy(_Section):
     # linked columns (sqlanon.release.linked): a function of a QI, released no finer than it
     linked: dict[str, str] = Field(default_factory=dict, description="A column that is a function of a QI (city of zip), COLUMN=QI: released where the QI's released value determines it, else *. Repeat.")
     keep_linked: list[str] = Field(default_factory=list, description="Release this column as is although it is a function of a QI (otherwise refused). Repeat.")
+    # incremental releases (sqlanon.run.incremental)
+    like_release: int | None = Field(default=None, description="Release this input (a new batch) with release N's transformation and hierarchies, k-anonymous with the lineage's earlier releases.", json_schema_extra={"minimum": 1})
+    on_break: str | None = Field(default=None, description="With --like-release: rows of classes under k or with unseen values are suppress(ed, default) | hold (kept generalized in a holding table until their class reaches k) | refuse(d: nothing written).")
+    lineage_check: str | None = Field(default=None, description="With --like-release: cumulative (default: every class of the lineage's union has >= k rows) | batch (each batch's released classes have >= k rows on their own too).")
 
 
 class RuntimePolicy(_Section):
@@ -299,6 +303,9 @@ class Policy(BaseModel):
     microaggregate = _Flat[dict[str, str]]("release", "microaggregate")
     linked = _Flat[dict[str, str]]("release", "linked")
     keep_linked = _Flat[list[str]]("release", "keep_linked")
+    like_release = _Flat[Optional[int]]("release", "like_release")
+    on_break = _Flat[Optional[str]]("release", "on_break")
+    lineage_check = _Flat[Optional[str]]("release", "lineage_check")
     engine = _Flat[Optional[str]]("runtime", "engine")
     memory_limit = _Flat[Optional[str]]("runtime", "memory_limit")
     threads = _Flat[Optional[int]]("runtime", "threads")

@@ -13,6 +13,7 @@ from sqlanon import __version__
 from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.engine.table_name import BASE_TABLE, TableName, lookup
 from sqlanon.engine import connect
+from sqlanon.release import lineage
 
 REGISTRY_FILE = "sqlanon_releases.duckdb"
 COLUMNS = ["id", "created_at", "source", "target", "search", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash"]
@@ -38,6 +39,7 @@ def ensure(engine) -> None:
     add_report = template("registry_add_report")
     if getattr(engine.dialect, "add_column_if_not_exists", True):
         engine.execute(add_report)
+        _ensure_lineage_columns(engine)
         return
     # Spark SQL has no ADD COLUMN IF NOT EXISTS: add the column only when the table lacks it
     from sqlglot import exp
@@ -47,6 +49,11 @@ def ensure(engine) -> None:
         for action in add_report.args.get("actions") or []:
             action.set("exists", False)
         engine.execute(add_report)
+
+
+def _ensure_lineage_columns(engine) -> None:
+    """The columns of incremental releases (:mod:`sqlanon.release.lineage`), added as ``report`` is."""
+    lineage.ensure_columns(engine)
 
 
 def record(engine, entry: dict) -> int:
@@ -79,7 +86,8 @@ def list_releases(engine, where: str | None = None) -> list[dict]:
         return []
     readable(engine, COLUMNS, where)
     rows = engine.fetch_all(template("registry_list"))
-    return [_decode(dict(zip(COLUMNS, r)), where) for r in rows]
+    out = [_decode(dict(zip(COLUMNS, r)), where) for r in rows]
+    return lineage.with_lineage(engine, out)
 
 
 #: the columns :func:`get_release` reads

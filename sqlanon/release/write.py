@@ -463,18 +463,20 @@ def write(stats, plan, target: Target, suppression: str = "mask", drop_columns=(
     return _write_table(engine, query, target, stats.source, entry, fail_after_write)
 
 
-def write_query(engine, query, target: Target, source, entry: dict, registry_path: str | None = None, say=None) -> dict:
-    """Write any release query (e.g. generated rows) to a target, atomically, and record it."""
+def write_query(engine, query, target: Target, source, entry: dict, registry_path: str | None = None, say=None, also=None) -> dict:
+    """Write any release query (e.g. generated rows) to a target, atomically, and record it.
+    ``also(registry engine, release id)`` runs more statements in the registry row's transaction
+    (an incremental release's lineage: :mod:`sqlanon.run.incremental`)."""
     entry = dict(entry)
     entry["target"] = target.describe()
     if target.kind == "none":
         return {"output": None, "release_id": None}
     if target.kind in ("parquet", "csv"):
-        return _write_file(engine, query, target, entry, registry_path, False, say)
-    return _write_table(engine, query, target, source, entry, False)
+        return _write_file(engine, query, target, entry, registry_path, False, say, also)
+    return _write_table(engine, query, target, source, entry, False, also)
 
 
-def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write, say=None) -> dict:
+def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_after_write, say=None, also=None) -> dict:
     final = target.file
     if hasattr(engine, "write_file_atomically"):  # Spark: its writer, its file system's rename
         return _write_engine_file(engine, query, target, entry, registry_path, fail_after_write)
@@ -487,7 +489,7 @@ def _write_file(engine, query, target: Target, entry: dict, registry_path, fail_
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")
         pause_for_test("write")
-        with _registry_row(reg, entry, final) as result:
+        with _registry_row(reg, entry, final, also) as result:
             os.replace(tmp, final)  # inside the registry transaction: it commits once the file is there
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -599,7 +601,7 @@ def _write_engine_file(engine, query, target: Target, entry: dict, registry_path
 
 
 @contextlib.contextmanager
-def _registry_row(reg, entry: dict, final: str | None = None):
+def _registry_row(reg, entry: dict, final: str | None = None, also=None):
     """Both or neither: the registry row of a file release is inserted in a transaction of the
     registry database, the block puts the file in place, and the transaction commits after it.
     A row that cannot be written fails the block before the file is renamed; a failed commit
@@ -615,6 +617,8 @@ def _registry_row(reg, entry: dict, final: str | None = None):
     try:
         with reg_engine.transaction():
             result["release_id"] = registry.record(reg_engine, entry)
+            if also is not None:
+                also(reg_engine, result["release_id"])
             yield result
             placed = True
     except BaseException:
@@ -657,7 +661,7 @@ def _write_catalog_table(engine, query, target: Target, source, entry: dict, fai
     return {"output": f"table {target.table}", "release_id": release_id, "registry": "spark catalog"}
 
 
-def _write_table(engine, query, target: Target, source, entry: dict, fail_after_write) -> dict:
+def _write_table(engine, query, target: Target, source, entry: dict, fail_after_write, also=None) -> dict:
     name = target.table
     if hasattr(engine, "replace_table"):
         return _write_catalog_table(engine, query, target, source, entry, fail_after_write)
@@ -676,6 +680,8 @@ def _write_table(engine, query, target: Target, source, entry: dict, fail_after_
             engine.execute(engine.dialect.drop_table(original.expression()))
             engine.execute(exp.Alter(this=tmp.expression(), kind="TABLE", actions=[exp.AlterRename(this=table_ref(original.name))]))
         release_id = registry.record(engine, entry)
+        if also is not None:
+            also(engine, release_id)
         if fail_after_write:
             raise SqlanonError("simulated failure after writing (test hook)")
         pause_for_test("in-transaction")

@@ -74,6 +74,7 @@ class Report(_Open):
     null_suppressed_rows: int | None = Field(None, description="Rows suppressed because a nulls: suppress quasi-identifier is NULL there (in suppressed_rows, counted against suppression_budget). Absent when none.")
     stopped_by: str | None = Field(None, description="Heuristic searches (lightning, genetic, bottom-up): why the search ended: time_limit, step_limit, or by itself (exhausted, iterations, done).")
     warnings: list[ReportWarning] | None = Field(None, description="Present when the release deserves a second look (also printed on stderr).")
+    incremental: dict[str, Any] | None = Field(None, description="An incremental release (--like-release N, search like-release): the lineage (like_release, lineage_root), strategy, check, the batch's rows released, suppressed, held and unseen, and the lineage's smallest class (lineage_min_class, lineage_meets_k).")
 
 
 def validate_report(report: dict) -> Report:

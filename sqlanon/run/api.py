@@ -52,6 +52,7 @@ from sqlanon.hierarchy import Hierarchy
 from sqlanon.hierarchy.dates import resolved_specs
 from sqlanon.run.script import sections
 from sqlanon.run import columns as roles
+from sqlanon.run import incremental
 
 
 def build_requirement(policy: Policy, session: Session | None = None) -> tuple[Requirement, dict]:
@@ -121,6 +122,9 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
     the release, the report's last figures."""
     started = time.perf_counter()
     clock = PhaseClock()
+    batch = _like_release(policy, options, connection, progress, dry_run)
+    if batch is not None:  # an incremental release (sqlanon.run.incremental)
+        return batch
     policy = _prepared_policy(policy, options, connection)
     reporter = as_reporter(progress)
     session = Session(policy, reporter.message, connection, read_only=dry_run)
@@ -135,6 +139,18 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         return Release(report, **state)
     finally:
         session.close()
+
+
+def _like_release(policy, options: dict, connection, progress, dry_run: bool):
+    """``like_release=N``: the batch released with release N's transformation
+    (:func:`sqlanon.run.incremental.anonymize_batch`); else None (and its options refused)."""
+    policy = _as_policy(policy, options) if not isinstance(policy, Policy) or options else policy
+    if policy.release.like_release is None:
+        incremental.refuse_unused(policy)
+        return None
+    if connection is not None and not policy.source.input:
+        policy.source.input = policy.source.table
+    return incremental.anonymize_batch(policy, progress=as_reporter(progress).message, dry_run=dry_run, connection=connection)
 
 
 @dataclass
