@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 from sqlanon.errors import ConfigError
 from sqlanon.cli.flags import SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
 from sqlanon.cli.generate import register as register_generate
+from sqlanon.cli.dbt import register as register_dbt
 from sqlanon.cli.process_exit import leave
 from sqlanon.stats import local as stats_local
 from sqlanon.cli.common import EXIT_HELP, _err, _fail, _on_sigterm, _progress, _run, _split, _terminated  # noqa: F401  (_err, _terminated: the commands' helpers)
@@ -420,7 +421,7 @@ def releases(
     if not rows:
         typer.echo("no releases recorded")
     for r in rows:
-        typer.echo(f"{r['id']:>4}  {r['created_at']}  {r['search']:<10} {r['source']} -> {r['target']}  rows={r['rows']} suppressed={r['suppressed_rows']}  {json.dumps(r['transformation'])}")
+        typer.echo(f"{r['id']:>4}  {r['created_at']}  {r['search']:<10} {r['source']} -> {r['target']}  rows={r['rows']} suppressed={r['suppressed_rows']}  {json.dumps(r['transformation'])}" + registry.run_keys_text(r))
 
 
 @app.command(help="Write the HTML report of a past release, from the report stored in its registry." + " " + EXIT_HELP)
@@ -530,6 +531,7 @@ def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delim
 
 
 register_generate(app)
+register_dbt(app)
 
 
 def main() -> None:
