@@ -53,7 +53,7 @@ def anonymize_model(dbt, session, relation, meta: dict | None = None, **options:
     import sqlanon
 
     policy = model_policy(meta, options, project_dir())
-    with runs.tagged(unique_id(dbt), invocation_id()):
+    with runs.tagged(unique_id(dbt), invocation_id(), target=str(dbt.this)):
         release = sqlanon.anonymize(policy, input=relation, connection=session)
     return release.relation()
 

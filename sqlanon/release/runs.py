@@ -5,6 +5,7 @@ An orchestrator (the dbt model of :mod:`sqlanon.dbt`) opens :func:`tagged` aroun
 :func:`sqlanon.anonymize`; the registry row then gets four more columns, written in the
 release's transaction:
 
+* ``target``: the model's relation (instead of ``relation``, the lazy release dbt materializes);
 * ``model_id``: the dbt model's unique id (``model.my_project.patients_k5``);
 * ``invocation_id``: the dbt run's invocation id;
 * ``release_key``: a hash of the model id, the source, the input rows' hash, the policy and the
@@ -41,9 +42,10 @@ _TAGS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("sqlanon_rel
 
 
 @contextlib.contextmanager
-def tagged(model_id: str, invocation_id: str | None = None) -> Iterator[None]:
-    """Record the releases made inside the block with these run keys."""
-    token = _TAGS.set({"model_id": model_id, "invocation_id": invocation_id})
+def tagged(model_id: str, invocation_id: str | None = None, target: str | None = None) -> Iterator[None]:
+    """Record the releases made inside the block with these run keys; ``target``, when given,
+    is recorded as the release's target (a dbt model's relation, where dbt materializes it)."""
+    token = _TAGS.set({"model_id": model_id, "invocation_id": invocation_id, "target": target})
     try:
         yield
     finally:
@@ -82,7 +84,7 @@ def tag(engine, release_id: int, entry: dict) -> int | None:
     found = engine.scalar(template("registry_rerun_of", release_key=key, id=int(release_id)))
     rerun_of = int(found) if found is not None else None
     engine.execute(template("registry_tag", model_id=tags["model_id"], invocation_id=tags.get("invocation_id"), release_key=key,
-                            rerun_of=rerun_of, id=int(release_id)))
+                            rerun_of=rerun_of, target=tags.get("target") or entry.get("target"), id=int(release_id)))
     return rerun_of
 
 
