@@ -23,8 +23,10 @@ import inspect
 import os
 from typing import Any
 
+from sqlanon.config.policy import Policy, _entries
 from sqlanon.errors import ConfigError
 from sqlanon.release import runs
+from sqlanon.run.api import anonymize
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 #: the wheel's copy, then the source tree's ``dbt/sqlanon_dbt``
@@ -50,19 +52,15 @@ def anonymize_model(dbt, session, relation, meta: dict | None = None, **options:
     keyword ``options`` override it, as in :func:`sqlanon.anonymize`), record the release with
     the model's unique id and the invocation id, and return the release relation for dbt to
     materialize."""
-    import sqlanon
-
     policy = model_policy(meta, options, project_dir())
     with runs.tagged(unique_id(dbt), invocation_id(), target=str(dbt.this)):
-        release = sqlanon.anonymize(policy, input=relation, connection=session)
+        release = anonymize(policy, input=relation, connection=session)
     return release.relation()
 
 
 def model_policy(meta: dict | None, options: dict, base: str):
     """The Policy of a model: ``meta[sqlanon]`` (its ``policy:`` file first, then its keys), then
     ``options``. Paths in the keys are relative to ``base`` (the dbt project)."""
-    from sqlanon.config.policy import Policy
-
     config = dict((meta or {}).get(META_KEY) or {})
     if not config and not options:
         raise ConfigError(f"the model has no sqlanon policy: give meta: {{{META_KEY}: {{k: .., qi: {{..}}}}}} in its config, or a policy file (meta: {{{META_KEY}: {{policy: policy.yml}}}})")
@@ -89,8 +87,6 @@ def model_policy(meta: dict | None, options: dict, base: str):
 
 def _given(config: dict) -> list[str]:
     """The flat policy keys a ``meta`` mapping sets (flat or under their sections)."""
-    from sqlanon.config.policy import _entries
-
     return [key for key, _ in _entries(config, f"meta.{META_KEY}", coerce=False)]
 
 
