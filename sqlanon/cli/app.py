@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 from sqlanon.errors import ConfigError
 from sqlanon.cli.flags import SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
 from sqlanon.cli.generate import register as register_generate
+from sqlanon.cli.dbt import register as register_dbt
 from sqlanon.cli.process_exit import leave
 from sqlanon.cli.incremental import incremental_summary, lineage_line
 from sqlanon.stats import local as stats_local
@@ -437,7 +438,7 @@ def releases(
     if not rows:
         typer.echo("no releases recorded")
     for r in rows:
-        typer.echo(f"{r['id']:>4}  {r['created_at']}  {r['search']:<10} {r['source']} -> {r['target']}  rows={r['rows']} suppressed={r['suppressed_rows']}  {json.dumps(r['transformation'])}" + lineage_line(r))
+        typer.echo(f"{r['id']:>4}  {r['created_at']}  {r['search']:<10} {r['source']} -> {r['target']}  rows={r['rows']} suppressed={r['suppressed_rows']}  {json.dumps(r['transformation'])}" + lineage_line(r) + registry.run_keys_text(r))
 
 
 @app.command(help="Write the HTML report of a past release, from the report stored in its registry." + " " + EXIT_HELP)
@@ -548,6 +549,7 @@ def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delim
 
 
 register_generate(app)
+register_dbt(app)
 
 
 def main() -> None:

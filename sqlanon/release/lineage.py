@@ -40,10 +40,14 @@ def held_name(root: int) -> str:
     return f"sqlanon_held_{int(root)}"
 
 
+def add_column_statements() -> list[exp.Alter]:
+    """``ALTER TABLE sqlanon_releases ADD COLUMN IF NOT EXISTS`` of each lineage column."""
+    return [exp.Alter(this=exp.to_table("sqlanon_releases"), kind="TABLE", actions=[exp.ColumnDef(this=exp.to_identifier(name), kind=exp.DataType.build(kind), exists=True)]) for name, kind in COLUMNS]
+
+
 def ensure_columns(engine) -> None:
     """Add the lineage columns to ``sqlanon_releases`` (a no-op where they are)."""
-    for name, kind in COLUMNS:
-        add = exp.Alter(this=exp.to_table("sqlanon_releases"), kind="TABLE", actions=[exp.ColumnDef(this=exp.to_identifier(name), kind=exp.DataType.build(kind), exists=True)])
+    for add in add_column_statements():
         engine.execute(add)
 
 

@@ -14,6 +14,7 @@ from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.engine.table_name import BASE_TABLE, TableName, lookup
 from sqlanon.engine import connect
 from sqlanon.release import lineage
+from sqlanon.release import runs
 
 REGISTRY_FILE = "sqlanon_releases.duckdb"
 COLUMNS = ["id", "created_at", "source", "target", "search", "transformation", "privacy", "metrics", "rows", "suppressed_rows", "input_hash"]
@@ -36,24 +37,29 @@ def _without_passwords(value):
 
 def ensure(engine) -> None:
     engine.execute(template("registry_create"))
-    add_report = template("registry_add_report")
+    add_columns(engine, [template("registry_add_report")])
+    add_columns(engine, runs.add_column_statements())  # model_id, invocation_id, release_key, rerun_of
+    add_columns(engine, lineage.add_column_statements())  # parent_id, lineage_root, batch_fingerprint, lineage
+
+
+def add_columns(engine, alters: list) -> None:
+    """Run ``ALTER TABLE sqlanon_releases ADD COLUMN IF NOT EXISTS ..`` statements (older
+    registries gain the columns; a no-op on newer ones)."""
     if getattr(engine.dialect, "add_column_if_not_exists", True):
-        engine.execute(add_report)
-        _ensure_lineage_columns(engine)
+        for alter in alters:
+            engine.execute(alter)
         return
-    # Spark SQL has no ADD COLUMN IF NOT EXISTS: add the column only when the table lacks it
+    # Spark SQL has no ADD COLUMN IF NOT EXISTS: add a column only when the table lacks it
     from sqlglot import exp
 
     names = {name.lower() for name, _ in engine.describe_columns(exp.select("*").from_("sqlanon_releases").limit(0))}
-    if "report" not in names:
-        for action in add_report.args.get("actions") or []:
+    for alter in alters:
+        actions = alter.args.get("actions") or []
+        if all(action.name.lower() in names for action in actions):
+            continue
+        for action in actions:
             action.set("exists", False)
-        engine.execute(add_report)
-
-
-def _ensure_lineage_columns(engine) -> None:
-    """The columns of incremental releases (:mod:`sqlanon.release.lineage`), added as ``report`` is."""
-    lineage.ensure_columns(engine)
+        engine.execute(alter)
 
 
 def record(engine, entry: dict) -> int:
@@ -76,7 +82,9 @@ def record(engine, entry: dict) -> int:
         "report": json.dumps(entry["report"], default=str) if entry.get("report") is not None else None,
     }
     engine.execute(template("registry_insert", **values))
-    return int(engine.scalar(template("registry_last_id")))
+    release_id = int(engine.scalar(template("registry_last_id")))
+    runs.tag(engine, release_id, entry)  # the run keys, when an orchestrator (dbt) asked for them
+    return release_id
 
 
 def list_releases(engine, where: str | None = None) -> list[dict]:
@@ -87,7 +95,17 @@ def list_releases(engine, where: str | None = None) -> list[dict]:
     readable(engine, COLUMNS, where)
     rows = engine.fetch_all(template("registry_list"))
     out = [_decode(dict(zip(COLUMNS, r)), where) for r in rows]
-    return lineage.with_lineage(engine, out)
+    return runs.merge_into(engine, lineage.with_lineage(engine, out))
+
+
+def run_keys_text(release: dict) -> str:
+    """The run keys of a listed release for ``sqlanon releases`` ('' when it has none)."""
+    parts = [f"model={release['model_id']}"] if release.get("model_id") else []
+    if release.get("invocation_id"):
+        parts.append(f"invocation={release['invocation_id']}")
+    if release.get("rerun_of") is not None:
+        parts.append(f"re-run of {release['rerun_of']}")
+    return "  " + " ".join(parts) if parts else ""
 
 
 #: the columns :func:`get_release` reads
