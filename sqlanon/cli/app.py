@@ -177,7 +177,7 @@ def anonymize(
         return api_anonymize(pol, progress=_progress(quiet, json_out), dry_run=dry_run)
 
     result = _run(go, json_out=json_out)
-    _print_report(result, json_out)
+    _print_report(result.to_dict(), json_out)
 
 
 def _print_report(result: dict, json_out: bool) -> None:

@@ -35,6 +35,7 @@ from sqlanon.run.session import Session
 from sqlanon.search.lattice import local_recoding
 from sqlanon.config.frontdoor import normalize
 from sqlanon.release.result import Release, lazy_release
+from sqlanon.release import in_memory
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.progress import as_reporter
 from sqlanon.search.choose import choose_search, preflight, refuse_limits, run_heuristic
@@ -104,11 +105,19 @@ def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry
     committed). On a DuckDB connection with no output, the release is the lazy ``.relation()``.
     """
     policy, options, rel_input, connection = normalize(policy, options, connection)
+    owned = getattr(rel_input, "owned", None)  # a DataFrame's in-memory connection, sqlanon's own
     try:
-        return _anonymize(policy, progress=progress, dry_run=dry_run, connection=connection, _fail_after_write=_fail_after_write, rel_input=rel_input, **options)
+        release = _anonymize(policy, progress=progress, dry_run=dry_run, connection=connection, _fail_after_write=_fail_after_write, rel_input=rel_input, **options)
+    except BaseException:
+        if owned is not None:
+            rel_input.close()
+        raise
     finally:
         if rel_input is not None:
             rel_input.release()
+    if owned is not None:
+        in_memory.adopt(release, rel_input)
+    return release
 
 
 def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_input=None, **options):
@@ -118,6 +127,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
     started = time.perf_counter()
     clock = PhaseClock()
     policy = _prepared_policy(policy, options, connection)
+    in_memory.default_output(policy, rel_input, dry_run)
     reporter = as_reporter(progress)
     session = Session(policy, reporter.message, connection, read_only=dry_run)
     try:
@@ -128,7 +138,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         plan, report, sql_listing = _search_and_report(run, stats, requirement, metric)
         state, registry_used = _release(run, stats, plan, report, sql_listing, _fail_after_write)
         _finish_report(run, report, sql_listing, registry_used, started)
-        return Release(report, **state)
+        return Release(report, **state, sql_listing=sql_listing, policy=redact_policy(_policy_dict(policy)))
     finally:
         session.close()
 
@@ -273,6 +283,8 @@ def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, m
     run.say(f"search {search}: {plan.nodes_evaluated} nodes evaluated" + (f" ({stats.nodes_local} in-process)" if stats.nodes_local else "") + f", {run.session.engine.queries} queries")
     report = build_report(policy, stats, plan, verified)
     add_risk_and_utility(report, policy, stats, plan)
+    if run.rel_input is not None:  # a relation or DataFrame input: what it is, not its temporary view
+        report["input"] = run.rel_input.describe()
     sql_listing = report_sql(policy, stats, plan) if policy.reporting.report or run.writes else None
     if not plan.local:
         report["arx_quality"] = arx_loss.measure(stats, plan, final)
