@@ -238,7 +238,9 @@ def _check_k(k) -> None:
 
 def load_transformation(spec: str | dict) -> dict:
     """A transformation from a dict, a JSON string, or a JSON file (a whole ``--json`` report or
-    just its ``transformation`` object)."""
+    just its ``transformation`` object), or a :class:`~sqlanon.release.result.Release`."""
+    if hasattr(spec, "to_dict") and hasattr(spec, "transformation"):  # a Release
+        spec = spec.to_dict()
     data = spec if isinstance(spec, dict) else load_json_spec(spec, "--transformation")
     if isinstance(data, dict) and isinstance(data.get("transformation"), dict):
         data = data["transformation"]
