@@ -354,7 +354,7 @@ def test_check_text_output_is_a_clean_table(case):
     head = res.stdout.split("\n\n")[0].splitlines()
     starts = {len(line) - len(line.split(maxsplit=1)[1]) for line in head if not line.startswith("checked by") and not line.startswith("class sizes")}
     assert len(starts) == 1, head
-    assert head[0].startswith(f"release  ") and f"{release.release_id} of " in head[0]
+    assert head[0].startswith("release  ") and f"{release.release_id} of " in head[0]
     assert any(line.startswith("metrics.discernibility") for line in head)
     assert re.search(r"^model\s+required\s+measured\s+ok$", res.stdout, re.M)
     assert re.search(r"^suppression\s+<= \d+ rows\s+\d+\s+yes$", res.stdout, re.M)

@@ -390,7 +390,7 @@ def test_a_release_of_text_qis_rebuilt_from_the_base_set_has_the_source_releases
             assert reports[True].suppressed_rows == reports[False].suppressed_rows > 0, (target, suppression)
             assert releases[True] == releases[False], (target, suppression)
             kept = sum(releases[True].values())
-            assert kept == (reports[True]["rows"] if suppression == "mask" else reports[True]["rows"] - reports[True]["suppressed_rows"])
+            assert kept == (reports[True].rows if suppression == "mask" else reports[True].rows - reports[True].suppressed_rows)
 
 
 def test_a_release_with_a_column_that_is_no_text_qi_is_read_from_the_source(tmp_path, monkeypatch):

@@ -70,8 +70,8 @@ class FrameInput:
 
         self.frame = frame
         self.what = _FRAMES[key]
-        self.owned = duckdb.connect() if connection is None else None
-        self.connection = connection if connection is not None else self.owned
+        self.connection: duckdb.DuckDBPyConnection = connection if connection is not None else duckdb.connect()
+        self.owned: duckdb.DuckDBPyConnection | None = self.connection if connection is None else None
         self.name = f"sqlanon_input_{uuid.uuid4().hex[:12]}"
         self.kept = False
         if self.what == "polars.DataFrame":  # DuckDB scans polars through Arrow (zero-copy buffers)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import html
+import math
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -42,9 +42,12 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlanon.errors import ConfigError
+from sqlanon.config.checks import check_report_path, refuse_existing
+from sqlanon.errors import ConfigError, from_os_error
 from sqlanon.expr.atoms import drop_table, table_ref
 from sqlanon.release import registry, write
+from sqlanon.release.summary import summary_html
+from sqlanon.report import render, write_html
 from sqlanon.release.write import release_query
 
 
@@ -93,7 +96,7 @@ class Release:
         self._state = state
         self._opened: list = []
         metric = report.get("metric") or {}
-        self._metric = Metric(str(metric.get("name")), metric.get("value"))
+        self._metric = Metric(str(metric.get("name")), float(metric["value"]) if metric.get("value") is not None else math.nan)
         self._privacy = PrivacyOutcome.from_report(report.get("privacy"))
 
     # -- the report's stable keys, typed -------------------------------------------------------
@@ -162,23 +165,15 @@ class Release:
                 f"transformation={self._report.get('transformation')!r}, metric={self.metric}, output={self.output!r})")
 
     def _repr_html_(self) -> str:
-        from sqlanon.release.summary import summary_html
-
         return summary_html(self._report)
 
     # -- the report page -----------------------------------------------------------------------
     def report_html(self) -> str:
         """The HTML report page (as ``--report`` writes it), as a string."""
-        from sqlanon.report import render
-
         return render(self._page_report(), sql=self._state.get("sql_listing"))
 
     def save_report(self, path: str, overwrite: bool = False) -> str:
         """Write the HTML report page to ``path`` (an existing file only with ``overwrite``); returns the path."""
-        from sqlanon.config.checks import check_report_path, refuse_existing
-        from sqlanon.errors import from_os_error
-        from sqlanon.report import write_html
-
         check_report_path(path)
         refuse_existing(path, "report file", overwrite)
         try:

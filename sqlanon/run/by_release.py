@@ -178,8 +178,8 @@ def budget(found: Found, given: dict[str, Any], rows: int) -> int:
     """The suppression budget in rows: the release's (as its run computed it) unless
     ``max_suppression`` is given."""
     if given.get("max_suppression") is not None or found.settings.get("budget") is None:
-        fraction = given.get("max_suppression") if given.get("max_suppression") is not None else found.settings.get("max_suppression") or 0.0
-        return budget_rows(fraction, rows)
+        fraction = given.get("max_suppression") if given.get("max_suppression") is not None else found.settings.get("max_suppression")
+        return budget_rows(float(fraction or 0.0), rows)
     return int(found.settings["budget"])
 
 
@@ -205,5 +205,5 @@ def verdicts(out: dict, opts: dict, rows_budget: int, models: list[dict]) -> tup
         if opts.get(key) is not None:
             found.append(verdict(name, f"{param}={opts[key]}", out.get(key), out.get(f"{key}_ok", False)))
     checked = {v["model"] for v in found}
-    missing = [m.get("model") for m in models if m.get("model") not in checked]
+    missing = [str(m.get("model")) for m in models if m.get("model") not in checked]
     return found, missing

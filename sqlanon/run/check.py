@@ -46,9 +46,9 @@ def check(input: str | None = None, qi: list[str] | dict[str, str] | None = None
     only by what is given.
     """
     found = by_release.locate(input, table, format, release, registry) if release_policy or release is not None or registry else None
-    given = {"k": k, "max_suppression": max_suppression, "l": l, "t": t, "t_distance": t_distance, "sensitive_column": sensitive_column,
+    given: dict[str, Any] = {"k": k, "max_suppression": max_suppression, "l": l, "t": t, "t_distance": t_distance, "sensitive_column": sensitive_column,
              "beta_likeness": beta_likeness, "delta_disclosure": delta_disclosure, "average_risk": average_risk}
-    rest = {"format": format, "delimiter": delimiter, "class_column": class_column, "hierarchy_delimiter": hierarchy_delimiter, "suppressed_marker": suppressed_marker,
+    rest: dict[str, Any] = {"format": format, "delimiter": delimiter, "class_column": class_column, "hierarchy_delimiter": hierarchy_delimiter, "suppressed_marker": suppressed_marker,
             "memory_limit": memory_limit, "risk": risk, "population_fraction": population_fraction, "risk_threshold": risk_threshold, "max_value_length": max_value_length}
     if found is not None:
         return _check_by_release(found, qi, given, rest)
