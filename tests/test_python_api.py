@@ -460,3 +460,24 @@ def test_the_notebook_in_the_docs_runs(tmp_path):
     assert "k-anonymity" in namespace["summary"]
     assert (tmp_path / "adult_report.html").is_file()
     assert namespace["checked"]["k_anonymous"] is True
+
+
+def test_check_takes_a_written_release(case, tmp_path):
+    release, out = _suppressing_release(case)
+    got = sqlanon.check(release)
+    assert got["release"]["id"] == release.release_id and got["k_anonymous"] is True
+    assert [v["ok"] for v in got["verdicts"]] == [True, True, True]
+    db = str(tmp_path / "w.duckdb")
+    con = duckdb.connect(db)
+    con.register("frame", case["frame"])
+    con.execute("CREATE TABLE people AS SELECT * FROM frame")
+    con.close()
+    in_table = sqlanon.anonymize(input=db, table="people", qi=case["qi"], k=5, keep_columns=["id"], output_table="people_k5")
+    assert sqlanon.check(in_table)["release"]["target"] == "table people_k5"
+    con = duckdb.connect()
+    on_connection = sqlanon.anonymize(case["frame"], connection=con, qi=case["qi"], k=5, keep_columns=["id"], output_table="people_k5")
+    with pytest.raises(ConfigError, match="table people_k5 of your connection"):
+        sqlanon.check(on_connection)
+    con.close()
+    with pytest.raises(ConfigError, match="check reads a written release; this one is memory"):
+        sqlanon.check(sqlanon.anonymize(case["frame"], qi=case["qi"], k=5, keep_columns=["id"]))

@@ -1,9 +1,10 @@
 """The Python API: ``anonymize`` (plan + release), ``check`` (measure any table), ``plan_sql``.
 
 >>> import sqlanon
->>> report = sqlanon.anonymize(input="adult.csv", delimiter=";", qi={"age": "age.csv"}, k=5,
-...                            output="out.parquet")          # doctest: +SKIP
->>> report["transformation"], report["metric"]                # doctest: +SKIP
+>>> release = sqlanon.anonymize(input="adult.csv", delimiter=";", qi={"age": "age.csv"}, k=5,
+...                             output="out.parquet")         # doctest: +SKIP
+>>> release.transformation, release.metric.value              # doctest: +SKIP
+>>> sqlanon.anonymize(df, qi={"age": "age.csv"}, k=5).to_pandas()   # a DataFrame in and out  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -93,11 +94,13 @@ def qi_specs(policy: Policy) -> dict[str, str]:
 
 
 def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry_run: bool = False, connection=None, _fail_after_write: bool = False, **options: Any):
-    """Find the plan and write the release; returns a :class:`sqlanon.release.result.Release` (the CLI's
-    ``--json`` object, as a dict, with ``.relation()``, ``.to_arrow()``, ``.to_dict()``).
+    """Find the plan and write the release; returns a :class:`sqlanon.release.result.Release` (typed
+    fields, ``.to_dict()`` the CLI's ``--json`` object, ``.relation()``, ``.to_arrow()``, ``.to_pandas()``).
 
-    ``policy`` may be a :class:`Policy`, a dict of policy keys, a YAML path, or a **DuckDB
-    relation** (the input); keyword options override it (same names as the policy keys / CLI
+    ``policy`` may be a :class:`Policy`, a dict of policy keys, a YAML path, a **DuckDB
+    relation** (the input), or a **pandas/polars DataFrame or Arrow table** (the input, read by
+    DuckDB where it is, :mod:`sqlanon.config.frames`; with no output and no ``connection``, the
+    release is an in-memory table, :mod:`sqlanon.release.in_memory`); keyword options override it (same names as the policy keys / CLI
     flags; ``qi`` values may be builder calls or Hierarchy objects, ``privacy`` a list of privacy
     model objects, see :mod:`sqlanon.config.frontdoor`). ``connection`` runs on an open DuckDB (or psycopg
     3 PostgreSQL) connection instead (``table=`` names the input; outputs go to its database; the

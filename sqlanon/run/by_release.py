@@ -49,6 +49,21 @@ class Found:
                 "suppression_budget": self.settings.get("budget")}
 
 
+def release_location(release) -> tuple[str, str | None, str | None]:
+    """(input, table, format) of a :class:`~sqlanon.release.result.Release` written to a file or a
+    table; one that lives only in memory or as a lazy relation is refused (check its rows where
+    they are written: give ``output=``)."""
+    state = release._state
+    kind = state.get("kind")
+    if kind in ("parquet", "csv"):
+        return state["path"], None, kind
+    if kind in ("table", "in_place") and state.get("connection") is not None and state.get("owned") is None:
+        raise ConfigError(f"this release is table {state['table']} of your connection: check it as sqlanon.check(<its database file>, table={state['table']!r})")
+    if kind in ("table", "in_place") and state.get("database") and state.get("database") != ":memory:":
+        return state["database"], state["table"], "postgres" if state.get("postgres") else "duckdb"
+    raise ConfigError(f"check reads a written release; this one is {release.output or 'not written'} (give anonymize output= or output_table= with a database)")
+
+
 def _registry_of(input: str | None, table: str | None, format: str | None) -> str | None:
     """The registry an input's release is recorded in: the database of a table, the file beside a file."""
     if not input:

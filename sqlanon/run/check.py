@@ -43,8 +43,11 @@ def check(input: str | None = None, qi: list[str] | dict[str, str] | None = None
     ``sqlanon_releases``), or ``release=N`` (with ``registry=``, or the release's ``input``), is
     checked by that release's QIs, k, suppression budget and models, each one given here winning;
     the result then holds ``release`` and ``verdicts``. ``release_policy=False`` measures the table
-    only by what is given.
+    only by what is given. ``input`` may be a :class:`~sqlanon.release.result.Release` written to
+    a file or a table: ``sqlanon.check(sqlanon.anonymize(..., output="out.parquet"))``.
     """
+    if hasattr(input, "_state") and hasattr(input, "to_dict"):  # a Release: where it was written
+        input, table, format = by_release.release_location(input)
     found = by_release.locate(input, table, format, release, registry) if release_policy or release is not None or registry else None
     given: dict[str, Any] = {"k": k, "max_suppression": max_suppression, "l": l, "t": t, "t_distance": t_distance, "sensitive_column": sensitive_column,
              "beta_likeness": beta_likeness, "delta_disclosure": delta_disclosure, "average_risk": average_risk}
