@@ -120,12 +120,12 @@ def test_nodes_in_process_over_a_postgres_base_set(people):
     for cap in (0, None):
         options = {"local_rows": cap} if cap is not None else {}
         reports[cap] = sqlanon.run.api.anonymize(input=people["url"], table="people", qi=people["qi"], k=10, max_suppression=0.05, metric="loss", search_options=options, dry_run=True)
-    assert "nodes_local" not in reports[0]
-    assert reports[None]["nodes_local"] > 0
-    assert reports[None]["queries"] < reports[0]["queries"]
-    assert reports[None]["transformation"] == reports[0]["transformation"]
-    assert reports[None]["metric"]["value"] == pytest.approx(reports[0]["metric"]["value"], rel=1e-9)
-    assert reports[None]["suppressed_rows"] == reports[0]["suppressed_rows"]
+    assert reports[0].nodes_local is None
+    assert reports[None].nodes_local > 0
+    assert reports[None].queries < reports[0].queries
+    assert reports[None].transformation == reports[0].transformation
+    assert reports[None].metric.value == pytest.approx(reports[0].metric.value, rel=1e-9)
+    assert reports[None].suppressed_rows == reports[0].suppressed_rows
 
 
 def test_csv_output_streams_the_same_rows(people):
