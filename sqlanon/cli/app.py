@@ -203,7 +203,7 @@ def _print_report(result: dict, json_out: bool) -> None:
         typer.echo(f"output         {result['output'] or '(none: no output requested)'}")
 
 
-@app.command(help='Measure k, l, t, suppression and metrics of any table without changing it.' + " " + EXIT_HELP)
+@app.command(help='Measure k, l, t, suppression and metrics of any table without changing it; a release a registry knows (or --release N) is checked by its own policy (QIs, k, budget, models; flags win).' + " " + EXIT_HELP)
 def check(
     ctx: typer.Context,
     input: Optional[str] = policy_flag("source.input", "--input", "-i", help="Table to measure (CSV, Parquet, .duckdb, or a postgresql:// URL with --table); with --release, default the release's output."),

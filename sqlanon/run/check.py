@@ -58,8 +58,8 @@ def check(input: str | None = None, qi: list[str] | dict[str, str] | None = None
     if max_suppression is not None and k is None:
         raise ConfigError("--max-suppression needs --k (the suppression budget of a k-anonymity check)")
     if not input or not qi:
-        raise ConfigError("check needs input= and qi= (the quasi-identifier columns), or a release a registry knows (release=N, registry=...)" if not input else
-                          f"qi= names the quasi-identifier columns to check (no registry knows a release written to {input})")
+        raise ConfigError("check needs an input (--input, input=) and its quasi-identifiers (--qi, qi=), or a release a registry knows (--release N --registry R)" if not input else
+                          f"give the quasi-identifier columns to check (--qi, qi=): no registry knows a release written to {input}")
     return _measure(input, qi, table=table, **given, **rest)
 
 
