@@ -481,3 +481,17 @@ def test_check_takes_a_written_release(case, tmp_path):
     con.close()
     with pytest.raises(ConfigError, match="check reads a written release; this one is memory"):
         sqlanon.check(sqlanon.anonymize(case["frame"], qi=case["qi"], k=5, keep_columns=["id"]))
+
+
+def test_check_of_a_release_without_its_sensitive_column(case):
+    """A release that dropped its sensitive column is checked for what it still holds; the
+    l-diversity it was written for is listed as not checked, with the reason."""
+    path = str(case["dir"] / "people.csv")
+    case["frame"].to_csv(path, index=False)
+    out = str(case["dir"] / "o" / "p.parquet")
+    sqlanon.anonymize(input=path, qi=case["qi"], k=6, l=2, sensitive_column="disease", drop_columns=["id", "disease"], output=out)
+    got = sqlanon.check(out)
+    assert [v["model"] for v in got["verdicts"]] == ["k-anonymity", "suppression"] and got["k_anonymous"] is True
+    assert got["not_checked"] == ["distinct-l-diversity (its sensitive column 'disease' is not in the release)"]
+    with pytest.raises(ConfigError, match="unknown sensitive column 'disease'"):
+        sqlanon.check(out, sensitive_column="disease")

@@ -71,15 +71,37 @@ def _check_by_release(found, qi, given: dict, rest: dict) -> dict:
     if not qi and not found.settings["qi"]:
         raise ConfigError(f"release {found.entry['id']} records no quasi-identifiers; give qi=")
     rest = {**rest, "format": rest["format"] or found.format}
+    dropped = _without_a_dropped_sensitive_column(found, opts, given, rest)
     out = _measure(found.input, qi or found.settings["qi"], table=found.table, **opts, **rest)
     rows_budget = by_release.budget(found, given, out["rows"])
     out["verdicts"], not_checked = by_release.verdicts(out, opts, rows_budget, found.settings["models"])
+    reads_s = ("distinct-l-diversity", "entropy-l-diversity", "recursive-cl-diversity", "t-closeness", "enhanced-beta-likeness", "delta-disclosure")
+    not_checked = [f"{name} (its sensitive column {dropped!r} is not in the release)" if dropped and name in reads_s else f"{name} (check does not measure it)" for name in not_checked]
     if opts.get("k") is not None:
         out["k_anonymous"] = all(v["ok"] for v in out["verdicts"] if v["model"] in ("k-anonymity", "suppression"))
     out["release"] = {**found.describe(), "suppression_budget": rows_budget}
     if not_checked:
         out["not_checked"] = not_checked
     return out
+
+
+def _without_a_dropped_sensitive_column(found, opts: dict, given: dict, rest: dict) -> str | None:
+    """A release that dropped its sensitive column (``drop_columns``) cannot be measured for the
+    models that read it: they are left out of the check (and listed as not checked). Returns the
+    column, or None when it is there (or given explicitly: then a missing one is an error)."""
+    column = opts.get("sensitive_column")
+    if column is None or given.get("sensitive_column") is not None:
+        return None
+    session = Session(Policy(input=found.input, format=rest["format"], delimiter=rest["delimiter"], table=found.table, memory_limit=rest["memory_limit"]))
+    try:
+        present = column in session.source.column_names(session.engine)
+    finally:
+        session.close()
+    if present:
+        return None
+    for key in ("l", "t", "t_distance", "beta_likeness", "delta_disclosure", "sensitive_column"):
+        opts[key] = None
+    return column
 
 
 def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str | None = None, sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str = "*", memory_limit: str | None = None, max_suppression: float | None = None, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None) -> dict:
