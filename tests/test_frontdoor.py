@@ -1,5 +1,5 @@
 """The Python API's front doors: builder calls and Hierarchy objects as hierarchies, privacy model
-objects, a DuckDB relation as the input, and the Release result (dict-compatible, .relation(),
+objects, a DuckDB relation as the input, and the Release result (typed fields, .relation(),
 .to_arrow(), .to_dict()). Every release is re-checked by tests/checker.py."""
 
 import json

@@ -222,8 +222,12 @@ def test_a_frame_with_a_file_output_and_an_html_report(case):
 def test_release_is_a_class_with_typed_fields(case):
     release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], l=2, sensitive_column="disease")
     assert not isinstance(release, dict)
-    for name in ("pop", "update", "clear", "keys", "items", "__getitem__", "__setitem__"):
+    for name in ("pop", "update", "clear", "keys", "items", "get", "__setitem__", "__iter__"):
         assert not hasattr(release, name), name
+    with pytest.raises(TypeError, match=r"not a dict: read release.transformation, or release.to_dict\(\)\['transformation'\]"):
+        release["transformation"]
+    with pytest.raises(TypeError, match=r"read release.extra\['trace'\]"):
+        release["trace"]
     with pytest.raises(AttributeError):
         release.k = 3
     assert isinstance(release.metric, Metric) and isinstance(release.privacy, PrivacyOutcome)

@@ -153,6 +153,11 @@ class Release:
         """The report keys a search or privacy model adds (``trace``, ``local_recoding``, ...)."""
         return {k: copy.deepcopy(v) for k, v in self._report.items() if k not in FIELDS}
 
+    def __getitem__(self, key):
+        """Not a dict (any more): say where the key is."""
+        where = f"release.{'loss' if key == 'arx_quality' else key}" if key in FIELDS else f"release.extra[{key!r}]"
+        raise TypeError(f"a Release is not a dict: read {where}, or release.to_dict()[{key!r}] for the JSON object")
+
     def to_dict(self) -> dict:
         """The stable JSON object (what ``sqlanon anonymize --json`` prints), as plain types."""
         return json.loads(self.to_json())
