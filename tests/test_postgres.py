@@ -460,3 +460,16 @@ def test_profile_same_as_duckdb(server, tmp_path):
     assert set(released[0]) == {"zip", "dob", "diagnosis", "visits", "age", "country", "sex"}
     verdict = check_k(as_text(released), pg["roles"]["qi"], 5, 0.05)
     assert verdict["ok"], verdict["problems"]
+
+
+def test_check_a_postgres_release_by_its_own_policy(people):
+    """A table release in PostgreSQL is recorded in that database's sqlanon_releases: `check` on
+    the table reads its QIs, k, budget and models from there (tests/test_python_api.py for DuckDB)."""
+    release = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=6, max_suppression=0.05, l=2, sensitive_column="disease", output_table="people_k6")
+    got = sqlanon.check(people["url"], table="people_k6")
+    assert got["release"]["id"] == release.release_id and got["quasi_identifiers"] == ["zip", "age"]
+    assert [(v["model"], v["ok"]) for v in got["verdicts"]] == [("k-anonymity", True), ("suppression", True), ("distinct-l-diversity", True)]
+    assert got["suppressed_rows"] == release.suppressed_rows
+    assert check_k(as_text(pg_rows(people["url"], "people_k6")), ["zip", "age"], 6, 0.05)["ok"]
+    res = CliRunner().invoke(sqlanon.cli.app.app, ["check", "--input", people["url"], "--table", "people_k6", "--k", "50"])
+    assert res.exit_code == 3 and "NO" in res.stdout
