@@ -100,23 +100,23 @@ def main() -> None:
     for metric, k, sup, arx, value, columns, extra, label in cases:
         r, seconds = run_case(args, options, metric, k, sup, columns, extra)
         total += seconds
-        search_s = r.get("search_seconds", seconds)
+        search_s = r.extra.get("search_seconds", seconds)
         total_search += search_s
-        nodes_total += r["nodes_evaluated"]
-        statements_total += r.get("statements", 0)
+        nodes_total += r.nodes_evaluated
+        statements_total += r.extra.get("statements", 0)
         if label.startswith("distinct"):
             key = f"distinct 2-diversity, 8 QIs, sensitive salary-class, k={k} {sup:.0%}"
         elif label.startswith("0.2"):
             key = f"t-closeness equal 0.2, 8 QIs, sensitive salary-class, k={k} {sup:.0%}"
         else:
             key = f"{metric} k={k} {sup:.0%}"
-        node = [r["transformation"][c] for c in columns]
+        node = [r.transformation[c] for c in columns]
         same = "" if arx is None else (" =" if node == arx else " ~")
         arx_text = "-" if arx is None else str(arx)
         arx_value = f"{value:>14.4f}" if value is not None else f"{'-':>14}"
         if extra:
-            models.append((label, r["nodes_evaluated"], key, r.get("statements", 0), search_s))
-        print(f"{label:<16}{k:>4}{sup:>6.0%}  {arx_text:<28}{str(node) + same:<28}{arx_value}{r['metric']['value']:>16.4f}{r['suppressed_rows']:>11}{r['nodes_evaluated']:>7}{r.get('nodes_local', 0):>6}{arx_nodes(key):>10}{r.get('statements', 0):>6}{r['queries']:>8}{search_s:>9.2f}{r['nodes_evaluated'] / max(search_s, 1e-9):>8.0f}{seconds:>7.1f}", flush=True)
+            models.append((label, r.nodes_evaluated, key, r.extra.get("statements", 0), search_s))
+        print(f"{label:<16}{k:>4}{sup:>6.0%}  {arx_text:<28}{str(node) + same:<28}{arx_value}{r.metric.value:>16.4f}{r.suppressed_rows:>11}{r.nodes_evaluated:>7}{r.nodes_local or 0:>6}{arx_nodes(key):>10}{r.extra.get('statements', 0):>6}{r.queries:>8}{search_s:>9.2f}{r.nodes_evaluated / max(search_s, 1e-9):>8.0f}{seconds:>7.1f}", flush=True)
     print(f"total: search {total_search:.1f} s, runs {total:.1f} s, {nodes_total} nodes in {statements_total} statements   (= same node as ARX, ~ a different node with the same value; ARX nodes * = ARX 2.x's test suite)")
     if models:
         print("models (8 QIs, salary-class sensitive, k=5 5 %, precision): ours beside ARX's")

@@ -51,8 +51,8 @@ def line(name, setting, report=None, seconds=None, extra="", error=None):
     if error is not None:
         print(f"{name:<24} {setting:<34} UNSATISFIABLE ({seconds:.1f} s): {error}")
         return
-    node = [report["transformation"][q] for q in report["transformation"]]
-    print(f"{name:<24} {setting:<34} node {node}  precision {report['metric']['value']:.4f}  suppressed {report['suppressed_rows']:>5,} of {report['rows']:,}  {seconds:6.1f} s  {extra}")
+    node = [report.transformation[q] for q in report.transformation]
+    print(f"{name:<24} {setting:<34} node {node}  precision {report.metric.value:.4f}  suppressed {report.suppressed_rows:>5,} of {report.rows:,}  {seconds:6.1f} s  {extra}")
 
 
 def run(name, setting, qis, extra_fn=None, **options):
@@ -100,7 +100,7 @@ def main() -> None:
 
     def kmap_extra(k):
         def f(report):
-            levels = report["transformation"]
+            levels = report.transformation
             pop = population_counts(pop_rows, levels, hier)
             out = os.path.join(tmp, "kmap.parquet")
             rel = sqlanon.run.api.anonymize(input=research, qi={q: hier_path(q) for q in QIS}, k_map=k, population=population, max_suppression=0.01, output=out, overwrite=True)
@@ -109,7 +109,7 @@ def main() -> None:
             released = Counter(tuple(r) for r in rows if not all(v == "*" for v in r))
             journalist = max(1 / pop[key] for key in released)
             prosecutor = max(1 / n for n in released.values())
-            assert rel["transformation"] == levels
+            assert rel.transformation == levels
             return f"journalist risk {journalist:.4f} <= 1/k {1 / k:.4f}: {journalist <= 1 / k + 1e-12}; prosecutor risk {prosecutor:.4f}"
 
         return f
@@ -117,7 +117,7 @@ def main() -> None:
     for k in (5, 10):
         run("k-map (table)", f"k={k}", QIS, extra_fn=kmap_extra(k), input=research, k_map=k, population=population, max_suppression=0.01, dry_run=True)
     for k, size in ((10, 10 * n_research), (5, 100 * n_research)):
-        run("k-map (estimated)", f"k={k}, population {size:,}", QIS, extra_fn=lambda r: f"derived k' = {r['privacy']['models'][-1]['derived_k']} (ARX KMap, Poisson, significance 0.01)", input=research, k_map=k, population_size=size, max_suppression=0.01, dry_run=True)
+        run("k-map (estimated)", f"k={k}, population {size:,}", QIS, extra_fn=lambda r: f"derived k' = {r.privacy.models[-1]['derived_k']} (ARX KMap, Poisson, significance 0.01)", input=research, k_map=k, population_size=size, max_suppression=0.01, dry_run=True)
 
     print("== delta-presence, research subset in the population table, no suppression")
     for dmin, dmax in ((0.0, 0.5), (0.05, 0.4)):
@@ -127,7 +127,7 @@ def main() -> None:
     print("   paper: sampling probability beta = 1 - exp(-epsilon_anon); k = smallest k with d(k) <= delta (ARX returns k + 1)")
     for eps, delta in ((1.0, 1e-5), (2.0, 1e-6)):
         def sp_extra(report, eps=eps, delta=delta):
-            s = report["safepub"]
+            s = report.extra['safepub']
             return f"beta {s['beta']:.4f} vs sampled {s['sample_rows'] / s['input_rows']:.4f} ({s['sample_rows']:,} rows); k {s['k']} (paper formula {safepub.derive_k(eps * 0.9, delta)}, ARX {safepub.derive_k(eps * 0.9, delta) + 1})"
 
         run("SafePub", f"epsilon={eps}, delta={delta:g}", QIS, extra_fn=sp_extra, epsilon=eps, delta=delta, seed=1, **common)
@@ -138,12 +138,12 @@ def main() -> None:
     t0 = time.perf_counter()
     report = sqlanon.run.api.anonymize(qi={q: hier_path(q) for q in ALL9}, k=5, max_suppression=0.05, local_recoding=True, **common)
     seconds = time.perf_counter() - t0
-    glob = report["local_recoding"]["global_optimum"]
-    print(f"global optimum  node {list(report['transformation'].values())}  precision {glob['metric']:.4f}  suppressed {glob['suppressed_rows']:,}")
-    print(f"local recoding  {len(report['local_recoding']['rounds'])} rounds  precision {report['metric']['value']:.4f}  suppressed {report['suppressed_rows']:,}  ({seconds:.1f} s)")
-    for r in report["local_recoding"]["rounds"]:
+    glob = report.extra['local_recoding']["global_optimum"]
+    print(f"global optimum  node {list(report.transformation.values())}  precision {glob['metric']:.4f}  suppressed {glob['suppressed_rows']:,}")
+    print(f"local recoding  {len(report.extra['local_recoding']['rounds'])} rounds  precision {report.metric.value:.4f}  suppressed {report.suppressed_rows:,}  ({seconds:.1f} s)")
+    for r in report.extra['local_recoding']["rounds"]:
         print(f"    round: {list(r['transformation'].values())} rows {r['rows']:,} released {r['released']:,} suppressed {r['suppressed']:,}")
-    ok = report["suppressed_rows"] < glob["suppressed_rows"] and report["metric"]["value"] <= glob["metric"] + 1e-12
+    ok = report.suppressed_rows < glob["suppressed_rows"] and report.metric.value <= glob["metric"] + 1e-12
     print(f"fewer suppressed rows at no worse precision: {ok}")
 
 

@@ -86,8 +86,8 @@ def main() -> None:
     t0 = time.perf_counter()
     report = sqlanon.anonymize(input=csv, format="csv", delimiter=";", qi=qi, k=5, max_suppression=0.05, metric="precision", search="optimal", output=os.path.join(out_dir, "risk_adult_k5.parquet"), overwrite=True, report=os.path.join(out_dir, "risk_adult_k5.html"), population_fraction=0.1)
     t_run = time.perf_counter() - t0
-    after = report["risk"]["after"]
-    lines += lines_for(f"k=5, 5 % optimum {json.dumps(list(report['transformation'].values()))} ({report['suppressed_rows']:,} suppressed)", after) + population_lines(os.path.join(out_dir, "risk_adult_k5.parquet"))
+    after = report.risk["after"]
+    lines += lines_for(f"k=5, 5 % optimum {json.dumps(list(report.transformation.values()))} ({report.suppressed_rows:,} suppressed)", after) + population_lines(os.path.join(out_dir, "risk_adult_k5.parquet"))
     lines.append(f"  prosecutor highest <= 1/k: {after['prosecutor']['highest'] <= 0.2}")
     lines.append(f"  ({t_run:.2f} s for the whole anonymize run incl. risk, utility, report; HTML {os.path.getsize(os.path.join(out_dir, 'risk_adult_k5.html')):,} bytes)")
     # the same release re-read from its file by check --risk
@@ -106,9 +106,9 @@ def main() -> None:
         t0 = time.perf_counter()
         full = sqlanon.anonymize(input=path, qi=qi, k=5, max_suppression=0.05, metric="precision", search="optimal", dry_run=True, report=html)
         t_full = time.perf_counter() - t0
-        lines.append(f"== Adult-like, {args.scale_rows:,} rows (dry run with --report, transformation {list(full['transformation'].values())})")
-        lines.append(f"  {t_full:.1f} s in all ({full['nodes_evaluated']} nodes); HTML {os.path.getsize(html):,} bytes; --json report {len(json.dumps(full, default=str)):,} bytes")
-        lines.append(f"  risk before: highest {full['risk']['before']['prosecutor']['highest']:.4f}, sample uniques {full['risk']['before']['sample_uniques']['share']:.4f}, {full['risk']['before']['classes']:,} classes; after: highest {full['risk']['after']['prosecutor']['highest']:.4f}")
+        lines.append(f"== Adult-like, {args.scale_rows:,} rows (dry run with --report, transformation {list(full.transformation.values())})")
+        lines.append(f"  {t_full:.1f} s in all ({full.nodes_evaluated} nodes); HTML {os.path.getsize(html):,} bytes; --json report {len(full.to_json()):,} bytes")
+        lines.append(f"  risk before: highest {full.risk['before']['prosecutor']['highest']:.4f}, sample uniques {full.risk['before']['sample_uniques']['share']:.4f}, {full.risk['before']['classes']:,} classes; after: highest {full.risk['after']['prosecutor']['highest']:.4f}")
         lines.append(f"  peak RSS of this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
     text = "\n".join(lines) + "\n"

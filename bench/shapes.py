@@ -67,7 +67,7 @@ def one(args: argparse.Namespace) -> None:
 
     spec = json.loads(args.one)
     r = sqlanon.anonymize(**spec)
-    print(json.dumps({"timings": r.get("timings"), "seconds": r["seconds"], "nodes": r["nodes_evaluated"], "transformation": r["transformation"],
+    print(json.dumps({"timings": r.timings, "seconds": r.seconds, "nodes": r.nodes_evaluated, "transformation": r.transformation,
                       "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
 
 

@@ -169,12 +169,12 @@ def main() -> None:
                 r = sqlanon.anonymize(input=path, qi=qi, k=int(k), max_suppression=float(sup), metric="precision", search="optimal", dry_run=True, **conn)
                 seconds = time.perf_counter() - t
                 results[engine] = r
-                node = [r["transformation"][c] for c in COLUMNS]
+                node = [r.transformation[c] for c in COLUMNS]
                 same = ""
                 if engine != "duckdb" and "duckdb" in results:
                     d = results["duckdb"]
-                    same = "yes" if r["transformation"] == d["transformation"] and r["suppressed_rows"] == d["suppressed_rows"] and abs(r["metric"]["value"] - d["metric"]["value"]) < 1e-9 else "NO"
-                print(f"{k:>4} {sup:>6} {engine:>7} {seconds:>8.1f} {seconds / gb[engine]:>6.1f}x {r['nodes_evaluated']:>6} {r.get('statements', 0):>6} {r['queries']:>8} {1000 * seconds / r['queries']:>9.0f}  {node} {r['metric']['value']:.4f} {r['suppressed_rows']:,}  {same}", flush=True)
+                    same = "yes" if r.transformation == d.transformation and r.suppressed_rows == d.suppressed_rows and abs(r.metric.value - d.metric.value) < 1e-9 else "NO"
+                print(f"{k:>4} {sup:>6} {engine:>7} {seconds:>8.1f} {seconds / gb[engine]:>6.1f}x {r.nodes_evaluated:>6} {r.extra.get('statements', 0):>6} {r.queries:>8} {1000 * seconds / r.queries:>9.0f}  {node} {r.metric.value:.4f} {r.suppressed_rows:,}  {same}", flush=True)
                 if profile is not None and engine == "spark":
                     profile.report()
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f} (2 cores)")

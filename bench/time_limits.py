@@ -39,16 +39,16 @@ def run_one(db: str, specs: list[str], search: str, limit: float) -> dict:
     report = sqlanon.anonymize(input=db, qi=specs, k=5, max_suppression=0.05, search=search,
                                metric="lm" if search == "genetic" else "loss", search_options=opts, dry_run=True)
     whole = time.perf_counter() - started
-    heuristic = report.get("heuristic") or {}
+    heuristic = report.extra.get("heuristic") or {}
     return {
         "search": search,
-        "search_s": heuristic.get("seconds", report.get("search_seconds")),
-        "phase_s": (report.get("timings") or {}).get("search"),
+        "search_s": heuristic.get("seconds", report.extra.get("search_seconds")),
+        "phase_s": (report.timings or {}).get("search"),
         "run_s": round(whole, 1),
-        "evaluations": heuristic.get("evaluations", report.get("evaluations")),
-        "stopped_by": report.get("stopped_by"),
-        "suppressed": report["suppressed_rows"],
-        "warnings": len(report.get("warnings") or []),
+        "evaluations": heuristic.get("evaluations", report.extra.get("evaluations")),
+        "stopped_by": report.stopped_by,
+        "suppressed": report.suppressed_rows,
+        "warnings": len(report.warnings or []),
     }
 
 

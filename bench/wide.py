@@ -131,20 +131,20 @@ def run_one(db, specs, search, k, sup, limit, metric="loss", iterations=None):
                                    metric="lm" if search in ("genetic", "bottom-up") else metric, search_options=opts, dry_run=True)
     except sqlanon.errors.SqlanonError as err:
         return {"search": search, "error": str(err)[:160], "seconds": round(time.perf_counter() - started, 1)}
-    u = report.get("arx_quality", {})
-    evaluations = report.get("heuristic", {}).get("evaluations") or report.get("evaluations") or report["nodes_evaluated"]
+    u = (report.loss or {})
+    evaluations = report.extra.get("heuristic", {}).get("evaluations") or report.extra.get("evaluations") or report.nodes_evaluated
     return {
-        "search": report["search"] if search != "auto" else f"auto->{report['search']}",
+        "search": report.search if search != "auto" else f"auto->{report.search}",
         "loss": u.get("loss"),
         "granularity": u.get("granularity"),
-        "suppressed": report["suppressed_rows"],
+        "suppressed": report.suppressed_rows,
         "evaluations": evaluations,
-        "evals_per_s": report.get("evaluations_per_second"),
-        "metric": (report.get("metric") or {}).get("value", float("nan")),
-        "statements": report.get("queries", 0),
-        "search_seconds": report.get("heuristic", {}).get("seconds") or report.get("search_seconds"),
+        "evals_per_s": report.extra.get("evaluations_per_second"),
+        "metric": report.metric.value,
+        "statements": report.queries,
+        "search_seconds": report.extra.get("heuristic", {}).get("seconds") or report.extra.get("search_seconds"),
         "seconds": round(time.perf_counter() - started, 1),
-        "stopped_by": report.get("heuristic", {}).get("stopped_by"),
+        "stopped_by": report.extra.get("heuristic", {}).get("stopped_by"),
         "cpu": round(cpu_seconds() - cpu0, 2),
     }
 

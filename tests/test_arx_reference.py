@@ -54,29 +54,29 @@ def _verify_release(path, original, levels, k, max_suppression):
 def test_optimal_precision_matches_arx(adult, original, tmp_path, k, sup, arx_node, loss, arx_suppressed):
     out = str(tmp_path / "out.parquet")
     report = sqlanon.anonymize(input=adult["csv"], delimiter=";", qi=adult["qi"], k=k, max_suppression=sup, metric="precision", search="optimal", output=out)
-    node = [report["transformation"][c] for c in ADULT_COLUMNS]
-    assert report["metric"]["value"] == pytest.approx(loss, abs=5e-5)
+    node = [report.transformation[c] for c in ADULT_COLUMNS]
+    assert report.metric.value == pytest.approx(loss, abs=5e-5)
     rows, hier = original
     levels = dict(zip(ADULT_COLUMNS, node))
     suppressed = _verify_release(out, original, levels, k, sup)
-    assert suppressed == report["suppressed_rows"]
+    assert suppressed == report.suppressed_rows
     # the precision of what was written, computed independently, is the reported value
-    assert precision(levels, hier, len(rows), suppressed) == pytest.approx(report["metric"]["value"], abs=1e-12)
+    assert precision(levels, hier, len(rows), suppressed) == pytest.approx(report.metric.value, abs=1e-12)
     if node == arx_node:
-        assert report["suppressed_rows"] == arx_suppressed
+        assert report.suppressed_rows == arx_suppressed
     else:  # a tie: ARX's node must score the same under our independent computation
         _, arx_sup = expected_release(rows, hier, dict(zip(ADULT_COLUMNS, arx_node)), k)
         assert arx_sup <= int(sup * len(rows))
-        assert precision(dict(zip(ADULT_COLUMNS, arx_node)), hier, len(rows), arx_sup) == pytest.approx(report["metric"]["value"], abs=1e-12)
-    assert report["nodes_evaluated"] < 12960
+        assert precision(dict(zip(ADULT_COLUMNS, arx_node)), hier, len(rows), arx_sup) == pytest.approx(report.metric.value, abs=1e-12)
+    assert report.nodes_evaluated < 12960
 
 
 @pytest.mark.parametrize("k,sup,arx_node,loss", ENTROPY)
 def test_optimal_entropy_matches_arx(adult, k, sup, arx_node, loss):
     report = sqlanon.anonymize(input=adult["csv"], delimiter=";", qi=adult["qi"], k=k, max_suppression=sup, metric="entropy", search="optimal")
-    node = [report["transformation"][c] for c in ADULT_COLUMNS]
+    node = [report.transformation[c] for c in ADULT_COLUMNS]
     assert node == arx_node
-    assert report["metric"]["value"] == pytest.approx(loss, rel=1e-12)
+    assert report.metric.value == pytest.approx(loss, rel=1e-12)
 
 
 def test_cli_contract_json(adult, original, tmp_path):
@@ -101,10 +101,10 @@ def test_cli_contract_json(adult, original, tmp_path):
 def test_other_lattice_searches_release_valid_output(adult, original, tmp_path, search):
     out = str(tmp_path / f"{search}.parquet")
     report = sqlanon.anonymize(input=adult["csv"], delimiter=";", qi=adult["qi"], k=100, max_suppression=0.0, metric="precision", search=search, output=out)
-    levels = {c: report["transformation"][c] for c in ADULT_COLUMNS}
+    levels = {c: report.transformation[c] for c in ADULT_COLUMNS}
     _verify_release(out, original, levels, 100, 0.0)
     if search == "incognito":  # incognito finds every satisfying node, so it is optimal too
-        assert report["metric"]["value"] == pytest.approx(0.7222, abs=5e-5)
+        assert report.metric.value == pytest.approx(0.7222, abs=5e-5)
     else:  # samarati: minimal height among satisfying nodes; optimal's node has height 15
         assert sum(levels.values()) <= 15
 
@@ -131,6 +131,6 @@ def test_equal_closeness_optimum_in_no_more_nodes_than_arx(adult):
     qi = {c: adult["qi"][c] for c in ADULT_COLUMNS[:-1]}
     report = sqlanon.anonymize(input=adult["csv"], delimiter=";", qi=qi, k=5, max_suppression=0.05, metric="precision", search="optimal",
                                sensitive_column="salary-class", t=0.2, t_distance="equal")
-    assert [report["transformation"][c] for c in ADULT_COLUMNS[:-1]] == [0, 4, 0, 2, 3, 0, 1, 2]
-    assert report["metric"]["value"] == pytest.approx(0.577324116437902, rel=1e-12)
-    assert report["nodes_evaluated"] <= 1929
+    assert [report.transformation[c] for c in ADULT_COLUMNS[:-1]] == [0, 4, 0, 2, 3, 0, 1, 2]
+    assert report.metric.value == pytest.approx(0.577324116437902, rel=1e-12)
+    assert report.nodes_evaluated <= 1929

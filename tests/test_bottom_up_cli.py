@@ -100,12 +100,12 @@ def test_policy_file_and_python_api(tmp_path):
     assert res.exit_code == 0, res.output
     from_policy = json.loads(res.stdout.strip().splitlines()[-1])
     report = api.anonymize(input=data, qi=paths, k=k, search="bottom-up", class_column="cls", output=str(tmp_path / "o.parquet"))
-    assert report["transformation"] == from_policy["transformation"]
-    assert report["steps"] == from_policy["steps"] and "trace" not in report
+    assert report.transformation == from_policy["transformation"]
+    assert report.extra['steps'] == from_policy["steps"] and "trace" not in report.extra
     import pyarrow.parquet as pq
 
     out_rows = pq.read_table(tmp_path / "o.parquet").to_pylist()
-    _check([{q: str(r[q]) for q in hier} for r in out_rows], list(hier), k, report)
+    _check([{q: str(r[q]) for q in hier} for r in out_rows], list(hier), k, report.to_dict())
 
 
 def test_cli_unsatisfiable_exit_code(tmp_path):
@@ -136,4 +136,4 @@ def test_api_class_planners_scan_the_source_once(tmp_path, monkeypatch, search):
     extra = {"metric": "cm", "search_options": {"iterations": 200, "population": 20, "seed": 1}} if search == "genetic" else {}
     report = api.anonymize(input=data, qi=paths, k=k, search=search, class_column="cls", output=str(tmp_path / "o.csv"), **extra)
     assert created == ["cls"]
-    _check(_read(tmp_path / "o.csv"), list(hier), k, report)
+    _check(_read(tmp_path / "o.csv"), list(hier), k, report.to_dict())

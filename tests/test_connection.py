@@ -22,7 +22,7 @@ def con(tmp_path):
 
 def test_anonymize_on_an_open_connection(con):
     report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], connection=con, table="patients", qi={"zip": "mask", "age": "bands:5,10,20"}, k=6, output_table="patients_k6")
-    assert report["release_id"] == 1
+    assert report.release_id == 1
     released = _table(con, "patients_k6")
     assert len(released) == 200 and check_k(released, ["zip", "age"], 6, 0.0)["ok"]
     # the connection is still open and ours: no temp tables left behind, the registry is there

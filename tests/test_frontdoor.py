@@ -1,5 +1,5 @@
 """The Python API's front doors: builder calls and Hierarchy objects as hierarchies, privacy model
-objects, a DuckDB relation as the input, and the Release result (dict-compatible, .relation(),
+objects, a DuckDB relation as the input, and the Release result (typed fields, .relation(),
 .to_arrow(), .to_dict()). Every release is re-checked by tests/checker.py."""
 
 import json
@@ -58,7 +58,7 @@ def test_hierarchy_objects(csv_path, tmp_path):
     a = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=csv_path, qi={"zip": "mask", "age": h}, k=8, output=out)
     b = sqlanon.anonymize(keep_others=True, input=csv_path, qi={"zip": "mask", "age": str(csv_h)}, k=8, dry_run=True)
     assert a.transformation == b.transformation and a.suppressed_rows == b.suppressed_rows
-    assert a["hierarchies"][1]["attribute"] == "age" and a["hierarchies"][1]["origin"] == "inline"
+    assert a.hierarchies[1]["attribute"] == "age" and a.hierarchies[1]["origin"] == "inline"
     assert check_k(a.to_arrow().to_pylist(), ["zip", "age"], 8, 0.0)["ok"]
     registry = duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb"), read_only=True)
     ((policy,),) = registry.execute("SELECT policy FROM sqlanon_releases").fetchall()
@@ -70,18 +70,18 @@ def test_privacy_model_objects(csv_path):
     qi = {"zip": "mask", "age": "bands:5,10,20"}
     a = sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(5), sqlanon.EntropyLDiversity(2, "disease")], dry_run=True)
     b = sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, k=5, l=2, l_diversity="entropy", sensitive_column="disease", dry_run=True)
-    assert a.privacy["models"] == b.privacy["models"] == [{"model": "k-anonymity", "k": 5}, {"model": "entropy-l-diversity", "l": 2.0}]
+    assert a.privacy.models == b.privacy.models == [{"model": "k-anonymity", "k": 5}, {"model": "entropy-l-diversity", "l": 2.0}]
     assert a.transformation == b.transformation
     c = sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(3), sqlanon.DistinctLDiversity(3, "disease"), sqlanon.TCloseness(0.5, column="disease")], dry_run=True)
-    assert [m["model"] for m in c.privacy["models"]] == ["k-anonymity", "distinct-l-diversity", "t-closeness"]
+    assert [m["model"] for m in c.privacy.models] == ["k-anonymity", "distinct-l-diversity", "t-closeness"]
     from sqlanon.config.frontdoor import privacy_keys
 
     assert privacy_keys([sqlanon.RecursiveCLDiversity(3, 2), sqlanon.KMap(4, 10000), sqlanon.DeltaPresence(0.1, 0.6)]) == {
         "l": 2, "c": 3.0, "l_diversity": "recursive", "k_map": 4, "population_size": 10000, "k_map_estimator": "poisson",
         "k_map_significance": 0.01, "delta_min": 0.1, "delta_max": 0.6}
     r = sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(2), sqlanon.RecursiveCLDiversity(3, 2)], sensitive_column="disease", dry_run=True)
-    assert [m["model"] for m in r.privacy["models"]] == [m["model"] for m in sqlanon.anonymize(
-        keep_others=True, input=csv_path, qi=qi, k=2, l=2, c=3, l_diversity="recursive", sensitive_column="disease", dry_run=True).privacy["models"]]
+    assert [m["model"] for m in r.privacy.models] == [m["model"] for m in sqlanon.anonymize(
+        keep_others=True, input=csv_path, qi=qi, k=2, l=2, c=3, l_diversity="recursive", sensitive_column="disease", dry_run=True).privacy.models]
     with pytest.raises(ConfigError, match="disagree on sensitive_column"):
         sqlanon.anonymize(keep_others=True, input=csv_path, qi=qi, privacy=[sqlanon.KAnonymity(3), sqlanon.DistinctLDiversity(2, "disease"), sqlanon.TCloseness(0.5, column="sex")], dry_run=True)
     with pytest.raises(ConfigError, match="k=4 disagrees"):
@@ -147,10 +147,10 @@ def test_relation_of_another_connection_is_refused(con):
 def test_release_is_a_dict_and_its_json_is_the_report(csv_path, tmp_path):
     out = str(tmp_path / "r.parquet")
     release = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=csv_path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=6, output=out)
-    assert isinstance(release, dict) and release["transformation"] == release.transformation
-    assert release.metric["name"] == "precision" and release.privacy["min_class_size"] >= 6
+    assert not isinstance(release, dict) and not hasattr(release, "pop") and release.transformation == release.to_dict()["transformation"]
+    assert release.metric.name == "precision" and release.privacy.min_class_size >= 6
     data = release.to_dict()
-    assert type(data) is dict and json.loads(json.dumps(release)) == data
+    assert type(data) is dict and json.loads(release.to_json()) == data
     with open(os.path.join(ROOT, "schemas", "report.schema.json"), encoding="utf-8") as fh:
         jsonschema.validate(data, json.load(fh))
     table = release.to_arrow()

@@ -418,10 +418,10 @@ def test_python_api_lm(tmp_path):
     report = anonymize(input=fig4_csv(tmp_path), qi={}, k=5, max_suppression=1.0, search="genetic", metric="lm",
                        class_column="cls", output=out,
                        search_options={"numeric": ["X", "Y"], "iterations": 200, "population": 20, "seed": 2})
-    assert report["metric"]["name"] == "lm"
-    assert report["lm"] == pytest.approx(report["metric"]["value"])
-    assert report["lm"] == pytest.approx(sum(report["lm_per_column"].values()) / 2)
-    recheck_release(out, 5, report)
+    assert report.metric.name == "lm"
+    assert report.extra['lm'] == pytest.approx(report.metric.value)
+    assert report.extra['lm'] == pytest.approx(sum(report.extra['lm_per_column'].values()) / 2)
+    recheck_release(out, 5, report.to_dict())
 
 
 def test_bad_options_are_config_errors(tmp_path):

@@ -108,14 +108,14 @@ def test_genetic_releases_under_hierarchical_t_and_recursive_cl_pass_the_checker
     report = sqlanon.anonymize(keep_others=True, input=path, qi=specs, k=2, t=0.12, t_distance="hierarchical", t_hierarchy=str(tree), sensitive_column="s",
                                max_suppression=0.1, search="genetic", metric="lm", search_options=ga, output=out)
     released = checker.read_rows(out)
-    assert report["suppressed_rows"] <= report["suppression_budget"]
+    assert report.suppressed_rows <= report.suppression_budget
     assert checker.check_k(released, qis, 2, 0.1)["ok"]
     assert checker.check_t_hierarchical(released, qis, "s", 0.12, S_TREE, rows) == []
     out2 = str(tmp_path / "rec.csv")
     report = sqlanon.anonymize(keep_others=True, input=path, qi=specs, k=2, l=2, c=2.0, l_diversity="recursive", sensitive_column="s",
                                max_suppression=0.1, search="genetic", metric="lm", search_options=ga, output=out2)
     released = checker.read_rows(out2)
-    assert report["suppressed_rows"] <= report["suppression_budget"]
+    assert report.suppressed_rows <= report.suppression_budget
     assert checker.check_k(released, qis, 2, 0.1)["ok"]
     assert checker.check_recursive_cl(released, qis, "s", 2.0, 2) == []
 
@@ -179,7 +179,7 @@ def test_genetic_releases_under_k_map_and_delta_presence_pass_a_recount(tmp_path
         report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=path, qi=specs, population=pop_path, max_suppression=0.1, search="genetic", metric="lm",
                                    search_options=ga, output=out, **options)
         released = checker.read_rows(out)
-        assert report["suppressed_rows"] <= report["suppression_budget"], name
+        assert report.suppressed_rows <= report.suppression_budget, name
         # the release's own mapping of every value (all population values occur in the input)
         mapping = [dict() for _ in qis]
         original = {r["id"]: r for r in rows}
@@ -200,7 +200,7 @@ def test_genetic_computes_estimated_k_map_and_recursive_cl(tmp_path):
     for options in (dict(k=2, k_map=3, population_size=10**6), dict(k=2, l=2, c=2.0, l_diversity="recursive", sensitive_column="s")):
         opts = dict(input=path, qi=_qi_specs(tmp_path, qis, hs), search="genetic", metric="lm", max_suppression=1.0,
                     search_options={"iterations": 10, "population": 6, "seed": 1}, dry_run=True, **options)
-        assert sqlanon.anonymize(**opts)["search"] == "genetic"
+        assert sqlanon.anonymize(**opts).search == "genetic"
     with pytest.raises(ConfigError, match=r"k-map is computed by the lattice searches \(optimal, samarati, incognito, lightning, auto\) and the genetic search; search bottom-up cannot honour it"):
         sqlanon.anonymize(keep_others=True, input=path, qi=_qi_specs(tmp_path, qis, hs), search="bottom-up", k=2, k_map=3, population_size=10**6, dry_run=True)
 

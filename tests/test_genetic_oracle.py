@@ -200,7 +200,7 @@ def test_genetic_release_under_ordered_t_closeness_passes_an_independent_check(t
     out = str(tmp_path / "out.csv")
     report = sqlanon.anonymize(input=path, qi=specs, k=3, t=0.25, t_distance="ordered", sensitive_column="s", max_suppression=0.2,
                                search="genetic", metric="lm", search_options={"iterations": 150, "population": 24, "seed": 3}, output=out)
-    assert report["suppressed_rows"] <= report["suppression_budget"]
+    assert report.suppressed_rows <= report.suppression_budget
     released = checker.read_rows(out)
     assert checker.check_k(released, qis, 3, 0.2)["ok"]
     glob = {v: c / len(rows) for v, c in Counter(r["s"] for r in rows).items()}

@@ -117,7 +117,7 @@ def test_genetic_release_under_entropy_l_diversity_passes_the_checker(tmp_path):
     out = str(tmp_path / "out.csv")
     report = sqlanon.anonymize(input=path, qi=hdir, k=3, l=1.4, l_diversity="entropy", sensitive_column="s", max_suppression=0.1,
                                search="genetic", metric="lm", search_options={"iterations": 120, "population": 24, "seed": 2}, output=out)
-    assert report["suppressed_rows"] <= report["suppression_budget"]
+    assert report.suppressed_rows <= report.suppression_budget
     released = checker.read_rows(out)
     assert checker.check_k(released, qis, 3, 0.1)["ok"]
     assert checker.check_l_diversity(released, qis, "s", 1.4, kind="entropy")

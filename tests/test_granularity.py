@@ -71,10 +71,10 @@ def test_granularity_is_arxs_on_the_released_rows(tmp_path, seed):
         out = tmp_path / f"out_{search}.csv"
         report = sqlanon.anonymize(input=str(data), qi=specs, k=k, max_suppression=sup, search=search, output=str(out), overwrite=out.exists())
         released = checker.read_rows(str(out))
-        assert report["arx_quality"]["granularity"] == pytest.approx(_arx_granularity(released, hier), abs=1e-12), (search, report["transformation"])
+        assert report.loss["granularity"] == pytest.approx(_arx_granularity(released, hier), abs=1e-12), (search, report.transformation)
     # the metric minimized is ARX's loss L = 1 - granularity
     report = sqlanon.anonymize(input=str(data), qi=specs, k=2, max_suppression=0.1, metric="granularity", dry_run=True)
-    assert report["metric"]["value"] == pytest.approx(1 - report["arx_quality"]["granularity"], abs=1e-12)
+    assert report.metric.value == pytest.approx(1 - report.loss["granularity"], abs=1e-12)
 
 
 def test_granularity_differs_from_the_arithmetic_loss_when_domains_differ(tmp_path):
@@ -82,5 +82,5 @@ def test_granularity_differs_from_the_arithmetic_loss_when_domains_differ(tmp_pa
     data = tmp_path / "d.csv"
     data.write_text("a,b,c\n" + "".join(f"a{1 + i % 6},b{1 + i % 3},c{i % 10}\n" for i in range(60)))
     report = sqlanon.anonymize(input=str(data), qi=specs, k=6, dry_run=True)
-    u = report["arx_quality"]
+    u = report.loss
     assert u["granularity"] != pytest.approx(1 - u["loss_arithmetic"], abs=1e-6)  # the old figure was the arithmetic Loss

@@ -158,17 +158,17 @@ def test_exact_searches_name_the_heuristic_and_auto_picks_it(tmp_path):
     out = str(tmp_path / "out.csv")
     report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data, qi=qi, k=5, max_suppression=0.05, metric="lm", search="auto",
                                search_options={"step_limit": 150}, output=out)
-    assert report["search"] == "lightning"
-    assert report["search_auto"]["chose"] == "lightning" and report["search_auto"]["lattice_nodes"] == 4**12
-    info = report["heuristic"]
-    assert info["stopped_by"] == "step_limit" and info["evaluations"] == report["nodes_evaluated"] <= 150
-    assert 0 <= report["suppressed_rows"] <= report["suppression_budget"] < report["rows"]
+    assert report.search == "lightning"
+    assert report.extra['search_auto']["chose"] == "lightning" and report.extra['search_auto']["lattice_nodes"] == 4**12
+    info = report.extra['heuristic']
+    assert info["stopped_by"] == "step_limit" and info["evaluations"] == report.nodes_evaluated <= 150
+    assert 0 <= report.suppressed_rows <= report.suppression_budget < report.rows
     rows = checker.read_rows(out)
     original = checker.read_rows(data)
     got = checker.check_k(rows, qis, 5, 0.05)
     assert got["ok"], got["problems"]
-    expected, suppressed = checker.expected_release(original, {q: hier for q in qis}, report["transformation"], 5)
-    assert checker.released_multiset(rows, qis) == expected and suppressed == report["suppressed_rows"]
+    expected, suppressed = checker.expected_release(original, {q: hier for q in qis}, report.transformation, 5)
+    assert checker.released_multiset(rows, qis) == expected and suppressed == report.suppressed_rows
 
 
 def test_cli_lightning_with_limits_and_full_suppression_budget(tmp_path):
@@ -196,7 +196,7 @@ def test_limits_are_refused_where_they_would_be_ignored(tmp_path):
     assert result.exit_code != 0 and "step_limit" in result.output
     # auto on a small lattice runs the exact search and says the limit was not needed
     report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=2, search="auto", search_options={"time_limit": 5}, dry_run=True)
-    assert report["search"] == "optimal" and report["search_auto"]["limits_not_needed"] == ["time_limit"]
+    assert report.search == "optimal" and report.extra['search_auto']["limits_not_needed"] == ["time_limit"]
 
 
 def test_an_unknown_option_set_to_zero_is_refused():

@@ -44,7 +44,7 @@ def test_threads_above_the_cap_are_refused_everywhere(small, tmp_path, monkeypat
         sqlanon.engine.connect(threads=10**5)
     assert not os.path.exists(small["out"])
     report = sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, threads=12)  # the cap itself runs
-    assert report["k"] == 2
+    assert report.k == 2
 
 
 @pytest.mark.parametrize("value", ["-1GB", "0GB", "0", "lots", "1", "", "-5%", "0%", "150%", "1XB"])
@@ -124,10 +124,10 @@ def test_bottom_up_reports_the_metric_it_optimized(small):
     line = _cli_error(["anonymize", "--input", small["data"], "--qi", "zip=mask", "--k", "2", "--search", "bottom-up", "--metric", "loss", "--dry-run", "-q"])
     assert "search bottom-up cannot optimize metric 'loss'; it optimizes lm" in line
     report = sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, search="bottom-up", metric="lm", dry_run=True)
-    assert report["metric"]["name"] == "lm"
+    assert report.metric.name == "lm"
     report = sqlanon.anonymize(input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", dry_run=True,
                                search_options={"iterations": 4, "population": 4, "seed": 0})
-    assert report["metric"]["name"] == "lm"  # its default (it refused the lattice's default, precision, after the scan)
+    assert report.metric.name == "lm"  # its default (it refused the lattice's default, precision, after the scan)
 
 
 # -- shape-only refusals come before the data is read --------------------------------------------

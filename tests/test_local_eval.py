@@ -527,11 +527,11 @@ def test_the_search_option_keeps_every_node_in_sql(search, adult):
         if search == "lightning":
             options["step_limit"] = 300
         reports[cap] = sqlanon.anonymize(keep_others=True, input=adult["csv"], delimiter=";", qi=qi, k=10, max_suppression=0.02, metric="loss", search=search, search_options=options, dry_run=True)
-    assert "nodes_local" not in reports[0]
-    assert reports[None]["nodes_local"] >= reports[None]["nodes_evaluated"] > 0
-    assert reports[None]["queries"] < reports[0]["queries"]
-    assert reports[None]["transformation"] == reports[0]["transformation"]
-    assert reports[None]["metric"]["value"] == pytest.approx(reports[0]["metric"]["value"], rel=1e-9)
+    assert reports[0].nodes_local is None
+    assert reports[None].nodes_local >= reports[None].nodes_evaluated > 0
+    assert reports[None].queries < reports[0].queries
+    assert reports[None].transformation == reports[0].transformation
+    assert reports[None].metric.value == pytest.approx(reports[0].metric.value, rel=1e-9)
 
 
 def test_nodes_go_to_sql_while_the_kernels_load(tmp_path, monkeypatch):

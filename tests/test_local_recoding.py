@@ -44,11 +44,11 @@ def test_local_recoding_release_replays_and_beats_the_global_optimum(seed, tmp_p
     glob = sqlanon.run.api.anonymize(**common, dry_run=True)
     out = str(tmp_path / "local.parquet")
     local = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], **common, local_recoding=True, output=out)
-    rounds = local["local_recoding"]["rounds"]
-    assert rounds[0]["transformation"] == glob["transformation"] == local["transformation"]
-    assert rounds[0]["suppressed"] == glob["suppressed_rows"]
-    assert local["suppressed_rows"] == rounds[-1]["suppressed"] <= glob["suppressed_rows"]
-    assert local["metric"]["value"] <= glob["metric"]["value"] + 1e-12
+    rounds = local.extra['local_recoding']["rounds"]
+    assert rounds[0]["transformation"] == glob.transformation == local.transformation
+    assert rounds[0]["suppressed"] == glob.suppressed_rows
+    assert local.suppressed_rows == rounds[-1]["suppressed"] <= glob.suppressed_rows
+    assert local.metric.value <= glob.metric.value + 1e-12
     for a, b in zip(rounds, rounds[1:]):  # each round more general, on the rows left before
         assert all(b["transformation"][q] >= a["transformation"][q] for q in case.qis)
         assert b["rows"] == a["suppressed"]
@@ -59,10 +59,10 @@ def test_local_recoding_release_replays_and_beats_the_global_optimum(seed, tmp_p
     hier = hierarchies_of(case)
     expected, suppressed = expected_local_release(case.rows, hier, [r["transformation"] for r in rounds], k)
     assert released_multiset(released, case.qis) == expected
-    assert suppressed == local["suppressed_rows"]
+    assert suppressed == local.suppressed_rows
     if common["metric"] == "precision":
         want = local_precision(case.n, hier, [r["transformation"] for r in rounds], [r["released"] for r in rounds], suppressed)
-        assert local["metric"]["value"] == pytest.approx(want, abs=1e-9)
+        assert local.metric.value == pytest.approx(want, abs=1e-9)
 
 
 def test_local_recoding_with_l_diversity_and_drop(tmp_path):
@@ -71,9 +71,9 @@ def test_local_recoding_with_l_diversity_and_drop(tmp_path):
     qi = write_hierarchy_csvs(case, tmp_path)
     out = str(tmp_path / "l.parquet")
     report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, k=3, l=2, sensitive_column=case.sensitive, max_suppression=0.05, local_recoding=True, local_iterations=2, suppression="drop", output=out)
-    assert len(report["local_recoding"]["rounds"]) <= 3
+    assert len(report.extra['local_recoding']["rounds"]) <= 3
     released = read_rows(out)
-    assert len(released) == case.n - report["suppressed_rows"]
+    assert len(released) == case.n - report.suppressed_rows
     assert check_k(released, case.qis, 3, 0.0)["ok"]
     assert check_l_diversity(released, case.qis, case.sensitive, 2)
 
@@ -82,14 +82,14 @@ def test_local_recoding_adult_k5_keeps_fewer_rows_suppressed(adult, tmp_path):
     """The issue's figure: Adult, k=5, 5 %: the global optimum suppresses 1,461 rows."""
     out = str(tmp_path / "adult.parquet")
     report = sqlanon.run.api.anonymize(keep_others=True, input=adult["csv"], delimiter=";", qi=adult["qi"], k=5, max_suppression=0.05, metric="precision", local_recoding=True, output=out, memory_limit="2GB")
-    first = report["local_recoding"]["rounds"][0]
+    first = report.extra['local_recoding']["rounds"][0]
     assert first["suppressed"] == 1461
-    assert report["suppressed_rows"] < 1461
-    assert report["metric"]["value"] <= report["local_recoding"]["global_optimum"]["metric"]
-    assert report["local_recoding"]["global_optimum"]["metric"] == pytest.approx(0.3656, abs=5e-5)
+    assert report.suppressed_rows < 1461
+    assert report.metric.value <= report.extra['local_recoding']["global_optimum"]["metric"]
+    assert report.extra['local_recoding']["global_optimum"]["metric"] == pytest.approx(0.3656, abs=5e-5)
     released = read_rows(out)
     verdict = check_k(released, ADULT_COLUMNS, 5, 0.05)
-    assert verdict["ok"] and verdict["suppressed"] == report["suppressed_rows"], verdict
+    assert verdict["ok"] and verdict["suppressed"] == report.suppressed_rows, verdict
 
 
 def _numeric_table(tmp_path, seed: int = 3, n: int = 200) -> str:
@@ -124,7 +124,7 @@ def test_microaggregation_of_a_non_qi_and_a_qi_column(tmp_path, fn):
             classes.setdefault((r["zip"], r["age"]), 0)
             classes[(r["zip"], r["age"])] += 1
     assert min(classes.values()) >= 4
-    assert report["suppressed_rows"] == sum(1 for r in released if r["zip"] == "*")
+    assert report.suppressed_rows == sum(1 for r in released if r["zip"] == "*")
     assert all(r["income"] is None and r["age"] is None for r in released if r["zip"] == "*")
 
 

@@ -122,5 +122,5 @@ def test_loss_bounds_prune_adult(adult):
     alone (every row released) and whole probe paths; the suppression bound and paths cut at the
     incumbent leave 276 (the optimum unchanged)."""
     report = sqlanon.anonymize(input=adult["csv"], delimiter=";", qi=adult["qi"], k=10, max_suppression=0.05, metric="loss", search="optimal", dry_run=True)
-    assert report["metric"]["value"] == pytest.approx(0.29127, abs=5e-6)
-    assert report["nodes_evaluated"] <= 300, report["nodes_evaluated"]
+    assert report.metric.value == pytest.approx(0.29127, abs=5e-6)
+    assert report.nodes_evaluated <= 300, report.nodes_evaluated

@@ -193,7 +193,7 @@ def test_policy_keys_flags_and_refusals(tmp_path):
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=80, depths=[1, 2], weird=False)
     qi = {q: "flat" for q in case.qis}
     report = sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, beta_likeness=3.0, delta_disclosure=4.0, average_risk=0.5, sensitive_column="disease", max_suppression=0.2, dry_run=True)
-    names = [m["model"] for m in report["privacy"]["models"]]
+    names = [m["model"] for m in report.privacy.models]
     assert names == ["k-anonymity", "enhanced-beta-likeness", "delta-disclosure", "average-risk"]
     with pytest.raises(ConfigError, match="needs --sensitive-column"):
         sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, beta_likeness=1.0, dry_run=True)
@@ -222,7 +222,7 @@ def test_genetic_search_honours_beta_and_delta(tmp_path):
         if all(r[q] == "*" for q in case.qis):
             continue
         classes.setdefault(tuple(r[q] for q in case.qis), Counter())[r["disease"]] += 1
-    assert classes and report["suppressed_rows"] <= report["suppression_budget"]
+    assert classes and report.suppressed_rows <= report.suppression_budget
     for s in classes.values():
         assert beta_ok(s, glob, case.n, 2.0) and delta_ok(s, glob, case.n, 3.0)
 

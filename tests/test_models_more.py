@@ -221,10 +221,10 @@ def test_releases_rechecked_and_optimal(seed, search, tmp_path):
             assert not os.path.exists(out)
             continue
         report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=sub_path, qi=qi, max_suppression=frac, output=out, search=search, **options)
-        assert report["metric"]["value"] == pytest.approx(want, abs=1e-9), options
+        assert report.metric.value == pytest.approx(want, abs=1e-9), options
         rows = read_rows(out)
         assert len(rows) == len(sub)
-        levels = {qn: int(lv) for qn, lv in report["transformation"].items()}
+        levels = {qn: int(lv) for qn, lv in report.transformation.items()}
         verdict = check_k(rows, case.qis, options.get("k", 1), frac)
         assert verdict["ok"], verdict["problems"]
         problems = recheck(rows, levels)
@@ -302,7 +302,7 @@ def test_estimated_k_map_is_derived_k_anonymity(tmp_path):
     qi = write_hierarchy_csvs(case, tmp_path)
     out = str(tmp_path / "e.parquet")
     report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, k_map=10, population_size=600, k_map_significance=0.05, output=out)
-    model = report["privacy"]["models"][-1]
+    model = report.privacy.models[-1]
     kd = derived_k(10, 120 / 600, 0.05)[0]
     assert model["derived_k"] == kd and kd < 10
     assert check_k(read_rows(out), case.qis, kd, 0.0)["ok"]

@@ -84,9 +84,9 @@ def test_same_plan_as_duckdb_and_rechecked(pg, name, options):
     duck_out, pg_out = str(pg["dir"] / f"d_{name}.parquet"), str(pg["dir"] / f"p_{name}.parquet")
     duck = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=pg["files"]["research"], qi=QI, output=duck_out, overwrite=True, **duck_opts)
     post = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=pg["url"], table="research", qi=QI, output=pg_out, overwrite=True, **pg_opts)
-    assert post["transformation"] == duck["transformation"]
-    assert post["suppressed_rows"] == duck["suppressed_rows"]
-    assert post["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9, abs=1e-12)
+    assert post.transformation == duck.transformation
+    assert post.suppressed_rows == duck.suppressed_rows
+    assert post.metric.value == pytest.approx(duck.metric.value, rel=1e-9, abs=1e-12)
     released = [{k: str(v) for k, v in r.items()} for r in read_rows(pg_out)]
     assert len(released) == len(pg["research"])
     qis = list(QI)
@@ -130,7 +130,7 @@ def test_safepub_sampling_and_release_on_postgres(pg):
         report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=pg["url"], table="population", qi=QI, epsilon=1.0, delta=1e-3, seed=5, safepub_steps=10, output=out, overwrite=True)
         rows = [{k: str(v) for k, v in r.items()} for r in read_rows(out)]
         outs.append(sorted(r["id"] for r in rows))
-        sp = report["safepub"]
+        sp = report.extra['safepub']
         assert sp["input_rows"] == 400 and len(rows) == sp["sample_rows"]
         b = safepub.beta(0.9)
         assert abs(sp["sample_rows"] - 400 * b) <= 4 * math.sqrt(400 * b * (1 - b))
@@ -174,9 +174,9 @@ def test_local_recoding_and_microaggregation_same_as_duckdb(pg, fn):
     duck_out, pg_out = str(pg["dir"] / f"lr_d_{fn}.parquet"), str(pg["dir"] / f"lr_p_{fn}.parquet")
     duck = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=pg["files"]["research"], qi=QI, output=duck_out, overwrite=True, **options)
     post = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=pg["url"], table="research", qi=QI, output=pg_out, overwrite=True, **options)
-    assert post["suppressed_rows"] == duck["suppressed_rows"]
-    assert post["local_recoding"]["rounds"] == duck["local_recoding"]["rounds"]
-    assert len(duck["local_recoding"]["rounds"]) == 2  # a second round releases rows the first suppressed
+    assert post.suppressed_rows == duck.suppressed_rows
+    assert post.extra['local_recoding']["rounds"] == duck.extra['local_recoding']["rounds"]
+    assert len(duck.extra['local_recoding']["rounds"]) == 2  # a second round releases rows the first suppressed
     released = read_rows(pg_out)
     assert _normalized(released) == _normalized(read_rows(duck_out))
     assert len(released) == len(pg["research"])

@@ -233,17 +233,17 @@ def test_api_dry_run_finds_the_exhaustive_optimum(seed, tmp_path):
         spec = brute.Spec(k=k, l_distinct=int(l) if l else None)
         table = brute.exhaustive(case, spec, budget)
         sat = satisfying(table)
-        node = tuple(report["transformation"][q] for q in case.qis)
+        node = tuple(report.transformation[q] for q in case.qis)
         tag = f"seed={seed} {search} {metric} node={node}"
         assert node in sat, tag
-        assert report["suppressed_rows"] == table[node][0], tag
-        assert report["suppression_budget"] == budget
-        assert report["rows"] == case.n
+        assert report.suppressed_rows == table[node][0], tag
+        assert report.suppression_budget == budget
+        assert report.rows == case.n
         if search == "samarati":
             assert sum(node) == min(sum(n) for n in sat), tag
         else:
-            assert report["metric"]["value"] == approx(min(m[metric] for m in sat.values())), tag
-        assert report["output"] is None
+            assert report.metric.value == approx(min(m[metric] for m in sat.values())), tag
+        assert report.output is None
 
 
 @pytest.mark.parametrize("seed", [3, 14, 15, 92])

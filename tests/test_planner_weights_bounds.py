@@ -147,8 +147,8 @@ def test_planners_release_nothing_outside_the_level_bounds(search, seed, tmp_pat
     assert out_of_bounds(case, released, mins, maxs) == [], tag
     check = checker.check_k(released, case.qis, k, frac)
     assert check["ok"], f"{tag}: {check['problems']}"
-    assert report["suppressed_rows"] == check["suppressed"], tag
-    assert report["level_bounds"] == {q: list(level_range(case, i, mins, maxs)) for i, q in enumerate(case.qis)}, tag
+    assert report.suppressed_rows == check["suppressed"], tag
+    assert report.extra['level_bounds'] == {q: list(level_range(case, i, mins, maxs)) for i, q in enumerate(case.qis)}, tag
 
 
 @pytest.mark.parametrize("search", PLANNERS)
@@ -241,7 +241,7 @@ def test_a_heavy_weight_makes_the_planner_generalize_the_other_qi(search, with_c
         light_values = {r[light] for r in released}
         assert heavy_values == {f"{heavy.lower()}1", f"{heavy.lower()}2"}, (search, heavy, heavy_values)
         assert light_values == {f"{light}1"}, (search, heavy, light_values)
-        assert report["weights"] == {heavy: 1.0, light: 0.1}
+        assert report.weights == {heavy: 1.0, light: 0.1}
 
 
 @pytest.mark.parametrize("search", ["genetic", "bottom-up"])
@@ -262,7 +262,7 @@ def test_weighted_lm_equals_the_oracle(search, seed, bounded, tmp_path):
     released = read_release(out)
     assert checker.check_k(released, case.qis, 3, 0.05)["ok"]
     assert out_of_bounds(case, released, mins, {}) == []
-    assert report["metric"]["value"] == pytest.approx(weighted_lm(case, released, weights), rel=1e-9, abs=1e-12)
+    assert report.metric.value == pytest.approx(weighted_lm(case, released, weights), rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize("search", PLANNERS)
@@ -275,9 +275,9 @@ def test_weights_of_one_reproduce_the_unweighted_run(search, tmp_path):
         opts["class_column"] = case.class_column
     plain = sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, dry_run=True, **opts)
     ones = sqlanon.run.api.anonymize(keep_others=True, input=case.path, qi=qi, dry_run=True, weights={q: 1 for q in case.qis}, **opts)
-    assert ones["transformation"] == plain["transformation"]
-    assert ones["metric"] == plain["metric"]
-    assert ones["suppressed_rows"] == plain["suppressed_rows"]
+    assert ones.transformation == plain.transformation
+    assert ones.metric == plain.metric
+    assert ones.suppressed_rows == plain.suppressed_rows
 
 
 # ------------------------------------------------------------------------------------------------
@@ -315,8 +315,8 @@ def test_cli_and_policy_file_bounds_and_weights_agree(tmp_path):
                                                    "--max-level", f"{a}=2", "--max-level", f"{b}=1", "--weights", f"{b}=2", "--dry-run", "--json", "-q"])
         assert res.exit_code == 0, res.output
         cli = json.loads(res.stdout)
-        assert cli["transformation"] == from_file["transformation"], search
-        assert cli["metric"] == from_file["metric"], search
+        assert cli["transformation"] == from_file.transformation, search
+        assert cli["metric"] == from_file.to_dict()["metric"], search
         assert cli["level_bounds"][a] == [1, 2] and cli["level_bounds"][b] == [0, 1], search
         assert cli["weights"][b] == 1.0 and cli["weights"][a] == 0.5, search
 
@@ -404,14 +404,14 @@ def test_a_bounded_bands_cut_reads_back_for_sqlanon_check(tmp_path):
     qi = {"age": "bands:5,10,20", "g": "flat"}
     report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=str(path), qi=qi, k=6, max_suppression=0.03, search="genetic", metric="lm",
                                    min_level={"age": 1}, search_options=dict(GENETIC_FAST), dry_run=True)
-    assert all(not label.startswith("[") or label.endswith("[") for label in report["transformation"]["age"])  # band labels
+    assert all(not label.startswith("[") or label.endswith("[") for label in report.transformation["age"])  # band labels
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps(report))
+    plan.write_text(report.to_json())
     res = CliRunner().invoke(sqlanon.cli.app.app, ["check", "-i", str(path), "--qi", "age=bands:5,10,20", "--qi", "g=flat", "--transformation", str(plan),
                                                "--k", "6", "--max-suppression", "0.03", "--json"])
     assert res.exit_code == 0, res.output
     measured = json.loads(res.stdout)
-    assert measured["suppressed_rows"] == report["suppressed_rows"], measured
+    assert measured["suppressed_rows"] == report.suppressed_rows, measured
 
 
 def entropy_bits(counts: Counter) -> float:
@@ -433,14 +433,14 @@ def test_bottom_up_information_loss_with_bounds_and_weights_equals_the_oracle(se
         pytest.skip("unsatisfiable table")
     report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, k=3, max_suppression=0.05, search="bottom-up", class_column=case.class_column,
                                    min_level=mins, weights=weights, dry_run=True)
-    if report["metric"]["name"] != "information_loss":
+    if report.metric.name != "information_loss":
         pytest.skip("the class carries no information here")
     top = max(weights.values())
     total, per_row = 0.0, 0.0
     n = case.n
     for i, q in enumerate(case.qis):
         w = weights[q] / top
-        cut = report["transformation"][q]
+        cut = report.transformation[q]
         by_leaf = {}
         for row in case.hier_rows[i]:
             by_leaf[row[0]] = next(label for label in row if label in cut) if any(label in cut for label in row) else row[-1]
@@ -455,8 +455,8 @@ def test_bottom_up_information_loss_with_bounds_and_weights_equals_the_oracle(se
             total += w * (sum(whole.values()) * entropy_bits(whole) - sum(sum(c.values()) * entropy_bits(c) for c in members))
         everything = sum(leaf_cls.values(), Counter())
         per_row += w * (entropy_bits(everything) - sum(sum(c.values()) / n * entropy_bits(c) for c in leaf_cls.values()))
-    expected = (total + report["suppressed_rows"] * per_row) / n
-    assert report["metric"]["value"] == pytest.approx(expected, rel=1e-9, abs=1e-12), (mins, weights, report["transformation"])
+    expected = (total + report.suppressed_rows * per_row) / n
+    assert report.metric.value == pytest.approx(expected, rel=1e-9, abs=1e-12), (mins, weights, report.transformation)
 
 
 @pytest.mark.parametrize("seed", [71, 75, 86])
@@ -484,5 +484,5 @@ def test_top_down_weighted_distortion_with_bounds_equals_the_oracle(seed, tmp_pa
             lo, hi = level_range(case, i, mins, maxs)
             level = next(lv for lv in range(lo, hi + 1) if path[lv] == row[q])
             total += weights[q] / top * sum(1 for j in range(1, level + 1) if path[j] != path[j - 1])
-    assert report["metric"]["name"] == "distortion"
-    assert report["metric"]["value"] == pytest.approx(total / case.n, rel=1e-9, abs=1e-12)
+    assert report.metric.name == "distortion"
+    assert report.metric.value == pytest.approx(total / case.n, rel=1e-9, abs=1e-12)

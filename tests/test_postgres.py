@@ -97,10 +97,10 @@ def test_same_plan_and_release_as_duckdb(people, config):
     duck_out, pg_out = str(people["dir"] / "duck.parquet"), str(people["dir"] / "pg.parquet")
     duck = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=people["qi"], output=duck_out, **config)
     pg = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], output=pg_out, **config)
-    assert pg["transformation"] == duck["transformation"]
-    assert pg["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9, abs=1e-12)
-    assert pg["suppressed_rows"] == duck["suppressed_rows"]
-    assert pg["privacy"]["classes"] == duck["privacy"]["classes"]
+    assert pg.transformation == duck.transformation
+    assert pg.metric.value == pytest.approx(duck.metric.value, rel=1e-9, abs=1e-12)
+    assert pg.suppressed_rows == duck.suppressed_rows
+    assert pg.privacy.classes == duck.privacy.classes
     released_pg, released_duck = as_text(read_rows(pg_out)), as_text(read_rows(duck_out))
     assert released_multiset(released_pg, COLUMNS) == released_multiset(released_duck, COLUMNS)
     assert check_k(released_pg, ["zip", "age"], config["k"], config.get("max_suppression", 0.0))["ok"]
@@ -120,12 +120,12 @@ def test_nodes_in_process_over_a_postgres_base_set(people):
     for cap in (0, None):
         options = {"local_rows": cap} if cap is not None else {}
         reports[cap] = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="people", qi=people["qi"], k=10, max_suppression=0.05, metric="loss", search_options=options, dry_run=True)
-    assert "nodes_local" not in reports[0]
-    assert reports[None]["nodes_local"] > 0
-    assert reports[None]["queries"] < reports[0]["queries"]
-    assert reports[None]["transformation"] == reports[0]["transformation"]
-    assert reports[None]["metric"]["value"] == pytest.approx(reports[0]["metric"]["value"], rel=1e-9)
-    assert reports[None]["suppressed_rows"] == reports[0]["suppressed_rows"]
+    assert reports[0].nodes_local is None
+    assert reports[None].nodes_local > 0
+    assert reports[None].queries < reports[0].queries
+    assert reports[None].transformation == reports[0].transformation
+    assert reports[None].metric.value == pytest.approx(reports[0].metric.value, rel=1e-9)
+    assert reports[None].suppressed_rows == reports[0].suppressed_rows
 
 
 def test_csv_output_streams_the_same_rows(people):
@@ -134,7 +134,7 @@ def test_csv_output_streams_the_same_rows(people):
     rows = read_rows(out, delimiter=";")
     assert len(rows) == 300 and list(rows[0]) == COLUMNS
     assert check_k(rows, ["zip", "age"], 5, 0.0)["ok"]
-    assert report["output"] == out and not [p for p in os.listdir(people["dir"]) if p.endswith(".tmp")]
+    assert report.output == out and not [p for p in os.listdir(people["dir"]) if p.endswith(".tmp")]
 
 
 def test_output_table_and_registry_in_the_database(people):
@@ -171,7 +171,7 @@ def test_in_place_is_one_transaction(people):
     report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=5, in_place=True)
     after = as_text(pg_rows(people["url"], "people"))
     assert sorted(int(r["id"]) for r in after) == list(range(300))
-    assert check_k(after, ["zip", "age"], 5, 0.0)["ok"] and report["release_id"] == 1
+    assert check_k(after, ["zip", "age"], 5, 0.0)["ok"] and report.release_id == 1
     assert pg_tables(people["url"]) == {"people", "sqlanon_releases"}
 
 
@@ -179,7 +179,7 @@ def test_bottom_up_same_as_duckdb(people):
     opts = dict(qi={"zip": "mask", "age": "bands:5,10,20", "disease": "flat"}, k=6, search="bottom-up", class_column="buys")
     duck = sqlanon.run.api.anonymize(keep_others=True, input=people["csv"], dry_run=True, **opts)
     pg = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="people", dry_run=True, **opts)
-    assert pg["transformation"] == duck["transformation"] and pg["steps"] == duck["steps"]
+    assert pg.transformation == duck.transformation and pg.extra['steps'] == duck.extra['steps']
 
 
 def test_planners_with_weights_and_level_bounds_same_as_duckdb(people):
@@ -193,7 +193,7 @@ def test_planners_with_weights_and_level_bounds_same_as_duckdb(people):
         duck = sqlanon.run.api.anonymize(keep_others=True, input=people["csv"], dry_run=True, **opts)
         out = people["dir"] / f"{search}.csv"
         pg = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["url"], table="people", output=str(out), **opts)
-        assert pg["transformation"] == duck["transformation"] and pg["suppressed_rows"] == duck["suppressed_rows"], search
+        assert pg.transformation == duck.transformation and pg.suppressed_rows == duck.suppressed_rows, search
         released = as_text(read_rows(str(out)))
         assert check_k(released, ["zip", "age", "disease"], 6, 0.02)["ok"], search
         original = {str(r[0]): r for r in people["rows"]}
@@ -249,8 +249,8 @@ def test_genetic_same_as_duckdb(people, metric, extra):
     out = str(people["dir"] / "ga.parquet")
     pg = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=people["url"], table="people", output=out, **opts)
     for key in ("transformation", "suppressed_rows", "evaluations"):
-        assert pg[key] == duck[key], key
-    assert pg["lm"] == pytest.approx(duck["lm"]) and pg["cm"] == pytest.approx(duck["cm"])
+        assert pg.to_dict()[key] == duck.to_dict()[key], key
+    assert pg.extra['lm'] == pytest.approx(duck.extra['lm']) and pg.extra['cm'] == pytest.approx(duck.extra['cm'])
     assert check_k(as_text(read_rows(out)), ["zip", "age", "disease"], 5, 1.0)["ok"]
 
 
@@ -276,7 +276,7 @@ def test_top_down_with_a_previous_release_in_the_database(people, tmp_path):
     xy = {"x": ["Name", "Job", "Disease"], "y": ["K1", "K2"]}
     duck = sqlanon.run.api.anonymize(keep_others=True, input=str(tmp_path / "t1.csv"), qi=qi, dry_run=True, search_options=dict(xy, previous=[str(tmp_path / "t2.csv")]), **opts)
     pg = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="t1", qi=qi, output_table="t1_released", search_options=dict(xy, previous=["t2"]), **opts)
-    assert pg["transformation"] == duck["transformation"] == {"Name": ["*"], "Job": ["White-collar", "Blue-collar"]}
+    assert pg.transformation == duck.transformation == {"Name": ["*"], "Job": ["White-collar", "Blue-collar"]}
     released = pg_rows(people["url"], "t1_released")
     parent = {"Banker": "White-collar", "Clerk": "White-collar", "Driver": "Blue-collar", "Engineer": "Blue-collar"}
     links: dict = {}
@@ -287,9 +287,9 @@ def test_top_down_with_a_previous_release_in_the_database(people, tmp_path):
     assert links and min(len(v) for v in links.values()) >= 2
     # T2 itself released through sqlanon (k = 1: unchanged), then named by its registry id
     t2_release = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="t2", qi={"Job": str(job)}, k=1, output_table="t2_released")
-    assert t2_release["transformation"] == {"Job": 0}
-    by_id = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="t1", qi=qi, dry_run=True, search_options=dict(xy, previous=[str(t2_release["release_id"])]), **opts)
-    assert by_id["transformation"] == pg["transformation"]
+    assert t2_release.transformation == {"Job": 0}
+    by_id = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="t1", qi=qi, dry_run=True, search_options=dict(xy, previous=[str(t2_release.release_id)]), **opts)
+    assert by_id.transformation == pg.transformation
 
 
 def test_generate_same_code_table_and_rows_as_duckdb(people):
@@ -335,7 +335,7 @@ def test_borrowed_psycopg_connection_joins_the_callers_transaction(people):
         with pytest.raises(SqlanonError, match="table 'nope' not found"):
             sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], connection=con, table="nope", qi=people["qi"], k=5, output_table="x")
         report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], connection=con, table="people", qi=people["qi"], k=5, output_table="people_k5")
-        assert report["output"] == "table people_k5"
+        assert report.output == "table people_k5"
         rows = con.execute("SELECT COUNT(*) FROM people_k5").fetchone()[0]
         assert rows == 300  # visible inside the caller's transaction
         temps = con.execute("SELECT COUNT(*) FROM pg_class WHERE relname LIKE 'sqlanon%' AND relpersistence = 't'").fetchone()[0]
@@ -417,7 +417,7 @@ def test_stored_hierarchy_in_postgres(people, tmp_path):
     assert "sqlanon_hierarchy_zip" in pg_tables(people["url"])
     a = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="people", qi={"zip": str(tree)}, k=20, dry_run=True)
     b = sqlanon.run.api.anonymize(keep_others=True, input=people["url"], table="people", qi={"zip": "table:sqlanon_hierarchy_zip"}, k=20, dry_run=True)
-    assert a["transformation"] == b["transformation"] and a["metric"] == b["metric"]
+    assert a.transformation == b.transformation and a.metric == b.metric
 
 
 def test_profile_same_as_duckdb(server, tmp_path):
@@ -456,7 +456,20 @@ def test_profile_same_as_duckdb(server, tmp_path):
     report = sqlanon.anonymize(pg_policy)
     kept = sum(r[-1] is not None for r in rows)
     released = pg_rows(url, "people_k5")
-    assert report["rows"] == kept and (tmp_path / "pg" / "people_k5.html").is_file()
+    assert report.rows == kept and (tmp_path / "pg" / "people_k5.html").is_file()
     assert set(released[0]) == {"zip", "dob", "diagnosis", "visits", "age", "country", "sex"}
     verdict = check_k(as_text(released), pg["roles"]["qi"], 5, 0.05)
     assert verdict["ok"], verdict["problems"]
+
+
+def test_check_a_postgres_release_by_its_own_policy(people):
+    """A table release in PostgreSQL is recorded in that database's sqlanon_releases: `check` on
+    the table reads its QIs, k, budget and models from there (tests/test_python_api.py for DuckDB)."""
+    release = sqlanon.run.api.anonymize(keep_columns=["id"], input=people["url"], table="people", qi=people["qi"], k=6, max_suppression=0.05, l=2, sensitive_column="disease", output_table="people_k6")
+    got = sqlanon.check(people["url"], table="people_k6")
+    assert got["release"]["id"] == release.release_id and got["quasi_identifiers"] == ["zip", "age"]
+    assert [(v["model"], v["ok"]) for v in got["verdicts"]] == [("k-anonymity", True), ("suppression", True), ("distinct-l-diversity", True)]
+    assert got["suppressed_rows"] == release.suppressed_rows
+    assert check_k(as_text(pg_rows(people["url"], "people_k6")), ["zip", "age"], 6, 0.05)["ok"]
+    res = CliRunner().invoke(sqlanon.cli.app.app, ["check", "--input", people["url"], "--table", "people_k6", "--k", "50"])
+    assert res.exit_code == 3 and "NO" in res.stdout

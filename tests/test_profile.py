@@ -127,7 +127,7 @@ def test_synthetic_policy_anonymizes_cli_and_api(synthetic):
     # and so does the API (a second release beside the first)
     again = sqlanon.anonymize(policy, output=str(synthetic["dir"] / "api.parquet"), overwrite=True)
     assert check_k(read_rows(str(synthetic["dir"] / "api.parquet")), ["zip", "dob"], 4, data["max_suppression"])["ok"]
-    assert again["transformation"] == report["transformation"]
+    assert again.transformation == report["transformation"]
 
 
 def test_written_policy_refused_when_it_exists(synthetic):
@@ -186,7 +186,7 @@ def test_adult_roles_policy_and_release(adult, tmp_path):
     report = sqlanon.anonymize(policy, output=str(tmp_path / "adult.parquet"))
     released = read_rows(str(tmp_path / "adult.parquet"))
     assert check_k(released, result["roles"]["qi"], 5, 0.05)["ok"]
-    assert report["rows"] == len(rows)
+    assert report.rows == len(rows)
 
 
 def test_large_table_is_sampled_and_says_so(adult):
@@ -261,8 +261,8 @@ def test_policy_of_a_database_table_releases_a_table_beside_it(synthetic, tmp_pa
     registry = con.execute("SELECT id, target FROM sqlanon_releases").fetchall()
     con.close()
     assert check_k(released, result["roles"]["qi"], 5, 0.05)["ok"]
-    assert registry == [(report["release_id"], "table people_k5")]
-    out = runner.invoke(app, ["report", "--release", str(report["release_id"]), "--database", db, "--output", str(tmp_path / "again.html")])
+    assert registry == [(report.release_id, "table people_k5")]
+    out = runner.invoke(app, ["report", "--release", str(report.release_id), "--database", db, "--output", str(tmp_path / "again.html")])
     assert out.exit_code == 0, out.output
 
 

@@ -36,7 +36,7 @@ def test_sql_is_logged_at_debug_and_messages_at_info(data, caplog):
     with caplog.at_level(logging.DEBUG, logger="sqlanon"):
         release = sqlanon.anonymize(keep_others=True, input=path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=10, output=str(tmp / "o.parquet"))
     sql = [r.getMessage() for r in caplog.records if r.name == "sqlanon.sql"]
-    assert len(sql) >= release["queries"]  # every statement the engines ran (the registry has its own)
+    assert len(sql) >= release.queries  # every statement the engines ran (the registry has its own)
     assert any(s.upper().startswith("COPY") for s in sql) and any("GROUP BY" in s.upper() for s in sql)
     info = [r.getMessage() for r in caplog.records if r.name == "sqlanon" and r.levelno == logging.INFO]
     assert any(m.startswith("base frequency set") for m in info) and any(m.startswith("wrote ") for m in info)
@@ -76,7 +76,7 @@ def test_rich_progress_shows_the_three_phases(data):
     for phase in ("base scan", "search optimal", "write"):
         assert phase in text
     assert "100/100" in text  # the base scan and the write finished (DuckDB's own statement progress)
-    assert "sqlanon: wrote" in text and release["output"]
+    assert "sqlanon: wrote" in text and release.output
 
 
 def test_a_message_callback_still_works(data):

@@ -52,7 +52,7 @@ def test_parquet_and_csv_outputs_are_valid(people, tmp_path):
         assert len(rows) == 300 and list(rows[0]) == ["id", "zip", "age", "disease", "buys"]
         verdict = check_k(rows, ["zip", "age"], 5, 0.02)
         assert verdict["ok"], verdict["problems"]
-        assert verdict["suppressed"] == report["suppressed_rows"]
+        assert verdict["suppressed"] == report.suppressed_rows
     reg = duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb"))
     assert reg.execute("SELECT COUNT(*), MIN(rows) FROM sqlanon_releases").fetchone() == (2, 300)
     reg.close()
@@ -76,7 +76,7 @@ def test_parquet_release_of_labels_and_keys_equals_the_text_release(people, tmp_
     for name in ("out.parquet", "out.csv"):
         out = str(tmp_path / name)
         report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=qi, k=6, max_suppression=0.1, suppression=suppression, output=out)
-        assert report["suppressed_rows"] > 0
+        assert report.suppressed_rows > 0
         releases[name] = sorted(tuple(str(v) for v in r.values()) for r in read_rows(out))
     assert releases["out.parquet"] == releases["out.csv"]
     if suppression == "drop":
@@ -94,9 +94,9 @@ def test_drop_suppression_removes_rows(people, tmp_path):
     # six zips of ~50 rows: with k=50 suppressing the small ones beats generalizing zip to *
     report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi={"zip": "flat"}, k=50, max_suppression=0.9, suppression="drop", output=out)
     rows = read_rows(out)
-    assert report["transformation"] == {"zip": 0}
-    assert 0 < report["suppressed_rows"] < 300
-    assert len(rows) == 300 - report["suppressed_rows"]
+    assert report.transformation == {"zip": 0}
+    assert 0 < report.suppressed_rows < 300
+    assert len(rows) == 300 - report.suppressed_rows
     assert check_k(rows, ["zip"], 50, 0.0)["ok"]
 
 
@@ -159,7 +159,7 @@ def test_file_failure_leaves_nothing(people, tmp_path):
 def test_output_table_from_file_input(people, tmp_path):
     db = str(tmp_path / "target.duckdb")
     report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=people["qi"], k=4, output_table="people_k4", database=db)
-    assert report["release_id"] == 1
+    assert report.release_id == 1
     assert check_k(table_rows(db, "people_k4"), ["zip", "age"], 4, 0.0)["ok"]
 
 
@@ -176,7 +176,7 @@ def test_check_command(people, tmp_path):
     assert result.exit_code == 0, result.output
     measured = json.loads(result.stdout)
     assert measured["k"] >= 5 and measured["k_anonymous"] is True
-    assert measured["suppressed_rows"] == report["suppressed_rows"]
+    assert measured["suppressed_rows"] == report.suppressed_rows
     assert measured["l_distinct"] >= 2
     hist = measured["class_size_histogram"]
     assert sum(size * count for size, count in hist) == 300  # every row in exactly one class
@@ -252,14 +252,14 @@ def test_check_transformation_remeasures_a_plan(people, tmp_path):
     qi = {"zip": "mask", "age": "bands:5,10,20"}
     report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi=qi, k=8, max_suppression=0.1, metric="lm")
     path = tmp_path / "report.json"
-    path.write_text(json.dumps(report))
+    path.write_text(report.to_json())
     args = ["check", "--input", people["csv"], "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--transformation", str(path), "--k", "8", "--max-suppression", "0.1", "--json"]
     result = runner.invoke(sqlanon.cli.app.app, args)
     assert result.exit_code == 0, result.output
     measured = json.loads(result.stdout)
-    assert measured["suppressed_rows"] == report["suppressed_rows"] and measured["within_budget"]
+    assert measured["suppressed_rows"] == report.suppressed_rows and measured["within_budget"]
     assert measured["min_class_size"] >= 8
-    assert measured["metrics"]["lm"] == pytest.approx(report["metric"]["value"], abs=1e-12)
+    assert measured["metrics"]["lm"] == pytest.approx(report.metric.value, abs=1e-12)
     # a budget the plan does not fit: exit 3
     tight = runner.invoke(sqlanon.cli.app.app, args[:-5] + ["--k", "50", "--max-suppression", "0.0", "--json"])
     assert tight.exit_code == 3
@@ -267,9 +267,9 @@ def test_check_transformation_remeasures_a_plan(people, tmp_path):
     flexible = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["csv"], qi={"zip": "mask"}, k=8, max_suppression=0.1, metric="cm", class_column="buys", search="genetic",
                                  search_options={"numeric": ["age"], "iterations": 150, "population": 16, "seed": 3})
     measured = sqlanon.run.api.check_plan(people["csv"], {"zip": "mask", "age": "numeric"}, flexible, k=8, max_suppression=0.1, class_column="buys", numeric=["age"])
-    assert measured["suppressed_rows"] == flexible["suppressed_rows"]
-    assert measured["metrics"]["cm"] == pytest.approx(flexible["cm"], abs=1e-12)
-    assert measured["metrics"]["lm"] == pytest.approx(flexible["lm"], abs=1e-9)
+    assert measured["suppressed_rows"] == flexible.suppressed_rows
+    assert measured["metrics"]["cm"] == pytest.approx(flexible.extra['cm'], abs=1e-12)
+    assert measured["metrics"]["lm"] == pytest.approx(flexible.extra['lm'], abs=1e-9)
 
 
 def test_parquet_folder_and_glob_inputs(people, tmp_path):
@@ -283,7 +283,7 @@ def test_parquet_folder_and_glob_inputs(people, tmp_path):
     for source in (str(folder), str(folder / "part*.parquet")):
         out = str(tmp_path / f"out_{len(source)}.parquet")
         report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=source, qi=people["qi"], k=5, output=out)
-        assert report["rows"] == 300
+        assert report.rows == 300
         rows = read_rows(out)
         assert len(rows) == 300 and check_k(rows, ["zip", "age"], 5, 0.0)["ok"]
     missing = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--input", str(tmp_path / "nothing*.parquet"), "--qi", "zip=mask", "--k", "2"])
@@ -387,10 +387,10 @@ def test_a_release_of_text_qis_rebuilt_from_the_base_set_has_the_source_releases
                 releases[from_base] = Counter(tuple(str(v) for v in r.values()) for r in rows)
                 reports[from_base] = report
                 assert check_k(rows, ["zip", "age", "buys"], 6, 0.08 if suppression == "mask" else 0.0)["ok"]
-            assert reports[True]["suppressed_rows"] == reports[False]["suppressed_rows"] > 0, (target, suppression)
+            assert reports[True].suppressed_rows == reports[False].suppressed_rows > 0, (target, suppression)
             assert releases[True] == releases[False], (target, suppression)
             kept = sum(releases[True].values())
-            assert kept == (reports[True]["rows"] if suppression == "mask" else reports[True]["rows"] - reports[True]["suppressed_rows"])
+            assert kept == (reports[True].rows if suppression == "mask" else reports[True].rows - reports[True].suppressed_rows)
 
 
 def test_a_release_with_a_column_that_is_no_text_qi_is_read_from_the_source(tmp_path, monkeypatch):
@@ -439,7 +439,7 @@ def test_an_in_place_release_of_text_qis_rebuilt_from_the_base_set(tmp_path, mon
     monkeypatch.setattr(write, "from_base_set", lambda *a: taken.append(decide(*a)) or taken[-1])
     monkeypatch.setattr(write, "FROM_BASE", True)
     rebuilt = sqlanon.anonymize(keep_others=True, input=db, table="people", qi=qi, k=6, max_suppression=0.08, in_place=True)
-    assert taken == [True] and rebuilt["suppressed_rows"] == read["suppressed_rows"] > 0
+    assert taken == [True] and rebuilt.suppressed_rows == read.suppressed_rows > 0
     rows = table_rows(db, "people")
     assert Counter(tuple(r.values()) for r in rows) == Counter(tuple(r.values()) for r in table_rows(db, "from_source"))
     con = duckdb.connect(db)

@@ -43,7 +43,7 @@ def release(tmp_path_factory):
     out, html = tmp / "out.csv", tmp / "report.html"
     qi = {"zip": "mask", "age": "bands:5,10,20", "job": "flat"}
     report = sqlanon.anonymize(keep_others=True, input=str(data), qi=qi, k=4, max_suppression=0.05, output=str(out), report=str(html))
-    return {"dir": tmp, "data": str(data), "out": str(out), "html": str(html), "report": report, "qi": qi}
+    return {"dir": tmp, "data": str(data), "out": str(out), "html": str(html), "report": report.to_dict(), "qi": qi}
 
 
 def test_report_content_is_self_contained_and_escaped(release):
@@ -176,10 +176,10 @@ def test_flexible_release_utility(release, tmp_path):
     levels are reported as flexible cuts."""
     qi = {"zip": "mask", "job": "flat"}
     r = sqlanon.anonymize(keep_others=True, input=release["data"], qi=qi, k=4, search="bottom-up", output=str(tmp_path / "flex.csv"), report=str(tmp_path / "flex.html"))
-    u = r["utility"]
+    u = r.utility
     assert all(v["level"] is None and v["precision"] is None and v["meaning"].startswith("flexible cut") for v in u.values())
-    plan = check_plan(release["data"], qi, r["transformation"], k=4)
+    plan = check_plan(release["data"], qi, r.transformation, k=4)
     for c in qi:
         assert u[c]["lm"] == pytest.approx(plan["metrics"]["lm_per_column"][c])
-    assert r["risk"]["after"]["prosecutor"]["highest"] <= 0.25
+    assert r.risk["after"]["prosecutor"]["highest"] <= 0.25
     assert "flexible" in (tmp_path / "flex.html").read_text(encoding="utf-8")

@@ -73,9 +73,9 @@ def test_k_anonymous_release_has_prosecutor_risk_at_most_one_over_k(seed, suppre
     k = [2, 3, 5, 7, 10][seed]
     out = str(tmp_path / f"out{seed}.csv")
     report = sqlanon.anonymize(keep_others=True, input=path, qi={"zip": "mask", "age": "bands:5,10,20"}, k=k, max_suppression=0.1, suppression=suppression, output=out, population_fraction=0.05)
-    after, before = report["risk"]["after"], report["risk"]["before"]
+    after, before = report.risk["after"], report.risk["before"]
     assert after["prosecutor"]["highest"] <= 1 / k + 1e-12
-    assert after["records"] == 300 - report["suppressed_rows"]
+    assert after["records"] == 300 - report.suppressed_rows
     assert after["sample_uniques"]["records"] == 0
     assert after["population_uniques"]["uniques"] == 0  # no sample uniques: nothing to estimate
     # the release, re-read from its file, gives the same figures (the independent re-check)
@@ -87,7 +87,7 @@ def test_k_anonymous_release_has_prosecutor_risk_at_most_one_over_k(seed, suppre
     raw = oracle_risk(read_rows(path), ["zip", "age"], 0.2)
     assert before["prosecutor"]["highest"] == pytest.approx(raw["highest"])
     assert before["sample_uniques"]["records"] == raw["uniques"]
-    assert report["utility"]["zip"]["level"] == report["transformation"]["zip"]
+    assert report.utility["zip"]["level"] == report.transformation["zip"]
 
 
 def test_k_anonymous_release_checked_with_risk(tmp_path):

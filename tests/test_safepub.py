@@ -191,25 +191,25 @@ def test_release_is_a_k_anonymous_sample(metric, tmp_path):
     case, qi = case_files(tmp_path)
     out = str(tmp_path / f"sp_{metric}.parquet")
     report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=case.path, qi=qi, epsilon=1.0, delta=1e-3, metric=metric, seed=11, safepub_steps=20, output=out)
-    sp = report["safepub"]
+    sp = report.extra['safepub']
     k = safepub.derive_k(0.9, 1e-3)
-    assert sp["k"] == k == report["k"] and sp["epsilon_anon"] == pytest.approx(0.9) and sp["epsilon_search"] == pytest.approx(0.1)
-    assert sp["input_rows"] == case.n and report["rows"] == sp["sample_rows"]
+    assert sp["k"] == k == report.k and sp["epsilon_anon"] == pytest.approx(0.9) and sp["epsilon_search"] == pytest.approx(0.1)
+    assert sp["input_rows"] == case.n and report.rows == sp["sample_rows"]
     rows = read_rows(out)
     assert len(rows) == sp["sample_rows"]
     verdict = check_k(rows, case.qis, k, 1.0)
     assert verdict["ok"], verdict["problems"]
-    assert verdict["suppressed"] == report["suppressed_rows"]
+    assert verdict["suppressed"] == report.suppressed_rows
     # a subset of the input: every released id is an input id, once
     ids = Counter(str(r["id"]) for r in rows)
     assert max(ids.values()) == 1 and set(ids) <= {str(i) for i in range(case.n)}
     by_id = {str(i): r for i, r in enumerate(case.rows)}
-    levels = report["transformation"]
+    levels = report.transformation
     for r in rows:
         if not is_suppressed(r, case.qis):
             orig = by_id[str(r["id"])]
             assert all(case.maps[i][orig[q]][levels[q]] == r[q] for i, q in enumerate(case.qis))
-    assert "seed" not in json.dumps(report.get("policy", {}))
+    assert "seed" not in json.dumps(report.extra.get("policy", {}))
 
 
 def test_same_seed_same_release_and_cli(tmp_path):

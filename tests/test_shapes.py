@@ -62,7 +62,7 @@ def test_a_run_walks_the_leaves_a_constant_number_of_times(tmp_path, distinct):
     h.rows = CountingRows(h.rows)
     CountingRows.walks = 0
     r = sqlanon.anonymize(input=data, qi={"zip": h, "age": "bands:5,10,20"}, k=2, dry_run=True)
-    assert r["utility"]["zip"]["distinct_before"] == distinct
+    assert r.utility["zip"]["distinct_before"] == distinct
     assert CountingRows.walks < 40, CountingRows.walks  # was > distinct
 
 
@@ -177,12 +177,12 @@ def test_long_values_are_refused_by_every_builder(long_values, tmp_path, spec):
 
 def test_max_value_length_from_api_policy_file_and_cli(long_values, tmp_path):
     r = sqlanon.anonymize(input=long_values, qi={"zip": "flat"}, k=2, max_suppression=1.0, max_value_length=5000, dry_run=True)
-    assert r["hierarchies"][0]["leaves"] == 4
+    assert r.hierarchies[0]["leaves"] == 4
     with pytest.raises(HierarchyError, match="3 row\\(s\\) hold values longer than 4,100"):
         sqlanon.anonymize(input=long_values, qi={"zip": "flat"}, k=2, max_value_length=4100, dry_run=True)
     policy = tmp_path / "p.yaml"
     policy.write_text(f"input: {long_values}\nqi:\n  zip: flat\nk: 2\nmax_suppression: 1\nmax_value_length: 5000\n")
-    assert sqlanon.anonymize(str(policy), dry_run=True)["hierarchies"][0]["leaves"] == 4
+    assert sqlanon.anonymize(str(policy), dry_run=True).hierarchies[0]["leaves"] == 4
     result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--policy", str(policy), "--max-value-length", "4099", "--dry-run", "--json", "-q"])
     assert result.exit_code == 1 and "5 row(s) hold values longer than 4,099 characters" in result.output
     result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--policy", str(policy), "--dry-run", "--json", "-q"])
@@ -232,9 +232,9 @@ def test_a_mask_too_large_in_all_is_refused(monkeypatch):
 def test_report_has_seconds_per_phase(tmp_path):
     data = zip_table(tmp_path / "z.parquet", 50, 200)
     r = sqlanon.anonymize(input=data, qi={"zip": "mask", "age": "bands:5,10,20"}, k=2, output=str(tmp_path / "o.parquet"), report=str(tmp_path / "r.html"))
-    assert list(r["timings"]) == ["hierarchies", "base_scan", "search", "verify", "report", "write"]
-    assert all(v >= 0 for v in r["timings"].values()) and sum(r["timings"].values()) <= r["seconds"] + 0.01
-    assert list(r["cpu_timings"]) == list(r["timings"]) and all(v >= 0 for v in r["cpu_timings"].values())
+    assert list(r.timings) == ["hierarchies", "base_scan", "search", "verify", "report", "write"]
+    assert all(v >= 0 for v in r.timings.values()) and sum(r.timings.values()) <= r.seconds + 0.01
+    assert list(r.cpu_timings) == list(r.timings) and all(v >= 0 for v in r.cpu_timings.values())
     validate_report(r.to_dict())
 
 
@@ -260,8 +260,8 @@ def test_statements_and_listing_do_not_grow_with_distinct_values(tmp_path, monke
     data = zip_table(tmp_path / "z.parquet", 5000, 10000)
     html = tmp_path / "r.html"
     r = sqlanon.anonymize(input=data, qi={"zip": "mask", "age": "bands:5,10,20"}, k=5, max_suppression=0.1, dry_run=True, report=str(html))
-    assert r["transformation"]["zip"] > 0
-    assert r["utility"]["zip"]["distinct_before"] == 5000
+    assert r.transformation["zip"] > 0
+    assert r.utility["zip"]["distinct_before"] == 5000
     assert max(len(t) for t in texts) < 8000, sorted(len(t) for t in texts)[-3:]
     assert html.stat().st_size < 120_000
     assert "lists of codes bound as parameters" in html.read_text(encoding="utf-8")
@@ -290,7 +290,7 @@ def test_input_hash_statement_binds_the_leaf_labels(tmp_path, monkeypatch):
     finally:
         engine.close()
     reg = duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb"), read_only=True)
-    assert reg.execute("SELECT input_hash FROM sqlanon_releases WHERE id = ?", [r["release_id"]]).fetchone()[0] == expected
+    assert reg.execute("SELECT input_hash FROM sqlanon_releases WHERE id = ?", [r.release_id]).fetchone()[0] == expected
     reg.close()
 
 
@@ -384,11 +384,11 @@ def test_suppressed_classes_table_binds_its_lists(tmp_path, monkeypatch, output)
         f"UNION ALL SELECT '9999' || CAST(i AS VARCHAR), 20 FROM range(3) t(i)) TO '{data}' (FORMAT parquet)"
     )
     r = sqlanon.anonymize(input=data, qi={"zip": "mask", "age": "bands:5,10,20"}, k=5, max_suppression=0.1, output=str(tmp_path / output))
-    assert r["suppressed_rows"] == 3 and r["transformation"]["zip"] > 0
+    assert r.suppressed_rows == 3 and r.transformation["zip"] > 0
     creates = [t for t in texts if "flagged" in t and t.lstrip().upper().startswith("CREATE")]
     assert creates and max(len(t) for t in creates) < 8000, [len(t) for t in creates]
     released = duckdb.sql(f"SELECT count(*) FILTER (zip = '*') FROM '{tmp_path / output}'").fetchall()[0][0]
-    assert released == r["suppressed_rows"]
+    assert released == r.suppressed_rows
 
 
 def test_max_value_length_in_check_and_hierarchy_commands(long_values, tmp_path):
@@ -418,5 +418,5 @@ def test_max_value_length_without_a_builder_is_refused(tmp_path):
     write_csv_hierarchy(builders.masking(zips_of(data), "zip"), str(hier))
     with pytest.raises(ConfigError, match="--max-value-length 100 bounds hierarchies built from the data"):
         sqlanon.anonymize(input=data, qi={"zip": str(hier)}, k=2, max_value_length=100, dry_run=True)
-    assert sqlanon.anonymize(input=data, qi={"zip": str(hier), "age": "bands:10"}, k=2, max_value_length=100, dry_run=True)["rows"] == 200
-    assert sqlanon.anonymize(input=data, qi={"zip": str(hier)}, k=2, dry_run=True)["rows"] == 200  # the default is no flag
+    assert sqlanon.anonymize(input=data, qi={"zip": str(hier), "age": "bands:10"}, k=2, max_value_length=100, dry_run=True).rows == 200
+    assert sqlanon.anonymize(input=data, qi={"zip": str(hier)}, k=2, dry_run=True).rows == 200  # the default is no flag

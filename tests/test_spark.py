@@ -52,8 +52,8 @@ def read_release(path: str) -> list[dict]:
     return pq.read_table(path).to_pylist()
 
 
-def comparable(report: dict) -> tuple:
-    return (report["transformation"], round(report["metric"]["value"], 12), report["suppressed_rows"])
+def comparable(report) -> tuple:
+    return (report.transformation, round(report.metric.value, 12), report.suppressed_rows)
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +162,7 @@ def test_arx_release_written_by_spark(spark, adult, adult_parquet, duckdb_search
     the same multiset as DuckDB's and passes the independent checker. The lattice is bounded to
     the optimum (``min_level = max_level = node``), so Spark's search evaluates it and nothing else."""
     duck, _ = duckdb_search(k, sup)
-    node = {c: duck["transformation"][c] for c in ADULT_COLUMNS}
+    node = {c: duck.transformation[c] for c in ADULT_COLUMNS}
     out = str(tmp_path / "spark_out")
     rep = sqlanon.anonymize(keep_others=True, input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", min_level=node, max_level=node, output=out, connection=spark)
     assert comparable(rep) == comparable(duck)
@@ -172,10 +172,10 @@ def test_arx_release_written_by_spark(spark, adult, adult_parquet, duckdb_search
     assert len(released) == len(rows)
     expected, suppressed = expected_release(rows, hier, node, k)
     assert released_multiset(released, ADULT_COLUMNS) == expected
-    assert suppressed == rep["suppressed_rows"]
+    assert suppressed == rep.suppressed_rows
     verdict = check_k(released, ADULT_COLUMNS, k, sup)
     assert verdict["ok"], verdict["problems"]
-    assert rep["release_id"] == 1  # recorded in the registry beside the output
+    assert rep.release_id == 1  # recorded in the registry beside the output
 
 
 @pytest.mark.slow  # the whole optimal search as Spark SQL: 40-120 s a case on 2 cores
@@ -190,15 +190,15 @@ def test_arx_search_on_spark_finds_arx_optimum(spark, adult, adult_parquet, duck
     out = str(tmp_path / "spark_out")
     rep = sqlanon.anonymize(keep_others=True, input=adult_parquet, qi=adult["qi"], k=k, max_suppression=sup, metric="precision", search="optimal", output=out, connection=spark)
     assert comparable(rep) == comparable(duck)
-    assert rep["metric"]["value"] == pytest.approx(loss, abs=5e-5)
-    node = [rep["transformation"][c] for c in ADULT_COLUMNS]
+    assert rep.metric.value == pytest.approx(loss, abs=5e-5)
+    node = [rep.transformation[c] for c in ADULT_COLUMNS]
     if node == arx_node:
-        assert rep["suppressed_rows"] == arx_suppressed
+        assert rep.suppressed_rows == arx_suppressed
     released = read_release(out)
     assert released_multiset(released, ADULT_COLUMNS) == duck_release
     rows, hier = original
     expected, suppressed = expected_release(rows, hier, dict(zip(ADULT_COLUMNS, node)), k)
-    assert released_multiset(released, ADULT_COLUMNS) == expected and suppressed == rep["suppressed_rows"]
+    assert released_multiset(released, ADULT_COLUMNS) == expected and suppressed == rep.suppressed_rows
     verdict = check_k(released, ADULT_COLUMNS, k, sup)
     assert verdict["ok"], verdict["problems"]
 
@@ -255,7 +255,7 @@ def test_csv_input_and_catalog_table_output(spark, people, tmp_path):
             sqlanon.anonymize(keep_others=True, keep_columns=["id"], output_table="sqlanon_test_out", connection=spark, **opts)
         again = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output_table="sqlanon_test_out", overwrite=True, connection=spark, **{**opts, "k": 6})
         assert check_k([r.asDict() for r in spark.table("sqlanon_test_out").collect()], ["zip", "age"], 6, 0.05)["ok"]
-        assert again["release_id"] == rep["release_id"] + 1  # the registry is a catalog table
+        assert again.release_id == rep.release_id + 1  # the registry is a catalog table
     finally:
         spark.sql("DROP TABLE IF EXISTS sqlanon_test_out")
         spark.sql("DROP TABLE IF EXISTS sqlanon_releases")
@@ -270,7 +270,7 @@ def test_output_in_a_folder_not_made_yet(spark, people, tmp_path):
     beside the output is made there too (it failed: 'cannot open out/sqlanon_releases.duckdb')."""
     out = str(tmp_path / "out" / "people_k5")
     rep = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["parquet"], qi=people["qi"], k=5, output=out, connection=spark)
-    assert os.path.isfile(tmp_path / "out" / "sqlanon_releases.duckdb") and rep["release_id"] == 1
+    assert os.path.isfile(tmp_path / "out" / "sqlanon_releases.duckdb") and rep.release_id == 1
     assert check_k(read_release(out), ["zip", "age"], 5, 0.0)["ok"]
 
 
@@ -376,7 +376,7 @@ def test_spark_script_runs_and_answers_like_duckdb(spark, people, tmp_path):
         answers[title] = rows
     duck = sqlanon.anonymize(keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
     node = answers["final node"][0]
-    assert (node["classes"] > 0, node["suppressed"]) == (True, duck["suppressed_rows"])
+    assert (node["classes"] > 0, node["suppressed"]) == (True, duck.suppressed_rows)
     released = [r.asDict() for r in answers["release"]]
     columns = ["id", "zip", "age", "disease", "buys"]
     assert multiset(released, columns) == multiset(read_release(str(tmp_path / "duck.parquet")), columns)

@@ -114,8 +114,8 @@ def test_bottom_up_same_as_duckdb(spark, data, tmp_path):
     opts = dict(input=data["files"]["population"], qi={**QI, "disease": "flat"}, k=6, search="bottom-up", class_column="buys")
     duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
     on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
-    assert on_spark["transformation"] == duck["transformation"] and on_spark["steps"] == duck["steps"]
-    assert on_spark["suppressed_rows"] == duck["suppressed_rows"]
+    assert on_spark.transformation == duck.transformation and on_spark.extra['steps'] == duck.extra['steps']
+    assert on_spark.suppressed_rows == duck.suppressed_rows
     rows = same_release(str(tmp_path / "duck.parquet"), str(tmp_path / "spark"))
     assert check_k(rows, ["zip", "age", "disease"], 6, 1.0)["ok"]
 
@@ -125,8 +125,8 @@ def test_top_down_same_as_duckdb(spark, data, tmp_path):
                 search_options={"x": ["zip", "age", "disease"], "y": ["id"]})
     duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
     on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
-    assert on_spark["transformation"] == duck["transformation"]
-    assert on_spark["suppressed_rows"] == duck["suppressed_rows"]
+    assert on_spark.transformation == duck.transformation
+    assert on_spark.suppressed_rows == duck.suppressed_rows
     rows = same_release(str(tmp_path / "duck.parquet"), str(tmp_path / "spark"))
     assert check_k(rows, ["zip", "age", "disease"], 8, 1.0)["ok"]
 
@@ -139,8 +139,8 @@ def test_seeded_genetic_same_as_duckdb(spark, data, tmp_path):
     duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
     on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
     for key in ("transformation", "suppressed_rows", "evaluations"):
-        assert on_spark[key] == duck[key], key
-    assert on_spark["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9)
+        assert on_spark.to_dict()[key] == duck.to_dict()[key], key
+    assert on_spark.metric.value == pytest.approx(duck.metric.value, rel=1e-9)
     rows = same_release(str(tmp_path / "duck.parquet"), str(tmp_path / "spark"))
     assert check_k(rows, ["zip", "age", "disease"], 5, 1.0)["ok"]
 
@@ -215,9 +215,9 @@ def test_models_same_plan_as_duckdb(spark, data, population_table, tmp_path, nam
     duck_out, spark_out = str(tmp_path / "duck.parquet"), str(tmp_path / "spark")
     duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data["files"]["research"], qi=QI, output=duck_out, **duck_opts)
     on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data["files"]["research"], qi=QI, output=spark_out, connection=spark, **spark_opts)
-    assert on_spark["transformation"] == duck["transformation"]
-    assert on_spark["suppressed_rows"] == duck["suppressed_rows"]
-    assert on_spark["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9, abs=1e-12)
+    assert on_spark.transformation == duck.transformation
+    assert on_spark.suppressed_rows == duck.suppressed_rows
+    assert on_spark.metric.value == pytest.approx(duck.metric.value, rel=1e-9, abs=1e-12)
     rows = same_release(duck_out, spark_out)
     assert len(rows) == len(data["research"])
     qis = list(QI)
@@ -252,17 +252,17 @@ def test_safepub_on_spark_releases_a_k_anonymous_sample(spark, data, tmp_path):
 
     out = str(tmp_path / "spark")
     report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data["files"]["population"], qi=QI, epsilon=1.0, delta=1e-3, seed=5, safepub_steps=10, output=out, connection=spark)
-    sp = report["safepub"]
+    sp = report.extra['safepub']
     k = safepub.derive_k(0.9, 1e-3)
-    assert sp["k"] == k == report["k"]
+    assert sp["k"] == k == report.k
     assert sp["input_rows"] == len(data["rows"])
     rows = released(out)
-    assert len(rows) == sp["sample_rows"] == report["rows"]
+    assert len(rows) == sp["sample_rows"] == report.rows
     ids = Counter(r["id"] for r in rows)
     assert max(ids.values()) == 1 and set(ids) <= {str(r[0]) for r in data["rows"]}
     verdict = check_k(rows, list(QI), k, 1.0)
     assert verdict["ok"], verdict["problems"]
-    assert verdict["suppressed"] == report["suppressed_rows"]
+    assert verdict["suppressed"] == report.suppressed_rows
     n, b = len(data["rows"]), safepub.beta(0.9)
     assert abs(sp["sample_rows"] - b * n) <= 4 * (n * b * (1 - b)) ** 0.5
 
@@ -286,9 +286,9 @@ def test_local_recoding_and_microaggregation_same_as_duckdb(spark, data, tmp_pat
     duck_out, spark_out = str(tmp_path / "duck.parquet"), str(tmp_path / "spark")
     duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data["files"]["research"], qi=QI, output=duck_out, **options)
     on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data["files"]["research"], qi=QI, output=spark_out, connection=spark, **options)
-    assert on_spark["suppressed_rows"] == duck["suppressed_rows"]
-    assert on_spark["local_recoding"]["rounds"] == duck["local_recoding"]["rounds"]
-    assert len(duck["local_recoding"]["rounds"]) == 2  # a second round releases rows the first suppressed
+    assert on_spark.suppressed_rows == duck.suppressed_rows
+    assert on_spark.extra['local_recoding']["rounds"] == duck.extra['local_recoding']["rounds"]
+    assert len(duck.extra['local_recoding']["rounds"]) == 2  # a second round releases rows the first suppressed
 
     def normalized(rows):
         def fmt(v):
@@ -316,8 +316,8 @@ def test_weights_and_level_bounds_same_as_duckdb(spark, data, tmp_path, search):
     duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "duck.parquet"), **opts)
     on_spark = sqlanon.anonymize(keep_others=True, keep_columns=["id"], output=str(tmp_path / "spark"), connection=spark, **opts)
     for key in ("transformation", "suppressed_rows"):
-        assert on_spark[key] == duck[key], key
-    assert on_spark["metric"]["value"] == pytest.approx(duck["metric"]["value"], rel=1e-9)
+        assert on_spark.to_dict()[key] == duck.to_dict()[key], key
+    assert on_spark.metric.value == pytest.approx(duck.metric.value, rel=1e-9)
     rows = same_release(str(tmp_path / "duck.parquet"), str(tmp_path / "spark"))
     assert check_k(rows, ["zip", "age", "disease"], 5, 0.05)["ok"]
     for r in rows:

@@ -23,11 +23,11 @@ def test_full_budget_never_suppresses_everything(search, tmp_path):
     out = str(tmp_path / "o.csv")
     opts = {"search_options": {"iterations": 60, "population": 20, "seed": 1}} if search == "genetic" else {}
     report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data, qi=qi, k=5, max_suppression=1.0, metric="lm", search=search, output=out, **opts)
-    assert 0 <= report["suppressed_rows"] < report["rows"]
-    assert report["metric"]["value"] > 0  # generalization or suppression: something was paid
+    assert 0 <= report.suppressed_rows < report.rows
+    assert report.metric.value > 0  # generalization or suppression: something was paid
     rows = checker.read_rows(out)
     assert checker.check_k(rows, qis, 5, 1.0)["ok"]
-    assert sum(checker.is_suppressed(r, qis) for r in rows) == report["suppressed_rows"]
+    assert sum(checker.is_suppressed(r, qis) for r in rows) == report.suppressed_rows
 
 
 def test_bottom_up_names_l_diversity_when_it_is_what_fails(tmp_path):
@@ -47,8 +47,8 @@ def test_loss_and_granularity_in_every_report(tmp_path):
     for search, budget in (("optimal", 0.1), ("bottom-up", 0.0), ("genetic", 0.05)):
         opts = {"search_options": {"iterations": 40, "population": 16, "seed": 3}} if search == "genetic" else {}
         report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=4, max_suppression=budget, metric="lm", search=search, dry_run=True, **opts)
-        u = report["arx_quality"]
-        lm = report["metric"]["value"] if report["metric"]["name"] == "lm" else None
+        u = report.loss
+        lm = report.metric.value if report.metric.name == "lm" else None
         if lm is not None:
             assert u["loss_arithmetic"] == pytest.approx(lm, rel=1e-9, abs=1e-12)
         assert 1 - u["loss_arithmetic"] == pytest.approx(u["granularity"], rel=1e-9, abs=1e-12)  # 16 leaves each
@@ -56,5 +56,5 @@ def test_loss_and_granularity_in_every_report(tmp_path):
     for metric in ("loss", "loss-arithmetic", "granularity"):
         report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=4, max_suppression=0.1, metric=metric, search="optimal", dry_run=True)
         key = metric.replace("-", "_")
-        reported = report["arx_quality"][key] if metric != "granularity" else 1 - report["arx_quality"][key]  # ARX reports a quality
-        assert report["metric"]["value"] == pytest.approx(reported, rel=1e-9, abs=1e-12)
+        reported = report.loss[key] if metric != "granularity" else 1 - report.loss[key]  # ARX reports a quality
+        assert report.metric.value == pytest.approx(reported, rel=1e-9, abs=1e-12)

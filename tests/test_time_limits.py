@@ -62,12 +62,12 @@ def test_lightning_stops_within_its_time_limit_and_says_so(tmp_path, clock, monk
     out = str(tmp_path / "out.csv")
     report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data, qi=qi, k=3, max_suppression=0.05, metric="loss", search="lightning",
                                search_options={"time_limit": 10}, output=out)
-    info = report["heuristic"]
-    assert report["stopped_by"] == info["stopped_by"] == "time_limit"
+    info = report.extra['heuristic']
+    assert report.stopped_by == info["stopped_by"] == "time_limit"
     # seconds of the fake clock (FakeClock, advanced only by the charged statements), not wall time
     assert info["seconds"] <= 10.0  # not one statement past the limit
     assert info["seconds"] >= 9.0  # and the time was used: the last statements shrank to fit
-    assert info["evaluations"] == report["nodes_evaluated"] > 0
+    assert info["evaluations"] == report.nodes_evaluated > 0
     rows = checker.read_rows(out)  # the release is still the verified node's
     assert checker.check_k(rows, qis, 3, 0.05)["ok"]
 
@@ -75,7 +75,7 @@ def test_lightning_stops_within_its_time_limit_and_says_so(tmp_path, clock, monk
 def test_lightning_step_limit_is_reported(tmp_path, clock):
     data, qi, _, _ = wide_table(tmp_path, n_qi=8, n_rows=300)
     report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=3, max_suppression=0.05, search="lightning", search_options={"step_limit": 7}, dry_run=True)
-    assert report["stopped_by"] == "step_limit" and report["nodes_evaluated"] == 7
+    assert report.stopped_by == "step_limit" and report.nodes_evaluated == 7
 
 
 def _genetic_clock(monkeypatch, clock, prepare_seconds: float):
@@ -106,11 +106,11 @@ def test_genetic_counts_its_setup_and_first_population_and_stops_in_time(tmp_pat
     out = str(tmp_path / "out.csv")
     report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", output=out,
                                search_options={"time_limit": 3, "iterations": 10**6, "population": 40, "seed": 1, "seed_lattice": False})
-    assert report["stopped_by"] == "time_limit"
+    assert report.stopped_by == "time_limit"
     # seconds of the fake clock (setup and statements charged by _genetic_clock), not wall time
-    assert report["search_seconds"] <= 3.0
-    assert report["search_seconds"] >= 2.8
-    assert 0 < report["iterations"] < 10**6 and report["evaluations"] > 40
+    assert report.extra['search_seconds'] <= 3.0
+    assert report.extra['search_seconds'] >= 2.8
+    assert 0 < report.extra['iterations'] < 10**6 and report.extra['evaluations'] > 40
     assert checker.check_k(checker.read_rows(out), qis, 3, 0.05)["ok"]
 
 
@@ -120,10 +120,10 @@ def test_genetic_out_of_time_before_its_population_returns_the_most_general_and_
     messages = []
     report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", dry_run=True, progress=messages.append,
                                search_options={"time_limit": 2, "iterations": 10**6, "population": 40, "seed": 1, "seed_lattice": False})
-    assert report["stopped_by"] == "time_limit" and report["iterations"] == 0
-    assert report["evaluations"] == 2  # only the most general solution was scored (and scored again per column)
+    assert report.stopped_by == "time_limit" and report.extra['iterations'] == 0
+    assert report.extra['evaluations'] == 2  # only the most general solution was scored (and scored again per column)
     assert any("stopped by time_limit after 0 iterations" in m for m in messages)
-    warning, = report["warnings"]  # the most general solution keeps nothing: said, with the limit that caused it
+    warning, = report.warnings  # the most general solution keeps nothing: said, with the limit that caused it
     assert warning["kind"] == "near_top" and warning["cause"] == "time_limit"
 
 
@@ -132,7 +132,7 @@ def test_genetic_without_a_limit_reports_its_iterations(tmp_path, clock, monkeyp
     data, qi, _, _ = wide_table(tmp_path, n_qi=4, n_rows=200)
     report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=3, max_suppression=0.05, search="genetic", dry_run=True,
                                search_options={"iterations": 30, "population": 10, "seed": 1, "seed_lattice": False})
-    assert report["stopped_by"] == "iterations" and report["iterations"] == 30
+    assert report.stopped_by == "iterations" and report.extra['iterations'] == 30
 
 
 def test_a_step_limit_that_leaves_nearly_everything_suppressed_warns(tmp_path):
@@ -178,26 +178,26 @@ def test_bottom_up_reports_progress_and_keeps_its_time_limit(tmp_path, clock, mo
     _bottom_up_clock(monkeypatch, clock, probe_seconds=1.0)
     data, qi, qis, _ = wide_table(tmp_path, n_qi=4, n_rows=300)
     unlimited = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", dry_run=True)
-    assert unlimited["stopped_by"] == "done"
-    spent = unlimited["search_seconds"]
+    assert unlimited.stopped_by == "done"
+    spent = unlimited.extra['search_seconds']
     assert spent > 20  # enough probes that a limit of a third of it stops the search after a progress line
     messages = []
     out = str(tmp_path / "out.csv")
     report = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", output=out, progress=messages.append,
                                search_options={"time_limit": spent * 0.8})
-    assert report["stopped_by"] == "time_limit"
-    assert report["search_seconds"] <= spent * 0.8  # the clock is read before every probe
-    assert report["steps_explored"] < unlimited["steps_explored"]
+    assert report.stopped_by == "time_limit"
+    assert report.extra['search_seconds'] <= spent * 0.8  # the clock is read before every probe
+    assert report.extra['steps_explored'] < unlimited.extra['steps_explored']
     assert any(m.startswith("bottom-up: ") and " steps in " in m and "A(VID)" in m for m in messages)  # progress every 5 s
     assert any("bottom-up: stopped by time_limit" in m for m in messages)
-    assert "warnings" not in report
+    assert not report.warnings
     got = checker.check_k(checker.read_rows(out), qis, 4, 0.3)
     assert got["ok"], got  # the cheapest state within the budget so far, verified
     # out of time before the budget is met: the most general cut, said to keep nothing, and why
     report = sqlanon.anonymize(keep_others=True, input=data, qi=qi, k=4, max_suppression=0.3, search="bottom-up", dry_run=True, search_options={"time_limit": 1})
-    assert report["stopped_by"] == "time_limit" and report["search_seconds"] <= 1
-    assert set(report["transformation"][qis[0]]) == {"*"}
-    warning, = report["warnings"]
+    assert report.stopped_by == "time_limit" and report.extra['search_seconds'] <= 1
+    assert set(report.transformation[qis[0]]) == {"*"}
+    warning, = report.warnings
     assert warning["cause"] == "time_limit"
 
 
@@ -249,9 +249,9 @@ def test_bottom_up_state_is_built_in_batches_within_the_limit(tmp_path, clock, m
     monkeypatch.setattr(bottom_up, "INFO_BATCH", 8)
     report = sqlanon.anonymize(keep_others=True, input=str(data), qi=qi, k=3, max_suppression=0.1, search="bottom-up", class_column="y", dry_run=True,
                                search_options={"time_limit": 2.0})
-    assert report["stopped_by"] == "time_limit" and report["search_seconds"] <= 2.0
-    assert max(calls) <= 8 and report["steps_explored"] == 0  # 64 generalizations per QI at the start: never reached a step
-    assert set(report["transformation"]["a"]) == {"*"} and report["warnings"][0]["cause"] == "time_limit"
+    assert report.stopped_by == "time_limit" and report.extra['search_seconds'] <= 2.0
+    assert max(calls) <= 8 and report.extra['steps_explored'] == 0  # 64 generalizations per QI at the start: never reached a step
+    assert set(report.transformation["a"]) == {"*"} and report.warnings[0]["cause"] == "time_limit"
     calls.clear()
     sqlanon.anonymize(keep_others=True, input=str(data), qi=qi, k=3, max_suppression=0.1, search="bottom-up", dry_run=True)
     assert calls == []  # no class: I(G) is 0 without a statement

@@ -61,6 +61,6 @@ def test_python_api_linkability(example1):
     report = sqlanon.anonymize(keep_others=True, input=example1["t1"], qi={"Name": "flat", "Job": example1["qi"]["Job"]}, k=1, search="top-down",
                                class_column="Class", search_options={"previous": [example1["t2"]], "x": ["Name"], "y": ["Disease"],
                                                                       "privacy": "xy-linkability", "sensitive_values": ["Cancer:0.75"]}, dry_run=True)
-    assert report["transformation"] == {"Name": ["*"]}
-    assert abs(report["privacy_achieved"] - 5 / 7) < 1e-9
-    assert report["join_rows_estimated"] == 7
+    assert report.transformation == {"Name": ["*"]}
+    assert abs(report.extra['privacy_achieved'] - 5 / 7) < 1e-9
+    assert report.extra['join_rows_estimated'] == 7

@@ -144,13 +144,13 @@ def test_weights_change_the_optimum(tmp_path):
     base = sqlanon.run.api.anonymize(input=case.path, qi=qi, k=4, max_suppression=0.05, dry_run=True)
     heavy = case.qis[0]
     weighted = sqlanon.run.api.anonymize(input=case.path, qi=qi, k=4, max_suppression=0.05, dry_run=True, weights={heavy: 100})
-    assert weighted["transformation"][heavy] <= base["transformation"][heavy]
-    assert weighted["weights"][heavy] == 1.0 and all(weighted["weights"][q] == 0.01 for q in case.qis[1:])
+    assert weighted.transformation[heavy] <= base.transformation[heavy]
+    assert weighted.weights[heavy] == 1.0 and all(weighted.weights[q] == 0.01 for q in case.qis[1:])
     budget = math.floor(0.05 * case.n + 1e-9)
     w = [100.0, 1.0, 1.0]
     table = {nd: weighted_metrics(case, nd, brute.Spec(k=4), budget, w) for nd in case.all_nodes()}
     best = min(v["precision"] for _, ok, v in table.values() if ok)
-    assert weighted["metric"]["value"] == approx(best)
+    assert weighted.metric.value == approx(best)
 
 
 def test_cli_policy_and_api_bounds_agree(tmp_path):
@@ -159,8 +159,8 @@ def test_cli_policy_and_api_bounds_agree(tmp_path):
     qi = write_hierarchy_csvs(case, tmp_path)
     a, b = case.qis[0], case.qis[1]
     api = sqlanon.run.api.anonymize(input=case.path, qi=qi, k=3, max_suppression=0.3, dry_run=True, min_level={a: 1}, max_level={a: 2, b: 1}, weights={b: 2})
-    assert 1 <= api["transformation"][a] <= 2 and api["transformation"][b] <= 1
-    assert api["level_bounds"][a] == [1, 2] and api["level_bounds"][b] == [0, 1]
+    assert 1 <= api.transformation[a] <= 2 and api.transformation[b] <= 1
+    assert api.extra['level_bounds'][a] == [1, 2] and api.extra['level_bounds'][b] == [0, 1]
     policy = tmp_path / "p.yaml"
     import yaml
 
@@ -173,8 +173,8 @@ def test_cli_policy_and_api_bounds_agree(tmp_path):
     res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "-i", case.path, *flags, "--k", "3", "--max-suppression", "0.3", "--min-level", f"{a}=1", "--max-level", f"{a}=2", "--max-level", f"{b}=1", "--weights", f"{b}=2", "--dry-run", "--json", "-q"])
     assert res.exit_code == 0, res.output
     cli = json.loads(res.stdout)
-    assert api["transformation"] == from_file["transformation"] == cli["transformation"]
-    assert api["metric"] == from_file["metric"] == cli["metric"]
+    assert api.transformation == from_file.transformation == cli["transformation"]
+    assert api.metric == from_file.metric and from_file.to_dict()["metric"] == cli["metric"]
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from sqlanon.cli.common import EXIT_HELP, _err, _fail, _on_sigterm, _progress, _
 from sqlanon.progress import configure_logging_from_env
 from sqlanon.run.api import anonymize as api_anonymize, plan_sql
 from sqlanon.run.check import check as api_check, check_plan
-from sqlanon.risk import text_lines
+from sqlanon.cli.check_text import check_lines
 from sqlanon.search.generate.scores import compare_tables
 from sqlanon.engine import connect, is_postgres_url
 from sqlanon.engine.source import Source
@@ -187,7 +187,7 @@ def anonymize(
         return api_anonymize(pol, progress=_progress(quiet, json_out), dry_run=dry_run)
 
     result = _run(go, json_out=json_out)
-    _print_report(result, json_out)
+    _print_report(result.to_dict(), json_out)
 
 
 def _print_report(result: dict, json_out: bool) -> None:
@@ -216,11 +216,11 @@ def _print_report(result: dict, json_out: bool) -> None:
         typer.echo(f"output         {result['output'] or '(none: no output requested)'}")
 
 
-@app.command(help='Measure k, l, t, suppression and metrics of any table without changing it.' + " " + EXIT_HELP)
+@app.command(help='Measure k, l, t, suppression and metrics of any table without changing it; a release a registry knows (or --release N) is checked by its own policy (QIs, k, budget, models; flags win).' + " " + EXIT_HELP)
 def check(
     ctx: typer.Context,
-    input: str = policy_flag("source.input", "--input", "-i", default=..., help="Table to measure (CSV, Parquet, .duckdb, or a postgresql:// URL with --table)."),
-    qi: List[str] = policy_flag("qi", default=..., help="COLUMN or COLUMN=HIERARCHY (with a hierarchy, precision and LM are measured). Repeat."),
+    input: Optional[str] = policy_flag("source.input", "--input", "-i", help="Table to measure (CSV, Parquet, .duckdb, or a postgresql:// URL with --table); with --release, default the release's output."),
+    qi: Optional[List[str]] = policy_flag("qi", help="COLUMN or COLUMN=HIERARCHY (with a hierarchy, precision and LM are measured). Repeat. Default for a release a registry knows: its quasi-identifiers."),
     format: Optional[str] = policy_flag("source.format"),
     delimiter: Optional[str] = policy_flag("source.delimiter"),
     table: Optional[str] = policy_flag("source.table"),
@@ -247,33 +247,32 @@ def check(
     transformation: Optional[str] = typer.Option(None, "--transformation", help="A plan to measure on this table without writing: an anonymize --json report (file or text) or its transformation. --qi then needs hierarchies."),
     risk: bool = typer.Option(False, "--risk", help="Re-identification risk: prosecutor, journalist, marketer, sample uniques (docs/risk.md)."),
     suppressed_marker: Optional[str] = typer.Option(None, "--suppressed-marker", help="A row whose QIs all hold this counts as suppressed (default *, sqlanon's mask); none: every row is data (a table that is no release)."),
+    release: Optional[int] = typer.Option(None, "--release", help="Check by this release's own policy (its QIs, k, suppression budget and models, from the registry); flags given win."),
+    registry: Optional[str] = typer.Option(None, "--registry", help="The registry database of --release (default: beside the --input file, or the --input database)."),
+    no_release_policy: bool = typer.Option(False, "--no-release-policy", help="Measure by the flags only, even when a registry knows a release written to --input."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     def go():
         pol = policy_from_flags(None, ctx.params, check, qi=_check_qi)
-        _refuse_unused_check_flags(given_flags(ctx.params, check), against, transformation, risk)
+        given = given_flags(ctx.params, check)
+        _refuse_unused_check_flags(given, against, transformation, risk)
+        if (transformation or against) and not (pol.source.input and pol.qi):
+            raise ConfigError(f"{'--transformation' if transformation else '--against'} needs --input and --qi")
         if transformation:
             return _check_plan(pol, transformation)
         if against:
             return _against(pol.source, against, against_format, against_delimiter, list(pol.qi), 1 if min_sup is None else min_sup)
-        return _check_table(pol, risk, "*" if suppressed_marker is None else None if suppressed_marker.lower() == "none" else suppressed_marker)
+        marker = "*" if suppressed_marker is None else None if suppressed_marker.lower() == "none" else suppressed_marker
+        return _check_table(pol, risk, given, release, registry, not no_release_policy, marker)
 
     result = _run(go, json_out=json_out)
     if json_out:
         typer.echo(json.dumps(result, default=str))
     else:
-        if "risk" in result:
-            result = dict(result)
-            lines = text_lines(result.pop("risk"))
-        else:
-            lines = []
-        width = max([16, *(len(str(key)) + 2 for key in result)])  # long keys never glued to their values
-        for key, value in result.items():
-            typer.echo(f"{key:<{width}}{json.dumps(value, default=str) if isinstance(value, (dict, list)) else value}")
-        for line in lines:
+        for line in check_lines(result):
             typer.echo(line)
-    if any(result.get(key) is False for key in ("k_anonymous", "within_budget", "beta_likeness_ok", "delta_disclosure_ok", "average_risk_ok")):
-        raise typer.Exit(3)  # the table (or plan) does not meet the k asked for
+    if any(result.get(key) is False for key in ("k_anonymous", "within_budget", "beta_likeness_ok", "delta_disclosure_ok", "average_risk_ok")) or not all(v["ok"] for v in result.get("verdicts") or []):
+        raise typer.Exit(3)  # the table (or plan) does not meet the k asked for (or its release's models)
 
 
 def _check_qi(items: list[str]) -> dict:
@@ -298,12 +297,12 @@ def _refuse_unused_check_flags(given: dict, against, transformation, risk: bool)
     elif transformation:
         reads, mode = {"--k", "--max-suppression", "--class-column", "--numeric", "--transformation", "--max-value-length"}, "--transformation"
     else:
-        reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column", "--max-value-length", "--beta-likeness", "--delta-disclosure", "--average-risk", "--suppressed-marker"}, "this check"
+        reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column", "--max-value-length", "--beta-likeness", "--delta-disclosure", "--average-risk", "--release", "--registry", "--no-release-policy", "--suppressed-marker"}, "this check"
     unused = [name for name in given if name not in reads and name not in _CHECK_ALWAYS]
     if unused:
         raise ConfigError(f"{', '.join(unused)} not used by {mode}" + ("" if mode != "this check" else " (--numeric needs --transformation; --against-format, --against-delimiter, --min-sup need --against)"))
-    if "--max-suppression" in given and "--k" not in given and not transformation:
-        raise ConfigError("--max-suppression needs --k (the suppression budget of a k-anonymity check)")
+    if "--no-release-policy" in given and ("--release" in given or "--registry" in given):
+        raise ConfigError("--no-release-policy measures by the flags only; it cannot be combined with --release or --registry")
     if "--t-distance" in given and "--t" not in given:
         raise ConfigError("--t-distance needs --t")
 
@@ -317,12 +316,13 @@ def _check_plan(pol, transformation: str) -> dict:
                       hierarchy_delimiter=pol.hierarchies.hierarchy_delimiter, max_value_length=pol.hierarchies.max_value_length)
 
 
-def _check_table(pol, risk: bool, suppressed_marker: str | None = "*") -> dict:
+def _check_table(pol, risk: bool, given: dict, release: int | None = None, registry_path: str | None = None, release_policy: bool = True, suppressed_marker: str | None = "*") -> dict:
     src, privacy = pol.source, pol.privacy
-    specs = pol.qi if all(pol.qi.values()) else list(pol.qi)
+    specs = (pol.qi if all(pol.qi.values()) else list(pol.qi)) or None
     return api_check(src.input, specs, format=src.format, delimiter=src.delimiter, table=src.table, k=privacy.k, l=privacy.l, t=privacy.t,
-                     t_distance=privacy.t_distance, sensitive_column=privacy.sensitive_column, class_column=pol.quality.class_column,
-                     hierarchy_delimiter=pol.hierarchies.hierarchy_delimiter, max_suppression=privacy.max_suppression, risk=risk,
+                     t_distance=privacy.t_distance if "--t-distance" in given else None, sensitive_column=privacy.sensitive_column, class_column=pol.quality.class_column,
+                     hierarchy_delimiter=pol.hierarchies.hierarchy_delimiter, max_suppression=privacy.max_suppression if "--max-suppression" in given else None, risk=risk,
+                     release=release, registry=registry_path, release_policy=release_policy,
                      population_fraction=pol.reporting.population_fraction, risk_threshold=pol.reporting.risk_threshold,
                      max_value_length=pol.hierarchies.max_value_length, beta_likeness=privacy.beta_likeness, delta_disclosure=privacy.delta_disclosure,
                      average_risk=privacy.average_risk, suppressed_marker=suppressed_marker)

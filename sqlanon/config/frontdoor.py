@@ -8,7 +8,8 @@
   ``k=5, l=2, l_diversity="entropy", sensitive_column="disease"``;
 * a **DuckDB relation** as the input (``sqlanon.anonymize(con.table("patients"), ...)``, any
   relation: a filter, a join, ``con.sql(...)``, Arrow-backed): registered as a temporary view on
-  its connection (DuckDB refuses a relation of another database, and so do we).
+  its connection (DuckDB refuses a relation of another database, and so do we);
+* a **pandas/polars DataFrame or an Arrow table** as the input (:mod:`sqlanon.config.frames`).
 
 >>> bands(5, 10, 20)
 'bands:5,10,20'
@@ -21,6 +22,7 @@ from __future__ import annotations
 import uuid
 
 from sqlanon.errors import ConfigError
+from sqlanon.config.frames import FrameInput, is_frame
 
 from sqlanon.privacy import EntropyLDiversity, KAnonymity  # noqa: F401  (the module doctest)
 from sqlanon.privacy.registry import to_policy
@@ -180,9 +182,9 @@ def normalize(policy, options: dict, connection):
     """Split the API's arguments into (policy, policy keys, relation input or None, connection)."""
     options = dict(options)
     relation = None
-    if is_relation(policy):
+    if is_relation(policy) or is_frame(policy):
         relation, policy = policy, None
-    if is_relation(options.get("input")):
+    if is_relation(options.get("input")) or is_frame(options.get("input")):
         if relation is not None:
             raise ConfigError("give the input relation once (as the first argument or input=)")
         relation = options.pop("input")
@@ -198,7 +200,7 @@ def normalize(policy, options: dict, connection):
                 raise ConfigError(f"{key}= does not apply to a relation input")
         if options.get("in_place"):
             raise ConfigError("in_place needs a table input; a relation cannot be replaced in place (write output_table= instead)")
-        rel_input = RelationInput(relation, connection)
+        rel_input = FrameInput(relation, connection) if is_frame(relation) else RelationInput(relation, connection)
         connection = rel_input.connection
         options["table"] = rel_input.name
         options["input"] = rel_input.name

@@ -1,9 +1,10 @@
 """The Python API: ``anonymize`` (plan + release), ``check`` (measure any table), ``plan_sql``.
 
 >>> import sqlanon
->>> report = sqlanon.anonymize(input="adult.csv", delimiter=";", qi={"age": "age.csv"}, k=5,
-...                            output="out.parquet")          # doctest: +SKIP
->>> report["transformation"], report["metric"]                # doctest: +SKIP
+>>> release = sqlanon.anonymize(input="adult.csv", delimiter=";", qi={"age": "age.csv"}, k=5,
+...                             output="out.parquet")         # doctest: +SKIP
+>>> release.transformation, release.metric.value              # doctest: +SKIP
+>>> sqlanon.anonymize(df, qi={"age": "age.csv"}, k=5).to_pandas()   # a DataFrame in and out  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from sqlanon.search.lattice import local_recoding
 from sqlanon.config.frontdoor import normalize
 from sqlanon.release.result import Release, lazy_release
 from sqlanon.release.linked import check_links, refuse_linked_in_clear
+from sqlanon.release import in_memory
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.progress import as_reporter
 from sqlanon.search.choose import choose_search, preflight, refuse_limits, run_heuristic
@@ -97,11 +99,13 @@ def qi_specs(policy: Policy) -> dict[str, str]:
 
 
 def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry_run: bool = False, connection=None, _fail_after_write: bool = False, **options: Any):
-    """Find the plan and write the release; returns a :class:`sqlanon.release.result.Release` (the CLI's
-    ``--json`` object, as a dict, with ``.relation()``, ``.to_arrow()``, ``.to_dict()``).
+    """Find the plan and write the release; returns a :class:`sqlanon.release.result.Release` (typed
+    fields, ``.to_dict()`` the CLI's ``--json`` object, ``.relation()``, ``.to_arrow()``, ``.to_pandas()``).
 
-    ``policy`` may be a :class:`Policy`, a dict of policy keys, a YAML path, or a **DuckDB
-    relation** (the input); keyword options override it (same names as the policy keys / CLI
+    ``policy`` may be a :class:`Policy`, a dict of policy keys, a YAML path, a **DuckDB
+    relation** (the input), or a **pandas/polars DataFrame or Arrow table** (the input, read by
+    DuckDB where it is, :mod:`sqlanon.config.frames`; with no output and no ``connection``, the
+    release is an in-memory table, :mod:`sqlanon.release.in_memory`); keyword options override it (same names as the policy keys / CLI
     flags; ``qi`` values may be builder calls or Hierarchy objects, ``privacy`` a list of privacy
     model objects, see :mod:`sqlanon.config.frontdoor`). ``connection`` runs on an open DuckDB (or psycopg
     3 PostgreSQL) connection instead (``table=`` names the input; outputs go to its database; the
@@ -109,11 +113,19 @@ def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry
     committed). On a DuckDB connection with no output, the release is the lazy ``.relation()``.
     """
     policy, options, rel_input, connection = normalize(policy, options, connection)
+    owned = getattr(rel_input, "owned", None)  # a DataFrame's in-memory connection, sqlanon's own
     try:
-        return _anonymize(policy, progress=progress, dry_run=dry_run, connection=connection, _fail_after_write=_fail_after_write, rel_input=rel_input, **options)
+        release = _anonymize(policy, progress=progress, dry_run=dry_run, connection=connection, _fail_after_write=_fail_after_write, rel_input=rel_input, **options)
+    except BaseException:
+        if owned is not None:
+            rel_input.close()
+        raise
     finally:
         if rel_input is not None:
             rel_input.release()
+    if owned is not None:
+        in_memory.adopt(release, rel_input)
+    return release
 
 
 def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_input=None, **options):
@@ -126,6 +138,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
     if batch is not None:  # an incremental release (sqlanon.run.incremental)
         return batch
     policy = _prepared_policy(policy, options, connection)
+    in_memory.default_output(policy, rel_input, dry_run)
     reporter = as_reporter(progress)
     session = Session(policy, reporter.message, connection, read_only=dry_run)
     try:
@@ -136,7 +149,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         plan, report, sql_listing = _search_and_report(run, stats, requirement, metric)
         state, registry_used = _release(run, stats, plan, report, sql_listing, _fail_after_write)
         _finish_report(run, report, sql_listing, registry_used, started)
-        return Release(report, **state)
+        return Release(report, **state, sql_listing=sql_listing, policy=redact_policy(_policy_dict(policy)))
     finally:
         session.close()
 
@@ -299,6 +312,8 @@ def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, m
     run.say(f"search {search}: {plan.nodes_evaluated} nodes evaluated" + (f" ({stats.nodes_local} in-process)" if stats.nodes_local else "") + f", {run.session.engine.queries} queries")
     report = build_report(policy, stats, plan, verified)
     add_risk_and_utility(report, policy, stats, plan)
+    if run.rel_input is not None:  # a relation or DataFrame input: what it is, not its temporary view
+        report["input"] = run.rel_input.describe()
     sql_listing = report_sql(policy, stats, plan) if policy.reporting.report or run.writes else None
     if not plan.local:
         report["arx_quality"] = arx_loss.measure(stats, plan, final)

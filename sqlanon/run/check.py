@@ -24,9 +24,10 @@ from sqlanon.privacy.needs import ClassNeeds
 from sqlanon.config.strict_load import load_json_spec
 from sqlanon.search.genetic.cut import recoding_from_transformation
 from sqlanon.dialect import lookup
+from sqlanon.run import by_release
 
 
-def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str = "equal", sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str | None = "*", memory_limit: str | None = None, max_suppression: float = 0.0, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None) -> dict:
+def check(input: str | None = None, qi: list[str] | dict[str, str] | None = None, *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str | None = None, sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str | None = "*", memory_limit: str | None = None, max_suppression: float | None = None, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None, release: int | None = None, registry: str | None = None, release_policy: bool = True) -> dict:
     """Measure a (released) table: class sizes, l, t, suppressed rows and metrics; with ``risk``
     its re-identification risk (:mod:`sqlanon.risk`; ``population_fraction`` adds population
     uniqueness estimates, ``risk_threshold`` the prosecutor threshold). ``beta_likeness``,
@@ -39,7 +40,77 @@ def check(input: str, qi: list[str] | dict[str, str], *, format: str | None = No
     as data) counts as suppressed; ``suppressed_marker=None`` reads every row as data (a table
     that is no release, whose QIs may hold ``*``). Column names resolve as the engine resolves
     them (``zip`` finds ``ZIP`` on DuckDB).
+
+    **By the release's own policy** (:mod:`sqlanon.run.by_release`): a table a registry knows (a
+    file with ``sqlanon_releases.duckdb`` beside it, a table of a database holding
+    ``sqlanon_releases``), or ``release=N`` (with ``registry=``, or the release's ``input``), is
+    checked by that release's QIs, k, suppression budget and models, each one given here winning;
+    the result then holds ``release`` and ``verdicts``. ``release_policy=False`` measures the table
+    only by what is given. ``input`` may be a :class:`~sqlanon.release.result.Release` written to
+    a file or a table: ``sqlanon.check(sqlanon.anonymize(..., output="out.parquet"))``.
     """
+    if hasattr(input, "_state") and hasattr(input, "to_dict"):  # a Release: where it was written
+        input, table, format = by_release.release_location(input)
+    found = by_release.locate(input, table, format, release, registry) if release_policy or release is not None or registry else None
+    given: dict[str, Any] = {"k": k, "max_suppression": max_suppression, "l": l, "t": t, "t_distance": t_distance, "sensitive_column": sensitive_column,
+             "beta_likeness": beta_likeness, "delta_disclosure": delta_disclosure, "average_risk": average_risk}
+    rest: dict[str, Any] = {"format": format, "delimiter": delimiter, "class_column": class_column, "hierarchy_delimiter": hierarchy_delimiter, "suppressed_marker": suppressed_marker,
+            "memory_limit": memory_limit, "risk": risk, "population_fraction": population_fraction, "risk_threshold": risk_threshold, "max_value_length": max_value_length}
+    if found is not None:
+        return _check_by_release(found, qi, given, rest)
+    if max_suppression is not None and k is None:
+        raise ConfigError("--max-suppression needs --k (the suppression budget of a k-anonymity check)")
+    if not input or not qi:
+        raise ConfigError("check needs an input (--input, input=) and its quasi-identifiers (--qi, qi=), or a release a registry knows (--release N --registry R)" if not input else
+                          f"give the quasi-identifier columns to check (--qi, qi=): no registry knows a release written to {input}")
+    return _measure(input, qi, table=table, **given, **rest)
+
+
+def _check_by_release(found, qi, given: dict, rest: dict) -> dict:
+    """The check of a release by its own policy: the measurement, then each model's verdict."""
+    opts = by_release.options(found, given)
+    if given["max_suppression"] is not None and opts.get("k") is None:
+        raise ConfigError(f"--max-suppression needs --k (release {found.entry['id']} was written without k-anonymity)")
+    if not qi and not found.settings["qi"]:
+        raise ConfigError(f"release {found.entry['id']} records no quasi-identifiers; give qi=")
+    rest = {**rest, "format": rest["format"] or found.format}
+    dropped = _without_a_dropped_sensitive_column(found, opts, given, rest)
+    out = _measure(found.input, qi or found.settings["qi"], table=found.table, **opts, **rest)
+    rows_budget = by_release.budget(found, given, out["rows"])
+    out["verdicts"], not_checked = by_release.verdicts(out, opts, rows_budget, found.settings["models"])
+    reads_s = ("distinct-l-diversity", "entropy-l-diversity", "recursive-cl-diversity", "t-closeness", "enhanced-beta-likeness", "delta-disclosure")
+    not_checked = [f"{name} (its sensitive column {dropped!r} is not in the release)" if dropped and name in reads_s else f"{name} (check does not measure it)" for name in not_checked]
+    if opts.get("k") is not None:
+        out["k_anonymous"] = all(v["ok"] for v in out["verdicts"] if v["model"] in ("k-anonymity", "suppression"))
+    out["release"] = {**found.describe(), "suppression_budget": rows_budget}
+    if not_checked:
+        out["not_checked"] = not_checked
+    return out
+
+
+def _without_a_dropped_sensitive_column(found, opts: dict, given: dict, rest: dict) -> str | None:
+    """A release that dropped its sensitive column (``drop_columns``) cannot be measured for the
+    models that read it: they are left out of the check (and listed as not checked). Returns the
+    column, or None when it is there (or given explicitly: then a missing one is an error)."""
+    column = opts.get("sensitive_column")
+    if column is None or given.get("sensitive_column") is not None:
+        return None
+    session = Session(Policy(input=found.input, format=rest["format"], delimiter=rest["delimiter"], table=found.table, memory_limit=rest["memory_limit"]))
+    try:
+        present = column in session.source.column_names(session.engine)
+    finally:
+        session.close()
+    if present:
+        return None
+    for key in ("l", "t", "t_distance", "beta_likeness", "delta_disclosure", "sensitive_column"):
+        opts[key] = None
+    return column
+
+
+def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str | None = None, sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str | None = "*", memory_limit: str | None = None, max_suppression: float | None = None, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None) -> dict:
+    """The measurement :func:`check` describes, by what is given only."""
+    t_distance = t_distance or "equal"
+    max_suppression = max_suppression or 0.0
     _check_k(k)
     if (population_fraction is not None or risk_threshold is not None) and not risk:
         raise ConfigError("--population-fraction and --risk-threshold need --risk")
@@ -246,7 +317,9 @@ def _check_k(k) -> None:
 
 def load_transformation(spec: str | dict) -> dict:
     """A transformation from a dict, a JSON string, or a JSON file (a whole ``--json`` report or
-    just its ``transformation`` object)."""
+    just its ``transformation`` object), or a :class:`~sqlanon.release.result.Release`."""
+    if hasattr(spec, "to_dict") and hasattr(spec, "transformation"):  # a Release
+        spec = spec.to_dict()
     data = spec if isinstance(spec, dict) else load_json_spec(spec, "--transformation")
     if isinstance(data, dict) and isinstance(data.get("transformation"), dict):
         data = data["transformation"]
