@@ -263,7 +263,10 @@ def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, m
     """Run the search, verify its plan (one statement) and build the report."""
     policy, search = run.policy, run.policy.strategy.search
     with run.reporter.phase(f"search {search}") as phase, serial_search(stats, search):
-        plan = run_search(charged_time_limit(policy, run.clock.started), run.session, stats, requirement, metric, run.say, phase)
+        charged = charged_time_limit(policy, run.clock.started)
+        plan = run_search(charged, run.session, stats, requirement, metric, run.say, phase)
+    if charged is not policy:
+        _report_time_limit(plan, policy.strategy.search_options.get("time_limit"), charged.strategy.search_options.get("time_limit"))
     stats.search_done()
     run.clock.lap("search")
     if not plan.local:
@@ -356,6 +359,15 @@ def charged_time_limit(policy: Policy, started: float) -> Policy:
     charged = policy.model_copy(deep=True)
     charged.strategy.search_options["time_limit"] = max(float(limit) - (time.perf_counter() - started), LEAST_SEARCH_SECONDS)
     return charged
+
+
+def _report_time_limit(plan: Plan, asked: float | None, given: float | None) -> None:
+    """The plan's report of its limits says the limit the user gave (``time_limit``) and what
+    the search was given of it (``search_time_limit``, :func:`charged_time_limit`)."""
+    for part in [plan.extra, *plan.extra.values()]:
+        if isinstance(part, dict) and "time_limit" in part:
+            part["time_limit"] = asked
+            part["search_time_limit"] = None if given is None else round(given, 3)
 
 
 class PhaseClock:
