@@ -59,8 +59,9 @@ def mapped(stats, maps: Sequence, i: int, column: str, from_base: bool = False) 
         return exp.cast(lit(SUPPRESSED), m.kind) if m.kind is not None else lit(SUPPRESSED)
     leaves = m.columns["leaf"][1]
     leaf = col(stats.qcol(i), "g") if from_base else stats.dialect.position(leaves, as_varchar(col(stats.qis[i], "src")))
-    if column == "label":
-        return exp.cast(stats.dialect.lookup(m.columns["value"][1], leaf), m.kind)
+    value = stats.dialect.lookup(m.columns["value"][1], leaf)
+    if column == "label":  # a file release's labels: of their type where the dialect has one
+        return exp.cast(value, m.kind) if m.kind is not None else value
     return stats.dialect.lookup(m.columns[column][1], leaf)
 
 
