@@ -19,11 +19,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from sqlanon.errors import SqlanonError
 
 log = logging.getLogger("sqlanon")
 sql_log = logging.getLogger("sqlanon.sql")
+#: seconds between the lines a plain reporter prints while a phase lasts (0: none)
+HEARTBEAT = 5.0
 
 
 class Phase:
@@ -47,10 +50,26 @@ class Reporter:
 
     @contextlib.contextmanager
     def phase(self, name: str, total: float | None = None, engine=None) -> Iterator[Phase]:
+        """A phase; with a callback, a line every :data:`HEARTBEAT` seconds while it lasts
+        (a long base scan or write is one statement: without it, nothing would say it runs)."""
         log.debug("phase %s: start", name)
+        stop = threading.Event()
+        beat = None
+        if self._say is not None and HEARTBEAT:
+            started = time.perf_counter()
+
+            def run() -> None:
+                while not stop.wait(HEARTBEAT):
+                    self.message(f"{name}: still running ({time.perf_counter() - started:.0f} s)")
+
+            beat = threading.Thread(target=run, daemon=True, name="sqlanon-heartbeat")
+            beat.start()
         try:
             yield Phase()
         finally:
+            stop.set()
+            if beat is not None:
+                beat.join()
             log.debug("phase %s: end", name)
 
 

@@ -142,7 +142,7 @@ def anonymize(
     seed: Optional[int] = policy_flag("strategy.search_options.seed", help="genetic: random seed; with --epsilon: the seed of SafePub's sampling."),
     mutation_rate: Optional[float] = policy_flag("strategy.search_options.mutation_rate", help="genetic: mutation rate."),
     numeric: Optional[List[str]] = policy_flag("strategy.search_options.numeric", help="genetic: a numeric QI (intervals). Repeat or comma list."),
-    time_limit: Optional[float] = policy_flag("strategy.search_options.time_limit", help="lightning/auto (default 30), genetic and bottom-up: stop searching after this many seconds (the whole search; stopped_by says so)."),
+    time_limit: Optional[float] = policy_flag("strategy.search_options.time_limit", help="lightning/auto (default 30), genetic and bottom-up: stop searching after this many seconds of the run (counted from its start: hierarchies and base scan included; stopped_by says so)."),
     step_limit: Optional[int] = policy_flag("strategy.search_options.step_limit", help="lightning/auto: stop after this many node evaluations."),
     option: Optional[List[str]] = policy_flag("strategy.search_options", "--option", help="Any search option KEY=VALUE. Repeat."),
     weights: Optional[List[str]] = policy_flag("quality.weights"),

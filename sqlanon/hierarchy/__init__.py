@@ -68,6 +68,42 @@ def builder_values(engine, source, column: str, kind: str, bound: int) -> list[s
     return values
 
 
+#: with more columns than this to build hierarchies for, their distinct values come from one
+#: scan (:func:`builder_values_many`) rather than one per column
+MANY_COLUMNS = 12
+
+
+def builder_values_many(engine, source, columns: list[str], bound: int) -> dict[str, list[str]]:
+    """:func:`builder_values` of several columns in one scan: the source crossed with the
+    columns' numbers, each row's value of that column (as text), distinct. A column with a value
+    longer than ``bound`` is read again alone, so its error is :func:`builder_values`'s."""
+    from sqlglot import exp
+
+    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    pick = exp.Case(this=col("i", "k"))
+    for j, column in enumerate(columns):
+        pick = pick.when(exp.Literal.number(j), as_varchar(col(column, "src")), copy=False)
+    numbers = exp.values([(j,) for j in range(len(columns))], alias="k", columns=["i"])
+    crossed = exp.select(exp.alias_(col("i", "k"), "i", quoted=True), exp.alias_(pick, "v", quoted=True)).from_(src).join(numbers, join_type="cross")
+    length = exp.Length(this=col("v"))
+    q = (
+        exp.select(col("i"), if_(exp.GT(this=length, expression=exp.Literal.number(bound)), exp.Null(), col("v")))
+        .distinct()
+        .from_(exp.alias_(exp.Subquery(this=crossed), "c", table=True, quoted=True))
+        .where(exp.Not(this=exp.Is(this=col("v"), expression=exp.Null())))
+    )
+    out: dict[str, list[str]] = {c: [] for c in columns}
+    long = set()
+    for j, v in engine.fetch_all(q):
+        if v is None:
+            long.add(columns[int(j)])
+        else:
+            out[columns[int(j)]].append(v)
+    for column in long:
+        builder_values(engine, source, column, "built", bound)  # raises, naming the column
+    return out
+
+
 def read_stored_hierarchy(name: str, column: str, engine) -> Hierarchy:
     """A mapping table stored by ``sqlanon hierarchy import`` (``level_0`` = leaf, ...,
     ``level_h`` = root; other columns ignored), read from the input's own database."""
@@ -120,10 +156,11 @@ def _builder(kind: str, arg: str, column: str):
     return lambda values, sql_type: dates.birth_years(values, years, column)
 
 
-def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None, max_value_length: int = MAX_VALUE_LENGTH) -> Hierarchy:
+def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None, max_value_length: int = MAX_VALUE_LENGTH, values: list[str] | None = None) -> Hierarchy:
     """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL,
-    after refusing values longer than ``max_value_length``); a :class:`Hierarchy` object (Python
-    API) is used as it is, for ``column``."""
+    after refusing values longer than ``max_value_length``, unless ``values`` holds them
+    already: :func:`builder_values_many`); a :class:`Hierarchy` object (Python API) is used as
+    it is, for ``column``."""
     if isinstance(spec, Hierarchy):  # a copy: a run may give it a NULL leaf (Statistics.prepare)
         import dataclasses
 
@@ -136,8 +173,9 @@ def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: 
         if engine is None or source is None:
             raise ConfigError(f"hierarchy builder {kind!r} for {column!r} needs the source")
         build = _builder(kind, arg, column) if kind in ("bands", "dates", "age", "birth_year") else None
-        source.require_columns(engine, [column], "quasi-identifier column")
-        values = builder_values(engine, source, column, kind, max_value_length)
+        if values is None:
+            source.require_columns(engine, [column], "quasi-identifier column")
+            values = builder_values(engine, source, column, kind, max_value_length)
         if build is not None:
             return build(values, _column_type(engine, source, column))
         if kind == "mask":

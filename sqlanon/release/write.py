@@ -40,6 +40,34 @@ SUPPRESSED = "*"
 FROM_BASE = True
 
 
+@dataclass(frozen=True)
+class InlineMap:
+    """A QI's mapping spelled inline in the release query instead of a joined table
+    (:meth:`Statistics.inlined`: a short hierarchy among many QIs): its columns as lists over
+    the hierarchy's leaves, and the type of its labels when it has one (:func:`mapping_tables`)."""
+
+    columns: dict
+    kind: exp.DataType | None = None
+
+
+def mapped(stats, maps: Sequence, i: int, column: str, from_base: bool = False) -> exp.Expr:
+    """QI ``i``'s mapping column ``column`` (``value``, ``label``, ``masked``, ``code``) for the
+    release row: the joined table's column (alias ``m{i}``), or, for an :class:`InlineMap`, its
+    list indexed by the row's leaf code (the base set's code, or the source value's position
+    among the leaves)."""
+    m = maps[i]
+    if not isinstance(m, InlineMap):
+        return col(column, f"m{i}")
+    if column == "masked":
+        return exp.cast(lit(SUPPRESSED), m.kind) if m.kind is not None else lit(SUPPRESSED)
+    leaves = m.columns["leaf"][1]
+    leaf = col(stats.qcol(i), "g") if from_base else stats.dialect.position(leaves, leaf_key(stats.hierarchies[i], col(stats.qis[i], "src")))
+    value = stats.dialect.lookup(m.columns["value"][1], leaf)
+    if column == "label":  # a file release's labels: of their type where the dialect has one
+        return exp.cast(value, m.kind) if m.kind is not None else value
+    return stats.dialect.lookup(m.columns[column][1], leaf)
+
+
 @dataclass
 class Target:
     """Where a release goes: ``parquet``/``csv`` file, ``table`` (in the engine's database) or
@@ -178,8 +206,9 @@ def refuse_row_keys(engine, source, qis, drop_columns=(), keep_columns=(), micro
     )
 
 
-def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, leaf_codes: bool = False) -> list[str]:
-    """Register ``leaf -> released value`` per QI (small: one row per hierarchy leaf).
+def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, leaf_codes: bool = False) -> list:
+    """Register ``leaf -> released value`` per QI (small: one row per hierarchy leaf); a QI the
+    base scan codes inline gets an :class:`InlineMap` instead, spelled in the release query.
 
     With ``labels`` (a file release on an engine whose dialect has a :meth:`label_type`), each
     table also holds the value as that type (``label``) and the suppression mark ``*`` as that
@@ -188,7 +217,7 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, lea
     multiplier in the packed class key (the release finds suppressed rows by that key:
     :meth:`Statistics.bad_class_keys_create`). With ``leaf_codes``, ``leaf_code`` is each leaf's
     code (the base set's ``q`` columns: :func:`release_select` with ``from_base``)."""
-    names = []
+    names: list = []
     mults = None
     if node is not None:
         mults = batch.multipliers(stats)
@@ -202,6 +231,9 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, lea
         if mults is not None:
             columns["code"] = (pa.int64(), [mults[i] * int(c) for c in codes[i]])
         kind = _label_type(engine, values) if labels else None
+        if stats.inlined(i):
+            names.append(InlineMap(columns, kind))
+            continue
         if kind is None:
             engine.register_columns(name, columns)
         else:
@@ -261,7 +293,7 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
     q = _mapped_rows(stats, maps, from_base)
     is_bad: exp.Expr | None = None
     if bad_table:
-        q, is_bad = _suppressed_classes_joined(stats, q, bad_table, keys)
+        q, is_bad = _suppressed_classes_joined(stats, q, bad_table, keys, maps, from_base)
     masked = is_bad is not None and suppression == "mask"
     qi_index = {name: i for i, name in enumerate(stats.qis)}
     for name in source.column_names(engine):
@@ -271,15 +303,15 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
         if i is None:
             if from_base:
                 raise SqlanonError(f"column {name!r} is not a quasi-identifier: the release cannot come from the base set")
-            q = q.select(col(name, "src"))
+            q = q.select(col(name, "src"), copy=False)
         elif i in ungeneralized and not masked:
-            q = q.select(exp.alias_(col("value", f"m{i}"), name, quoted=True) if from_base else col(name, "src"))
+            q = q.select(exp.alias_(mapped(stats, maps, i, "value", from_base), name, quoted=True) if from_base else col(name, "src"), copy=False)
         else:
-            value: exp.Expr = col("label" if labels else "value", f"m{i}")
+            value: exp.Expr = mapped(stats, maps, i, "label" if labels else "value", from_base)
             if masked:
                 assert is_bad is not None  # masked says so
-                value = exp.Case().when(is_bad.copy(), _masked_label(i, masks) if labels else lit(SUPPRESSED)).else_(value)
-            q = q.select(exp.alias_(value, name, quoted=True))
+                value = exp.Case().when(is_bad.copy(), _masked_label(stats, maps, i, masks) if labels else lit(SUPPRESSED)).else_(value)
+            q = q.select(exp.alias_(value, name, quoted=True), copy=False)
     if bad_table and suppression == "drop":
         q = q.where(exp.Is(this=col("k0" if keys else stats.qcol(0), "b"), expression=exp.Null()))
     return _repeated(engine, q) if from_base else q
@@ -293,30 +325,33 @@ def _mapped_rows(stats, maps: list[str], from_base: bool) -> exp.Select:
     else:
         q = exp.select().from_(exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True))
     for i, name in enumerate(stats.qis):
+        if isinstance(maps[i], InlineMap):
+            continue
         alias = f"m{i}"
         cond: exp.Expr = exp.EQ(this=col("leaf_code", alias), expression=col(stats.qcol(i), "g")) if from_base else exp.EQ(this=col("leaf", alias), expression=leaf_key(stats.hierarchies[i], col(name, "src")))
-        q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner")
+        q = q.join(table_ref(maps[i], alias=alias), on=cond, join_type="inner", copy=False)
     return q
 
 
-def _suppressed_classes_joined(stats, q: exp.Select, bad_table: str, keys: bool) -> tuple[exp.Select, exp.Expr]:
+def _suppressed_classes_joined(stats, q: exp.Select, bad_table: str, keys: bool, maps: Sequence = (), from_base: bool = False) -> tuple[exp.Select, exp.Expr]:
     """``q`` left-joined to the suppressed classes (alias ``b``: packed keys with ``keys``, else
     released values) and the condition that a row's class is one of them."""
+    maps = list(maps) or [f"m{i}" for i in range(len(stats.qis))]
     if keys:
-        conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([col("code", f"m{i}") for i, _ in word])) for w, word in enumerate(batch.words(stats))]
+        conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([mapped(stats, maps, i, "code", from_base) for i, _ in word])) for w, word in enumerate(batch.words(stats))]
         first = "k0"
     else:
-        conds = [exp.EQ(this=col(stats.qcol(i), "b"), expression=null_keyed(stats.hierarchies[i].leaves, col("value", f"m{i}"))) for i in range(len(stats.qis))]
+        conds = [exp.EQ(this=col(stats.qcol(i), "b"), expression=null_keyed(stats.hierarchies[i].leaves, mapped(stats, maps, i, "value", from_base))) for i in range(len(stats.qis))]
         first = stats.qcol(0)
     q = q.join(table_ref(bad_table, alias="b"), on=exp.and_(*conds) if len(conds) > 1 else conds[0], join_type="left")
     return q, exp.Not(this=exp.Is(this=col(first, "b"), expression=exp.Null()))
 
 
-def _masked_label(i: int, masks: Sequence[exp.Expr | None]) -> exp.Expr:
+def _masked_label(stats, maps: Sequence, i: int, masks: Sequence[exp.Expr | None]) -> exp.Expr:
     """QI ``i``'s masked label (:func:`masked_labels`): its typed constant, else its mapping
     table's ``masked`` column."""
     given = masks[i] if i < len(masks) else None
-    return given.copy() if given is not None else col("masked", f"m{i}")
+    return given.copy() if given is not None else mapped(stats, maps, i, "masked")
 
 
 def _repeated(engine, q: exp.Select) -> exp.Select:

@@ -233,7 +233,8 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     roles.resolve_policy_columns(policy, session)  # ``--qi zip`` names a column ``ZIP`` on DuckDB
     qis = qi_specs(policy)
     _check_columns(run, qis)
-    hierarchies = session.hierarchies(qis)
+    with run.reporter.phase("hierarchies"):
+        hierarchies = session.hierarchies(qis)
     requirement, model_extras = build_requirement(policy, session)
     if policy.privacy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
         session.safepub = safepub.prepare(policy, session, requirement)
@@ -301,7 +302,10 @@ def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, m
     """Run the search, verify its plan (one statement) and build the report."""
     policy, search = run.policy, run.policy.strategy.search
     with run.reporter.phase(f"search {search}") as phase, serial_search(stats, search):
-        plan = run_search(policy, run.session, stats, requirement, metric, run.say, phase)
+        charged = charged_time_limit(policy, run.clock.started)
+        plan = run_search(charged, run.session, stats, requirement, metric, run.say, phase)
+    if charged is not policy:
+        _report_time_limit(plan, policy.strategy.search_options.get("time_limit"), charged.strategy.search_options.get("time_limit"))
     stats.search_done()
     run.clock.lap("search")
     if not plan.local:
@@ -381,6 +385,32 @@ def _finish_report(run: _Run, report: dict, sql_listing, registry_used: str | No
             raise _report_not_written(err, report, path, registry_used) from None
 
 
+#: the least a search is given when the phases before it used up ``--time-limit`` (it still
+#: sends its first statement: without an answer there is nothing to release)
+LEAST_SEARCH_SECONDS = 0.001
+
+
+def charged_time_limit(policy: Policy, started: float) -> Policy:
+    """``--time-limit`` bounds the whole run, not only the search: the search gets the limit
+    less what the run took before it (hierarchies, base scan), at least
+    :data:`LEAST_SEARCH_SECONDS`. The policy as it is without a time limit, else a copy."""
+    limit = policy.strategy.search_options.get("time_limit")
+    if limit is None:
+        return policy
+    charged = policy.model_copy(deep=True)
+    charged.strategy.search_options["time_limit"] = max(float(limit) - (time.perf_counter() - started), LEAST_SEARCH_SECONDS)
+    return charged
+
+
+def _report_time_limit(plan: Plan, asked: float | None, given: float | None) -> None:
+    """The plan's report of its limits says the limit the user gave (``time_limit``) and what
+    the search was given of it (``search_time_limit``, :func:`charged_time_limit`)."""
+    for part in [plan.extra, *plan.extra.values()]:
+        if isinstance(part, dict) and "time_limit" in part:
+            part["time_limit"] = asked
+            part["search_time_limit"] = None if given is None else round(given, 3)
+
+
 class PhaseClock:
     """Seconds per phase of a run, the report's ``timings``: each :meth:`lap` adds the time since
     the previous one to its phase (a phase may be timed in several laps); ``cpu`` the same in CPU
@@ -394,7 +424,8 @@ class PhaseClock:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self.cpu: dict[str, float] = {}
-        self._last = time.perf_counter()
+        self.started = time.perf_counter()
+        self._last = self.started
         self._last_cpu = time.process_time()
 
     def lap(self, phase: str) -> None:

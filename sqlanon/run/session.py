@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlanon.engine import DuckDBEngine, PostgresEngine, connect
 from sqlanon.errors import ConfigError, EngineError
-from sqlanon.hierarchy import load_hierarchy, require_bound_used
+from sqlanon.hierarchy import MANY_COLUMNS, builder_values_many, is_builder_spec, load_hierarchy, require_bound_used
 from sqlanon.config.policy import Policy
 from sqlanon.engine.source import Source
 from sqlanon.engine.urls import is_postgres_url, redact
@@ -109,7 +109,10 @@ class Session:
     def hierarchies(self, qis: dict[str, str]) -> list:
         require_bound_used([*qis.values(), self.policy.privacy.t_hierarchy], self.policy.hierarchies.max_value_length)
         self.source.require_columns(self.engine, list(qis), "quasi-identifier column")
-        return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchies.hierarchy_delimiter, self.policy.hierarchies.max_value_length) for column, spec in qis.items()]
+        bound = self.policy.hierarchies.max_value_length
+        built = [column for column, spec in qis.items() if is_builder_spec(spec)]
+        values = builder_values_many(self.engine, self.source, built, bound) if len(built) > MANY_COLUMNS else {}
+        return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchies.hierarchy_delimiter, bound, values.get(column)) for column, spec in qis.items()]
 
     def hierarchy(self, spec, column: str):
         """One column's hierarchy (a model's own: the sensitive column's of hierarchical t-closeness)."""

@@ -1,10 +1,11 @@
 """The limit contract of the heuristic searches (lightning, genetic, bottom-up).
 
-**What a time limit covers.** The clock starts when the search starts, right after the shared base
-frequency set is built (that scan is reported as its own phase): everything the search does
-counts, its own frequency sets (the genetic search's ``gbase``, the bottom-up search's vids), a
-lattice seed, scoring the first population, every evaluation. The verification of the returned
-plan, the utility/risk figures and the write come after and do not count.
+**What a time limit covers.** A run's ``--time-limit`` counts from the run's start: the search is
+given what the hierarchies and the base scan left of it (:func:`sqlanon.run.api.charged_time_limit`),
+and its clock starts when the search starts: everything the search does counts, its own
+frequency sets (the genetic search's ``gbase``, the bottom-up search's vids), a lattice seed,
+scoring the first population, every evaluation. The verification of the returned plan, the
+utility/risk figures and the write come after and do not count (the write is never cut short).
 
 **How it is kept.** The clock is read before every statement a search sends, and a statement is
 sized to the time left: :meth:`Limits.room` caps the units of work (nodes, candidates) of the next
