@@ -109,7 +109,7 @@ def one_case(engine: str, source: str, rows: int, k: int, work: str, fetch) -> l
     qis = rep.get("quasi_identifiers", [])
     levels = {h["attribute"]: h.get("distinct_per_level") for h in rep.get("hierarchies", [])}
     target = rep.get("output_table") or rep.get("output")
-    table = str(target).split(".")[-1] if target else None
+    table = str(target).removeprefix("table ").split(".")[-1].strip('"') if target else None
     for qi in qis:
         lvl = rep["transformation"].get(qi)
         per = levels.get(qi) or []
@@ -119,7 +119,9 @@ def one_case(engine: str, source: str, rows: int, k: int, work: str, fetch) -> l
     lines.append(f"suppressed rows {rep.get('suppressed_rows'):,} of {rep.get('rows'):,}; ARX's Loss {rep.get('arx_quality', {}).get('loss')}")
     lines.append("phases (s): " + ", ".join(f"{p} {s}" for p, s in (rep.get("timings") or {}).items()))
     if table:
-        linked = [c for c in warehouse_table.LINKED if c in fetch_columns(fetch, table)]
+        # the columns that follow a QI (a column following a sensitive one is no QI's)
+        released = fetch_columns(fetch, table)
+        linked = [c for c, source in warehouse_table.LINKED.items() if c in released and source in qis]
         check = released_check(fetch, table, list(dict.fromkeys(qis + linked)), k)
         verdict = "k-anonymous" if check["classes_under_k"] == 0 else "NOT k-anonymous"
         lines.append(f"independent check over QIs + linked {linked}: {check['classes']:,} classes, {check['classes_under_k']} under k "

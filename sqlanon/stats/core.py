@@ -206,6 +206,22 @@ class Statistics:
     # preparation: one scan of the source
 
     def prepare(self) -> None:
+        self._check_columns()
+        self._register_code_tables()
+        self._count_withheld()
+        self._create_base()
+        self._read_base()
+        self.column_freqs = self._column_freqs()
+        if self.has_s:
+            self._prepare_sensitive_domain()
+            if self.needs.emd_hierarchical:
+                prepare_sensitive_hierarchy(self)
+        if self.needs.population:
+            prepare_population(self)
+
+    def _check_columns(self) -> None:
+        """The QIs, the sensitive and the class column are in the source; what the models and
+        the metric read is given."""
         src_cols = self.source.column_names(self.engine)
         for name in self.qis:
             if name not in src_cols:
@@ -220,6 +236,9 @@ class Statistics:
             raise ConfigError("this privacy model needs --sensitive-column")
         if self.needs.majority_y and self.class_column is None:
             raise ConfigError("this metric needs --class-column")
+
+    def _register_code_tables(self) -> None:
+        """Each QI's leaf-code table (a short one among many QIs only when asked for: :meth:`inlined`)."""
         for i, h in enumerate(self.hierarchies):
             name = self.engine.temp_name(f"h{i}")
             self._map_names.append(name)
@@ -227,10 +246,11 @@ class Statistics:
                 self._pending_maps.add(i)
             else:
                 self.engine.register_columns(name, h.mapping_columns())
-        self._count_withheld()
-        self._create_base()
+
+    def _read_base(self) -> None:
+        """The base set's totals, its validation (NULLs, unmapped values) and the input hash, in
+        one statement (on Spark each is a job)."""
         base_name = self._base_name
-        # the totals and the NULL/unmapped counts in one statement (on Spark each is a job)
         totals = [sum_(col("cnt")), exp.Count(this=exp.Star())]
         params = Params() if self.dialect.binds_lists else None  # the leaf labels bound, not spelled out
         if self.row_hash:
@@ -246,13 +266,6 @@ class Statistics:
             raise UnsatisfiableError(f"every row of {self.source.describe()} has NULL in a quasi-identifier whose NULLs are suppressed (nulls: suppress)")
         if self.rows == 0:
             raise ConfigError(f"input {self.source.describe()} has no rows")
-        self.column_freqs = self._column_freqs()
-        if self.has_s:
-            self._prepare_sensitive_domain()
-            if self.needs.emd_hierarchical:
-                prepare_sensitive_hierarchy(self)
-        if self.needs.population:
-            prepare_population(self)
 
     @property
     def hash_by_groups(self) -> bool:
