@@ -10,7 +10,7 @@ Columns (and what makes them hard):
 * ``dob`` DATE, 1930-2015, a few percent NULL;
 * ``zip`` VARCHAR, 5 digits with leading zeros (``'01234'``), about 30K values at 200K rows, skewed
   (a power law over the zips), a few percent NULL; ``city`` and ``state`` follow from the zip
-  (about 5K cities, 50 states; zip blocks are contiguous within a state, as real zip3 prefixes are;
+  (about 5K cities, 50 states; a state is a block of zip3 prefixes, as real ones nearly are;
   some city names repeat across states);
 * ``gender`` VARCHAR (``F``, ``M``, rarely ``X``), a few percent NULL;
 * ``ethnicity`` VARCHAR, 6 values, skewed;
@@ -37,12 +37,14 @@ QUERY = r"""
 WITH
 zips AS (
     -- about 0.15 zips per row (30K at 200K rows), at most 90K; sorted, so each state's zips are a block
-    SELECT z AS zip_rank,
-           lpad(CAST((z * 99991) // greatest(1, least(90000, CAST($rows * 0.15 AS BIGINT))) AS VARCHAR), 5, '0') AS zip,
-           z // 6 AS city_id
-    FROM range(greatest(1, least(90000, CAST($rows * 0.15 AS BIGINT)))) t(z)
+    -- a state is a block of 2,000 zip numbers (its zip3 prefixes are its own, as real ones
+    -- nearly are), a city about 6 zips of one state
+    SELECT zip_rank, lpad(CAST(zip_num AS VARCHAR), 5, '0') AS zip,
+           CAST(dense_rank() OVER (ORDER BY zip_num // 2000, zip_rank // 6) - 1 AS BIGINT) AS city_id
+    FROM (SELECT z AS zip_rank, (z * 99991) // greatest(1, least(90000, CAST($rows * 0.15 AS BIGINT))) AS zip_num
+          FROM range(greatest(1, least(90000, CAST($rows * 0.15 AS BIGINT)))) t(z))
 ),
-ncity AS (SELECT max(city_id) + 1 AS n FROM zips),
+city_states AS (SELECT DISTINCT city_id, CAST(min(zip) OVER (PARTITION BY city_id) AS INTEGER) // 2000 AS state_id FROM zips),
 cities AS (
     SELECT city_id,
            -- a few names repeat in other states (Springfield, ...)
@@ -53,8 +55,8 @@ cities AS (
                             ['ville', 'ton', ' City', 'field', 'burg', 'port', ' Falls', 'wood'][1 + (city_id // 80) % 8],
                             CAST(city_id // 640 AS VARCHAR))
            END AS city,
-           (city_id * 50) // (SELECT n FROM ncity) AS state_id
-    FROM (SELECT DISTINCT city_id FROM zips)
+           state_id
+    FROM city_states
 ),
 states AS (
     SELECT i AS state_id, s AS state FROM (
