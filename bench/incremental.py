@@ -126,7 +126,7 @@ def run(work: str, args) -> None:
             r, secs = timed(sqlanon.anonymize, input=dbs[s], table=f"day{d}", like_release=parent[s], output_table=f"rel{d}", on_break=s)
             parent[s] = r["release_id"]
             outputs[s].append(f"rel{d}")
-            inc = r["incremental"]
+            inc = r.extra["incremental"]
             smallest = union_k(dbs[s], outputs[s])
             assert smallest == inc["lineage_min_class"], (smallest, inc["lineage_min_class"])
             ok = "yes" if smallest >= args.k else "NO"
@@ -140,7 +140,7 @@ def run(work: str, args) -> None:
         con.execute(f"INSERT INTO so_far SELECT * FROM day{d}")
         con.close()
         full, secs = timed(sqlanon.anonymize, input=dbs["full"], table="so_far", output_table="full", overwrite=True, **common)
-        same = "yes" if full["transformation"] == root["suppress"]["transformation"] else "NO"
+        same = "yes" if full.transformation == root["suppress"]["transformation"] else "NO"
         totals["full_seconds"] += secs
         totals["changed"] += same == "NO"
         cells.append(f"{full['rows']:>22,} {full['suppressed_rows']:>6,} {same:>6} {secs:>5.2f}")

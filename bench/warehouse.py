@@ -91,7 +91,9 @@ def distinct_released(fetch, table: str, column: str) -> int:
 
 
 def one_case(engine: str, source: str, rows: int, k: int, work: str, fetch) -> list[str]:
-    policy = os.path.join(work, f"policy_{engine}_{rows}_k{k}.yaml")
+    here = os.path.join(work, f"{engine}_{rows}_k{k}")  # the policy's outputs (its report) beside it
+    os.makedirs(here, exist_ok=True)
+    policy = os.path.join(here, "policy.yaml")
     prof_args = ["profile", "--input", source, "--table", warehouse_table.TABLE, "--write-policy", policy, "--overwrite", "--k", str(k), "--json", "-q"]
     prc, prof, plast, psec = run(prof_args)
     lines = [f"== {engine} {rows:,} rows, k={k}", f"profile: exit {prc}, {psec:.1f} s" + ("" if prc == 0 else f": {plast}")]

@@ -138,7 +138,7 @@ def to_postgres(con: duckdb.DuckDBPyConnection, uri: str, table: str = TABLE) ->
     with psycopg.connect(uri, autocommit=True) as pg:
         pg.execute("DROP TABLE IF EXISTS " + duckdb_ident(table))
         pg.execute("CREATE TABLE " + duckdb_ident(table) + " (" + ", ".join(duckdb_ident(c) + " " + pg_type[t] for c, t in cols) + ")")
-        reader = con.execute("SELECT * FROM " + duckdb_ident(table)).fetch_record_batch(50_000)
+        reader = con.execute("SELECT * FROM " + duckdb_ident(table)).to_arrow_reader(50_000)
         with pg.cursor() as cur, cur.copy("COPY " + duckdb_ident(table) + " FROM STDIN") as copy:
             for batch in reader:
                 for row in zip(*(c.to_pylist() for c in batch.columns)):

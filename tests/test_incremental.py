@@ -96,7 +96,7 @@ def warehouse(tmp_path):
 
 
 def root_release(wh, **extra) -> dict:
-    options = {"input": wh["db"], "table": "day0", "qi": dict(wh["specs"]), "k": K, "max_suppression": 0.05, "output_table": "rel0", "keep_columns": ["visit"], "max_level": {"sex": 0}}
+    options = {"input": wh["db"], "table": "day0", "qi": dict(wh["specs"]), "k": K, "max_suppression": 0.05, "output_table": "rel0", "keep_columns": ["visit", "income", "note"], "max_level": {"sex": 0}}
     options.update(extra)
     return sqlanon.anonymize(**options)
 
@@ -178,12 +178,12 @@ def root_rows(db: str, table: str = "rel0") -> list[dict]:
 @pytest.mark.parametrize("strategy,suppression,check", [("suppress", "mask", "cumulative"), ("suppress", "drop", "cumulative"), ("hold", "mask", "cumulative"), ("suppress", "mask", "batch"), ("hold", "drop", "batch")])
 def test_batches_match_the_oracle_and_the_lineage_stays_k_anonymous(warehouse, strategy, suppression, check):
     root = root_release(warehouse)
-    oracle = Oracle(root["transformation"], warehouse["specs"], root_rows(warehouse["db"]), K, check)
+    oracle = Oracle(root.transformation, warehouse["specs"], root_rows(warehouse["db"]), K, check)
     outputs = []
     con = duckdb.connect(warehouse["db"], read_only=True)
     outputs.append(Counter(tuple(str(r[c]) if r[c] is not None else None for c in COLUMNS) for r in root_rows(warehouse["db"])))
     con.close()
-    parent = root["release_id"]
+    parent = root.release_id
     for day in (1, 2, 3):
         result = sqlanon.anonymize(input=warehouse["db"], table=f"day{day}", like_release=parent, output_table=f"rel{day}", on_break=strategy, suppression=suppression, lineage_check=check)
         released, masked, unseen = oracle.batch(warehouse["batches"][day], strategy)
@@ -191,10 +191,10 @@ def test_batches_match_the_oracle_and_the_lineage_stays_k_anonymous(warehouse, s
         got = table_rows(con, f"rel{day}")
         expected = released + (masked if strategy == "suppress" and suppression == "mask" else Counter())
         assert got == expected, f"day {day}: the release differs from the oracle's"
-        inc = result["incremental"]
+        inc = result.extra["incremental"]
         assert inc["released_rows"] == sum(released.values()) and inc["unseen_rows"] == unseen
         if strategy == "hold":
-            held = table_rows(con, lineage.held_name(root["release_id"]))
+            held = table_rows(con, lineage.held_name(root.release_id))
             assert held == Counter(g + rest for g, rest in oracle.held), f"day {day}: the holding table differs"
             assert inc["held_rows"] == sum(masked.values()) and inc["suppressed_rows"] == 0
         else:
@@ -206,18 +206,18 @@ def test_batches_match_the_oracle_and_the_lineage_stays_k_anonymous(warehouse, s
         assert inc["lineage_meets_k"] and inc["lineage_min_class"] == smallest
         if check == "batch":
             assert min(Counter(r[:3] for r in got.elements() if r[0] != STAR).values(), default=K) >= K
-        parent = result["release_id"]  # like the latest batch: the same lineage
+        parent = result.release_id  # like the latest batch: the same lineage
 
 
 def test_unseen_values_are_never_released_raw(warehouse):
     root = root_release(warehouse)
-    assert root["transformation"]["sex"] == 0  # sex released as itself: a new value is unseen
-    sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root["release_id"], output_table="rel1")
+    assert root.transformation["sex"] == 0  # sex released as itself: a new value is unseen
+    sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root.release_id, output_table="rel1")
     # held: not stored (they wait for a full run), not released
-    held = sqlanon.anonymize(input=warehouse["db"], table="day2", like_release=root["release_id"], output_table="rel2h", on_break="hold", dry_run=True)
-    assert held["incremental"]["unseen_rows"] == 8 and held["incremental"]["held_rows"] >= 8 and held["release_id"] is None
-    result = sqlanon.anonymize(input=warehouse["db"], table="day2", like_release=root["release_id"], output_table="rel2")
-    assert result["incremental"]["unseen_rows"] == 8  # six X, one unknown zip, one NULL age
+    held = sqlanon.anonymize(input=warehouse["db"], table="day2", like_release=root.release_id, output_table="rel2h", on_break="hold", dry_run=True)
+    assert held.extra["incremental"]["unseen_rows"] == 8 and held.extra["incremental"]["held_rows"] >= 8 and held.release_id is None
+    result = sqlanon.anonymize(input=warehouse["db"], table="day2", like_release=root.release_id, output_table="rel2")
+    assert result.extra["incremental"]["unseen_rows"] == 8  # six X, one unknown zip, one NULL age
     con = duckdb.connect(warehouse["db"], read_only=True)
     values = {r for (r,) in con.execute('SELECT DISTINCT "sex" FROM rel2').fetchall()}
     zips = {r for (r,) in con.execute('SELECT DISTINCT "zip" FROM rel2').fetchall()}
@@ -227,7 +227,7 @@ def test_unseen_values_are_never_released_raw(warehouse):
 
 def test_hold_releases_held_rows_once_their_class_reaches_k(warehouse):
     root = root_release(warehouse)
-    rid = root["release_id"]
+    rid = root.release_id
     con = duckdb.connect(warehouse["db"])
     # a class the root never released: 2 rows now, 2 more in the next batch
     rows = [("02111", 91, "F", date(2026, 2, 1), Decimal("5.00"), "h")] * 2
@@ -235,9 +235,9 @@ def test_hold_releases_held_rows_once_their_class_reaches_k(warehouse):
     create_table(con, "late2", [("02111", 95, "F", date(2026, 2, 2), Decimal("5.00"), "i")] * 2)
     con.close()
     first = sqlanon.anonymize(input=warehouse["db"], table="late1", like_release=rid, output_table="late_rel1", on_break="hold", lineage_check="batch")
-    assert first["incremental"]["released_rows"] == 0 and first["incremental"]["held_rows"] == 2
-    second = sqlanon.anonymize(input=warehouse["db"], table="late2", like_release=first["release_id"], output_table="late_rel2", on_break="hold", lineage_check="batch")
-    assert second["incremental"]["released_from_held"] == 2 and second["incremental"]["released_rows"] == 4
+    assert first.extra["incremental"]["released_rows"] == 0 and first.extra["incremental"]["held_rows"] == 2
+    second = sqlanon.anonymize(input=warehouse["db"], table="late2", like_release=first.release_id, output_table="late_rel2", on_break="hold", lineage_check="batch")
+    assert second.extra["incremental"]["released_from_held"] == 2 and second.extra["incremental"]["released_rows"] == 4
     con = duckdb.connect(warehouse["db"], read_only=True)
     assert con.execute('SELECT COUNT(*) FROM "late_rel2"').fetchone()[0] == 4
     assert con.execute(f'SELECT COUNT(*) FROM "{lineage.held_name(rid)}"').fetchone()[0] == 0
@@ -247,56 +247,56 @@ def test_hold_releases_held_rows_once_their_class_reaches_k(warehouse):
 def test_refuse_writes_nothing(warehouse):
     root = root_release(warehouse)
     with pytest.raises(UnsatisfiableError, match="breaks k=4"):
-        sqlanon.anonymize(input=warehouse["db"], table="day2", like_release=root["release_id"], output_table="rel2", on_break="refuse")
+        sqlanon.anonymize(input=warehouse["db"], table="day2", like_release=root.release_id, output_table="rel2", on_break="refuse")
     con = duckdb.connect(warehouse["db"], read_only=True)
     tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    assert "rel2" not in tables and lineage.ledger_name(root["release_id"]) not in tables
+    assert "rel2" not in tables and lineage.ledger_name(root.release_id) not in tables
     assert con.execute("SELECT COUNT(*) FROM sqlanon_releases").fetchone()[0] == 1
     con.close()
 
 
 def test_a_failed_write_leaves_the_lineage_as_it_was(warehouse, monkeypatch):
     root = root_release(warehouse)
-    sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root["release_id"], output_table="rel1")
+    sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root.release_id, output_table="rel1")
 
     def broken(*args, **kwargs):
         raise ConfigError("simulated failure in the ledger")
 
     monkeypatch.setattr(lineage, "add_to_ledger", broken)
     with pytest.raises(ConfigError, match="simulated"):
-        sqlanon.anonymize(input=warehouse["db"], table="day2", like_release=root["release_id"], output_table="rel2", in_place=False)
+        sqlanon.anonymize(input=warehouse["db"], table="day2", like_release=root.release_id, output_table="rel2", in_place=False)
     con = duckdb.connect(warehouse["db"], read_only=True)
     tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     assert "rel2" not in tables
     assert con.execute("SELECT COUNT(*) FROM sqlanon_releases").fetchone()[0] == 2
-    assert con.execute(f'SELECT COUNT(DISTINCT release_id) FROM "{lineage.ledger_name(root["release_id"])}"').fetchone()[0] == 2
+    assert con.execute(f'SELECT COUNT(DISTINCT release_id) FROM "{lineage.ledger_name(root.release_id)}"').fetchone()[0] == 2
     con.close()
 
 
 # -- the registry's lineage ----------------------------------------------------------------------------
 def test_the_registry_records_the_lineage_and_releases_shows_it(warehouse):
     root = root_release(warehouse)
-    b1 = sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root["release_id"], output_table="rel1")
-    b2 = sqlanon.anonymize(input=warehouse["db"], table="day2", like_release=b1["release_id"], output_table="rel2", on_break="hold")
+    b1 = sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root.release_id, output_table="rel1")
+    b2 = sqlanon.anonymize(input=warehouse["db"], table="day2", like_release=b1.release_id, output_table="rel2", on_break="hold")
     result = runner.invoke(sqlanon.cli.app.app, ["releases", "--database", warehouse["db"], "--json"])
     assert result.exit_code == 0, result.output
     rows = {r["id"]: r for r in json.loads(result.output)}
-    assert rows[root["release_id"]]["parent_id"] is None
-    assert rows[b1["release_id"]]["parent_id"] == root["release_id"] and rows[b1["release_id"]]["lineage_root"] == root["release_id"]
-    assert rows[b2["release_id"]]["parent_id"] == b1["release_id"] and rows[b2["release_id"]]["lineage_root"] == root["release_id"]
-    assert rows[b2["release_id"]]["batch_fingerprint"] == b2["incremental"]["batch_fingerprint"] != rows[b1["release_id"]]["batch_fingerprint"]
-    assert rows[b2["release_id"]]["lineage"]["strategy"] == "hold"
-    assert rows[b1["release_id"]]["transformation"] == root["transformation"]
+    assert rows[root.release_id]["parent_id"] is None
+    assert rows[b1.release_id]["parent_id"] == root.release_id and rows[b1.release_id]["lineage_root"] == root.release_id
+    assert rows[b2.release_id]["parent_id"] == b1.release_id and rows[b2.release_id]["lineage_root"] == root.release_id
+    assert rows[b2.release_id]["batch_fingerprint"] == b2.extra["incremental"]["batch_fingerprint"] != rows[b1.release_id]["batch_fingerprint"]
+    assert rows[b2.release_id]["lineage"]["strategy"] == "hold"
+    assert rows[b1.release_id]["transformation"] == root.transformation
     with open(os.path.join(os.path.dirname(__file__), "..", "schemas", "report.schema.json"), encoding="utf-8") as fh:
         jsonschema.validate(b2.to_dict(), json.load(fh))  # the batch's --json report is a report
     text = runner.invoke(sqlanon.cli.app.app, ["releases", "--database", warehouse["db"]])
-    assert f"like={b1['release_id']} lineage={root['release_id']}" in text.output
+    assert f"like={b1.release_id} lineage={root.release_id}" in text.output
 
 
 def test_cli_like_release_in_place_and_to_a_file(warehouse):
     root = root_release(warehouse)
     db = warehouse["db"]
-    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", db, "--table", "day1", "--like-release", str(root["release_id"]), "--in-place", "-q"])
+    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", db, "--table", "day1", "--like-release", str(root.release_id), "--in-place", "-q"])
     assert result.exit_code == 0, result.output
     assert "like release   1" in result.output and "meets k" in result.output
     con = duckdb.connect(db, read_only=True)
@@ -306,8 +306,8 @@ def test_cli_like_release_in_place_and_to_a_file(warehouse):
     # a file: the root released to Parquet, the batch beside it (the registry beside them both)
     out = warehouse["tmp"] / "out"
     out.mkdir()
-    file_root = sqlanon.anonymize(input=db, table="day0", qi=dict(warehouse["specs"]), k=K, max_suppression=0.05, output=str(out / "r0.parquet"), keep_columns=["visit"], max_level={"sex": 0})
-    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", db, "--table", "day2", "--like-release", str(file_root["release_id"]), "--output", str(out / "r2.parquet"), "--json", "-q"])
+    file_root = sqlanon.anonymize(input=db, table="day0", qi=dict(warehouse["specs"]), k=K, max_suppression=0.05, output=str(out / "r0.parquet"), keep_columns=["visit", "income", "note"], max_level={"sex": 0})
+    result = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--input", db, "--table", "day2", "--like-release", str(file_root.release_id), "--output", str(out / "r2.parquet"), "--json", "-q"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     con = duckdb.connect()
@@ -332,7 +332,7 @@ def _fails(args) -> str:
 
 def test_bad_inputs_are_one_line_errors(warehouse):
     root = root_release(warehouse)
-    db, rid = warehouse["db"], str(root["release_id"])
+    db, rid = warehouse["db"], str(root.release_id)
     con = duckdb.connect(db)
     con.execute("CREATE TABLE other (zip VARCHAR, age INTEGER, colour VARCHAR)")
     con.execute("INSERT INTO other VALUES ('00501', 30, 'red')")
@@ -354,9 +354,9 @@ def test_bad_inputs_are_one_line_errors(warehouse):
 
 
 def test_a_root_with_other_models_is_refused(warehouse):
-    root = sqlanon.anonymize(input=warehouse["db"], table="day0", qi=dict(warehouse["specs"]), k=K, l=2, sensitive_column="income", max_suppression=0.2, output_table="rel_l", keep_columns=["visit"])
+    root = sqlanon.anonymize(input=warehouse["db"], table="day0", qi=dict(warehouse["specs"]), k=K, l=2, sensitive_column="income", max_suppression=0.2, output_table="rel_l", keep_columns=["visit", "income", "note"])
     with pytest.raises(ConfigError, match="incremental releases keep k-anonymity only"):
-        sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root["release_id"], output_table="x")
+        sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root.release_id, output_table="x")
 
 
 def test_csv_batches_released_to_files_like_a_csv_release(tmp_path):
@@ -370,8 +370,8 @@ def test_csv_batches_released_to_files_like_a_csv_release(tmp_path):
 
     write_csv(tmp_path / "day0.csv", make_rows(rnd, 300, 0))
     write_csv(tmp_path / "day1.csv", make_rows(rnd, 40, 1))
-    root = sqlanon.anonymize(input=str(tmp_path / "day0.csv"), qi=dict(specs), k=K, max_suppression=0.05, output=str(tmp_path / "r0.parquet"), keep_columns=["visit"], max_level={"sex": 0})
-    batch = sqlanon.anonymize(input=str(tmp_path / "day1.csv"), like_release=root["release_id"], output=str(tmp_path / "r1.csv"), suppression="drop")
+    root = sqlanon.anonymize(input=str(tmp_path / "day0.csv"), qi=dict(specs), k=K, max_suppression=0.05, output=str(tmp_path / "r0.parquet"), keep_columns=["visit", "income", "note"], max_level={"sex": 0})
+    batch = sqlanon.anonymize(input=str(tmp_path / "day1.csv"), like_release=root.release_id, output=str(tmp_path / "r1.csv"), suppression="drop")
     con = duckdb.connect()
     union: Counter = Counter()
     for reader in (f"read_parquet('{tmp_path / 'r0.parquet'}')", f"read_csv('{tmp_path / 'r1.csv'}', all_varchar=true)"):
@@ -380,18 +380,18 @@ def test_csv_batches_released_to_files_like_a_csv_release(tmp_path):
                 union[tuple(key)] += n
     released = con.execute(f"SELECT COUNT(*), COUNT(*) FILTER (WHERE zip LIKE '0%') FROM read_csv('{tmp_path / 'r1.csv'}', all_varchar=true)").fetchone()
     con.close()
-    assert min(union.values()) >= K and batch["incremental"]["lineage_meets_k"]
-    assert released[0] == batch["incremental"]["released_rows"] == released[1]  # leading zeros kept
+    assert min(union.values()) >= K and batch.extra["incremental"]["lineage_meets_k"]
+    assert released[0] == batch.extra["incremental"]["released_rows"] == released[1]  # leading zeros kept
     with pytest.raises(ConfigError, match="already released"):
-        sqlanon.anonymize(input=str(tmp_path / "day1.csv"), like_release=batch["release_id"], output=str(tmp_path / "r1b.parquet"))
+        sqlanon.anonymize(input=str(tmp_path / "day1.csv"), like_release=batch.release_id, output=str(tmp_path / "r1b.parquet"))
 
 
 def test_a_batch_of_other_column_types_than_the_held_rows_is_refused(warehouse):
     root = root_release(warehouse)
-    first = sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root["release_id"], output_table="rel1", on_break="hold", lineage_check="batch")
-    assert first["incremental"]["held_rows"] > 0
+    first = sqlanon.anonymize(input=warehouse["db"], table="day1", like_release=root.release_id, output_table="rel1", on_break="hold", lineage_check="batch")
+    assert first.extra["incremental"]["held_rows"] > 0
     con = duckdb.connect(warehouse["db"])
     con.execute("CREATE TABLE day2_text AS SELECT zip, age, sex, CAST(visit AS VARCHAR) AS visit, income, note FROM day2")
     con.close()
     with pytest.raises(ConfigError, match="column 'visit' of the batch is VARCHAR"):
-        sqlanon.anonymize(input=warehouse["db"], table="day2_text", like_release=first["release_id"], output_table="rel2", on_break="hold")
+        sqlanon.anonymize(input=warehouse["db"], table="day2_text", like_release=first.release_id, output_table="rel2", on_break="hold")

@@ -56,25 +56,25 @@ def _classes(con, table: str) -> Counter:
 
 def test_postgres_batches_to_a_table_with_hold_then_in_place(warehouse):
     url = warehouse["url"]
-    root = sqlanon.anonymize(input=url, table="day0", qi=dict(warehouse["specs"]), k=K, max_suppression=0.05, output_table="rel0", keep_columns=["visit"], max_level={"sex": 0})
-    b1 = sqlanon.anonymize(input=url, table="day1", like_release=root["release_id"], output_table="rel1", on_break="hold")
-    b2 = sqlanon.anonymize(input=url, table="day2", like_release=b1["release_id"], in_place=True, on_break="hold")
-    assert b2["incremental"]["unseen_rows"] == 5
+    root = sqlanon.anonymize(input=url, table="day0", qi=dict(warehouse["specs"]), k=K, max_suppression=0.05, output_table="rel0", keep_columns=["visit", "income", "note"], max_level={"sex": 0})
+    b1 = sqlanon.anonymize(input=url, table="day1", like_release=root.release_id, output_table="rel1", on_break="hold")
+    b2 = sqlanon.anonymize(input=url, table="day2", like_release=b1.release_id, in_place=True, on_break="hold")
+    assert b2.extra["incremental"]["unseen_rows"] == 5
     with psycopg.connect(url) as con:
         union: Counter = Counter()
         for table in ("rel0", "rel1", "day2"):
             union.update(_classes(con, table))
         union.pop(("*",) * len(QIS), None)
-        assert min(union.values()) >= K == b2["k"]
-        assert b2["incremental"]["lineage_min_class"] == min(union.values()) and b2["incremental"]["lineage_meets_k"]
+        assert min(union.values()) >= K == b2.k
+        assert b2.extra["incremental"]["lineage_min_class"] == min(union.values()) and b2.extra["incremental"]["lineage_meets_k"]
         assert "X" not in {r[0] for r in con.execute("SELECT DISTINCT sex FROM day2").fetchall()}
-        ledger = con.execute(f"SELECT release_id, SUM(rows) FROM {lineage.ledger_name(root['release_id'])} GROUP BY release_id ORDER BY release_id").fetchall()
-        assert [r[0] for r in ledger] == [root["release_id"], b1["release_id"], b2["release_id"]]
-        assert int(ledger[1][1]) == b1["incremental"]["released_rows"] and int(ledger[2][1]) == b2["incremental"]["released_rows"]
-        held = con.execute(f"SELECT COUNT(*) FROM {lineage.held_name(root['release_id'])}").fetchone()[0]
-        assert held == b2["incremental"]["held_rows"] - b2["incremental"]["unseen_rows"]
+        ledger = con.execute(f"SELECT release_id, SUM(rows) FROM {lineage.ledger_name(root.release_id)} GROUP BY release_id ORDER BY release_id").fetchall()
+        assert [r[0] for r in ledger] == [root.release_id, b1.release_id, b2.release_id]
+        assert int(ledger[1][1]) == b1.extra["incremental"]["released_rows"] and int(ledger[2][1]) == b2.extra["incremental"]["released_rows"]
+        held = con.execute(f"SELECT COUNT(*) FROM {lineage.held_name(root.release_id)}").fetchone()[0]
+        assert held == b2.extra["incremental"]["held_rows"] - b2.extra["incremental"]["unseen_rows"]
         lin = con.execute("SELECT id, parent_id, lineage_root FROM sqlanon_releases ORDER BY id").fetchall()
-        assert lin[1:] == [(b1["release_id"], root["release_id"], root["release_id"]), (b2["release_id"], b1["release_id"], root["release_id"])]
+        assert lin[1:] == [(b1.release_id, root.release_id, root.release_id), (b2.release_id, b1.release_id, root.release_id)]
     with pytest.raises(ConfigError, match="not found in registry"):
         sqlanon.anonymize(input=url, table="day1", like_release=77, output_table="x")
 
@@ -85,9 +85,9 @@ def test_postgres_batch_to_a_file_keeps_the_lineage_in_the_registry_beside_it(wa
     url = warehouse["url"]
     with psycopg.connect(url, autocommit=True) as con:
         con.execute("CREATE VIEW day2_adults AS SELECT * FROM day2 WHERE age >= 18")
-    root = sqlanon.anonymize(input=url, table="day0", qi=dict(warehouse["specs"]), k=K, max_suppression=0.05, output=str(tmp_path / "r0.parquet"), keep_columns=["visit"], max_level={"sex": 0})
-    b1 = sqlanon.anonymize(input=url, table="day1", like_release=root["release_id"], output=str(tmp_path / "r1.parquet"))
-    b2 = sqlanon.anonymize(input=url, table="day2_adults", like_release=b1["release_id"], output=str(tmp_path / "r2.csv"), suppression="drop")
+    root = sqlanon.anonymize(input=url, table="day0", qi=dict(warehouse["specs"]), k=K, max_suppression=0.05, output=str(tmp_path / "r0.parquet"), keep_columns=["visit", "income", "note"], max_level={"sex": 0})
+    b1 = sqlanon.anonymize(input=url, table="day1", like_release=root.release_id, output=str(tmp_path / "r1.parquet"))
+    b2 = sqlanon.anonymize(input=url, table="day2_adults", like_release=b1.release_id, output=str(tmp_path / "r2.csv"), suppression="drop")
     import duckdb
 
     con = duckdb.connect()
@@ -99,8 +99,8 @@ def test_postgres_batch_to_a_file_keeps_the_lineage_in_the_registry_beside_it(wa
             if any(v != "*" for v in key):
                 union[tuple(key)] += n
     con.close()
-    assert min(union.values()) >= K and b2["incremental"]["lineage_min_class"] == min(union.values())
-    assert b2["incremental"]["unseen_rows"] == 5 and b2["incremental"]["batch_rows"] < 35
+    assert min(union.values()) >= K and b2.extra["incremental"]["lineage_min_class"] == min(union.values())
+    assert b2.extra["incremental"]["unseen_rows"] == 5 and b2.extra["incremental"]["batch_rows"] < 35
     reg = duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb"), read_only=True)
-    assert reg.execute(f"SELECT COUNT(DISTINCT release_id) FROM {lineage.ledger_name(root['release_id'])}").fetchone()[0] == 3
+    assert reg.execute(f"SELECT COUNT(DISTINCT release_id) FROM {lineage.ledger_name(root.release_id)}").fetchone()[0] == 3
     reg.close()

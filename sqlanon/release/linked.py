@@ -218,7 +218,7 @@ def _determined(column: str) -> exp.Expr:
     return exp.Case().when(exp.or_(one, none), literal(1)).else_(literal(0))
 
 
-def determined_query(release: exp.Select, qi: str, columns: list[str]) -> exp.Select:
+def determined_query(release: exp.Query, qi: str, columns: list[str]) -> exp.Select:
     """Per released value of ``qi`` (not ``*``) in ``release``: ``q`` and, per linked column, 1
     where that value determines it (``f0``, ``f1``, ..)."""
     r = exp.alias_(exp.Subquery(this=release.copy()), "r", table=True, quoted=True)
@@ -236,7 +236,7 @@ def by_qi(linked: dict[str, str]) -> dict[str, list[str]]:
     return out
 
 
-def linked_statements(release: exp.Select, linked: dict[str, str], names: list[str]) -> tuple[list[tuple[str, str, exp.Select]], exp.Select]:
+def linked_statements(release: exp.Query, linked: dict[str, str], names: list[str]) -> tuple[list[tuple[str, str, exp.Select]], exp.Select]:
     """``([(qi, table name, its query)], final select)``: the small tables (one per QI with linked
     columns, named by ``names``) and the release reading them (see :func:`linked_select`)."""
     groups = by_qi(linked)
@@ -248,8 +248,7 @@ def linked_statements(release: exp.Select, linked: dict[str, str], names: list[s
     q = exp.select().from_(exp.alias_(exp.Subquery(this=release), "r", table=True, quoted=True))
     for qi, (alias, name) in tables.items():
         q = q.join(table_ref(name, alias=alias), on=exp.EQ(this=col("q", alias), expression=as_varchar(col(qi, "r"))), join_type="left")
-    for e in release.expressions:
-        column = e.alias_or_name
+    for column in release.named_selects:  # a select's, or a union's (rows withheld for NULLs)
         of = linked.get(column)
         if of is None:
             q = q.select(col(column, "r"))
@@ -260,7 +259,7 @@ def linked_statements(release: exp.Select, linked: dict[str, str], names: list[s
     return creates, q
 
 
-def linked_select(engine, release: exp.Select, linked: dict[str, str]) -> exp.Select:
+def linked_select(engine, release: exp.Query, linked: dict[str, str]) -> exp.Query:
     """The release with each linked column kept where its QI's released value determines it and
     ``*`` elsewhere (see the module's docstring); registers one small table per QI (one row per
     released value) on the engine. Without links, ``release`` as it is."""
