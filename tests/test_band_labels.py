@@ -165,9 +165,9 @@ def check_release(rows: list[dict], released: list[dict], level: int) -> int:
 def release_at(level: int, out: str, **where) -> list[dict]:
     specs = {c: spec for c, (spec, _) in QI.items()}
     bounds = {c: min(level, len(levels) + 1) for c, (_, levels) in QI.items()}
-    report = sqlanon.anonymize(qi=specs, k=2, max_suppression=0.0, min_level=bounds, max_level=bounds, keep_columns=["id"], output=out, **where)
-    assert report["suppressed_rows"] == 0
-    origins = {h["attribute"]: h["origin"] for h in report["hierarchies"]}
+    report = sqlanon.anonymize(qi=specs, k=2, max_suppression=0.0, min_level=bounds, max_level=bounds, keep_columns=["id"], output=out, **where, keep_others=True)
+    assert report.to_dict()["suppressed_rows"] == 0
+    origins = {h["attribute"]: h["origin"] for h in report.to_dict()["hierarchies"]}
     assert origins["dob"] == f"age:{REFERENCE.isoformat()},5,10,20"
     return pq.read_table(out).to_pylist()
 

@@ -185,7 +185,7 @@ def test_birth_year_and_timestamps():
 def test_bad_specs_are_one_line_naming_the_column(tmp_path, spec, message):
     src = tmp_path / "t.csv"
     src.write_text("id,d\n" + "".join(f"{i},19{50 + i % 40}-0{1 + i % 9}-1{i % 10}\n" for i in range(40)))
-    out = runner.invoke(app, ["anonymize", "--input", str(src), "--qi", f"d={spec}", "--keep-column", "id", "--k", "2", "--output", str(tmp_path / "o.parquet")])
+    out = runner.invoke(app, ["anonymize", "--keep-others", "--input", str(src), "--qi", f"d={spec}", "--keep-column", "id", "--k", "2", "--output", str(tmp_path / "o.parquet")])
     assert out.exit_code == 2, out.output
     lines = [x for x in out.output.strip().splitlines() if x.strip()]
     assert len(lines) == 1 and message in lines[0], out.output
@@ -217,17 +217,17 @@ def test_age_today_is_recorded_as_the_date_it_was(tmp_path):
     path = str(tmp_path / "p.parquet")
     pq.write_table(pa.table({"id": [r[0] for r in rows], "dob": pa.array([r[1] for r in rows], pa.date32()), "sex": [r[2] for r in rows]}), path)
     out = str(tmp_path / "out.parquet")
-    report = sqlanon.anonymize(input=path, qi={"dob": sqlanon.age(), "sex": "flat"}, keep_columns=["id"], k=5, output=out)
+    report = sqlanon.anonymize(input=path, qi={"dob": sqlanon.age(), "sex": "flat"}, keep_columns=["id"], k=5, output=out, keep_others=True)
     today = dt.datetime.now(dt.UTC).date()
-    origin = next(h["origin"] for h in report["hierarchies"] if h["attribute"] == "dob")
+    origin = next(h["origin"] for h in report.to_dict()["hierarchies"] if h["attribute"] == "dob")
     assert origin in (f"age:{today.isoformat()},5,10,20", f"age:{(today + dt.timedelta(days=1)).isoformat()},5,10,20")
     with duckdb.connect(str(tmp_path / "sqlanon_releases.duckdb")) as con:
         policy, stored = con.execute("SELECT policy, report FROM sqlanon_releases").fetchone()
     assert json.loads(policy)["qi"]["dob"] == origin
     assert origin in [h["origin"] for h in json.loads(stored)["hierarchies"]]
     # the recorded policy makes the same release again
-    again = sqlanon.anonymize(input=path, qi={"dob": origin, "sex": "flat"}, keep_columns=["id"], k=5, output=str(tmp_path / "again.parquet"))
-    assert again["transformation"] == report["transformation"]
+    again = sqlanon.anonymize(input=path, qi={"dob": origin, "sex": "flat"}, keep_columns=["id"], k=5, output=str(tmp_path / "again.parquet"), keep_others=True)
+    assert again.to_dict()["transformation"] == report.to_dict()["transformation"]
     assert sorted(pq.read_table(out).to_pylist(), key=lambda r: r["id"]) == sorted(pq.read_table(str(tmp_path / "again.parquet")).to_pylist(), key=lambda r: r["id"])
 
 
@@ -273,11 +273,11 @@ def test_profiled_policy_keeps_ages_at_k5_and_k10(hospital, tmp_path):
     out = runner.invoke(app, ["profile", "--input", hospital, "--write-policy", policy, "--k", "5"])
     assert out.exit_code == 0, out.output
     for k in (5, 10):
-        ran = runner.invoke(app, ["anonymize", "--policy", policy, "--k", str(k), "--output", str(tmp_path / f"out{k}.parquet"), "--overwrite", "--json", "-q"])
+        ran = runner.invoke(app, ["anonymize", "--keep-others", "--policy", policy, "--k", str(k), "--output", str(tmp_path / f"out{k}.parquet"), "--overwrite", "--json", "-q"])
         assert ran.exit_code == 0, ran.output
         report = json.loads(ran.output.strip().splitlines()[-1])
         h = next(h for h in report["hierarchies"] if h["attribute"] == "date_of_birth")
         level = report["transformation"]["date_of_birth"]
-        assert 0 < level < h["levels"] - 1, (k, report["transformation"])
+        assert 0 < level < h["levels"] - 1, (k, report.to_dict()["transformation"])
         released = duckdb.sql(f"SELECT DISTINCT date_of_birth FROM '{tmp_path / f'out{k}.parquet'}'").fetchall()
         assert all(v == "*" or v.startswith("[") or v.isdigit() for (v,) in released)

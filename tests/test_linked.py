@@ -123,17 +123,17 @@ QI = {"zip": "mask", "dob": "dates", "sex": "flat"}
 def test_a_function_of_a_qi_in_clear_is_refused(patients, tmp_path):
     db, _ = patients
     with pytest.raises(ConfigError, match=r"column 'city' is a function of the quasi-identifier 'zip'.*--linked city=zip.*--keep-linked city"):
-        sqlanon.anonymize(input=db, table="patients", qi=QI, k=5, max_suppression=0.05, output=str(tmp_path / "o.parquet"), drop_columns=["icd", "chapter"])
+        sqlanon.anonymize(input=db, table="patients", qi=QI, k=5, max_suppression=0.05, output=str(tmp_path / "o.parquet"), drop_columns=["icd", "chapter"], keep_others=True)
     with pytest.raises(ConfigError, match=r"'birth_year' is a function of the quasi-identifier 'dob'"):
         sqlanon.anonymize(input=db, table="patients", qi=QI, k=5, max_suppression=0.05, output=str(tmp_path / "o.parquet"),
-                          drop_columns=["icd", "chapter"], linked={"city": "zip", "state": "zip"})
+                          drop_columns=["icd", "chapter"], linked={"city": "zip", "state": "zip"}, keep_others=True)
 
 
 def test_keep_linked_releases_in_clear_knowingly(patients, tmp_path):
     db, rows = patients
     out = str(tmp_path / "kept.parquet")
     sqlanon.anonymize(input=db, table="patients", qi=QI, k=5, max_suppression=0.05, output=out, drop_columns=["icd", "chapter", "birth_year"],
-                      linked={"city": "zip"}, keep_linked=["state"])
+                      linked={"city": "zip"}, keep_linked=["state"], keep_others=True)
     released = release_rows(out)
     assert sorted(r["state"] for r in released) == sorted(r[2] for r in rows)  # as it is
 
@@ -147,11 +147,11 @@ def test_release_is_k_anonymous_over_qis_and_linked_columns(tmp_path, seed, supp
     linked = {"city": "zip", "state": "zip", "birth_year": "dob", "chapter": "icd"}
     qi = {**QI, "icd": "mask"}
     k = 5
-    report = sqlanon.anonymize(input=db, table="patients", qi=qi, k=k, max_suppression=0.05, output=out, linked=linked, suppression=suppression)
+    report = sqlanon.anonymize(input=db, table="patients", qi=qi, k=k, max_suppression=0.05, output=out, linked=linked, suppression=suppression, keep_others=True)
     released = release_rows(out)
     if suppression == "drop":
-        assert len(released) == len(rows) - report["suppressed_rows"]
-        released += [{c: "*" for c in COLUMNS_ORDER}] * report["suppressed_rows"]
+        assert len(released) == len(rows) - report.to_dict()["suppressed_rows"]
+        released += [{c: "*" for c in COLUMNS_ORDER}] * report.to_dict()["suppressed_rows"]
     check_release(released, rows, list(qi), linked, k, int(0.05 * len(rows)))
     # where the QI keeps enough, a linked column is shown: state where zip's release determines it
     by_zip = defaultdict(set)
@@ -165,13 +165,13 @@ def test_linked_checks_name_the_culprit(patients, tmp_path):
     db, _ = patients
     base = dict(input=db, table="patients", qi=QI, k=5, max_suppression=0.05, output=str(tmp_path / "x.parquet"), drop_columns=["icd", "chapter", "birth_year"])
     with pytest.raises(ConfigError, match="'town' is not a quasi-identifier"):
-        sqlanon.anonymize(**base, linked={"city": "town", "state": "zip"})
+        sqlanon.anonymize(**base, linked={"city": "town", "state": "zip"}, keep_others=True)
     with pytest.raises(ConfigError, match="unknown column 'nope'"):
-        sqlanon.anonymize(**base, linked={"nope": "zip", "city": "zip", "state": "zip"})
+        sqlanon.anonymize(**base, linked={"nope": "zip", "city": "zip", "state": "zip"}, keep_others=True)
     with pytest.raises(ConfigError, match="'sex' is also a quasi-identifier"):
-        sqlanon.anonymize(**base, linked={"sex": "zip", "city": "zip", "state": "zip"})
+        sqlanon.anonymize(**base, linked={"sex": "zip", "city": "zip", "state": "zip"}, keep_others=True)
     with pytest.raises(ConfigError, match="'city' is also kept as it is"):
-        sqlanon.anonymize(**base, linked={"city": "zip", "state": "zip"}, keep_linked=["city"])
+        sqlanon.anonymize(**base, linked={"city": "zip", "state": "zip"}, keep_linked=["city"], keep_others=True)
 
 
 def test_cli_linked_flags(patients, tmp_path):
@@ -181,7 +181,7 @@ def test_cli_linked_flags(patients, tmp_path):
 
     db, rows = patients
     out = tmp_path / "cli.parquet"
-    args = ["anonymize", "--input", db, "--table", "patients", "--qi", "zip=mask", "--qi", "dob=dates", "--qi", "sex=flat", "--k", "5",
+    args = ["anonymize", "--keep-others", "--input", db, "--table", "patients", "--qi", "zip=mask", "--qi", "dob=dates", "--qi", "sex=flat", "--k", "5",
             "--max-suppression", "0.05", "--drop-column", "icd", "--drop-column", "chapter", "-o", str(out), "-q"]
     refused = CliRunner().invoke(app, args)
     assert refused.exit_code != 0 and "'city' is a function of the quasi-identifier 'zip'" in refused.output
@@ -192,7 +192,7 @@ def test_cli_linked_flags(patients, tmp_path):
     policy.write_text(yaml.safe_dump({"input": db, "table": "patients", "qi": {"zip": "mask", "dob": "dates", "sex": "flat"}, "k": 5, "max_suppression": 0.05,
                                       "drop_columns": ["icd", "chapter"], "release": {"linked": {"city": "zip", "state": "zip"}, "keep_linked": ["birth_year"]},
                                       "output": str(tmp_path / "pol.parquet")}))
-    ran = CliRunner().invoke(app, ["anonymize", "--policy", str(policy), "-q"])
+    ran = CliRunner().invoke(app, ["anonymize", "--keep-others", "--policy", str(policy), "-q"])
     assert ran.exit_code == 0, ran.output
 
 
@@ -219,7 +219,7 @@ def test_profile_finds_links_and_proposes_one_hierarchy(patients, tmp_path):
     sizes = [len({r[j] for r in h.rows}) for j in range(h.max_level + 1)]
     assert sizes == sorted(sizes, reverse=True)
     # the policy runs as it is, and its release is k-anonymous over the QIs and the linked columns
-    sqlanon.anonymize(str(policy_path))
+    sqlanon.anonymize(str(policy_path), keep_others=True)
     con = duckdb.connect(db, read_only=True)
     rel = con.execute("SELECT * FROM patients_k5")
     names = [d[0] for d in rel.description]
@@ -254,7 +254,7 @@ def test_postgres_finds_the_same_links_and_releases_the_same_rows(tmp_path):
     linked = {"city": "zip", "state": "zip", "birth_year": "dob", "chapter": "icd"}
     qi = {**QI, "icd": "mask"}
     out = str(tmp_path / "d.parquet")
-    sqlanon.anonymize(input=db, table="patients", qi=qi, k=5, max_suppression=0.05, output=out, linked=linked)
+    sqlanon.anonymize(input=db, table="patients", qi=qi, k=5, max_suppression=0.05, output=out, linked=linked, keep_others=True)
     with local_postgres() as url:
         with psycopg.connect(url, autocommit=True) as con:
             con.execute(f"CREATE TABLE patients ({COLUMNS.replace('VARCHAR', 'TEXT')})")
@@ -264,8 +264,8 @@ def test_postgres_finds_the_same_links_and_releases_the_same_rows(tmp_path):
         found = sqlanon.profile(url, table="patients")
         assert found["links"] == {"city": "zip", "state": "zip", "birth_year": "dob"}
         with pytest.raises(ConfigError, match="'city' is a function of the quasi-identifier 'zip'"):
-            sqlanon.anonymize(input=url, table="patients", qi=qi, k=5, max_suppression=0.05, output_table="nope")
-        sqlanon.anonymize(input=url, table="patients", qi=qi, k=5, max_suppression=0.05, output_table="released", linked=linked)
+            sqlanon.anonymize(input=url, table="patients", qi=qi, k=5, max_suppression=0.05, output_table="nope", keep_others=True)
+        sqlanon.anonymize(input=url, table="patients", qi=qi, k=5, max_suppression=0.05, output_table="released", linked=linked, keep_others=True)
         with psycopg.connect(url) as con, con.cursor() as cur:
             cur.execute("SELECT * FROM released")
             names = [d.name for d in cur.description]
@@ -286,9 +286,9 @@ def test_spark_refuses_and_releases_like_duckdb(spark, tmp_path):
     qi = {**QI, "icd": "mask"}
     opts = dict(qi=qi, k=4, max_suppression=0.05)
     with pytest.raises(ConfigError, match="'city' is a function of the quasi-identifier 'zip'"):
-        sqlanon.anonymize(input=parquet, output=str(tmp_path / "no"), connection=spark, **opts)
-    sqlanon.anonymize(input=parquet, output=str(tmp_path / "duck.parquet"), linked=linked, **opts)
-    sqlanon.anonymize(input=parquet, output=str(tmp_path / "spark"), connection=spark, linked=linked, **opts)
+        sqlanon.anonymize(input=parquet, output=str(tmp_path / "no"), connection=spark, **opts, keep_others=True)
+    sqlanon.anonymize(input=parquet, output=str(tmp_path / "duck.parquet"), linked=linked, **opts, keep_others=True)
+    sqlanon.anonymize(input=parquet, output=str(tmp_path / "spark"), connection=spark, linked=linked, **opts, keep_others=True)
     spark_rows = release_rows(str(tmp_path / "spark" / "*.parquet"))
     check_release(spark_rows, rows, list(qi), linked, 4, int(0.05 * len(rows)))
     as_text = lambda rs: sorted(tuple("" if r[c] is None else str(r[c]) for c in COLUMNS_ORDER) for r in rs)  # noqa: E731
@@ -305,8 +305,8 @@ def test_sql_script_releases_linked_columns_as_anonymize_does(patients, tmp_path
     opts = ["--input", db, "--table", "patients", "--qi", "zip=mask", "--qi", "dob=dates", "--qi", "sex=flat", "--k", "5", "--max-suppression", "0.05",
             "--drop-column", "icd", "--drop-column", "chapter", "--linked", "city=zip,state=zip,birth_year=dob"]
     out = tmp_path / "w.parquet"
-    assert CliRunner().invoke(app, ["anonymize", *opts, "-o", str(out), "-q"]).exit_code == 0
-    script = CliRunner().invoke(app, ["sql", *opts])
+    assert CliRunner().invoke(app, ["anonymize", "--keep-others", *opts, "-o", str(out), "-q"]).exit_code == 0
+    script = CliRunner().invoke(app, ["sql", "--keep-others", *opts])
     assert script.exit_code == 0, script.output
     assert "sqlanon_linked0" in script.output
     con = duckdb.connect(db, read_only=True)

@@ -85,7 +85,7 @@ def test_a_hierarchy_object_given_to_a_run_is_not_changed(tmp_path):
     db = _table(tmp_path, "CREATE TABLE t AS SELECT * FROM (VALUES ('a'), ('a'), (NULL), (NULL)) v(x)")
     h = Hierarchy("x", [["a", "*"]])
     out = str(tmp_path / "o.parquet")
-    sqlanon.anonymize(input=db, table="t", qi={"x": h}, k=2, output=out)
+    sqlanon.anonymize(input=db, table="t", qi={"x": h}, k=2, output=out, keep_others=True)
     assert h.rows == [["a", "*"]]
     assert sorted(read_rows(out), key=str) == sorted([{"x": "a"}] * 2 + [{"x": None}] * 2, key=str)
 
@@ -234,7 +234,7 @@ def test_release_with_nulls_rechecked(seed, search, tmp_path):
     db, rows = random_table(rng, tmp_path)
     k, ms = rng.choice([2, 5, 10]), rng.choice([0.0, 0.05, 0.1])
     out = str(tmp_path / ("o.parquet" if seed % 2 else "o.csv"))
-    r = sqlanon.anonymize(input=db, table="t", qi=QI, k=k, max_suppression=ms, output=out, search=search, keep_columns=["income"], drop_columns=["diagnosis"])
+    r = sqlanon.anonymize(input=db, table="t", qi=QI, k=k, max_suppression=ms, output=out, search=search, keep_columns=["income"], drop_columns=["diagnosis"], keep_others=True)
     report = r.to_dict()
     levels = report["transformation"]
     engine = connect(database=db)
@@ -254,7 +254,7 @@ def test_null_released_as_null_below_the_root_and_root_label_at_the_root(tmp_pat
     db = _table(tmp_path, "CREATE TABLE t AS SELECT * FROM (VALUES (1, '01234', 31), (2, '01234', 31), (3, NULL, NULL), (4, NULL, NULL), (5, '01299', 45), (6, '01299', 45)) v(id, zip, age)")
     for levels, want in (({"zip": 0, "age": 0}, None), ({"zip": 1, "age": 1}, None), ({"zip": 4, "age": 2}, None), ({"zip": 5, "age": 3}, STAR)):
         out = str(tmp_path / "o.parquet")
-        sqlanon.anonymize(input=db, table="t", qi={"zip": "mask", "age": "bands:10,20"}, k=2, output=out, overwrite=True, min_level=levels, max_level=levels, keep_columns=["id"])
+        sqlanon.anonymize(input=db, table="t", qi={"zip": "mask", "age": "bands:10,20"}, k=2, output=out, overwrite=True, min_level=levels, max_level=levels, keep_columns=["id"], keep_others=True)
         nulls = [row for row in read_rows(out) if row["id"] in (3, 4)]
         assert all(row["zip"] == want and row["age"] == want for row in nulls), (levels, nulls)
         others = [row for row in read_rows(out) if row["id"] not in (3, 4)]
@@ -282,7 +282,7 @@ def test_every_hierarchy_kind_gets_the_null_leaf(tmp_path):
         for level in (0, "top"):
             levels = {q: 0 for q in qi} if level == 0 else None
             r = sqlanon.anonymize(input=db, table="t", qi=qi, k=2, output=out, overwrite=True, min_level=levels, max_level=levels,
-                                  metric="height", search="optimal")
+                                  metric="height", search="optimal", keep_others=True)
             released = read_rows(out)
             if level == 0:  # NULL released as NULL, every other value as itself
                 assert sum(all(row[q] is None for q in qi) for row in released) == 2, (qi, released)
@@ -293,7 +293,7 @@ def test_every_hierarchy_kind_gets_the_null_leaf(tmp_path):
 def test_hierarchy_show_and_stored_tables_keep_working_without_nulls(tmp_path):
     """A table without NULLs: hierarchies get no NULL leaf (metrics, LM, as before)."""
     db = _table(tmp_path, "CREATE TABLE t AS SELECT * FROM (VALUES ('01234'), ('01234'), ('01299'), ('01299')) v(zip)")
-    r = sqlanon.anonymize(input=db, table="t", qi={"zip": "mask"}, k=2, output=str(tmp_path / "o.parquet"))
+    r = sqlanon.anonymize(input=db, table="t", qi={"zip": "mask"}, k=2, output=str(tmp_path / "o.parquet"), keep_others=True)
     assert r.to_dict()["hierarchies"][0]["leaves"] == 2
     assert "nulls" not in r.to_dict()
 
@@ -308,7 +308,7 @@ def test_suppress_masks_null_rows_and_counts_them_against_the_budget(tmp_path):
     for suppression in ("mask", "drop"):
         out = str(tmp_path / f"o_{suppression}.parquet")
         r = sqlanon.anonymize(input=db, table="t", qi=QI, k=3, max_suppression=0.2, output=out, nulls={"zip": "suppress"},
-                              suppression=suppression, keep_columns=["income"], drop_columns=["diagnosis"]).to_dict()
+                              suppression=suppression, keep_columns=["income"], drop_columns=["diagnosis"], keep_others=True).to_dict()
         released = read_rows(out)
         assert r["null_suppressed_rows"] == n_null and r["nulls"]["zip"] == {"mode": "suppress", "rows": n_null}
         assert r["rows"] == len(rows) and r["suppressed_rows"] >= n_null
@@ -332,9 +332,9 @@ def test_suppress_masks_null_rows_and_counts_them_against_the_budget(tmp_path):
 def test_suppress_beyond_the_budget_is_unsatisfiable(tmp_path):
     db = _table(tmp_path, "CREATE TABLE t AS SELECT * FROM (VALUES ('a'), ('a'), ('a'), (NULL)) v(x)")
     with pytest.raises(UnsatisfiableError, match="1 rows have NULL in a quasi-identifier whose NULLs are suppressed"):
-        sqlanon.anonymize(input=db, table="t", qi={"x": "flat"}, k=2, nulls="suppress", output=str(tmp_path / "o.parquet"))
+        sqlanon.anonymize(input=db, table="t", qi={"x": "flat"}, k=2, nulls="suppress", output=str(tmp_path / "o.parquet"), keep_others=True)
     assert not os.path.exists(tmp_path / "o.parquet")
-    r = sqlanon.anonymize(input=db, table="t", qi={"x": "flat"}, k=2, nulls="suppress", max_suppression=0.25, output=str(tmp_path / "o.parquet"))
+    r = sqlanon.anonymize(input=db, table="t", qi={"x": "flat"}, k=2, nulls="suppress", max_suppression=0.25, output=str(tmp_path / "o.parquet"), keep_others=True)
     assert sorted(row["x"] for row in read_rows(str(tmp_path / "o.parquet"))) == ["*", "a", "a", "a"]
     assert r.to_dict()["suppressed_rows"] == 1
 
@@ -343,20 +343,20 @@ def test_refuse_names_every_column_at_once_before_writing(tmp_path):
     db = _table(tmp_path, "CREATE TABLE t AS SELECT * FROM (VALUES ('a', NULL, 1), (NULL, NULL, 2), ('b', 'x', NULL)) v(x, y, z)")
     out = str(tmp_path / "o.parquet")
     with pytest.raises(HierarchyError) as err:
-        sqlanon.anonymize(input=db, table="t", qi={"x": "flat", "y": "flat", "z": "flat"}, k=1, nulls="refuse,z=value", output=out)
+        sqlanon.anonymize(input=db, table="t", qi={"x": "flat", "y": "flat", "z": "flat"}, k=1, nulls="refuse,z=value", output=out, keep_others=True)
     assert str(err.value).startswith("quasi-identifier columns 'x' (1 row), 'y' (2 rows) have NULL values (nulls: refuse)")
     assert not os.path.exists(out)
     with pytest.raises(ConfigError, match="no quasi-identifier"):
-        sqlanon.anonymize(input=db, table="t", qi={"x": "flat"}, k=1, nulls={"y": "refuse"}, drop_columns=["y", "z"], output=out)
+        sqlanon.anonymize(input=db, table="t", qi={"x": "flat"}, k=1, nulls={"y": "refuse"}, drop_columns=["y", "z"], output=out, keep_others=True)
 
 
 def test_policy_file_and_flag(tmp_path):
     db = _table(tmp_path, "CREATE TABLE t AS SELECT * FROM (VALUES ('a'), ('a'), (NULL), (NULL)) v(x)")
     policy = tmp_path / "p.yaml"
     policy.write_text(f"input: {db}\ntable: t\nqi:\n  x: flat\nk: 2\nhierarchies:\n  nulls: {{x: refuse}}\noutput: {tmp_path / 'o.parquet'}\n")
-    ran = runner.invoke(app, ["anonymize", "--policy", str(policy), "-q"])
+    ran = runner.invoke(app, ["anonymize", "--keep-others", "--policy", str(policy), "-q"])
     assert ran.exit_code == 1 and "'x' (2 rows) has NULL values" in ran.output
-    ran = runner.invoke(app, ["anonymize", "--policy", str(policy), "--nulls", "x=value", "-q"])  # the flag wins
+    ran = runner.invoke(app, ["anonymize", "--keep-others", "--policy", str(policy), "--nulls", "x=value", "-q"])  # the flag wins
     assert ran.exit_code == 0, ran.output
     assert sorted(read_rows(str(tmp_path / "o.parquet")), key=str) == sorted([{"x": None}] * 2 + [{"x": "a"}] * 2, key=str)
 
@@ -370,7 +370,7 @@ def test_null_is_a_sensitive_value_of_its_own(tmp_path):
     db = _table(tmp_path, """CREATE TABLE t AS SELECT * FROM (VALUES
         ('a', 'flu'), ('a', NULL), ('b', 'flu'), ('b', 'flu'), ('c', NULL), ('c', NULL)) v(x, d)""")
     out = str(tmp_path / "o.parquet")
-    r = sqlanon.anonymize(input=db, table="t", qi={"x": "flat"}, k=2, l=2, sensitive_column="d", max_suppression=1.0, output=out).to_dict()
+    r = sqlanon.anonymize(input=db, table="t", qi={"x": "flat"}, k=2, l=2, sensitive_column="d", max_suppression=1.0, output=out, keep_others=True).to_dict()
     released = read_rows(out)
     kept = Counter(row["x"] for row in released if row["x"] != STAR)
     assert kept == {"a": 2} and r["suppressed_rows"] == 4
@@ -380,7 +380,7 @@ def test_null_is_a_sensitive_value_of_its_own(tmp_path):
     again = sqlanon.check(out, ["x"], k=2, l=2, sensitive_column="d", max_suppression=1.0)  # the release: class a is {flu, NULL}
     assert again["l_distinct"] == 2 and again["suppressed_rows"] == 4 and again["k"] == 2
     with pytest.raises(ConfigError, match="no place in the order"):
-        sqlanon.anonymize(input=db, table="t", qi={"x": "flat"}, k=2, t=0.5, t_distance="ordered", sensitive_column="d", output=out, overwrite=True)
+        sqlanon.anonymize(input=db, table="t", qi={"x": "flat"}, k=2, t=0.5, t_distance="ordered", sensitive_column="d", output=out, overwrite=True, keep_others=True)
 
 
 def test_check_counts_null_as_a_value(tmp_path):
@@ -426,12 +426,12 @@ def test_every_search_releases_nulls(search, tmp_path):
     options: dict = {"drop_columns": ["dob", "diagnosis"]}
     if search == "genetic":  # intervals hold no NULL: the numeric QI suppresses its NULLs' rows
         with pytest.raises(ConfigError, match="'age' holds NULLs, which no interval"):
-            sqlanon.anonymize(input=db, table="t", qi=qi, k=4, max_suppression=0.1, output=out, search=search, keep_columns=["id", "income"], drop_columns=["dob", "diagnosis"])
+            sqlanon.anonymize(input=db, table="t", qi=qi, k=4, max_suppression=0.1, output=out, search=search, keep_columns=["id", "income"], drop_columns=["dob", "diagnosis"], keep_others=True)
         options.update(search_options={"iterations": 20, "seed": 3}, nulls={"age": "suppress"})
     if search == "top-down":
         options = {"drop_columns": ["dob"], "search_options": {"x": ["zip", "sex", "age"], "y": ["diagnosis"]}}
     r = sqlanon.anonymize(input=db, table="t", qi=qi, k=4, max_suppression=0.1, output=out, search=search,
-                          keep_columns=["id", "income"], **options).to_dict()
+                          keep_columns=["id", "income"], **options, keep_others=True).to_dict()
     released = read_rows(out)
     flexible_recheck(_as_text(rows), [{**x, "age": x["age"]} for x in released], list(qi), 4, math.floor(0.1 * len(rows) + 1e-9))
     withheld = [x for x in rows if search == "genetic" and x["age"] is None]  # counted once, as withheld
@@ -458,8 +458,8 @@ def test_nulls_on_postgres(tmp_path):
         for nulls in ("value", "zip=suppress"):
             opts = dict(qi={"zip": "mask", "sex": "flat", "age": "bands:10,20"}, k=3, max_suppression=0.15, nulls=nulls,
                         keep_columns=["income"], drop_columns=["dob"], sensitive_column="diagnosis", l=2, search="optimal")
-            duck = sqlanon.anonymize(input=db, table="t", output=str(tmp_path / "d.parquet"), overwrite=True, **opts).to_dict()
-            pg = sqlanon.anonymize(input=uri, table="t", output=str(tmp_path / "p.parquet"), overwrite=True, **opts).to_dict()
+            duck = sqlanon.anonymize(input=db, table="t", output=str(tmp_path / "d.parquet"), overwrite=True, **opts, keep_others=True).to_dict()
+            pg = sqlanon.anonymize(input=uri, table="t", output=str(tmp_path / "p.parquet"), overwrite=True, **opts, keep_others=True).to_dict()
             assert (pg["transformation"], pg["suppressed_rows"]) == (duck["transformation"], duck["suppressed_rows"])
             columns = ["zip", "sex", "age", "diagnosis"]
             assert Counter(tuple(r[c] for c in columns) for r in read_rows(str(tmp_path / "p.parquet"))) == \
@@ -477,8 +477,8 @@ def test_nulls_on_spark(spark, tmp_path):
     for nulls in ("value", "zip=suppress"):
         opts = dict(qi={"zip": "mask", "sex": "flat", "age": "bands:10,20"}, k=3, max_suppression=0.15, nulls=nulls,
                     keep_columns=["income"], drop_columns=["dob", "diagnosis"], search="optimal")
-        duck = sqlanon.anonymize(input=parquet, output=str(tmp_path / "d.parquet"), overwrite=True, **opts).to_dict()
-        on_spark = sqlanon.anonymize(input=parquet, output=str(tmp_path / f"s_{nulls}"), connection=spark, **opts).to_dict()
+        duck = sqlanon.anonymize(input=parquet, output=str(tmp_path / "d.parquet"), overwrite=True, **opts, keep_others=True).to_dict()
+        on_spark = sqlanon.anonymize(input=parquet, output=str(tmp_path / f"s_{nulls}"), connection=spark, **opts, keep_others=True).to_dict()
         assert (on_spark["transformation"], on_spark["suppressed_rows"]) == (duck["transformation"], duck["suppressed_rows"])
         import pyarrow.parquet as pq
 
@@ -495,7 +495,7 @@ def test_the_registry_ties_the_release_to_every_input_row(nulls, tmp_path):
 
     db = _table(tmp_path, "CREATE TABLE t AS SELECT * FROM (VALUES ('a','x'),('a','x'),(NULL,'x'),(NULL,'x'),('b',NULL),('b',NULL),(NULL,NULL),('c',NULL)) v(p,q)")
     out = str(tmp_path / "o.parquet")
-    sqlanon.anonymize(input=db, table="t", qi={"p": "flat", "q": "flat"}, k=2, max_suppression=0.5, nulls=nulls, output=out)
+    sqlanon.anonymize(input=db, table="t", qi={"p": "flat", "q": "flat"}, k=2, max_suppression=0.5, nulls=nulls, output=out, keep_others=True)
     engine = connect(database=db)
     try:
         expected = input_hash(engine, Source(kind="table", table="t", database=db))
@@ -525,7 +525,7 @@ def test_k_map_population_with_nulls(sample_nulls, tmp_path):
     out = str(tmp_path / "o.parquet")
     k = 30
     r = sqlanon.anonymize(input=db, table="t", qi={"zip": "mask", "sex": "flat"}, k_map=k, population="pop", max_suppression=0.5,
-                          output=out, min_level={"zip": 0, "sex": 0}, max_level={"zip": 0, "sex": 0}).to_dict()
+                          output=out, min_level={"zip": 0, "sex": 0}, max_level={"zip": 0, "sex": 0}, keep_others=True).to_dict()
     pop_classes = Counter(pop)
     expect_kept = sum(1 for row in sample if pop_classes[row] >= k)
     released = read_rows(out)

@@ -101,7 +101,7 @@ def test_frames_in_release_out_in_memory(case, kind, monkeypatch):
     before = sorted(os.listdir(case["dir"]))
     frame = {"pandas": lambda f: f, "polars": pl.from_pandas, "arrow": lambda f: pa.Table.from_pandas(f, preserve_index=False),
              "dataset": lambda f: pads.dataset(pa.Table.from_pandas(f, preserve_index=False))}[kind](case["frame"])
-    release = sqlanon.anonymize(frame, qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"])
+    release = sqlanon.anonymize(frame, qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], keep_others=True)
     assert release.output == "memory (table sqlanon_release)" and release.release_id == 1
     rows = _recheck(release, case, 6, 0.05)
     assert {r["id"] for r in rows} == set(range(len(case["rows"])))
@@ -125,8 +125,8 @@ def test_dataframe_release_equals_the_csv_release(case):
     """The same rows as a DataFrame and as a CSV file: the same plan, the same released rows."""
     path = str(case["dir"] / "people.csv")
     case["frame"].to_csv(path, index=False)
-    from_frame = sqlanon.anonymize(case["frame"], qi=case["qi"], k=8, max_suppression=0.02, keep_columns=["id"], drop_columns=["seen"])
-    from_file = sqlanon.anonymize(input=path, qi=case["qi"], k=8, max_suppression=0.02, keep_columns=["id"], drop_columns=["seen"], output=str(case["dir"] / "o.parquet"))
+    from_frame = sqlanon.anonymize(case["frame"], qi=case["qi"], k=8, max_suppression=0.02, keep_columns=["id"], drop_columns=["seen"], keep_others=True)
+    from_file = sqlanon.anonymize(input=path, qi=case["qi"], k=8, max_suppression=0.02, keep_columns=["id"], drop_columns=["seen"], output=str(case["dir"] / "o.parquet"), keep_others=True)
     assert from_frame.transformation == from_file.transformation and from_frame.metric == from_file.metric
     assert from_frame.suppressed_rows == from_file.suppressed_rows and from_frame.privacy == from_file.privacy
     a = released_multiset(_as_text(from_frame.to_arrow().to_pylist()), [*QIS, "id", "disease"])
@@ -140,10 +140,10 @@ def test_the_frame_is_not_copied_into_python(case):
     big = pd.concat([case["frame"][["zip", "age", "sex", "disease"]]] * 250, ignore_index=True)  # 100,000 rows
     big["age"] = big["age"].astype("int64")
     size = int(big.memory_usage(deep=True).sum())
-    sqlanon.anonymize(big, qi=case["qi"], k=10, dry_run=True)  # the kernels and modules loaded once
+    sqlanon.anonymize(big, qi=case["qi"], k=10, dry_run=True, keep_others=True)  # the kernels and modules loaded once
     tracemalloc.start()
     try:
-        release = sqlanon.anonymize(big, qi=case["qi"], k=10)
+        release = sqlanon.anonymize(big, qi=case["qi"], k=10, keep_others=True)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -153,7 +153,7 @@ def test_the_frame_is_not_copied_into_python(case):
 
 def test_the_release_does_not_follow_later_changes_to_the_frame(case):
     frame = case["frame"].copy()
-    release = sqlanon.anonymize(frame, qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"])
+    release = sqlanon.anonymize(frame, qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], keep_others=True)
     first = release.to_pandas()
     frame.loc[:, "zip"] = "99999"  # a row nobody else shares, once per row: would break k if read again
     again = release.to_pandas()
@@ -166,14 +166,14 @@ def test_a_frame_on_your_connection_is_a_lazy_release(case):
     """With connection=, the frame is registered on it and, with no output, the release is the
     lazy relation (recorded in that connection's registry); close() unregisters the frame."""
     con = duckdb.connect()
-    release = sqlanon.anonymize(case["frame"], connection=con, qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"])
+    release = sqlanon.anonymize(case["frame"], connection=con, qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], keep_others=True)
     assert release.output == "relation"
     _recheck(release, case, 6, 0.05)
     assert con.execute("SELECT target, source FROM sqlanon_releases").fetchall()[0][0] == "relation"
     assert con.execute("SELECT source FROM sqlanon_releases").fetchall()[0][0].startswith("pandas.DataFrame(id, zip")
     release.close()
     assert con.execute("SELECT COUNT(*) FROM duckdb_views() WHERE NOT internal AND temporary").fetchall()[0][0] == 0
-    written = sqlanon.anonymize(case["frame"], connection=con, qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], output_table="people_k6")
+    written = sqlanon.anonymize(case["frame"], connection=con, qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], output_table="people_k6", keep_others=True)
     assert written.output == "table people_k6"
     verdict = check_k(_as_text([dict(zip(["id", *QIS], r)) for r in con.execute("SELECT id, zip, age, sex FROM people_k6").fetchall()]), QIS, 6, 0.05)
     assert verdict["ok"]
@@ -183,35 +183,35 @@ def test_a_frame_on_your_connection_is_a_lazy_release(case):
 def test_frame_refusals(case):
     lazy = pl.from_pandas(case["frame"]).lazy()
     with pytest.raises(ConfigError, match="LazyFrame is a query.*collect"):
-        sqlanon.anonymize(lazy, qi=case["qi"], k=2)
+        sqlanon.anonymize(lazy, qi=case["qi"], k=2, keep_others=True)
     reader = pa.Table.from_pandas(case["frame"]).to_reader()
     with pytest.raises(ConfigError, match="RecordBatchReader can be read once"):
-        sqlanon.anonymize(reader, qi=case["qi"], k=2)
+        sqlanon.anonymize(reader, qi=case["qi"], k=2, keep_others=True)
     with pytest.raises(ConfigError, match="in_place needs a table input"):
-        sqlanon.anonymize(case["frame"], qi=case["qi"], k=2, in_place=True)
+        sqlanon.anonymize(case["frame"], qi=case["qi"], k=2, in_place=True, keep_others=True)
     with pytest.raises(ConfigError, match="table= does not apply"):
-        sqlanon.anonymize(case["frame"], qi=case["qi"], k=2, table="people")
+        sqlanon.anonymize(case["frame"], qi=case["qi"], k=2, table="people", keep_others=True)
     with pytest.raises(ConfigError, match="give the input relation once"):
-        sqlanon.anonymize(case["frame"], input=case["frame"], qi=case["qi"], k=2)
+        sqlanon.anonymize(case["frame"], input=case["frame"], qi=case["qi"], k=2, keep_others=True)
     with pytest.raises(ConfigError, match="DuckDB cannot read this pandas.DataFrame: .*at least one column"):
-        sqlanon.anonymize(pd.DataFrame(), qi=case["qi"], k=2)
+        sqlanon.anonymize(pd.DataFrame(), qi=case["qi"], k=2, keep_others=True)
     with pytest.raises(ConfigError, match="runs on a DuckDB connection"):
-        sqlanon.anonymize(case["frame"], connection=object(), qi=case["qi"], k=2)
+        sqlanon.anonymize(case["frame"], connection=object(), qi=case["qi"], k=2, keep_others=True)
 
 
 def test_a_failed_run_on_a_frame_leaves_nothing_open(case):
     from sqlanon.errors import UnsatisfiableError
 
     with pytest.raises(UnsatisfiableError):
-        sqlanon.anonymize(case["frame"], qi=case["qi"], k=len(case["rows"]) + 1, keep_columns=["id"])
-    dry = sqlanon.anonymize(case["frame"], qi=case["qi"], k=4, dry_run=True, keep_columns=["id"])
+        sqlanon.anonymize(case["frame"], qi=case["qi"], k=len(case["rows"]) + 1, keep_columns=["id"], keep_others=True)
+    dry = sqlanon.anonymize(case["frame"], qi=case["qi"], k=4, dry_run=True, keep_columns=["id"], keep_others=True)
     with pytest.raises(ConfigError, match="nothing was released"):
         dry.to_pandas()
 
 
 def test_a_frame_with_a_file_output_and_an_html_report(case):
     out, html = str(case["dir"] / "o.parquet"), str(case["dir"] / "r.html")
-    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=5, keep_columns=["id"], output=out, report=html)
+    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=5, keep_columns=["id"], output=out, report=html, keep_others=True)
     assert release.output == out and os.path.isfile(out) and os.path.isfile(html)
     assert check_k(_as_text(pq.read_table(out).to_pylist()), QIS, 5, 0.0)["ok"]
 
@@ -220,7 +220,7 @@ def test_a_frame_with_a_file_output_and_an_html_report(case):
 
 
 def test_release_is_a_class_with_typed_fields(case):
-    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], l=2, sensitive_column="disease")
+    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], l=2, sensitive_column="disease", keep_others=True)
     assert not isinstance(release, dict)
     for name in ("pop", "update", "clear", "keys", "items", "get", "__setitem__", "__iter__"):
         assert not hasattr(release, name), name
@@ -254,7 +254,7 @@ def test_release_is_a_class_with_typed_fields(case):
 
 
 def test_release_to_pandas_polars_arrow(case):
-    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"])
+    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], keep_others=True)
     frame, table, polars_frame = release.to_pandas(), release.to_arrow(), release.to_polars()
     assert isinstance(frame, pd.DataFrame) and isinstance(table, pa.Table) and isinstance(polars_frame, pl.DataFrame)
     assert list(frame.columns) == table.column_names == polars_frame.columns == list(case["frame"].columns)
@@ -264,7 +264,7 @@ def test_release_to_pandas_polars_arrow(case):
 
 
 def test_repr_html_is_the_summary(case):
-    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"])
+    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], keep_others=True)
     page = release._repr_html_()
     assert page.startswith("<div") and "<script" not in page
     levels = {h["attribute"]: h["levels"] - 1 for h in release.hierarchies}
@@ -288,7 +288,7 @@ def test_repr_html_escapes_and_shows_cuts():
 
 
 def test_report_html_and_save_report(case):
-    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"])
+    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], keep_others=True)
     page = release.report_html()
     assert page.lstrip().lower().startswith("<!doctype html") and "Re-identification risk" in page and "base frequency set" in page
     path = str(case["dir"] / "report.html")
@@ -309,7 +309,7 @@ def _suppressing_release(case):
     path = str(case["dir"] / "people.csv")
     case["frame"].to_csv(path, index=False)
     out = str(case["dir"] / "out" / "people_k10.parquet")
-    release = sqlanon.anonymize(input=path, qi=case["qi"], k=10, max_suppression=0.1, keep_columns=["id"], l=2, sensitive_column="disease", output=out)
+    release = sqlanon.anonymize(input=path, qi=case["qi"], k=10, max_suppression=0.1, keep_columns=["id"], l=2, sensitive_column="disease", output=out, keep_others=True)
     assert release.suppressed_rows > 0, "the case must suppress rows"
     return release, out
 
@@ -385,7 +385,7 @@ def test_check_a_table_release_by_the_database_registry(case, tmp_path):
     con.register("frame", case["frame"])
     con.execute("CREATE TABLE people AS SELECT * FROM frame")
     con.close()
-    release = sqlanon.anonymize(input=db, table="people", qi=case["qi"], k=7, max_suppression=0.08, keep_columns=["id"], output_table="people_k7")
+    release = sqlanon.anonymize(input=db, table="people", qi=case["qi"], k=7, max_suppression=0.08, keep_columns=["id"], output_table="people_k7", keep_others=True)
     got = sqlanon.check(db, table="people_k7")
     assert got["release"]["id"] == release.release_id and got["k_anonymous"] is True
     assert got["suppressed_rows"] == release.suppressed_rows and got["k"] >= 7
@@ -422,7 +422,7 @@ def test_check_api_refusals(case, tmp_path):
 def test_check_plan_takes_a_release(case):
     path = str(case["dir"] / "people.csv")
     case["frame"].to_csv(path, index=False)
-    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"])
+    release = sqlanon.anonymize(case["frame"], qi=case["qi"], k=6, max_suppression=0.05, keep_columns=["id"], keep_others=True)
     measured = sqlanon.run.api.check_plan(path, case["qi"], release, k=6, max_suppression=0.05)
     assert measured["suppressed_rows"] == release.suppressed_rows and measured["within_budget"]
 
@@ -476,15 +476,15 @@ def test_check_takes_a_written_release(case, tmp_path):
     con.register("frame", case["frame"])
     con.execute("CREATE TABLE people AS SELECT * FROM frame")
     con.close()
-    in_table = sqlanon.anonymize(input=db, table="people", qi=case["qi"], k=5, keep_columns=["id"], output_table="people_k5")
+    in_table = sqlanon.anonymize(input=db, table="people", qi=case["qi"], k=5, keep_columns=["id"], output_table="people_k5", keep_others=True)
     assert sqlanon.check(in_table)["release"]["target"] == "table people_k5"
     con = duckdb.connect()
-    on_connection = sqlanon.anonymize(case["frame"], connection=con, qi=case["qi"], k=5, keep_columns=["id"], output_table="people_k5")
+    on_connection = sqlanon.anonymize(case["frame"], connection=con, qi=case["qi"], k=5, keep_columns=["id"], output_table="people_k5", keep_others=True)
     with pytest.raises(ConfigError, match="table people_k5 of your connection"):
         sqlanon.check(on_connection)
     con.close()
     with pytest.raises(ConfigError, match="check reads a written release; this one is memory"):
-        sqlanon.check(sqlanon.anonymize(case["frame"], qi=case["qi"], k=5, keep_columns=["id"]))
+        sqlanon.check(sqlanon.anonymize(case["frame"], qi=case["qi"], k=5, keep_columns=["id"], keep_others=True))
 
 
 def test_check_of_a_release_without_its_sensitive_column(case):
@@ -493,7 +493,7 @@ def test_check_of_a_release_without_its_sensitive_column(case):
     path = str(case["dir"] / "people.csv")
     case["frame"].to_csv(path, index=False)
     out = str(case["dir"] / "o" / "p.parquet")
-    sqlanon.anonymize(input=path, qi=case["qi"], k=6, l=2, sensitive_column="disease", drop_columns=["id", "disease"], output=out)
+    sqlanon.anonymize(input=path, qi=case["qi"], k=6, l=2, sensitive_column="disease", drop_columns=["id", "disease"], output=out, keep_others=True)
     got = sqlanon.check(out)
     assert [v["model"] for v in got["verdicts"]] == ["k-anonymity", "suppression"] and got["k_anonymous"] is True
     assert got["not_checked"] == ["distinct-l-diversity (its sensitive column 'disease' is not in the release)"]

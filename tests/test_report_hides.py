@@ -54,7 +54,7 @@ def warehouse(tmp_path):
 def _anonymize(wh, out_dir, *extra, sex="flat"):
     os.makedirs(out_dir, exist_ok=True)
     out, html = os.path.join(out_dir, "out.parquet"), os.path.join(out_dir, "r.html")
-    args = ["anonymize", "--input", wh["db"], "--table", "people", "--qi", "zip=mask", "--qi", f"sex={sex}", "--qi", "dob=dates",
+    args = ["anonymize", "--keep-others", "--input", wh["db"], "--table", "people", "--qi", "zip=mask", "--qi", f"sex={sex}", "--qi", "dob=dates",
             "--keep-column", "income", "--drop-column", "seen", "--k", "3", "--max-suppression", "0.05",
             "--output", out, "--report", html, "--json", *extra]
     result = invoke(args)
@@ -196,13 +196,13 @@ def test_the_python_api_hides_the_same(warehouse, tmp_path, monkeypatch):
     other.mkdir()
     monkeypatch.chdir(other)
     release = sqlanon.anonymize(input=warehouse["db"], table="people", qi={"zip": "mask", "sex": "flat", "dob": "dates"}, k=3, max_suppression=0.05,
-                                keep_columns=["income"], drop_columns=["seen"], output=str(tmp_path / "api.parquet"))
+                                keep_columns=["income"], drop_columns=["seen"], output=str(tmp_path / "api.parquet"), keep_others=True)
     text = json.dumps(release.to_dict(), default=str)
     _assert_hidden(text, "Release.to_dict()")
-    assert release["input"] == "wh.duckdb:people" and str(tmp_path) not in json.dumps(release["hierarchies"])
+    assert release.to_dict()["input"] == "wh.duckdb:people" and str(tmp_path) not in json.dumps(release.to_dict()["hierarchies"], default=str)
     full = sqlanon.anonymize(input=warehouse["db"], table="people", qi={"zip": "mask", "sex": "flat", "dob": "dates"}, k=3, max_suppression=0.05,
-                             keep_columns=["income"], drop_columns=["seen"], full_paths=True)
-    assert full["input"] == f"{warehouse['db']}:people"
+                             keep_columns=["income"], drop_columns=["seen"], full_paths=True, keep_others=True)
+    assert full.to_dict()["input"] == f"{warehouse['db']}:people"
 
 
 def test_a_cut_without_its_hidden_values_reads_back(warehouse, tmp_path):
