@@ -25,7 +25,7 @@ from sqlanon.metrics import METRICS, loss as arx_loss
 from sqlanon.plan import Plan
 from sqlanon.config.policy import Policy
 from sqlanon.privacy import Requirement, requirement_from_policy
-from sqlanon.search import HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
+from sqlanon.search import BOUNDED_OPTIMAL, HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice.lattice import Lattice, level_bounds
 from sqlanon.expr.atoms import Params, col
@@ -40,7 +40,8 @@ from sqlanon.release.linked import check_links, refuse_linked_in_clear
 from sqlanon.release import in_memory
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.progress import as_reporter
-from sqlanon.search.choose import choose_search, preflight, refuse_limits, run_heuristic
+from sqlanon.search.choose import bounded_optimal, choose_search, preflight, refuse_limits, run_heuristic
+from sqlanon.search.lightning.planner import lattice_size
 from sqlanon.search.limits import near_top_warning
 from sqlanon.report import utility, write_html
 from sqlanon.report.paths import report_paths
@@ -437,12 +438,15 @@ class PhaseClock:
 
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
     search, chosen = choose_search(policy, stats)
-    refuse_limits(search, policy.strategy.search_options)
+    bounds = level_bounds(stats.hierarchies, stats.qis, policy.hierarchies.min_level, policy.hierarchies.max_level)
+    refuse_limits(search, policy.strategy.search_options, lattice_size(bounds))
     if policy.strategy.search_options.get("local_rows") is not None:
         # the in-process evaluation's cap (sqlanon.stats.local): 0 keeps every node in SQL
         stats.local_rows = int(policy.strategy.search_options["local_rows"])
     if search in HEURISTIC_SEARCHES:
         return run_heuristic(search, policy, stats, requirement, metric, say, chosen)
+    if bounded_optimal(policy, search, bounds):
+        return run_heuristic(search, policy, stats, requirement, metric, say, chosen, BOUNDED_OPTIMAL)
     if search in LATTICE_SEARCHES:
         last = [time.perf_counter()]
 
@@ -455,7 +459,6 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
                 best = lattice.best_value
                 say(f"{evaluated} nodes evaluated of {len(lattice):,}" + (f", best {metric.name} so far {best:.6g}" if best < math.inf else ""))
 
-        bounds = level_bounds(stats.hierarchies, stats.qis, policy.hierarchies.min_level, policy.hierarchies.max_level)
         lattice = Lattice(stats, requirement, metric, progress=tick, bounds=bounds)
         searched = time.perf_counter()
         if getattr(session, "safepub", None) is not None:
