@@ -28,6 +28,7 @@ from sqlanon.search.generate.scores import compare_tables
 from sqlanon.engine import connect, is_postgres_url
 from sqlanon.engine.source import Source
 from sqlanon.release import registry
+from sqlanon.release.searched import search_label
 from sqlanon.report import for_release, write_html
 from sqlanon.config.checks import check_report_path, refuse_existing
 from sqlanon.config import schema as schema_mod
@@ -203,7 +204,7 @@ def _print_report(result: dict, json_out: bool) -> None:
     if trace:
         for i, step in enumerate(trace, 1):
             typer.echo(f"step {i}: " + ", ".join(f"{k}={v}" for k, v in step.items()))
-    typer.echo(f"search         {result['search']} (k={result['k']})")
+    typer.echo(f"search         {search_label(result)}, k={result['k']}")
     typer.echo("transformation " + ", ".join(f"{c}={v}" for c, v in result["transformation"].items()))
     typer.echo(f"metric         {result['metric']['name']} = {result['metric']['value']:.6g}")
     typer.echo(f"rows           {result['rows']:,} ({result['suppressed_rows']:,} suppressed, budget {result.get('suppression_budget', 0):,})")
