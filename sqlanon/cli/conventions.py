@@ -111,14 +111,14 @@ TYPER_OPTIONS = ("--help", "--install-completion", "--show-completion")
 class Command(TyperCommand):
     """A command whose help follows the conventions (:func:`_shown`)."""
 
-    def get_params(self, ctx):  # type: ignore[no-untyped-def]
+    def get_params(self, ctx):
         return _shown(super().get_params(ctx))
 
 
 class Group(TyperGroup):
     """A group (the app, a sub-app) whose help follows the conventions (:func:`_shown`)."""
 
-    def get_params(self, ctx):  # type: ignore[no-untyped-def]
+    def get_params(self, ctx):
         return _shown(super().get_params(ctx))
 
 
@@ -129,6 +129,6 @@ class App(typer.Typer):
         settings.setdefault("cls", Group)
         super().__init__(**settings)
 
-    def command(self, *args: Any, **settings: Any) -> Any:  # type: ignore[override]
+    def command(self, *args: Any, **settings: Any) -> Any:
         settings.setdefault("cls", Command)
         return super().command(*args, **settings)

@@ -133,7 +133,7 @@ def flag_names(command: Callable) -> dict[str, str]:
 def given_flags(params: dict[str, Any], command: Callable) -> dict[str, Any]:
     """``--flag -> value`` of the flags given (0 is a value; None and [] are absences, and so is a
     switch at its default). A switch given off is named by its ``--no-x``."""
-    out = {}
+    out: dict[str, Any] = {}
     for name, param in inspect.signature(command).parameters.items():
         flags = _long_flags(param)
         value = params.get(name)
