@@ -59,6 +59,16 @@ def test_show_completion_prints_a_bash_script():
     assert "_SQLANON_COMPLETE=complete_bash" in done.output and "complete " in done.output and "COMPREPLY" in done.output
 
 
+def test_the_command_prints_a_completion_script_for_sqlanon():
+    """``python -m sqlanon`` too: the script completes the command ``sqlanon``."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "sqlanon", "--show-completion", "bash"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "complete -o default -F _sqlanon_completion sqlanon" in done.stdout
+
+
 def test_completion_completes_commands_and_flags():
     """The script asks the app itself: what it answers is what the shell offers."""
     commands = runner.invoke(cli.app, [], prog_name="sqlanon", env={"_SQLANON_COMPLETE": "complete_bash", "COMP_WORDS": "sqlanon an", "COMP_CWORD": "1"})

@@ -573,7 +573,7 @@ def main() -> None:
     stats_local.HIDE_SCIPY_BLAS = True
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        app()
+        app(prog_name="sqlanon")  # also under python -m sqlanon: usage lines and the completion script name the command
     except SystemExit as done:
         leave(done.code)
     leave(0)
