@@ -90,6 +90,10 @@ def option(default: Any, long: str, *aliases: str, panel: str, help: str, **sett
     return typer.Option(default, *decls, rich_help_panel=panel, help=help, **settings)
 
 
+#: the options typer adds to every command or to the app
+TYPER_OPTIONS = ("--help", "--install-completion", "--show-completion")
+
+
 def _shown(params: list) -> list:
     """A command's parameters as ``--help`` shows them: a switch with no value after it (typer
     would show ``<bool>``), typer's own options (``--help``, the completion ones) in *Help*, and
@@ -102,10 +106,6 @@ def _shown(params: list) -> list:
             param.rich_help_panel = HELP
     order = {panel: i for i, panel in enumerate(PANELS)}
     return sorted(params, key=lambda p: -1 if p.param_type_name == "argument" else order.get(getattr(p, "rich_help_panel", None) or "", len(PANELS)))
-
-
-#: the options typer adds to every command or to the app
-TYPER_OPTIONS = ("--help", "--install-completion", "--show-completion")
 
 
 class Command(TyperCommand):
