@@ -42,6 +42,7 @@ from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.progress import as_reporter
 from sqlanon.search.choose import bounded_optimal, choose_search, preflight, refuse_limits, run_heuristic
 from sqlanon.search.lightning.planner import lattice_size
+from sqlanon.release.searched import as_ran, search_label
 from sqlanon.search.limits import near_top_warning
 from sqlanon.report import utility, write_html
 from sqlanon.report.paths import report_paths
@@ -150,7 +151,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         plan, report, sql_listing = _search_and_report(run, stats, requirement, metric)
         state, registry_used = _release(run, stats, plan, report, sql_listing, _fail_after_write)
         _finish_report(run, report, sql_listing, registry_used, started)
-        return Release(report, **state, sql_listing=sql_listing, policy=redact_policy(_policy_dict(policy)))
+        return Release(report, **state, sql_listing=sql_listing, policy=redact_policy(as_ran(_policy_dict(policy), report)))
     finally:
         session.close()
 
@@ -333,8 +334,8 @@ def _registry_entry(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_
     """The registry row of the release (written with it: both or neither)."""
     return {
         "source": run.rel_input.describe() if run.rel_input is not None else run.session.source.describe(),
-        "search": run.policy.strategy.search,
-        "policy": _recorded_policy(run.policy, stats),
+        "search": search_label(report),  # what ran: "optimal (auto)" when auto chose it
+        "policy": as_ran(_recorded_policy(run.policy, stats), report),
         "transformation": report["transformation"],  # a cut without the values only suppressed rows have
         "privacy": report["privacy"],
         "metrics": {"name": plan.metric_name, "value": plan.metric_value},
@@ -381,7 +382,7 @@ def _finish_report(run: _Run, report: dict, sql_listing, registry_used: str | No
     path = run.policy.reporting.report
     if path:
         try:
-            write_html({**report, "policy": redact_policy(_policy_dict(run.policy))}, path, sql=sql_listing, full_paths=run.policy.reporting.full_paths)
+            write_html({**report, "policy": redact_policy(as_ran(_policy_dict(run.policy), report))}, path, sql=sql_listing, full_paths=run.policy.reporting.full_paths)
         except OSError as err:
             raise _report_not_written(err, report, path, registry_used) from None
 
