@@ -384,3 +384,41 @@ def test_generated_arrow_maps_item_ids_to_their_labels():
 
     table = generated_arrow(Enc(), np.array([[0, 2], [1, 3], [1, 2]]))
     assert table.to_pydict() == {"x": ["a", "b", "b"], "y": ["3", None, "3"]}  # NULL stays NULL
+
+
+def _cover_usage_by_columns(db, table):
+    """The cover column by column in numpy (element by element over every row): the oracle."""
+    R, m = db.rows.shape
+    covered = np.zeros((R, m), dtype=bool)
+    usage = np.zeros(len(table))
+    for e, items in enumerate(table):
+        if items is None:
+            continue
+        cols = db.item_column[list(items)]
+        ok = ~covered[:, cols].any(axis=1)
+        for i, c in zip(items, cols):
+            ok &= db.rows[:, c] == i
+        usage[e] = db.weights[ok].sum()
+        covered[np.ix_(np.nonzero(ok)[0], cols)] = True
+    return usage, covered.all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_cover_equals_the_column_wise_cover(seed):
+    from sqlanon.search.generate.krimp import WeightedDatabase
+    from sqlanon.search.generate.scores import cover_usage
+
+    rng = np.random.default_rng(seed)
+    values = rng.integers(2, 5, size=int(rng.integers(2, 6)))
+    item_column = np.concatenate([[c] * v for c, v in enumerate(values)])
+    starts = np.concatenate([[0], np.cumsum(values)[:-1]])
+    rows = np.unique(np.stack([starts[c] + rng.integers(0, v, size=300) for c, v in enumerate(values)], axis=1), axis=0)
+    db = WeightedDatabase(rows, rng.integers(1, 9, size=len(rows)), item_column)
+    pairs = [tuple(sorted({int(starts[c] + rng.integers(values[c])) for c in rng.choice(len(values), size=2, replace=False)})) for _ in range(12)]
+    singletons = [(i,) for i in range(len(item_column))]
+    for table in (pairs + singletons, [None, *pairs[:5], None, *singletons]):
+        expected, complete = _cover_usage_by_columns(db, table)
+        assert complete
+        assert np.array_equal(cover_usage(db, table), expected)
+    with pytest.raises(Exception, match="cannot cover"):
+        cover_usage(db, pairs + singletons[1:])  # item 0's singleton missing

@@ -667,3 +667,43 @@ def dense_keys(items, offsets, item_col, to_ids, out, ok):
             if j < 0:
                 ok[k] = False
             out[k, item_col[i]] = j
+
+
+# ---------------------------------------------------------------------------------------------
+# the cover of a database by a fixed code table (the dissimilarity's encoded lengths)
+
+
+@njit(cache=True, nogil=True)
+def cover_usages(rows, weights, item_column, items, offsets, usable, usage):
+    """Cover every row by the code table's elements in their order (``items[offsets[e]:offsets[e
+    + 1]]``; ``usable[e]`` false: never used): an element is used for a row when it holds the row's
+    values in columns not covered yet. Adds each row's weight to the usages of the elements that
+    cover it; returns the number of rows left with a column uncovered (0 when the table has every
+    singleton). One pass per row with early exit, where column-wise numpy scanned every row once
+    per element."""
+    n_rows, m = rows.shape
+    covered = np.zeros(m, dtype=np.bool_)
+    short = 0
+    for r in range(n_rows):
+        covered[:] = False
+        left = m
+        for e in range(len(usable)):
+            if not usable[e]:
+                continue
+            fits = True
+            for j in range(offsets[e], offsets[e + 1]):
+                i = items[j]
+                c = item_column[i]
+                if covered[c] or rows[r, c] != i:
+                    fits = False
+                    break
+            if fits:
+                for j in range(offsets[e], offsets[e + 1]):
+                    covered[item_column[items[j]]] = True
+                left -= offsets[e + 1] - offsets[e]
+                usage[e] += weights[r]
+                if left == 0:
+                    break
+        if left:
+            short += 1
+    return short

@@ -173,22 +173,17 @@ class LabelledCodeTable:
 
 
 def cover_usage(db: WeightedDatabase, table: list[tuple[int, ...] | None]) -> np.ndarray:
-    """Usage of each element of ``table`` (item-id tuples in cover order; None = never usable)."""
-    R, m = db.rows.shape
-    covered = np.zeros(R, dtype=bool).repeat(m).reshape(R, m)
+    """Usage of each element of ``table`` (item-id tuples in cover order; None = never usable),
+    covering each distinct row of ``db`` in one compiled pass (:func:`kernels.cover_usages`)."""
+    from sqlanon.search.generate import kernels
+
+    lengths = np.array([0 if items is None else len(items) for items in table], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    items = np.array([i for s in table if s is not None for i in s], dtype=np.int64)
+    usable = np.array([s is not None for s in table], dtype=np.bool_)
     usage = np.zeros(len(table), dtype=np.float64)
-    icol = db.item_column
-    for e, items in enumerate(table):
-        if items is None:
-            continue
-        cols = icol[list(items)]
-        ok = ~covered[:, cols].any(axis=1)
-        for i, c in zip(items, cols):
-            ok &= db.rows[:, c] == i
-        if ok.any():
-            usage[e] = db.weights[ok].sum()
-            covered[np.ix_(np.nonzero(ok)[0], cols)] = True
-    if not covered.all():
+    short = kernels.cover_usages(db.rows, db.weights.astype(np.float64), np.asarray(db.item_column, dtype=np.int64), items, offsets, usable, usage)
+    if short:
         raise ConfigError("the code table cannot cover the database (a singleton is missing)")
     return usage
 
