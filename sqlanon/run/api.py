@@ -43,6 +43,7 @@ from sqlanon.progress import as_reporter
 from sqlanon.search.choose import bounded_optimal, choose_search, preflight, refuse_limits, run_heuristic
 from sqlanon.search.lightning.planner import lattice_size
 from sqlanon.release.searched import as_ran, search_label
+from sqlanon.search import limits
 from sqlanon.search.limits import near_top_warning
 from sqlanon.report import utility, write_html
 from sqlanon.report.paths import report_paths
@@ -304,7 +305,7 @@ def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, m
     """Run the search, verify its plan (one statement) and build the report."""
     policy, search = run.policy, run.policy.strategy.search
     with run.reporter.phase(f"search {search}") as phase, serial_search(stats, search):
-        charged = charged_time_limit(policy, run.clock.started)
+        charged = charged_time_limit(policy, run.clock.limit_started)
         plan = run_search(charged, run.session, stats, requirement, metric, run.say, phase)
     if charged is not policy:
         _report_time_limit(plan, policy.strategy.search_options.get("time_limit"), charged.strategy.search_options.get("time_limit"))
@@ -394,13 +395,14 @@ LEAST_SEARCH_SECONDS = 0.001
 
 def charged_time_limit(policy: Policy, started: float) -> Policy:
     """``--time-limit`` bounds the whole run, not only the search: the search gets the limit
-    less what the run took before it (hierarchies, base scan), at least
-    :data:`LEAST_SEARCH_SECONDS`. The policy as it is without a time limit, else a copy."""
+    less what the run took before it (hierarchies, base scan; ``started``: a reading of the
+    limits' clock, :func:`sqlanon.search.limits.now`), at least :data:`LEAST_SEARCH_SECONDS`.
+    The policy as it is without a time limit, else a copy."""
     limit = policy.strategy.search_options.get("time_limit")
     if limit is None:
         return policy
     charged = policy.model_copy(deep=True)
-    charged.strategy.search_options["time_limit"] = max(float(limit) - (time.perf_counter() - started), LEAST_SEARCH_SECONDS)
+    charged.strategy.search_options["time_limit"] = max(float(limit) - (limits.now() - started), LEAST_SEARCH_SECONDS)
     return charged
 
 
@@ -427,6 +429,9 @@ class PhaseClock:
         self.seconds: dict[str, float] = {}
         self.cpu: dict[str, float] = {}
         self.started = time.perf_counter()
+        #: the run's start on the time limits' clock (sqlanon.search.limits: one clock for every
+        #: limit, which tests replace by a fake one), for :func:`charged_time_limit`
+        self.limit_started = limits.now()
         self._last = self.started
         self._last_cpu = time.process_time()
 
