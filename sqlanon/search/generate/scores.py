@@ -257,12 +257,14 @@ def compare_tables(
     itemsets (:func:`patterns_of`). Itemsets of both tables are compared as integer matrices
     (sorted, intersected), never as Python objects. Past ``MAX_PATTERN_ITEMSETS`` frequent itemsets
     in either table the comparison is skipped (``pct_equal_itemsets`` is None, as the paper's
-    n/a for mushroom) and ``say`` is told why. ``time_limit`` bounds the KRIMP run on the
-    released table (mining and KRIMP, as in ``generate``); if it strikes, the dissimilarity is
-    that of the code table so far (``dissimilarity_time_limited``).
+    n/a for mushroom) and ``say`` is told why. ``time_limit`` (seconds from the call) bounds the
+    pattern comparison and the KRIMP run on the released table (mining and KRIMP, as in
+    ``generate``); if it strikes, the dissimilarity is that of the code table so far
+    (``dissimilarity_time_limited``).
     """
     if min_sup < 1:
         raise ConfigError(f"--min-sup must be at least 1, got {min_sup}")
+    deadline = None if time_limit is None else lim.now() + float(time_limit)  # the scores' share of the run's limit
     out: dict = {}
     out.update(anonymity_scores(engine, released_source, original_source, columns))
     enc_o = original[0] if original else its.encode(engine, original_source, columns)
@@ -273,7 +275,6 @@ def compare_tables(
             ct_o = original[1]
         else:
             ct_o = krimp(enc_o.db, its.mine(engine, enc_o, min_sup, candidates))
-        deadline = None if time_limit is None else lim.now() + float(time_limit)
         cands_r = its.mine(engine, enc_r, min_sup, candidates, deadline=deadline)
         ct_r = krimp(enc_r.db, cands_r.candidates.select(np.zeros(0, dtype=np.int64)) if cands_r.time_limited else cands_r, deadline=deadline)
         del cands_r
