@@ -147,15 +147,16 @@ class _Sampler:
         elems, cs = self.columns[column]
         chosen = self._draw(elems, cs, draws)
         todo = np.nonzero(self.model.masks[chosen] & filled)[0]
-        for _ in range(REJECTION_ROUNDS if self.rng is not None else 0):
+        rng = self.rng
+        for _ in range(REJECTION_ROUNDS if rng is not None else 0):
             if not len(todo):
                 return chosen
-            again = self._draw(elems, cs, self.rng.random(len(todo)))
+            again = self._draw(elems, cs, rng.random(len(todo)))
             chosen[todo] = again
             todo = todo[(self.model.masks[again] & filled[todo]) != 0]
         if len(todo):
             masks, group = np.unique(filled[todo], return_inverse=True)
-            fresh = draws[todo] if self.rng is None else self.rng.random(len(todo))
+            fresh = draws[todo] if rng is None else rng.random(len(todo))
             order = np.argsort(group, kind="stable")
             bounds = np.searchsorted(group[order], np.arange(len(masks) + 1))
             for g, mask in enumerate(masks):
