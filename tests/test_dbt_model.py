@@ -18,7 +18,8 @@ from sqlanon.errors import ConfigError
 from sqlanon.release import registry, runs
 from sqlanon.engine import connect
 
-POLICY = {"qi": {"zip": "mask", "age": "bands:10,20", "sex": "flat"}, "k": 4, "max_suppression": 0.1, "drop_columns": ["id"]}
+POLICY = {"qi": {"zip": "mask", "age": "bands:10,20", "sex": "flat"}, "k": 4, "max_suppression": 0.1, "drop_columns": ["id"],
+          "keep_columns": ["diagnosis", "visit", "fee"]}  # every column has a role
 
 
 class _This:
@@ -93,7 +94,7 @@ def test_rerun_of_an_unchanged_model_is_the_same_release(con):
 
 def test_policy_file_with_model_keys_over_it(con, tmp_path):
     (tmp_path / "policies").mkdir()
-    (tmp_path / "policies" / "p.yml").write_text("qi:\n  zip: mask\n  age: bands:10,20\n  sex: flat\nk: 3\nmax_suppression: 0.1\ndrop_columns: [id]\n")
+    (tmp_path / "policies" / "p.yml").write_text("qi:\n  zip: mask\n  age: bands:10,20\n  sex: flat\nk: 3\nmax_suppression: 0.1\ndrop_columns: [id]\nkeep_columns: [diagnosis, visit, fee]\n")
     policy = model_policy({"sqlanon": {"policy": "policies/p.yml", "k": 6}}, {}, str(tmp_path))
     assert policy.privacy.k == 6 and policy.qi["zip"] == "mask" and policy.release.drop_columns == ["id"]
     assert model_policy({"sqlanon": {"policy": "policies/p.yml"}}, {"k": 2}, str(tmp_path)).privacy.k == 2
