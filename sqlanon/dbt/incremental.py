@@ -89,14 +89,18 @@ def release_model(dbt, session, relation, policy: Policy, config: IncrementalCon
     latest, root = _latest_and_root(session, model_id, target)
     refuse_changed_policy(policy, root)
     batch, mark = _new_rows(relation, column, latest)
+    nothing = session.sql(exp.select("*").from_(exp.to_table(target, dialect="duckdb")).limit(0).sql("duckdb"))
     if _is_empty(batch):
         _record_rerun(session, latest, int(root["id"]), target, model_id, invocation, mark)
-        return session.sql(exp.select("*").from_(exp.to_table(target, dialect="duckdb")).limit(0).sql("duckdb"))
+        return nothing
     options: dict[str, Any] = {"like_release": int(latest["id"]), "on_break": config.on_break, "lineage_check": config.lineage_check,
                                "suppression": policy.release.suppression}
     options.update({key: policy.get(key) for key in ("memory_limit", "threads") if policy.get(key) is not None})
     with runs.tagged(model_id, invocation, target=target, watermark=mark):
-        return anonymize(input=batch, connection=session, **options).relation()
+        # appended to the model's table with the registry row, the ledger and the holding table,
+        # in one transaction: dbt appends the empty relation returned (nothing, whatever it does next)
+        anonymize(input=batch, connection=session, _append_to=target, **options)
+    return nothing
 
 
 def watermark(relation, column: str | None) -> dict | None:

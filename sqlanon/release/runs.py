@@ -89,6 +89,7 @@ def tag(engine, release_id: int, entry: dict) -> int | None:
     if tags is None:
         return None
     rerun = tags.get("rerun")
+    rerun_of: int | None
     if rerun is not None:  # the run repeats this release (whose own key and first release it takes)
         key, rerun_of = rerun["release_key"], int(rerun["rerun_of"] if rerun.get("rerun_of") is not None else rerun["id"])
     else:

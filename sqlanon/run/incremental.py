@@ -97,6 +97,13 @@ class Batch:
     #: a release relation on the caller's DuckDB connection (a dbt model appends it), not a write
     lazy: bool = False
     relation_state: dict = field(default_factory=dict)
+    described: str | None = None
+    append_to: str | None = None
+
+    @property
+    def source_text(self) -> str:
+        """The batch's input as the report and the registry name it."""
+        return self.described or self.session.source.describe()
 
     @property
     def engine(self):
@@ -107,8 +114,12 @@ class Batch:
         return self.reg is self.session.engine
 
 
-def anonymize_batch(policy: Policy, *, progress=None, dry_run: bool = False, connection=None) -> Release:
-    """Release the batch (``policy.source``) like release ``policy.release.like_release``."""
+def anonymize_batch(policy: Policy, *, progress=None, dry_run: bool = False, connection=None, described: str | None = None,
+                    append_to: str | None = None) -> Release:
+    """Release the batch (``policy.source``) like release ``policy.release.like_release``;
+    ``described``: what the input is, when its source is a temporary view (a relation);
+    ``append_to``: on the caller's DuckDB connection with no output, append the released rows to
+    this existing table (a dbt incremental model's) in the registry row's transaction."""
     started = time.perf_counter()
     say = progress or (lambda message: None)
     refuse_given(policy)
@@ -116,6 +127,10 @@ def anonymize_batch(policy: Policy, *, progress=None, dry_run: bool = False, con
     batch = None
     try:
         batch = _open(policy, session, dry_run)
+        batch.described = described
+        if append_to is not None and not batch.lazy:
+            raise ConfigError("appending a batch to a table needs the caller's DuckDB connection and no output")
+        batch.append_to = append_to
         batch.lin = _lineage(batch)
         _check_batch(batch)
         fingerprint = _fingerprint(batch)
@@ -216,12 +231,14 @@ def _privacy_keys() -> set[str]:
 def _root_output(batch: Batch) -> exp.Expr:
     """The root release's output as a FROM item of the registry's engine (its released classes
     start the ledger)."""
-    target = str(batch.lin.root.get("target") or "")  # type: ignore[union-attr]
-    table = released_table(batch.lin.root)  # type: ignore[arg-type]
+    lin = batch.lin
+    assert lin is not None
+    target = str(lin.root.get("target") or "")
+    table = released_table(lin.root)
     if table is not None:
         return Source(kind="table", table=table).table_expression()
     if batch.reg.dialect != "duckdb" or not os.path.exists(target):
-        raise ConfigError(f"release {batch.lin.root['id']}'s output {target} cannot be read to count its classes (the lineage starts from them)")  # type: ignore[union-attr]
+        raise ConfigError(f"release {lin.root['id']}'s output {target} cannot be read to count its classes (the lineage starts from them)")
     return batch.reg.source_from(Source.open(target))
 
 
@@ -523,7 +540,7 @@ def _report(batch: Batch, fingerprint: str) -> dict:
         "nodes_evaluated": 0, "queries": 0, "seconds": None, "output": None, "release_id": None,
         "max_suppression": float((lin.root.get("policy") or {}).get("max_suppression") or 0.0),
         "suppression_budget": rows,  # a batch has no budget: its suppression is per class
-        "quasi_identifiers": lin.qis, "input": batch.session.source.describe(), "hierarchies": [h.describe() for h in batch.hierarchies],
+        "quasi_identifiers": lin.qis, "input": batch.source_text, "hierarchies": [h.describe() for h in batch.hierarchies],
         "privacy": {"models": [{"model": "k-anonymity", "k": lin.k, "over": "lineage" if batch.check == "cumulative" else "each batch"}],
                     "classes": f["batch_classes"], "min_class_size": f["batch_min_class"], "suppressed_rows": not_released},
         "incremental": info,
@@ -550,7 +567,7 @@ def _entry(batch: Batch, report: dict) -> dict:
     policy = {k: v for k, v in batch.policy.flat().items() if v not in (None, [], {}, False) and k != "qi"}
     policy.update(qi=lin.specs, k=lin.k, drop_columns=lin.drop_columns)
     return {
-        "source": batch.session.source.describe(), "search": "like-release", "policy": policy,
+        "source": batch.source_text, "search": "like-release", "policy": policy,
         "transformation": lin.transformation, "privacy": report["privacy"], "metrics": report["metric"],
         "rows": report["rows"], "suppressed_rows": report["suppressed_rows"] + report["incremental"]["held_rows"],
         "input_hash": report["incremental"]["batch_fingerprint"], "report": report,
@@ -583,14 +600,19 @@ def _write(batch: Batch, report: dict, fingerprint: str) -> None:
 
 
 def _prepare_relation(batch: Batch, entry: dict, also) -> None:
-    """On the caller's DuckDB connection with no output (a dbt incremental model): the registry
-    row, the ledger and the holding table in one transaction, then the release as a lazy relation
-    over the batch's flagged rows (a temporary table, fixed before the holding table changed),
-    which the caller appends. Nothing else is written."""
+    """On the caller's DuckDB connection with no output: the registry row, the ledger and the
+    holding table in one transaction, with the released rows appended to ``append_to`` (a dbt
+    incremental model's table) in it too; else the release is a lazy relation over the batch's
+    flagged rows (a temporary table, fixed before the holding table changed) for the caller."""
     engine = batch.engine
     with engine.transaction():
-        release_id = registry.record(engine, dict(entry, target="relation"))
+        release_id = registry.record(engine, dict(entry, target="relation" if batch.append_to is None else f"table {batch.append_to}"))
+        if batch.append_to is not None:
+            engine.execute(exp.insert(release_query(batch), exp.to_table(batch.append_to, dialect="duckdb"), columns=batch.columns))
         also(engine, release_id)
+    if batch.append_to is not None:
+        batch.relation_state = {"kind": "table", "table": batch.append_to, "connection": engine.con, "release_id": release_id}
+        return
     sql, temps = keep_release_query(engine, release_query(batch))
     batch.relation_state = {"kind": "relation", "connection": engine.con, "sql": sql, "temps": temps, "release_id": release_id}
 
