@@ -91,7 +91,7 @@ def release_model(dbt, session, relation, policy: Policy, config: IncrementalCon
     batch, mark = _new_rows(relation, column, latest)
     nothing = session.sql(exp.select("*").from_(exp.to_table(target, dialect="duckdb")).limit(0).sql("duckdb"))
     if _is_empty(batch):
-        _record_rerun(session, latest, int(root["id"]), target, model_id, invocation, mark)
+        _record_rerun(session, latest, int(root["id"]), target, model_id, invocation, mark, config)
         return nothing
     options: dict[str, Any] = {"like_release": int(latest["id"]), "on_break": config.on_break, "lineage_check": config.lineage_check,
                                "suppression": policy.release.suppression}
@@ -174,7 +174,8 @@ def _same(key: str, now: Any, then: Any) -> bool:
     return all(now[c] == then[c] or (str(now[c]).startswith("age") and str(then[c]).startswith("age:")) for c in now)
 
 
-def _record_rerun(session, latest: dict, root_id: int, target: str, model_id: str, invocation: str | None, mark: dict | None) -> None:
+def _record_rerun(session, latest: dict, root_id: int, target: str, model_id: str, invocation: str | None, mark: dict | None,
+                  config: IncrementalConfig) -> None:
     """A run with no new rows: a registry row that re-runs ``latest`` (its key), released nothing,
     and stays in the lineage (so the next batch is released like it)."""
     engine = DuckDBEngine(connection=session)
@@ -182,7 +183,7 @@ def _record_rerun(session, latest: dict, root_id: int, target: str, model_id: st
     entry = {key: latest.get(key) for key in ("source", "policy", "transformation", "privacy", "metrics")}
     entry.update(search="like-release", rows=0, suppressed_rows=0, input_hash=None)
     was = latest.get("lineage") or {}
-    info = {"strategy": was.get("strategy"), "check": was.get("check"), "columns": columns, "batch_rows": 0, "released_rows": 0,
+    info = {"strategy": config.on_break, "check": config.lineage_check, "columns": columns, "batch_rows": 0, "released_rows": 0,
             "released_from_held": 0, "suppressed_rows": 0, "held_rows": 0, "unseen_rows": 0, "breaking_rows": 0,
             "lineage_min_class": was.get("lineage_min_class"), "lineage_classes": was.get("lineage_classes"), "lineage_meets_k": was.get("lineage_meets_k", True)}
     try:
