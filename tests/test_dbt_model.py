@@ -311,3 +311,13 @@ def test_incremental_model_refusals_after_the_first_run(visits):
     visits.execute("DELETE FROM sqlanon_releases")
     with pytest.raises(ConfigError, match="no release of it: run it with --full-refresh"):
         _run_incremental(visits, meta, 2)
+
+
+def test_incremental_model_with_search_auto(visits):
+    """The root records the search auto chose (and why); the model asking auto again is the same policy."""
+    meta = {"sqlanon": dict(VISITS, search="auto", incremental={"partition_column": "day"})}
+    _run_incremental(visits, meta, 1)
+    _run_incremental(visits, meta, 2)
+    assert len(_table(visits)) == 300 and [r[3] for r in _lineage(visits)] == [None, 1]
+    with pytest.raises(ConfigError, match="search: 'auto' -> 'samarati'"):
+        _run_incremental(visits, {"sqlanon": dict(VISITS, search="samarati", incremental={"partition_column": "day"})}, 3)

@@ -161,6 +161,8 @@ def refuse_changed_policy(policy: Policy, root: dict) -> None:
     recorded.validate()
     now = json.loads(json.dumps({k: v for k, v in _policy_dict(recorded).items() if k not in _PLUMBING}, sort_keys=True, default=str))
     then = {k: v for k, v in (root.get("policy") or {}).items() if k not in _PLUMBING}
+    if then.pop("search_auto", None) is not None:  # recorded as the search auto chose; asked as auto
+        then["search"] = "auto"
     changed = sorted(key for key in set(now) | set(then) if not _same(key, now.get(key), then.get(key)))
     if changed:
         shown = "; ".join(f"{key}: {then.get(key)!r} -> {now.get(key)!r}" for key in changed[:3])
