@@ -6,6 +6,7 @@ independently (smallest class, suppressed rows), and the registry rows say new r
 from __future__ import annotations
 
 import collections
+import json
 import os
 
 import duckdb
@@ -14,11 +15,12 @@ from typer.testing import CliRunner
 
 from sqlanon.cli.app import app
 from sqlanon.dbt import anonymize_model, model_policy, package_path
-from sqlanon.errors import ConfigError
+from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.release import registry, runs
 from sqlanon.engine import connect
 
-POLICY = {"qi": {"zip": "mask", "age": "bands:10,20", "sex": "flat"}, "k": 4, "max_suppression": 0.1, "drop_columns": ["id"]}
+POLICY = {"qi": {"zip": "mask", "age": "bands:10,20", "sex": "flat"}, "k": 4, "max_suppression": 0.1, "drop_columns": ["id"],
+          "keep_columns": ["diagnosis", "visit", "fee"]}  # every column has a role
 
 
 class _This:
@@ -93,7 +95,7 @@ def test_rerun_of_an_unchanged_model_is_the_same_release(con):
 
 def test_policy_file_with_model_keys_over_it(con, tmp_path):
     (tmp_path / "policies").mkdir()
-    (tmp_path / "policies" / "p.yml").write_text("qi:\n  zip: mask\n  age: bands:10,20\n  sex: flat\nk: 3\nmax_suppression: 0.1\ndrop_columns: [id]\n")
+    (tmp_path / "policies" / "p.yml").write_text("qi:\n  zip: mask\n  age: bands:10,20\n  sex: flat\nk: 3\nmax_suppression: 0.1\ndrop_columns: [id]\nkeep_columns: [diagnosis, visit, fee]\n")
     policy = model_policy({"sqlanon": {"policy": "policies/p.yml", "k": 6}}, {}, str(tmp_path))
     assert policy.privacy.k == 6 and policy.qi["zip"] == "mask" and policy.release.drop_columns == ["id"]
     assert model_policy({"sqlanon": {"policy": "policies/p.yml"}}, {"k": 2}, str(tmp_path)).privacy.k == 2
@@ -177,3 +179,145 @@ def test_package_path_is_the_shipped_package():
     assert os.path.isfile(os.path.join(package_path(), "dbt_project.yml"))
     out = CliRunner().invoke(app, ["dbt", "path"])
     assert out.exit_code == 0 and out.output.strip() == package_path()
+
+
+# -- the incremental model (sqlanon.dbt.incremental), with what dbt does around it -------------
+
+VISITS = {"qi": {"zip": "mask", "age": "bands:10,20", "sex": "flat"}, "k": 4, "max_suppression": 0.1, "drop_columns": ["id"], "keep_columns": ["day", "diagnosis"]}
+ARRIVED = {1: "day <= 1", 2: "day <= 2", 3: "day <= 3"}  # the days the warehouse holds
+
+
+class _Visits:
+    database, schema, identifier = "dbt", "main", "visits_k4"
+
+    def __repr__(self) -> str:
+        return '"dbt"."main"."visits_k4"'
+
+
+class _IncrementalDbt:
+    """dbt's ``dbt`` object of an incremental model: ``is_incremental`` once its table exists."""
+
+    this = _Visits()
+
+    def __init__(self, incremental: bool) -> None:
+        self.is_incremental = incremental
+
+
+@pytest.fixture
+def visits(tmp_path):
+    import random
+
+    rng = random.Random(11)
+    c = duckdb.connect(str(tmp_path / "dbt.duckdb"))
+    c.execute("CREATE TABLE visits (id INTEGER, day INTEGER, zip VARCHAR, age INTEGER, sex VARCHAR, diagnosis VARCHAR)")
+    rows = [(i, 1 + i // 150, rng.choice(["02139", "02141", "02142", "00501"]), rng.choice([23, 31, 38, 45, 52, 67]), rng.choice(["M", "F"]), rng.choice(["flu", "none"])) for i in range(450)]
+    c.executemany("INSERT INTO visits VALUES (?, ?, ?, ?, ?, ?)", rows)
+    yield c
+    c.close()
+
+
+def _run_incremental(con, meta, day: int, relation=None):
+    """One dbt run of the incremental model: create its table on the first run, append after."""
+    parsed_model = {"unique_id": "model.example.visits_k4"}  # noqa: F841
+    exists = bool(con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name = 'visits_k4'").fetchall()[0][0])
+    rel = anonymize_model(_IncrementalDbt(exists), con, relation if relation is not None else con.table("visits").filter(ARRIVED[day]), meta)
+    if exists:
+        rel.insert_into("visits_k4")
+    else:
+        rel.create("visits_k4")
+
+
+def _table(con) -> list[tuple]:
+    return con.execute("SELECT day, zip, age, sex, diagnosis FROM visits_k4").fetchall()
+
+
+def _lineage(con) -> list[tuple]:
+    return con.execute("SELECT id, search, rows, parent_id, lineage_root, rerun_of, watermark, lineage FROM sqlanon_releases ORDER BY id").fetchall()
+
+
+def _k_over_table(con, k: int = 4) -> None:
+    """Independent re-check: every unmasked class on (zip, age, sex) of the whole table has >= k rows."""
+    rows = _table(con)
+    classes = collections.Counter(r[1:4] for r in rows if r[1:4] != ("*", "*", "*"))
+    assert min(classes.values()) >= k
+
+
+def test_incremental_model_hold_keeps_rows_until_their_class_reaches_k(visits):
+    meta = {"sqlanon": dict(VISITS, incremental={"on_break": "hold", "partition_column": "day"})}
+    _run_incremental(visits, meta, 1)
+    root = _table(visits)
+    for day in (2, 3):
+        _run_incremental(visits, meta, day)
+        _k_over_table(visits)
+        rows = _table(visits)
+        assert all(r[1] != "*" for r in rows if r[0] > 1)  # held, not masked: a batch's released rows are all in classes of k
+        held = visits.execute("SELECT COUNT(*) FROM sqlanon_held_1").fetchall()[0][0]
+        info = json.loads(_lineage(visits)[-1][7])
+        assert info["strategy"] == "hold" and info["unseen_rows"] == 0 and held > 0
+        assert info["released_from_held"] > 0 if day == 3 else info["released_from_held"] == 0  # day 2's held rows join classes of day 3
+        assert len(rows) - len(root) + held == 150 * (day - 1)  # every new row released or held, none twice
+    assert collections.Counter(root) <= collections.Counter(_table(visits))
+    assert [r[3:5] for r in _lineage(visits)] == [(None, None), (1, 1), (2, 1)]
+    assert [json.loads(r[6])["through"] for r in _lineage(visits)] == ["1", "2", "3"]
+
+
+def test_incremental_model_refuse_writes_nothing(visits):
+    meta = {"sqlanon": dict(VISITS, incremental={"on_break": "refuse", "partition_column": "day"})}
+    _run_incremental(visits, meta, 1)
+    before, registry = _table(visits), _lineage(visits)
+    with pytest.raises(UnsatisfiableError, match="breaks k=4"):
+        _run_incremental(visits, meta, 2)
+    assert _table(visits) == before and _lineage(visits) == registry
+
+
+def test_incremental_model_filtered_by_the_model(visits):
+    """Without a partition column the model passes the new rows itself (a filter on dbt.this);
+    the same rows again are refused, no rows are a re-run."""
+    meta = {"sqlanon": dict(VISITS, incremental=True)}
+    _run_incremental(visits, meta, 1)
+    day2 = visits.table("visits").filter("day = 2")
+    _run_incremental(visits, meta, 2, relation=day2)
+    assert len(_table(visits)) == 300
+    with pytest.raises(ConfigError, match="already released"):
+        _run_incremental(visits, meta, 2, relation=visits.table("visits").filter("day = 2"))
+    _run_incremental(visits, meta, 2, relation=visits.table("visits").filter("day > 3"))
+    rows = _lineage(visits)
+    assert len(_table(visits)) == 300 and [r[5] for r in rows] == [None, None, 2] and rows[-1][2] == 0 and rows[-1][6] is None
+
+
+@pytest.mark.parametrize("incremental, message", [
+    ({"on_break": "drop"}, "on_break must be one of suppress, hold, refuse"),
+    ({"lineage_check": "all"}, "lineage_check must be one of cumulative, batch"),
+    ({"partition": "day"}, "incremental.partition is not a key"),
+    ({"partition_column": "visit_day"}, "partition_column 'visit_day' is not a column"),
+    ("yes", "must be a mapping"),
+])
+def test_incremental_config_refusals(visits, incremental, message):
+    with pytest.raises(ConfigError, match=message):
+        _run_incremental(visits, {"sqlanon": dict(VISITS, incremental=incremental)}, 1)
+
+
+def test_incremental_model_refusals_after_the_first_run(visits):
+    meta = {"sqlanon": dict(VISITS, incremental={"partition_column": "day"})}
+    _run_incremental(visits, meta, 1)
+    registry = _lineage(visits)
+    with pytest.raises(ConfigError, match=r"policy changed since release 1 .*k: 4 -> 5.*--full-refresh"):
+        _run_incremental(visits, {"sqlanon": dict(VISITS, k=5, incremental={"partition_column": "day"})}, 2)
+    with pytest.raises(ConfigError, match="the lineage's is 'day'"):
+        _run_incremental(visits, {"sqlanon": dict(VISITS, incremental={"partition_column": "age"})}, 2)
+    with pytest.raises(ConfigError, match="has no incremental: key"):
+        _run_incremental(visits, {"sqlanon": dict(VISITS)}, 2)
+    assert _lineage(visits) == registry and len(_table(visits)) == 150
+    visits.execute("DELETE FROM sqlanon_releases")
+    with pytest.raises(ConfigError, match="no release of it: run it with --full-refresh"):
+        _run_incremental(visits, meta, 2)
+
+
+def test_incremental_model_with_search_auto(visits):
+    """The root records the search auto chose (and why); the model asking auto again is the same policy."""
+    meta = {"sqlanon": dict(VISITS, search="auto", incremental={"partition_column": "day"})}
+    _run_incremental(visits, meta, 1)
+    _run_incremental(visits, meta, 2)
+    assert len(_table(visits)) == 300 and [r[3] for r in _lineage(visits)] == [None, 1]
+    with pytest.raises(ConfigError, match="search: 'auto' -> 'samarati'"):
+        _run_incremental(visits, {"sqlanon": dict(VISITS, search="samarati", incremental={"partition_column": "day"})}, 3)

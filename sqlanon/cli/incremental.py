@@ -15,7 +15,9 @@ def lineage_line(release: dict) -> str:
         return ""
     info = release.get("lineage") or {}
     held = f" held={info.get('held_rows')}" if info.get("strategy") == "hold" else ""
-    return f"  like={release['parent_id']} lineage={release['lineage_root']} batch={release['batch_fingerprint']} {info.get('strategy')}{held} meets_k={info.get('lineage_meets_k')}"
+    batch = release["batch_fingerprint"] or "none"  # a dbt incremental run that found no new rows
+    watermark = f" through={release['watermark']['through']}" if release.get("watermark") else ""
+    return f"  like={release['parent_id']} lineage={release['lineage_root']} batch={batch}{watermark} {info.get('strategy')}{held} meets_k={info.get('lineage_meets_k')}"
 
 
 def incremental_summary(result: dict) -> str:

@@ -15,6 +15,10 @@ keys, as in a policy file, and/or ``policy: path/to/policy.yml`` relative to the
 The registry row (``sqlanon_releases`` in the dbt database) carries the model's unique id and
 the run's invocation id; an unchanged model run again is a re-run of the same release
 (``rerun_of``), not a new one (:mod:`sqlanon.release.runs`).
+
+A model materialized ``incremental`` with ``meta: sqlanon: incremental: {on_break: .., partition_column: ..}``
+anonymizes fully on its first run and releases only the new rows on later runs, like the first
+release (:mod:`sqlanon.dbt.incremental`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 from typing import Any
 
 from sqlanon.config.policy import Policy, _entries
+from sqlanon.dbt.incremental import IncrementalConfig, release_model
 from sqlanon.errors import ConfigError
 from sqlanon.release import runs
 from sqlanon.run.api import anonymize
@@ -52,7 +57,14 @@ def anonymize_model(dbt, session, relation, meta: dict | None = None, **options:
     keyword ``options`` override it, as in :func:`sqlanon.anonymize`), record the release with
     the model's unique id and the invocation id, and return the release relation for dbt to
     materialize."""
-    policy = model_policy(meta, options, project_dir())
+    config = dict((meta or {}).get(META_KEY) or {})
+    incremental = IncrementalConfig.from_meta(config.pop("incremental", None))
+    policy = model_policy({META_KEY: config}, options, project_dir())
+    if incremental is not None:
+        return release_model(dbt, session, relation, policy, incremental, unique_id(dbt), invocation_id())
+    if getattr(dbt, "is_incremental", False):
+        raise ConfigError(f"the model is materialized incremental and its table {dbt.this} exists, but meta.{META_KEY} has no incremental: key; "
+                          f"give incremental: {{on_break: suppress}} (its new rows are released like its first release) or materialize it as a table")
     with runs.tagged(unique_id(dbt), invocation_id(), target=str(dbt.this)):
         release = anonymize(policy, input=relation, connection=session)
     return release.relation()

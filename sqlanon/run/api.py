@@ -101,7 +101,8 @@ def qi_specs(policy: Policy) -> dict[str, str]:
     return qis
 
 
-def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry_run: bool = False, connection=None, _fail_after_write: bool = False, **options: Any):
+def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry_run: bool = False, connection=None, _fail_after_write: bool = False,
+              _append_to: str | None = None, **options: Any):
     """Find the plan and write the release; returns a :class:`sqlanon.release.result.Release` (typed
     fields, ``.to_dict()`` the CLI's ``--json`` object, ``.relation()``, ``.to_arrow()``, ``.to_pandas()``).
 
@@ -114,11 +115,14 @@ def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry
     3 PostgreSQL) connection instead (``table=`` names the input; outputs go to its database; the
     connection is not closed, and an open transaction of the caller's is joined rather than
     committed). On a DuckDB connection with no output, the release is the lazy ``.relation()``.
+    (``_append_to``: a batch's rows are appended to this existing table of the connection, in the
+    transaction of its registry row; the dbt incremental model's, :mod:`sqlanon.dbt.incremental`.)
     """
     policy, options, rel_input, connection = normalize(policy, options, connection)
     owned = getattr(rel_input, "owned", None)  # a DataFrame's in-memory connection, sqlanon's own
     try:
-        release = _anonymize(policy, progress=progress, dry_run=dry_run, connection=connection, _fail_after_write=_fail_after_write, rel_input=rel_input, **options)
+        release = _anonymize(policy, progress=progress, dry_run=dry_run, connection=connection, _fail_after_write=_fail_after_write, rel_input=rel_input,
+                             _append_to=_append_to, **options)
     except BaseException:
         if owned is not None:
             rel_input.close()
@@ -131,13 +135,13 @@ def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry
     return release
 
 
-def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_input=None, **options):
+def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_input=None, _append_to=None, **options):
     """One run, phase by phase: the policy, the session, the release target, the set-up (hierarchies,
     requirement, metric: every refusal before the scan), the base scan, the search and its report,
     the release, the report's last figures."""
     started = time.perf_counter()
     clock = PhaseClock()
-    batch = _like_release(policy, options, connection, progress, dry_run)
+    batch = _like_release(policy, options, connection, progress, dry_run, rel_input, _append_to)
     if batch is not None:  # an incremental release (sqlanon.run.incremental)
         return batch
     policy = _prepared_policy(policy, options, connection)
@@ -157,16 +161,19 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         session.close()
 
 
-def _like_release(policy, options: dict, connection, progress, dry_run: bool):
+def _like_release(policy, options: dict, connection, progress, dry_run: bool, rel_input=None, append_to: str | None = None):
     """``like_release=N``: the batch released with release N's transformation
     (:func:`sqlanon.run.incremental.anonymize_batch`); else None (and its options refused)."""
     policy = _as_policy(policy, options) if not isinstance(policy, Policy) or options else policy
     if policy.release.like_release is None:
         incremental.refuse_unused(policy)
+        if append_to is not None:
+            raise ConfigError("appending to a table is for incremental releases (like_release=N)")
         return None
     if connection is not None and not policy.source.input:
         policy.source.input = policy.source.table
-    return incremental.anonymize_batch(policy, progress=as_reporter(progress).message, dry_run=dry_run, connection=connection)
+    described = rel_input.describe() if rel_input is not None else None  # a relation: what it is, not its temporary view
+    return incremental.anonymize_batch(policy, progress=as_reporter(progress).message, dry_run=dry_run, connection=connection, described=described, append_to=append_to)
 
 
 @dataclass

@@ -32,8 +32,8 @@ from sqlanon.engine.table_name import TableName, same_table
 from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.expr.atoms import and_all, as_varchar, col, if_, lit, sum_, table_ref
 from sqlanon.hierarchy import is_builder_spec
-from sqlanon.release import lineage, registry, write as release_mod
-from sqlanon.release.result import Release
+from sqlanon.release import lineage, registry, runs, write as release_mod
+from sqlanon.release.result import Release, keep_release_query
 from sqlanon.run.check import _plan_recoding
 from sqlanon.run.session import Session
 from sqlanon.stats import format_input_hash
@@ -94,6 +94,16 @@ class Batch:
     tables: dict[str, str] = field(default_factory=dict)
     figures: dict[str, Any] = field(default_factory=dict)
     hierarchies: list = field(default_factory=list)
+    #: a release relation on the caller's DuckDB connection (a dbt model appends it), not a write
+    lazy: bool = False
+    relation_state: dict = field(default_factory=dict)
+    described: str | None = None
+    append_to: str | None = None
+
+    @property
+    def source_text(self) -> str:
+        """The batch's input as the report and the registry name it."""
+        return self.described or self.session.source.describe()
 
     @property
     def engine(self):
@@ -104,8 +114,12 @@ class Batch:
         return self.reg is self.session.engine
 
 
-def anonymize_batch(policy: Policy, *, progress=None, dry_run: bool = False, connection=None) -> Release:
-    """Release the batch (``policy.source``) like release ``policy.release.like_release``."""
+def anonymize_batch(policy: Policy, *, progress=None, dry_run: bool = False, connection=None, described: str | None = None,
+                    append_to: str | None = None) -> Release:
+    """Release the batch (``policy.source``) like release ``policy.release.like_release``;
+    ``described``: what the input is, when its source is a temporary view (a relation);
+    ``append_to``: on the caller's DuckDB connection with no output, append the released rows to
+    this existing table (a dbt incremental model's) in the registry row's transaction."""
     started = time.perf_counter()
     say = progress or (lambda message: None)
     refuse_given(policy)
@@ -113,6 +127,10 @@ def anonymize_batch(policy: Policy, *, progress=None, dry_run: bool = False, con
     batch = None
     try:
         batch = _open(policy, session, dry_run)
+        batch.described = described
+        if append_to is not None and not batch.lazy:
+            raise ConfigError("appending a batch to a table needs the caller's DuckDB connection and no output")
+        batch.append_to = append_to
         batch.lin = _lineage(batch)
         _check_batch(batch)
         fingerprint = _fingerprint(batch)
@@ -153,7 +171,8 @@ def _open(policy: Policy, session: Session, dry_run: bool) -> Batch:
     if engine.dialect == "spark":
         raise ConfigError("--like-release runs on DuckDB and PostgreSQL (Spark has no transactions for the lineage's tables)")
     target = release_mod.Target.from_options(out.output, out.output_table, out.in_place, session.source, out.overwrite, out.output_delimiter)
-    if target.kind == "none" and not dry_run:
+    lazy = target.kind == "none" and not dry_run and engine.dialect == "duckdb" and bool(getattr(engine, "borrowed", False))
+    if target.kind == "none" and not dry_run and not lazy:
         raise ConfigError("--like-release writes a release: give --output, --output-table or --in-place (or --dry-run)")
     release_mod.check_target(engine, target, session.source)
     strategy, check = out.on_break or "suppress", out.lineage_check or "cumulative"
@@ -167,7 +186,7 @@ def _open(policy: Policy, session: Session, dry_run: bool) -> Batch:
         return Batch(policy, session, target, connect(database=reg_path, read_only=dry_run), reg_path, strategy, check)
     if out.registry:
         raise ConfigError(f"--registry {out.registry} is where file releases are recorded; a table release is recorded in its own database (sqlanon_releases)")
-    return Batch(policy, session, target, engine, getattr(engine, "database", None) or "of the connection", strategy, check)
+    return Batch(policy, session, target, engine, getattr(engine, "database", None) or "of the connection", strategy, check, lazy=lazy)
 
 
 def _lineage(batch: Batch) -> Lineage:
@@ -180,6 +199,7 @@ def _lineage(batch: Batch) -> Lineage:
     root = parent if found is None else registry.get_release(batch.reg, int(found["lineage_root"]))
     if root is None:
         raise ConfigError(f"release {n} names lineage root {found and found['lineage_root']}, which is not in registry {batch.reg_where}")
+    runs.merge_into(batch.reg, [root])  # a dbt model's root: its output is the model's relation
     policy = root.get("policy") or {}
     _refuse_root(root, policy)
     qis = list((policy.get("qi") or {}).keys())
@@ -211,11 +231,14 @@ def _privacy_keys() -> set[str]:
 def _root_output(batch: Batch) -> exp.Expr:
     """The root release's output as a FROM item of the registry's engine (its released classes
     start the ledger)."""
-    target = str(batch.lin.root.get("target") or "")  # type: ignore[union-attr]
-    if target.startswith("table "):
-        return Source(kind="table", table=target[len("table "):]).table_expression()
+    lin = batch.lin
+    assert lin is not None
+    target = str(lin.root.get("target") or "")
+    table = released_table(lin.root)
+    if table is not None:
+        return Source(kind="table", table=table).table_expression()
     if batch.reg.dialect != "duckdb" or not os.path.exists(target):
-        raise ConfigError(f"release {batch.lin.root['id']}'s output {target} cannot be read to count its classes (the lineage starts from them)")  # type: ignore[union-attr]
+        raise ConfigError(f"release {lin.root['id']}'s output {target} cannot be read to count its classes (the lineage starts from them)")
     return batch.reg.source_from(Source.open(target))
 
 
@@ -248,9 +271,20 @@ def _refuse_own_output(batch: Batch) -> None:
     name = source.table_name(batch.engine.dialect)
     for r in registry.list_releases(batch.reg):
         if r["id"] == lin.root_id or r.get("lineage_root") == lin.root_id:
-            target = str(r.get("target") or "")
-            if target.startswith("table ") and same_table(batch.engine, TableName.parse(target[len("table "):], batch.engine.dialect), name):
+            table = released_table(r)
+            if table is not None and same_table(batch.engine, TableName.parse(table, batch.engine.dialect), name):
                 raise ConfigError(f"the batch {source.describe()} is release {r['id']}'s output (released rows); a batch is a table or file of new source rows")
+
+
+def released_table(release: dict) -> str | None:
+    """The table a release's output is: ``table NAME``, or a dbt model's relation (the table the
+    model materialized: its target, with the model's unique id); None for a file or a relation."""
+    target = str(release.get("target") or "")
+    if target.startswith("table "):
+        return target[len("table "):]
+    if release.get("model_id") and target and target != "relation":
+        return target
+    return None
 
 
 def _released_columns(batch: Batch, root_out) -> list[str] | None:
@@ -506,7 +540,7 @@ def _report(batch: Batch, fingerprint: str) -> dict:
         "nodes_evaluated": 0, "queries": 0, "seconds": None, "output": None, "release_id": None,
         "max_suppression": float((lin.root.get("policy") or {}).get("max_suppression") or 0.0),
         "suppression_budget": rows,  # a batch has no budget: its suppression is per class
-        "quasi_identifiers": lin.qis, "input": batch.session.source.describe(), "hierarchies": [h.describe() for h in batch.hierarchies],
+        "quasi_identifiers": lin.qis, "input": batch.source_text, "hierarchies": [h.describe() for h in batch.hierarchies],
         "privacy": {"models": [{"model": "k-anonymity", "k": lin.k, "over": "lineage" if batch.check == "cumulative" else "each batch"}],
                     "classes": f["batch_classes"], "min_class_size": f["batch_min_class"], "suppressed_rows": not_released},
         "incremental": info,
@@ -533,7 +567,7 @@ def _entry(batch: Batch, report: dict) -> dict:
     policy = {k: v for k, v in batch.policy.flat().items() if v not in (None, [], {}, False) and k != "qi"}
     policy.update(qi=lin.specs, k=lin.k, drop_columns=lin.drop_columns)
     return {
-        "source": batch.session.source.describe(), "search": "like-release", "policy": policy,
+        "source": batch.source_text, "search": "like-release", "policy": policy,
         "transformation": lin.transformation, "privacy": report["privacy"], "metrics": report["metric"],
         "rows": report["rows"], "suppressed_rows": report["suppressed_rows"] + report["incremental"]["held_rows"],
         "input_hash": report["incremental"]["batch_fingerprint"], "report": report,
@@ -557,8 +591,30 @@ def _write(batch: Batch, report: dict, fingerprint: str) -> None:
             _update_held(batch, release_id)
 
     entry = _entry(batch, report)
+    if batch.lazy:
+        _prepare_relation(batch, entry, also)
+        report["output"], report["release_id"] = "relation", batch.relation_state["release_id"]
+        return
     written = release_mod.write_query(batch.engine, release_query(batch), batch.target, batch.session.source, entry, batch.reg_where if batch.target.kind in ("parquet", "csv") else None, also=also)
     report["output"], report["release_id"] = written["output"], written["release_id"]
+
+
+def _prepare_relation(batch: Batch, entry: dict, also) -> None:
+    """On the caller's DuckDB connection with no output: the registry row, the ledger and the
+    holding table in one transaction, with the released rows appended to ``append_to`` (a dbt
+    incremental model's table) in it too; else the release is a lazy relation over the batch's
+    flagged rows (a temporary table, fixed before the holding table changed) for the caller."""
+    engine = batch.engine
+    with engine.transaction():
+        release_id = registry.record(engine, dict(entry, target="relation" if batch.append_to is None else f"table {batch.append_to}"))
+        if batch.append_to is not None:
+            engine.execute(exp.insert(release_query(batch), exp.to_table(batch.append_to, dialect="duckdb"), columns=batch.columns))
+        also(engine, release_id)
+    if batch.append_to is not None:
+        batch.relation_state = {"kind": "table", "table": batch.append_to, "connection": engine.con, "release_id": release_id}
+        return
+    sql, temps = keep_release_query(engine, release_query(batch))
+    batch.relation_state = {"kind": "relation", "connection": engine.con, "sql": sql, "temps": temps, "release_id": release_id}
 
 
 def _lineage_info(report: dict) -> dict:
@@ -602,6 +658,8 @@ def _update_held(batch: Batch, release_id: int) -> None:
 
 
 def _state(batch: Batch) -> dict:
+    if batch.relation_state:
+        return batch.relation_state
     t = batch.target
     if t.kind == "none" or batch.policy.release.like_release is None:
         return {}
