@@ -148,9 +148,9 @@ class _Sampler:
         chosen = self._draw(elems, cs, draws)
         todo = np.nonzero(self.model.masks[chosen] & filled)[0]
         rng = self.rng
-        for _ in range(REJECTION_ROUNDS if rng is not None else 0):
-            if not len(todo):
-                return chosen
+        for _ in range(REJECTION_ROUNDS):
+            if rng is None or not len(todo):
+                break
             again = self._draw(elems, cs, rng.random(len(todo)))
             chosen[todo] = again
             todo = todo[(self.model.masks[again] & filled[todo]) != 0]
