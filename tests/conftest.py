@@ -99,20 +99,12 @@ def pytest_xdist_make_scheduler(config, log):
     return LoadGroupScheduling(config, log)
 
 
-#: tests the merge of issue 41's and 42's branches (2026-12-01) left failing, each to be fixed
-#: in the next session (named in that session's closing note); marked xfail, not strict, so a
-#: fixed one shows as XPASS. The list is ``tests/known_broken.txt``, one node id a line.
-KNOWN_BROKEN = {line.strip() for line in open(os.path.join(os.path.dirname(__file__), "known_broken.txt"), encoding="utf-8") if line.strip() and not line.startswith("#")}
-
-
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``-n auto``, scheduled by group): every test marked
     ``spark`` runs on one worker, so one JVM (the session fixture) serves them all; the tests of a
     module marked ``postgres`` run on one worker, so its module-scoped server starts once; the
     other tests spread over every worker."""
     for item in items:
-        if item.nodeid in KNOWN_BROKEN:
-            item.add_marker(pytest.mark.xfail(reason="left failing by the merge of 2026-12-01 (tests/known_broken.txt)", strict=False))
         if item.get_closest_marker("spark") is not None:
             item.add_marker(pytest.mark.xdist_group("spark"))
         elif item.get_closest_marker("postgres") is not None:
