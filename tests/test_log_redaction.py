@@ -69,3 +69,27 @@ def test_literals_of_a_tree_and_of_a_text_are_hidden():
     assert logged_text("SELECT 'x' || name FROM t LIMIT 3", "duckdb", environ={}) == "SELECT ? || name FROM t LIMIT ?"
     assert "withheld" in logged_text("SELEC 'Quuxburg' FRM", "duckdb", environ={})
     assert "Quuxburg" not in logged_text("SELEC 'Quuxburg' FRM", "duckdb", environ={})
+
+
+def test_postgres_debug_log_names_no_value_of_the_table(table, caplog, monkeypatch):
+    """PostgreSQL runs its own statements (mapping tables copied in, suppressed classes, the
+    release): none of them shows a value of the table in the log."""
+    from conftest import local_postgres
+
+    import psycopg
+
+    tmp, path = table
+    monkeypatch.delenv("SQLANON_LOG_SQL", raising=False)
+    with local_postgres() as url:
+        with psycopg.connect(url, autocommit=True) as pg:
+            pg.execute("CREATE TABLE people (zip text, age integer, city text)")
+            with pg.cursor() as cur, cur.copy("COPY people FROM STDIN") as copy:
+                for line in open(path, encoding="utf-8").read().splitlines()[1:]:
+                    z, a, c = line.split(",")
+                    copy.write_row((z, int(a), c))
+        with caplog.at_level(logging.DEBUG, logger="sqlanon.sql"):
+            release = sqlanon.anonymize(input=url, table="people", qi={"zip": "mask", "age": "bands:5,10,20", "city": "flat"}, k=5,
+                                        max_suppression=0.1, output_table="people_k5")
+    text = "\n".join(r.getMessage() for r in caplog.records if r.name == "sqlanon.sql")
+    assert release.rows == 600 and text.count("\n") > 5
+    assert not any(v in text for v in [*CITIES, ZIP])
