@@ -19,7 +19,7 @@ COMMANDS = {"anonymize": cli.anonymize, "check": cli.check, "sql": cli.sql}
 #: flags that are not policy: the policy file itself, how a run talks, what kind of check, the dialect
 NOT_POLICY = {
     "anonymize": {"--policy", "--json", "--dry-run", "--quiet"},
-    "check": {"--json", "--against", "--against-format", "--against-delimiter", "--min-sup", "--transformation", "--risk", "--suppressed-marker", "--release", "--registry", "--no-release-policy"},
+    "check": {"--json", "--against", "--against-format", "--against-delimiter", "--min-sup", "--transformation", "--risk", "--suppressed-marker", "--release", "--registry", "--release-policy"},
     "sql": {"--policy", "--dialect"},
 }
 #: policy keys no flag sets: a CSV output's delimiter; SafePub's seed is --seed under --epsilon

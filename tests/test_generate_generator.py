@@ -319,3 +319,68 @@ def test_generation_in_blocks(monkeypatch):
     rows, counts = np.unique(a, axis=0, return_counts=True)
     for r, c in zip(rows.tolist(), counts.tolist()):
         assert abs(c / 40_000 - exact[tuple(r)]) < 0.01
+
+
+# ------------------------------------------------------------------------------------------------
+# the sampler at scale: rejection first, the rest drawn exactly; bounded by a deadline
+
+
+def _skewed_model(rounds_fail: bool) -> GeneratorModel:
+    """4 domains of 2 values; a heavy pair element over domains 0-1 and 2-3 and light singletons:
+    once a pair has filled a domain, a draw of the other pair (most of the weight) conflicts, so
+    rejection fails often and (with ``rounds_fail``) every row falls through to the exact draw."""
+    item_column = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    itemsets = [(i,) for i in range(8)] + [(0, 2), (1, 3), (4, 6), (5, 7), (0, 6)]
+    usage = [1, 2, 1, 1, 3, 1, 1, 2] + [400, 300, 500, 200, 900 if rounds_fail else 50]
+    return GeneratorModel.from_code_table(itemsets, usage, item_column, 4, 0.5)
+
+
+@pytest.mark.parametrize("rounds", [0, 2, 32])
+def test_rejection_and_exact_draws_give_the_exact_distribution(monkeypatch, rounds):
+    """Whatever share of rows the rejection rounds settle (none, some, nearly all), the generated
+    rows follow GenerateTransaction's exact distribution (enumerated over every path)."""
+    from sqlanon.search.generate import generator
+
+    monkeypatch.setattr(generator, "REJECTION_ROUNDS", rounds)
+    for rounds_fail in (False, True):
+        m = _skewed_model(rounds_fail)
+        exact = exact_distribution(m)
+        n = 120_000
+        rows = generate(m, n, seed=11)
+        keys, counts = np.unique(rows, axis=0, return_counts=True)
+        got = {tuple(k.tolist()): c / n for k, c in zip(keys, counts)}
+        assert set(got) <= set(exact)
+        for key, p in exact.items():
+            sd = (p * (1 - p) / n) ** 0.5
+            assert abs(got.get(key, 0.0) - p) <= 5 * sd + 1e-9, (rounds, rounds_fail, key, got.get(key), p)
+
+
+def test_generation_stops_at_its_deadline_after_the_first_block(monkeypatch):
+    from sqlanon.search.generate import generator
+
+    monkeypatch.setattr(generator, "GENERATE_BLOCK", 100)
+    t = [0.0]
+
+    def clock():
+        return t[0]
+
+    done: list[tuple[int, int]] = []
+
+    def progress(rows, total):
+        done.append((rows, total))
+        t[0] += 1.0  # each block takes a second
+
+    m = fig1_model()
+    rows = generate(m, 1_000, seed=1, progress=progress, deadline=2.5, clock=clock)
+    assert len(rows) == 300 and done == [(100, 1000), (200, 1000), (300, 1000)]
+    assert (generate(m, 1_000, seed=1)[:300] == rows).all()  # the same rows as an unlimited run's first ones
+    assert len(generate(m, 1_000, seed=1, deadline=-1.0, clock=clock)) == 100  # the first block always
+
+
+def test_generated_arrow_maps_item_ids_to_their_labels():
+    class Enc:
+        item_labels = ["a", "b", 3, None]
+        columns = ["x", "y"]
+
+    table = generated_arrow(Enc(), np.array([[0, 2], [1, 3], [1, 2]]))
+    assert table.to_pydict() == {"x": ["a", "b", "b"], "y": ["3", None, "3"]}  # NULL stays NULL

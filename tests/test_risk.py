@@ -251,7 +251,7 @@ def test_risk_in_registry_and_json_report(tmp_path):
     out = str(tmp_path / "out.parquet")
     res = runner.invoke(sqlanon.cli.app.app, ["anonymize", "--keep-others", "--input", path, "--qi", "zip=mask", "--qi", "age=bands:5,10,20", "--k", "3", "--max-suppression", "0.1", "--output", out, "--json", "-q", "--population-fraction", "0.2"])
     assert res.exit_code == 0, res.output
-    report = json.loads(res.output)
+    report = json.loads(res.stdout)  # the JSON is stdout (a warning goes to stderr)
     assert set(report["risk"]) == {"before", "after"} and "population_uniques" in report["risk"]["before"]
     from sqlanon.release import registry
     from sqlanon.engine import connect
@@ -262,7 +262,7 @@ def test_risk_in_registry_and_json_report(tmp_path):
     finally:
         engine.close()
     assert stored["risk"] == report["risk"]
-    assert stored["sql"] and stored["sql"][0][0] == "base frequency set"
+    assert stored["sql"] and stored["sql"][0][0] == "base frequency set", stored["sql"]
 
 
 @pytest.mark.parametrize("flag,value", [("--population-fraction", "2"), ("--population-fraction", "0"), ("--risk-threshold", "1.5")])

@@ -4,7 +4,7 @@ A page holding one of these markers gets it replaced when the site is built:
 
 * ``<!-- generated: cli -->`` — the CLI reference, from the click command tree of the typer app
   (``typer.main.get_command(sqlanon.cli.app.app)``): every command and sub-command with its usage,
-  help, arguments and options;
+  help, arguments and options (with their help panels, in the order ``--help`` shows them);
 * ``<!-- generated: policy -->`` — the policy reference, from the JSON Schema of the pydantic
   policy model (``sqlanon.config.schema.schema("policy")``, the same as
   ``schemas/policy.schema.json``);
@@ -46,7 +46,8 @@ def _code(text: str) -> str:
 
 
 def _param_row(param: Any, ctx: Any) -> str:
-    """One table row: the option's names and value, as ``--help`` prints them, and its help."""
+    """One table row: the option's names and value, as ``--help`` prints them, its help panel and
+    its help."""
     record = param.get_help_record(ctx)
     if record is None:  # an argument without help
         name = getattr(param, "human_readable_name", None) or (param.name or "").upper()
@@ -54,7 +55,8 @@ def _param_row(param: Any, ctx: Any) -> str:
     names, help_text = record
     if getattr(param, "multiple", False) and param.param_type_name == "option":
         help_text = f"{help_text} (repeatable)"
-    return f"| {_code(_cell(names))} | {_cell(help_text)} |"
+    panel = getattr(param, "rich_help_panel", None) or ""
+    return f"| {_code(_cell(names))} | {_cell(panel)} | {_cell(help_text)} |"
 
 
 def _command_md(cmd: Any, path: list[str], parent_ctx: Any, out: list[str]) -> None:
@@ -69,7 +71,7 @@ def _command_md(cmd: Any, path: list[str], parent_ctx: Any, out: list[str]) -> N
         out.append(html.escape(help_text, quote=False).replace("\b\n", "") + "\n")
     params = [p for p in cmd.get_params(ctx) if not getattr(p, "hidden", False)]
     if params:
-        out.append("| option | help |\n|---|---|")
+        out.append("| option | panel | help |\n|---|---|---|")
         out.extend(_param_row(p, ctx) for p in params)
         out.append("")
     if hasattr(cmd, "list_commands"):  # a group

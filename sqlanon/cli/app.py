@@ -10,9 +10,9 @@ import json
 from typing import Any, List, Optional, cast
 
 import typer
-from typer.core import TyperGroup
 
 from sqlanon.errors import ConfigError
+from sqlanon.cli.conventions import CHECK, ENGINE, HELP, INPUT, LIMITS, OUTPUT, PRIVACY, REPORT, App, Group, option
 from sqlanon.cli.flags import SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
 from sqlanon.cli.generate import register as register_generate
 from sqlanon.cli.dbt import register as register_dbt
@@ -28,6 +28,7 @@ from sqlanon.search.generate.scores import compare_tables
 from sqlanon.engine import connect, is_postgres_url
 from sqlanon.engine.source import Source
 from sqlanon.release import registry
+from sqlanon.release.searched import search_label
 from sqlanon.report import for_release, write_html
 from sqlanon.config.checks import check_report_path, refuse_existing
 from sqlanon.config import schema as schema_mod
@@ -42,7 +43,7 @@ from sqlanon.profiling.text import render
 _PARSER_ERROR = cast("type[typer.BadParameter]", next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"))
 
 
-class _JsonUsageErrors(TyperGroup):
+class _JsonUsageErrors(Group):
     """Under ``--json``, a usage error of the flag parser (``--k 2.5``, an unknown flag, a missing
     required option) is one JSON object on stdout, ``{"error": .., "exit_code": 2}``, and one
     ``error: ..`` line on stderr, like every other error; the exit code is the parser's."""
@@ -64,15 +65,15 @@ class _JsonUsageErrors(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
-app = typer.Typer(
+app = App(
     cls=_JsonUsageErrors,
     name="sqlanon",
     help="Anonymize tables inside the database: k-anonymity, l-diversity, t-closeness by generated SQL. " + EXIT_HELP,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion SHELL (bash, zsh, fish, powershell)
 )
-hierarchy_app = typer.Typer(help="Import and inspect generalization hierarchies. " + EXIT_HELP, no_args_is_help=True)
+hierarchy_app = App(help="Import and inspect generalization hierarchies. " + EXIT_HELP, no_args_is_help=True)
 app.add_typer(hierarchy_app, name="hierarchy")
 
 
@@ -89,7 +90,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, rich_help_panel=HELP, help="Print the version and exit."),
 ) -> None:
     """Anonymize tables inside the database."""
     import os
@@ -101,7 +102,7 @@ def _main(
 @with_policy_flags(SOURCE_FLAGS)
 def anonymize(
     ctx: typer.Context,
-    policy: Optional[str] = typer.Option(None, "--policy", help="YAML policy file; flags given here win over it."),
+    policy: Optional[str] = option(None, "--policy", panel=INPUT, help="YAML policy file; flags given here win over it (an output flag replaces its output)."),
     # every other flag but the last five is a policy key, declared with its path in the Policy model
     # (the source flags, SOURCE_FLAGS, come here)
     max_value_length: Optional[int] = policy_flag("hierarchies.max_value_length"),
@@ -116,21 +117,21 @@ def anonymize(
     search: Optional[str] = policy_flag("strategy.search"),
     sensitive_column: Optional[str] = policy_flag("privacy.sensitive_column"),
     class_column: Optional[str] = policy_flag("quality.class_column"),
-    output: Optional[str] = policy_flag("release.output", "--output", "-o"),
+    output: Optional[str] = policy_flag("release.output"),
     output_table: Optional[str] = policy_flag("release.output_table"),
     database: Optional[str] = policy_flag("release.database"),
-    in_place: bool = policy_flag("release.in_place", default=False),
-    overwrite: bool = policy_flag("release.overwrite", default=False),
+    in_place: Optional[bool] = policy_flag("release.in_place"),
+    overwrite: Optional[bool] = policy_flag("release.overwrite"),
     drop_column: Optional[List[str]] = policy_flag("release.drop_columns", "--drop-column"),
     keep_column: Optional[List[str]] = policy_flag("release.keep_columns", "--keep-column"),
     linked: Optional[List[str]] = policy_flag("release.linked", "--linked"),
     keep_linked: Optional[List[str]] = policy_flag("release.keep_linked", "--keep-linked"),
-    keep_others: bool = policy_flag("release.keep_others", default=False),
+    keep_others: Optional[bool] = policy_flag("release.keep_others"),
     memory_limit: Optional[str] = policy_flag("runtime.memory_limit"),
     threads: Optional[int] = policy_flag("runtime.threads"),
     registry: Optional[str] = policy_flag("release.registry"),
     report: Optional[str] = policy_flag("reporting.report"),
-    trace: bool = policy_flag("strategy.search_options.trace", default=False, help="bottom-up/top-down/genetic: keep and print every step."),
+    trace: Optional[bool] = policy_flag("strategy.search_options.trace", help="bottom-up/top-down/genetic: keep and print every step."),
     previous: Optional[List[str]] = policy_flag("strategy.search_options.previous", help="top-down: a previous release (registry id, table or file). Repeat."),
     x: Optional[List[str]] = policy_flag("strategy.search_options.x", help="top-down: X attributes (comma list)."),
     y: Optional[List[str]] = policy_flag("strategy.search_options.y", help="top-down: Y attributes (comma list)."),
@@ -150,7 +151,7 @@ def anonymize(
     max_level: Optional[List[str]] = policy_flag("hierarchies.max_level"),
     nulls: Optional[List[str]] = policy_flag("hierarchies.nulls"),
     microaggregate: Optional[List[str]] = policy_flag("release.microaggregate"),
-    local_recoding: bool = policy_flag("strategy.local_recoding", default=False),
+    local_recoding: Optional[bool] = policy_flag("strategy.local_recoding"),
     local_iterations: Optional[int] = policy_flag("strategy.local_iterations"),
     c: Optional[float] = policy_flag("privacy.c"),
     t_hierarchy: Optional[str] = policy_flag("privacy.t_hierarchy"),
@@ -169,7 +170,7 @@ def anonymize(
     average_risk: Optional[float] = policy_flag("privacy.average_risk"),
     population_fraction: Optional[float] = policy_flag("reporting.population_fraction"),
     risk_threshold: Optional[float] = policy_flag("reporting.risk_threshold"),
-    full_paths: bool = policy_flag("reporting.full_paths", default=False),
+    full_paths: Optional[bool] = policy_flag("reporting.full_paths"),
     engine: Optional[str] = policy_flag("runtime.engine"),
     spark_master: Optional[str] = policy_flag("runtime.spark_master"),
     spark_conf: Optional[List[str]] = policy_flag("runtime.spark_conf"),
@@ -177,9 +178,9 @@ def anonymize(
     on_break: Optional[str] = policy_flag("release.on_break"),
     lineage_check: Optional[str] = policy_flag("release.lineage_check"),
     # not policy: how this run talks
-    json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON object on stdout."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Plan only: no release and no registry entry are written (a --report is, as a preview)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    json_out: bool = option(False, "--json", panel=OUTPUT, help="Print exactly one JSON object on stdout (the report; an error: {error, exit_code})."),
+    dry_run: bool = option(False, "--dry-run", panel=OUTPUT, help="Plan only: no release and no registry entry are written (a --report is, as a preview)."),
+    quiet: bool = option(False, "--quiet", panel=OUTPUT, help="No progress on stderr."),
     **source: Any,
 ) -> None:
     def go():
@@ -203,7 +204,7 @@ def _print_report(result: dict, json_out: bool) -> None:
     if trace:
         for i, step in enumerate(trace, 1):
             typer.echo(f"step {i}: " + ", ".join(f"{k}={v}" for k, v in step.items()))
-    typer.echo(f"search         {result['search']} (k={result['k']})")
+    typer.echo(f"search         {search_label(result)}, k={result['k']}")
     typer.echo("transformation " + ", ".join(f"{c}={v}" for c, v in result["transformation"].items()))
     typer.echo(f"metric         {result['metric']['name']} = {result['metric']['value']:.6g}")
     typer.echo(f"rows           {result['rows']:,} ({result['suppressed_rows']:,} suppressed, budget {result.get('suppression_budget', 0):,})")
@@ -219,7 +220,7 @@ def _print_report(result: dict, json_out: bool) -> None:
 @app.command(help='Measure k, l, t, suppression and metrics of any table without changing it; a release a registry knows (or --release N) is checked by its own policy (QIs, k, budget, models; flags win).' + " " + EXIT_HELP)
 def check(
     ctx: typer.Context,
-    input: Optional[str] = policy_flag("source.input", "--input", "-i", help="Table to measure (CSV, Parquet, .duckdb, or a postgresql:// URL with --table); with --release, default the release's output."),
+    input: Optional[str] = policy_flag("source.input", help="Table to measure (CSV, Parquet, .duckdb, or a postgresql:// URL with --table); with --release, default the release's output."),
     qi: Optional[List[str]] = policy_flag("qi", help="COLUMN or COLUMN=HIERARCHY (with a hierarchy, precision and LM are measured). Repeat. Default for a release a registry knows: its quasi-identifiers."),
     format: Optional[str] = policy_flag("source.format"),
     delimiter: Optional[str] = policy_flag("source.delimiter"),
@@ -240,17 +241,17 @@ def check(
     risk_threshold: Optional[float] = policy_flag("reporting.risk_threshold", help="With --risk: prosecutor risk threshold for 'records above' (default 0.2)."),
     max_value_length: Optional[int] = policy_flag("hierarchies.max_value_length", help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
     # not policy: what kind of check, and how it talks
-    against: Optional[str] = typer.Option(None, "--against", help="An original table: compare (generated data: NAS, itemsets, dissimilarity)."),
-    against_format: Optional[str] = typer.Option(None, "--against-format"),
-    against_delimiter: Optional[str] = typer.Option(None, "--against-delimiter"),
-    min_sup: Optional[int] = typer.Option(None, "--min-sup", help="With --against: min support of the compared itemsets (default 1)."),
-    transformation: Optional[str] = typer.Option(None, "--transformation", help="A plan to measure on this table without writing: an anonymize --json report (file or text) or its transformation. --qi then needs hierarchies."),
-    risk: bool = typer.Option(False, "--risk", help="Re-identification risk: prosecutor, journalist, marketer, sample uniques (docs/risk.md)."),
-    suppressed_marker: Optional[str] = typer.Option(None, "--suppressed-marker", help="A row whose QIs all hold this counts as suppressed (default *, sqlanon's mask); none: every row is data (a table that is no release)."),
-    release: Optional[int] = typer.Option(None, "--release", help="Check by this release's own policy (its QIs, k, suppression budget and models, from the registry); flags given win."),
-    registry: Optional[str] = typer.Option(None, "--registry", help="The registry database of --release (default: beside the --input file, or the --input database)."),
-    no_release_policy: bool = typer.Option(False, "--no-release-policy", help="Measure by the flags only, even when a registry knows a release written to --input."),
-    json_out: bool = typer.Option(False, "--json"),
+    against: Optional[str] = option(None, "--against", panel=CHECK, help="An original table: compare (generated data: NAS, itemsets, dissimilarity)."),
+    against_format: Optional[str] = option(None, "--against-format", panel=CHECK, help="With --against: its format, csv | parquet | duckdb (default: from the name)."),
+    against_delimiter: Optional[str] = option(None, "--against-delimiter", panel=CHECK, help="With --against: its CSV delimiter."),
+    min_sup: Optional[int] = option(None, "--min-sup", panel=CHECK, help="With --against: min support of the compared itemsets (default 1)."),
+    transformation: Optional[str] = option(None, "--transformation", panel=CHECK, help="A plan to measure on this table without writing: an anonymize --json report (file or text) or its transformation. --qi then needs hierarchies."),
+    risk: bool = option(False, "--risk", panel=CHECK, help="Re-identification risk: prosecutor, journalist, marketer, sample uniques (docs/risk.md)."),
+    suppressed_marker: Optional[str] = option(None, "--suppressed-marker", panel=CHECK, help="A row whose QIs all hold this counts as suppressed (default *, sqlanon's mask); none: every row is data (a table that is no release)."),
+    release: Optional[int] = option(None, "--release", panel=CHECK, help="Check by this release's own policy (its QIs, k, suppression budget and models, from the registry); flags given win."),
+    registry: Optional[str] = option(None, "--registry", panel=CHECK, help="The registry database of --release (default: beside the --input file, or the --input database)."),
+    release_policy: bool = option(True, "--release-policy", panel=CHECK, help="--no-release-policy: measure by the flags only, even when a registry knows a release written to --input."),
+    json_out: bool = option(False, "--json", panel=OUTPUT, help="Print exactly one JSON object on stdout (the measurements and verdicts; an error: {error, exit_code})."),
 ) -> None:
     def go():
         pol = policy_from_flags(None, ctx.params, check, qi=_check_qi)
@@ -263,7 +264,7 @@ def check(
         if against:
             return _against(pol.source, against, against_format, against_delimiter, list(pol.qi), 1 if min_sup is None else min_sup)
         marker = "*" if suppressed_marker is None else None if suppressed_marker.lower() == "none" else suppressed_marker
-        return _check_table(pol, risk, given, release, registry, not no_release_policy, marker)
+        return _check_table(pol, risk, given, release, registry, release_policy, marker)
 
     result = _run(go, json_out=json_out)
     if json_out:
@@ -340,21 +341,21 @@ def _against(source, against, against_format, against_delimiter, columns, min_su
 
 @app.command(help="Profile a table: per column its type, NULLs, distinct values, uniqueness and a role (direct identifier, quasi-identifier, sensitive, insensitive) with the reason; a hierarchy per quasi-identifier; the risk before anonymization; and (--write-policy) a policy that anonymize runs as it is. " + EXIT_HELP)
 def profile(
-    input: Optional[str] = typer.Option(None, "--input", "-i", help="CSV file, Parquet file/folder/glob, .duckdb file, or postgresql:// URL (with --table)."),
-    table: Optional[str] = typer.Option(None, "--table", help="Table to read from a .duckdb, a postgresql:// input or the Spark catalog."),
-    format: Optional[str] = typer.Option(None, "--format", help="csv | parquet | duckdb | postgres (guessed from the name or URL)."),
-    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (sniffed from the header line when absent)."),
-    write_policy: Optional[str] = typer.Option(None, "--write-policy", help="Write the proposed policy (commented YAML) here, and hierarchy files beside it."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing policy or hierarchy file."),
-    k: int = typer.Option(5, "--k", help="k of the written policy."),
-    sample_rows: Optional[int] = typer.Option(None, "--sample-rows", help="Measure tables larger than this on a sample of about this many rows (default 1,000,000)."),
-    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="DuckDB memory_limit, e.g. 1GB (default: half the RAM)."),
-    threads: Optional[int] = typer.Option(None, "--threads"),
-    engine: Optional[str] = typer.Option(None, "--engine", help="duckdb | postgres | spark (default: from the input)."),
-    spark_master: Optional[str] = typer.Option(None, "--spark-master", help="Spark master URL (default local[*]); with --engine spark."),
-    spark_conf: Optional[List[str]] = typer.Option(None, "--spark-conf", help="Spark setting KEY=VALUE. Repeat; with --engine spark."),
-    json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON object on stdout."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    input: Optional[str] = option(None, "--input", panel=INPUT, help="CSV file, Parquet file/folder/glob, .duckdb file, or postgresql:// URL (with --table)."),
+    table: Optional[str] = option(None, "--table", panel=INPUT, help="Table to read from a .duckdb, a postgresql:// input or the Spark catalog."),
+    format: Optional[str] = option(None, "--format", panel=INPUT, help="csv | parquet | duckdb | postgres (guessed from the name or URL)."),
+    delimiter: Optional[str] = option(None, "--delimiter", panel=INPUT, help="CSV delimiter (sniffed from the header line when absent)."),
+    write_policy: Optional[str] = option(None, "--write-policy", panel=OUTPUT, help="Write the proposed policy (commented YAML) here, and hierarchy files beside it."),
+    overwrite: bool = option(False, "--overwrite", panel=OUTPUT, help="Replace an existing policy or hierarchy file."),
+    k: int = option(5, "--k", panel=PRIVACY, help="k of the written policy."),
+    sample_rows: Optional[int] = option(None, "--sample-rows", panel=LIMITS, help="Measure tables larger than this on a sample of about this many rows (default 1,000,000)."),
+    memory_limit: Optional[str] = option(None, "--memory-limit", panel=LIMITS, help="DuckDB memory_limit, e.g. 1GB (default: half the RAM)."),
+    threads: Optional[int] = option(None, "--threads", panel=ENGINE, help="Threads of DuckDB or Spark (at most 4 per core)."),
+    engine: Optional[str] = option(None, "--engine", panel=ENGINE, help="duckdb | postgres | spark (default: from the input)."),
+    spark_master: Optional[str] = option(None, "--spark-master", panel=ENGINE, help="Spark master URL (default local[*]); with --engine spark."),
+    spark_conf: Optional[List[str]] = option(None, "--spark-conf", panel=ENGINE, help="Spark setting KEY=VALUE. Repeat; with --engine spark."),
+    json_out: bool = option(False, "--json", panel=OUTPUT, help="Print exactly one JSON object on stdout (the profile; an error: {error, exit_code})."),
+    quiet: bool = option(False, "--quiet", panel=OUTPUT, help="No progress on stderr."),
 ) -> None:
     def go():
         return api_profile(input, table=table, format=format, delimiter=delimiter, engine=engine, spark_master=spark_master,
@@ -379,7 +380,7 @@ def profile(
 @with_policy_flags(SOURCE_FLAGS)
 def sql(
     ctx: typer.Context,
-    policy: Optional[str] = typer.Option(None, "--policy", help="YAML policy file; flags given here win over it."),
+    policy: Optional[str] = option(None, "--policy", panel=INPUT, help="YAML policy file; flags given here win over it (an output flag replaces its output)."),
     k: Optional[int] = policy_flag("privacy.k"),
     max_suppression: Optional[float] = policy_flag("privacy.max_suppression"),
     metric: Optional[str] = policy_flag("quality.metric"),
@@ -391,13 +392,13 @@ def sql(
     drop_column: Optional[List[str]] = policy_flag("release.drop_columns", "--drop-column", help="Leave this column out of the release. Repeat."),
     linked: Optional[List[str]] = policy_flag("release.linked", "--linked"),
     keep_column: Optional[List[str]] = policy_flag("release.keep_columns", "--keep-column"),
-    keep_others: bool = policy_flag("release.keep_others", default=False),
+    keep_others: Optional[bool] = policy_flag("release.keep_others"),
     weights: Optional[List[str]] = policy_flag("quality.weights"),
     min_level: Optional[List[str]] = policy_flag("hierarchies.min_level"),
     max_level: Optional[List[str]] = policy_flag("hierarchies.max_level"),
     nulls: Optional[List[str]] = policy_flag("hierarchies.nulls"),
     # not policy: the dialect the SQL is rendered for
-    dialect: str = typer.Option("duckdb", "--dialect", help="Render for duckdb, postgres, spark, ... (sqlglot dialects)."),
+    dialect: str = option("duckdb", "--dialect", panel=OUTPUT, help="Render for duckdb, postgres, spark, ... (sqlglot dialects)."),
     **source: Any,
 ) -> None:
     def go():
@@ -417,8 +418,8 @@ def sql(
 
 @app.command(help='List the releases recorded in a registry.' + " " + EXIT_HELP)
 def releases(
-    database: str = typer.Option(..., "--database", "--registry", help="The .duckdb holding sqlanon_releases."),
-    json_out: bool = typer.Option(False, "--json"),
+    database: str = option(..., "--database", "--registry", panel=INPUT, help="The .duckdb (or postgresql:// URL) holding sqlanon_releases."),
+    json_out: bool = option(False, "--json", panel=OUTPUT, help="Print exactly one JSON object on stdout: the list of releases, newest first (an error: {error, exit_code})."),
 ) -> None:
     import os
 
@@ -443,11 +444,11 @@ def releases(
 
 @app.command(help="Write the HTML report of a past release, from the report stored in its registry." + " " + EXIT_HELP)
 def report(
-    release: int = typer.Option(..., "--release", help="Release id (see `sqlanon releases`)."),
-    database: str = typer.Option(..., "--database", "--registry", help="The .duckdb (or postgresql:// URL) holding sqlanon_releases."),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="HTML file to write (default: sqlanon-release-ID.html)."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing file."),
-    full_paths: bool = typer.Option(False, "--full-paths", help="Show paths as recorded (absolute ones too); by default as the release's run chose."),
+    release: int = option(..., "--release", panel=INPUT, help="Release id (see `sqlanon releases`)."),
+    database: str = option(..., "--database", "--registry", panel=INPUT, help="The .duckdb (or postgresql:// URL) holding sqlanon_releases."),
+    output: Optional[str] = option(None, "--output", panel=OUTPUT, help="HTML file to write, this command's output (default: sqlanon-release-ID.html)."),
+    overwrite: bool = option(False, "--overwrite", panel=OUTPUT, help="Replace an existing file."),
+    full_paths: bool = option(False, "--full-paths", panel=REPORT, help="Show paths as recorded (absolute ones too); by default as the release's run chose."),
 ) -> None:
     def go():
         check_report_path(output)
@@ -463,8 +464,8 @@ def report(
 @app.command("schema", help="Print the JSON Schema of the policy file or of the anonymize --json report. " + EXIT_HELP)
 def schema_command(
     name: str = typer.Argument(..., help="policy | report"),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write it to this file instead of stdout."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --output file."),
+    output: Optional[str] = option(None, "--output", panel=OUTPUT, help="Write it to this file instead of stdout."),
+    overwrite: bool = option(False, "--overwrite", panel=OUTPUT, help="Replace an existing --output file."),
 ) -> None:
     def go():
         refuse_existing(output, "output file", overwrite)
@@ -479,18 +480,23 @@ def schema_command(
         typer.echo(text, nl=False)
 
 
+#: the --input and --format of the hierarchy commands (read by builders)
+SOURCE_HELP = "Source of a builder's values: CSV, Parquet, .duckdb file or postgresql:// URL (with --table)."
+FORMAT_HELP = "csv | parquet | duckdb | postgres (guessed from the name or URL)."
+
+
 @hierarchy_app.command("show", help='Validate a hierarchy and print its shape and first rows.' + " " + EXIT_HELP)
 def hierarchy_show(
     spec: str = typer.Argument(..., help="A hierarchy CSV/YAML/JSON, or a builder (bands:..., dates, mask) with --input."),
-    column: str = typer.Option("value", "--column", help="Column the hierarchy is for."),
-    input: Optional[str] = typer.Option(None, "--input", help="Source (for builders)."),
-    format: Optional[str] = typer.Option(None, "--format"),
-    delimiter: Optional[str] = typer.Option(None, "--delimiter"),
-    table: Optional[str] = typer.Option(None, "--table"),
-    hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
-    rows: int = typer.Option(10, "--rows", help="Leaf rows to print."),
-    max_value_length: Optional[int] = typer.Option(None, "--max-value-length", help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
-    json_out: bool = typer.Option(False, "--json"),
+    column: str = option("value", "--column", panel=INPUT, help="Column the hierarchy is for."),
+    input: Optional[str] = option(None, "--input", panel=INPUT, help=SOURCE_HELP),
+    format: Optional[str] = option(None, "--format", panel=INPUT, help=FORMAT_HELP),
+    delimiter: Optional[str] = option(None, "--delimiter", panel=INPUT, help="CSV delimiter of --input (sniffed when absent)."),
+    table: Optional[str] = option(None, "--table", panel=INPUT, help="Table of a .duckdb or postgresql:// --input."),
+    hierarchy_delimiter: Optional[str] = option(None, "--hierarchy-delimiter", panel=INPUT, help="Delimiter of a hierarchy CSV (sniffed when absent)."),
+    rows: int = option(10, "--rows", panel=OUTPUT, help="Leaf rows to print."),
+    max_value_length: Optional[int] = option(None, "--max-value-length", panel=LIMITS, help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
+    json_out: bool = option(False, "--json", panel=OUTPUT, help="Print exactly one JSON object on stdout: the hierarchy's shape (attribute, leaves, levels, distinct per level, origin) and its first --rows rows."),
 ) -> None:
     def go():
         h, _ = _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter, max_value_length)
@@ -509,16 +515,16 @@ def hierarchy_show(
 @hierarchy_app.command("import", help='Store a validated hierarchy as a mapping table (leaf, level_1, ..., root) in a database.' + " " + EXIT_HELP)
 def hierarchy_import(
     spec: str = typer.Argument(..., help="A hierarchy CSV/YAML/JSON, or a builder with --input."),
-    column: str = typer.Option(..., "--column", help="Column the hierarchy is for."),
-    database: str = typer.Option(..., "--database", help=".duckdb file to store the mapping table in."),
-    table_name: Optional[str] = typer.Option(None, "--name", help="Mapping table name (default sqlanon_hierarchy_<column>)."),
-    input: Optional[str] = typer.Option(None, "--input"),
-    format: Optional[str] = typer.Option(None, "--format"),
-    delimiter: Optional[str] = typer.Option(None, "--delimiter"),
-    table: Optional[str] = typer.Option(None, "--table"),
-    hierarchy_delimiter: Optional[str] = typer.Option(None, "--hierarchy-delimiter"),
-    overwrite: bool = typer.Option(False, "--overwrite"),
-    max_value_length: Optional[int] = typer.Option(None, "--max-value-length", help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
+    column: str = option(..., "--column", panel=INPUT, help="Column the hierarchy is for."),
+    database: str = option(..., "--database", panel=OUTPUT, help=".duckdb file to store the mapping table in."),
+    table_name: Optional[str] = option(None, "--name", panel=OUTPUT, help="Mapping table name (default sqlanon_hierarchy_<column>)."),
+    input: Optional[str] = option(None, "--input", panel=INPUT, help=SOURCE_HELP),
+    format: Optional[str] = option(None, "--format", panel=INPUT, help=FORMAT_HELP),
+    delimiter: Optional[str] = option(None, "--delimiter", panel=INPUT, help="CSV delimiter of --input (sniffed when absent)."),
+    table: Optional[str] = option(None, "--table", panel=INPUT, help="Table of a .duckdb or postgresql:// --input."),
+    hierarchy_delimiter: Optional[str] = option(None, "--hierarchy-delimiter", panel=INPUT, help="Delimiter of a hierarchy CSV (sniffed when absent)."),
+    overwrite: bool = option(False, "--overwrite", panel=OUTPUT, help="Replace an existing mapping table."),
+    max_value_length: Optional[int] = option(None, "--max-value-length", panel=LIMITS, help="Longest value (characters) a hierarchy built from the data takes (default 4096)."),
 ) -> None:
     def go():
         h, _ = _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delimiter, max_value_length)
@@ -567,7 +573,7 @@ def main() -> None:
     stats_local.HIDE_SCIPY_BLAS = True
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        app()
+        app(prog_name="sqlanon")  # also under python -m sqlanon: usage lines and the completion script name the command
     except SystemExit as done:
         leave(done.code)
     leave(0)

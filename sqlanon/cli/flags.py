@@ -18,55 +18,67 @@ import inspect
 from collections.abc import Callable
 from typing import Any, List, Optional, TypeVar
 
-import typer
+from pydantic.fields import FieldInfo
 
+from sqlanon.cli.conventions import option, panel_of
 from sqlanon.config.policy import QI_HELP, SECTION_OF, SECTIONS, Policy, parse_qi_flags
-from sqlanon.config.search_options import SEARCH_OPTIONS, cli_search_options, given
+from sqlanon.config.search_options import SEARCH_OPTIONS, cli_search_options
 from sqlanon.errors import ConfigError
 
 OPTIONS = "strategy.search_options"
+
+
+def _fields(path: str) -> list[FieldInfo]:
+    """The model fields at ``path`` (a search option: every options model's field of that name)."""
+    parts = path.split(".")
+    if path.startswith(OPTIONS + "."):
+        return [model.model_fields[parts[-1]] for model in SEARCH_OPTIONS.values() if parts[-1] in model.model_fields]
+    if path in ("qi", OPTIONS):
+        return []
+    return [SECTIONS[parts[0]].model_fields[parts[1]]]
 
 
 def field_help(path: str) -> str | None:
     """The description of the model field at ``path`` (a search option's from its options model)."""
     if path == "qi":
         return QI_HELP
-    parts = path.split(".")
-    if path.startswith(OPTIONS + "."):
-        for model in SEARCH_OPTIONS.values():
-            field = model.model_fields.get(parts[-1])
-            if field is not None and field.description:
-                return field.description
-        return None
-    return SECTIONS[parts[0]].model_fields[parts[1]].description
+    return next((field.description for field in _fields(path) if field.description), None)
 
 
-def policy_flag(path: str, *decls: str, help: str | None = None, default: Any = None) -> Any:
+def is_switch(path: str) -> bool:
+    """Is the key at ``path`` a boolean (its flag ``--x/--no-x``)?"""
+    fields = _fields(path)
+    return bool(fields) and all(field.annotation is bool for field in fields)
+
+
+def policy_flag(path: str, long: str | None = None, help: str | None = None) -> Any:
     """A typer option whose value is the policy's ``path``. The flag is ``--`` + the last part of the
-    path (``privacy.max_suppression`` is ``--max-suppression``) unless ``decls`` name it; the help
-    is the field's description unless ``help`` is given (a command may say more)."""
+    path (``privacy.max_suppression`` is ``--max-suppression``) unless ``long`` names it; the help
+    is the field's description unless ``help`` is given (a command may say more); its panel is
+    the path's (:func:`~sqlanon.cli.conventions.panel_of`). A boolean key is ``--x/--no-x``,
+    None when neither is given (the policy file's value stands)."""
     _check_path(path)
-    names = decls or (f"--{path.rsplit('.', 1)[-1].replace('_', '-')}",)
-    info = typer.Option(default, *names, help=help if help is not None else field_help(path))
+    name = long or f"--{path.rsplit('.', 1)[-1].replace('_', '-')}"
+    info = option(None, name, panel=panel_of(path), help=help if help is not None else field_help(path) or "", boolean=is_switch(path))
     setattr(info, "policy_path", path)  # noqa: B010  (read back by flag_paths; OptionInfo declares no such attribute, so mypy refuses the plain assignment)
     return info
 
 
 #: the flags naming the table read and its quasi-identifiers, shared by anonymize and sql:
-#: (policy path, type, flag names when not ``--`` + the path's last part)
-SOURCE_FLAGS: tuple[tuple[str, Any, tuple[str, ...]], ...] = (
-    ("source.input", Optional[str], ("--input", "-i")),
-    ("source.format", Optional[str], ()),
-    ("source.delimiter", Optional[str], ()),
-    ("source.table", Optional[str], ()),
-    ("qi", Optional[List[str]], ()),
-    ("hierarchies.hierarchy_delimiter", Optional[str], ()),
+#: (policy path, type)
+SOURCE_FLAGS: tuple[tuple[str, Any], ...] = (
+    ("source.input", Optional[str]),
+    ("source.format", Optional[str]),
+    ("source.delimiter", Optional[str]),
+    ("source.table", Optional[str]),
+    ("qi", Optional[List[str]]),
+    ("hierarchies.hierarchy_delimiter", Optional[str]),
 )
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
-def with_policy_flags(flags: tuple[tuple[str, Any, tuple[str, ...]], ...]) -> Callable[[Command], Command]:
+def with_policy_flags(flags: tuple[tuple[str, Any], ...]) -> Callable[[Command], Command]:
     """Declare ``flags`` (e.g. :data:`SOURCE_FLAGS`) on a command, after its ``--policy`` (or first)
     parameter: each is the parameter named by its path's last part, a :func:`policy_flag`. The
     command takes them as ``**flags`` (commands read every flag through ``ctx.params``)."""
@@ -75,7 +87,7 @@ def with_policy_flags(flags: tuple[tuple[str, Any, tuple[str, ...]], ...]) -> Ca
         signature = inspect.signature(command)
         own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
         at = next((i + 1 for i, p in enumerate(own) if p.name == "policy"), 1)
-        added = [inspect.Parameter(path.rsplit(".", 1)[-1], inspect.Parameter.KEYWORD_ONLY, default=policy_flag(path, *decls), annotation=kind) for path, kind, decls in flags]
+        added = [inspect.Parameter(path.rsplit(".", 1)[-1], inspect.Parameter.KEYWORD_ONLY, default=policy_flag(path), annotation=kind) for path, kind in flags]
         parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
         # typer reads the signature (inspect honours __signature__); a Callable declares no such attribute for mypy
         setattr(command, "__signature__", signature.replace(parameters=parameters[:at] + added + parameters[at:]))  # noqa: B010
@@ -102,26 +114,48 @@ def flag_paths(command: Callable) -> dict[str, str]:
     return out
 
 
+def _long_flags(param: inspect.Parameter) -> list[str]:
+    """The long flags of a parameter's option, a switch's ``--x/--no-x`` as ``--x``, ``--no-x``."""
+    return [name for d in getattr(param.default, "param_decls", ()) or () for name in d.split("/") if name.startswith("--")]
+
+
 def flag_names(command: Callable) -> dict[str, str]:
-    """Parameter name -> its first long flag (``--max-suppression``), for every option of a command."""
+    """Parameter name -> its first long flag (``--max-suppression``; a switch ``--in-place/--no-in-place``:
+    ``--in-place``), for every option of a command."""
     out = {}
     for name, param in inspect.signature(command).parameters.items():
-        decls = [d for d in getattr(param.default, "param_decls", ()) or () if d.startswith("--")]
-        if decls:
-            out[name] = decls[0]
+        flags = _long_flags(param)
+        if flags:
+            out[name] = flags[0]
     return out
 
 
 def given_flags(params: dict[str, Any], command: Callable) -> dict[str, Any]:
-    """``--flag -> value`` of the flags given (0 is a value; None, False and [] are absences)."""
-    names = flag_names(command)
-    return {names[name]: value for name, value in params.items() if name in names and given(list(value) if isinstance(value, tuple) else value)}
+    """``--flag -> value`` of the flags given (0 is a value; None and [] are absences, and so is a
+    switch at its default). A switch given off is named by its ``--no-x``."""
+    out: dict[str, Any] = {}
+    for name, param in inspect.signature(command).parameters.items():
+        flags = _long_flags(param)
+        value = params.get(name)
+        value = list(value) if isinstance(value, tuple) else value
+        if not flags or value is None or value == []:
+            continue
+        if isinstance(value, bool):
+            if value is getattr(param.default, "default", None):
+                continue
+            out[flags[1] if value is False and len(flags) > 1 else flags[0]] = value
+        else:
+            out[flags[0]] = value
+    return out
 
 
 def policy_from_flags(policy_file: str | None, params: dict[str, Any], command: Callable, qi: Callable[[list[str]], dict] = parse_qi_flags) -> Policy:
     """The policy of a command: its ``--policy`` file, then every policy flag given, at its path
-    (flags win). ``--qi`` adds to the file's quasi-identifiers (``qi`` parses its values);
-    search options given as their own flags or ``--option KEY=VALUE`` join the file's."""
+    (flags win: ``--no-x`` switches off a file's ``x: true``; a flag not given leaves the file's
+    value). ``--qi`` adds to the file's quasi-identifiers (``qi`` parses its values); search
+    options given as their own flags or ``--option KEY=VALUE`` join the file's. An output flag
+    (``--output``, ``--output-table``, ``--in-place``) replaces the file's output
+    (:func:`_flags_choose_output`)."""
     policy = Policy.from_file(policy_file) if policy_file else Policy()
     leaves: dict[str, Any] = {}
     options: dict[str, Any] = {}
@@ -130,7 +164,7 @@ def policy_from_flags(policy_file: str | None, params: dict[str, Any], command: 
         value = params.get(name)
         if isinstance(value, tuple):  # a repeatable flag not given is () before typer converts it
             value = list(value)
-        if not given(value):
+        if value is None or value == []:  # not given (a switch given off is False, a value)
             continue
         if path == OPTIONS:
             pairs = value
@@ -141,10 +175,34 @@ def policy_from_flags(policy_file: str | None, params: dict[str, Any], command: 
     if "qi" in leaves:
         policy.qi = {**policy.qi, **qi(leaves.pop("qi"))}
     population = leaves.pop("population", None)
+    _flags_choose_output(policy, leaves)
     policy.update(leaves, "flags")
-    policy.strategy.search_options = {**policy.strategy.search_options, **cli_search_options(pairs, **options)}
+    switched_off = {key: False for key, value in options.items() if value is False}  # --no-trace over a file's trace: true
+    policy.strategy.search_options = {**policy.strategy.search_options, **cli_search_options(pairs, **options), **switched_off}
     _route_model_flags(policy, population, options.get("seed"))
     return policy
+
+
+#: the policy keys that say where a release goes: one of them at a time
+OUTPUT_KEYS = ("output", "output_table", "in_place")
+
+
+def _flags_choose_output(policy: Policy, leaves: dict[str, Any]) -> None:
+    """An output the flags give (``--output``, ``--output-table`` or ``--in-place``) is the output:
+    the policy file's other output keys are dropped (and its ``database``, which only places an
+    ``output_table``, unless that is what the flags chose). Two output flags given together are
+    still refused, by the release target."""
+    chosen = [key for key in OUTPUT_KEYS if leaves.get(key)]
+    if not chosen:
+        return
+    release = policy.release
+    for key in OUTPUT_KEYS:
+        if key not in chosen and key not in leaves:
+            setattr(release, key, False if key == "in_place" else None)
+    if "output_table" not in chosen and "database" not in leaves:
+        release.database = None
+    if chosen == ["in_place"] and "overwrite" not in leaves and not (leaves.get("report") or policy.reporting.report):
+        release.overwrite = False  # the file's overwrite was its output's: in place always replaces the input
 
 
 def _route_model_flags(policy: Policy, population: str | None, seed: int | None) -> None:

@@ -11,6 +11,7 @@ from typing import List, Optional
 
 import typer
 
+from sqlanon.cli.conventions import INPUT, LIMITS, OUTPUT, PRIVACY, REPORT, SEARCH, option
 from sqlanon.cli.common import EXIT_HELP, _progress, _run, _split
 from sqlanon.errors import ConfigError
 from sqlanon.engine import connect
@@ -23,37 +24,37 @@ from sqlanon.report import write_html
 
 
 def generate_command(
-    input: str = typer.Option(..., "--input", "-i", help="Source: CSV, Parquet file/glob, .duckdb file or postgresql:// URL (both with --table)."),
-    format: Optional[str] = typer.Option(None, "--format", help="csv, parquet or duckdb (default: from the file name)."),
-    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="CSV delimiter (one character; \\t for tab)."),
-    table: Optional[str] = typer.Option(None, "--table", help="Table of a .duckdb input."),
-    columns: Optional[List[str]] = typer.Option(None, "--columns", help="Columns to model and generate (comma separated; default: all)."),
-    min_sup: int = typer.Option(1, "--min-sup", help="Minimum support (rows) of KRIMP's candidate itemsets; acts like k."),
-    laplace: float = typer.Option(0.001, "--laplace", help="Laplace correction added to every code-table usage (> 0); larger = fewer generated rows copy an original row (NAS need not fall, see docs/generate.md)."),
-    rows: Optional[int] = typer.Option(None, "--rows", help="Rows to generate (default: as many as the input)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed (reproducible output)."),
-    candidates: str = typer.Option("all", "--candidates", help="KRIMP candidates: all or closed frequent itemsets."),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the generated table to a Parquet (or .csv) file."),
-    output_table: Optional[str] = typer.Option(None, "--output-table", help="Write to a new table of the .duckdb input."),
-    in_place: bool = typer.Option(False, "--in-place", help="Replace the input table (one transaction)."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file/table."),
-    no_dissimilarity: bool = typer.Option(False, "--no-dissimilarity", help="Skip the code-table dissimilarity (runs KRIMP on the output)."),
-    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="DuckDB memory_limit, e.g. 1GB."),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Seconds for mining and KRIMP; when reached, rows are generated from the best code table so far (JSON: stopped_by, code_table_complete)."),
-    report: Optional[str] = typer.Option(None, "--report", help="Also write an HTML report here (risk of input and generated table, NAS, itemset overlap)."),
-    population_fraction: Optional[float] = typer.Option(None, "--population-fraction", help="Risk: the input is this fraction of its population; estimate population uniques."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
-    weights: Optional[List[str]] = typer.Option(None, "--weights", hidden=True, help="Refused: generation has no per-attribute loss to weigh."),
-    min_level: Optional[List[str]] = typer.Option(None, "--min-level", hidden=True, help="Refused: generation releases no hierarchy levels."),
-    max_level: Optional[List[str]] = typer.Option(None, "--max-level", hidden=True, help="Refused: generation releases no hierarchy levels."),
+    input: str = option(..., "--input", panel=INPUT, help="Source: CSV, Parquet file/glob, .duckdb file or postgresql:// URL (both with --table)."),
+    format: Optional[str] = option(None, "--format", panel=INPUT, help="csv, parquet or duckdb (default: from the file name)."),
+    delimiter: Optional[str] = option(None, "--delimiter", panel=INPUT, help="CSV delimiter (one character; \\t for tab)."),
+    table: Optional[str] = option(None, "--table", panel=INPUT, help="Table of a .duckdb input."),
+    columns: Optional[List[str]] = option(None, "--columns", panel=INPUT, help="Columns to model and generate (comma separated; default: all)."),
+    min_sup: int = option(1, "--min-sup", panel=PRIVACY, help="Minimum support (rows) of KRIMP's candidate itemsets; acts like k."),
+    laplace: float = option(0.001, "--laplace", panel=SEARCH, help="Laplace correction added to every code-table usage (> 0); larger = fewer generated rows copy an original row (NAS need not fall, see docs/generate.md)."),
+    rows: Optional[int] = option(None, "--rows", panel=OUTPUT, help="Rows to generate (default: as many as the input)."),
+    seed: Optional[int] = option(None, "--seed", panel=SEARCH, help="Random seed (reproducible output)."),
+    candidates: str = option("all", "--candidates", panel=SEARCH, help="KRIMP candidates: all or closed frequent itemsets."),
+    output: Optional[str] = option(None, "--output", panel=OUTPUT, help="Write the generated table to a Parquet (or .csv) file."),
+    output_table: Optional[str] = option(None, "--output-table", panel=OUTPUT, help="Write to a new table of the .duckdb input."),
+    in_place: bool = option(False, "--in-place", panel=OUTPUT, help="Replace the input table (one transaction)."),
+    overwrite: bool = option(False, "--overwrite", panel=OUTPUT, help="Replace an existing output file/table."),
+    dissimilarity: bool = option(True, "--dissimilarity", panel=REPORT, help="--no-dissimilarity: skip the code-table dissimilarity (it runs KRIMP on the output)."),
+    memory_limit: Optional[str] = option(None, "--memory-limit", panel=LIMITS, help="DuckDB memory_limit, e.g. 1GB."),
+    time_limit: Optional[float] = option(None, "--time-limit", panel=LIMITS, help="Seconds for mining and KRIMP; when reached, rows are generated from the best code table so far (JSON: stopped_by, code_table_complete)."),
+    report: Optional[str] = option(None, "--report", panel=REPORT, help="Also write an HTML report here (risk of input and generated table, NAS, itemset overlap)."),
+    population_fraction: Optional[float] = option(None, "--population-fraction", panel=REPORT, help="Risk: the input is this fraction of its population; estimate population uniques."),
+    as_json: bool = option(False, "--json", panel=OUTPUT, help="Print exactly one JSON object on stdout (the result; an error: {error, exit_code})."),
+    quiet: bool = option(False, "--quiet", panel=OUTPUT, help="No progress on stderr."),
+    weights: Optional[List[str]] = option(None, "--weights", panel=SEARCH, hidden=True, help="Refused: generation has no per-attribute loss to weigh."),
+    min_level: Optional[List[str]] = option(None, "--min-level", panel=SEARCH, hidden=True, help="Refused: generation releases no hierarchy levels."),
+    max_level: Optional[List[str]] = option(None, "--max-level", panel=SEARCH, hidden=True, help="Refused: generation releases no hierarchy levels."),
 ) -> None:
     result = _run(
         run_generate, weights=weights or None, min_level=min_level or None, max_level=max_level or None,
         input=input, format=format, delimiter=delimiter, table=table, columns=_split(columns) or None,
         min_sup=min_sup, laplace=laplace, rows=rows, seed=seed, candidates=candidates, output=output,
         output_table=output_table, in_place=in_place, overwrite=overwrite,
-        dissimilarity=not no_dissimilarity, memory_limit=memory_limit,
+        dissimilarity=dissimilarity, memory_limit=memory_limit,
         progress=_progress(quiet, as_json), time_limit=time_limit,
         report=report, population_fraction=population_fraction,
         json_out=as_json,

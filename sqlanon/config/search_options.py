@@ -16,7 +16,7 @@ sqlanon.errors.ConfigError: unknown search option 'iteratons' for search genetic
 >>> parse_search_options("optimal", {"iterations": 5})
 Traceback (most recent call last):
 ...
-sqlanon.errors.ConfigError: search option 'iterations' is read by search genetic, not by optimal; optimal reads: batch, local_rows, lookahead_threads, numeric, probes
+sqlanon.errors.ConfigError: search option 'iterations' is read by search genetic, not by optimal; optimal reads: batch, local_rows, lookahead_threads, numeric, probes, step_limit, time_limit
 
 Adding a search is adding its model to :data:`SEARCH_OPTIONS` (a search without a model reads
 only the common options). The defaults declared here are the searches' own defaults (tests
@@ -95,6 +95,8 @@ class OptimalOptions(SearchOptions):
     batch: int = Field(128, ge=1, description="Nodes evaluated by one statement.")
     probes: int = Field(64, ge=1, description="Flash-style probes (paths to the cheapest undecided nodes) run side by side.")
     lookahead_threads: bool = Field(False, description="On a large frequency set with several engine threads, each round also holds both possible next nodes of every probe (fewer, wider statements; more nodes).")
+    time_limit: float | None = Field(None, gt=0, description="Lattices above 2,000,000 nodes (searched without building them): stop after this many seconds (default 60) and return the best node found, not proven optimal.")
+    step_limit: int | None = Field(None, ge=1, description="Lattices above 2,000,000 nodes: stop after this many node evaluations.")
     local_rows: int = _local_rows()
 
 

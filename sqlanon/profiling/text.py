@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
-from sqlanon.profiling.writer import NULLS_ADVICE
+from sqlanon.profiling.writer import NULLS_ADVICE, run_command
 from sqlanon.risk import text_lines
 
 
@@ -47,4 +47,4 @@ def render(result: dict, console) -> None:
         console.print("no quasi-identifier found: no risk measured", highlight=False, markup=False)
     if result.get("policy"):
         console.print(f"policy written to {result['policy']}" + (f" (with {', '.join(result['hierarchy_files'])})" if result.get("hierarchy_files") else ""), highlight=False, markup=False)
-        console.print(f"next: sqlanon anonymize --policy {result['policy']}", highlight=False, markup=False)
+        console.print(f"next: {run_command(result['policy'])}", highlight=False, markup=False)

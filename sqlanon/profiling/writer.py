@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from sqlanon.config.checks import refuse_existing
@@ -156,6 +157,16 @@ def _kept_lines(sensitive: list[str], plain: list[str]) -> list[str]:
     return lines
 
 
+def run_command(path: str) -> str:
+    """The command that runs the policy written to ``path``, naming it as it was given (the policy's
+    comment and ``sqlanon profile``'s last line print the same).
+
+    >>> run_command("out/policy.yaml"), run_command("my policies/p.yaml")
+    ('sqlanon anonymize --policy out/policy.yaml', "sqlanon anonymize --policy 'my policies/p.yaml'")
+    """
+    return f"sqlanon anonymize --policy {shlex.quote(path)}"
+
+
 def policy_text(result: dict, where: Where, path: str, k: int) -> str:
     """The policy file's text (see the module's docstring)."""
     base = os.path.dirname(os.path.abspath(path))
@@ -165,8 +176,8 @@ def policy_text(result: dict, where: Where, path: str, k: int) -> str:
         f"# A policy proposed by `sqlanon profile` for {_comment(result['input'])} ({result['rows']:,} rows"
         + (f"; measured on a sample of about {sampled['percent']:g} %" if sampled else "") + ").",
         "# Roles and hierarchies are guesses from the columns' names and values: review them before a release.",
-        f"# Run it:  sqlanon anonymize --policy {os.path.basename(path)}",
-        "# Paths are relative to this file.",
+        f"# Run it:  {run_command(path)}",
+        "# Paths are relative to this file" + ("." if os.path.isabs(path) else "; the command above, to the directory `sqlanon profile` ran in."),
         *_input_lines(where, base),
         "",
     ]

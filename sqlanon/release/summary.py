@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from html import escape
 
+from sqlanon.release.searched import search_label
+
 #: released values of a flexible cut shown before "..."
 SHOWN_VALUES = 6
 
@@ -52,7 +54,7 @@ def summary_rows(report: dict) -> list[tuple[str, str]]:
             ("k", f"{report.get('k')} (smallest released class {privacy.get('min_class_size')}, {privacy.get('classes')} classes)"),
             ("rows", f"{report.get('rows', 0):,}"),
             ("suppressed", _pct(report.get("suppressed_rows") or 0, report.get("rows") or 0) + (f", budget {report['suppression_budget']:,}" if report.get("suppression_budget") is not None else "")),
-            ("search", str(report.get("search"))),
+            ("search", search_label(report)),
             ("metric", f"{metric.get('name')} = {metric.get('value'):.6g}" if isinstance(metric.get("value"), (int, float)) else str(metric.get("name")))]
     loss = report.get("arx_quality") or {}
     if loss:

@@ -15,6 +15,7 @@ import os
 from sqlanon.report import charts, paths
 from sqlanon import __version__
 from sqlanon.release import registry
+from sqlanon.release.searched import search_label
 from sqlanon.engine import connect, is_postgres_url
 from sqlanon.engine.urls import redact
 from sqlanon.errors import ConfigError
@@ -108,6 +109,7 @@ def render(report: dict, *, sql: list | None = None, release_id=None, created_at
     min_class, k = _number(privacy.get("min_class_size")), _number(report.get("k"))
     page = _environment().get_template("report.html.j2").render(
         r=report,
+        search=search_label(report),
         release_id=release_id if release_id is not None else report.get("release_id"),
         created_at=created_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         version=__version__,

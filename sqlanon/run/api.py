@@ -25,7 +25,7 @@ from sqlanon.metrics import METRICS, loss as arx_loss
 from sqlanon.plan import Plan
 from sqlanon.config.policy import Policy
 from sqlanon.privacy import Requirement, requirement_from_policy
-from sqlanon.search import HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
+from sqlanon.search import BOUNDED_OPTIMAL, HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
 from sqlanon.search.context import SearchContext
 from sqlanon.search.lattice.lattice import Lattice, level_bounds
 from sqlanon.expr.atoms import Params, col
@@ -40,7 +40,9 @@ from sqlanon.release.linked import check_links, refuse_linked_in_clear
 from sqlanon.release import in_memory
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.progress import as_reporter
-from sqlanon.search.choose import choose_search, preflight, refuse_limits, run_heuristic
+from sqlanon.search.choose import bounded_optimal, choose_search, preflight, refuse_limits, run_heuristic
+from sqlanon.search.lightning.planner import lattice_size
+from sqlanon.release.searched import as_ran, search_label
 from sqlanon.search.limits import near_top_warning
 from sqlanon.report import utility, write_html
 from sqlanon.report.paths import report_paths
@@ -149,7 +151,7 @@ def _anonymize(policy, *, progress, dry_run, connection, _fail_after_write, rel_
         plan, report, sql_listing = _search_and_report(run, stats, requirement, metric)
         state, registry_used = _release(run, stats, plan, report, sql_listing, _fail_after_write)
         _finish_report(run, report, sql_listing, registry_used, started)
-        return Release(report, **state, sql_listing=sql_listing, policy=redact_policy(_policy_dict(policy)))
+        return Release(report, **state, sql_listing=sql_listing, policy=redact_policy(as_ran(_policy_dict(policy), report)))
     finally:
         session.close()
 
@@ -332,8 +334,8 @@ def _registry_entry(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_
     """The registry row of the release (written with it: both or neither)."""
     return {
         "source": run.rel_input.describe() if run.rel_input is not None else run.session.source.describe(),
-        "search": run.policy.strategy.search,
-        "policy": _recorded_policy(run.policy, stats),
+        "search": search_label(report),  # what ran: "optimal (auto)" when auto chose it
+        "policy": as_ran(_recorded_policy(run.policy, stats), report),
         "transformation": report["transformation"],  # a cut without the values only suppressed rows have
         "privacy": report["privacy"],
         "metrics": {"name": plan.metric_name, "value": plan.metric_value},
@@ -380,7 +382,7 @@ def _finish_report(run: _Run, report: dict, sql_listing, registry_used: str | No
     path = run.policy.reporting.report
     if path:
         try:
-            write_html({**report, "policy": redact_policy(_policy_dict(run.policy))}, path, sql=sql_listing, full_paths=run.policy.reporting.full_paths)
+            write_html({**report, "policy": redact_policy(as_ran(_policy_dict(run.policy), report))}, path, sql=sql_listing, full_paths=run.policy.reporting.full_paths)
         except OSError as err:
             raise _report_not_written(err, report, path, registry_used) from None
 
@@ -437,12 +439,15 @@ class PhaseClock:
 
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
     search, chosen = choose_search(policy, stats)
-    refuse_limits(search, policy.strategy.search_options)
+    bounds = level_bounds(stats.hierarchies, stats.qis, policy.hierarchies.min_level, policy.hierarchies.max_level)
+    refuse_limits(search, policy.strategy.search_options, lattice_size(bounds))
     if policy.strategy.search_options.get("local_rows") is not None:
         # the in-process evaluation's cap (sqlanon.stats.local): 0 keeps every node in SQL
         stats.local_rows = int(policy.strategy.search_options["local_rows"])
     if search in HEURISTIC_SEARCHES:
         return run_heuristic(search, policy, stats, requirement, metric, say, chosen)
+    if bounded_optimal(policy, search, bounds):
+        return run_heuristic(search, policy, stats, requirement, metric, say, chosen, BOUNDED_OPTIMAL)
     if search in LATTICE_SEARCHES:
         last = [time.perf_counter()]
 
@@ -455,7 +460,6 @@ def run_search(policy: Policy, session: Session, stats: Statistics, requirement:
                 best = lattice.best_value
                 say(f"{evaluated} nodes evaluated of {len(lattice):,}" + (f", best {metric.name} so far {best:.6g}" if best < math.inf else ""))
 
-        bounds = level_bounds(stats.hierarchies, stats.qis, policy.hierarchies.min_level, policy.hierarchies.max_level)
         lattice = Lattice(stats, requirement, metric, progress=tick, bounds=bounds)
         searched = time.perf_counter()
         if getattr(session, "safepub", None) is not None:

@@ -18,6 +18,10 @@ LATTICE_SEARCHES: dict[str, Callable[..., Any]] = {
 #: progress) -> LatticeResult``
 HEURISTIC_SEARCHES = {"lightning": "sqlanon.search.lightning.planner:run"}
 
+#: ``optimal`` on a lattice above ``MAX_LATTICE_NODES`` nodes (sqlanon.search.lattice.lattice): Flash
+#: bounded by time and steps, without building the lattice (same signature as the heuristics)
+BOUNDED_OPTIMAL = "sqlanon.search.bounded.planner:run"
+
 #: ``--search auto``: exact search up to this many lattice nodes, the heuristic above it
 AUTO_EXACT_MAX_NODES = 100_000
 

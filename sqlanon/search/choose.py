@@ -13,7 +13,7 @@ import importlib
 from sqlanon.errors import ConfigError
 from sqlanon.plan import Plan
 from sqlanon.search import AUTO_EXACT_MAX_NODES, HEURISTIC_SEARCHES, LATTICE_SEARCHES
-from sqlanon.search.lattice.lattice import level_bounds, require_size
+from sqlanon.search.lattice.lattice import MAX_LATTICE_NODES, level_bounds, require_size
 from sqlanon.search.lightning.planner import lattice_size
 from sqlanon.search.genetic.objective import build_objective
 from sqlanon.search.genetic.planner import parse_options
@@ -28,10 +28,19 @@ def preflight(policy, hierarchies, qis: list[str]) -> None:
     search = policy.search
     if search == "auto":
         search = "optimal" if lattice_size(bounds) <= AUTO_EXACT_MAX_NODES else "lightning"
-    if search in LATTICE_SEARCHES:
+    if search in LATTICE_SEARCHES and not bounded_optimal(policy, search, bounds):
+        # optimal on a large lattice runs bounded (Flash without the lattice); what else needs the
+        # built lattice (samarati, incognito, local recoding's rounds, SafePub) is refused here
         require_size(bounds)
-    refuse_limits(search, {k: v for k, v in policy.search_options.items() if policy.search != "auto"})
+    refuse_limits(search, {k: v for k, v in policy.search_options.items() if policy.search != "auto"}, lattice_size(bounds))
     planner_preflight(policy)
+
+
+def bounded_optimal(policy, search: str, bounds) -> bool:
+    """Does ``search`` run as the bounded optimal search (:mod:`sqlanon.search.bounded.planner`)?
+    ``optimal`` on a lattice above :data:`MAX_LATTICE_NODES` nodes, unless the run needs the built
+    lattice (local recoding re-searches it; SafePub samples it)."""
+    return search == "optimal" and lattice_size(bounds) > MAX_LATTICE_NODES and not policy.local_recoding and policy.epsilon is None
 
 
 def planner_preflight(policy) -> None:
@@ -61,22 +70,24 @@ def choose_search(policy, stats) -> tuple[str, dict]:
     return name, info
 
 
-def refuse_limits(search: str, options: dict) -> None:
-    """--time-limit / --step-limit are honoured by lightning (and time_limit by genetic and
-    bottom-up): refuse
+def refuse_limits(search: str, options: dict, nodes: int | None = None) -> None:
+    """--time-limit / --step-limit are honoured by lightning, by optimal on a lattice above
+    :data:`MAX_LATTICE_NODES` nodes (bounded) (and time_limit by genetic and bottom-up): refuse
     them for a search that would ignore them."""
-    if search in HEURISTIC_SEARCHES:
+    if search in HEURISTIC_SEARCHES or (search == "optimal" and nodes is not None and nodes > MAX_LATTICE_NODES):
         return
     for key in LIMITS:
         if options.get(key) is None or (search in ("genetic", "bottom-up") and key == "time_limit"):
             continue
         flag = "--" + key.replace("_", "-")
-        users = "lightning or auto" + (" (and --time-limit: genetic, bottom-up)" if key == "time_limit" else "")
+        users = f"lightning or auto, or optimal on a lattice above {MAX_LATTICE_NODES:,} nodes" + (" (and --time-limit: genetic, bottom-up)" if key == "time_limit" else "")
         raise ConfigError(f"{flag} applies to --search {users}; search {search} would ignore it")
 
 
-def run_heuristic(search: str, policy, stats, requirement, metric, say, chosen: dict) -> Plan:
-    module_name, _, func = HEURISTIC_SEARCHES[search].partition(":")
+def run_heuristic(search: str, policy, stats, requirement, metric, say, chosen: dict, module: str | None = None) -> Plan:
+    """Run a search that never builds the lattice: ``search``'s (``module``: another, as the
+    bounded optimal search, reported under ``search``'s name)."""
+    module_name, _, func = (module or HEURISTIC_SEARCHES[search]).partition(":")
     run = getattr(importlib.import_module(module_name), func)
     bounds = level_bounds(stats.hierarchies, stats.qis, policy.min_level, policy.max_level)
     result = run(stats, requirement, metric, bounds, policy.search_options, say)

@@ -29,9 +29,12 @@ from sqlanon.risk.measure import measure_table
 
 
 def generated_arrow(enc: its.Encoded, rows: np.ndarray) -> pa.Table:
-    """Generated item ids -> the original values (as text), one column per source column."""
-    labels = np.asarray(enc.item_labels, dtype=object)
-    return pa.table({name: pa.array(labels[rows[:, j]].tolist(), pa.string()) for j, name in enumerate(enc.columns)})
+    """Generated item ids -> the original values (as text), one column per source column, taken
+    from the labels by Arrow (no Python object per generated value)."""
+    import pyarrow.compute as pc
+
+    labels = pa.array([None if v is None else str(v) for v in enc.item_labels], pa.string())
+    return pa.table({name: pc.take(labels, pa.array(rows[:, j])) for j, name in enumerate(enc.columns)})
 
 
 def release_query(table: str, columns: list[str], types: dict[str, str]) -> exp.Select:
@@ -75,10 +78,13 @@ class _Throttle:
             self.rep.message(message)
 
 
-def build_code_table(engine, enc: its.Encoded, min_sup: int, candidates: str, rep: Reporter, time_limit: float | None = None) -> tuple[CodeTable, int, dict]:
-    """Mine the candidates and run KRIMP, with progress; ``time_limit`` (seconds) bounds both
-    and, when it strikes, the code table built so far is returned (``info["stopped_by"]``)."""
-    deadline = None if time_limit is None else lim.now() + float(time_limit)
+def build_code_table(engine, enc: its.Encoded, min_sup: int, candidates: str, rep: Reporter, time_limit: float | None = None,
+                     deadline: float | None = None) -> tuple[CodeTable, int, dict]:
+    """Mine the candidates and run KRIMP, with progress; ``time_limit`` (seconds from now) or
+    ``deadline`` (a :func:`sqlanon.search.limits.now` reading) bounds both and, when it strikes,
+    the code table built so far is returned (``info["stopped_by"]``)."""
+    if deadline is None and time_limit is not None:
+        deadline = lim.now() + float(time_limit)
     info: dict = {"stopped_by": None}
     t = time.perf_counter()
     with rep.phase("mining", engine=None) as handle:
@@ -148,13 +154,18 @@ def run(
 ) -> dict:
     """Build the code table, generate ``rows`` rows (default: as many as the source), score, write.
 
-    ``time_limit`` (seconds) bounds mining and KRIMP; when it strikes, the rows are generated
-    from the best code table so far and the result says so (``stopped_by: "time_limit"``,
-    ``code_table_complete: false``). Generation, scores and the write come after and do not count.
+    ``time_limit`` (seconds, counted from the start of the run) bounds mining, KRIMP and the
+    generation: when it strikes during mining or KRIMP, the rows are generated from the best code
+    table so far (``code_table_complete: false``); during the generation, the rows generated so far
+    are released (``rows`` fewer than ``rows_asked``; the first block of
+    :data:`~sqlanon.search.generate.generator.GENERATE_BLOCK` rows is always generated). Either way
+    ``stopped_by: "time_limit"``. The scores get what is left (their dissimilarity's KRIMP run is
+    cut short, ``dissimilarity_time_limited``); the risk figures and the write are not cut short.
     """
     rep = as_reporter(progress)
     say = rep.message
     t_start = time.perf_counter()
+    deadline = None if time_limit is None else lim.now() + float(time_limit)
     phases: dict[str, float] = {}
     if columns is None:
         columns = source.column_names(engine)
@@ -165,22 +176,28 @@ def run(
         enc = its.encode(engine, source, list(columns))
     phases["encode"] = time.perf_counter() - t
     t = time.perf_counter()
-    ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, time_limit)
+    ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, deadline=deadline)
     phases["mine"], phases["krimp"] = info.pop("mine_seconds"), info.pop("krimp_seconds")
     say(f"code table: {ct.non_singletons} non-singleton elements, L% {ct.compression_ratio:.2f}" + ("" if not ct.time_limited and info["stopped_by"] is None else " (best so far: time limit)"))
 
+    complete = info["stopped_by"] is None  # the code table (mining and KRIMP ran to the end)
     t = time.perf_counter()
     model = GeneratorModel.from_code_table(ct.itemsets, ct.usage, enc.item_column, len(columns), laplace)
     n = enc.n_rows if rows is None else int(rows)
     with rep.phase("generate", total=n) as handle:
-        gen = generate(model, n, seed)
-        handle.update(n, n)
+        tick = _Throttle(rep, handle)
+        gen = generate(model, n, seed, progress=lambda done, total: tick(done, total, f"{done:,} rows", f"generate: {done:,} of {total:,} rows"), deadline=deadline)
+    if len(gen) < n:
+        info["stopped_by"] = "time_limit"
+        say(f"time limit reached while generating: {len(gen):,} of {n:,} rows generated, released as they are")
+    n_asked, n = n, len(gen)
     name = engine.temp_name("generated")
     engine.register_arrow(name, generated_arrow(enc, gen))
     phases["generate"] = time.perf_counter() - t
 
     result: dict = {
         "rows": n,
+        "rows_asked": n_asked,
         "columns": list(columns),
         "candidates": candidates,
         "candidate_count": n_cands,
@@ -192,7 +209,7 @@ def run(
         "total_bits": ct.total_bits,
         "standard_bits": ct.standard_bits,
         "candidates_considered": ct.candidates_tried,
-        "code_table_complete": info["stopped_by"] is None,
+        "code_table_complete": complete,
         "stopped_by": info["stopped_by"],
         "time_limit": time_limit,
     }
@@ -200,7 +217,8 @@ def run(
         t = time.perf_counter()
         gen_source = Source(kind="table", table=name)
         with rep.phase("scores"):
-            sc = compare_tables(engine, gen_source, source, list(columns), min_sup, candidates, dissimilarity_measure=dissimilarity, original=(enc, ct), say=say, time_limit=time_limit)
+            left = None if deadline is None else max(deadline - lim.now(), 0.001)
+            sc = compare_tables(engine, gen_source, source, list(columns), min_sup, candidates, dissimilarity_measure=dissimilarity, original=(enc, ct), say=say, time_limit=left)
         phases["scores"] = time.perf_counter() - t
         result.update(sc)
         eq = "n/a" if sc["pct_equal_itemsets"] is None else f"{sc['pct_equal_itemsets']:.1f}%"

@@ -77,6 +77,9 @@ def parse_options(options: dict) -> dict:
 class Lightning:
     """The walk's state: evaluated nodes, the incumbent, the limits."""
 
+    #: the search's name in its messages
+    label = "lightning"
+
     def __init__(self, stats, requirement, metric, bounds, opts: dict, progress=None) -> None:
         self.stats = stats
         self.requirement = requirement
@@ -142,7 +145,7 @@ class Lightning:
         if elapsed - self._said >= 5.0:
             self._said = elapsed
             best = f", best {self.metric.name} {self.best_value:.6g}" if self.best is not None else ""
-            self.progress(f"lightning: {len(self.evaluated)} nodes evaluated in {elapsed:.0f} s{best}")
+            self.progress(f"{self.label}: {len(self.evaluated)} nodes evaluated in {elapsed:.0f} s{best}")
 
     def _record(self, node: tuple, ns) -> None:
         ok = releasable(ns, self.requirement.budget)
@@ -285,7 +288,7 @@ class Lightning:
         if self.best is None:
             node = closest((n, ns) for n, (ns, _, _) in self.evaluated.items()) or tuple(self.maxes)
             assert self.stopped_by is not None  # no best node: exhausted, or a limit stopped it
-            how = "among every candidate node" if self.stopped_by == "exhausted" else f"among the {len(self.evaluated)} nodes lightning evaluated before its {self.stopped_by.replace('_', ' ')}"
+            how = "among every candidate node" if self.stopped_by == "exhausted" else f"among the {len(self.evaluated)} nodes {self.label} evaluated before its {self.stopped_by.replace('_', ' ')}"
             raise unsatisfiable(self.stats, self.requirement, node, scope=how)
         ns, _, value = self.evaluated[self.best]
         result = LatticeResult(self.best, ns, value, len(self.evaluated), info["lattice_nodes"], [])
