@@ -110,12 +110,15 @@ def one_case(engine: str, source: str, rows: int, k: int, work: str, fetch) -> l
         return lines
     qis = rep.get("quasi_identifiers", [])
     levels = {h["attribute"]: h.get("distinct_per_level") for h in rep.get("hierarchies", [])}
+    at_root = []
     target = rep.get("output_table") or rep.get("output")
     table = str(target).removeprefix("table ").split(".")[-1].strip('"') if target else None
     for qi in qis:
         lvl = rep["transformation"].get(qi)
         per = levels.get(qi) or []
         top = "  <- at *" if per and lvl is not None and isinstance(lvl, int) and lvl == len(per) - 1 else ""
+        if top:
+            at_root.append(qi)
         released = distinct_released(fetch, table, qi) if table else "?"
         lines.append(f"  {qi:<18} level {lvl} of {len(per) - 1 if per else '?'}, {released} distinct released{top}")
     lines.append(f"suppressed rows {rep.get('suppressed_rows'):,} of {rep.get('rows'):,}; ARX's Loss {rep.get('arx_quality', {}).get('loss')}")
@@ -128,7 +131,23 @@ def one_case(engine: str, source: str, rows: int, k: int, work: str, fetch) -> l
         verdict = "k-anonymous" if check["classes_under_k"] == 0 else "NOT k-anonymous"
         lines.append(f"independent check over QIs + linked {linked}: {check['classes']:,} classes, {check['classes_under_k']} under k "
                      f"({check['rows_in_them']} rows): {verdict}")
+        ages = birth_band_years(rep, "dob")
+        met = not at_root and check["classes_under_k"] == 0 and ages is not None and ages <= 10
+        lines.append(f"goal (no QI at *, dob in bands of 10 years or less, k-anonymous): {'met' if met else 'NOT met'}"
+                     + (f" (at *: {', '.join(at_root)})" if at_root else "") + ("; dob released as dates" if ages == 0 else f"; dob released in {ages if ages else '?'}-year bands"))
     return lines
+
+
+def birth_band_years(rep: dict, column: str) -> int | None:
+    """The width in years of the bands the birth date is released in (1: the age itself, None:
+    ``*`` or no age hierarchy), read from its ``age:DAY,W1,W2,..`` spec and its level."""
+    spec = str((rep.get("policy") or {}).get("qi", {}).get(column, "") or next(
+        (h.get("origin", "") for h in rep.get("hierarchies", []) if h.get("attribute") == column), ""))
+    level = rep["transformation"].get(column)
+    if not spec.startswith("age:") or not isinstance(level, int):
+        return None
+    widths = [1] + [int(w) for w in spec.split(",")[1:]]  # level 1 is the age in years
+    return widths[level - 1] if 1 <= level <= len(widths) else (0 if level == 0 else None)
 
 
 def fetch_columns(fetch, table: str) -> list[str]:

@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from sqlanon.dialect import DUCKDB, Dialect
 from sqlanon.engine.resources import check_resources
+from sqlanon.engine.statement_log import logged_text
 from sqlanon.errors import ConfigError, EngineError, EngineInputError, shown_path
 
 
@@ -94,8 +95,8 @@ class Engine:
         """The statement's text, counted and logged (logger ``sqlanon.sql``, :attr:`log`) as run."""
         sql = self.sql_text(expression)
         self.queries += 1
-        if _sql_log.isEnabledFor(logging.DEBUG):  # logger "sqlanon.sql": every statement run
-            _sql_log.debug("%s", sql)
+        if _sql_log.isEnabledFor(logging.DEBUG):  # logger "sqlanon.sql": every statement run, literals as ?
+            _sql_log.debug("%s", logged_text(expression, self.dialect.name))
         if self.keep_log:
             self.log.append(sql)
         return sql

@@ -3,7 +3,10 @@ policy's own hierarchy syntax (the builders of :mod:`sqlanon.hierarchy`):
 
 * dates of birth (by name): ``age:TODAY,5,10,20`` (the age in years at the day of the profile,
   written as a date so the policy releases the same ages when run again, then 5, 10 and 20-year
-  bands); other dates and timestamps (events): ``dates:month,quarter,year``;
+  bands); other dates and timestamps (events): ``dates:month,quarter,year``, then the spans of
+  5, 10 and 20 years (``5y``, ``decade``, ``20y``) that still keep two values or more of the
+  years the column covers (:func:`year_spans`), so that a search has a level between the year and
+  ``*``;
 * fixed-length codes (postal codes): ``mask`` (one more trailing character hidden per level);
 * numbers with many values: ``bands:W1,W2,..``, widths that divide each other, the first chosen
   from the interquartile range (a quarter of it, rounded to 1, 2 or 5 times a power of ten), then
@@ -17,6 +20,8 @@ policy's own hierarchy syntax (the builders of :mod:`sqlanon.hierarchy`):
 [5.0, 10.0, 20.0, 40.0]
 >>> nice(0.3), nice(4.75), nice(120)
 (0.5, 5.0, 200.0)
+>>> year_spans(2020, 2025), year_spans(1930, 2015), year_spans(2024, 2024)
+(['5y'], ['5y', 'decade', '20y'], [])
 """
 
 from __future__ import annotations
@@ -130,13 +135,38 @@ def _is_code(stats: ColumnStats) -> bool:
     return named or (fixed and not stats.is_numeric)
 
 
+#: the spans of years an event date may be generalized to after its year: (years, dates level)
+YEAR_SPANS = ((5, "5y"), (10, "decade"), (20, "20y"))
+
+
+def year_spans(first: int | None, last: int | None) -> list[str]:
+    """The ``dates`` levels after ``year`` for values from year ``first`` to ``last``: each span of
+    :data:`YEAR_SPANS` that keeps at least two values and fewer than the level before it (spans
+    are aligned on multiples of their length, so each nests in the next)."""
+    if first is None or last is None:
+        return []
+    out: list[str] = []
+    before = last - first + 1
+    for years, level in YEAR_SPANS:
+        values = last // years - first // years + 1
+        if values < 2:
+            break
+        if values < before:
+            out.append(level)
+            before = values
+    return out
+
+
 def date_proposal(stats: ColumnStats, today: dt.date | None = None) -> Proposal:
     """A date of birth as age bands at ``today`` (the UTC date now); any other date or
-    timestamp as month, quarter and year."""
+    timestamp as month, quarter, year and the spans of years that keep two values or more."""
     if name_kind(stats.name) == "date of birth":
         day = (today or dt.datetime.now(dt.UTC).date()).isoformat()
         return Proposal("age", f"age:{day},5,10,20", f"birth dates: age in years on {day} -> 5, 10, 20-year bands -> *", 6)
-    return Proposal("dates", "dates:month,quarter,year", "day -> month -> quarter -> year -> *", 5)
+    spans = year_spans(stats.min_year, stats.max_year)
+    words = {"5y": "5 years", "decade": "decade", "20y": "20 years"}
+    reason = " -> ".join(["day", "month", "quarter", "year", *(words[s] for s in spans), "*"])
+    return Proposal("dates", "dates:" + ",".join(["month", "quarter", "year", *spans]), reason, 5 + len(spans))
 
 
 def propose(stats: ColumnStats, quarts: dict, engine, source, rows: int, k: int) -> Proposal:

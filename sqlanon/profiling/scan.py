@@ -59,6 +59,9 @@ class ColumnStats:
     avg_length: float | None = None
     minimum: float | None = None
     maximum: float | None = None
+    #: dates and timestamps: the first and last calendar year of the values
+    min_year: int | None = None
+    max_year: int | None = None
     #: share of the non-NULL values matching each shape and identifier pattern
     shares: dict[str, float] = field(default_factory=dict)
 
@@ -123,6 +126,9 @@ def column_aggregates(name: str, sql_type: str, dialect, column: exp.Expression)
     if kind in ("numeric", "text"):
         value = numeric_value(column, kind, dialect)
         out += [("minimum", exp.Min(this=value)), ("maximum", exp.Max(this=value.copy()))]
+    if kind == "date":
+        year = exp.Extract(this=exp.var("YEAR"), expression=column.copy())
+        out += [("min_year", exp.Min(this=year)), ("max_year", exp.Max(this=year.copy()))]
     return out
 
 
@@ -168,7 +174,7 @@ def scan(engine, source, columns: list[tuple[str, str]], item: exp.Expr) -> list
 def _fill(stats: ColumnStats, stat: str, value: Any) -> None:
     if stat.startswith("share:"):
         stats.shares[stat.split(":", 1)[1]] = int(value or 0) / stats.nonnull if stats.nonnull else 0.0
-    elif stat in ("nonnull", "distinct", "min_length", "max_length"):
-        setattr(stats, stat, None if value is None and stat.endswith("length") else int(value or 0))
+    elif stat in ("nonnull", "distinct", "min_length", "max_length", "min_year", "max_year"):
+        setattr(stats, stat, None if value is None and stat not in ("nonnull", "distinct") else int(value or 0))
     else:
         setattr(stats, stat, _number(value))

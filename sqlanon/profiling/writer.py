@@ -24,6 +24,11 @@ from sqlanon.hierarchy.model import Hierarchy
 FILE_KINDS = ("frequency", "linked")
 #: suppression budget written into the policy (a share of the rows)
 MAX_SUPPRESSION = 0.05
+#: the metric written into the policy: ARX's Loss measures how much of its domain each released
+#: value covers, so a QI at ``*`` costs its whole share whatever its number of levels; precision
+#: (the default of ``anonymize``) counts levels, and makes the last step of a long hierarchy (zip ->
+#: zip3 -> state -> region -> ``*``) as cheap as its first (docs/profile.md#the-metric)
+METRIC = "loss"
 #: what the profile says of NULLs in a quasi-identifier (its text output and the policy's comment)
 NULLS_ADVICE = ("anonymize treats NULL as a value of its own (nulls: value, the default): released as NULL until the column is "
                 "generalized to its root, and counted in its class like any value; nulls: suppress suppresses those rows instead, nulls: refuse stops")
@@ -190,6 +195,7 @@ def policy_text(result: dict, where: Where, path: str, k: int) -> str:
     lines += [
         f"k: {k}",
         f"max_suppression: {MAX_SUPPRESSION}",
+        f"metric: {METRIC}  # what a released value covers of its domain, not how many levels it climbed",
         "search: auto  # the optimal search where the lattice is small, else a heuristic",
         *_release_lines(where, k),
         "",

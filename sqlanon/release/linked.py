@@ -17,7 +17,9 @@ k-anonymous over ``(zip, dob, sex)`` with ``zip`` cut to ``012**`` is not k-anon
   has the same value of the column, a NULL counting as a value); elsewhere, in suppressed rows and
   where the QI is released as ``*`` it is ``*``. Within a class (equal released QIs) a linked
   column is then one value, so the classes over the QIs *and* the linked columns are the classes
-  over the QIs: k-anonymity (and every model over classes) holds over both;
+  over the QIs: k-anonymity (and every model over classes) holds over both. A linked column that
+  needs no ``*`` (every released value of its QI determines it, no row masked) is released as it
+  is, in its own type; else as text;
 * **refused in clear** (:func:`refuse_linked_in_clear`): a column released as it is (not a QI,
   not dropped, not linked, not the sensitive attribute) that is a function of a QI stops the run
   before the scan with one line naming it and the QI, unless kept knowingly (``keep_linked``,
@@ -219,13 +221,19 @@ def _determined(column: str) -> exp.Expr:
 
 
 def determined_query(release: exp.Query, qi: str, columns: list[str]) -> exp.Select:
-    """Per released value of ``qi`` (not ``*``) in ``release``: ``q`` and, per linked column, 1
-    where that value determines it (``f0``, ``f1``, ..)."""
+    """Per released value of ``qi`` in ``release``: ``q`` and, per linked column, 1 where that
+    value determines it (``f0``, ``f1``, ..); ``*`` (masked) determines nothing."""
     r = exp.alias_(exp.Subquery(this=release.copy()), "r", table=True, quoted=True)
     value = as_varchar(col(qi, "r"))
-    flags = [exp.alias_(_determined(c), f"f{j}", quoted=True) for j, c in enumerate(columns)]
-    return (exp.select(exp.alias_(value, "q", quoted=True), *flags).from_(r)
-            .where(exp.NEQ(this=value.copy(), expression=lit(MASKED))).group_by(value.copy()))
+    masked = exp.EQ(this=value.copy(), expression=lit(MASKED))
+    flags = [exp.alias_(exp.Case().when(masked.copy(), literal(0)).else_(_determined(c)), f"f{j}", quoted=True) for j, c in enumerate(columns)]
+    return exp.select(exp.alias_(value, "q", quoted=True), *flags).from_(r).group_by(value.copy())
+
+
+def undetermined_query(name: str, columns: list[str]) -> exp.Select:
+    """Per linked column of one QI's table ``name`` (:func:`determined_query`): the smallest flag
+    (1: every released value determines it, so no row needs ``*``; NULL: no rows)."""
+    return exp.select(*[exp.Min(this=col(f"f{j}")) for j in range(len(columns))]).from_(table_ref(name))
 
 
 def by_qi(linked: dict[str, str]) -> dict[str, list[str]]:
@@ -236,9 +244,10 @@ def by_qi(linked: dict[str, str]) -> dict[str, list[str]]:
     return out
 
 
-def linked_statements(release: exp.Query, linked: dict[str, str], names: list[str]) -> tuple[list[tuple[str, str, exp.Select]], exp.Select]:
+def linked_statements(release: exp.Query, linked: dict[str, str], names: list[str], as_is=frozenset()) -> tuple[list[tuple[str, str, exp.Select]], exp.Select]:
     """``([(qi, table name, its query)], final select)``: the small tables (one per QI with linked
-    columns, named by ``names``) and the release reading them (see :func:`linked_select`)."""
+    columns, named by ``names``) and the release reading them (see :func:`linked_select`); the
+    linked columns in ``as_is`` need no ``*`` and are released as they are (their type kept)."""
     groups = by_qi(linked)
     tables: dict[str, tuple[str, str]] = {}
     creates = []
@@ -250,7 +259,7 @@ def linked_statements(release: exp.Query, linked: dict[str, str], names: list[st
         q = q.join(table_ref(name, alias=alias), on=exp.EQ(this=col("q", alias), expression=as_varchar(col(qi, "r"))), join_type="left")
     for column in release.named_selects:  # a select's, or a union's (rows withheld for NULLs)
         of = linked.get(column)
-        if of is None:
+        if of is None or column in as_is:
             q = q.select(col(column, "r"))
             continue
         flag = col(f"f{groups[of].index(column)}", tables[of][0])
@@ -265,8 +274,14 @@ def linked_select(engine, release: exp.Query, linked: dict[str, str]) -> exp.Que
     released value) on the engine. Without links, ``release`` as it is."""
     if not linked:
         return release
-    names = [engine.temp_name(f"linked{i}") for i in range(len(by_qi(linked)))]
+    groups = by_qi(linked)
+    names = [engine.temp_name(f"linked{i}") for i in range(len(groups))]
     creates, final = linked_statements(release, linked, names)
-    for _, name, query in creates:
+    as_is: set[str] = set()
+    for qi, name, query in creates:
         engine.execute(engine.dialect.create_temp(name, query))
+        smallest = engine.fetch_one(undetermined_query(name, groups[qi])) or ()
+        as_is |= {c for c, least in zip(groups[qi], smallest) if least is not None and int(least) == 1}
+    if as_is:
+        _, final = linked_statements(release, linked, names, frozenset(as_is))
     return final
