@@ -311,3 +311,41 @@ def test_pattern_comparison_arrays_equal_dicts(tmp_path, seed):
                               labelled(eb, its.mine(engine, eb, 2, "all", min_length=1)), 40)
     for k, v in want.items():
         assert got[k] == pytest.approx(v), k
+
+
+def test_generate_time_limit_shares_between_code_table_and_rows(tmp_path, monkeypatch):
+    """The run's --time-limit counts from its start: mining and KRIMP stop at 70 % of it, the
+    generation at all of it (after its first block), the scores get what is left; a generation the
+    limit cuts short releases the rows so far and says so (``rows`` below ``rows_asked``)."""
+    from sqlanon.cli.generate import run_generate
+    from sqlanon.search import limits
+    from sqlanon.search.generate import generator, pipeline
+
+    path = _csv(tmp_path, _random_rows(5, 120, [3, 3, 2, 4, 3]))
+    t = [100.0]
+    monkeypatch.setattr(limits, "clock", lambda: t[0])
+    seen: dict = {}
+    build = pipeline.build_code_table
+
+    def timed_build(*args, **kwargs):
+        seen["code_table_deadline"] = kwargs["deadline"]
+        out = build(*args, **kwargs)
+        t[0] += 5.0  # mining and KRIMP took 5 s of the fake clock
+        return out
+
+    monkeypatch.setattr(pipeline, "build_code_table", timed_build)
+    monkeypatch.setattr(generator, "GENERATE_BLOCK", 100)
+    blocks = generator._generate_block
+
+    def timed_block(*args, **kwargs):
+        t[0] += 2.0  # each block of 100 rows takes 2 s
+        return blocks(*args, **kwargs)
+
+    monkeypatch.setattr(generator, "_generate_block", timed_block)
+    said: list[str] = []
+    out = run_generate(path, format="csv", seed=1, rows=1000, time_limit=10, progress=said.append, dissimilarity=False)
+    assert seen["code_table_deadline"] == pytest.approx(100.0 + 7.0)
+    # 5 s of code table, then blocks at 7, 9, 11 s: the third block ends past the 10 s limit
+    assert out["rows"] == 300 and out["rows_asked"] == 1000 and out["stopped_by"] == "time_limit"
+    assert out["code_table_complete"] is True  # the code table itself was finished
+    assert any("300 of 1,000 rows generated" in m for m in said)

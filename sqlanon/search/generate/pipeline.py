@@ -60,6 +60,9 @@ def write_release(engine, query: exp.Select, target, source: Source, entry: dict
 
 
 PROGRESS_EVERY = 5.0  # seconds between progress messages when not on a terminal
+#: the share of ``--time-limit`` mining and KRIMP may take; the generation has the rest (it is
+#: linear in the rows and fast: a code table cut short still gets its rows generated)
+CODE_TABLE_SHARE = 0.7
 
 
 class _Throttle:
@@ -155,8 +158,9 @@ def run(
     """Build the code table, generate ``rows`` rows (default: as many as the source), score, write.
 
     ``time_limit`` (seconds, counted from the start of the run) bounds mining, KRIMP and the
-    generation: when it strikes during mining or KRIMP, the rows are generated from the best code
-    table so far (``code_table_complete: false``); during the generation, the rows generated so far
+    generation: mining and KRIMP stop at :data:`CODE_TABLE_SHARE` of it, and the rows are then
+    generated from the best code table so far (``code_table_complete: false``); when it strikes
+    during the generation, the rows generated so far
     are released (``rows`` fewer than ``rows_asked``; the first block of
     :data:`~sqlanon.search.generate.generator.GENERATE_BLOCK` rows is always generated). Either way
     ``stopped_by: "time_limit"``. The scores get what is left (their dissimilarity's KRIMP run is
@@ -165,7 +169,8 @@ def run(
     rep = as_reporter(progress)
     say = rep.message
     t_start = time.perf_counter()
-    deadline = None if time_limit is None else lim.now() + float(time_limit)
+    started = lim.now()
+    deadline = None if time_limit is None else started + float(time_limit)
     phases: dict[str, float] = {}
     if columns is None:
         columns = source.column_names(engine)
@@ -176,7 +181,7 @@ def run(
         enc = its.encode(engine, source, list(columns))
     phases["encode"] = time.perf_counter() - t
     t = time.perf_counter()
-    ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, deadline=deadline)
+    ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, deadline=None if time_limit is None else started + CODE_TABLE_SHARE * float(time_limit))
     phases["mine"], phases["krimp"] = info.pop("mine_seconds"), info.pop("krimp_seconds")
     say(f"code table: {ct.non_singletons} non-singleton elements, L% {ct.compression_ratio:.2f}" + ("" if not ct.time_limited and info["stopped_by"] is None else " (best so far: time limit)"))
 
