@@ -57,7 +57,7 @@ import numpy as np
 
 from sqlanon.search.genetic.cut import Layout, recoding_from_transformation
 from sqlanon.errors import ConfigError, UnsatisfiableError
-from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
+from sqlanon.search.genetic.objective import SHARE_METRICS, FlexibleEvaluator, build_objective
 from sqlanon.plan import Plan
 from sqlanon.search.limits import Limits
 from sqlanon.search.genetic.seeding import lattice_seed
@@ -328,8 +328,9 @@ def objective_name(ctx) -> str:
     name = ctx.options.get("objective")
     if not name:
         name = getattr(ctx.metric, "name", None) or ctx.options.get("metric") or "lm"
-        if name not in ("lm", "cm"):
-            raise ConfigError(f"the genetic search optimizes lm, cm (or --option objective=cm-cost|regression|weighted), not {name!r}")
+        if name not in ("lm", "cm", *SHARE_METRICS):
+            raise ConfigError(f"the genetic search optimizes {', '.join(('lm', 'cm', *SHARE_METRICS))} (or --option objective=cm-cost|regression|weighted), "
+                              f"not {name!r} (a flexible cut has no levels, and its classes' sizes are not summed)")
     return str(name)
 
 
@@ -350,7 +351,7 @@ def run(ctx) -> Plan:
                           prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"],
                           bounds=bounds, bounded=getattr(ctx, "bounded", ()))
     name = objective_name(ctx)
-    objective, cost_specs = build_objective(name, opts, stats.class_column or ctx.options.get("class_column"))
+    objective, cost_specs = build_objective(name, opts, stats.class_column or ctx.options.get("class_column"), lattice_metric=ctx.metric)
     if weights is not None and not objective.metric.needs_lm:
         raise ConfigError(
             f"--weights multiply each quasi-identifier's LM loss; the genetic objective {name} has no LM part "
@@ -376,7 +377,7 @@ def run(ctx) -> Plan:
     transformation = layout.transformation(best)
     seconds = ga.seconds
     extra = {
-        "lm": agg["report"]["lm"],
+        "lm": agg["report"].get("lm"),
         "lm_per_column": dict(zip(ctx.qis, agg.get("lm_per_column", []))),
         "evaluations": ev.evaluations,
         "local_evaluations": ev.gstats.local_evaluations,
@@ -396,6 +397,10 @@ def run(ctx) -> Plan:
         "stopped_by": limits.stopped_by,
         "time_limit": opts["time_limit"],
         "best_so_far": ga.history,
+        # the full-domain node the population started from (seeding), and which search found
+        # the returned solution: the seed's when the genetic search found nothing better
+        "seed": getattr(ctx, "genetic_seed", None),
+        "answer_from": "genetic" if not ga.seeds or tuple(best) not in set(ga.seeds) else (getattr(ctx, "genetic_seed", None) or {}).get("search", "genetic"),
     }
     if weights is not None:
         extra["weights"] = dict(zip(ctx.qis, weights))
