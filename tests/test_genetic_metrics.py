@@ -113,7 +113,7 @@ def test_seeded_from_lightning_never_worse(tmp_path, metric):
     common = dict(input=path, qi=qi, k=4, max_suppression=0.5, metric=metric, dry_run=True)
     light = sqlanon.anonymize(search="lightning", search_options={"step_limit": seeding.LIGHTNING_STEPS}, **common)
     gen = sqlanon.anonymize(search="genetic", search_options={"iterations": 30, "population": 16, "seed": 2}, **common)
-    seed = gen.extra["seed"]
+    seed = gen.extra["seed_node"]
     assert seed["search"] == "lightning"
     assert seed["value"] == pytest.approx(light.metric.value, rel=1e-12)
     assert gen.metric.value <= light.metric.value + 1e-12
@@ -127,8 +127,8 @@ def test_seeded_from_the_optimum_never_worse(tmp_path, metric):
     common = dict(input=path, qi=qi, k=4, max_suppression=0.1, metric=metric, dry_run=True)
     best = sqlanon.anonymize(search="optimal", **common)
     gen = sqlanon.anonymize(search="genetic", search_options={"iterations": 20, "population": 12, "seed": 9}, **common)
-    assert gen.extra["seed"]["search"] == "optimal"
-    assert gen.extra["seed"]["node"] == [best.transformation[q] for q in QIS]
+    assert gen.extra["seed_node"]["search"] == "optimal"
+    assert gen.extra["seed_node"]["node"] == [best.transformation[q] for q in QIS]
     assert gen.metric.value <= best.metric.value + 1e-12
 
 

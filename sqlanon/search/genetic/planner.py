@@ -399,7 +399,7 @@ def run(ctx) -> Plan:
         "best_so_far": ga.history,
         # the full-domain node the population started from (seeding), and which search found
         # the returned solution: the seed's when the genetic search found nothing better
-        "seed": getattr(ctx, "genetic_seed", None),
+        "seed_node": getattr(ctx, "genetic_seed", None),
         "answer_from": "genetic" if not ga.seeds or tuple(best) not in set(ga.seeds) else (getattr(ctx, "genetic_seed", None) or {}).get("search", "genetic"),
     }
     if weights is not None:
