@@ -315,7 +315,7 @@ print(json.dumps({
     "evals_per_s": r.extra.get("evaluations_per_second") or (evaluations / seconds if seconds else None),
     "search_seconds": seconds, "seconds": round(time.perf_counter() - started, 1),
     "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-    "answer_from": r.extra.get("answer_from", search), "stopped_by": h.get("stopped_by") or r.extra.get("stopped_by"),
+    "answer_from": r.extra.get("answer_from", search), "stopped_by": h.get("stopped_by") or r.stopped_by,
     "seed": (r.extra.get("seed_node") or {}).get("value"),
 }))
 """
