@@ -137,3 +137,25 @@ def test_metrics_without_a_flexible_form_are_refused(tmp_path, metric):
     path, qi, _ = small_table(tmp_path, rows=40)
     with pytest.raises(ConfigError, match=metric):
         sqlanon.anonymize(input=path, qi=qi, k=2, search="genetic", metric=metric, dry_run=True)
+
+
+def test_seeded_never_worse_with_banded_numeric_columns(tmp_path):
+    """bench/wide_table.py's shape at 3,000 rows (24 integer QIs under ``bands``, cut into
+    intervals): a wide column's band edges are more than ``max_endpoints``, so no flexible cut
+    releases lightning's partition; the genetic search then answers with lightning's node, and
+    its value is never above lightning's with the seed's step limit."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+    import wide_table
+
+    path = wide_table.write(str(tmp_path / "t24.parquet"), rows=3_000)
+    common = dict(input=path, qi=wide_table.qi_specs(), k=5, max_suppression=1.0, metric="loss")
+    light = sqlanon.anonymize(search="lightning", search_options={"step_limit": seeding.LIGHTNING_STEPS}, dry_run=True, **common)
+    out = str(tmp_path / "g.parquet")
+    gen = sqlanon.anonymize(search="genetic", search_options={"iterations": 10, "population": 12, "seed": 4}, output=out, keep_columns=["id", "s"], **common)
+    assert gen.extra["seed_node"]["value"] == pytest.approx(light.metric.value, rel=1e-12)
+    assert gen.metric.value <= light.metric.value + 1e-12
+    if gen.extra["answer_from"] == "lightning":
+        assert gen.transformation == light.transformation
+    rows = read_rows(out)
+    check = check_k(rows, [f"c{i}" for i in range(24)], 5, 1.0)
+    assert check["ok"], check["problems"]

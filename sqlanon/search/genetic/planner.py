@@ -60,7 +60,7 @@ from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.search.genetic.objective import SHARE_METRICS, FlexibleEvaluator, build_objective
 from sqlanon.plan import Plan
 from sqlanon.search.limits import Limits
-from sqlanon.search.genetic.seeding import lattice_seed
+from sqlanon.search.genetic.seeding import lattice_seed, seed_metric
 from sqlanon.search.genetic.local import LOCAL_ROWS
 from sqlanon.privacy.diagnosis import unsatisfiable
 
@@ -334,6 +334,30 @@ def objective_name(ctx) -> str:
     return str(name)
 
 
+def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
+    """The seed's full-domain plan when it beats the genetic search's best solution (or that one
+    does not release): a flexible cut cannot always release the seed's partition (a numeric QI's
+    bands whose edges are no potential end points, ``max_endpoints``), so the population's best
+    can be worse than the seed it started from. Compared only where both values have one
+    definition: a share metric (:data:`SHARE_METRICS`), or LM with every QI cut along its tree
+    (an interval's LM is not its band's). None otherwise: the genetic search's answer stands."""
+    result = getattr(ctx, "genetic_seed_result", None)
+    if result is None or not (name in SHARE_METRICS or not any(c.numeric for c in layout.coders)):
+        return None
+    if agg["feasible"] and float(agg["value"]) <= float(result.value):
+        return None
+    info = ctx.genetic_seed
+    ctx.progress(f"genetic: {info['search']}'s seed node is better ({name} {result.value:.4f}) than the best cut found"
+                 + (f" ({float(agg['value']):.4f})" if agg["feasible"] else " (which does not release)") + "; it is the answer")
+    seconds = ga.seconds
+    extra = {
+        "answer_from": info["search"], "seed_node": info, "genetic_value": float(agg["value"]) if agg["feasible"] else None,
+        "evaluations": ev.evaluations, "evaluations_per_second": round(ev.evaluations / seconds, 1) if seconds > 0 else None,
+        "iterations": ga.iterations_done, "search_seconds": round(seconds, 3), "stopped_by": ga.limits.stopped_by,
+    }
+    return Plan.from_lattice_result("genetic", ctx.stats, ctx.requirement, seed_metric(ctx, name), result, getattr(ctx, "bounds", None), **extra)
+
+
 def run(ctx) -> Plan:
     opts = parse_options(ctx.options)
     limits = Limits(opts["time_limit"])  # the search's own setup counts: gbase, the seed, the first population
@@ -369,6 +393,9 @@ def run(ctx) -> Plan:
         agg = ev.score([best], per_column=True)[0]
     finally:
         ev.drop()
+    seed = seed_plan(ctx, layout, name, agg, ga, ev)
+    if seed is not None:
+        return seed
     if not agg["feasible"]:
         # names the model(s) that fail and what the closest solution (the best ranked) leaves
         raise unsatisfiable(stats, req, layout.recoding(best), qis=ctx.qis, scope="(genetic search, best solution found)",

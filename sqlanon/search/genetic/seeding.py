@@ -60,8 +60,9 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
     """The best full-domain node for ``objective`` as a chromosome (``[]`` for another objective,
     when no node releases, or when ``limits`` (:class:`~sqlanon.search.limits.Limits`) run out
     before the optimum is found: the clock is read before each of its statements). The node,
-    its value and the search that found it are kept in ``ctx.genetic_seed``."""
-    ctx.genetic_seed = None
+    its value and the search that found it are kept in ``ctx.genetic_seed`` (its
+    :class:`~sqlanon.search.lattice.lattice.LatticeResult` in ``ctx.genetic_seed_result``)."""
+    ctx.genetic_seed = ctx.genetic_seed_result = None
     if objective not in SEED_OBJECTIVES:
         return []
     bounds = getattr(ctx, "bounds", None)
@@ -115,6 +116,7 @@ def _lightning_seed(ctx, layout, metric, bounds, limits) -> list[tuple]:
 
 
 def _seeded(ctx, layout, search: str, result, objective: str) -> list[tuple]:
+    ctx.genetic_seed_result = result
     ctx.genetic_seed = {"search": search, "node": [int(v) for v in result.node], "value": float(result.value), "nodes_evaluated": int(result.nodes_evaluated)}
     ctx.progress(f"genetic: seeded with {search}'s best node {list(result.node)} ({objective} {result.value:.4f}, {result.nodes_evaluated} nodes)")
     return [node_chromosome(layout, ctx.hierarchies, result.node)]
