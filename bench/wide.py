@@ -33,6 +33,16 @@ this tree's with the search on one engine thread), ``--repeat`` times each, and 
 search seconds, CPU seconds, statements and the load beside each run:
 
     .venv/bin/python bench/wide.py --bottom-up-ab /tmp/old-sqlanon --sup 1.0 --repeat 2
+
+``--wide-table`` (issue 44) runs lightning and the genetic search (seeded from lightning, ARX's
+Loss) on the plain wide tables of ``bench/wide_table.py`` (``t24``: 24 integer QIs x 30,000 rows,
+six of ~3,000 values under ``bands:10,100,1000`` and eighteen of 16 under ``bands:2,4,8``, the
+table whose packed keys overflowed; ``t16``: 16 QIs x 73,000 rows, four wide), k=5, under each
+``--limits`` (default 20,60 s) and ``--sup``, each run in a fresh process, and prints Loss,
+evaluations, evaluations per second, seconds, the process's peak RSS and which search produced
+the answer (the genetic search's is ``lightning`` when it found nothing better than its seed):
+
+    .venv/bin/python bench/wide.py --wide-table --limits 20,60 --sup 1.0,0.05 --out bench/results/wide.txt
 """
 
 from __future__ import annotations
@@ -277,6 +287,64 @@ def bottom_up_ab(args, say) -> None:
                 f"same release: {all((a['suppressed'], round(a['loss'], 9)) == (b['suppressed'], round(b['loss'], 9)) for a in old for b in new)}")
 
 
+#: (name, QIs, wide QIs, rows) of --wide-table (bench/wide_table.py)
+WIDE_TABLES = [("t16", 16, 4, 73_000), ("t24", 24, 6, 30_000)]
+
+# a child process of --wide-table: one search in a fresh process (its peak RSS is its own)
+WIDE_CHILD = """
+import json, resource, sys, time
+tree, bench, path, qis, wide, search, sup, limit = sys.argv[1:9]
+sys.path.insert(0, tree)
+sys.path.insert(1, bench)
+import sqlanon, wide_table
+opts = {"time_limit": float(limit)}
+if search == "genetic":
+    opts.update({"iterations": 10**9, "population": 100, "seed": 1})
+started = time.perf_counter()
+try:
+    r = sqlanon.anonymize(input=path, qi=wide_table.qi_specs(int(qis), int(wide)), k=5, max_suppression=float(sup), search=search,
+                          metric="loss", search_options=opts, dry_run=True)
+except sqlanon.errors.SqlanonError as err:
+    print(json.dumps({"error": str(err)[:200], "seconds": round(time.perf_counter() - started, 1)}))
+    raise SystemExit(0)
+h = r.extra.get("heuristic", {})
+evaluations = h.get("evaluations") or r.extra.get("evaluations") or r.nodes_evaluated
+seconds = h.get("seconds") or r.extra.get("search_seconds")
+print(json.dumps({
+    "loss": r.metric.value, "suppressed": r.suppressed_rows, "evaluations": evaluations,
+    "evals_per_s": r.extra.get("evaluations_per_second") or (evaluations / seconds if seconds else None),
+    "search_seconds": seconds, "seconds": round(time.perf_counter() - started, 1),
+    "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    "answer_from": r.extra.get("answer_from", search), "stopped_by": h.get("stopped_by") or r.stopped_by,
+    "seed": (r.extra.get("seed_node") or {}).get("value"),
+}))
+"""
+
+
+def wide_table_runs(args, say) -> None:
+    """--wide-table: lightning and the seeded genetic search on bench/wide_table.py's tables."""
+    import wide_table
+
+    tree = os.path.dirname(HERE)
+    say(f"{'table':<6}{'search':<11}{'limit':>6}{'max_sup':>8}{'loss':>9}{'seed loss':>10}{'suppr.':>8}{'evals':>8}{'evals/s':>9}{'search s':>9}{'seconds':>8}{'RSS MB':>8}  answer from  (stopped; load1)")
+    for name, n_qi, n_wide, rows in WIDE_TABLES:
+        if args.only and name != args.only:
+            continue
+        path = wide_table.write(os.path.join(args.folder, f"{name}.parquet"), rows, n_qi, n_wide)
+        for limit in [float(x) for x in args.limits.split(",")]:
+            for sup in [float(x) for x in args.sup.split(",")]:
+                for search in ("lightning", "genetic"):
+                    out = subprocess.run([sys.executable, "-c", WIDE_CHILD, tree, HERE, path, str(n_qi), str(n_wide), search, str(sup), str(limit)],
+                                         capture_output=True, text=True, check=True)
+                    r = json.loads(out.stdout.strip().splitlines()[-1])
+                    if "error" in r:
+                        say(f"{name:<6}{search:<11}{limit:>6.0f}{sup:>8}  error after {r['seconds']} s: {r['error']}")
+                        continue
+                    seed = f"{r['seed']:.4f}" if r.get("seed") is not None else "-"
+                    say(f"{name:<6}{search:<11}{limit:>6.0f}{sup:>8}{r['loss']:>9.4f}{seed:>10}{r['suppressed']:>8}{r['evaluations']:>8}{(r['evals_per_s'] or 0):>9.1f}"
+                        f"{(r['search_seconds'] or 0):>9.1f}{r['seconds']:>8}{r['rss_mb']:>8}  {r['answer_from']:<12} ({r['stopped_by']}; {os.getloadavg()[0]:.1f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=float, default=60.0)
@@ -293,6 +361,8 @@ def main() -> None:
     ap.add_argument("--bottom-up-ab", default=None, metavar="OLD_TREE", help="bottom-up on w24, OLD_TREE's sqlanon vs this one's, alternated")
     ap.add_argument("--repeat", type=int, default=2, help="runs per tree with --bottom-up-ab")
     ap.add_argument("--one-thread", action="store_true", help="with --bottom-up-ab, also this tree with the search on one engine thread (new-1t)")
+    ap.add_argument("--wide-table", action="store_true", help="issue 44: lightning and seeded genetic on bench/wide_table.py's t16 and t24 (Loss, evals/s, peak RSS)")
+    ap.add_argument("--limits", default="20,60", help="with --wide-table: the time limits (s)")
     args = ap.parse_args()
     lines = []
 
@@ -307,6 +377,14 @@ def main() -> None:
             + (" --one-thread" if args.one_thread else "")
             + f"  (duckdb {duckdb.__version__}, load1 {os.getloadavg()[0]:.1f})")
         bottom_up_ab(args, say)
+        if args.out:
+            with open(args.out, "a") as fh:
+                fh.write("\n".join(lines) + "\n")
+        return
+    if args.wide_table:
+        say(f"\n## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: bench/wide.py --wide-table --limits {args.limits} --sup {args.sup}"
+            f"  (duckdb {duckdb.__version__}, {os.cpu_count()} cores, load1 {os.getloadavg()[0]:.1f}); k=5, metric loss (ARX's Loss, gs 0.5)")
+        wide_table_runs(args, say)
         if args.out:
             with open(args.out, "a") as fh:
                 fh.write("\n".join(lines) + "\n")

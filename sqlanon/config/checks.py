@@ -56,7 +56,9 @@ def check_report_path(path: str | None) -> None:
 #: searches that optimize a measure of their own: search -> the --metric names they can optimize
 #: (the first is the default); every other search (the lattice family) optimizes any metric
 OWN_METRICS: dict[str, tuple[str, ...]] = {
-    "genetic": ("lm", "cm"),  # or --option objective=cm-cost|regression|weighted
+    # ARX's Loss, its arithmetic mean and granularity over the released values' domain shares
+    # (sqlanon.search.genetic.objective.FlexShare); or --option objective=cm-cost|regression|weighted
+    "genetic": ("lm", "cm", "loss", "loss-arithmetic", "granularity"),
     "bottom-up": ("lm",),  # without --class-column; with it, information_loss (IP = I(G)/P(G))
     "top-down": (),  # InfoGain/PrivLoss, reported as distortion
 }

@@ -130,7 +130,10 @@ class Dialect:
         index = code if self.array_base == 0 else exp.Add(this=code, expression=literal(self.array_base))
         if isinstance(array, exp.Array):
             array = exp.Paren(this=array)
-        return exp.Bracket(this=array, expressions=[index])
+        # ``offset``: the index is already in this dialect's base, so the generator shifts it no
+        # further (sqlglot adds INDEX_OFFSET - offset to an index whose type it infers as an
+        # integer: a CASE of integer literals, the inline release's leaf position, came out + 2)
+        return exp.Bracket(this=array, expressions=[index], offset=self.array_base)
 
     # -- temporary tables -----------------------------------------------------------------------
     def clustered(self, query: exp.Select, keys: Sequence[exp.Expr]) -> exp.Select:

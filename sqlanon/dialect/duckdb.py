@@ -58,7 +58,8 @@ class DuckDBDialect(Dialect):
     def element_at(self, array: exp.Expr, code: exp.Expr) -> exp.Expr:
         if isinstance(array, exp.Array):
             return exp.Anonymous(this="list_extract", expressions=[array, exp.Add(this=code, expression=literal(1))])
-        return exp.Bracket(this=array, expressions=[exp.Add(this=code, expression=literal(1))])
+        # ``offset=1``: the index is 1-based already (see :meth:`Dialect.element_at`)
+        return exp.Bracket(this=array, expressions=[exp.Add(this=code, expression=literal(1))], offset=1)
 
     def source_from(self, source) -> exp.Expr:
         """A table, or DuckDB's own file readers (``read_parquet``/``read_csv``)."""

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from sqlanon.release import registry
 from sqlanon.errors import ConfigError, SqlanonError
-from sqlanon.expr.atoms import Params, add_all, col, table_ref
+from sqlanon.expr.atoms import Params, add_all, as_bigint, col, table_ref
 from sqlanon.expr.atoms import lit
 from sqlanon.engine.table_name import BASE_TABLE, VIEW, TableName, lookup, same_table, schema_exists
 from sqlanon.config.checks import output_kind, refuse_existing
@@ -338,7 +338,9 @@ def _suppressed_classes_joined(stats, q: exp.Select, bad_table: str, keys: bool,
     released values) and the condition that a row's class is one of them."""
     maps = list(maps) or [f"m{i}" for i in range(len(stats.qis))]
     if keys:
-        conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([mapped(stats, maps, i, "code", from_base) for i, _ in word])) for w, word in enumerate(batch.words(stats))]
+        # each QI's part a BIGINT before they are summed (an inline map's code list that fits
+        # INT32 types as INT32; the word's sum may not)
+        conds = [exp.EQ(this=col(f"k{w}", "b"), expression=add_all([as_bigint(mapped(stats, maps, i, "code", from_base)) for i, _ in word])) for w, word in enumerate(batch.words(stats))]
         first = "k0"
     else:
         conds = [exp.EQ(this=col(stats.qcol(i), "b"), expression=null_keyed(stats.hierarchies[i].leaves, mapped(stats, maps, i, "value", from_base))) for i in range(len(stats.qis))]

@@ -596,7 +596,9 @@ def build(stats, groups, ok: exp.Expr, metric=None, params=None, extra_finals=()
             table = f"p{g}"
             ctes.append((table, histogram_set(src.table, stats.qnames, hist[0], last=False)))
             carried = [col(name) for name, _ in hist[0][:-1]]
-        wide = [exp.alias_(lookup(values, col(stats.qcol(i)), dialect, params), name, quoted=True, copy=False) for name, i, values in wide_lists(stats, src.levels, used)]
+        # each column a BIGINT before the key sums them: a list of codes times multipliers that
+        # fits INT32 binds (and a literal array types) as INT32, and two of them can sum past 2^31
+        wide = [exp.alias_(as_bigint(lookup(values, col(stats.qcol(i)), dialect, params)), name, quoted=True, copy=False) for name, i, values in wide_lists(stats, src.levels, used)]
         ctes.append((f"w{g}", exp.select(*wide, *carried, col("cnt"), copy=False).from_(table_ref(table), copy=False)))
         values = node_table(group_nodes, members, n_qis, params)
         keys = [exp.alias_(_sum([_pick(stats, i, used) for i, _ in word]), kcols[w], quoted=True, copy=False) for w, word in enumerate(words(stats))]

@@ -195,7 +195,9 @@ def build(stats, groups, ok: exp.Expr, metric=None, params: Params | None = None
             diff = set(moved(ref, node))
             keys = []
             for w, word in enumerate(words):
-                gains = [lookup(delta_values(stats, i, src.levels[i], ref[i], int(node[i])), col(stats.qcol(i)), stats.dialect, params) for i, _ in word if i in diff]
+                # BIGINT gains (a list that fits INT32 types as INT32): the sum never depends on
+                # its order of evaluation to stay in BIGINT
+                gains = [as_bigint(lookup(delta_values(stats, i, src.levels[i], ref[i], int(node[i])), col(stats.qcol(i)), stats.dialect, params)) for i, _ in word if i in diff]
                 keys.append(exp.alias_(add_all([col(f"b{w}"), *gains]), kcols[w], quoted=True, copy=False))
             cls = exp.select(exp.alias_(lit(int(j)), NODE_ID, quoted=True, copy=False), *keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True, copy=False), copy=False).from_(table_ref(sources[g]), copy=False)
             branches.append(cls.group_by(*[col(k) for k in kcols], copy=False))

@@ -182,10 +182,26 @@ def subset_rare(stats, k: int, triples: bool = True) -> dict[tuple[int, ...], np
     covered = {pair for t in chosen for pair in itertools.combinations(t, 2)}
     subsets = [*chosen, *[p for p in pairs if p not in covered]]
     maps = level_maps(stats)
+    # a subset's cells are numbered in int64 (its codes over every level in mixed radix): one
+    # whose numbers could pass 2^62 is left out (any set of subsets gives a valid bound)
+    subsets = [t for t in subsets if fits_int64([sum(len(m) for m in maps[i]) for i in t])]
     for subset, (codes, cnts) in subset_counts(stats, subsets).items():
         out[subset] = rare_by_levels(codes, cnts, [maps[i] for i in subset], k)
     cache[(k, triples)] = out
     return out
+
+
+#: a subset's cell numbers (:func:`subset_counts`, :func:`rare_by_levels`) stay below this
+CELL_LIMIT = 1 << 62
+
+
+def fits_int64(spans) -> bool:
+    """Whether cells numbered in mixed radix over ``spans`` stay below :data:`CELL_LIMIT`.
+
+    >>> fits_int64([3_000, 3_000, 3_000]), fits_int64([2_000_000] * 3)
+    (True, False)
+    """
+    return math.prod(int(s) for s in spans) < CELL_LIMIT
 
 
 def subset_counts(stats, subsets) -> dict[tuple[int, ...], tuple[list[np.ndarray], np.ndarray]]:

@@ -119,6 +119,55 @@ class FlexRegression(FlexMetric):
         return max(sse, 0.0) / base if base > 1e-12 else 0.0
 
 
+class FlexShare(FlexMetric):
+    """A lattice metric over the released values' domain shares (ARX's Loss ``loss``, its
+    arithmetic mean ``loss-arithmetic``, ``granularity``: :mod:`sqlanon.metrics.loss`), computed by
+    the lattice metric's own formulas (:meth:`~sqlanon.metrics.loss.Loss.value`) from the same
+    per-QI sums a lattice node's statement gives: ``{prefix}_rel{i}`` (released rows times their
+    value's share) and ``{prefix}_sup{i}`` (suppressed rows times theirs), with the suppressed
+    rows. A flexible cut's released value covers the leaves its group holds, its share their
+    number over the hierarchy's leaves (:meth:`group_values`; granularity: ARX's share by label,
+    :func:`~sqlanon.metrics.loss.arx_share`), so a full-domain node scores here exactly what
+    it scores in the lattice.
+
+    The evaluator's per-leaf lists then hold shares instead of LM losses (:attr:`unit`), and
+    every batch is scored per column (the suppressed rows' share per QI: ``lm_sup{i}``)."""
+
+    needs_lm = True
+    #: the per-leaf lists hold shares (not LM losses), summed per QI over the suppressed rows
+    unit = "share"
+
+    def __init__(self, metric) -> None:
+        self.metric = metric
+        self.name = metric.name
+
+    def group_values(self, groups, hierarchy) -> list[float]:
+        """Per released group ``(label, _, leaves)`` of a cut, its share."""
+        from sqlanon.metrics.loss import Granularity, arx_share
+
+        m = len(hierarchy.rows)
+        if isinstance(self.metric, Granularity):
+            share_map = self.metric.share_map(hierarchy)
+            return [arx_share(share_map, label, len(leaves), m) for label, _, leaves in groups]
+        return [len(leaves) / m if m else 0.0 for _, _, leaves in groups]
+
+    def sums(self, agg: dict, ev: FlexibleEvaluator):
+        """The lattice statement's figures of this candidate: ``suppressed`` and per QI the
+        released and the suppressed rows' shares summed (a node's :class:`NodeStats` shape)."""
+        from types import SimpleNamespace
+
+        prefix = self.metric.prefix
+        extra = {}
+        for i in range(ev.n):
+            sup = float(agg.get(f"lm_sup{i}") or 0.0)
+            extra[f"{prefix}_rel{i}"] = agg["colsum"][i] - sup
+            extra[f"{prefix}_sup{i}"] = sup
+        return SimpleNamespace(suppressed=int(agg["suppressed"]), extra=extra)
+
+    def value(self, agg, ev):
+        return float(self.metric.value(ev.stats, None, self.sums(agg, ev)))
+
+
 class FlexWeighted(FlexMetric):
     name = "weighted"
 
@@ -164,8 +213,14 @@ def read_cost_matrix(spec, values: list[str]) -> list[list[float]]:
     return out
 
 
-def build_objective(name: str, options: dict, class_column: str | None) -> tuple[Objective, list]:
-    """Objective from ``name`` (lm, cm, cm-cost, regression, weighted) and the search options:
+#: the lattice metrics the genetic search optimizes over flexible cuts (:class:`FlexShare`)
+SHARE_METRICS = ("loss", "loss-arithmetic", "granularity")
+
+
+def build_objective(name: str, options: dict, class_column: str | None, lattice_metric=None) -> tuple[Objective, list]:
+    """Objective from ``name`` (lm, cm, cm-cost, regression, weighted, or a lattice metric of
+    :data:`SHARE_METRICS`: ``lattice_metric``, the run's metric object with its weights and
+    ``gs_factor``, else the metric's defaults) and the search options:
 
     * ``cost_matrix``: JSON (text or path) for ``cm-cost``; ``cost_suppressed``: ``group`` (default)
       or a number (cost per suppressed row);
@@ -224,6 +279,11 @@ def build_objective(name: str, options: dict, class_column: str | None) -> tuple
             return FlexRegression(t, regression_targets[t].dispersion)
         raise ConfigError(f"unknown genetic objective {kind!r}; choose lm, cm, cm-cost, regression or weighted")
 
+    if name in SHARE_METRICS:
+        from sqlanon.metrics import METRICS
+
+        share = FlexShare(lattice_metric if getattr(lattice_metric, "name", None) == name else METRICS[name]())
+        return Objective(share, {name: share}, class_targets, regression_targets), cost_specs
     if name == "weighted":
         spec = options.get("weights")
         if not spec:
@@ -275,6 +335,12 @@ class FlexibleEvaluator:
         self.memo: dict[bytes, dict] = {}
         self.memo_limit = 1_000_000
         self.lm = objective.metric.needs_lm or "lm" in objective.report
+        #: ``share``: the per-leaf lists hold the metric's domain shares (:class:`FlexShare`),
+        #: every batch scored per column; ``lm``: LM losses
+        self.unit = getattr(objective.metric, "unit", "lm")
+        #: the lattice metric applies the attribute weights itself (in its aggregation)
+        if self.unit == "share":
+            self.weights, self.weight_sum = None, float(self.n)
         self.part_hits = 0
         self.part_misses = 0
         #: when set (by a search that ranks every infeasible solution below every feasible one
@@ -301,11 +367,15 @@ class FlexibleEvaluator:
         codes = np.zeros(coder.n_leaves, dtype=np.int64)
         loss = np.zeros(coder.n_leaves, dtype=np.float64)
         w = 1.0 if self.weights is None else self.weights[i]
-        for g, (_, l, leaves) in enumerate(groups):
+        if self.unit == "share":
+            values = self.objective.metric.group_values(groups, self.stats.hierarchies[i])  # type: ignore[attr-defined]
+        else:
+            values = [l if self.weights is None else w * l for _, l, _ in groups]
+        for g, ((_, _, leaves), v) in enumerate(zip(groups, values)):
             codes[leaves] = g
-            loss[leaves] = l if self.weights is None else w * l
+            loss[leaves] = v
         freq = self.stats.column_freqs[i]
-        group_loss = np.array([l if self.weights is None else w * l for _, l, _ in groups], dtype=np.float64)
+        group_loss = np.array(values, dtype=np.float64)
         entry = {"codes": codes, "loss": loss, "group_loss": group_loss, "colsum": sum(f * l for f, l in zip(freq, loss.tolist())), "groups": len(groups)}
         if len(cache) > 50_000:
             cache.clear()
@@ -323,6 +393,11 @@ class FlexibleEvaluator:
         fresh = self._evaluate(todo, per_column) if todo else {}
         return [fresh.get(bytes(ch)) or self.memo[bytes(ch)] for ch in chromosomes]
 
+    def _per_column(self, per_column: bool) -> bool:
+        """Whether a batch is scored per column: asked for, or a share metric (its value needs
+        every QI's suppressed share)."""
+        return per_column or self.unit == "share"
+
     def _evaluate(self, todo: list, per_column: bool) -> dict[bytes, dict]:
         """Score ``todo`` (chromosomes not memoized) in one batch; memoize and return them."""
         fresh: dict[bytes, dict] = {}
@@ -332,7 +407,7 @@ class FlexibleEvaluator:
             parts_of.append(parts)
             cands.append({"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts],
                           "group_loss": [p["group_loss"] for p in parts]})
-        rows = self.gstats.evaluate(cands, lm=self.lm, per_column=per_column, lm_within=self.lm_within)
+        rows = self.gstats.evaluate(cands, lm=self.lm, per_column=self._per_column(per_column), lm_within=self.lm_within)
         for ch, parts, row in zip(todo, parts_of, rows):
             agg = self._scored(dict(row), parts, per_column)
             if len(self.memo) >= self.memo_limit:
@@ -345,13 +420,18 @@ class FlexibleEvaluator:
         """One chromosome's batch row ``agg`` completed: suppressed rows, LM figures, objective
         value, feasibility and reported metrics (only those four without ``per_column``)."""
         agg["suppressed"] = int(agg["suppressed"] or 0)
+        if self.unit == "share":
+            # the shares of the suppressed rows per QI, rounded (an unordered parallel sum) so
+            # that equal solutions rank equal run after run
+            for i in range(self.n):
+                agg[f"lm_sup{i}"] = round(float(agg[f"lm_sup{i}"] or 0.0), 9)
         unknown = "lm_sup" in agg and agg["lm_sup"] is None and not per_column
         if "lm_sup" in agg and not unknown:
             # a sum of doubles in the engine's (parallel, unordered) order: rounded so that
             # equal solutions rank equal run after run
             agg["lm_sup"] = round(float(agg["lm_sup"] or 0.0), 6)
         agg["colsum"] = [p["colsum"] for p in parts]
-        if per_column and self.lm:
+        if per_column and self.lm and self.unit == "lm":
             agg["lm_sup"] = sum(float(agg[f"lm_sup{i}"] or 0) for i in range(self.n))
             agg["lm_per_column"] = [
                 (agg["colsum"][i] - float(agg[f"lm_sup{i}"] or 0) + (1.0 if self.weights is None else self.weights[i]) * agg["suppressed"]) / self.rows

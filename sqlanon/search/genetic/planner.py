@@ -57,10 +57,10 @@ import numpy as np
 
 from sqlanon.search.genetic.cut import Layout, recoding_from_transformation
 from sqlanon.errors import ConfigError, UnsatisfiableError
-from sqlanon.search.genetic.objective import FlexibleEvaluator, build_objective
+from sqlanon.search.genetic.objective import SHARE_METRICS, FlexibleEvaluator, build_objective
 from sqlanon.plan import Plan
 from sqlanon.search.limits import Limits
-from sqlanon.search.genetic.seeding import lattice_seed
+from sqlanon.search.genetic.seeding import lattice_seed, seed_metric
 from sqlanon.search.genetic.local import LOCAL_ROWS
 from sqlanon.privacy.diagnosis import unsatisfiable
 
@@ -152,6 +152,7 @@ class GA:
         self.inserted = 0
         self.unique: set[bytes] = set()
         self.seeds: list[tuple] = []  # chromosomes to start from (e.g. the lattice optimum)
+        self.seed_seconds = 0.0  # the seed's search time (set by run)
 
     @staticmethod
     def rank_key(agg: dict) -> tuple:
@@ -328,9 +329,35 @@ def objective_name(ctx) -> str:
     name = ctx.options.get("objective")
     if not name:
         name = getattr(ctx.metric, "name", None) or ctx.options.get("metric") or "lm"
-        if name not in ("lm", "cm"):
-            raise ConfigError(f"the genetic search optimizes lm, cm (or --option objective=cm-cost|regression|weighted), not {name!r}")
+        if name not in ("lm", "cm", *SHARE_METRICS):
+            raise ConfigError(f"the genetic search optimizes {', '.join(('lm', 'cm', *SHARE_METRICS))} (or --option objective=cm-cost|regression|weighted), "
+                              f"not {name!r} (a flexible cut has no levels, and its classes' sizes are not summed)")
     return str(name)
+
+
+def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
+    """The seed's full-domain plan when it beats the genetic search's best solution (or that one
+    does not release): a flexible cut cannot always release the seed's partition (a numeric QI's
+    bands whose edges are no potential end points, ``max_endpoints``), so the population's best
+    can be worse than the seed it started from. Compared only where both values have one
+    definition: a share metric (:data:`SHARE_METRICS`), or LM with every QI cut along its tree
+    (an interval's LM is not its band's). None otherwise: the genetic search's answer stands."""
+    result = getattr(ctx, "genetic_seed_result", None)
+    if result is None or not (name in SHARE_METRICS or not any(c.numeric for c in layout.coders)):
+        return None
+    if agg["feasible"] and float(agg["value"]) <= float(result.value):
+        return None
+    info = ctx.genetic_seed
+    ctx.progress(f"genetic: {info['search']}'s seed node is better ({name} {result.value:.4f}) than the best cut found"
+                 + (f" ({float(agg['value']):.4f})" if agg["feasible"] else " (which does not release)") + "; it is the answer")
+    seconds = ga.seconds
+    extra = {
+        "answer_from": info["search"], "seed_node": info, "genetic_value": float(agg["value"]) if agg["feasible"] else None,
+        "evaluations": ev.evaluations, "seed_seconds": round(ga.seed_seconds, 3),
+        "evaluations_per_second": round(ev.evaluations / (seconds - ga.seed_seconds), 1) if seconds > ga.seed_seconds else None,
+        "iterations": ga.iterations_done, "search_seconds": round(seconds, 3), "stopped_by": ga.limits.stopped_by,
+    }
+    return Plan.from_lattice_result("genetic", ctx.stats, ctx.requirement, seed_metric(ctx, name), result, getattr(ctx, "bounds", None), **extra)
 
 
 def run(ctx) -> Plan:
@@ -350,7 +377,7 @@ def run(ctx) -> Plan:
                           prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"],
                           bounds=bounds, bounded=getattr(ctx, "bounded", ()))
     name = objective_name(ctx)
-    objective, cost_specs = build_objective(name, opts, stats.class_column or ctx.options.get("class_column"))
+    objective, cost_specs = build_objective(name, opts, stats.class_column or ctx.options.get("class_column"), lattice_metric=ctx.metric)
     if weights is not None and not objective.metric.needs_lm:
         raise ConfigError(
             f"--weights multiply each quasi-identifier's LM loss; the genetic objective {name} has no LM part "
@@ -362,12 +389,18 @@ def run(ctx) -> Plan:
                  f"{opts['iterations']} iterations, objective {name}")
     try:
         ga = GA(layout, ev, opts, ctx.progress, ctx.trace, limits)
+        seed_started = limits.now()
         if opts.get("seed_lattice", True):
             ga.seeds = lattice_seed(ctx, layout, name, limits)
+        #: the seed's search time (lightning's share of the limit): not the genetic search's own
+        ga.seed_seconds = limits.now() - seed_started
         best = ga.run()
         agg = ev.score([best], per_column=True)[0]
     finally:
         ev.drop()
+    seed = seed_plan(ctx, layout, name, agg, ga, ev)
+    if seed is not None:
+        return seed
     if not agg["feasible"]:
         # names the model(s) that fail and what the closest solution (the best ranked) leaves
         raise unsatisfiable(stats, req, layout.recoding(best), qis=ctx.qis, scope="(genetic search, best solution found)",
@@ -376,12 +409,14 @@ def run(ctx) -> Plan:
     transformation = layout.transformation(best)
     seconds = ga.seconds
     extra = {
-        "lm": agg["report"]["lm"],
+        "lm": agg["report"].get("lm"),
         "lm_per_column": dict(zip(ctx.qis, agg.get("lm_per_column", []))),
         "evaluations": ev.evaluations,
         "local_evaluations": ev.gstats.local_evaluations,
         "local_reason": ev.gstats.local_reason,
-        "evaluations_per_second": round(ev.evaluations / seconds, 1) if seconds > 0 else None,
+        # the genetic search's own evaluations over its own time (the seed's search left out)
+        "evaluations_per_second": round(ev.evaluations / (seconds - ga.seed_seconds), 1) if seconds > ga.seed_seconds else None,
+        "seed_seconds": round(ga.seed_seconds, 3),
         "iterations": ga.iterations_done,
         "unique_solutions": len(ga.unique),
         "population": opts["population"],
@@ -396,6 +431,10 @@ def run(ctx) -> Plan:
         "stopped_by": limits.stopped_by,
         "time_limit": opts["time_limit"],
         "best_so_far": ga.history,
+        # the full-domain node the population started from (seeding), and which search found
+        # the returned solution: the seed's when the genetic search found nothing better
+        "seed_node": getattr(ctx, "genetic_seed", None),
+        "answer_from": "genetic" if not ga.seeds or tuple(best) not in set(ga.seeds) else (getattr(ctx, "genetic_seed", None) or {}).get("search", "genetic"),
     }
     if weights is not None:
         extra["weights"] = dict(zip(ctx.qis, weights))

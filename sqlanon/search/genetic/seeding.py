@@ -1,11 +1,18 @@
-"""Seeds for the genetic search: the full-domain lattice optimum for the same metric, as a
-chromosome, so the genetic search starts from it and never ends worse than the lattice.
+"""Seeds for the genetic search: the best full-domain node for the same metric, as a chromosome,
+so the genetic search starts from it and never ends worse than it.
 
 A full-domain node is a valid flexible solution (every QI cut at one level), so it is scored by the
-genetic search's own evaluator like any chromosome; GENITOR keeps the best member, so the result
-is at least as good as the seed under the genetic objective. Seeding runs only when it is cheap:
-the objective is LM (the lattice's LM is the same definition) and the lattice has at most
-``MAX_NODES`` nodes.
+genetic search's own evaluator like any chromosome, to the same value the lattice gives it (LM and
+the share metrics, ARX's Loss among them, have one definition for both:
+:class:`sqlanon.search.genetic.objective.FlexShare`); GENITOR keeps the best member, so the
+result is at least as good as the seed under the genetic objective. The seed comes from
+
+* the **optimal** search when the lattice has at most ``MAX_NODES`` nodes (its optimum);
+* else **lightning** (:mod:`sqlanon.search.lightning.planner`), within ``LIGHTNING_SHARE`` of the
+  time left (or, without a time limit, ``LIGHTNING_STEPS`` node evaluations): its best node, so
+  the genetic search never returns worse than lightning given the same share of time.
+
+Seeding runs for the objectives of :data:`SEED_OBJECTIVES` (``seed_lattice``, on by default).
 
 A numeric QI (cut into intervals) is seeded from its hierarchy too: the lattice searches its levels
 (``bands`` or an ARX-style age hierarchy; a flat numeric hierarchy has two, the values and ``*``)
@@ -22,28 +29,49 @@ import math
 
 from sqlanon.errors import UnsatisfiableError
 from sqlanon.metrics import METRICS
+from sqlanon.search.genetic.objective import SHARE_METRICS
 from sqlanon.search.lattice import optimal
 from sqlanon.search.lattice.lattice import Lattice
 
 MAX_NODES = 20_000
+#: the objectives a full-domain node is seeded for (the lattice metric of the same name)
+SEED_OBJECTIVES = ("lm", *SHARE_METRICS)
+#: on a lattice above MAX_NODES, the share of the time left that lightning may take for the seed
+#: (bench/wide.py --wide-table, t16 under load 9: a quarter of 20 s gave lightning so few nodes
+#: that its seed released nothing (Loss 1.0); lightning alone was at its 60 s value after 20 s)
+LIGHTNING_SHARE = 0.5
+#: ... and, without a time limit, its node evaluations
+LIGHTNING_STEPS = 2_000
 
 
 class _TimeUp(Exception):
     """The time limit ran out before the seed was found."""
 
 
+def seed_metric(ctx, objective: str):
+    """The lattice metric the seed optimizes: the run's metric when it is the objective (its
+    weights and ``gs_factor``), else the objective's with the run's attribute weights."""
+    if getattr(ctx.metric, "name", None) == objective:
+        return ctx.metric
+    return METRICS[objective](weights=getattr(ctx, "weights", None))
+
+
 def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
-    """The lattice optimum under LM as a chromosome (``[]`` when not cheap or unsatisfiable, or
-    when ``limits`` (:class:`~sqlanon.search.limits.Limits`) run out before it is found: the clock
-    is read before each of its statements)."""
-    if objective != "lm":
+    """The best full-domain node for ``objective`` as a chromosome (``[]`` for another objective,
+    when no node releases, or when ``limits`` (:class:`~sqlanon.search.limits.Limits`) run out
+    before the optimum is found: the clock is read before each of its statements). The node,
+    its value and the search that found it are kept in ``ctx.genetic_seed`` (its
+    :class:`~sqlanon.search.lattice.lattice.LatticeResult` in ``ctx.genetic_seed_result``)."""
+    ctx.genetic_seed = ctx.genetic_seed_result = None
+    if objective not in SEED_OBJECTIVES:
         return []
-    if math.prod(h.max_level + 1 for h in ctx.hierarchies) > MAX_NODES:
-        return []
-    bounds, weights = getattr(ctx, "bounds", None), getattr(ctx, "weights", None)
-    if bounds is not None and math.prod(hi - lo + 1 for lo, hi in bounds) > MAX_NODES:
-        return []
-    lattice = Lattice(ctx.stats, ctx.requirement, METRICS["lm"](weights=weights), bounds=bounds)
+    bounds = getattr(ctx, "bounds", None)
+    if bounds is None:
+        bounds = [(0, h.max_level) for h in ctx.hierarchies]
+    metric = seed_metric(ctx, objective)
+    if math.prod(hi - lo + 1 for lo, hi in bounds) > MAX_NODES:
+        return _lightning_seed(ctx, layout, metric, bounds, limits)
+    lattice = Lattice(ctx.stats, ctx.requirement, metric, bounds=getattr(ctx, "bounds", None))
     if limits is not None and limits.time_limit is not None:
         def guard() -> None:
             if limits.left() <= 0 or (limits.per_unit() or 0.0) > limits.left():
@@ -51,7 +79,7 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
 
         lattice.guard = guard
     try:
-        # the same weighted LM and level bounds as the genetic search
+        # the same metric (weights, gs factor) and level bounds as the genetic search
         t0 = limits.now() if limits is not None else 0.0
         result = optimal.run(lattice)
         if limits is not None:
@@ -61,7 +89,36 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
         return []
     except UnsatisfiableError:
         return []
-    ctx.progress(f"genetic: seeded with the lattice optimum {list(result.node)} (LM {result.value:.4f}, {result.nodes_evaluated} nodes)")
+    return _seeded(ctx, layout, "optimal", result, objective)
+
+
+def _lightning_seed(ctx, layout, metric, bounds, limits) -> list[tuple]:
+    """Lightning's best node within :data:`LIGHTNING_SHARE` of the time left (without a limit:
+    :data:`LIGHTNING_STEPS` evaluations) as the seed."""
+    from sqlanon.search.lightning import planner as lightning
+
+    if limits is not None and limits.time_limit is not None:
+        left = limits.left()
+        if left <= 0:
+            return []
+        options: dict = {"time_limit": LIGHTNING_SHARE * left}
+    else:
+        options = {"step_limit": LIGHTNING_STEPS}
+    try:
+        t0 = limits.now() if limits is not None else 0.0
+        result = lightning.run(ctx.stats, ctx.requirement, metric, bounds, options, ctx.progress)
+        if limits is not None:
+            limits.record(0, limits.now() - t0)
+    except UnsatisfiableError:
+        ctx.progress("genetic: no lightning seed (no node it evaluated releases)")
+        return []
+    return _seeded(ctx, layout, "lightning", result, metric.name)
+
+
+def _seeded(ctx, layout, search: str, result, objective: str) -> list[tuple]:
+    ctx.genetic_seed_result = result
+    ctx.genetic_seed = {"search": search, "node": [int(v) for v in result.node], "value": float(result.value), "nodes_evaluated": int(result.nodes_evaluated)}
+    ctx.progress(f"genetic: seeded with {search}'s best node {list(result.node)} ({objective} {result.value:.4f}, {result.nodes_evaluated} nodes)")
     return [node_chromosome(layout, ctx.hierarchies, result.node)]
 
 

@@ -11,12 +11,12 @@ WITH "p0" AS (
     "q1"
 ), "w0" AS (
   SELECT
-    "q0" AS "g0_0",
-    LIST_EXTRACT([0, 0, 1], "q0" + 1) AS "g0_1",
-    0 AS "g0_2",
-    LIST_EXTRACT([0, 3, 6], "q1" + 1) AS "g1_0",
-    LIST_EXTRACT([0, 0, 3], "q1" + 1) AS "g1_1",
-    0 AS "g1_2",
+    CAST("q0" AS BIGINT) AS "g0_0",
+    CAST(LIST_EXTRACT([0, 0, 1], "q0" + 1) AS BIGINT) AS "g0_1",
+    CAST(0 AS BIGINT) AS "g0_2",
+    CAST(LIST_EXTRACT([0, 3, 6], "q1" + 1) AS BIGINT) AS "g1_0",
+    CAST(LIST_EXTRACT([0, 0, 3], "q1" + 1) AS BIGINT) AS "g1_1",
+    CAST(0 AS BIGINT) AS "g1_2",
     "h0",
     "h1",
     "cnt"

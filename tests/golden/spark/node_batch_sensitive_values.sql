@@ -1,11 +1,11 @@
 WITH `w0` AS (
   SELECT
-    ARRAY(0, 1, 2)[`q0`] AS `g0_0`,
-    ARRAY(0, 0, 1)[`q0`] AS `g0_1`,
-    ARRAY(0, 0, 0)[`q0`] AS `g0_2`,
-    ARRAY(0, 3, 6)[`q1`] AS `g1_0`,
-    ARRAY(0, 0, 3)[`q1`] AS `g1_1`,
-    ARRAY(0, 0, 0)[`q1`] AS `g1_2`,
+    CAST(ARRAY(0, 1, 2)[`q0`] AS BIGINT) AS `g0_0`,
+    CAST(ARRAY(0, 0, 1)[`q0`] AS BIGINT) AS `g0_1`,
+    CAST(ARRAY(0, 0, 0)[`q0`] AS BIGINT) AS `g0_2`,
+    CAST(ARRAY(0, 3, 6)[`q1`] AS BIGINT) AS `g1_0`,
+    CAST(ARRAY(0, 0, 3)[`q1`] AS BIGINT) AS `g1_1`,
+    CAST(ARRAY(0, 0, 0)[`q1`] AS BIGINT) AS `g1_2`,
     `s`,
     `cnt`
   FROM `sqlanon_fs0_N`
