@@ -27,6 +27,7 @@ from collections.abc import Set as AbstractSet
 import numpy as np
 
 from sqlanon.errors import ConfigError
+from sqlanon.search import limits
 
 
 @dataclass
@@ -85,7 +86,7 @@ def generate(model: GeneratorModel, n_rows: int, seed: int | None = None, progre
     if n_rows < 0:
         raise ConfigError(f"--rows must be >= 0, got {n_rows}")
     if clock is None:
-        from sqlanon.search.limits import now as clock
+        clock = limits.now
     rng = np.random.Generator(np.random.PCG64(seed))
     out = np.full((n_rows, model.n_columns), -1, dtype=np.int64)
     sampler = _Sampler(model, rng)

@@ -146,10 +146,11 @@ def pattern_arrays(keys_o: np.ndarray, sup_o: np.ndarray, n_orig: int, keys_r: n
     }
 
 
-def patterns_of(engine, enc: its.Encoded, min_sup: int) -> its.Itemsets | None:
+def patterns_of(engine, enc: its.Encoded, min_sup: int, deadline: float | None = None) -> its.Itemsets | None:
     """Every frequent itemset of ``enc`` at ``min_sup`` (all lengths), or None past the caps
-    (``MAX_PATTERN_ITEMSETS`` itemsets, ``MAX_PATTERN_SECONDS`` of mining)."""
-    sets = its.mine(engine, enc, min_sup, "all", min_length=1, limit=MAX_PATTERN_ITEMSETS, deadline=lim.now() + MAX_PATTERN_SECONDS)
+    (``MAX_PATTERN_ITEMSETS`` itemsets, ``MAX_PATTERN_SECONDS`` of mining, the ``deadline``)."""
+    cap = lim.now() + MAX_PATTERN_SECONDS
+    sets = its.mine(engine, enc, min_sup, "all", min_length=1, limit=MAX_PATTERN_ITEMSETS, deadline=cap if deadline is None else min(cap, deadline))
     return None if sets.over_limit or sets.time_limited else sets
 
 
@@ -222,15 +223,15 @@ def dissimilarity(enc1: its.Encoded, ct1: LabelledCodeTable, enc2: its.Encoded, 
 # everything at once (the ``check --against ORIGINAL`` entry point)
 
 
-def _patterns(engine, enc_o: its.Encoded, enc_r: its.Encoded, min_sup: int, pats_o: its.Itemsets | None, say) -> dict:
+def _patterns(engine, enc_o: its.Encoded, enc_r: its.Encoded, min_sup: int, pats_o: its.Itemsets | None, say, deadline: float | None = None) -> dict:
     """The frequent-pattern comparison (its arrays are freed before KRIMP runs on the output)."""
     if pats_o is None:
-        pats_o = patterns_of(engine, enc_o, min_sup)
-    pats_r = patterns_of(engine, enc_r, min_sup) if pats_o is not None else None
+        pats_o = patterns_of(engine, enc_o, min_sup, deadline)
+    pats_r = patterns_of(engine, enc_r, min_sup, deadline) if pats_o is not None else None
     if pats_o is None or pats_r is None:
         if say is not None:
             say(f"frequent-pattern comparison skipped: more than {MAX_PATTERN_ITEMSETS:,} frequent itemsets at min_sup {min_sup} "
-                f"(or more than {MAX_PATTERN_SECONDS:.0f} s to list them)")
+                f"(or more than {MAX_PATTERN_SECONDS:.0f} s to list them, or the time limit)")
         return {"original_itemsets": None, "released_itemsets": None, "pct_equal_itemsets": None, "avg_support_diff_pct": None, "avg_support_new_pct": None}
     keys_o, _ = dense_keys(enc_o, pats_o)
     keys_r, ok_r = dense_keys(enc_r, pats_r, item_map(enc_r, enc_o))
@@ -269,7 +270,7 @@ def compare_tables(
     out.update(anonymity_scores(engine, released_source, original_source, columns))
     enc_o = original[0] if original else its.encode(engine, original_source, columns)
     enc_r = its.encode(engine, released_source, columns)
-    out.update(_patterns(engine, enc_o, enc_r, min_sup, original_patterns, say))
+    out.update(_patterns(engine, enc_o, enc_r, min_sup, original_patterns, say, deadline))
     if dissimilarity_measure:
         if original:
             ct_o = original[1]

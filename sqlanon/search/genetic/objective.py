@@ -36,6 +36,8 @@ import numpy as np
 from sqlanon.errors import ConfigError
 from sqlanon.search.genetic.stats import ClassTarget, GeneticStats, RegressionTarget
 from sqlanon.config.strict_load import load_json_spec
+from sqlanon.metrics import METRICS
+from sqlanon.metrics.loss import Granularity, arx_share
 
 
 # ---------------------------------------------------------------------------------------------
@@ -143,8 +145,6 @@ class FlexShare(FlexMetric):
 
     def group_values(self, groups, hierarchy) -> list[float]:
         """Per released group ``(label, _, leaves)`` of a cut, its share."""
-        from sqlanon.metrics.loss import Granularity, arx_share
-
         m = len(hierarchy.rows)
         if isinstance(self.metric, Granularity):
             share_map = self.metric.share_map(hierarchy)
@@ -280,8 +280,6 @@ def build_objective(name: str, options: dict, class_column: str | None, lattice_
         raise ConfigError(f"unknown genetic objective {kind!r}; choose lm, cm, cm-cost, regression or weighted")
 
     if name in SHARE_METRICS:
-        from sqlanon.metrics import METRICS
-
         share = FlexShare(lattice_metric if getattr(lattice_metric, "name", None) == name else METRICS[name]())
         return Objective(share, {name: share}, class_targets, regression_targets), cost_specs
     if name == "weighted":

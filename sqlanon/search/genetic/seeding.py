@@ -32,6 +32,7 @@ from sqlanon.metrics import METRICS
 from sqlanon.search.genetic.objective import SHARE_METRICS
 from sqlanon.search.lattice import optimal
 from sqlanon.search.lattice.lattice import Lattice
+from sqlanon.search.lightning import planner as lightning
 
 MAX_NODES = 20_000
 #: the objectives a full-domain node is seeded for (the lattice metric of the same name)
@@ -95,8 +96,6 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
 def _lightning_seed(ctx, layout, metric, bounds, limits) -> list[tuple]:
     """Lightning's best node within :data:`LIGHTNING_SHARE` of the time left (without a limit:
     :data:`LIGHTNING_STEPS` evaluations) as the seed."""
-    from sqlanon.search.lightning import planner as lightning
-
     if limits is not None and limits.time_limit is not None:
         left = limits.left()
         if left <= 0:
