@@ -56,10 +56,11 @@ MODELS = {
 }
 
 
-# seeds 0, 1, 5 in the default run (2 to 4 QIs, every model, budget and metric); the rest are slow
-@pytest.mark.parametrize("seed", [s if s in (0, 1, 5) else pytest.param(s, marks=pytest.mark.slow) for s in range(8)])
-def test_unlimited_lightning_returns_the_exhaustive_optimum(seed, tmp_path):
-    rng = random.Random(7919 * seed + 11)
+def assert_unlimited_search_is_exhaustive(run, rng, tmp_path, where: str, proven) -> int:
+    """On a random case (2 to 4 QIs), every model, budget and metric: ``run(stats, requirement,
+    metric, bounds, options)`` given no limit returns the exhaustive optimum (or raises
+    UnsatisfiableError where no node releases) and ``proven(info)`` holds of its report; the
+    number of cases checked. The oracle of lightning and of the bounded optimal search."""
     n_qi = rng.randint(2, 4)
     case = brute.random_case(rng, tmp_path, n_qi=n_qi, n_rows=rng.randint(40, 200), depths=[rng.randint(1, 2 if n_qi > 2 else 3) for _ in range(n_qi)])
     engine = connect(threads=1)
@@ -73,23 +74,31 @@ def test_unlimited_lightning_returns_the_exhaustive_optimum(seed, tmp_path):
                 table = brute.exhaustive(case, spec, budget)
                 sat = {node: m for node, (_, ok, m) in table.items() if ok}
                 for mname in ("precision", "lm", "discernibility", "height"):
-                    where = f"seed={seed} model={model_name} budget={budget} metric={mname}"
+                    at = f"{where} model={model_name} budget={budget} metric={mname}"
                     req = Requirement(models, budget=budget)
                     if not sat:
                         with pytest.raises(UnsatisfiableError):
-                            lightning.run(stats, req, METRICS[mname](), _bounds(stats), {"time_limit": 600})
+                            run(stats, req, METRICS[mname](), _bounds(stats), {"time_limit": 600})
                         continue
-                    res = lightning.run(stats, req, METRICS[mname](), _bounds(stats), {"time_limit": 600})
+                    res = run(stats, req, METRICS[mname](), _bounds(stats), {"time_limit": 600})
                     info = res.extra["heuristic"]
-                    assert info["stopped_by"] == "exhausted" and info["optimal"], where
-                    assert res.node in sat, where + f": {res.node} does not release within the budget"
-                    assert res.node_stats.suppressed == table[res.node][0] < case.n, where
+                    assert info["stopped_by"] == "exhausted" and info["optimal"] and proven(info), at
+                    assert res.node in sat, at + f": {res.node} does not release within the budget"
+                    assert res.node_stats.suppressed == table[res.node][0] < case.n, at
                     expected = min(m[mname] for m in sat.values())
-                    assert res.value == pytest.approx(expected, rel=1e-9, abs=1e-9), where
+                    assert res.value == pytest.approx(expected, rel=1e-9, abs=1e-9), at
+                    assert res.nodes_evaluated <= len(table), at
                     checked += 1
-        assert checked > 0
+        return checked
     finally:
         engine.close()
+
+
+# seeds 0, 1, 5 in the default run (2 to 4 QIs, every model, budget and metric); the rest are slow
+@pytest.mark.parametrize("seed", [s if s in (0, 1, 5) else pytest.param(s, marks=pytest.mark.slow) for s in range(8)])
+def test_unlimited_lightning_returns_the_exhaustive_optimum(seed, tmp_path):
+    rng = random.Random(7919 * seed + 11)
+    assert assert_unlimited_search_is_exhaustive(lightning.run, rng, tmp_path, f"seed={seed}", lambda info: "expansions_from_bottom" in info) > 0
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -418,16 +418,7 @@ class FlexibleEvaluator:
         """One chromosome's batch row ``agg`` completed: suppressed rows, LM figures, objective
         value, feasibility and reported metrics (only those four without ``per_column``)."""
         agg["suppressed"] = int(agg["suppressed"] or 0)
-        if self.unit == "share":
-            # the shares of the suppressed rows per QI, rounded (an unordered parallel sum) so
-            # that equal solutions rank equal run after run
-            for i in range(self.n):
-                agg[f"lm_sup{i}"] = round(float(agg[f"lm_sup{i}"] or 0.0), 9)
-        unknown = "lm_sup" in agg and agg["lm_sup"] is None and not per_column
-        if "lm_sup" in agg and not unknown:
-            # a sum of doubles in the engine's (parallel, unordered) order: rounded so that
-            # equal solutions rank equal run after run
-            agg["lm_sup"] = round(float(agg["lm_sup"] or 0.0), 6)
+        unknown = self._round_suppressed_sums(agg, per_column)
         agg["colsum"] = [p["colsum"] for p in parts]
         if per_column and self.lm and self.unit == "lm":
             agg["lm_sup"] = sum(float(agg[f"lm_sup{i}"] or 0) for i in range(self.n))
@@ -447,6 +438,18 @@ class FlexibleEvaluator:
         if not per_column:
             agg = {k: agg[k] for k in ("value", "feasible", "suppressed", "report")}
         return agg
+
+    def _round_suppressed_sums(self, agg: dict, per_column: bool) -> bool:
+        """Round the suppressed rows' sums of ``agg`` in place (sums of doubles in the engine's
+        parallel, unordered order: rounded so that equal solutions rank equal run after run);
+        whether its LM is unknown (over ``lm_within``, not asked per column)."""
+        if self.unit == "share":  # the shares of the suppressed rows per QI
+            for i in range(self.n):
+                agg[f"lm_sup{i}"] = round(float(agg[f"lm_sup{i}"] or 0.0), 9)
+        unknown = "lm_sup" in agg and agg["lm_sup"] is None and not per_column
+        if "lm_sup" in agg and not unknown:
+            agg["lm_sup"] = round(float(agg["lm_sup"] or 0.0), 6)
+        return unknown
 
     @property
     def evaluations(self) -> int:
