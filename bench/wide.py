@@ -322,7 +322,8 @@ print(json.dumps({
 
 
 def wide_table_runs(args, say) -> None:
-    """--wide-table: lightning and the seeded genetic search on bench/wide_table.py's tables."""
+    """--wide-table: lightning, the seeded genetic search and the bounded optimal search on
+    bench/wide_table.py's tables."""
     import wide_table
 
     tree = os.path.dirname(HERE)
@@ -333,7 +334,7 @@ def wide_table_runs(args, say) -> None:
         path = wide_table.write(os.path.join(args.folder, f"{name}.parquet"), rows, n_qi, n_wide)
         for limit in [float(x) for x in args.limits.split(",")]:
             for sup in [float(x) for x in args.sup.split(",")]:
-                for search in ("lightning", "genetic"):
+                for search in args.wide_searches.split(","):
                     out = subprocess.run([sys.executable, "-c", WIDE_CHILD, tree, HERE, path, str(n_qi), str(n_wide), search, str(sup), str(limit)],
                                          capture_output=True, text=True, check=True)
                     r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -363,6 +364,7 @@ def main() -> None:
     ap.add_argument("--one-thread", action="store_true", help="with --bottom-up-ab, also this tree with the search on one engine thread (new-1t)")
     ap.add_argument("--wide-table", action="store_true", help="issue 44: lightning and seeded genetic on bench/wide_table.py's t16 and t24 (Loss, evals/s, peak RSS)")
     ap.add_argument("--limits", default="20,60", help="with --wide-table: the time limits (s)")
+    ap.add_argument("--wide-searches", default="lightning,genetic,optimal", help="with --wide-table: the searches (optimal: bounded above 2,000,000 nodes)")
     args = ap.parse_args()
     lines = []
 
