@@ -124,3 +124,24 @@ def test_loss_bounds_prune_adult(adult):
     report = sqlanon.anonymize(input=adult["csv"], delimiter=";", qi=adult["qi"], k=10, max_suppression=0.05, metric="loss", search="optimal", dry_run=True)
     assert report.metric.value == pytest.approx(0.29127, abs=5e-6)
     assert report.nodes_evaluated <= 300, report.nodes_evaluated
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_loss_prior_from_its_per_level_terms_is_the_combined_columns(seed, tmp_path):
+    """ARX's Loss's data-free bound, kept per QI and level (a lookup a QI), is the geometric or
+    arithmetic combination of the every-row-released columns to the last bit, for every node."""
+    import itertools
+
+    rng = random.Random(seed)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=rng.randint(40, 150), depths=[2, 3, 1])
+    engine = connect(threads=1)
+    try:
+        stats = make_stats(engine, case, ClassNeeds())
+        for name in ("loss", "loss-arithmetic"):
+            metric = METRICS[name]()
+            for node in itertools.product(*[range(h.max_level + 1) for h in stats.hierarchies]):
+                cols = [metric._normalize(metric.g_factor * metric.released_sum(stats, i, level), float(stats.rows), len(h.rows))
+                        for i, (h, level) in enumerate(zip(stats.hierarchies, node))]
+                assert metric.prior_bound(stats, node) == metric.combine(cols), (name, node)
+    finally:
+        engine.close()

@@ -154,9 +154,33 @@ class Loss(Metric):
         cache = stats.__dict__.setdefault("_loss_cache", {})
         key = (tuple(node), self.g_factor, self.aggregate, tuple(self.weights) if self.weights is not None else None)
         if key not in cache:
-            cols = [self._normalize(self.g_factor * self.released_sum(stats, i, level), float(stats.rows), len(h.rows)) for i, (h, level) in enumerate(zip(stats.hierarchies, node))]
-            cache[key] = self.combine(cols)
+            cache[key] = self._combined_terms([self._prior_term(stats, i, level, key[1:]) for i, level in enumerate(node)])
         return cache[key]
+
+    def _prior_term(self, stats, i: int, level: int, kind: tuple) -> float:
+        """QI ``i``'s part of :meth:`prior_bound` at ``level`` as :meth:`combine` folds it in (its
+        factor of the geometric mean, its weighted loss of the arithmetic one), kept per QI and
+        level: a node's bound is then one lookup a QI (wide lattices ask it of millions of nodes)."""
+        terms = stats.__dict__.setdefault("_loss_prior_terms", {})
+        key = (kind, i, level)
+        term = terms.get(key)
+        if term is None:
+            v = self._normalize(self.g_factor * self.released_sum(stats, i, level), float(stats.rows), len(stats.hierarchies[i].rows))
+            q = len(stats.hierarchies)
+            term = terms[key] = ((v + 1.0) * self.w(i)) ** (1.0 / q) if self.aggregate == "geometric" else self.w(i) * v
+        return term
+
+    def _combined_terms(self, terms: list[float]) -> float:
+        """:meth:`combine` of the columns whose :meth:`_prior_term` are ``terms`` (the same
+        operations in the same order, so the same value to the last bit)."""
+        if not terms:
+            return 0.0
+        if self.aggregate == "geometric":
+            result = 1.0
+            for t in terms:
+                result *= t
+            return result - 1.0
+        return sum(terms) / len(terms)
 
     # -- bounds for the optimal search ----------------------------------------------------------
     def released_sum(self, stats, i: int, level: int) -> float:

@@ -10,7 +10,8 @@ The lattice is never built: nodes are tuples of levels, visited lazily.
 
 * **Order** (Flash's, by bounds): nodes are taken cheapest data-free lower bound first
   (``metric.prior_bound``, a heap seeded with the bottom node; a node's generalizations enter the
-  heap when it is taken). The bound does not decrease upwards (a generalization loses at least as
+  heap when it is taken, keyed by its bound until their own is computed, when they come up: so
+  only the bounds of nodes that come up are computed, not those of every generalization). The bound does not decrease upwards (a generalization loses at least as
   much), so once the cheapest node in the heap cannot beat the incumbent no node left can:
   the incumbent is then **proven optimal** (``stopped_by: exhausted``).
 * **Paths** (Flash's probes): a node taken whose status is unknown starts a path upwards through
@@ -141,23 +142,30 @@ class BoundedFlash(Lightning):
     def run(self) -> LatticeResult:
         bottom, top = tuple(self.mins), tuple(self.maxes)
         self.evaluate([bottom, top] if top != bottom else [bottom])
-        heap: list = [(self.prior(bottom), sum(bottom), bottom)]
+        # (key, height, node, exact): a node enters with its parent's bound as key (a lower bound
+        # of its own: bounds do not decrease upwards) and gets its own when first popped
+        heap: list = [(self.prior(bottom), sum(bottom), bottom, True)]
         seen = {bottom}
         exhausted = False
         while not self.must_stop():
             if not heap:
                 exhausted = True  # every node was taken
                 break
-            prior, _, node = heapq.heappop(heap)
+            prior, height, node, exact = heapq.heappop(heap)
             if prior >= self.best_value - TOL * max(1.0, abs(self.best_value)):
                 exhausted = True  # no node left can beat the incumbent: it is the optimum
                 break
+            if not exact:
+                own = self.prior(node)
+                if own > prior:
+                    heapq.heappush(heap, (own, height, node, True))
+                    continue
             self.taken += 1
             self.priors.pop(node, None)  # taken nodes' bounds are not needed again
             for s in self.successors(node):
                 if s not in seen:
                     seen.add(s)
-                    heapq.heappush(heap, (self.prior(s), sum(s), s))
+                    heapq.heappush(heap, (prior, height + 1, s, False))
             known = self.status(node)
             if known is False:
                 continue
