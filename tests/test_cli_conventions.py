@@ -147,6 +147,22 @@ def test_no_x_wins_over_a_policy_true_and_no_flag_keeps_it(tmp_path):
     assert on.release.keep_others is True and on.release.in_place is True
 
 
+def test_column_role_flags_add_to_the_policys_lists(tmp_path):
+    """A column given a role on the command line joins the file's lists (like --qi): the file's
+    dropped identifiers stay dropped (replacing them would leave them without a role)."""
+    policy = tmp_path / "p.yaml"
+    policy.write_text(yaml.safe_dump({"input": "x.csv", "k": 2, "qi": {"zip": "mask"}, "drop_columns": ["ssn", "email"], "keep_columns": ["visits"],
+                                      "linked": {"city": "zip"}, "keep_linked": ["county"]}))
+    got = policy_from_flags(str(policy), _parsed("anonymize", ["--drop-column", "mrn", "--drop-column", "ssn", "--keep-column", "note",
+                                                                "--linked", "state=zip", "--keep-linked", "region"]), cli.anonymize)
+    assert got.release.drop_columns == ["ssn", "email", "mrn"]
+    assert got.release.keep_columns == ["visits", "note"]
+    assert got.release.linked == {"city": "zip", "state": "zip"}
+    assert got.release.keep_linked == ["county", "region"]
+    same = policy_from_flags(str(policy), _parsed("anonymize", []), cli.anonymize)
+    assert same.release.drop_columns == ["ssn", "email"] and same.release.linked == {"city": "zip"}
+
+
 def _people(n: int = 300, seed: int = 7) -> list[dict]:
     rnd = random.Random(seed)
     zips = [f"{rnd.randint(10000, 99999)}" for _ in range(12)]

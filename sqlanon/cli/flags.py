@@ -152,7 +152,8 @@ def given_flags(params: dict[str, Any], command: Callable) -> dict[str, Any]:
 def policy_from_flags(policy_file: str | None, params: dict[str, Any], command: Callable, qi: Callable[[list[str]], dict] = parse_qi_flags) -> Policy:
     """The policy of a command: its ``--policy`` file, then every policy flag given, at its path
     (flags win: ``--no-x`` switches off a file's ``x: true``; a flag not given leaves the file's
-    value). ``--qi`` adds to the file's quasi-identifiers (``qi`` parses its values); search
+    value). ``--qi`` adds to the file's quasi-identifiers (``qi`` parses its values), the
+    column-role flags to its column lists (:func:`_add_column_roles`); search
     options given as their own flags or ``--option KEY=VALUE`` join the file's. An output flag
     (``--output``, ``--output-table``, ``--in-place``) replaces the file's output
     (:func:`_flags_choose_output`)."""
@@ -174,6 +175,7 @@ def policy_from_flags(policy_file: str | None, params: dict[str, Any], command: 
             leaves[path.rsplit(".", 1)[-1]] = value
     if "qi" in leaves:
         policy.qi = {**policy.qi, **qi(leaves.pop("qi"))}
+    _add_column_roles(policy, leaves)
     population = leaves.pop("population", None)
     _flags_choose_output(policy, leaves)
     policy.update(leaves, "flags")
@@ -181,6 +183,21 @@ def policy_from_flags(policy_file: str | None, params: dict[str, Any], command: 
     policy.strategy.search_options = {**policy.strategy.search_options, **cli_search_options(pairs, **options), **switched_off}
     _route_model_flags(policy, population, options.get("seed"))
     return policy
+
+
+#: the column roles a flag adds to the policy file's (as ``--qi`` adds a quasi-identifier): giving
+#: one column a role on the command line does not take theirs from the file's other columns
+ROLE_LISTS = ("drop_columns", "keep_columns", "keep_linked")
+
+
+def _add_column_roles(policy: Policy, leaves: dict[str, Any]) -> None:
+    """``--drop-column``, ``--keep-column``, ``--keep-linked`` and ``--linked`` join the file's lists
+    (each name once, the file's first)."""
+    for key in ROLE_LISTS:
+        if key in leaves:
+            leaves[key] = list(dict.fromkeys([*getattr(policy.release, key), *leaves[key]]))
+    if "linked" in leaves and policy.release.linked:
+        leaves["linked"] = [f"{column}={qi_name}" for column, qi_name in policy.release.linked.items()] + list(leaves["linked"])
 
 
 #: the policy keys that say where a release goes: one of them at a time
