@@ -1,7 +1,6 @@
 """sqlanon: k-anonymity and its relatives computed inside the database by generated SQL."""
 
-__version__ = "0.1.0"
-
+from sqlanon.version import __version__  # noqa: F401
 from sqlanon.errors import ConfigError, EngineError, EngineInputError, HierarchyError, SqlanonError, UnsatisfiableError  # noqa: E402
 
 
@@ -20,8 +19,8 @@ def check(*args, **kwargs):
 
 
 def profile(*args, **kwargs):
-    """See :func:`sqlanon.profiling.profile`."""
-    from sqlanon.profiling import profile as _profile
+    """See :func:`sqlanon.run.profile.profile`."""
+    from sqlanon.run.profile import profile as _profile
 
     return _profile(*args, **kwargs)
 

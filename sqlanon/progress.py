@@ -141,17 +141,16 @@ class RichReporter(Reporter):
 def _query_progress(engine):
     """DuckDB's progress of the running statement (percent), when the engine is an embedded
     DuckDB of sqlanon's own (a borrowed connection's settings are left alone)."""
-    con = getattr(engine, "con", None)
-    if engine is None or con is None or getattr(engine, "dialect", None) != "duckdb" or getattr(engine, "borrowed", True) or not hasattr(con, "query_progress"):
+    if engine is None or engine.con is None or engine.dialect != "duckdb" or engine.borrowed or not hasattr(engine.con, "query_progress"):
         return None
-    if not getattr(engine, "_progress_tracking", False):
+    if not engine.progress_tracking:
         try:  # track progress without DuckDB printing its own bar (on stdout)
             engine.set_option("enable_progress_bar_print", "false")
             engine.set_option("enable_progress_bar", "true")
         except SqlanonError:
             return None
-        engine._progress_tracking = True
-    return con.query_progress
+        engine.progress_tracking = True
+    return engine.con.query_progress
 
 
 class _EnvHandler(logging.StreamHandler):

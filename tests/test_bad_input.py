@@ -584,7 +584,7 @@ def test_yaml_merge_keys_may_override(tmp_path):
 
     path = tmp_path / "p.yaml"
     path.write_text("base: &b {k: 5, max_suppression: 0.1}\n")
-    from sqlanon.config.strict_load import load_yaml
+    from sqlanon.files.strict_load import load_yaml
 
     assert load_yaml("a: &a {k: 5, l: 2}\nb:\n  <<: *a\n  k: 3\n", "x")["b"] == {"k": 3, "l": 2}
     path.write_text("input: x.csv\nqi: {zip: mask}\nk: 5\nk: 3\n")

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1] / "sqlanon"
 #: (importing module, imported module) -> why the import is inside a function
 LAZY = {
     ("sqlanon", "sqlanon.run.check"): "as below: `sqlanon.check` loads the checker on first use",
-    ("sqlanon", "sqlanon.profiling"): "as below: `sqlanon.profile` loads the profiler on first use",
+    ("sqlanon", "sqlanon.run.profile"): "as below: `sqlanon.profile` loads the profiler on first use",
     ("sqlanon", "sqlanon.run.api"): "the API nouns of `import sqlanon` (anonymize, check, ...) load on first use: "
     "`import sqlanon` (and the CLI's start) stays free of duckdb, sqlglot and pyarrow",
     ("sqlanon.search.generate.itemsets", "sqlanon.search.generate.kernels"): "kernels compiles numba code (about 0.6 s to import numba): loaded by the generate pipeline only",

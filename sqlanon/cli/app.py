@@ -29,13 +29,14 @@ from sqlanon.engine import connect, is_postgres_url
 from sqlanon.engine.source import Source
 from sqlanon.release import registry
 from sqlanon.release.searched import search_label
-from sqlanon.report import for_release, write_html
-from sqlanon.config.checks import check_report_path, refuse_existing
+from sqlanon.report import write_html
+from sqlanon.release.registry import for_release
+from sqlanon.files.paths import check_report_path, refuse_existing
 from sqlanon.config import schema as schema_mod
 from sqlanon.hierarchy.store import store_hierarchy
 from sqlanon.engine.urls import redact
 from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
-from sqlanon.profiling import DEFAULT_SAMPLE_ROWS, profile as api_profile
+from sqlanon.run.profile import DEFAULT_SAMPLE_ROWS, profile as api_profile
 from sqlanon.profiling.text import render
 
 #: the flag parser's error base class (typer >= 0.22 vendors click: not ``click.ClickException``);

@@ -18,7 +18,7 @@ from sqlanon.engine import connect
 from sqlanon.search.generate.pipeline import check_options, run
 from sqlanon.release.write import Target, check_registry, check_target
 from sqlanon.engine.source import Source
-from sqlanon.config.checks import check_report_path, refuse_existing
+from sqlanon.files.paths import check_report_path, refuse_existing
 from sqlanon.risk import validate_options
 from sqlanon.report import write_html
 

@@ -19,9 +19,6 @@ import uuid
 
 from sqlanon.errors import ConfigError
 
-#: the in-memory table a DataFrame input's release is written to, on sqlanon's own connection
-MEMORY_TABLE = "sqlanon_release"
-
 #: (module prefix, class name) of the objects taken as frames, and how they are described
 _FRAMES = {
     ("pandas", "DataFrame"): "pandas.DataFrame",

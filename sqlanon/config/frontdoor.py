@@ -170,7 +170,7 @@ class RelationInput:
 
     def release(self) -> None:
         """Unregister the view (unless a release relation still reads it)."""
-        if getattr(self, "kept", False):
+        if self.kept:
             return
         import contextlib
 

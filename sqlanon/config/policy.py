@@ -40,7 +40,7 @@ from pydantic import (
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.registry import stands_in_for_k
-from sqlanon.config.strict_load import load_yaml, read_text
+from sqlanon.files.strict_load import load_yaml, read_text
 from sqlanon.config.checks import check_policy, resolve_metric
 from sqlanon.config.search_options import parse_search_options
 from sqlanon.metrics import METRICS

@@ -48,6 +48,12 @@ class Engine:
         self.keep_log = False
         self._names = itertools.count(1)
         self.borrowed = connection is not None  # a caller's connection: never closed, temp tables dropped
+        #: the DB-API connection (None where there is none: Spark) and the database it was opened on
+        #: (None for a borrowed connection or a SparkSession)
+        self.con: Any = None
+        self.database: str | None = None
+        #: DuckDB's progress of the running statement is tracked (:mod:`sqlanon.progress` turns it on once)
+        self.progress_tracking = False
         self._temps: list[str] = []
 
     # -- to implement -------------------------------------------------------------------------
@@ -82,10 +88,9 @@ class Engine:
         if self.borrowed:
             self.drop_temps()
             return
-        con = getattr(self, "con", None)
-        if con is not None:
+        if self.con is not None:
             with contextlib.suppress(Exception):
-                con.close()
+                self.con.close()
 
     # -- shared ---------------------------------------------------------------------------------
     def sql_text(self, expression: exp.Expr | str) -> str:

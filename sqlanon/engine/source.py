@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, drop_table, ident, table_ref  # noqa: F401  (re-exported for the engines)
-from sqlanon.config.strict_load import binary_kind
+from sqlanon.files.strict_load import binary_kind
 from sqlanon.engine.table_name import TableName
 from sqlanon.engine.parquet_schemas import check_agree
 from sqlanon.engine.column_names import did_you_mean, resolve

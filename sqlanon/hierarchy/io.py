@@ -8,8 +8,8 @@ import os
 
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.hierarchy.model import Hierarchy
-from sqlanon.config.strict_load import load_json, load_yaml, read_text
-from sqlanon.config.checks import refuse_existing
+from sqlanon.files.strict_load import load_json, load_yaml, read_text
+from sqlanon.files.paths import refuse_existing
 
 
 def read_csv_hierarchy(path: str, attribute: str, delimiter: str | None = None) -> Hierarchy:

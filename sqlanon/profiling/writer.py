@@ -15,7 +15,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from sqlanon.config.checks import refuse_existing
+from sqlanon.files.paths import refuse_existing
 from sqlanon.engine.urls import is_postgres_url, redact
 from sqlanon.hierarchy.io import write_csv_hierarchy
 from sqlanon.hierarchy.model import Hierarchy

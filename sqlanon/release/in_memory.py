@@ -2,7 +2,7 @@
 
 With a DataFrame (or Arrow) input and no ``connection=``, sqlanon opens an in-memory DuckDB
 connection of its own (:class:`sqlanon.config.frames.FrameInput`). With no output named, the
-release is written there, as table :data:`~sqlanon.config.frames.MEMORY_TABLE` with its
+release is written there, as table :data:`MEMORY_TABLE` with its
 registry row (both or neither, as for any table release), and the :class:`Release` keeps the
 connection: ``release.to_pandas()`` reads that table, ``release.close()`` closes it. Nothing
 touches the disk. The release is materialized (not a lazy query over the frame): changing the
@@ -11,8 +11,9 @@ DataFrame afterwards does not change the release.
 
 from __future__ import annotations
 
-from sqlanon.config.frames import MEMORY_TABLE
 
+#: the in-memory table a DataFrame input's release is written to, on sqlanon's own connection
+MEMORY_TABLE = "sqlanon_release"
 #: the report's ``output`` of an in-memory release
 MEMORY = f"memory (table {MEMORY_TABLE})"
 

@@ -9,7 +9,7 @@ import os
 
 from sqlanon.expr.templates import template
 from sqlanon.engine.urls import is_postgres_url, redact
-from sqlanon import __version__
+from sqlanon.version import __version__
 from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.engine.table_name import BASE_TABLE, TableName, lookup
 from sqlanon.engine import connect
@@ -45,7 +45,7 @@ def ensure(engine) -> None:
 def add_columns(engine, alters: list) -> None:
     """Run ``ALTER TABLE sqlanon_releases ADD COLUMN IF NOT EXISTS ..`` statements (older
     registries gain the columns; a no-op on newer ones)."""
-    if getattr(engine.dialect, "add_column_if_not_exists", True):
+    if engine.dialect.add_column_if_not_exists:
         for alter in alters:
             engine.execute(alter)
         return
@@ -227,3 +227,28 @@ def check_file(path: str, input_database: str | None = None) -> None:
         check(engine, path)
     finally:
         engine.close()
+
+
+def for_release(database: str, release_id: int, full_paths: bool = False) -> tuple[dict, dict]:
+    """``(registry entry, stored report)`` of a past release; ConfigError when it has none.
+    ``full_paths``: the input and output as the registry row recorded them (the stored report
+    shows them as its run chose, :mod:`sqlanon.report.paths`)."""
+    if not is_postgres_url(database) and not os.path.isfile(database):
+        raise ConfigError(f"registry database not found: {database}")
+    engine = connect(database=database, read_only=True)
+    try:
+        entry = get_release(engine, release_id, where=database)
+        if entry is None:
+            raise ConfigError(f"release {release_id} is not in the registry {redact(database) if is_postgres_url(database) else database}")
+        stored = get_report(engine, release_id, where=database)
+    finally:
+        engine.close()
+    if not stored:
+        raise ConfigError(f"release {release_id} in {database} was recorded without a report (made by an older sqlanon); re-run it to get one")
+    stored.setdefault("output", entry.get("target"))
+    stored.setdefault("input", entry.get("source"))
+    if full_paths:
+        stored.update({key: entry[column] for key, column in (("input", "source"), ("output", "target")) if entry.get(column)})
+    stored["release_id"] = entry["id"]
+    stored["policy"] = entry.get("policy")
+    return entry, stored

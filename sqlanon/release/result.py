@@ -42,7 +42,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlanon.config.checks import check_report_path, refuse_existing
+from sqlanon.files.paths import check_report_path, refuse_existing
 from sqlanon.errors import ConfigError, from_os_error
 from sqlanon.expr.atoms import drop_table, table_ref
 from sqlanon.release import registry, write
@@ -294,7 +294,7 @@ def lazy_release(engine, stats, plan, policy, entry: dict, rel_input=None) -> di
     tables stay on the connection), record the release (target ``relation``) in the
     connection's registry, and return the state :meth:`Release.relation` needs. Nothing is
     written: whoever consumes the relation (a dbt model's materialization) writes it once."""
-    if engine.dialect != "duckdb" or not getattr(engine, "borrowed", False):
+    if engine.dialect != "duckdb" or not engine.borrowed:
         return {}
     query = linked_select(engine, release_query(stats, plan, policy.suppression, policy.drop_columns, policy.microaggregate), policy.linked)
     sql, temps = keep_release_query(engine, query)

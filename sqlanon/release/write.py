@@ -24,7 +24,7 @@ from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.expr.atoms import Params, add_all, as_bigint, col, table_ref
 from sqlanon.expr.atoms import lit
 from sqlanon.engine.table_name import BASE_TABLE, VIEW, TableName, lookup, same_table, schema_exists
-from sqlanon.config.checks import output_kind, refuse_existing
+from sqlanon.files.paths import output_kind, refuse_existing
 from sqlanon.stats import batch, format_input_hash
 from sqlanon.hierarchy.keys import leaf_key, leaf_keys, null_keyed
 from sqlanon.release.withheld import with_withheld
@@ -611,7 +611,7 @@ def check_registry(engine, target: Target, source, registry_path: str | None, la
     if target.kind in ("table", "in_place") or (target.kind == "none" and lazy):
         if registry_path:
             raise ConfigError(f"--registry {registry_path} is where file releases are recorded; a table release is recorded in its own database (sqlanon_releases)")
-        registry.check(engine, getattr(engine, "database", None) or "of the connection")
+        registry.check(engine, engine.database or "of the connection")
         return
     if target.kind not in ("parquet", "csv"):
         return
@@ -724,7 +724,7 @@ def _write_table(engine, query, target: Target, source, entry: dict, fail_after_
         pause_for_test("in-transaction")
         if os.environ.get("SQLANON_TEST_CRASH") == "in-transaction":
             os._exit(9)  # test hook: the process dies with the transaction open
-    return {"output": f"table {name}", "release_id": release_id, "registry": getattr(engine, "database", None)}
+    return {"output": f"table {name}", "release_id": release_id, "registry": engine.database}
 
 
 def _same_catalog_table(engine, output_table: str, source) -> bool:

@@ -13,12 +13,8 @@ import json
 import os
 
 from sqlanon.report import charts, paths
-from sqlanon import __version__
-from sqlanon.release import registry
-from sqlanon.release.searched import search_label
-from sqlanon.engine import connect, is_postgres_url
-from sqlanon.engine.urls import redact
-from sqlanon.errors import ConfigError
+from sqlanon.version import __version__
+from sqlanon.report.labels import search_label
 
 STABLE_KEYS = ("search", "k", "transformation", "metric", "suppressed_rows", "rows", "nodes_evaluated", "queries", "seconds", "output")
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
@@ -144,28 +140,3 @@ def write_html(report: dict, path: str, *, sql: list | None = None, release_id=N
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise
-
-
-def for_release(database: str, release_id: int, full_paths: bool = False) -> tuple[dict, dict]:
-    """``(registry entry, stored report)`` of a past release; ConfigError when it has none.
-    ``full_paths``: the input and output as the registry row recorded them (the stored report
-    shows them as its run chose, :mod:`sqlanon.report.paths`)."""
-    if not is_postgres_url(database) and not os.path.isfile(database):
-        raise ConfigError(f"registry database not found: {database}")
-    engine = connect(database=database, read_only=True)
-    try:
-        entry = registry.get_release(engine, release_id, where=database)
-        if entry is None:
-            raise ConfigError(f"release {release_id} is not in the registry {redact(database) if is_postgres_url(database) else database}")
-        stored = registry.get_report(engine, release_id, where=database)
-    finally:
-        engine.close()
-    if not stored:
-        raise ConfigError(f"release {release_id} in {database} was recorded without a report (made by an older sqlanon); re-run it to get one")
-    stored.setdefault("output", entry.get("target"))
-    stored.setdefault("input", entry.get("source"))
-    if full_paths:
-        stored.update({key: entry[column] for key, column in (("input", "source"), ("output", "target")) if entry.get(column)})
-    stored["release_id"] = entry["id"]
-    stored["policy"] = entry.get("policy")
-    return entry, stored

@@ -19,7 +19,7 @@ def before_after(stats, plan, *, threshold: float = DEFAULT_THRESHOLD, populatio
 
     before = measure(stats, tuple(0 for _ in stats.qis), exp.Boolean(this=True), threshold=threshold, population_fraction=population_fraction)
     ok = plan.requirement.predicate()
-    if getattr(plan, "local", None):
+    if plan.local:
         hist: dict[int, int] = {}
         for step in plan.local:
             for s, c in histogram(step.stats, step.node, ok):

@@ -21,7 +21,7 @@ from sqlanon.expr.atoms import if_, lit, sum_
 from sqlanon.metrics.lm import loss_table
 from sqlanon.risk import DEFAULT_THRESHOLD, measure, validate_options
 from sqlanon.privacy.needs import ClassNeeds
-from sqlanon.config.strict_load import load_json_spec
+from sqlanon.files.strict_load import load_json_spec
 from sqlanon.search.genetic.cut import recoding_from_transformation
 from sqlanon.dialect import lookup
 from sqlanon.run import by_release

@@ -171,7 +171,7 @@ def _open(policy: Policy, session: Session, dry_run: bool) -> Batch:
     if engine.dialect == "spark":
         raise ConfigError("--like-release runs on DuckDB and PostgreSQL (Spark has no transactions for the lineage's tables)")
     target = release_mod.Target.from_options(out.output, out.output_table, out.in_place, session.source, out.overwrite, out.output_delimiter)
-    lazy = target.kind == "none" and not dry_run and engine.dialect == "duckdb" and bool(getattr(engine, "borrowed", False))
+    lazy = target.kind == "none" and not dry_run and engine.dialect == "duckdb" and engine.borrowed
     if target.kind == "none" and not dry_run and not lazy:
         raise ConfigError("--like-release writes a release: give --output, --output-table or --in-place (or --dry-run)")
     release_mod.check_target(engine, target, session.source)
@@ -186,7 +186,7 @@ def _open(policy: Policy, session: Session, dry_run: bool) -> Batch:
         return Batch(policy, session, target, connect(database=reg_path, read_only=dry_run), reg_path, strategy, check)
     if out.registry:
         raise ConfigError(f"--registry {out.registry} is where file releases are recorded; a table release is recorded in its own database (sqlanon_releases)")
-    return Batch(policy, session, target, engine, getattr(engine, "database", None) or "of the connection", strategy, check, lazy=lazy)
+    return Batch(policy, session, target, engine, engine.database or "of the connection", strategy, check, lazy=lazy)
 
 
 def _lineage(batch: Batch) -> Lineage:
@@ -664,5 +664,5 @@ def _state(batch: Batch) -> dict:
     if t.kind == "none" or batch.policy.release.like_release is None:
         return {}
     engine = batch.engine
-    return {"kind": t.kind, "path": t.path, "delimiter": t.delimiter, "table": t.table, "database": getattr(engine, "database", None),
-            "postgres": engine.dialect == "postgres", "connection": batch.session.engine.con if getattr(engine, "borrowed", False) and engine.dialect == "duckdb" else None}
+    return {"kind": t.kind, "path": t.path, "delimiter": t.delimiter, "table": t.table, "database": engine.database,
+            "postgres": engine.dialect == "postgres", "connection": batch.session.engine.con if engine.borrowed and engine.dialect == "duckdb" else None}

@@ -35,7 +35,7 @@ import numpy as np
 
 from sqlanon.errors import ConfigError
 from sqlanon.search.genetic.stats import ClassTarget, GeneticStats, RegressionTarget
-from sqlanon.config.strict_load import load_json_spec
+from sqlanon.files.strict_load import load_json_spec
 from sqlanon.metrics import METRICS
 from sqlanon.metrics.loss import Granularity, arx_share
 
