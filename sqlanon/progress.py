@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator
 from sqlanon.errors import SqlanonError
 
 log = logging.getLogger("sqlanon")
-sql_log = logging.getLogger("sqlanon.sql")
 #: seconds between the lines a plain reporter prints while a phase lasts (0: none)
 HEARTBEAT = 5.0
 

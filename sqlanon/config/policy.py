@@ -50,8 +50,6 @@ from sqlanon.engine.spark_conf import parse_conf
 from sqlanon.hierarchy import BUILDERS, Hierarchy
 from sqlanon.hierarchy.nulls import EVERY as EVERY_QI, MODES as NULL_MODES
 
-LATTICE = ("optimal", "samarati", "incognito")
-
 T = TypeVar("T")
 
 
@@ -188,11 +186,6 @@ SECTION_OF: dict[str, str] = {key: name for name, model in SECTIONS.items() for 
 #: other spellings of keys
 ALIASES = {"quasi_identifiers": "qi"}
 QI_HELP = "COLUMN=HIERARCHY (CSV path, YAML/JSON tree, bands:5,10,20, dates[:month,quarter,year,5y,decade], age:today,5,10,20, birth_year:5,10, mask, numeric, flat). Repeat."
-
-
-def path_of(key: str) -> str:
-    """``max_suppression`` -> ``privacy.max_suppression`` (``qi`` -> ``qi``)."""
-    return key if key == "qi" else f"{SECTION_OF[key]}.{key}"
 
 
 class _Flat(property, Generic[T]):

@@ -19,7 +19,7 @@ TableName(name='We"ird', schema='s', catalog=None, kind=None)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -155,10 +155,6 @@ def schema_exists(engine, name: TableName) -> bool:
     if name.catalog is not None:
         conds.append(exp.EQ(this=lower(exp.column("catalog_name")), expression=lower(exp.Literal.string(name.catalog))))
     return bool(engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(t).where(exp.and_(*conds))))
-
-
-def with_kind(name: TableName, kind: str) -> TableName:
-    return replace(name, kind=kind)
 
 
 def _malformed(table: exp.Table) -> bool:

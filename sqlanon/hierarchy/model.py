@@ -8,7 +8,7 @@ on integers: ``leaf_code -> level-l code`` arrays, and ``level-a code -> level-b
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -38,7 +38,6 @@ class Hierarchy:
     rows: list[list[str]]  # the NULL leaf's cells below the root are None (see the docstring)
     origin: str = "inline"
     numeric: bool = False
-    _checked: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -79,7 +78,6 @@ class Hierarchy:
                         f"{where} is not a tree: {value!r} at level {level} has parents "
                         f"{parent[value]!r} and {up!r}"
                     )
-        self._checked = True
 
     @staticmethod
     def _check_cells(where: str, i: int, row: list) -> None:
@@ -209,9 +207,6 @@ class Hierarchy:
     def mapping_table(self) -> pa.Table:
         """:meth:`mapping_columns` as an Arrow table."""
         return pa.table({name: pa.array(values, kind) for name, (kind, values) in self.mapping_columns().items()})
-
-    def level_name(self, level: int) -> str:
-        return f"level_{level}"
 
     def describe(self) -> dict:
         return {

@@ -38,8 +38,6 @@ def normalize_weights(weights) -> list[float]:
 class Metric:
     name = "metric"
     needs = ClassNeeds()
-    #: True when the value never decreases under generalization *without* suppression.
-    monotone_without_suppression = True
     #: multi-dimensional (one value per QI): attribute weights apply
     weighted = False
 
@@ -114,10 +112,6 @@ class Metric:
         metric does not depend on the data, or nothing may be suppressed and the prior is then
         exact); None when the node's frequency set is needed."""
         return None
-
-    def class_value(self, classes: list[dict], rows: int, hierarchies, levels) -> float:  # pragma: no cover
-        """Brute-force Python computation over released classes, for oracle tests."""
-        raise NotImplementedError
 
 
 class PriorMetric(Metric):

@@ -18,7 +18,6 @@ def suppressed_loss(weights, n_qis: int) -> float:
 
 class Precision(Metric):
     name = "precision"
-    monotone_without_suppression = True
     weighted = True
 
     def value(self, stats, node, ns) -> float:

@@ -16,7 +16,6 @@ from sqlanon.report import charts, paths
 from sqlanon.version import __version__
 from sqlanon.report.labels import search_label
 
-STABLE_KEYS = ("search", "k", "transformation", "metric", "suppressed_rows", "rows", "nodes_evaluated", "queries", "seconds", "output")
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
 RISK_DEFINITIONS = (
