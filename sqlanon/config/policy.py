@@ -46,6 +46,7 @@ from sqlanon.config.search_options import parse_search_options
 from sqlanon.metrics import METRICS
 from sqlanon.search import SEARCHES
 from sqlanon.risk import validate_options
+from sqlanon.engine import ENGINES
 from sqlanon.engine.spark_conf import parse_conf
 from sqlanon.hierarchy import BUILDERS, Hierarchy
 from sqlanon.hierarchy.nulls import EVERY as EVERY_QI, MODES as NULL_MODES
@@ -406,8 +407,8 @@ class Policy(BaseModel):
 
     def _validate_runtime(self) -> None:
         runtime, source = self.runtime, self.source
-        if runtime.engine is not None and runtime.engine not in ("duckdb", "postgres", "spark"):
-            raise ConfigError(f"unknown engine {runtime.engine!r}; choose one of duckdb, postgres, spark")
+        if runtime.engine is not None and runtime.engine not in ENGINES:
+            raise ConfigError(f"unknown engine {runtime.engine!r}; choose one of {', '.join(ENGINES)}")
         if (runtime.spark_master or runtime.spark_conf) and runtime.engine != "spark":
             raise ConfigError("--spark-master/--spark-conf need --engine spark")
         if not source.input and not (runtime.engine == "spark" and source.table):

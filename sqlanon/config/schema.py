@@ -17,6 +17,7 @@ import typing
 from typing import Any
 from sqlanon.metrics import METRICS
 from sqlanon.search import SEARCHES
+from sqlanon.engine import ENGINES
 from sqlanon.engine.source import FORMATS
 from sqlanon.config.search_options import SEARCH_OPTIONS, SearchOptions
 from sqlanon.config.policy import Policy, QI_HELP, SECTIONS
@@ -80,7 +81,7 @@ def _special(key: str) -> dict | None:
         "suppression": {"enum": ["mask", "drop"]},
         "l_diversity": {"enum": ["distinct", "entropy", "recursive"]},
         "t_distance": {"enum": ["equal", "ordered", "hierarchical"]},
-        "engine": {"enum": ["duckdb", "postgres", "spark"]},
+        "engine": {"enum": list(ENGINES)},
         "format": {"enum": list(FORMATS)},
         "drop_columns": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
         "keep_columns": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},

@@ -30,6 +30,7 @@ from sqlanon.profiling.scan import (
     source_item,
 )
 from sqlanon.profiling.writer import Where, write_policy
+from sqlanon.engine import ENGINES
 from sqlanon.engine.source import _guess_format
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.files.paths import refuse_existing
@@ -163,8 +164,8 @@ def profile(
         delimiter = sniff_delimiter(input, format)
     policy = Policy.from_dict({"input": input, "table": table, "format": format, "delimiter": delimiter, "engine": engine,
                                "spark_master": spark_master, "spark_conf": spark_conf, "memory_limit": memory_limit, "threads": threads})
-    if policy.engine is not None and policy.engine not in ("duckdb", "postgres", "spark"):
-        raise ConfigError(f"unknown engine {policy.engine!r}; choose one of duckdb, postgres, spark")
+    if policy.engine is not None and policy.engine not in ENGINES:
+        raise ConfigError(f"unknown engine {policy.engine!r}; choose one of {', '.join(ENGINES)}")
     if not input and connection is None and not (policy.engine == "spark" and table):
         raise ConfigError("no input: give --input PATH (a CSV, Parquet, .duckdb file or postgresql:// URL)")
     session = Session(policy, say, connection=connection, read_only=True)
