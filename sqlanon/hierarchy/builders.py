@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from sqlanon.errors import HierarchyError
-from sqlanon.hierarchy import dates, exact
+import sqlanon.hierarchy.dates as dates
+import sqlanon.hierarchy.exact as exact
 from sqlanon.hierarchy.model import Hierarchy
 
 

@@ -32,7 +32,7 @@ import datetime as dt
 import re
 
 from sqlanon.errors import ConfigError, HierarchyError
-from sqlanon.hierarchy import exact
+import sqlanon.hierarchy.exact as exact
 from sqlanon.hierarchy.model import Hierarchy
 
 #: calendar levels below the year spans, finest first
