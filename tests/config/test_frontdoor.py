@@ -4,6 +4,7 @@ objects, a DuckDB relation as the input, and the Release result (typed fields, .
 
 import json
 import os
+import paths
 
 import duckdb
 import jsonschema
@@ -14,7 +15,7 @@ from checker import check_k, check_l_diversity
 from sqlanon.errors import ConfigError
 from sqlanon.hierarchy import Hierarchy
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = str(paths.ROOT)
 
 
 def rows_of(rel):

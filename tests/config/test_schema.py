@@ -3,6 +3,7 @@ ones, the example policy and real reports validate, and bad policies do not."""
 
 import json
 import os
+import paths
 
 import jsonschema
 import pytest
@@ -13,7 +14,7 @@ import sqlanon
 import sqlanon.cli.app
 from sqlanon.config.schema import policy_schema, report_schema
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = str(paths.ROOT)
 SCHEMAS = os.path.join(ROOT, "schemas")
 runner = CliRunner()
 REGENERATE = "regenerate: sqlanon schema {0} --output schemas/{0}.schema.json"

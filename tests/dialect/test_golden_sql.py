@@ -1,7 +1,7 @@
 """Golden SQL: each statistic's generated SQL, pretty-printed, per dialect, is compared with a
 checked-in file ``tests/golden/<dialect>/<statistic>.sql``. Regenerate with
 
-    SQLANON_UPDATE_GOLDEN=1 pytest tests/test_golden_sql.py
+    SQLANON_UPDATE_GOLDEN=1 pytest tests/dialect/test_golden_sql.py
 
 The statements are built for each dialect by :meth:`Statistics.for_dialect` (the dialect object
 owns the shapes; the engine is never touched): DuckDB reads the CSV with its reader and looks codes
@@ -9,7 +9,7 @@ up in ``list_extract`` lists; PostgreSQL indexes ``(ARRAY[..])[code + 1]``; Spar
 0-based ``ARRAY(..)[code]`` and caches temp tables (``CACHE TABLE``). No DuckDB-only lookup or
 file reader survives in another dialect, every rendering parses back in its own dialect, and the
 PostgreSQL node queries (transpiled to DuckDB) answer exactly like DuckDB's. The Spark renderings
-are run on Spark by ``tests/test_spark.py``.
+are run on Spark by ``tests/engines/test_spark.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import random
 import re
-from pathlib import Path
+import paths
 
 import pytest
 import sqlglot
@@ -34,7 +34,7 @@ from sqlanon.engine.source import Source
 from sqlanon.privacy.needs import ClassNeeds
 from sqlanon.stats import Statistics
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = paths.GOLDEN
 UPDATE = os.environ.get("SQLANON_UPDATE_GOLDEN") == "1"
 DIALECTS = ("duckdb", "postgres", "spark")
 OTHER_DIALECTS = ("spark", "postgres")

@@ -1,7 +1,7 @@
 """Bad input at the engine's edge (issue 41): a full disk, foreign and truncated registries,
 Parquet files that disagree. One line naming the file, table or column, the documented exit code,
 nothing half-written, and no value of the input in the message. PostgreSQL's cases are in
-tests/test_bad_input_postgres.py."""
+tests/engines/test_bad_input_postgres.py."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ import logging
 import os
 import subprocess
 import sys
+import paths
 
 import pytest
 from sqlglot import exp
@@ -13,7 +14,7 @@ from sqlglot import exp
 import sqlanon
 from sqlanon.engine.statement_log import logged_text
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = str(paths.ROOT)
 #: values only the table holds: each must stay out of a redacted log
 CITIES = ["Xanthippeville", "Quuxburg-on-Wold"]
 ZIP = "98765"

@@ -457,7 +457,7 @@ def test_profile_same_as_duckdb(server, tmp_path):
 
 def test_check_a_postgres_release_by_its_own_policy(people):
     """A table release in PostgreSQL is recorded in that database's sqlanon_releases: `check` on
-    the table reads its QIs, k, budget and models from there (tests/test_python_api.py for DuckDB)."""
+    the table reads its QIs, k, budget and models from there (tests/run/test_python_api.py for DuckDB)."""
     release = sqlanon.run.api.anonymize(keep_columns=["id", "buys"], input=people["url"], table="people", qi=people["qi"], k=6, max_suppression=0.05, l=2, sensitive_column="disease", output_table="people_k6")
     got = sqlanon.check(people["url"], table="people_k6")
     assert got["release"]["id"] == release.release_id and got["quasi_identifiers"] == ["zip", "age"]

@@ -115,7 +115,7 @@ def adult_statistics(engine, adult, adult_parquet, metric):
 def test_arx_optima_evaluate_alike_on_spark(spark, adult, adult_parquet):
     """ARX's optimum of every case, evaluated by Spark SQL and by DuckDB (one base scan each, one
     statement per node): the same classes, suppressed rows and precision, and ARX's published
-    loss. (DuckDB's search finds these optima: tests/test_arx_reference.py.)"""
+    loss. (DuckDB's search finds these optima: tests/search/lattice/test_arx_reference.py.)"""
     from sqlanon.engine import connect
     from sqlanon.engine.spark import SparkEngine
     from sqlanon.metrics import METRICS

@@ -225,7 +225,7 @@ def test_models_same_plan_as_duckdb(spark, data, population_table, tmp_path, nam
         assert not check_recursive_cl(rows, qis, "disease", 3.0, 2)
     elif name == "hierarchical":
         assert not check_t_hierarchical(rows, qis, "disease", 0.15, DISEASE_TREE, as_dicts(data["research"]))
-    else:  # the population generalized by the released labels (as in tests/test_models_postgres.py)
+    else:  # the population generalized by the released labels (as in tests/engines/test_models_postgres.py)
         by_id = {str(r[0]): r for r in data["research"]}
         maps = {q: {} for q in qis}
         for r in rows:

@@ -7,6 +7,7 @@ import glob
 import json
 import re
 from pathlib import Path
+from paths import DATA
 
 import duckdb
 import pytest
@@ -25,7 +26,7 @@ from conftest import SHARED, adult_dir  # noqa: E402
 ADULT = Path(adult_dir())
 ADULT_FULL = Path(SHARED) / "datasets" / "adult-full" / "hierarchies"
 if not ADULT_FULL.is_dir():
-    ADULT_FULL = Path(__file__).parent / "data" / "adult-full-hierarchies"
+    ADULT_FULL = DATA / "adult-full-hierarchies"
 
 # (leaves, levels) per ARX file, from the dataset README
 ADULT_SHAPES = {

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import ast
 import importlib
-import pathlib
+import paths
 
 import pytest
 
-BENCH = pathlib.Path(__file__).resolve().parent.parent / "bench"
+BENCH = paths.BENCH
 
 
 def sqlanon_imports() -> list[tuple[str, int, str, str | None]]:

@@ -8,12 +8,12 @@ only when radon is missing outside CI (``CI`` unset); under CI a missing radon f
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import paths
 
 import pytest
 
 LIMIT = 25
-PACKAGE = Path(__file__).resolve().parent.parent / "sqlanon"
+PACKAGE = paths.PACKAGE
 
 
 def _radon():

@@ -10,10 +10,11 @@ import importlib.util
 import os
 import subprocess
 import sys
+import paths
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(paths.ROOT)
 
 needs_mkdocs = pytest.mark.skipif(
     (importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None)

@@ -22,8 +22,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+import paths
 
-ROOT = Path(__file__).resolve().parents[1] / "sqlanon"
+ROOT = paths.PACKAGE
 
 #: (importing module, imported module) -> why the import is inside a function
 LAZY = {

@@ -6,11 +6,11 @@ import importlib.util
 import os
 import subprocess
 import sys
-from pathlib import Path
+import paths
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.ROOT
 
 
 def test_ruff_is_clean():

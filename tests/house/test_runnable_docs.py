@@ -33,10 +33,11 @@ import stat
 import subprocess
 import sys
 from dataclasses import dataclass
+import paths
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(paths.ROOT)
 SHELLS = {"sh", "bash", "shell", "console"}
 NOT_RUN_COMMENT = re.compile(r"^\s*<!--\s*not-run:\s*(?P<reason>.*?)\s*-->\s*$")
 NOT_RUN_INFO = {"not-run", "notest"}

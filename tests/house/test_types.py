@@ -12,10 +12,11 @@ import os
 import subprocess
 import sys
 import tomllib
+import paths
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = str(paths.ROOT)
 
 
 def test_mypy_configuration_keeps_optional_checks_on():

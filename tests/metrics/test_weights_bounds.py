@@ -4,7 +4,7 @@ Every weighted metric is recomputed here in plain Python from ARX's definition (
 times its weight over the largest weight; precision and LM averaged over QIs, entropy and height
 summed), and every lattice search with bounds is checked against exhaustive enumeration of the
 bounded lattice (a node outside the bounds must never be evaluated or returned). The flexible
-planners (bottom-up, top-down, genetic) are tested in tests/test_planner_weights_bounds.py.
+planners (bottom-up, top-down, genetic) are tested in tests/search/test_planner_weights_bounds.py.
 """
 
 from __future__ import annotations

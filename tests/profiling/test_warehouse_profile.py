@@ -5,8 +5,8 @@ unedited: no QI ends at ``*``, and the release is k-anonymous over every QI and 
 zip to ``*``) and a span of years between the admission's year and ``*`` (docs/profile.md)."""
 
 import json
-import os
 import sys
+import paths
 
 import duckdb
 import pytest
@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from sqlanon.cli.app import app
 from sqlanon.profiling.proposals import year_spans
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+sys.path.insert(0, str(paths.BENCH))
 import warehouse_table  # noqa: E402
 
 runner = CliRunner()

@@ -14,6 +14,7 @@ import random
 from collections import Counter
 from datetime import date, timedelta
 from decimal import Decimal
+import paths
 
 import duckdb
 import jsonschema
@@ -287,7 +288,7 @@ def test_the_registry_records_the_lineage_and_releases_shows_it(warehouse):
     assert rows[b2.release_id]["batch_fingerprint"] == b2.extra["incremental"]["batch_fingerprint"] != rows[b1.release_id]["batch_fingerprint"]
     assert rows[b2.release_id]["lineage"]["strategy"] == "hold"
     assert rows[b1.release_id]["transformation"] == root.transformation
-    with open(os.path.join(os.path.dirname(__file__), "..", "schemas", "report.schema.json"), encoding="utf-8") as fh:
+    with open(paths.ROOT / "schemas" / "report.schema.json", encoding="utf-8") as fh:
         jsonschema.validate(b2.to_dict(), json.load(fh))  # the batch's --json report is a report
     text = runner.invoke(sqlanon.cli.app.app, ["releases", "--database", warehouse["db"]])
     assert f"like={b1.release_id} lineage={root.release_id}" in text.output

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tomllib
+import paths
 
 import pytest
 from typer.testing import CliRunner
@@ -16,7 +17,7 @@ import sqlanon
 import sqlanon.cli.app
 from sqlanon.progress import Reporter, RichReporter
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = str(paths.ROOT)
 runner = CliRunner()
 
 

@@ -14,6 +14,7 @@ import os
 import random
 import re
 import tracemalloc
+import paths
 
 import duckdb
 import jsonschema
@@ -31,7 +32,7 @@ from sqlanon.cli.app import app
 from sqlanon.errors import ConfigError
 from sqlanon.release.result import Metric, PrivacyOutcome, Release
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = str(paths.ROOT)
 QIS = ["zip", "age", "sex"]
 runner = CliRunner()
 

@@ -6,12 +6,12 @@ import json
 import os
 import subprocess
 import sys
+import paths
 
 import duckdb
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = str(paths.ROOT)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 COLUMNS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation", "salary-class"]

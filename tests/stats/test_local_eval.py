@@ -16,6 +16,7 @@ import math
 import os
 import random
 import sys
+import paths
 
 import numpy as np
 import pyarrow as pa
@@ -485,7 +486,7 @@ def test_a_run_lets_the_search_memory_go(tmp_path, monkeypatch):
     monkeypatch.setattr(Statistics, "search_done", lambda self: calls.append("done") or done(self))
     verify = api.verify_plan
     monkeypatch.setattr(api, "verify_plan", lambda *a, **kw: calls.append("verify") or verify(*a, **kw))
-    adult = os.path.join(os.path.dirname(__file__), "..", "examples", "adult")
+    adult = str(paths.ROOT / "examples" / "adult")
     qi = {c: os.path.join(adult, f"adult_hierarchy_{c}.csv") for c in ("age", "sex", "race")}
     api.anonymize(keep_others=True, input=os.path.join(adult, "adult.csv"), qi=qi, k=5, delimiter=";", output=str(tmp_path / "out.csv"))
     assert calls == ["done", "verify"]

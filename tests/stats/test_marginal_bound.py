@@ -11,6 +11,7 @@ import math
 import os
 import random
 import sys
+import paths
 
 import pytest
 
@@ -288,5 +289,5 @@ def test_a_lattice_search_imports_no_pandas(adult):
         f"sqlanon.anonymize(input={adult['csv']!r}, delimiter=';', qi={adult['qi']!r}, k=10, max_suppression=0, metric='loss', search='optimal'); "
         "assert 'pandas' not in sys.modules, 'pandas was imported'"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(paths.ROOT))
     assert done.returncode == 0, done.stderr[-2000:]

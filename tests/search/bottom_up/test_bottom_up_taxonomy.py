@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import os
 import sys
+import paths
 
 import pytest
 
@@ -23,7 +24,7 @@ from sqlanon.search.bottom_up.planner import Taxonomy
 from bottom_up_helpers import make_ctx
 from conftest import ADULT_FULL
 
-BENCH = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "bench"))
+BENCH = str(paths.BENCH)
 
 
 def _rows():

@@ -9,6 +9,7 @@ import math
 import os
 import random
 from collections import Counter, defaultdict
+import paths
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -325,7 +326,7 @@ def test_repair_keeping_a_mutated_bit():
 # the bench's taxonomies (bench/genetic_trees): what the paper says of its trees
 
 
-BENCH_TREES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench", "genetic_trees")
+BENCH_TREES = str(paths.BENCH / "genetic_trees")
 
 
 def test_bench_paper_trees_have_the_papers_leaves_and_shape():

@@ -17,6 +17,7 @@ import math
 import os
 import random
 import sys
+import paths
 
 import pytest
 
@@ -144,7 +145,7 @@ def test_seeded_never_worse_with_banded_numeric_columns(tmp_path):
     intervals): a wide column's band edges are more than ``max_endpoints``, so no flexible cut
     releases lightning's partition; the genetic search then answers with lightning's node, and
     its value is never above lightning's with the seed's step limit."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+    sys.path.insert(0, str(paths.BENCH))
     import wide_table
 
     path = wide_table.write(str(tmp_path / "t24.parquet"), rows=3_000)
