@@ -1,5 +1,6 @@
 """Golden SQL: each statistic's generated SQL, pretty-printed, per dialect, is compared with a
-checked-in file ``tests/golden/<dialect>/<statistic>.sql``. Regenerate with
+checked-in case ``-- name: <statistic>`` of a file ``tests/golden/<dialect>/<family>.sql`` (one file
+per statistic family: :mod:`golden_files`). Regenerate with
 
     SQLANON_UPDATE_GOLDEN=1 pytest tests/dialect/test_golden_sql.py
 
@@ -23,6 +24,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+import golden_files
 from precedence import assert_precedence_kept
 from sqlanon.engine import connect
 from sqlanon.hierarchy.model import Hierarchy
@@ -104,12 +106,7 @@ def compare(name: str, build, stats) -> dict[str, str]:
         tree = build(view)
         text = normalize(view.dialect.render(tree, pretty=True))
         assert_precedence_kept(tree, view.dialect.render, dialect)
-        path = GOLDEN / dialect / f"{name}.sql"
-        if UPDATE:
-            path.parent.mkdir(exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        assert path.exists(), f"missing golden file {path}; run SQLANON_UPDATE_GOLDEN=1 pytest {__file__}"
-        assert text == path.read_text(encoding="utf-8"), f"{name} ({dialect}): generated SQL differs from {path} (SQLANON_UPDATE_GOLDEN=1 to accept)"
+        golden_files.check(dialect, name, text, UPDATE)
         if dialect != "duckdb":
             assert_portable(text, dialect)
         out[dialect] = text
@@ -258,10 +255,7 @@ def test_release_select_from_base():
         q = release_select(stats, maps, "sqlanon_bad", "mask", dropped, from_base=True)
         text = normalize(stats.dialect.render(q, pretty=True))
         assert_precedence_kept(q, stats.dialect.render, "duckdb")
-        path = GOLDEN / "duckdb" / "release_select_from_base.sql"
-        if UPDATE:
-            path.write_text(text, encoding="utf-8")
-        assert text == path.read_text(encoding="utf-8"), f"generated SQL differs from {path} (SQLANON_UPDATE_GOLDEN=1 to accept)"
+        golden_files.check("duckdb", "release_select_from_base", text, UPDATE)
         assert [d for d in ALL if ALL[d].repeat_rows(exp.column("cnt")) is not None] == ["duckdb"]
         recoding = Recoding.from_node(stats.hierarchies, NODE)
         for i, h in enumerate(stats.hierarchies):
@@ -310,8 +304,10 @@ def test_every_golden_file_is_used():
              *TOP_DOWN_CASES, *ITEMSET_CASES}
     only = {"duckdb": {"release_select_from_base"}}  # statements a single dialect has
     for dialect in DIALECTS:
-        on_disk = {p.stem for p in (GOLDEN / dialect).glob("*.sql")}
-        assert on_disk == names | only.get(dialect, set()), dialect
+        assert set(golden_files.cases_in(dialect)) == names | only.get(dialect, set()), dialect
+        for path in (GOLDEN / dialect).glob("*.sql"):
+            in_file = golden_files.parse(path.read_text(encoding="utf-8"))
+            assert in_file and {golden_files.family(name) for name in in_file} == {path.stem}, f"{path}: cases of another family"
     assert not list(GOLDEN.glob("*.sql")), "golden files live in one folder per dialect"
 
 
@@ -611,12 +607,7 @@ def compare_statements(name: str, build) -> dict[str, str]:
         text = normalize(";\n\n".join(d.render(e, pretty=True) for e in trees))
         for tree in trees:
             assert_precedence_kept(tree, d.render, dialect)
-        path = GOLDEN / dialect / f"{name}.sql"
-        if UPDATE:
-            path.parent.mkdir(exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        assert path.exists(), f"missing golden file {path}; run SQLANON_UPDATE_GOLDEN=1 pytest {__file__}"
-        assert text == path.read_text(encoding="utf-8"), f"{name} ({dialect}): generated SQL differs from {path} (SQLANON_UPDATE_GOLDEN=1 to accept)"
+        golden_files.check(dialect, name, text, UPDATE)
         for part in text.split(";\n\n"):
             if dialect != "duckdb":
                 assert_portable(part, dialect)
