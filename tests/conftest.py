@@ -17,6 +17,9 @@ for _folder in reversed([HERE, *TEST_FOLDERS]):
     if _folder not in sys.path:
         sys.path.insert(0, _folder)
 
+#: the engine-parametrized suite's ``engine`` fixture (tests/engines/engine_suite.py)
+pytest_plugins = ["engine_suite"]
+
 SHARED = os.environ.get("SQLANON_SHARED", os.path.abspath(os.path.join(HERE, "..", "..", "shared")))
 ADULT = os.path.join(SHARED, "datasets", "adult")
 ADULT_FULL = os.path.join(SHARED, "datasets", "adult-full")

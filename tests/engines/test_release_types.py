@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlanon
+from engine_suite import on_engines
 
 ROWS = 600
 
@@ -82,13 +83,6 @@ def duck(tmp_path_factory):
     return path
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_duckdb_table_release_keeps_types(duck, case):
-    release, expected = run(case, input=duck, table="t", output_table=f"out_{case}")
-    check_plan(case, release)
-    assert duck_types(duck, f"out_{case}") == expected
-
-
 @pytest.mark.parametrize("case", ["level0", "mask"])
 def test_duckdb_in_place_keeps_types(tmp_path, case):
     path = str(tmp_path / "p.duckdb")
@@ -131,13 +125,24 @@ def postgres(duck):
         yield url
 
 
+@pytest.fixture
+def database(request, duck):
+    """The typed table's database on the engine of the parameter, and how its types are read."""
+    if request.param == "postgres":
+        return request.getfixturevalue("postgres"), pg_types
+    return duck, duck_types
+
+
 @pytest.mark.parametrize("case", list(CASES))
-def test_postgres_table_release_keeps_types(postgres, case):
-    release, expected = run(case, input=postgres, table="t", output_table=f"out_{case}")
+@pytest.mark.parametrize("database", on_engines("duckdb", "postgres"), indirect=True)
+def test_table_release_keeps_types(database, case):
+    url, types_of = database
+    release, expected = run(case, input=url, table="t", output_table=f"out_{case}")
     check_plan(case, release)
-    assert pg_types(postgres, f"out_{case}") == expected
+    assert types_of(url, f"out_{case}") == expected
 
 
+@pytest.mark.postgres
 def test_postgres_in_place_keeps_types(postgres):
     import psycopg
 

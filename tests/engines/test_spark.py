@@ -207,15 +207,6 @@ def test_arx_search_on_spark_finds_arx_optimum(spark, adult, adult_parquet, duck
 # searches on Spark give DuckDB's results
 
 
-def test_lattice_search_and_release_same_as_duckdb(spark, people, tmp_path):
-    opts = dict(qi=people["qi"], k=5, max_suppression=0.02, metric="lm")
-    duck = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["parquet"], output=str(tmp_path / "duck.parquet"), **opts)
-    rep = sqlanon.anonymize(keep_others=True, keep_columns=["id"], input=people["parquet"], output=str(tmp_path / "spark"), connection=spark, **opts)
-    assert comparable(rep) == comparable(duck)
-    columns = ["id", "zip", "age", "disease", "buys"]
-    assert multiset(read_release(str(tmp_path / "spark")), columns) == multiset(read_release(str(tmp_path / "duck.parquet")), columns)
-
-
 @pytest.mark.usefixtures("sql_only")  # the batch statements themselves, not nodes in-process
 @pytest.mark.parametrize("metric", ["lm", "precision"])
 def test_batch_branches_answer_like_duckdb(spark, people, monkeypatch, metric):
