@@ -30,15 +30,14 @@ NOT_PROSE = re.compile(r"``[^`]*``|`[^`]*`|'[^']*'|\"[^\"]*\"|\b\d{4}s\b")
 #: (file, phrase): figures that are not measurements (a default, a limit given as an example)
 ALLOWED: set[tuple[str, str]] = set()
 
-#: files whose figures other helpers of issue 45 are moving to docs/measurements.md (the stats,
-#: search and privacy rooms); the lead empties this set at the merge, and it must stay empty after
-MOVING = {
-    "sqlanon/stats/local.py", "sqlanon/stats/batch.py", "sqlanon/stats/core.py", "sqlanon/stats/local_kernels.py", "sqlanon/stats/deltas.py",
-    "sqlanon/stats/pages.py", "sqlanon/stats/marginals.py", "sqlanon/search/lattice/optimal.py", "sqlanon/search/genetic/seeding.py",
-    "sqlanon/search/genetic/local.py", "sqlanon/search/lightning/planner.py", "sqlanon/search/lattice/lattice.py",
-    "sqlanon/search/genetic/planner.py", "sqlanon/search/generate/krimp.py", "sqlanon/search/generate/kernels.py",
-    "sqlanon/search/generate/itemsets.py", "sqlanon/run/api.py",
-}
+#: rooms (a folder or a file of sqlanon/) whose figures other helpers of issue 45 are moving to
+#: docs/measurements.md while their modules move (stats, search with KRIMP's generation,
+#: run/api.py); the lead empties this set at the merge, and it must stay empty after
+MOVING = {"sqlanon/stats/", "sqlanon/search/", "sqlanon/run/api.py"}
+
+
+def moving(rel: str) -> bool:
+    return any(rel == room or (room.endswith("/") and rel.startswith(room)) for room in MOVING)
 
 
 def prose(path: Path) -> Iterator[tuple[int, str]]:
@@ -77,15 +76,16 @@ def all_figures() -> dict[str, list[tuple[int, str, str]]]:
 
 
 def test_no_measured_figure_in_comments_or_docstrings():
-    found = {f: hits for f, hits in all_figures().items() if f not in MOVING}
+    found = {f: hits for f, hits in all_figures().items() if not moving(f)}
     assert not found, "measured figures in comments or docstrings (move them to docs/measurements.md):\n" + "\n".join(
         f"{f}:{line}: {fig!r} in {text[:120]!r}" for f, hits in found.items() for line, fig, text in hits
     )
 
 
-def test_the_files_still_moving_have_figures():
-    """A file of :data:`MOVING` without figures is taken off the set (so it cannot gain new ones)."""
-    done = sorted(MOVING - set(all_figures()))
+def test_the_rooms_still_moving_have_figures():
+    """A room of :data:`MOVING` without figures is taken off the set (so it cannot gain new ones)."""
+    files = set(all_figures())
+    done = sorted(room for room in MOVING if not any(f == room or (room.endswith("/") and f.startswith(room)) for f in files))
     assert not done, f"no measured figures left in {done}: take them off MOVING"
 
 
