@@ -12,6 +12,7 @@ import pytest
 from sqlglot import exp
 
 import sqlanon
+from engine_suite import on_engines
 from sqlanon.engine.statement_log import logged_text
 
 ROOT = str(paths.ROOT)
@@ -54,15 +55,6 @@ def test_full_opt_in_logs_statements_verbatim(table):
     assert any(c in log for c in CITIES) and ZIP in log
 
 
-def test_python_api_log_is_redacted_too(table, caplog, monkeypatch):
-    tmp, path = table
-    monkeypatch.delenv("SQLANON_LOG_SQL", raising=False)
-    with caplog.at_level(logging.DEBUG, logger="sqlanon.sql"):
-        sqlanon.anonymize(input=path, qi={"zip": "mask", "age": "bands:5,10,20", "city": "flat"}, k=5, output=str(tmp / "api.parquet"))
-    text = "\n".join(r.getMessage() for r in caplog.records if r.name == "sqlanon.sql")
-    assert text and not any(v in text for v in [*CITIES, ZIP])
-
-
 def test_literals_of_a_tree_and_of_a_text_are_hidden():
     tree = exp.select("a").from_("t").where(exp.column("b").isin(exp.Literal.string("Quuxburg"), exp.Literal.number(42)))
     assert logged_text(tree, "postgres", environ={}) == "SELECT a FROM t WHERE b IN (?, ?)"
@@ -72,15 +64,18 @@ def test_literals_of_a_tree_and_of_a_text_are_hidden():
     assert "Quuxburg" not in logged_text("SELEC 'Quuxburg' FRM", "duckdb", environ={})
 
 
-def test_postgres_debug_log_names_no_value_of_the_table(table, caplog, monkeypatch):
-    """PostgreSQL runs its own statements (mapping tables copied in, suppressed classes, the
-    release): none of them shows a value of the table in the log."""
+@pytest.fixture
+def where(request, table):
+    """The table on the engine of the parameter (PostgreSQL: a server of the test's own, the rows
+    copied in; the release a table there), as ``anonymize`` keywords."""
+    tmp, path = table
+    if request.param == "duckdb":
+        yield {"input": path, "output": str(tmp / "api.parquet")}
+        return
     from conftest import local_postgres
 
     import psycopg
 
-    tmp, path = table
-    monkeypatch.delenv("SQLANON_LOG_SQL", raising=False)
     with local_postgres() as url:
         with psycopg.connect(url, autocommit=True) as pg:
             pg.execute("CREATE TABLE people (zip text, age integer, city text)")
@@ -88,9 +83,16 @@ def test_postgres_debug_log_names_no_value_of_the_table(table, caplog, monkeypat
                 for line in open(path, encoding="utf-8").read().splitlines()[1:]:
                     z, a, c = line.split(",")
                     copy.write_row((z, int(a), c))
-        with caplog.at_level(logging.DEBUG, logger="sqlanon.sql"):
-            release = sqlanon.anonymize(input=url, table="people", qi={"zip": "mask", "age": "bands:5,10,20", "city": "flat"}, k=5,
-                                        max_suppression=0.1, output_table="people_k5")
+        yield {"input": url, "table": "people", "output_table": "people_k5"}
+
+
+@pytest.mark.parametrize("where", on_engines("duckdb", "postgres"), indirect=True)
+def test_python_api_log_names_no_value_of_the_table(where, caplog, monkeypatch):
+    """The Python API's statement log is redacted too; PostgreSQL runs its own statements (mapping
+    tables copied in, suppressed classes, the release): none of them shows a value of the table."""
+    monkeypatch.delenv("SQLANON_LOG_SQL", raising=False)
+    with caplog.at_level(logging.DEBUG, logger="sqlanon.sql"):
+        release = sqlanon.anonymize(qi={"zip": "mask", "age": "bands:5,10,20", "city": "flat"}, k=5, max_suppression=0.1, **where)
     text = "\n".join(r.getMessage() for r in caplog.records if r.name == "sqlanon.sql")
     assert release.rows == 600 and text.count("\n") > 5
     assert not any(v in text for v in [*CITIES, ZIP])
