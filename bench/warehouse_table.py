@@ -1,6 +1,6 @@
 """A hospital-admissions table shaped like production warehouse data, built by SQL in DuckDB.
 
-Used by ``bench/warehouse.py`` and by the tests of issue 41 (``tests/test_warehouse.py``). Every
+Used by ``bench/warehouse.py`` and by the tests of issue 41 (``tests/profiling/test_warehouse_profile.py``). Every
 value comes from a hash of the row number, so the same ``rows`` and ``seed`` give the same table.
 
 Columns (and what makes them hard):

@@ -7,7 +7,18 @@ import tempfile
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+# The helpers here (checker, oracle_brute, paths, ...) and every test folder are importable by module
+# name: the folders mirror the package, and a test imports another's fixtures and builders
+# (``from test_oracle_search import make_stats``) as it did when the files sat side by side.
+TEST_FOLDERS = sorted(
+    root for root, dirs, files in os.walk(HERE) if any(f.startswith("test_") and f.endswith(".py") for f in files) and "__pycache__" not in root
+)
+for _folder in reversed([HERE, *TEST_FOLDERS]):
+    if _folder not in sys.path:
+        sys.path.insert(0, _folder)
+
+#: the engine-parametrized suite's ``engine`` fixture (tests/engines/engine_suite.py)
+pytest_plugins = ["engine_suite"]
 
 SHARED = os.environ.get("SQLANON_SHARED", os.path.abspath(os.path.join(HERE, "..", "..", "shared")))
 ADULT = os.path.join(SHARED, "datasets", "adult")
@@ -146,7 +157,7 @@ def _other_engines_by_sql(request, monkeypatch):
     and genetic candidates go by SQL on both sides: once the compiled kernels of
     :mod:`sqlanon.stats.local` are loaded in a worker (by an earlier test), small base sets would
     otherwise be evaluated in-process and those engines' statements left untested. A test marked
-    ``local_eval`` keeps the in-process path (tests/test_postgres.py has one)."""
+    ``local_eval`` keeps the in-process path (tests/engines/test_postgres.py has one)."""
     node = request.node
     if (node.get_closest_marker("spark") or node.get_closest_marker("postgres")) and not node.get_closest_marker("local_eval"):
         from sqlanon.stats import local

@@ -1,6 +1,6 @@
 """Does a rendered statement mean the tree that was built? sqlglot renders a tree as it is, without
 the parentheses operator precedence needs: ``Div(Add(a, b), c)`` renders ``a + b / c`` in DuckDB and
-Spark. Every golden statement is checked (tests/test_golden_sql.py), and with
+Spark. Every golden statement is checked (tests/dialect/test_golden_sql.py), and with
 ``SQLANON_CHECK_PRECEDENCE=1`` every statement the suite renders (tests/conftest.py)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A command's parameter ``max_suppression: Optional[float] = policy_flag("privacy.
 is the flag ``--max-suppression``; its help is the field's description in
 :class:`~sqlanon.config.policy.Policy`, and :func:`policy_from_flags` sets the value it was given at
 that path. So a value can be followed from the flag to the model field (and from there to the code
-reading ``policy.privacy.max_suppression``), and ``tests/test_cli_policy.py`` checks that every flag
+reading ``policy.privacy.max_suppression``), and ``tests/cli/test_cli_policy.py`` checks that every flag
 of ``anonymize``, ``check`` and ``sql`` has a path (or is on the short list of flags that are not
 policy) and that giving a flag is giving the key in a policy file.
 

@@ -1,5 +1,6 @@
-"""PostgreSQL: 1-based literal arrays ``(ARRAY[..])[code + 1]`` (4x faster than CASE there,
-``bench/postgres_engine.py``), ``hashtextextended`` row hashes, client-side file writes."""
+"""PostgreSQL: 1-based literal arrays ``(ARRAY[..])[code + 1]`` (faster than CASE there,
+``bench/postgres_engine.py``, docs/measurements.md), ``hashtextextended`` row hashes, client-side
+file writes."""
 
 from __future__ import annotations
 

@@ -22,9 +22,8 @@ class SparkDialect(Dialect):
     updatable_temps = False
     #: whole-stage code generation: the Java source of a plan is compiled (and then warmed up by
     #: the JVM) once per distinct source, and a batch statement narrowed to its nodes' levels is a
-    #: new source at almost every round (1M Adult-like rows, k=10 at 5 %, warm session: 28.8 s
-    #: against 33.6-33.8 s with narrowed statements; a new 30-node statement's first run 2.5 s
-    #: against 3.6-5.6 s). Lookups keep their array shape too (an identity map is not collapsed
+    #: new source at almost every round (whole searches and first runs slower with narrowed
+    #: statements: docs/measurements.md). Lookups keep their array shape too (an identity map is not collapsed
     #: to the column), so a roll-up's code does not depend on the levels it maps between
     compiles_shapes = True
 
@@ -42,10 +41,8 @@ class SparkDialect(Dialect):
         statement runs every node over the set's rows in this order, and rows side by side then
         fall into the same class of most nodes (those generalizing the QIs they differ in), so
         the class hash table is hit where it was just hit, in the CPU's cache, instead of at a
-        random place (the set as the grouping leaves it is in hash order). 1M Adult-like rows,
-        k=10 at 5 %, warm session: the rounds of 25-38 nodes over the 371K-row base set 6.7 s
-        sorted against 7.9 s; the whole search 16.4-19.3 s against 18.4-23.4 s. At 10M rows
-        (streamed, not broadcast) the same: 52.1 s against 52.7 s at 0 %."""
+        random place (the set as the grouping leaves it is in hash order): the rounds and the whole
+        search are faster sorted, and no slower when the set is streamed (docs/measurements.md)."""
         query.set("sort", exp.Sort(expressions=[exp.Ordered(this=k, nulls_first=True) for k in keys]))
         return query
 
@@ -90,8 +87,8 @@ class SparkDialect(Dialect):
     def grouped_sums(self, table: str, groupings: Sequence[Sequence[str]], names: Sequence[str], tag: str, measure: str = "cnt") -> exp.Expr:
         """One ``GROUP BY GROUPING SETS (..)``: Spark reads the table once and expands each row
         into one row per grouping, where a ``UNION ALL`` of one ``GROUP BY`` per grouping is a
-        scan, a shuffle and an aggregation per grouping (1M Adult-like rows, 371K-row base set:
-        the 36 QI pairs took 20.9 s that way). The grouping of a row is read from
+        scan, a shuffle and an aggregation per grouping (slow over many QI pairs:
+        docs/measurements.md). The grouping of a row is read from
         ``GROUPING_ID(..)`` (over the grouping sets' columns, in order of first appearance: bit
         ``m - 1 - j`` set when column ``j`` is not grouped), the ``names`` columns by a ``CASE``
         on it."""
@@ -118,8 +115,7 @@ class SparkDialect(Dialect):
 
     #: largest code table (estimated bytes) a batch statement broadcasts (:meth:`nodes_join`):
     #: the broadcast is collected on the driver at every statement, so it stays well inside a
-    #: default 1 GB driver (1M Adult-like rows: 371K rows x 28 columns, ~83 MB; at 10M rows the
-    #: 1.6M-row base set, ~360 MB, stays streamed)
+    #: default driver's memory (the code tables' sizes it was set by: docs/measurements.md)
     broadcast_bytes = 128 << 20
     #: no branch per node: the node table spread by node id (:meth:`nodes_join`, when the code
     #: table is broadcast) already has each task aggregate whole nodes (measured there; the
@@ -131,16 +127,15 @@ class SparkDialect(Dialect):
         table spread over the tasks by node id (``/*+ REPARTITION(nid) */``): each task joins
         whole nodes to the whole set, so its aggregation by node and class is already final and
         the classes are never shuffled, where the plain cross join streams the set and shuffles
-        every node's classes (1M Adult-like rows, k=10 at 5 %, warm session, one process: 35.0 s
-        against 36.7-37.2 s; a warm 37-node round 2.45 s against 4.4-5.0 s). A code table over
+        every node's classes (faster searches and rounds: docs/measurements.md). A code table over
         :attr:`broadcast_bytes` stays streamed.
 
         The node table is spread over as many partitions as it has nodes: a task then aggregates
         one node (or a few, where their ids' hashes meet), so its hash table holds one node's
         classes, not a share of the batch's (2 tasks of 19 nodes at 371K rows each: ~2M classes,
         their table far beyond the CPU's caches), and the 2 cores take the next task as they get
-        free instead of one finishing its half long after the other (1M Adult-like rows, k=10 at
-        5 %, warm session, the rounds of 13-38 nodes: 8.1-8.2 s against 10.7 s)."""
+        free instead of one finishing its half long after the other (faster rounds:
+        docs/measurements.md)."""
         if set_bytes > self.broadcast_bytes:
             return super().nodes_join(part, nodes, set_bytes)
         part.set("hint", exp.Hint(expressions=[exp.JoinHint(this="BROADCAST", expressions=[table_ref("r")])]))

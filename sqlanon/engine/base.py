@@ -66,7 +66,8 @@ class Engine:
 
     def register_columns(self, name: str, columns: dict[str, tuple[pa.DataType, list]]) -> None:
         """Like :meth:`register_arrow`, for a small table given as ``{column: (Arrow type, Python
-        values)}``: building Arrow arrays from Python lists imports pandas (~0.25 s of a process),
+        values)}``: building Arrow arrays from Python lists imports pandas (a cost of its own per
+        process: docs/measurements.md),
         which an engine that can load the lists itself (DuckDB) does without."""
         self.register_arrow(name, pa.table({n: pa.array(values, kind) for n, (kind, values) in columns.items()}))
 

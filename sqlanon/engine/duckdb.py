@@ -194,9 +194,8 @@ class DuckDBEngine(Engine):
     def one_thread(self) -> Iterator[None]:
         """``SET threads = 1`` inside, the setting restored after, unless ``threads`` was given or
         the connection is someone else's. A search of many small statements (a wide table of
-        30K rows: 2-30 ms each) gains nothing from a second thread and loses much when another
-        process holds a core (w24 lightning, 300 nodes on a loaded 2-core machine: 7.5-10.2 s
-        on two threads, 4.7-5.6 s on one)."""
+        30K rows) gains nothing from a second thread and loses much when another process holds a
+        core (docs/measurements.md)."""
         before = 1 if self.threads is not None or self.borrowed else self.scan_threads()
         if before <= 1:
             yield
@@ -219,7 +218,8 @@ class DuckDBEngine(Engine):
     def register_columns(self, name: str, columns: dict[str, tuple[pa.DataType, list]]) -> None:
         """A small table of plain columns is loaded from one bound list per column
         (:func:`list_select`) without Arrow (whose arrays, and DuckDB's Arrow scan, import pandas:
-        ~0.25 s of every process that builds hierarchies); others go through Arrow."""
+        a cost of every process that builds hierarchies: docs/measurements.md); others go
+        through Arrow."""
         listed = list_select(columns)
         if listed is None:
             super().register_columns(name, columns)

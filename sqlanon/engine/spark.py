@@ -56,8 +56,7 @@ def default_conf(master: str) -> dict[str, str]:
     """The settings of a session sqlanon builds for ``master``. On a local master the shuffles
     get one partition per core (``local[N]``: N; ``local[*]``: the machine's cores) and adaptive
     execution is off: the statements of a search aggregate frequency sets already in memory, and
-    re-planning each of their stages cost more than it saved (measured on 1M Adult-like rows,
-    local[2]: the base set 39 s -> 17 s, the next 39 statements 170 s -> 108 s)."""
+    re-planning each of their stages cost more than it saved (docs/measurements.md)."""
     import os
     import re
 
@@ -75,19 +74,19 @@ class SparkEngine(Engine):
     """A SparkSession: ours (``master``, ``conf``) or the caller's (``connection``)."""
 
     dialect = SPARK
-    #: every statement is a Spark job (~0.3-2 s on 2 cores, tens of times DuckDB's fixed cost):
+    #: every statement is a Spark job (tens of times DuckDB's fixed cost: docs/measurements.md):
     #: rounds of the optimal search are filled with look-ahead nodes up to ~5M joined rows (1M
     #: Adult-like rows, 371K distinct QI tuples: 13 nodes a round instead of none)
     statement_rows = 5_000_000
     #: a batch statement's nodes are not cut into DuckDB's memory-sized chunks (4M joined rows:
     #: 10 nodes at 1M Adult-like rows, so a round of the optimal search cost 3-4 Spark jobs); Spark
-    #: spills its aggregations, and a job's fixed cost (parse, analyze, plan, schedule: 0.5-1.3 s
-    #: measured) is paid once per round of up to 40M joined rows (1M rows, k=10, 5 %: the same 481
-    #: nodes in 30 statements instead of 78, 61 s instead of 168 s; bench/results/spark_engine.txt)
+    #: spills its aggregations, and a job's fixed cost (parse, analyze, plan, schedule) is paid
+    #: once per round of up to 40M joined rows (1M rows, k=10, 5 %: the same 481 nodes in 30
+    #: statements instead of 78, and faster: docs/measurements.md, bench/results/spark_engine.txt)
     join_rows = 40_000_000
     #: probe paths stop below the incumbent's value at every size: a node costs a share of a Spark
     #: job, and the nodes cut are statements saved (1M rows, k=10, 5 %: 481 nodes in 23 batch
-    #: statements -> 212 in 14, the same optimum; 47-48 s against 50-60 s, interleaved)
+    #: statements -> 212 in 14, the same optimum, and faster: docs/measurements.md)
     truncate_rows = 0
 
     def __init__(self, master: str | None = None, conf=None, connection=None, memory_limit: str | None = None, threads: int | None = None, database: str | None = None, **_: Any) -> None:
@@ -175,8 +174,8 @@ class SparkEngine(Engine):
     # re-analyzes that text, and the texts of the cached tables it reads, and so on down the chain.
     # A table built from a table that was itself built from one (bottom-up's vid table: each
     # step's table reads the last one twice, once directly and once through the probe) made every
-    # statement's planning grow step by step (measured: 1 s to 30 s per statement within ten
-    # steps). So a table whose query reads a cached table that already reads another is
+    # statement's planning grow step by step (docs/measurements.md). So a table whose query
+    # reads a cached table that already reads another is
     # *materialized*: its rows are written as Parquet to a temporary directory and the cached view
     # reads those files (a plan of one scan: the chain is cut). A table built straight from the
     # base set (a frequency set rolled up from a saved one) stays one ``CACHE TABLE`` statement.

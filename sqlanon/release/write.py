@@ -258,8 +258,8 @@ def _label_type(engine, values, most: int | None = None) -> exp.DataType | None:
 
 #: a masked label is written as a typed constant (``CAST('*' AS ENUM(..))``) when its type has
 #: at most this many labels; above, it is read from the mapping table's ``masked`` column. The
-#: column went through every join of the release (10M rows, 5 %, two threads: COPY 0.97-1.07 s
-#: with the column, 0.89-0.95 s with the constant), the constant spells the type once more
+#: column went through every join of the release (slower: docs/measurements.md), the constant
+#: spells the type once more
 MASK_LITERAL_LABELS = 1024
 
 
@@ -360,8 +360,8 @@ def _repeated(engine, q: exp.Select) -> exp.Select:
     """A release select over the base set with each row repeated ``cnt`` times
     (:meth:`Dialect.repeat_rows`), in three selects: the base rows' released values and ``cnt``,
     those repeated, and the repeat's own column left out. (Repeated in the select that computes
-    the values, DuckDB computed them once per repeated row: 10M Adult-like rows, 5 %, two
-    threads, the COPY took 0.50-0.51 s against 0.37-0.42 s.)"""
+    the values, DuckDB computed them once per repeated row: a slower COPY,
+    docs/measurements.md.)"""
     names = [e.alias_or_name for e in q.expressions]
     count, marker = "sqlanon_count", "sqlanon_repeat"
     while count in names or marker in names:
@@ -381,8 +381,7 @@ def from_base_set(stats, plan, drop_columns=(), microaggregate=None) -> bool:
     local recoding rounds, no microaggregated columns), and the dialect repeats rows
     (:meth:`Dialect.repeat_rows`). The release then has the same rows (in another order: a
     release keeps no row order), and its joins run once per base row instead of once per source
-    row: 10M Adult-like rows, a 1.6M-row base set, k=10, 5 %, two threads: the Parquet write's
-    COPY 0.88-0.91 -> 0.37-0.42 s."""
+    row (a faster Parquet write: docs/measurements.md)."""
     if plan.node is None or plan.local or microaggregate or not stats.prepared or not stats.qis:
         return False
     if stats.engine.dialect.repeat_rows(col("cnt")) is None:

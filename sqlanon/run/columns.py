@@ -31,7 +31,8 @@ from sqlanon.profiling.scan import count_rows, scan, source_item
 from sqlanon.release.write import SUPPRESSED
 
 #: rows the verdicts of a refusal are measured on (a sample of larger tables): the verdict is a
-#: hint in an error, and on the full profile's million rows it cost 6x a whole dry run (2M rows)
+#: hint in an error, and on the full profile's million rows it cost several whole dry runs
+#: (docs/measurements.md)
 VERDICT_SAMPLE_ROWS = 100_000
 #: what the profile's role of a column asks of the policy
 _ADVICE = {"identifier": "an identifier, to drop", "qi": "a quasi-identifier", "sensitive": "sensitive", "insensitive": "insensitive, to keep"}
