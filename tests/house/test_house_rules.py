@@ -18,7 +18,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "sqlanon"
+import paths
+
+PACKAGE: Path = paths.PACKAGE
 MAX_LINES = 800
 #: the rooms that write or run a policy and may import sqlanon.config
 ABOVE_CONFIG = ("config", "profiling", "run", "cli", "dbt")
