@@ -122,14 +122,7 @@ def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None =
         raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
     session = Session(policy)
     try:
-        named: dict[str, str | None] = dict(qi) if isinstance(qi, dict) else {c: None for c in qi}
-        specs = {session.source.resolve_column(session.engine, c): spec for c, spec in named.items()}
-        sensitive_column, class_column = (None if c is None else session.source.resolve_column(session.engine, c) for c in (sensitive_column, class_column))
-        columns = list(specs)
-        session.source.require_columns(session.engine, columns, "quasi-identifier column")
-        flats = [load_hierarchy("flat", c, session.engine, session.source, max_value_length=max_value_length) for c in columns]
-        stats = Statistics(session.engine, session.source, columns, flats, sensitive_column, class_column, _check_needs(l, t, t_distance, sensitive_column, class_column, asked))
-        stats.prepare()
+        specs, columns, flats, stats = _scan(session, qi, sensitive_column, class_column, max_value_length, lambda s, c: _check_needs(l, t, t_distance, s, c, asked))
         not_star = _not_suppressed(stats, flats, suppressed_marker)
         node = tuple(0 for _ in columns)
         e = stats.evaluate(node, exp.Boolean(this=True), _check_aggregates(stats, not_star, asked)).extra
@@ -147,6 +140,21 @@ def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None =
         return out
     finally:
         session.close()
+
+
+def _scan(session, qi, sensitive_column: str | None, class_column: str | None, max_value_length: int, needs) -> tuple[dict, list[str], list, Statistics]:
+    """The measured table's QIs (resolved as the engine resolves names, with their hierarchy
+    specs), their flat hierarchies and its prepared statistics (``needs(sensitive, class)``: the
+    aggregates read)."""
+    named: dict[str, str | None] = dict(qi) if isinstance(qi, dict) else {c: None for c in qi}
+    specs = {session.source.resolve_column(session.engine, c): spec for c, spec in named.items()}
+    sensitive, klass = (None if c is None else session.source.resolve_column(session.engine, c) for c in (sensitive_column, class_column))
+    columns = list(specs)
+    session.source.require_columns(session.engine, columns, "quasi-identifier column")
+    flats = [load_hierarchy("flat", c, session.engine, session.source, max_value_length=max_value_length) for c in columns]
+    stats = Statistics(session.engine, session.source, columns, flats, sensitive, klass, needs(sensitive, klass))
+    stats.prepare()
+    return specs, columns, flats, stats
 
 
 def _check_model_options(asked: dict, sensitive_column: str | None) -> None:
