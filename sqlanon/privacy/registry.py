@@ -23,6 +23,7 @@ from sqlanon.privacy.k_map import KMap
 from sqlanon.privacy.keys import PolicyKey
 from sqlanon.privacy.l_diversity import DistinctLDiversity, EntropyLDiversity
 from sqlanon.privacy.recursive_cl import RecursiveCLDiversity
+from sqlanon.privacy.sample_uniqueness import SampleUniqueness
 from sqlanon.privacy.t_closeness import TCloseness
 
 MODELS: dict[str, type[PrivacyModel]] = {
@@ -36,6 +37,7 @@ MODELS: dict[str, type[PrivacyModel]] = {
     "enhanced-beta-likeness": EnhancedBetaLikeness,
     "delta-disclosure": DeltaDisclosure,
     "average-risk": AverageRisk,
+    "sample-uniqueness": SampleUniqueness,
 }
 
 
