@@ -18,6 +18,7 @@ from sqlanon.privacy.average_risk import AverageRisk
 from sqlanon.privacy.beta_likeness import EnhancedBetaLikeness
 from sqlanon.privacy.delta_disclosure import DeltaDisclosure
 from sqlanon.privacy.delta_presence import DeltaPresence
+from sqlanon.privacy.grassberger_l_diversity import GrassbergerLDiversity
 from sqlanon.privacy.k_anonymity import KAnonymity
 from sqlanon.privacy.k_map import KMap
 from sqlanon.privacy.keys import PolicyKey
@@ -38,6 +39,7 @@ MODELS: dict[str, type[PrivacyModel]] = {
     "delta-disclosure": DeltaDisclosure,
     "average-risk": AverageRisk,
     "sample-uniqueness": SampleUniqueness,
+    "grassberger-l-diversity": GrassbergerLDiversity,
 }
 
 
