@@ -13,7 +13,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.config.policy import Policy
-from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
+from sqlanon.privacy import MODELS, DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
 from sqlanon.privacy.average_risk import AverageRisk
 from sqlanon.privacy.base import PrivacyModel, budget_rows
 from sqlanon.privacy.beta_likeness import EnhancedBetaLikeness
@@ -81,7 +81,7 @@ def _check_by_release(found, qi, given: dict, rest: dict) -> dict:
     out = _measure(found.input, qi or found.settings["qi"], table=found.table, **opts, **rest)
     rows_budget = by_release.budget(found, given, out["rows"])
     out["verdicts"], not_checked = by_release.verdicts(out, opts, rows_budget, found.settings["models"])
-    reads_s = ("distinct-l-diversity", "entropy-l-diversity", "recursive-cl-diversity", "t-closeness", "enhanced-beta-likeness", "delta-disclosure")
+    reads_s = {name for name, model in MODELS.items() if any(agg.sensitive for agg in model.aggregates)}  # the models reading the sensitive column
     not_checked = [f"{name} (its sensitive column {dropped!r} is not in the release)" if dropped and name in reads_s else f"{name} (check does not measure it)" for name in not_checked]
     if opts.get("k") is not None:
         out["k_anonymous"] = all(v["ok"] for v in out["verdicts"] if v["model"] in ("k-anonymity", "suppression"))
