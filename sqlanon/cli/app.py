@@ -13,7 +13,7 @@ import typer
 
 from sqlanon.errors import ConfigError
 from sqlanon.cli.conventions import CHECK, ENGINE, HELP, INPUT, LIMITS, OUTPUT, PRIVACY, REPORT, App, Group, option
-from sqlanon.cli.flags import SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
+from sqlanon.cli.flags import PRIVACY_FLAGS, SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
 from sqlanon.cli.generate import register as register_generate
 from sqlanon.cli.dbt import register as register_dbt
 from sqlanon.cli.process_exit import leave
@@ -100,23 +100,17 @@ def _main(
 
 
 @app.command(help='Find the best generalization meeting the privacy model and write the release.' + " " + EXIT_HELP)
+@with_policy_flags(PRIVACY_FLAGS)
 @with_policy_flags(SOURCE_FLAGS)
 def anonymize(
     ctx: typer.Context,
     policy: Optional[str] = option(None, "--policy", panel=INPUT, help="YAML policy file; flags given here win over it (an output flag replaces its output)."),
     # every other flag but the last five is a policy key, declared with its path in the Policy model
-    # (the source flags, SOURCE_FLAGS, come here)
+    # (the source flags, SOURCE_FLAGS, and the privacy models' keys, PRIVACY_FLAGS, come here)
     max_value_length: Optional[int] = policy_flag("hierarchies.max_value_length"),
-    k: Optional[int] = policy_flag("privacy.k"),
-    l: Optional[float] = policy_flag("privacy.l"),
-    l_diversity: Optional[str] = policy_flag("privacy.l_diversity"),
-    t: Optional[float] = policy_flag("privacy.t"),
-    t_distance: Optional[str] = policy_flag("privacy.t_distance"),
-    max_suppression: Optional[float] = policy_flag("privacy.max_suppression"),
     suppression: Optional[str] = policy_flag("release.suppression"),
     metric: Optional[str] = policy_flag("quality.metric"),
     search: Optional[str] = policy_flag("strategy.search"),
-    sensitive_column: Optional[str] = policy_flag("privacy.sensitive_column"),
     class_column: Optional[str] = policy_flag("quality.class_column"),
     output: Optional[str] = policy_flag("release.output"),
     output_table: Optional[str] = policy_flag("release.output_table"),
@@ -154,21 +148,6 @@ def anonymize(
     microaggregate: Optional[List[str]] = policy_flag("release.microaggregate"),
     local_recoding: Optional[bool] = policy_flag("strategy.local_recoding"),
     local_iterations: Optional[int] = policy_flag("strategy.local_iterations"),
-    c: Optional[float] = policy_flag("privacy.c"),
-    t_hierarchy: Optional[str] = policy_flag("privacy.t_hierarchy"),
-    k_map: Optional[int] = policy_flag("privacy.k_map"),
-    population_size: Optional[int] = policy_flag("privacy.population_size"),
-    k_map_estimator: Optional[str] = policy_flag("privacy.k_map_estimator"),
-    k_map_significance: Optional[float] = policy_flag("privacy.k_map_significance"),
-    delta_min: Optional[float] = policy_flag("privacy.delta_min"),
-    delta_max: Optional[float] = policy_flag("privacy.delta_max"),
-    epsilon: Optional[float] = policy_flag("privacy.epsilon"),
-    delta: Optional[float] = policy_flag("privacy.delta"),
-    epsilon_search: Optional[float] = policy_flag("privacy.epsilon_search"),
-    safepub_steps: Optional[int] = policy_flag("privacy.safepub_steps"),
-    beta_likeness: Optional[float] = policy_flag("privacy.beta_likeness"),
-    delta_disclosure: Optional[float] = policy_flag("privacy.delta_disclosure"),
-    average_risk: Optional[float] = policy_flag("privacy.average_risk"),
     population_fraction: Optional[float] = policy_flag("reporting.population_fraction"),
     risk_threshold: Optional[float] = policy_flag("reporting.risk_threshold"),
     full_paths: Optional[bool] = policy_flag("reporting.full_paths"),

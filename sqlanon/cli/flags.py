@@ -24,6 +24,7 @@ from sqlanon.cli.conventions import option, panel_of
 from sqlanon.config.policy import QI_HELP, SECTION_OF, SECTIONS, Policy, parse_qi_flags
 from sqlanon.config.search_options import SEARCH_OPTIONS, cli_search_options
 from sqlanon.errors import ConfigError
+from sqlanon.privacy.registry import POLICY_KEYS
 
 OPTIONS = "strategy.search_options"
 
@@ -73,6 +74,14 @@ SOURCE_FLAGS: tuple[tuple[str, Any], ...] = (
     ("source.table", Optional[str]),
     ("qi", Optional[List[str]]),
     ("hierarchies.hierarchy_delimiter", Optional[str]),
+)
+
+#: the privacy section's flags of anonymize, one per key the privacy models declare
+#: (:data:`sqlanon.privacy.registry.POLICY_KEYS`): a new model's keys are flags without an edit
+#: here. ``--population`` is declared by the command (it also sizes the genetic search's
+#: population); SafePub's seed is ``--seed`` under ``--epsilon``
+PRIVACY_FLAGS: tuple[tuple[str, Any], ...] = tuple(
+    (f"privacy.{name}", Optional[key.type]) for name, key in POLICY_KEYS.items() if name not in ("population", "seed")  # noqa: UP045  (a runtime type for typer)
 )
 
 Command = TypeVar("Command", bound=Callable[..., Any])

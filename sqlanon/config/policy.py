@@ -15,7 +15,7 @@ always did) or under its section (``privacy: {k: 5}``); the CLI flag of the same
 >>> Policy.from_dict({"privacy": {"kk": 5}})
 Traceback (most recent call last):
 ...
-sqlanon.errors.ConfigError: unknown key 'kk' in policy: privacy; privacy holds: average_risk, beta_likeness, c, delta, delta_disclosure, delta_max, delta_min, epsilon, epsilon_search, k, k_map, k_map_estimator, k_map_significance, l, l_diversity, max_suppression, population, population_size, safepub_steps, seed, sensitive_column, t, t_distance, t_hierarchy
+sqlanon.errors.ConfigError: unknown key 'kk' in policy: privacy; privacy holds: average_risk, beta_likeness, c, delta, ...
 
 ``policy.k`` is ``policy.privacy.k`` (every leaf has a flat alias, typed, read and write) for code
 written against the flat policy; new code names the section.
@@ -35,11 +35,13 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    create_model,
     model_validator,
 )
 
 from sqlanon.errors import ConfigError
-from sqlanon.privacy.registry import stands_in_for_k
+from sqlanon.privacy.keys import PolicyKey
+from sqlanon.privacy.registry import POLICY_KEYS, check_choices, stands_in_for_k
 from sqlanon.files.strict_load import load_yaml, read_text
 from sqlanon.config.checks import check_policy, resolve_metric
 from sqlanon.config.search_options import parse_search_options
@@ -78,34 +80,28 @@ class HierarchiesPolicy(_Section):
     nulls: dict[str, str] = Field(default_factory=dict, description="NULL in a quasi-identifier: value (default: NULL is a value of its hierarchy) | suppress (its rows are suppressed) | refuse (an error); MODE for every QI or COLUMN=MODE. Repeat.")
 
 
-class PrivacyPolicy(_Section):
-    """The privacy models a release must meet, and the suppression limit (the row budget of the
-    requirement: ``floor(max_suppression * rows)`` rows may be suppressed)."""
+def _privacy_field(key: PolicyKey) -> tuple[Any, Any]:
+    return key.annotation, Field(default=key.default, description=key.describe(), json_schema_extra=dict(key.schema) if key.schema else None)
 
-    k: int | None = Field(default=None, description="k of k-anonymity.", json_schema_extra={"minimum": 1})
-    l: float | None = Field(default=None, description="l of l-diversity on --sensitive-column.", json_schema_extra={"exclusiveMinimum": 0})
-    l_diversity: str = Field(default="distinct", description="distinct | entropy | recursive.")
-    c: float | None = Field(default=None, description="c of recursive (c,l)-diversity (with --l-diversity recursive --l L).")
-    t: float | None = Field(default=None, description="t of t-closeness on --sensitive-column.", json_schema_extra={"minimum": 0})
-    t_distance: str = Field(default="equal", description="equal (categorical) | ordered (numeric) | hierarchical (with --t-hierarchy).")
-    t_hierarchy: str | None = Field(default=None, description="Hierarchy of --sensitive-column for --t-distance hierarchical.")
-    sensitive_column: str | None = Field(default=None, description="The sensitive attribute of l-diversity and t-closeness.")
-    max_suppression: float = Field(default=0.0, description="Fraction of rows that may be suppressed (MaxSup).", json_schema_extra={"minimum": 0, "maximum": 1})
-    k_map: int | None = Field(default=None, description="k of k-map: every class matches >= k population records (--population TABLE or --population-size N).")
-    population: str | None = Field(default=None, description="k-map / delta-presence: the population TABLE (in the input's database) or file.")
-    population_size: int | None = Field(default=None, description="k-map with an estimated population of N records.")
-    k_map_estimator: str | None = Field(default=None, description="Estimated k-map: poisson (default) | zero-truncated-poisson.")
-    k_map_significance: float | None = Field(default=None, description="Estimated k-map: significance level (default 0.01).")
-    delta_min: float | None = Field(default=None, description="delta-presence lower bound (with --population).")
-    delta_max: float | None = Field(default=None, description="delta-presence upper bound (with --population).")
-    epsilon: float | None = Field(default=None, description="SafePub (epsilon, delta)-differential privacy: total epsilon.")
-    delta: float | None = Field(default=None, description="SafePub: delta.")
-    epsilon_search: float | None = Field(default=None, description="SafePub: part of epsilon spent on choosing the generalization (default 10%).")
-    safepub_steps: int | None = Field(default=None, description="SafePub: steps of the exponential-mechanism search (default 100).")
-    seed: int | None = Field(default=None, description="SafePub: seed of its sampling.")
-    beta_likeness: float | None = Field(default=None, description="beta of enhanced beta-likeness on --sensitive-column (ARX EnhancedBLikeness).")
-    delta_disclosure: float | None = Field(default=None, description="delta of delta-disclosure privacy on --sensitive-column (ARX DDisclosurePrivacy, log base 2).")
-    average_risk: float | None = Field(default=None, description="Highest average re-identification risk (released classes / released rows) of the release (ARX AverageReidentificationRisk).")
+
+#: The privacy models a release must meet, and the suppression limit (the row budget of the
+#: requirement: ``floor(max_suppression * rows)`` rows may be suppressed): one field per key the
+#: registered models declare (:data:`sqlanon.privacy.registry.POLICY_KEYS`), so adding a model adds
+#: its keys here, to the JSON Schema and to the CLI without an edit in config/ or cli/.
+if typing.TYPE_CHECKING:  # its fields come from the declarations: to mypy each reads as Any
+
+    class PrivacyPolicy(_Section):
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
+
+else:
+    PrivacyPolicy = create_model(
+        "PrivacyPolicy",
+        __base__=_Section,
+        __doc__="The privacy models a release must meet, and the suppression limit (the row budget of the\n    requirement: ``floor(max_suppression * rows)`` rows may be suppressed).",
+        __module__=__name__,
+        **{name: _privacy_field(key) for name, key in POLICY_KEYS.items()},
+    )
 
 
 class StrategyPolicy(_Section):
@@ -252,30 +248,31 @@ class Policy(BaseModel):
     min_level = _Flat[dict[str, int]]("hierarchies", "min_level")
     max_level = _Flat[dict[str, int]]("hierarchies", "max_level")
     nulls = _Flat[dict[str, str]]("hierarchies", "nulls")
-    k = _Flat[Optional[int]]("privacy", "k")
-    l = _Flat[Optional[float]]("privacy", "l")
-    l_diversity = _Flat[str]("privacy", "l_diversity")
-    c = _Flat[Optional[float]]("privacy", "c")
-    t = _Flat[Optional[float]]("privacy", "t")
-    t_distance = _Flat[str]("privacy", "t_distance")
-    t_hierarchy = _Flat[Optional[str]]("privacy", "t_hierarchy")
-    sensitive_column = _Flat[Optional[str]]("privacy", "sensitive_column")
-    max_suppression = _Flat[float]("privacy", "max_suppression")
-    k_map = _Flat[Optional[int]]("privacy", "k_map")
-    population = _Flat[Optional[str]]("privacy", "population")
-    population_size = _Flat[Optional[int]]("privacy", "population_size")
-    k_map_estimator = _Flat[Optional[str]]("privacy", "k_map_estimator")
-    k_map_significance = _Flat[Optional[float]]("privacy", "k_map_significance")
-    delta_min = _Flat[Optional[float]]("privacy", "delta_min")
-    delta_max = _Flat[Optional[float]]("privacy", "delta_max")
-    epsilon = _Flat[Optional[float]]("privacy", "epsilon")
-    delta = _Flat[Optional[float]]("privacy", "delta")
-    epsilon_search = _Flat[Optional[float]]("privacy", "epsilon_search")
-    safepub_steps = _Flat[Optional[int]]("privacy", "safepub_steps")
-    seed = _Flat[Optional[int]]("privacy", "seed")
-    beta_likeness = _Flat[Optional[float]]("privacy", "beta_likeness")
-    delta_disclosure = _Flat[Optional[float]]("privacy", "delta_disclosure")
-    average_risk = _Flat[Optional[float]]("privacy", "average_risk")
+    if typing.TYPE_CHECKING:  # the privacy section's flat names are made from its keys (below the class); typed here for mypy
+        k = _Flat[Optional[int]]("privacy", "k")
+        l = _Flat[Optional[float]]("privacy", "l")
+        l_diversity = _Flat[str]("privacy", "l_diversity")
+        c = _Flat[Optional[float]]("privacy", "c")
+        t = _Flat[Optional[float]]("privacy", "t")
+        t_distance = _Flat[str]("privacy", "t_distance")
+        t_hierarchy = _Flat[Optional[str]]("privacy", "t_hierarchy")
+        sensitive_column = _Flat[Optional[str]]("privacy", "sensitive_column")
+        max_suppression = _Flat[float]("privacy", "max_suppression")
+        k_map = _Flat[Optional[int]]("privacy", "k_map")
+        population = _Flat[Optional[str]]("privacy", "population")
+        population_size = _Flat[Optional[int]]("privacy", "population_size")
+        k_map_estimator = _Flat[Optional[str]]("privacy", "k_map_estimator")
+        k_map_significance = _Flat[Optional[float]]("privacy", "k_map_significance")
+        delta_min = _Flat[Optional[float]]("privacy", "delta_min")
+        delta_max = _Flat[Optional[float]]("privacy", "delta_max")
+        epsilon = _Flat[Optional[float]]("privacy", "epsilon")
+        delta = _Flat[Optional[float]]("privacy", "delta")
+        epsilon_search = _Flat[Optional[float]]("privacy", "epsilon_search")
+        safepub_steps = _Flat[Optional[int]]("privacy", "safepub_steps")
+        seed = _Flat[Optional[int]]("privacy", "seed")
+        beta_likeness = _Flat[Optional[float]]("privacy", "beta_likeness")
+        delta_disclosure = _Flat[Optional[float]]("privacy", "delta_disclosure")
+        average_risk = _Flat[Optional[float]]("privacy", "average_risk")
     search = _Flat[str]("strategy", "search")
     search_options = _Flat[dict[str, Any]]("strategy", "search_options")
     local_recoding = _Flat[bool]("strategy", "local_recoding")
@@ -442,10 +439,14 @@ class Policy(BaseModel):
             raise ConfigError(f"max_suppression must lie in [0, 1], got {privacy.max_suppression}")
         if self.release.suppression not in ("mask", "drop"):
             raise ConfigError(f"suppression must be mask or drop, got {self.release.suppression!r}")
-        if privacy.l_diversity not in ("distinct", "entropy", "recursive"):
-            raise ConfigError(f"l_diversity must be distinct, entropy or recursive, got {privacy.l_diversity!r}")
+        check_choices(privacy)
 
         validate_options(self.reporting.risk_threshold, self.reporting.population_fraction)
+
+
+# the privacy section's flat names (``policy.k``), one per key the models declare
+for _key in POLICY_KEYS:
+    setattr(Policy, _key, _Flat("privacy", _key))
 
 
 # ------------------------------------------------------------------------------------------------

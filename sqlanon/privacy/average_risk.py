@@ -34,18 +34,21 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import as_double, col, if_, lit, sum_
 from sqlanon.privacy.base import PrivacyModel
-from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.privacy.keys import PolicyKey
+from sqlanon.privacy.needs import RANKED, ClassNeeds
 
 EPS = 1e-12
 
 
 class AverageRisk(PrivacyModel):
     name = "average-risk"
-    needs = ClassNeeds(ranked=True)
+    aggregates = (RANKED,)
+    needs = ClassNeeds(RANKED)  # its window needs one node per statement (the genetic batch holds many)
     table_level = True
+    policy_keys = (PolicyKey("average_risk", float, help="Highest average re-identification risk (released classes / released rows) of the release (ARX AverageReidentificationRisk)."),)
     asks = ("average_risk",)
+    example = {"average_risk": 0.3}
     replaces_k = True
-    searches = ("lattice",)  # its window needs one node per statement (the genetic batch holds many)
     label = "average re-identification risk"
 
     def __init__(self, r: float) -> None:
@@ -53,11 +56,6 @@ class AverageRisk(PrivacyModel):
             raise ConfigError(f"average_risk must lie in (0, 1], got {r!r}")
         self.r = float(r)
         self.keys: list[str] = []  # the class key columns, tie-breaking the order (bind)
-
-    @classmethod
-    def validate_policy(cls, policy) -> None:
-        if policy.average_risk is not None:
-            cls.refuse_search(policy)
 
     @classmethod
     def from_policy(cls, policy, session=None) -> list[PrivacyModel]:

@@ -7,11 +7,15 @@ rows never grow. Entropy l-diversity and t-closeness are monotone only *without*
 merging a passing class with a failing one can fail (``{x, y}`` + ``{x x x x x}``), so with a budget
 a generalization may suppress more rows than its specialization (``monotone_with_suppression``).
 
-A model is one module: its needs (:class:`sqlanon.privacy.needs.ClassNeeds`, the per-class
-aggregates of :mod:`sqlanon.privacy.aggregates`), how it is read from a policy
+A model is one module: the per-class aggregates it declares (:attr:`PrivacyModel.aggregates`,
+:class:`sqlanon.privacy.needs.Aggregate`: their per-value and histogram forms, assembled by
+:mod:`sqlanon.privacy.aggregates`) and asks for (:attr:`PrivacyModel.needs`), its policy keys
+(:attr:`PrivacyModel.policy_keys`, :class:`sqlanon.privacy.keys.PolicyKey`: the policy's privacy
+section and the CLI flags are built from them), how it is read from a policy
 (:meth:`PrivacyModel.from_policy`, refusing key combinations in :meth:`PrivacyModel.validate_policy`),
-its SQL predicate and its Python twin (:meth:`PrivacyModel.class_ok`), registered by one line in
-:data:`sqlanon.privacy.registry.MODELS`. A *table-level* model (``table_level``: the average
+its SQL predicate and its Python twin (:meth:`PrivacyModel.class_ok`), an example of its keys
+(:attr:`PrivacyModel.example`, for the oracle tests), registered by one line in
+:data:`sqlanon.privacy.registry.MODELS`, documented by one page ``docs/models/<name>.md``. A *table-level* model (``table_level``: the average
 re-identification risk) wraps the class-level predicate instead (:meth:`PrivacyModel.wrap`, with
 window functions over the class table) and its twin refines the class verdicts
 (:meth:`PrivacyModel.refine`).
@@ -26,13 +30,8 @@ from typing import Any
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
-from sqlanon.privacy.needs import ClassNeeds
-
-#: what a lattice-only model says when another search is asked (:meth:`PrivacyModel.refuse_search`)
-LATTICE_ONLY = "is computed by the lattice searches (optimal, samarati, incognito, lightning, auto)"
-#: the searches over the lattice's class table (sqlanon.search's LATTICE_SEARCHES, lightning, auto;
-#: tests/test_models_registry.py checks the two agree)
-LATTICE_FAMILY = ("optimal", "samarati", "incognito", "lightning", "auto")
+from sqlanon.privacy.keys import PolicyKey
+from sqlanon.privacy.needs import Aggregate, ClassNeeds
 
 
 class PrivacyModel:
@@ -41,16 +40,27 @@ class PrivacyModel:
     #: False when merging a passing class with a failing one can fail (then, with a suppression
     #: budget, neither satisfaction nor suppressed rows are monotone over the lattice)
     monotone_with_suppression = True
+    #: False when, even without suppression, a generalization of a passing node can fail (an
+    #: estimate that is not concave under merging): then nothing is monotone over the lattice
+    monotone_with_generalization = True
     #: a predicate over the whole class table (:meth:`wrap`), not over one class
     table_level = False
-    #: the searches that honour it: None (any), or ``"lattice"`` (the lattice family, lightning,
-    #: auto) and/or ``"genetic"``; ``label`` names it in the refusal
-    searches: tuple[str, ...] | None = None
+    #: its name in messages (a search that cannot honour it names it so)
     label = ""
+    #: the per-class aggregates it may ask for (their forms; :attr:`needs` says which it asks)
+    aggregates: tuple[Aggregate, ...] = ()
+    #: its policy keys (a key two models share, such as ``sensitive_column``, is declared by each)
+    policy_keys: tuple[PolicyKey, ...] = ()
     #: the policy keys (of its privacy section) that ask for this model (SafePub refuses them, the docs list them)
     asks: tuple[str, ...] = ()
+    #: policy keys asking for it on a small table, for the oracle tests (with a sensitive column)
+    example: dict[str, Any] = {}
+    #: a class-size lower bound it sets (k-anonymity's k)
+    k = 1
     #: asked alone, it stands in for k-anonymity (no --k needed: k is 1)
     replaces_k = False
+    #: the models it stands in for when both are asked (a variant read from the same keys)
+    replaces: tuple[str, ...] = ()
 
     # -- from a policy --------------------------------------------------------------------------
 
@@ -65,19 +75,7 @@ class PrivacyModel:
 
     @classmethod
     def asked(cls, policy) -> bool:
-        return any(getattr(policy.privacy, key, None) is not None for key in cls.asks)
-
-    @classmethod
-    def refuse_search(cls, policy, searches: tuple[str, ...] | None = None) -> None:
-        """Refuse a search that cannot honour this model (``searches``, default :attr:`searches`),
-        before any scan."""
-        searches = searches or cls.searches
-        if searches is None:
-            return
-        allowed = "lattice" in searches and policy.search in LATTICE_FAMILY or policy.search in searches
-        if not allowed:
-            where = LATTICE_ONLY + (" and the genetic search" if "genetic" in searches else "")
-            raise ConfigError(f"{cls.label or cls.name} {where}; search {policy.search} cannot honour it")
+        return any(getattr(policy.privacy, key) is not None for key in cls.asks)
 
     @classmethod
     def require_sensitive_column(cls, policy, key: str, label: str) -> None:
@@ -116,6 +114,20 @@ class PrivacyModel:
 
     def describe(self) -> dict:
         return {"model": self.name}
+
+    # -- why no plan satisfies it (:mod:`sqlanon.privacy.diagnosis`) ----------------------------
+
+    def worst(self) -> list[tuple[str, exp.Expr]]:
+        """Aggregates over a node's class table that find its worst class (none: it is named by
+        the rows it suppresses alone)."""
+        return []
+
+    def describe_worst(self, v: dict) -> str:
+        """The words for :meth:`worst`'s values (empty: nothing to say)."""
+        return ""
+
+#: the requirement's own key: the suppression budget
+MAX_SUPPRESSION = PolicyKey("max_suppression", float, 0.0, "Fraction of rows that may be suppressed (MaxSup).", schema={"minimum": 0, "maximum": 1})
 
 
 def sensitive_distribution(stats) -> dict:
@@ -156,7 +168,7 @@ class Requirement:
         """After the scan: the budget from the table's rows, and every model's view of the table.
         Rows withheld for NULL in a ``nulls: suppress`` QI (``stats.withheld``) count against the
         budget of the whole table: the search spends what they leave."""
-        withheld = int(getattr(stats, "withheld", 0) or 0)
+        withheld = int(stats.withheld or 0)
         self.budget = self.budget_for(stats.rows + withheld) - withheld
         if self.budget < 0:
             raise UnsatisfiableError(
@@ -189,8 +201,8 @@ class Requirement:
         class-level model is monotone, or a table-level model is asked."""
         if self.monotone or any(m.table_level for m in self.models):
             return None
-        trivial = [m for m in self.models if m.name == "k-anonymity" and getattr(m, "k", 1) <= 1]  # every class meets k=1
-        parts = [m.predicate() for m in self.models if getattr(m, "monotone_with_suppression", True) and m not in trivial]
+        trivial = [m for m in self.models if m.name == "k-anonymity" and m.k <= 1]  # every class meets k=1
+        parts = [m.predicate() for m in self.models if m.monotone_with_suppression and m not in trivial]
         return None if not parts else exp.and_(*parts) if len(parts) > 1 else parts[0]
 
     def class_ok(self, cls: dict) -> bool:
@@ -209,11 +221,11 @@ class Requirement:
     def monotone(self) -> bool:
         """Whether satisfaction and suppressed rows are monotone over the lattice (predictive
         tagging, binary search on height, Incognito's subset pruning are valid)."""
-        return self.budget == 0 or all(getattr(m, "monotone_with_suppression", True) for m in self.models)
+        return all(m.monotone_with_generalization for m in self.models) and (self.budget == 0 or all(m.monotone_with_suppression for m in self.models))
 
     @property
     def k(self) -> int:
-        return max([getattr(m, "k", 1) for m in self.models] or [1])
+        return max([m.k for m in self.models] or [1])
 
     def describe(self) -> list[dict]:
         return [m.describe() for m in self.models]

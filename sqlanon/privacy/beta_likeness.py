@@ -28,16 +28,30 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, lit
 from sqlanon.privacy.base import PrivacyModel, sensitive_distribution
-from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.privacy.forms import gain
+from sqlanon.privacy.keys import PolicyKey
+from sqlanon.privacy.l_diversity import SENSITIVE_COLUMN
+from sqlanon.privacy.needs import Aggregate, ClassNeeds, Columns
 
 EPS = 1e-9
 
 
+def _beta(needs: ClassNeeds) -> Columns:
+    return [("blike_max", exp.Max(this=gain())), ("blike_ln", exp.Max(this=exp.Add(this=gain(), expression=exp.Ln(this=col("q")))))]
+
+
+#: ``blike_max`` and ``blike_ln``: the largest relative gain of a value in a class, and with ln q
+BETA_LIKENESS = Aggregate("beta_likeness", value=_beta, shares=True)
+
+
 class EnhancedBetaLikeness(PrivacyModel):
     name = "enhanced-beta-likeness"
-    needs = ClassNeeds(beta_likeness=True)
+    aggregates = (BETA_LIKENESS,)
+    needs = ClassNeeds(BETA_LIKENESS)
     monotone_with_suppression = False  # a like class merged with an unlike one can be unlike
+    policy_keys = (PolicyKey("beta_likeness", float, help="beta of enhanced beta-likeness on --sensitive-column (ARX EnhancedBLikeness)."), SENSITIVE_COLUMN)
     asks = ("beta_likeness",)
+    example = {"beta_likeness": 1.0}
     replaces_k = True
     global_dist: dict | None = None
 

@@ -30,16 +30,32 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, lit
 from sqlanon.privacy.base import PrivacyModel, sensitive_distribution
-from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.privacy.forms import share
+from sqlanon.privacy.keys import PolicyKey
+from sqlanon.privacy.l_diversity import DISTINCT_S, SENSITIVE_COLUMN
+from sqlanon.privacy.needs import Aggregate, ClassNeeds, Columns
 
 EPS = 1e-9
+LN2 = math.log(2.0)
+
+
+def _delta_disclosure(needs: ClassNeeds) -> Columns:
+    ratio = exp.Div(this=share(), expression=col("q"))
+    return [("dd_max", exp.Div(this=exp.Max(this=exp.Abs(this=exp.Ln(this=ratio))), expression=lit(LN2)))]
+
+
+#: ``dd_max``: the largest ``|log2(p/q)|`` of a class's values (and ``distinct_s``: a class missing a value fails)
+DELTA_DISCLOSURE = Aggregate("delta_disclosure", value=_delta_disclosure, shares=True, with_names=(DISTINCT_S.name,))
 
 
 class DeltaDisclosure(PrivacyModel):
     name = "delta-disclosure"
-    needs = ClassNeeds(delta_disclosure=True)
+    aggregates = (DELTA_DISCLOSURE,)
+    needs = ClassNeeds(DELTA_DISCLOSURE)
     monotone_with_suppression = False
+    policy_keys = (PolicyKey("delta_disclosure", float, help="delta of delta-disclosure privacy on --sensitive-column (ARX DDisclosurePrivacy, log base 2)."), SENSITIVE_COLUMN)
     asks = ("delta_disclosure",)
+    example = {"delta_disclosure": 2.0}
     replaces_k = True
     global_dist: dict | None = None
 

@@ -14,21 +14,27 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
-from sqlanon.privacy import population
 from sqlanon.privacy.base import PrivacyModel
 from sqlanon.expr.atoms import as_double, col, lit
+from sqlanon.privacy.keys import PolicyKey
 from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.privacy.population import POPULATION, POPULATION_KEY, statistics_extras
 
 EPS = 1e-12
 
 
 class DeltaPresence(PrivacyModel):
     name = "delta-presence"
-    needs = ClassNeeds(population=True)
+    aggregates = (POPULATION,)
+    needs = ClassNeeds(POPULATION)
     monotone_with_suppression = False
+    policy_keys = (
+        POPULATION_KEY,
+        PolicyKey("delta_min", float, help="delta-presence lower bound (with --population)."),
+        PolicyKey("delta_max", float, help="delta-presence upper bound (with --population)."),
+    )
     asks = ("delta_min", "delta_max")
     replaces_k = True
-    searches = ("lattice", "genetic")  # the genetic batch rolls the population up by its class keys
     label = "delta-presence"
 
     @classmethod
@@ -38,8 +44,6 @@ class DeltaPresence(PrivacyModel):
             raise ConfigError("population is the population table of k-map and delta-presence: give --k-map or --delta-min/--delta-max with it")
         if delta and policy.population is None:
             raise ConfigError("delta-presence (--delta-min/--delta-max) needs --population TABLE, the population the input is a subset of")
-        if delta:
-            cls.refuse_search(policy)
 
     @classmethod
     def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
@@ -48,7 +52,7 @@ class DeltaPresence(PrivacyModel):
         return [cls(0.0 if policy.delta_min is None else policy.delta_min, 1.0 if policy.delta_max is None else policy.delta_max)]
 
     def statistics_extras(self, policy, session) -> dict:
-        return population.statistics_extras(policy, session)
+        return statistics_extras(policy, session)
 
     def to_policy(self) -> dict:
         """delta-presence; give population= (the population table) as a keyword."""

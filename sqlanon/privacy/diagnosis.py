@@ -66,12 +66,12 @@ def measure(stats, requirement, node) -> tuple[NodeStats, list[dict]]:
     aggs: list[tuple[str, exp.Expr]] = []
     for i, model in models:
         aggs.append((f"m{i}_suppressed", exp.Sum(this=if_(model.predicate(), lit(0), col("cnt")))))
-        for j, (_name, e) in enumerate(getattr(model, "worst", lambda: [])()):
+        for j, (_name, e) in enumerate(model.worst()):
             aggs.append((f"m{i}_w{j}", e))
     ns = stats.evaluate(node, requirement.predicate(), aggs)
     per_model = []
     for i, model in models:
-        names = [name for name, _ in getattr(model, "worst", lambda: [])()]
+        names = [name for name, _ in model.worst()]
         values = {name: ns.extra.get(f"m{i}_w{j}") for j, name in enumerate(names)}
         per_model.append({"model": model_label(model), "suppressed_rows": int(ns.extra.get(f"m{i}_suppressed") or 0), "worst": values, "model_obj": model})
     return ns, per_model
@@ -124,5 +124,4 @@ def _fault(ns, per_model: list[dict], failing: list[dict], budget: int, rows: in
 
 
 def _worst_words(m: dict) -> str | None:
-    describe = getattr(m["model_obj"], "describe_worst", None)
-    return describe(m["worst"]) if describe is not None else None
+    return m["model_obj"].describe_worst(m["worst"]) or None

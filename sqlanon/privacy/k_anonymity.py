@@ -5,11 +5,14 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
 from sqlanon.expr.atoms import col, lit
+from sqlanon.privacy.keys import PolicyKey
 
 
 class KAnonymity(PrivacyModel):
     name = "k-anonymity"
+    policy_keys = (PolicyKey("k", int, help="k of k-anonymity.", schema={"minimum": 1}),)
     asks = ("k",)
+    example = {"k": 2}
 
     def __init__(self, k: int) -> None:
         if int(k) != k or k < 1:

@@ -22,10 +22,11 @@ import math
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
-from sqlanon.privacy import population
 from sqlanon.privacy.base import PrivacyModel
 from sqlanon.expr.atoms import col, lit
+from sqlanon.privacy.keys import PolicyKey
 from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.privacy.population import POPULATION, POPULATION_KEY, statistics_extras
 
 ESTIMATORS = ("poisson", "zero-truncated-poisson")
 
@@ -59,9 +60,17 @@ def derived_k(k: int, sampling_fraction: float, significance: float, estimator: 
 
 class KMap(PrivacyModel):
     name = "k-map"
+    aggregates = (POPULATION,)
+    policy_keys = (
+        PolicyKey("k_map", int, help="k of k-map: every class matches >= k population records (--population TABLE or --population-size N)."),
+        POPULATION_KEY,
+        PolicyKey("population_size", int, help="k-map with an estimated population of N records."),
+        PolicyKey("k_map_estimator", str, help="Estimated k-map: poisson (default) | zero-truncated-poisson."),
+        PolicyKey("k_map_significance", float, help="Estimated k-map: significance level (default 0.01)."),
+    )
     asks = ("k_map",)
+    example = {"k_map": 3, "population_size": 1000}
     replaces_k = True
-    searches = ("lattice", "genetic")  # the genetic batch rolls the population up by its class keys
     label = "k-map"
 
     @classmethod
@@ -76,8 +85,6 @@ class KMap(PrivacyModel):
         for key in ("k_map_estimator", "k_map_significance"):
             if getattr(policy, key) is not None and policy.population_size is None:
                 raise ConfigError(f"{key} applies to k-map with an estimated population (--population-size)")
-        if policy.k_map is not None:
-            cls.refuse_search(policy)
 
     @classmethod
     def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
@@ -89,7 +96,7 @@ class KMap(PrivacyModel):
         return [cls(policy.k_map, policy.population_size, policy.k_map_estimator or "poisson", significance)]
 
     def statistics_extras(self, policy, session) -> dict:
-        return population.statistics_extras(policy, session)
+        return statistics_extras(policy, session)
 
     def to_policy(self) -> dict:
         """k-map; without population_size, give population= (the population table) as a keyword."""
@@ -108,7 +115,7 @@ class KMap(PrivacyModel):
         self.derived_k: int | None = None
         self.type1_error: float | None = None
         if population_size is None:
-            self.needs = ClassNeeds(population=True)
+            self.needs = ClassNeeds(POPULATION)
         else:
             if estimator not in ESTIMATORS:
                 raise ConfigError(f"k_map_estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")

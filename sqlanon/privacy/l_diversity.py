@@ -13,10 +13,40 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
-from sqlanon.expr.atoms import as_double, col, lit
-from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.expr.atoms import as_double, col, if_, lit, sum_
+from sqlanon.privacy.forms import h, sum_all
+from sqlanon.privacy.keys import PolicyKey
+from sqlanon.privacy.needs import Aggregate, ClassNeeds, Columns
 
 EPS = 1e-9
+
+
+def _distinct(needs: ClassNeeds) -> Columns:
+    return [("distinct_s", exp.Count(this=exp.Star()))]
+
+
+def _h_distinct(needs: ClassNeeds, q: list[float]) -> Columns:
+    return [("distinct_s", sum_all([if_(exp.GT(this=col(f"h{j}"), expression=lit(0)), lit(1), lit(0)) for j in range(len(q))]))]
+
+
+def _entropy(needs: ClassNeeds) -> Columns:
+    return [("nlogn_s", sum_(exp.Mul(this=as_double(col("cnt")), expression=exp.Ln(this=as_double(col("cnt"))))))]
+
+
+def _h_entropy(needs: ClassNeeds, q: list[float]) -> Columns:
+    # h ln h, 0 for an absent value (ln of at least 1: no engine is asked for ln 0)
+    at_least_1 = [if_(exp.GT(this=col(f"h{j}"), expression=lit(1)), h(j), lit(1.0)) for j in range(len(q))]
+    return [("nlogn_s", sum_all([exp.Mul(this=h(j), expression=exp.Ln(this=a)) for j, a in enumerate(at_least_1)]))]
+
+
+#: ``distinct_s``: the distinct sensitive values of a class
+DISTINCT_S = Aggregate("distinct_s", value=_distinct, histogram=_h_distinct)
+#: ``nlogn_s``: ``sum n_s ln n_s`` over a class's sensitive values (its entropy is ``ln n - nlogn_s / n``)
+ENTROPY_S = Aggregate("entropy_s", value=_entropy, histogram=_h_entropy)
+
+SENSITIVE_COLUMN = PolicyKey("sensitive_column", str, help="The sensitive attribute of l-diversity and t-closeness.")
+L = PolicyKey("l", float, help="l of l-diversity on --sensitive-column.", schema={"exclusiveMinimum": 0})
+VARIANT = PolicyKey("l_diversity", str, "distinct", choices=("distinct", "entropy"))
 
 
 def _check_l(l) -> float:
@@ -26,13 +56,16 @@ def _check_l(l) -> float:
 
 
 def _sensitive(m) -> dict:
-    return {"sensitive_column": m.column} if getattr(m, "column", None) else {}
+    return {"sensitive_column": m.column} if m.column else {}
 
 
 class DistinctLDiversity(PrivacyModel):
     name = "distinct-l-diversity"
-    needs = ClassNeeds(distinct_s=True)
+    aggregates = (DISTINCT_S,)
+    needs = ClassNeeds(DISTINCT_S)
+    policy_keys = (L, VARIANT, SENSITIVE_COLUMN)
     asks = ("l",)
+    example = {"l": 2}
 
     def __init__(self, l: int, column: str | None = None) -> None:
         self.l = int(_check_l(l))
@@ -63,9 +96,12 @@ class DistinctLDiversity(PrivacyModel):
 
 class EntropyLDiversity(PrivacyModel):
     name = "entropy-l-diversity"
-    needs = ClassNeeds(entropy_s=True)
+    aggregates = (ENTROPY_S,)
+    needs = ClassNeeds(ENTROPY_S)
     monotone_with_suppression = False  # {x, y} passes l=2, merged with {x x x x} it fails
+    policy_keys = (L, VARIANT, SENSITIVE_COLUMN)
     asks = ("l",)
+    example = {"l": 1.5, "l_diversity": "entropy"}
 
     def __init__(self, l: float, column: str | None = None) -> None:
         self.l = float(_check_l(l))

@@ -16,15 +16,34 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
-from sqlanon.expr.atoms import as_double, col, lit
-from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.expr.atoms import as_double, col, if_, lit, sum_
+from sqlanon.privacy.keys import PolicyKey
+from sqlanon.privacy.l_diversity import L, SENSITIVE_COLUMN
+from sqlanon.privacy.needs import Aggregate, ClassNeeds, Columns
+
+
+def _recursive(needs: ClassNeeds) -> Columns:
+    top = sum_(if_(exp.EQ(this=col("rn"), expression=lit(1)), col("cnt"), lit(0)))
+    tail = sum_(if_(exp.GTE(this=col("rn"), expression=lit(int(needs.recursive_l))), col("cnt"), lit(0)))
+    return [("top_s", top), ("tail_s", tail)]
+
+
+#: ``top_s`` (r1) and ``tail_s`` (r_l + ... + r_m) of a class's values ranked by count
+RECURSIVE = Aggregate("recursive_l", value=_recursive, ranked=True)
 
 
 class RecursiveCLDiversity(PrivacyModel):
     name = "recursive-cl-diversity"
     monotone_with_suppression = False
+    aggregates = (RECURSIVE,)
+    policy_keys = (
+        L,
+        PolicyKey("l_diversity", str, "distinct", choices=("recursive",)),
+        PolicyKey("c", float, help="c of recursive (c,l)-diversity (with --l-diversity recursive --l L)."),
+        SENSITIVE_COLUMN,
+    )
     asks = ("c",)
-    searches = ("lattice", "genetic")  # the genetic batch ranks each class's values too
+    example = {"l": 2, "c": 3.0, "l_diversity": "recursive"}
     label = "recursive (c,l)-diversity"
 
     @classmethod
@@ -32,10 +51,8 @@ class RecursiveCLDiversity(PrivacyModel):
         recursive = policy.l_diversity == "recursive"
         if policy.c is not None and not recursive:
             raise ConfigError("c is the c of recursive (c,l)-diversity: give --l-diversity recursive with it")
-        if recursive:
-            if policy.c is None or policy.l is None:
-                raise ConfigError("recursive (c,l)-diversity needs both --c and --l")
-            cls.refuse_search(policy)
+        if recursive and (policy.c is None or policy.l is None):
+            raise ConfigError("recursive (c,l)-diversity needs both --c and --l")
 
     @classmethod
     def from_policy(cls, policy, session=None) -> list[PrivacyModel]:

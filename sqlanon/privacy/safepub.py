@@ -49,10 +49,20 @@ import math
 import secrets
 
 from sqlanon.errors import ConfigError
+from sqlanon.privacy.keys import PolicyKey
 
 SCORES = ("precision", "discernibility", "aecs")
 DEFAULT_STEPS = 100
 DEFAULT_SEARCH_SHARE = 0.1
+
+#: SafePub's policy keys (of the privacy section)
+KEYS = (
+    PolicyKey("epsilon", float, help="SafePub (epsilon, delta)-differential privacy: total epsilon."),
+    PolicyKey("delta", float, help="SafePub: delta."),
+    PolicyKey("epsilon_search", float, help="SafePub: part of epsilon spent on choosing the generalization (default 10%)."),
+    PolicyKey("safepub_steps", int, help="SafePub: steps of the exponential-mechanism search (default 100)."),
+    PolicyKey("seed", int, help="SafePub: seed of its sampling."),
+)
 
 
 # ------------------------------------------------------------------------------------------------

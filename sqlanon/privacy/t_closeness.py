@@ -18,10 +18,46 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel, sensitive_distribution
-from sqlanon.expr.atoms import col, lit
-from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.expr.atoms import as_double, col, lit, sum_
+from sqlanon.privacy.forms import h, h_share, share, sum_all
+from sqlanon.privacy.keys import PolicyKey
+from sqlanon.privacy.l_diversity import SENSITIVE_COLUMN
+from sqlanon.privacy.needs import Aggregate, ClassNeeds, Columns
 
 EPS = 1e-9
+
+
+def _emd_equal(needs: ClassNeeds) -> Columns:
+    # 0.5 * (sum over present s of (|p - q| - q) + 1): absent values contribute q each
+    term = exp.Sub(this=exp.Abs(this=exp.Sub(this=share(), expression=col("q"))), expression=col("q"))
+    return [("emd_equal", exp.Mul(this=lit(0.5), expression=exp.Paren(this=exp.Add(this=sum_(term), expression=lit(1)))))]
+
+
+def _h_emd_equal(needs: ClassNeeds, q: list[float]) -> Columns:
+    # 0.5 * sum over the domain of |p - q| (an absent value's p is 0)
+    terms = [exp.Abs(this=exp.Sub(this=h_share(j), expression=lit(qj))) for j, qj in enumerate(q)]
+    return [("emd_equal", exp.Mul(this=lit(0.5), expression=exp.Paren(this=sum_all(terms))))]
+
+
+def _h_emd_ordered(needs: ClassNeeds, q: list[float]) -> Columns:
+    # sum over ranks i < m of |sum_{j <= i} (p_j - q_j)| / (m - 1)
+    m = len(q)
+    terms, cum_q = [], 0.0
+    for i in range(m - 1):
+        cum_q += q[i]
+        cum_p = exp.Div(this=exp.Paren(this=sum_all([h(j) for j in range(i + 1)])), expression=as_double(col("cnt")))
+        terms.append(exp.Abs(this=exp.Sub(this=cum_p, expression=lit(cum_q))))
+    return [("emd_ordered", exp.Div(this=exp.Paren(this=sum_all(terms)), expression=lit(float(max(m - 1, 1)))))]
+
+
+#: ``emd_equal``: the equal-distance EMD of a class to the table
+EMD_EQUAL = Aggregate("emd_equal", value=_emd_equal, histogram=_h_emd_equal, shares=True)
+#: ``emd_ordered``: over per-value rows, CTEs of its own (:func:`sqlanon.stats.models.ordered_emd_ctes`)
+EMD_ORDERED = Aggregate("emd_ordered", histogram=_h_emd_ordered)
+#: ``emd_hier``: CTEs of its own with the sensitive hierarchy (:func:`sqlanon.stats.models.hierarchical_emd_ctes`)
+EMD_HIERARCHICAL = Aggregate("emd_hierarchical")
+#: the aggregate of each distance
+DISTANCES = {"equal": EMD_EQUAL, "ordered": EMD_ORDERED, "hierarchical": EMD_HIERARCHICAL}
 
 
 def emd_equal(p: dict, q: dict) -> float:
@@ -68,7 +104,15 @@ class TCloseness(PrivacyModel):
     #: the table's sensitive distribution and order (:meth:`bind`), for the Python twin
     global_dist: dict | None = None
     order: list | None = None
+    aggregates = (EMD_EQUAL, EMD_ORDERED, EMD_HIERARCHICAL)
+    policy_keys = (
+        PolicyKey("t", float, help="t of t-closeness on --sensitive-column.", schema={"minimum": 0}),
+        PolicyKey("t_distance", str, "equal", help="equal (categorical) | ordered (numeric) | hierarchical (with --t-hierarchy)."),
+        PolicyKey("t_hierarchy", str, help="Hierarchy of --sensitive-column for --t-distance hierarchical."),
+        SENSITIVE_COLUMN,
+    )
     asks = ("t",)
+    example = {"t": 0.4}
     label = "hierarchical t-closeness"
 
     @classmethod
@@ -76,10 +120,8 @@ class TCloseness(PrivacyModel):
         hierarchical = policy.t_distance == "hierarchical"
         if policy.t_hierarchy and not hierarchical:
             raise ConfigError("t_hierarchy is the sensitive hierarchy of hierarchical t-closeness: give --t-distance hierarchical with it")
-        if hierarchical:
-            if policy.t is None or not policy.t_hierarchy:
-                raise ConfigError("hierarchical t-closeness needs --t and --t-hierarchy (a hierarchy of the sensitive column)")
-            cls.refuse_search(policy, ("lattice", "genetic"))  # its EMD CTEs: the lattice's and the genetic batch's
+        if hierarchical and (policy.t is None or not policy.t_hierarchy):
+            raise ConfigError("hierarchical t-closeness needs --t and --t-hierarchy (a hierarchy of the sensitive column)")
 
     @classmethod
     def from_policy(cls, policy, session=None) -> list[PrivacyModel]:
@@ -116,7 +158,7 @@ class TCloseness(PrivacyModel):
         self.t = float(t)
         self.distance = distance
         self.hierarchy = hierarchy  # hierarchical: the sensitive column's Hierarchy
-        self.needs = ClassNeeds(emd_equal=distance == "equal", emd_ordered=distance == "ordered", emd_hierarchical=distance == "hierarchical")
+        self.needs = ClassNeeds(DISTANCES[distance])
         self.global_dist = None
         self.order = None
 

@@ -13,9 +13,12 @@ from sqlanon.errors import ConfigError
 from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.config.policy import Policy
-from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
+from sqlanon.privacy import MODELS, DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
+from sqlanon.privacy.average_risk import AverageRisk
 from sqlanon.privacy.base import PrivacyModel, budget_rows
-from sqlanon.expr.atoms import col
+from sqlanon.privacy.beta_likeness import EnhancedBetaLikeness
+from sqlanon.privacy.delta_disclosure import DeltaDisclosure
+from sqlanon.expr.atoms import col, table_ref
 from sqlanon.stats import Statistics
 from sqlanon.expr.atoms import if_, lit, sum_
 from sqlanon.metrics.lm import loss_table
@@ -78,7 +81,7 @@ def _check_by_release(found, qi, given: dict, rest: dict) -> dict:
     out = _measure(found.input, qi or found.settings["qi"], table=found.table, **opts, **rest)
     rows_budget = by_release.budget(found, given, out["rows"])
     out["verdicts"], not_checked = by_release.verdicts(out, opts, rows_budget, found.settings["models"])
-    reads_s = ("distinct-l-diversity", "entropy-l-diversity", "recursive-cl-diversity", "t-closeness", "enhanced-beta-likeness", "delta-disclosure")
+    reads_s = {name for name, model in MODELS.items() if any(agg.sensitive for agg in model.aggregates)}  # the models reading the sensitive column
     not_checked = [f"{name} (its sensitive column {dropped!r} is not in the release)" if dropped and name in reads_s else f"{name} (check does not measure it)" for name in not_checked]
     if opts.get("k") is not None:
         out["k_anonymous"] = all(v["ok"] for v in out["verdicts"] if v["model"] in ("k-anonymity", "suppression"))
@@ -122,14 +125,7 @@ def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None =
         raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
     session = Session(policy)
     try:
-        named: dict[str, str | None] = dict(qi) if isinstance(qi, dict) else {c: None for c in qi}
-        specs = {session.source.resolve_column(session.engine, c): spec for c, spec in named.items()}
-        sensitive_column, class_column = (None if c is None else session.source.resolve_column(session.engine, c) for c in (sensitive_column, class_column))
-        columns = list(specs)
-        session.source.require_columns(session.engine, columns, "quasi-identifier column")
-        flats = [load_hierarchy("flat", c, session.engine, session.source, max_value_length=max_value_length) for c in columns]
-        stats = Statistics(session.engine, session.source, columns, flats, sensitive_column, class_column, _check_needs(l, t, t_distance, sensitive_column, class_column, asked))
-        stats.prepare()
+        specs, columns, flats, stats = _scan(session, qi, sensitive_column, class_column, max_value_length, lambda s, c: _check_needs(l, t, t_distance, s, c, asked))
         not_star = _not_suppressed(stats, flats, suppressed_marker)
         node = tuple(0 for _ in columns)
         e = stats.evaluate(node, exp.Boolean(this=True), _check_aggregates(stats, not_star, asked)).extra
@@ -140,13 +136,28 @@ def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None =
         if k is not None:
             out["k_anonymous"] = out["k"] is not None and out["k"] >= k and out["suppressed_rows"] <= budget_rows(max_suppression, stats.rows)
         _sensitive_figures(out, e)
-        _model_figures(out, e, stats, asked)
+        _model_figures(out, e, stats, asked, twin_verdicts(stats, not_star, _asked_models(asked)))
         if all(spec for spec in specs.values()):
             _hierarchy_metrics(out, session, stats, specs, flats, hierarchy_delimiter, suppressed_marker, max_value_length)
         out["queries"] = session.engine.queries
         return out
     finally:
         session.close()
+
+
+def _scan(session, qi, sensitive_column: str | None, class_column: str | None, max_value_length: int, needs) -> tuple[dict, list[str], list, Statistics]:
+    """The measured table's QIs (resolved as the engine resolves names, with their hierarchy
+    specs), their flat hierarchies and its prepared statistics (``needs(sensitive, class)``: the
+    aggregates read)."""
+    named: dict[str, str | None] = dict(qi) if isinstance(qi, dict) else {c: None for c in qi}
+    specs = {session.source.resolve_column(session.engine, c): spec for c, spec in named.items()}
+    sensitive, klass = (None if c is None else session.source.resolve_column(session.engine, c) for c in (sensitive_column, class_column))
+    columns = list(specs)
+    session.source.require_columns(session.engine, columns, "quasi-identifier column")
+    flats = [load_hierarchy("flat", c, session.engine, session.source, max_value_length=max_value_length) for c in columns]
+    stats = Statistics(session.engine, session.source, columns, flats, sensitive, klass, needs(sensitive, klass))
+    stats.prepare()
+    return specs, columns, flats, stats
 
 
 def _check_model_options(asked: dict, sensitive_column: str | None) -> None:
@@ -251,22 +262,52 @@ def _sensitive_figures(out: dict, e: dict) -> None:
             out[name] = e[key]
 
 
-def _model_figures(out: dict, e: dict, stats, asked: dict) -> None:
-    """Enhanced beta-likeness, delta-disclosure and average risk: achieved, and whether they hold."""
-    eps = 1e-9
+def _asked_models(asked: dict) -> list[PrivacyModel]:
+    """The models whose verdict the check gives, as objects (their Python twins decide it)."""
+    makers = {"beta": EnhancedBetaLikeness, "delta": DeltaDisclosure, "risk": AverageRisk}
+    return [make(asked[key]) for key, make in makers.items() if asked[key] is not None]
+
+
+def twin_verdicts(stats, not_star: exp.Expr, models: list[PrivacyModel]) -> dict[str, bool]:
+    """Whether each model holds on the table, by its own Python twin (``class_ok``; a table-level
+    model's ``refine`` suppressing nothing) over the released classes, which the check groups here
+    from the base frequency set (their rows and per sensitive value counts), apart from any
+    search's statements."""
+    if not models:
+        return {}
+    keys = [col(n) for n in stats.qnames] + ([col("s")] if stats.has_s else [])
+    q = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref(stats.base.table)).where(not_star.copy()).group_by(*keys)
+    by_key: dict[tuple, dict] = {}
+    width = len(stats.qnames)
+    for row in stats.engine.fetch_all(q):
+        cls = by_key.setdefault(tuple(row[:width]), {"cnt": 0, "s_counts": {}, "key": tuple(row[:width])})
+        cls["cnt"] += int(row[-1])
+        if stats.has_s:
+            cls["s_counts"][row[width]] = cls["s_counts"].get(row[width], 0) + int(row[-1])
+    classes = list(by_key.values())
+    out = {}
+    for m in models:
+        m.bind(stats)
+        ok = [m.class_ok(c) for c in classes]
+        out[m.name] = all(m.refine(classes, ok)) if m.table_level else all(ok)
+    return out
+
+
+def _model_figures(out: dict, e: dict, stats, asked: dict, verdicts: dict[str, bool]) -> None:
+    """Enhanced beta-likeness, delta-disclosure and average risk: achieved (SQL aggregates), and
+    whether they hold (each model's own verdict: :func:`twin_verdicts`)."""
     if asked["beta"] is not None:
-        gain, gain_ln = e["beta_gain"], e["beta_gain_ln"]
-        out["beta_likeness"] = gain
-        out["beta_likeness_ok"] = gain is None or (gain <= asked["beta"] + eps and gain_ln <= eps)
+        out["beta_likeness"] = e["beta_gain"]
+        out["beta_likeness_ok"] = verdicts["enhanced-beta-likeness"]
     if asked["delta"] is not None:
         lacking = int(e["delta_lacking"] or 0)
         out["delta_disclosure"] = None if lacking else e["delta_max"]
         out["delta_disclosure_classes_lacking_values"] = lacking
-        out["delta_disclosure_ok"] = not lacking and (e["delta_max"] is None or e["delta_max"] < asked["delta"] - eps)
+        out["delta_disclosure_ok"] = verdicts["delta-disclosure"]
     if asked["risk"] is not None:
         released = stats.rows - out["suppressed_rows"]
         out["average_risk"] = out["classes"] / released if released else None
-        out["average_risk_ok"] = out["average_risk"] is not None and out["average_risk"] <= asked["risk"] + 1e-12
+        out["average_risk_ok"] = out["average_risk"] is not None and verdicts["average-risk"]
 
 
 def _hierarchy_metrics(out: dict, session, stats, specs: dict, flats, hierarchy_delimiter, suppressed_marker: str | None, max_value_length: int) -> None:

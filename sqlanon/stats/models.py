@@ -184,13 +184,23 @@ def prepare_population(stats) -> None:
         if name not in have:
             raise ConfigError(f"population {pop.describe()} has no quasi-identifier column {name!r}; columns are: {', '.join(have)}")
     g = stats.qnames
-    # a NULL the input lacks is coded as the NULL leaf to come (Statistics.null_code): counted below
-    pending = {i: stats.null_code(i) for i, h in enumerate(stats.hierarchies) if stats.null_modes[i] == "value" and not h.has_null}
     inner = stats.encoded_select(pop)
     q = exp.select(*map(col, g), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
     q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True)).group_by(*map(col, g))
     name = stats.engine.temp_name("pfs0")
     stats.engine.execute(stats.dialect.create_temp(name, q))
+    n_sets = _count_population(stats, name)
+    stats.pop_base = FrequencySet(name, tuple(0 for _ in g), n_sets)
+    _check_subset(stats, name)
+
+
+def _count_population(stats, name: str) -> int:
+    """The population set's rows (``stats.pop_rows``), its NULLs the input lacks (their leaf is
+    added) and its values missing from a hierarchy (an error); returns the set's size."""
+    g = stats.qnames
+    pop = stats.population
+    # a NULL the input lacks is coded as the NULL leaf to come (Statistics.null_code): counted below
+    pending = {i: stats.null_code(i) for i, h in enumerate(stats.hierarchies) if stats.null_modes[i] == "value" and not h.has_null}
     parts = [exp.Count(this=exp.Star()), sum_(col("cnt"))]
     for n in g:
         parts.append(sum_(if_(exp.LT(this=col(n), expression=lit(0)), col("cnt"), lit(0))))
@@ -205,8 +215,12 @@ def prepare_population(stats) -> None:
             raise HierarchyError(
                 f"population {pop.describe()}: column {qi!r} has {int(row[2 + i])} row(s) missing from its hierarchy ({stats.hierarchies[i].origin}) or NULL (with nulls: {stats.null_modes[i]})"
             )
-    stats.pop_base = FrequencySet(name, tuple(0 for _ in g), n_sets)
-    # the input must lie inside the population: no input QI tuple more often than there
+    return n_sets
+
+
+def _check_subset(stats, name: str) -> None:
+    """The input must lie inside the population (set ``name``): no input QI tuple more often than there."""
+    g = stats.qnames
     src = exp.select(*map(col, g), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref(stats.base.table)).group_by(*map(col, g))
     cond = and_all([exp.EQ(this=col(n, "i"), expression=col(n, "p")) for n in g])
     pc = exp.Coalesce(this=col("cnt", "p"), expressions=[lit(0)])
@@ -219,7 +233,7 @@ def prepare_population(stats) -> None:
     extra = int(stats.engine.scalar(check) or 0)
     if extra:
         raise ConfigError(
-            f"the input is not a subset of population {pop.describe()}: {extra} input row(s) have quasi-identifier values that occur less often in the population"
+            f"the input is not a subset of population {stats.population.describe()}: {extra} input row(s) have quasi-identifier values that occur less often in the population"
         )
 
 
