@@ -16,6 +16,7 @@ import uuid
 from collections import Counter
 
 import pyarrow.parquet as pq
+import paths
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -35,7 +36,7 @@ from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
 
-DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "models")
+DOCS = os.path.join(str(paths.ROOT), "docs", "models")
 #: the models an example asks for on a table alone (delta-presence needs a population table)
 EXAMPLES = [name for name, model in MODELS.items() if model.example]
 STAR = "*"
