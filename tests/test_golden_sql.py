@@ -779,7 +779,7 @@ ITEM_COLUMNS = ["sex", "disease", "salary"]
 
 
 def _itemset_statements():
-    from sqlanon.search.generate.itemsets import alphabet_query, coded_select, level_query, raw_select
+    from sqlanon.generation.itemsets import alphabet_query, coded_select, level_query, raw_select
 
     raw, items, fs = "sqlanon_gen_raw_1", "sqlanon_gen_items_2", "sqlanon_gen_fs_3"
     return {
@@ -798,7 +798,7 @@ def test_itemset_statements(name):
     counting the fixture's rows in Python."""
     from itertools import combinations
 
-    from sqlanon.search.generate.itemsets import encode, mine
+    from sqlanon.generation.itemsets import encode, mine
 
     texts = compare_statements(name, _itemset_statements()[name])
     if name == "itemsets_level":

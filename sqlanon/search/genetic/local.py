@@ -7,7 +7,7 @@ a two-word key ``GROUP BY``), which no statement shape gets much below. When the
 is small (at most ``local_rows`` distinct QI tuples), its **integer leaf codes and counts** are
 fetched **once** (never source rows: the set the SQL path reads, ``rows x QIs`` small integers)
 and every candidate is grouped in compiled code (:mod:`sqlanon.stats.local`, numba), as
-:mod:`sqlanon.search.generate.kernels` does for the miner: a candidate is then a few hundred
+:mod:`sqlanon.generation.kernels` does for the miner: a candidate is then a few hundred
 microseconds instead of a round trip and a scan.
 
 The local path answers what a k-anonymity-type requirement needs and nothing more:
