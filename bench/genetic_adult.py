@@ -114,7 +114,7 @@ def context(path, k, metric, options, qi=QI, class_needs=True):
     stats = Statistics(eng, src, list(qi), hs, class_column=CLASS, needs=ClassNeeds(majority_y=True)) if class_needs else Statistics(eng, src, list(qi), hs)
     stats.prepare()
     req = Requirement([KAnonymity(k)], budget=stats.rows, max_suppression=1.0)
-    return SearchContext(eng, src, list(qi), hs, stats, req, METRICS[metric](), {"k": k, **options})
+    return SearchContext(stats, req, METRICS[metric](), dict(options))
 
 
 def tree_error(path, transformation, qi=QI, folds=10) -> float:

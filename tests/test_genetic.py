@@ -44,8 +44,7 @@ def make_ctx(path, qis: dict, k: int, metric="lm", class_column=None, options=No
     stats = Statistics(eng, src, list(qis), hs, class_column=class_column, needs=m.needs)
     stats.prepare()
     req = Requirement([KAnonymity(k)], budget=stats.rows if budget is None else budget)
-    opts = {"k": k, **(options or {})}
-    return SearchContext(eng, src, list(qis), hs, stats, req, m, opts)
+    return SearchContext(stats, req, m, dict(options or {}))
 
 
 def released(rows, qis, hierarchies, transformation, numeric):

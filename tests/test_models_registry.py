@@ -10,11 +10,11 @@ from sqlanon.errors import ConfigError
 from sqlanon.privacy import MODELS, PrivacyModel, Requirement, requirement_from_policy
 from sqlanon.privacy.base import LATTICE_FAMILY, budget_rows
 from sqlanon.privacy.registry import to_policy
-from sqlanon.search import HEURISTIC_SEARCHES, LATTICE_SEARCHES
+from sqlanon.search.registry import SEARCHES
 
 
 def test_lattice_family_is_the_search_registry():
-    assert set(LATTICE_FAMILY) == set(LATTICE_SEARCHES) | set(HEURISTIC_SEARCHES) | {"auto"}
+    assert set(LATTICE_FAMILY) == {name for name, spec in SEARCHES.items() if spec.lattice}
 
 
 def test_every_model_is_a_privacy_model_with_policy_keys():

@@ -18,6 +18,7 @@ import os
 from sqlanon.engine.resources import check_resources
 from sqlanon.engine.urls import is_postgres_url
 from sqlanon.errors import ConfigError
+from sqlanon.search.registry import SEARCHES
 
 #: file types ``--output`` writes (the suffix decides the format)
 OUTPUT_SUFFIXES = {".parquet": "parquet", ".csv": "csv", ".tsv": "csv", ".txt": "csv"}
@@ -53,20 +54,6 @@ def check_report_path(path: str | None) -> None:
         raise ConfigError(f"--report {path}: the report is an HTML page; name it .html")
 
 
-#: searches that optimize a measure of their own: search -> the --metric names they can optimize
-#: (the first is the default); every other search (the lattice family) optimizes any metric
-OWN_METRICS: dict[str, tuple[str, ...]] = {
-    # ARX's Loss, its arithmetic mean and granularity over the released values' domain shares
-    # (sqlanon.search.genetic.objective.FlexShare); or --option objective=cm-cost|regression|weighted
-    "genetic": ("lm", "cm", "loss", "loss-arithmetic", "granularity"),
-    "bottom-up": ("lm",),  # without --class-column; with it, information_loss (IP = I(G)/P(G))
-    "top-down": (),  # InfoGain/PrivLoss, reported as distortion
-}
-#: what a search reports instead of a --metric it cannot take
-_OWN_MEASURE = {"bottom-up": "information_loss (the class entropy of --class-column lost per row)",
-                "top-down": "InfoGain / (PrivLoss + 1), reported as distortion"}
-
-
 def resolve_metric(search: str, metric: str | None, class_column: str | None, options: dict | None = None) -> str | None:
     """The metric a run optimizes: the one given when ``search`` can optimize it, else the
     search's default (``None`` when the search has its own measure and takes no ``--metric``).
@@ -79,9 +66,10 @@ def resolve_metric(search: str, metric: str | None, class_column: str | None, op
     ...
     sqlanon.errors.ConfigError: search bottom-up cannot optimize metric 'loss'; it optimizes lm (leave --metric out or give --metric lm)
     """
-    if search not in OWN_METRICS:
+    spec = SEARCHES[search]
+    if spec.metrics is None:  # the lattice family optimizes any metric
         return metric or "precision"
-    allowed = OWN_METRICS[search]
+    allowed = spec.metrics
     if search == "bottom-up" and class_column:
         allowed = ()
     objective = (options or {}).get("objective") if search == "genetic" else None
@@ -95,7 +83,7 @@ def resolve_metric(search: str, metric: str | None, class_column: str | None, op
         raise ConfigError(f"search {search} cannot optimize metric {metric!r}; it optimizes {' or '.join(allowed)} "
                           f"(leave --metric out or give --metric {allowed[0]})")
     why = " with --class-column" if search == "bottom-up" else ""
-    raise ConfigError(f"search {search}{why} cannot optimize metric {metric!r}; it optimizes {_OWN_MEASURE[search]}: leave --metric out")
+    raise ConfigError(f"search {search}{why} cannot optimize metric {metric!r}; it optimizes {spec.measure}: leave --metric out")
 
 
 def check_policy(policy) -> None:

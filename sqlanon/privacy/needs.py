@@ -39,6 +39,9 @@ class ClassNeeds:
         """Whether anything beyond the class count is asked."""
         return any(getattr(self, name) for name in self.__dataclass_fields__)
 
+    def names(self) -> frozenset[str]:
+        return frozenset(n for n in self.__dataclass_fields__ if getattr(self, n))
+
     def merge(self, other: ClassNeeds) -> ClassNeeds:
         return ClassNeeds(**{k: getattr(self, k) or getattr(other, k) for k in self.__dataclass_fields__})
 

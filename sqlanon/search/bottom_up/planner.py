@@ -558,16 +558,12 @@ def _most_general(search: BottomUp) -> list[set[int]]:
 
 
 def _k_and_budget(ctx, options: dict) -> tuple[int, int]:
-    """K (the requirement's k, or the ``k`` option without models) and the row budget."""
+    """K (the requirement's k: 1 without models) and the row budget."""
     requirement = ctx.requirement
-    K = int(requirement.k if requirement.models else options.get("k") or 1)
-    if options.get("k") is not None and not requirement.models:
-        K = int(options["k"])
+    K = int(requirement.k)
     if K < 1:
         raise ConfigError(f"k must be >= 1 for the bottom-up search, got {K}")
     budget = int(getattr(requirement, "budget", 0) or 0)
-    if K > ctx.stats.rows:
-        raise UnsatisfiableError(f"k={K} is larger than the table ({ctx.stats.rows} rows)")
     return K, budget
 
 

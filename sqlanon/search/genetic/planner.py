@@ -56,9 +56,10 @@ from typing import Any
 import numpy as np
 
 from sqlanon.search.genetic.cut import Layout, recoding_from_transformation
-from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.errors import ConfigError
 from sqlanon.search.genetic.objective import SHARE_METRICS, FlexibleEvaluator, build_objective
 from sqlanon.plan import Plan
+from sqlanon.search.context import SearchContext
 from sqlanon.search.limits import Limits
 from sqlanon.search.genetic.seeding import lattice_seed, seed_metric
 from sqlanon.search.genetic.local import LOCAL_ROWS
@@ -328,7 +329,7 @@ class GA:
 def objective_name(ctx) -> str:
     name = ctx.options.get("objective")
     if not name:
-        name = getattr(ctx.metric, "name", None) or ctx.options.get("metric") or "lm"
+        name = ctx.metric.name if ctx.metric is not None else "lm"
         if name not in ("lm", "cm", *SHARE_METRICS):
             raise ConfigError(f"the genetic search optimizes {', '.join(('lm', 'cm', *SHARE_METRICS))} (or --option objective=cm-cost|regression|weighted), "
                               f"not {name!r} (a flexible cut has no levels, and its classes' sizes are not summed)")
@@ -357,18 +358,22 @@ def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
         "evaluations_per_second": round(ev.evaluations / (seconds - ga.seed_seconds), 1) if seconds > ga.seed_seconds else None,
         "iterations": ga.iterations_done, "search_seconds": round(seconds, 3), "stopped_by": ga.limits.stopped_by,
     }
-    return Plan.from_lattice_result("genetic", ctx.stats, ctx.requirement, seed_metric(ctx, name), result, getattr(ctx, "bounds", None), **extra)
+    return Plan.from_lattice_result("genetic", ctx.stats, ctx.requirement, seed_metric(ctx, name), result, ctx.bounds, **extra)
 
 
-def run(ctx) -> Plan:
+def preflight(policy, levels) -> None:
+    """The refusals that need no data: the objective and its options."""
+    options = policy.search_options
+    build_objective(str(options.get("objective") or policy.metric or "lm"), parse_options(options), policy.class_column)
+
+
+def run(ctx: SearchContext) -> Plan:
     opts = parse_options(ctx.options)
     limits = Limits(opts["time_limit"])  # the search's own setup counts: gbase, the seed, the first population
     req = ctx.requirement
     stats = ctx.stats
-    if ctx.options.get("k") is not None and int(ctx.options["k"]) > stats.rows:
-        raise UnsatisfiableError(f"k={ctx.options['k']} is larger than the table ({stats.rows} rows)")
-    bounds = getattr(ctx, "bounds", None)
-    weights = getattr(ctx, "weights", None)
+    bounds = ctx.bounds
+    weights = ctx.weights
     if ctx.options.get("local_rows") is not None:
         stats.local_rows = opts["local_rows"]  # the frequency set's in-process cap (0: SQL only), the seed's too
     else:

@@ -19,6 +19,7 @@ from sqlanon.expr.atoms import col, if_, lit, sum_
 from sqlanon.privacy.k_anonymity import KAnonymity
 from sqlanon.stats.marginals import rare_rows
 from sqlanon.privacy.diagnosis import closest, unsatisfiable
+from sqlanon.search.lattice.spec import MAX_LATTICE_NODES, lattice_size
 
 UNKNOWN, SATISFIES, FAILS = 0, 1, -1
 #: the extra column of a node's rows suppressed by the requirement's monotone part
@@ -77,14 +78,10 @@ def level_bounds(hierarchies, qis, min_level: dict | None = None, max_level: dic
     return out
 
 
-#: the exact searches build the lattice; above this many nodes they refuse (before the scan)
-MAX_LATTICE_NODES = 2_000_000
-
-
 def require_size(bounds, max_nodes: int = MAX_LATTICE_NODES) -> int:
     """The number of nodes within ``bounds``; a lattice above ``max_nodes`` is refused. It depends
     on the hierarchies and level bounds alone, so runs check it before touching the data."""
-    size = math.prod(hi - lo + 1 for lo, hi in bounds)
+    size = lattice_size(bounds)
     if size > max_nodes:
         raise ConfigError(
             f"the lattice has {size:,} nodes, more than {max_nodes:,}: use --search lightning "

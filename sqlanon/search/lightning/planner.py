@@ -37,7 +37,10 @@ import math
 from sqlanon.errors import ConfigError
 from sqlanon.search.lattice.lattice import LatticeResult, releasable
 from sqlanon.search.limits import Limits
-from sqlanon.config.search_options import given
+from sqlanon.plan import Plan
+from sqlanon.search.context import SearchContext, heuristic_plan
+from sqlanon.search.options import given
+from sqlanon.search.lattice.spec import lattice_size
 from sqlanon.privacy.diagnosis import closest, unsatisfiable
 
 DEFAULT_TIME_LIMIT = 30.0
@@ -45,10 +48,6 @@ DEFAULT_BATCH = 64
 #: expand queued nodes of one key together (:meth:`Lightning.tied`)
 TIES = True
 OPTIONS = ("time_limit", "step_limit", "batch")
-
-
-def lattice_size(bounds) -> int:
-    return math.prod(hi - lo + 1 for lo, hi in bounds)
 
 
 def parse_options(options: dict) -> dict:
@@ -300,3 +299,8 @@ def run(stats, requirement, metric, bounds, options: dict | None = None, progres
     """Search the lattice within ``bounds`` (``[(lowest, highest)]`` per QI)."""
     opts = parse_options(dict(options or {}))
     return Lightning(stats, requirement, metric, list(bounds), opts, progress).run()
+
+
+def search(ctx: SearchContext) -> Plan:
+    """The search's contract: ``run(ctx) -> Plan``."""
+    return heuristic_plan(ctx, run)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,8 +45,6 @@ from sqlanon.privacy.xy import SensitiveValue, XYAnonymity, XYLinkability, parse
 from sqlanon.engine.source import Source
 from sqlanon.stats import distinct_values
 from sqlanon.search.top_down.stats import IncTable, LossyJoinStats, MatchTable, PrevSpec, Result, SideY, T1Spec, is_key
-from sqlanon.engine import connect, is_postgres_url
-from sqlanon.release import registry as reg_mod
 from sqlanon.search.bounds import has_levels, refuse_levelless
 
 # ------------------------------------------------------------------------------------------------
@@ -249,60 +246,6 @@ def entropy(hist: dict) -> float:
 
 
 # ------------------------------------------------------------------------------------------------
-# resolving the previous releases
-
-
-def resolve_previous(ref: str, engine, registry: str | None = None, depth: int = 0) -> tuple[str, Source]:
-    """A previous release: a Parquet/CSV path, a table of the input database, or a registry id."""
-    ref = str(ref).strip()
-    if not ref:
-        raise ConfigError("empty --previous")
-    if os.path.exists(ref) or any(ch in ref for ch in "*?["):
-        if ref.lower().endswith((".duckdb", ".db")):
-            raise ConfigError(f"--previous {ref}: name a table of the input database or a Parquet/CSV file, not a database file")
-        return ref, Source.open(ref)
-    if ref.isdigit() and depth == 0:
-        return _from_registry(ref, engine, registry)
-    src = Source(kind="table", table=ref, database=getattr(engine, "database", None))
-    try:
-        src.columns(engine)
-    except Exception:
-        raise ConfigError(f"--previous {ref}: not a file, a release id, or a table of the input database") from None
-    return ref, src
-
-
-
-def _from_registry(ref: str, engine, registry: str | None) -> tuple[str, Source]:
-    """Release id ``ref`` of the registry (``registry``, the input database, or the working
-    directory's registry file): the source where that release was written."""
-    db = getattr(engine, "database", None) or ""
-    candidates = (registry, db, os.path.join(os.getcwd(), reg_mod.REGISTRY_FILE))
-    places = [p for p in candidates if p and p != ":memory:" and (is_postgres_url(p) or os.path.exists(p))]
-    for place in places:
-        entry = _registry_entry(engine, place, db, int(ref))
-        if entry:
-            target = entry.get("target") or (entry.get("policy") or {}).get("output") or (entry.get("policy") or {}).get("output_table")
-            if not target:
-                raise ConfigError(f"release {ref} in {place} does not say where it was written")
-            if isinstance(target, str) and target.startswith("table "):
-                target = target[len("table "):]
-            return f"release {ref} ({target})", resolve_previous(target, engine, registry, 1)[1]
-    raise ConfigError(f"--previous {ref}: no such release in the registry ({', '.join(places) or 'no registry found'})")
-
-
-def _registry_entry(engine, place: str, db: str, release_id: int):
-    """The registry row of ``release_id`` in ``place`` (the input database's own connection
-    when ``place`` is it, else a read-only one opened and closed here)."""
-    if place == db or (not is_postgres_url(place) and not is_postgres_url(db) and os.path.abspath(place) == os.path.abspath(db)):
-        return reg_mod.get_release(engine, release_id)
-    other = connect(database=place, read_only=True)
-    try:
-        return reg_mod.get_release(other, release_id)
-    finally:
-        other.close()
-
-
-# ------------------------------------------------------------------------------------------------
 # the planner
 
 
@@ -372,13 +315,11 @@ def _validate(ctx) -> _Problem:
     if privacy not in ("xy-anonymity", "xy-linkability"):
         raise ConfigError(f"unknown --privacy {privacy!r}; choose xy-anonymity or xy-linkability")
     t1_cols = ctx.source.column_names(engine)
-    class_column = getattr(stats, "class_column", None) or o.get("class_column")
+    class_column = stats.class_column
     if class_column and class_column not in t1_cols:
         raise ConfigError(f"unknown class column {class_column!r}")
-    releases: list[Release] = []
-    for ref in _as_list(o.get("previous")):
-        name, src = resolve_previous(ref, engine, o.get("registry"))
-        releases.append(Release(name, src, src.column_names(engine)))
+    # resolved by the caller (sqlanon.run.previous): a search opens no connection
+    releases = [Release(name, src, src.column_names(engine)) for name, src in ctx.previous]
     explicit_join = _as_list(o.get("join")) or None
     x, y = _x_and_y(o, qis, t1_cols, releases)
     x1 = [c for c in x if c in t1_cols]
@@ -489,7 +430,7 @@ def _distinct_y_mode(p: _Problem, x_attrs: list[int], sides_y: list[list[str]]) 
 def _requirement(p: _Problem) -> tuple[XYAnonymity | XYLinkability, list[SensitiveValue]]:
     """The (X,Y)-privacy requirement, and for linkability its sensitive values."""
     o = p.ctx.options
-    k_opt = o.get("k")
+    k_opt = p.ctx.xy_k
     x, y = p.x, p.y
     if p.privacy == "xy-anonymity":
         if k_opt is None:
