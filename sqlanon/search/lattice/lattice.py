@@ -133,7 +133,7 @@ class Lattice:
         #: (``mono_suppressed``, :meth:`Requirement.monotone_predicate`), bound its specializations
         mono = requirement.monotone_predicate()
         self.mono_finals: list[tuple[str, exp.Expr]] = [] if mono is None else [(MONO, sum_(if_(mono, lit(0), col("cnt"))))]
-        stats.k_hint = requirement.k
+        metric.bind(requirement)  # the bounds read the requirement's k
         self.best_value = math.inf
         self.best_idx: int | None = None
 

@@ -88,7 +88,7 @@ class Lightning:
         self.opts = opts
         self.progress = progress or (lambda message: None)
         self.ok = requirement.predicate()
-        stats.k_hint = requirement.k
+        metric.bind(requirement)
         self.evaluated: dict[tuple, tuple] = {}  # node -> (NodeStats, releasable, value)
         self.priors: dict[tuple, float] = {}
         self.best: tuple | None = None
