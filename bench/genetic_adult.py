@@ -231,7 +231,7 @@ def seeded_compare(path, k, args) -> list[dict]:
         gctx = context(path, k, "lm", {"numeric": numeric}, qi, class_needs=False)
         layout = genetic.layout_for(gctx.qis, gctx.hierarchies, gctx.stats.column_freqs, gctx.options)
         objective, costs = build_objective("lm", {}, None)
-        ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement.predicate(), gctx.requirement.budget, costs)
+        ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement, costs)
         ev.prepare()
         agg = ev.score([node_chromosome(layout, gctx.hierarchies, res.node)])[0]
         ev.drop()
@@ -297,7 +297,7 @@ def lattice_compare(path, k, args):
     bits = layout.join(parts)
     assert layout.is_valid(bits)
     objective, costs = build_objective("lm", {}, CLASS)
-    ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement.predicate(), gctx.requirement.budget, costs)
+    ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement, costs)
     ev.prepare()
     agg = ev.score([bits])[0]
     return {"trees": args.trees, "k": k, "node": list(node), "lattice_lm_spine": round(res.value, 4), "lattice_lm_flexible": round(agg["value"], 4),

@@ -162,7 +162,7 @@ def test_figure4_cm_is_0_15(fig4):
     t = {"X": ["[0, 7]", "[8, 10]"], "Y": ["[0, 3]", "[4, 10]"]}  # the end points 7.5 and 3.5
     bits = layout.bits_from_transformation(t)
     objective, costs = build_objective("cm", {}, "cls")
-    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement, costs)
     ev.prepare()
     agg = ev.score([bits])[0]
     assert agg["suppressed"] == 0
@@ -197,7 +197,7 @@ def test_metrics_match_brute_force(tmp_path, seed):
     results = {}
     for name, extra in [("lm", {}), ("cm", {}), ("cm-cost", {}), ("regression", {}), ("regression", {"dispersion": "mad"})]:
         objective, costs = build_objective(name, {**opts, **extra}, "y")
-        ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+        ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement, costs)
         ev.prepare()
         label = name + extra.get("dispersion", "")
         results[label] = ev.score(chroms, per_column=(name == "lm"))
@@ -229,7 +229,7 @@ def test_weighted_sum(tmp_path):
     rng = random.Random(1)
     chroms = [layout.repair([rng.random() < 0.4 for _ in range(layout.nbits)]) for _ in range(5)]
     objective, costs = build_objective("weighted", opts, "y")
-    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement, costs)
     ev.prepare()
     for ch, agg in zip(chroms, ev.score(chroms)):
         b = brute_metrics(rows, ["a", "b", "x"], ctx.hierarchies, layout.transformation(ch), {"x"}, 4, y="y", values=["p", "q", "r"], target="t")

@@ -478,7 +478,7 @@ def test_genetic_batch(name):
                 m.order = [v for v, _ in stats.sensitive_domain]
         layout = Layout.build(stats.qis, stats.hierarchies, stats.column_freqs)
         objective, costs = build_objective("lm", {}, None)
-        ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs, local=False)  # the SQL statement runs
+        ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs, local=False)  # the SQL statement runs
         ev.prepare()
         words = (0,) * len(ev.gstats.blocks)
 
@@ -527,7 +527,7 @@ def test_genetic_batch_lm_within():
     try:
         layout = Layout.build(stats.qis, stats.hierarchies, stats.column_freqs)
         objective, costs = build_objective("lm", {}, None)
-        ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs, local=False)
+        ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs, local=False)
 
         def blocks(g):  # one block per QI, so that the key can be split over two words
             g.blocks, g.block_mult = [[0], [1]], [1, 1]

@@ -316,7 +316,7 @@ class FlexibleEvaluator:
     """Scores chromosomes of a :class:`sqlanon.search.genetic.cut.Layout`: per-attribute parts cached, aggregates by
     one SQL statement per batch, whole-solution results memoized."""
 
-    def __init__(self, stats, layout, objective: Objective, ok, budget: int, cost_specs=(), needs=None, weights=None, local: bool = True) -> None:
+    def __init__(self, stats, layout, objective: Objective, requirement, cost_specs=(), needs=None, weights=None, local: bool = True) -> None:
         self.stats = stats
         self.layout = layout
         self.objective = objective
@@ -324,8 +324,9 @@ class FlexibleEvaluator:
         #: normalized attribute weights (None: all 1); they multiply each QI's LM loss per row
         self.weights = None if weights is None else [float(w) for w in weights]
         self.weight_sum: float = self.n if self.weights is None else sum(self.weights, 0.0)
-        self.budget = budget
-        self.gstats = GeneticStats(stats, objective.class_targets, objective.regression_targets, ok, needs)
+        self.requirement = requirement
+        self.budget = requirement.budget
+        self.gstats = GeneticStats(stats, objective.class_targets, objective.regression_targets, requirement.predicate(), needs)
         #: False: every batch by SQL, even when the in-process path could score it
         self.gstats.local = local
         self._cost_specs = list(cost_specs)
@@ -427,7 +428,7 @@ class FlexibleEvaluator:
                 for i in range(self.n)
             ]
         # a release of nothing is no answer, whatever the budget allows
-        agg["feasible"] = agg["suppressed"] <= self.budget and agg["suppressed"] < self.rows
+        agg["feasible"] = self.requirement.fits(agg["suppressed"], self.rows)
         if unknown:
             # over lm_within: an infeasible candidate whose LM the search does not need
             agg["value"] = math.inf if self.objective.metric.needs_lm else self.objective.metric.value(agg, self)

@@ -388,7 +388,7 @@ def run(ctx: SearchContext) -> Plan:
             f"--weights multiply each quasi-identifier's LM loss; the genetic objective {name} has no LM part "
             "(use --metric lm, or --option objective=weighted with an lm term)"
         )
-    ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, cost_specs, req.needs, weights=weights)
+    ev = FlexibleEvaluator(stats, layout, objective, req, cost_specs, req.needs, weights=weights)
     limits.run(0, ev.prepare)
     ctx.progress(f"genetic: chromosome of {layout.nbits} bits over {len(ctx.qis)} QIs; population {opts['population']}, "
                  f"{opts['iterations']} iterations, objective {name}")

@@ -35,13 +35,6 @@ def describe_requirement(requirement) -> str:
     return "; ".join(parts) or "the requirement"
 
 
-def releasable(ns, budget: int) -> bool:
-    """A node may be returned only if its suppressed rows fit the budget *and* it releases at least
-    one row: a release that suppresses everything is no answer, whatever the budget allows.
-    (Both parts are monotone under generalization when suppression is, so tagging stays valid.)"""
-    return ns.suppressed <= budget and (ns.rows == 0 or ns.suppressed < ns.rows)
-
-
 @dataclass
 class LatticeResult:
     node: tuple[int, ...]
@@ -236,7 +229,9 @@ class Lattice:
 
     def _record(self, idx: int, ns) -> bool:
         node = self.node(idx)
-        satisfies = releasable(ns, self.requirement.budget)
+        # within the budget and releasing a row (Requirement.fits): both parts are monotone under
+        # generalization when suppression is, so tagging stays valid
+        satisfies = self.requirement.fits(ns.suppressed, ns.rows)
         value = self.metric.value(self.stats, node, ns) if satisfies else math.inf
         self.evaluated[idx] = (ns, satisfies, value)
         self.is_evaluated[idx] = True

@@ -35,7 +35,7 @@ import heapq
 import math
 
 from sqlanon.errors import ConfigError
-from sqlanon.search.lattice.lattice import LatticeResult, releasable
+from sqlanon.search.lattice.lattice import LatticeResult
 from sqlanon.search.limits import Limits
 from sqlanon.plan import Plan
 from sqlanon.search.context import SearchContext, heuristic_plan
@@ -147,7 +147,7 @@ class Lightning:
             self.progress(f"{self.label}: {len(self.evaluated)} nodes evaluated in {elapsed:.0f} s{best}")
 
     def _record(self, node: tuple, ns) -> None:
-        ok = releasable(ns, self.requirement.budget)
+        ok = self.requirement.fits(ns.suppressed, ns.rows)
         value = float(self.metric.value(self.stats, node, ns))
         self.evaluated[node] = (ns, ok, value)
         if ok and (value < self.best_value or (value == self.best_value and self.best is not None and sum(node) < sum(self.best))):
