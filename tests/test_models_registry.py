@@ -1,5 +1,5 @@
-"""The privacy model registry: one dict, read by the policy, the API's model objects and the
-searches; a model's searches named in privacy/base agree with the search registry."""
+"""The privacy model registry: one dict, read by the policy (its privacy section and flags), the
+API's model objects, the class aggregates and the checker."""
 
 from __future__ import annotations
 
@@ -8,13 +8,8 @@ import pytest
 from sqlanon.config.policy import Policy
 from sqlanon.errors import ConfigError
 from sqlanon.privacy import MODELS, PrivacyModel, Requirement, requirement_from_policy
-from sqlanon.privacy.base import LATTICE_FAMILY, budget_rows
+from sqlanon.privacy.base import budget_rows
 from sqlanon.privacy.registry import to_policy
-from sqlanon.search.registry import SEARCHES
-
-
-def test_lattice_family_is_the_search_registry():
-    assert set(LATTICE_FAMILY) == {name for name, spec in SEARCHES.items() if spec.lattice}
 
 
 def test_every_model_is_a_privacy_model_with_policy_keys():

@@ -11,7 +11,6 @@ above that ``lightning`` (time/step-limited heuristic). The report says what was
 from __future__ import annotations
 
 from sqlanon.errors import ConfigError
-from sqlanon.privacy.base import LATTICE_ONLY
 from sqlanon.search.lattice.lattice import level_bounds
 from sqlanon.search.lattice.spec import MAX_LATTICE_NODES, lattice_size
 from sqlanon.search.registry import AUTO_EXACT_MAX_NODES, SEARCHES, resolve_auto
@@ -40,7 +39,9 @@ def refuse_unhonoured(search: str, requirement) -> None:
     for model in requirement.models:
         if spec.can_honour(model.needs.names()):
             continue
-        where = LATTICE_ONLY + (" and the genetic search" if SEARCHES["genetic"].can_honour(model.needs.names()) else "")
+        lattice = ", ".join(name for name, other in SEARCHES.items() if other.lattice)
+        others = [name for name, other in SEARCHES.items() if not other.lattice and other.can_honour(model.needs.names())]
+        where = f"is computed by the lattice searches ({lattice})" + "".join(f" and the {name} search" for name in others)
         raise ConfigError(f"{model.label or model.name} {where}; search {search} cannot honour it")
 
 
