@@ -376,7 +376,7 @@ def _release(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_listing
     report["release_id"] = written["release_id"]
     run.say(f"wrote {written['output']} (release {written['release_id']})")
     state = {"kind": target.kind, "path": target.path, "delimiter": target.delimiter, "table": target.table,
-             "database": getattr(session.engine, "database", None), "postgres": session.engine.dialect == "postgres",
+             "database": session.engine.database, "postgres": session.engine.dialect == "postgres",
              "connection": run.connection if session.engine.dialect == "duckdb" else None}
     return state, written.get("registry")
 

@@ -24,7 +24,7 @@ def resolve_previous(ref: str, engine, registry: str | None = None, depth: int =
         return ref, Source.open(ref)
     if ref.isdigit() and depth == 0:
         return _from_registry(ref, engine, registry)
-    src = Source(kind="table", table=ref, database=getattr(engine, "database", None))
+    src = Source(kind="table", table=ref, database=engine.database)
     try:
         src.columns(engine)
     except Exception:
@@ -36,7 +36,7 @@ def resolve_previous(ref: str, engine, registry: str | None = None, depth: int =
 def _from_registry(ref: str, engine, registry: str | None) -> tuple[str, Source]:
     """Release id ``ref`` of the registry (``registry``, the input database, or the working
     directory's registry file): the source where that release was written."""
-    db = getattr(engine, "database", None) or ""
+    db = engine.database or ""
     candidates = (registry, db, os.path.join(os.getcwd(), reg_mod.REGISTRY_FILE))
     places = [p for p in candidates if p and p != ":memory:" and (is_postgres_url(p) or os.path.exists(p))]
     for place in places:

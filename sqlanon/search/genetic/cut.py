@@ -73,6 +73,8 @@ class TreeCoder:
 
     def __init__(self, hierarchy, freq: Sequence[int] | None = None, prune_unused: bool = True) -> None:
         self.hierarchy = hierarchy
+        #: :meth:`_dp_plan`, made on first use
+        self._plan: list[tuple] | None = None
         rows = hierarchy.rows
         self.n_leaves = len(rows)  # M for LM: all leaves of the taxonomy tree
         active = [True] * len(rows)
@@ -280,7 +282,7 @@ class TreeCoder:
 
     def _dp_plan(self) -> list[tuple]:
         """Collapsed nodes children first: (id, lo, hi, children, bit positions between children)."""
-        plan = getattr(self, "_plan", None)
+        plan = self._plan
         if plan is None:
             plan, stack = [], [(self.root, False)]
             while stack:
@@ -544,7 +546,7 @@ class Layout:
         into free intervals; one without levels raises a :class:`ConfigError` naming it."""
         coders: list[IntervalCoder | TreeCoder] = []
         for i, (name, h, f) in enumerate(zip(qis, hierarchies, freqs)):
-            is_numeric = name in set(numeric) or getattr(h, "numeric", False)
+            is_numeric = name in set(numeric) or h.numeric
             if is_numeric and name in set(bounded):
                 if name in set(numeric) or h.max_level < 2:
                     raise ConfigError(

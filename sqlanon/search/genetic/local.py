@@ -113,7 +113,7 @@ def why_not(gstats) -> str | None:
     if not gstats.n or gstats.base_rows < 1:
         return "no quasi-identifier rows"
     if not stats_local.enabled(gstats.stats):
-        cap = int(getattr(gstats.stats, "local_rows", stats_local.LOCAL_ROWS) or 0)
+        cap = int(gstats.stats.local_rows or 0)
         return f"the frequency set has {gstats.stats.base.rows:,} rows (local cap {cap:,})" if cap > 0 else "turned off (local_rows=0)"
     return None
 

@@ -47,6 +47,8 @@ from sqlanon.metrics.loss import Granularity, arx_share
 class FlexMetric:
     name = "metric"
     needs_lm = False
+    #: what the evaluator's per-leaf lists hold: LM losses (:class:`FlexShare`: shares)
+    unit = "lm"
 
     def value(self, agg: dict, ev: FlexibleEvaluator) -> float:  # pragma: no cover - interface
         raise NotImplementedError
@@ -280,7 +282,7 @@ def build_objective(name: str, options: dict, class_column: str | None, lattice_
         raise ConfigError(f"unknown genetic objective {kind!r}; choose lm, cm, cm-cost, regression or weighted")
 
     if name in SHARE_METRICS:
-        share = FlexShare(lattice_metric if getattr(lattice_metric, "name", None) == name else METRICS[name]())
+        share = FlexShare(lattice_metric if lattice_metric is not None and lattice_metric.name == name else METRICS[name]())
         return Objective(share, {name: share}, class_targets, regression_targets), cost_specs
     if name == "weighted":
         spec = options.get("weights")
@@ -336,7 +338,7 @@ class FlexibleEvaluator:
         self.lm = objective.metric.needs_lm or "lm" in objective.report
         #: ``share``: the per-leaf lists hold the metric's domain shares (:class:`FlexShare`),
         #: every batch scored per column; ``lm``: LM losses
-        self.unit = getattr(objective.metric, "unit", "lm")
+        self.unit = objective.metric.unit
         #: the lattice metric applies the attribute weights itself (in its aggregation)
         if self.unit == "share":
             self.weights, self.weight_sum = None, float(self.n)

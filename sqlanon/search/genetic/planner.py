@@ -343,7 +343,7 @@ def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
     can be worse than the seed it started from. Compared only where both values have one
     definition: a share metric (:data:`SHARE_METRICS`), or LM with every QI cut along its tree
     (an interval's LM is not its band's). None otherwise: the genetic search's answer stands."""
-    result = getattr(ctx, "genetic_seed_result", None)
+    result = ctx.genetic_seed_result
     if result is None or not (name in SHARE_METRICS or not any(c.numeric for c in layout.coders)):
         return None
     if agg["feasible"] and float(agg["value"]) <= float(result.value):
@@ -380,7 +380,7 @@ def run(ctx: SearchContext) -> Plan:
         stats.local_rows = min(int(stats.local_rows), LOCAL_ROWS)  # candidates group the whole set: the lower cap
     layout = Layout.build(ctx.qis, ctx.hierarchies, stats.column_freqs, numeric=opts["numeric"],
                           prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"],
-                          bounds=bounds, bounded=getattr(ctx, "bounded", ()))
+                          bounds=bounds, bounded=ctx.bounded)
     name = objective_name(ctx)
     objective, cost_specs = build_objective(name, opts, stats.class_column or ctx.options.get("class_column"), lattice_metric=ctx.metric)
     if weights is not None and not objective.metric.needs_lm:
@@ -438,8 +438,8 @@ def run(ctx: SearchContext) -> Plan:
         "best_so_far": ga.history,
         # the full-domain node the population started from (seeding), and which search found
         # the returned solution: the seed's when the genetic search found nothing better
-        "seed_node": getattr(ctx, "genetic_seed", None),
-        "answer_from": "genetic" if not ga.seeds or tuple(best) not in set(ga.seeds) else (getattr(ctx, "genetic_seed", None) or {}).get("search", "genetic"),
+        "seed_node": ctx.genetic_seed,
+        "answer_from": "genetic" if not ga.seeds or tuple(best) not in set(ga.seeds) else (ctx.genetic_seed or {}).get("search", "genetic"),
     }
     if weights is not None:
         extra["weights"] = dict(zip(ctx.qis, weights))

@@ -52,9 +52,9 @@ class _TimeUp(Exception):
 def seed_metric(ctx, objective: str):
     """The lattice metric the seed optimizes: the run's metric when it is the objective (its
     weights and ``gs_factor``), else the objective's with the run's attribute weights."""
-    if getattr(ctx.metric, "name", None) == objective:
+    if ctx.metric is not None and ctx.metric.name == objective:
         return ctx.metric
-    return METRICS[objective](weights=getattr(ctx, "weights", None))
+    return METRICS[objective](weights=ctx.weights)
 
 
 def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
@@ -66,13 +66,13 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
     ctx.genetic_seed = ctx.genetic_seed_result = None
     if objective not in SEED_OBJECTIVES:
         return []
-    bounds = getattr(ctx, "bounds", None)
+    bounds = ctx.bounds
     if bounds is None:
         bounds = [(0, h.max_level) for h in ctx.hierarchies]
     metric = seed_metric(ctx, objective)
     if math.prod(hi - lo + 1 for lo, hi in bounds) > MAX_NODES:
         return _lightning_seed(ctx, layout, metric, bounds, limits)
-    lattice = Lattice(ctx.stats, ctx.requirement, metric, bounds=getattr(ctx, "bounds", None))
+    lattice = Lattice(ctx.stats, ctx.requirement, metric, bounds=ctx.bounds)
     if limits is not None and limits.time_limit is not None:
         def guard() -> None:
             if limits.left() <= 0 or (limits.per_unit() or 0.0) > limits.left():

@@ -289,7 +289,7 @@ class GeneticStats:
     def _population_table(self) -> None:
         """k-map / delta-presence with a population table: its base frequency set (QI codes,
         ``cnt``) with the block columns, so a batch rolls it up by the candidates' class keys."""
-        if self.needs is None or not getattr(self.needs, "population", False) or self.pop_table:
+        if self.needs is None or not self.needs.population or self.pop_table:
             return
         pop = self.stats.population_set
         q = exp.select(*map(col, self.stats.qnames), col("cnt"), *self._block_columns()).from_(table_ref(pop.table))
@@ -463,7 +463,7 @@ class GeneticStats:
             cls = self._join_class_column(ctes, cls, "cls0", [n.alias_or_name for n in csel], key_names, "emd", col("emd_ordered", "e"))
         if self.pop_table:
             cls = self._join_population(ctes, cls, keys, self.pop_table)
-        if self.sensitive and getattr(self.needs, "emd_hierarchical", False):
+        if self.sensitive and self.needs is not None and self.needs.emd_hierarchical:
             # hierarchical t-closeness: the class's EMD over the sensitive hierarchy, joined in
 
             ctes += hierarchical_emd_ctes(self.stats, "rs", key_names)

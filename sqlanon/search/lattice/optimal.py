@@ -86,7 +86,7 @@ def speculation(lattice: Lattice, batch: int) -> int:
     stats = lattice.stats
     if not stats.prepared or not batch_stmt.supported(stats, lattice.metric):
         return 0
-    worth = getattr(stats.engine, "statement_rows", None) or SPECULATE_ROWS  # Spark: a job per statement
+    worth = stats.engine.statement_rows or SPECULATE_ROWS  # Spark: a job per statement
     return min(batch, worth // max(stats.base.rows, 1))
 
 
@@ -113,7 +113,7 @@ def truncated_paths(lattice: Lattice) -> bool:
     values are then known without a query: 10M rows, k=10 at 0 %: 326 nodes with whole paths,
     819 truncated; at 5 %: 110 -> 53.)"""
     stats = lattice.stats
-    limit = getattr(stats.engine, "truncate_rows", None)
+    limit = stats.engine.truncate_rows
     limit = TRUNCATE_ROWS if limit is None else limit  # Spark: 0, every size
     return stats.prepared and stats.base.rows > limit and lattice.requirement.budget > 0
 

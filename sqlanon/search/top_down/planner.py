@@ -299,7 +299,7 @@ class _Problem:
 
     def tree_of(self, qi_index: int) -> Tree:
         h = self.ctx.hierarchies[qi_index]
-        if getattr(h, "numeric", False) and h.max_level == 1:
+        if h.numeric and h.max_level == 1:
             raise ConfigError(f"{self.qis[qi_index]!r} is continuous; join attributes must be categorical (Section 3.3)")
         if qi_index not in self.trees:
             self.trees[qi_index] = Tree(h)
@@ -495,7 +495,7 @@ def _attribute_state(p: _Problem, lj: LossyJoinStats, qi: int, has_class: bool, 
             continue
         freq[leaf] += n
         hist[leaf][cls] = hist[leaf].get(cls, 0) + n
-    if getattr(h, "numeric", False) and h.max_level == 1:
+    if h.numeric and h.max_level == 1:
         return NumAttr(qi, h.leaves, freq, hist, has_class)
     return CatAttr(qi, p.tree_of(qi), freq, hist, bounds[qi] if bounds is not None else None)
 
@@ -580,7 +580,7 @@ def _set_up(p: _Problem) -> _Search:
     lj = _join_stats(p, x_attrs, sides_y, mode, y_modes, sens)
     force_pairs = ctx.options.get("factorized") in (False, "false", "0", 0) and mode == "case1"
     has_class = bool(p.class_column)
-    weights, bounds = getattr(ctx, "weights", None), getattr(ctx, "bounds", None)
+    weights, bounds = ctx.weights, ctx.bounds
     if bounds is not None:
         _refuse_bounds(p, x_attrs, bounds)
     attrs = {qi: _attribute_state(p, lj, qi, has_class, bounds) for qi in x_attrs}
