@@ -260,10 +260,7 @@ class BottomUp:
         self.prune = prune
         self.weights = list(weights) if weights is not None else None
         self.barred = [set(b) for b in barred] if barred is not None else [set() for _ in self.tax]
-        #: without a class the stopping point is chosen by LM: every vid carries its LM (the sum
-        #: of its values' losses), so a state's LM is one small statement on the vid table
-        node_loss = [lm_node_losses(t, 1.0 if self.weights is None else self.weights[a]) for a, t in enumerate(self.tax)] if self.classless else None
-        self.vids = VidTable(engine, len(self.tax), len(classes) if classes else 1, node_loss=node_loss, n_leaves=[t.n_leaves for t in self.tax])
+        self.vids = self._vid_table(engine, classes)
         leaf_nodes = self._start_nodes(start)
         moved = leaf_nodes is not None
         #: with a class and a min-level start: ``{(attr, node): (I, |Rp|)}`` of generalizing the
@@ -290,6 +287,12 @@ class BottomUp:
         self.root_info: dict[tuple[int, int], tuple[float, int]] = {}
         if not self.incomplete:
             self._first_state(bool(classes) and not moved)
+
+    def _vid_table(self, engine, classes: Sequence[str] | None) -> VidTable:
+        """The vid table. Without a class the stopping point is chosen by LM: every vid carries
+        its LM (the sum of its values' losses), so a state's LM is one small statement on it."""
+        node_loss = [lm_node_losses(t, 1.0 if self.weights is None else self.weights[a]) for a, t in enumerate(self.tax)] if self.classless else None
+        return VidTable(engine, len(self.tax), len(classes) if classes else 1, node_loss=node_loss, n_leaves=[t.n_leaves for t in self.tax])
 
     def _start_nodes(self, start: Sequence[Sequence[int] | None] | None) -> list[list[int]] | None:
         """Per attribute, leaf -> node of the first cut; None when every attribute starts at its leaves."""

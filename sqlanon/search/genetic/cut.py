@@ -535,7 +535,6 @@ class Layout:
             self.offsets.append((pos, pos + c.nbits))
             pos += c.nbits
         self.nbits = pos
-        self.categorical_mask = [not c.numeric for c in self.coders for _ in range(c.nbits)]
 
     @classmethod
     def build(cls, qis, hierarchies, freqs, numeric: Sequence[str] = (), prune_unused: bool = True,
@@ -611,6 +610,43 @@ class Layout:
         return self.join(parts)
 
 
+def _interval_codes(q: str, h, cut: list[str]) -> tuple[list[int], list[str]]:
+    """A numeric QI's leaves mapped to the interval of ``cut`` holding each."""
+    ivs = parse_intervals(cut, q)
+    values = []
+    for row in h.rows:
+        try:
+            values.append(float(row[0]))
+        except ValueError:
+            raise HierarchyError(f"column {q!r} is cut into intervals but has value {row[0]!r}") from None
+    return interval_indices(ivs, values), cut
+
+
+def _cut_codes(q: str, h, cut: list[str]) -> tuple[list[int], list[str]]:
+    """A categorical QI's leaves mapped to the value of ``cut`` on each one's path to the root."""
+    index = {label: i for i, label in enumerate(cut)}
+    if len(index) != len(cut):
+        raise ConfigError(f"the cut of {q!r} lists a value twice: {cut}")
+    known = {v for row in h.rows for v in row}
+    unknown = [v for v in cut if v not in known]
+    if unknown:  # it used to release every row as the root, silently
+        raise ConfigError(f"the cut of {q!r} names {unknown[0]!r}, which is not a value of its hierarchy")
+    per_leaf = []
+    extra: list[str] = []
+    for row in h.rows:
+        hits = list(dict.fromkeys(index[v] for v in row if v in index))
+        if len(hits) > 1:
+            raise ConfigError(f"{cut} is not a valid cut of {q!r}: leaf {row[0]!r} has several ancestors in it")
+        if not hits:
+            # a value that held no row when the cut was made (left out of the chromosome):
+            # it is released as the root
+            if not extra:
+                extra.append(row[-1])
+            hits = [len(cut)]
+        per_leaf.append(hits[0])
+    return per_leaf, cut + extra
+
+
 def recoding_from_transformation(transformation: dict, qis, hierarchies, numeric: Sequence[str] = ()):
     """A :class:`sqlanon.plan.Recoding` from a ``--json`` transformation of the genetic search
     (``{column: [released values or "[lo, hi]" intervals]}``), e.g. for ``sqlanon check``.
@@ -626,37 +662,7 @@ def recoding_from_transformation(transformation: dict, qis, hierarchies, numeric
         cut = [str(v) for v in transformation[q]]
         # intervals "[lo, hi]" (a bands hierarchy cut along its tree releases its band labels)
         is_num = q in set(numeric) or bool(cut and all(INTERVAL.match(v) for v in cut))
-        if is_num:
-            ivs = parse_intervals(cut, q)
-            values = []
-            for row in h.rows:
-                try:
-                    values.append(float(row[0]))
-                except ValueError:
-                    raise HierarchyError(f"column {q!r} is cut into intervals but has value {row[0]!r}") from None
-            codes.append(interval_indices(ivs, values))
-            labels.append(cut)
-            continue
-        index = {label: i for i, label in enumerate(cut)}
-        if len(index) != len(cut):
-            raise ConfigError(f"the cut of {q!r} lists a value twice: {cut}")
-        known = {v for row in h.rows for v in row}
-        unknown = [v for v in cut if v not in known]
-        if unknown:  # it used to release every row as the root, silently
-            raise ConfigError(f"the cut of {q!r} names {unknown[0]!r}, which is not a value of its hierarchy")
-        per_leaf = []
-        extra: list[str] = []
-        for row in h.rows:
-            hits = list(dict.fromkeys(index[v] for v in row if v in index))
-            if len(hits) > 1:
-                raise ConfigError(f"{cut} is not a valid cut of {q!r}: leaf {row[0]!r} has several ancestors in it")
-            if not hits:
-                # a value that held no row when the cut was made (left out of the chromosome):
-                # it is released as the root
-                if not extra:
-                    extra.append(row[-1])
-                hits = [len(cut)]
-            per_leaf.append(hits[0])
+        per_leaf, released = _interval_codes(q, h, cut) if is_num else _cut_codes(q, h, cut)
         codes.append(per_leaf)
-        labels.append(cut + extra)
+        labels.append(released)
     return Recoding(codes, labels)
