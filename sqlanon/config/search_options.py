@@ -99,8 +99,3 @@ def cli_search_options(option_pairs: list[str] | None, **flags: Any) -> dict:
         seen.add(key)
         out[key] = value
     return out
-
-
-def json_schemas() -> dict[str, dict]:
-    """JSON Schema of each search's options (for the policy file's schema)."""
-    return {name: model.model_json_schema() for name, model in SEARCH_OPTIONS.items()}

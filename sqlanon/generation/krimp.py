@@ -27,8 +27,8 @@ What is KRIMP here, exactly as the KRIMP papers define it:
 **Runs compiled** (:func:`sqlanon.generation.kernels.krimp_run`, numba) over the frequency set:
 per distinct row and element length a cached bitset of the uncovered items, a candidate tried
 only on the rows holding its rarest item, and the old and new covers of a row advanced together
-until they agree. No SQL per candidate (a round trip is ~5 ms and mushroom has 109,304
-candidates) and no per-row Python loop. Memory is O(distinct rows x columns x items/64 +
+until they agree. No SQL per candidate (a round trip each, and mushroom has 109,304
+candidates: docs/measurements.md) and no per-row Python loop. Memory is O(distinct rows x columns x items/64 +
 candidates x items/64).
 """
 
@@ -151,16 +151,6 @@ class CodeTable:
     @property
     def non_singletons(self) -> int:
         return sum(1 for s, u in zip(self.itemsets, self.usage) if len(s) > 1 and u > 0)
-
-
-def candidate_order(itemsets: Sequence[tuple[int, ...]], support: Sequence[int]) -> list[int]:
-    """Indices in KRIMP's standard candidate order: support desc, length desc, lexicographic."""
-    return sorted(range(len(itemsets)), key=lambda i: (-int(support[i]), -len(itemsets[i]), itemsets[i]))
-
-
-def cover_order(itemsets: Sequence[tuple[int, ...]], support: Sequence[int]) -> list[int]:
-    """Indices in KRIMP's standard cover order: length desc, support desc, lexicographic."""
-    return sorted(range(len(itemsets)), key=lambda i: (-len(itemsets[i]), -int(support[i]), itemsets[i]))
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
 :class:`sqlanon.search.genetic.stats.GeneticStats` scores a batch of candidates by one SQL
 statement (the candidate table crossed with the frequency set ``gbase``). On a wide table that
-costs ~4-6 ms of engine CPU per candidate (w24: 30,000 distinct QI tuples x 12 block lookups and
-a two-word key ``GROUP BY``), which no statement shape gets much below. When the frequency set
+costs milliseconds of engine CPU per candidate (block lookups per distinct QI tuple and a
+two-word key ``GROUP BY``: docs/measurements.md), which no statement shape gets much below. When the frequency set
 is small (at most ``local_rows`` distinct QI tuples), its **integer leaf codes and counts** are
 fetched **once** (never source rows: the set the SQL path reads, ``rows x QIs`` small integers)
 and every candidate is grouped in compiled code (:mod:`sqlanon.stats.local`, numba), as
@@ -141,14 +141,13 @@ class LocalFitness:
                 by_block[:, j] += codes[:, i] * int(block_mult[i])
         self._cache: list[dict] = [{} for _ in self.blocks]
         self._cache_bytes = [0] * len(self.blocks)
-        self.block_misses = 0
         self.by_block = stats_local.LocalSet(np.ascontiguousarray(by_block.astype(np.int32)), fetched.cnt)
 
     @staticmethod
     def ready() -> bool:
         """Whether the compiled kernels are loaded (:func:`sqlanon.stats.local.warm_up`: the first
         call starts loading them in the background; until they are, batches go to SQL, whose
-        answers are the same, so a short run does not wait ~1-1.5 s for numba)."""
+        answers are the same, so a short run does not wait for numba to load: docs/measurements.md)."""
         return stats_local.warm_up()
 
     @classmethod
@@ -173,7 +172,6 @@ class LocalFitness:
             key = tuple(map(id, arrays)) + tuple(int(cd["groups"][i]) for i in block)
             hit = cache.pop(key, None)
             if hit is None:
-                self.block_misses += 1
                 strides, m = [], 1
                 for i in block:
                     strides.append(m)

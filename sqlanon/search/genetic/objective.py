@@ -342,8 +342,6 @@ class FlexibleEvaluator:
         #: the lattice metric applies the attribute weights itself (in its aggregation)
         if self.unit == "share":
             self.weights, self.weight_sum = None, float(self.n)
-        self.part_hits = 0
-        self.part_misses = 0
         #: when set (by a search that ranks every infeasible solution below every feasible one
         #: and holds feasible ones only), the LM part is computed only for candidates suppressing
         #: at most this many rows; the others get the value ``inf``
@@ -360,9 +358,7 @@ class FlexibleEvaluator:
         cache = self.part_cache[i]
         hit = cache.get(bits)
         if hit is not None:
-            self.part_hits += 1
             return hit
-        self.part_misses += 1
         coder = self.layout.coders[i]
         groups = coder.groups(bits)
         codes = np.zeros(coder.n_leaves, dtype=np.int64)

@@ -136,10 +136,6 @@ class Lattice:
     def idx(self, node) -> int:
         return int(np.dot(np.asarray(node, dtype=np.int64) - self.offset, self.strides))
 
-    def contains(self, node) -> bool:
-        """Is ``node`` inside the level bounds?"""
-        return all(lo <= lv <= hi for lv, lo, hi in zip(node, self.mins, self.maxes))
-
     def node(self, idx: int) -> tuple[int, ...]:
         return tuple(int(x) for x in self.nodes[idx])
 
@@ -364,7 +360,8 @@ class Lattice:
         (Without monotonicity a more specific node may still fit the budget: nothing to conclude.)
 
         When the top is known without a query (:meth:`top_known`) it is tagged and its value
-        offered, as its evaluation would (on Spark a statement is a job: 0.5-0.8 s at 1M rows)."""
+        offered, as its evaluation would (on Spark a statement is a job, costly even at one node:
+        docs/measurements.md)."""
         value = self.top_known()
         if value is not None:
             self.tag(self.top, True)
@@ -398,9 +395,6 @@ class Lattice:
             node = self.node(idx)
         scope = "within the level bounds" if self.bounded else ""
         return unsatisfiable(self.stats, self.requirement, node, scope=scope)
-
-    def _describe(self) -> str:
-        return describe_requirement(self.requirement)
 
     def result(self, trace=None) -> LatticeResult:
         if self.best_idx is None:
