@@ -13,8 +13,8 @@ Each ``(column, value)`` of the source is an *item*; a row is the set of its ite
    support the sum of the rows' counts; ``closed`` candidates by LCM's prefix-preserving closure
    extension, so only closed itemsets are ever visited (mushroom at min_sup 20: 109,304 closed
    itemsets in seconds, where listing every frequent itemset first never finishes). Why not by
-   SQL: a search step depends on the one before, and at ~5 ms a round trip level-wise SQL took 23
-   minutes for 2.4M candidates. The itemsets stay in flat numpy arrays, never Python objects.
+   SQL: a search step depends on the one before, and at a round trip per step level-wise SQL took
+   tens of minutes (docs/measurements.md). The itemsets stay in flat numpy arrays, never Python objects.
    :func:`level_query` is the same count as one SQL statement per level (``GROUPING SETS``); the
    golden tests check it against the miner's answer.
 """

@@ -291,11 +291,8 @@ def _base_scan(run: _Run, stats: Statistics, requirement: Requirement) -> None:
 
 
 #: searches of many small statements to run on one thread when the base set is small
-#: (:func:`serial_search`); none by default. Measured on a loaded 2-core machine (load 3.5-4.5
-#: from other processes, w24, 20 s, ``bench/wide.py --rates --paths new,new-1thread``): lightning
-#: 118 nodes/s on one thread against 107 on two, but 55 against 69 beside a busy loop (two
-#: threads win a larger share of a contended machine), and the genetic search, whose statement
-#: scans its base set in parts on two threads, 46 against 66 evaluations/s beside a busy loop
+#: (:func:`serial_search`); none by default: one thread won little alone and lost beside a busy
+#: process (two threads win a larger share of a contended machine: docs/measurements.md)
 SERIAL_SEARCHES: tuple[str, ...] = ()
 #: ... at most this many rows (its statements then take milliseconds)
 SERIAL_ROWS = 200_000

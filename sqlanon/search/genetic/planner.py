@@ -19,7 +19,7 @@ Fitness comes from the frequency set by SQL (:mod:`sqlanon.search.genetic.object
 :mod:`sqlanon.search.genetic.stats`), or in-process over the fetched frequency set when it is small
 and the requirement is a class-size threshold (:mod:`sqlanon.search.genetic.local`): the children of ``batch`` consecutive iterations are scored by one
 statement, then inserted one by one in order (``batch=1`` is textbook GENITOR; a batch much smaller
-than the population changes nothing measurable and is ~4x faster). Results are memoized per
+than the population changes nothing measurable and is several times faster: docs/measurements.md). Results are memoized per
 solution and the per-attribute parts per attribute cut.
 
 Options (``ctx.options``; CLI flags or ``--option KEY=VALUE``):

@@ -38,8 +38,8 @@ MAX_NODES = 20_000
 #: the objectives a full-domain node is seeded for (the lattice metric of the same name)
 SEED_OBJECTIVES = ("lm", *SHARE_METRICS)
 #: on a lattice above MAX_NODES, the share of the time left that lightning may take for the seed
-#: (bench/wide.py --wide-table, t16 under load 9: a quarter of 20 s gave lightning so few nodes
-#: that its seed released nothing (Loss 1.0); lightning alone was at its 60 s value after 20 s)
+#: (a quarter left the seed releasing nothing on a wide table, while half reaches lightning's
+#: longer-run value: docs/measurements.md)
 LIGHTNING_SHARE = 0.5
 #: ... and, without a time limit, its node evaluations
 LIGHTNING_STEPS = 2_000
