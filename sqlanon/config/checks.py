@@ -107,8 +107,9 @@ def check_policy(policy) -> None:
     check_registry_path(release.registry)
     check_report_path(policy.reporting.report)
     refuse_existing(policy.reporting.report, "report file", release.overwrite)
-    if quality.class_column and quality.metric != "cm" and search not in ("bottom-up", "top-down", "genetic"):
-        raise ConfigError(f"--class-column {quality.class_column!r} is read by the cm metric and the bottom-up, top-down and genetic searches; "
+    if quality.class_column and quality.metric != "cm" and SEARCHES[search].lattice:
+        readers = [name for name, spec in SEARCHES.items() if not spec.lattice]  # the flexible searches read the class
+        raise ConfigError(f"--class-column {quality.class_column!r} is read by the cm metric and the {', '.join(readers[:-1])} and {readers[-1]} searches; "
                           f"search {search} with metric {quality.metric} would ignore it")
     if release.output_delimiter != "," and not (release.output and OUTPUT_SUFFIXES.get(os.path.splitext(str(release.output).rstrip("/"))[1].lower()) == "csv"):
         raise ConfigError(f"output_delimiter {release.output_delimiter!r} applies to a CSV --output only")

@@ -189,8 +189,8 @@ class GeneticStats:
         inner = stats.encoded_select()
         for ti, t in enumerate(self.class_targets):
             inner = inner.select(exp.alias_(as_varchar(col(t.column, "src")), f"y{ti}", quoted=True))
-        for ti, t in enumerate(self.regression_targets):
-            inner = inner.select(exp.alias_(as_double(col(t.column, "src")), f"v{ti}", quoted=True))
+        for ti, rt in enumerate(self.regression_targets):
+            inner = inner.select(exp.alias_(as_double(col(rt.column, "src")), f"v{ti}", quoted=True))
         enc = exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True)
         q = exp.select(*map(col, stats.qnames), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
         for ti, t in enumerate(self.class_targets):
@@ -204,8 +204,8 @@ class GeneticStats:
             q = q.select(exp.alias_(sum_(exp.Mul(this=v_col, expression=col(f"v{ti}"))), f"r{ti}_s2", quoted=True))
             q = q.select(exp.alias_(sum_(if_(exp.Is(this=v_col.copy(), expression=exp.Null()), lit(1), lit(0))), f"r{ti}_null", quoted=True))
         self._create_base(q.from_(enc))
-        for ti, t in enumerate(self.regression_targets):
-            if t.dispersion == "mad":
+        for ti, rt in enumerate(self.regression_targets):
+            if rt.dispersion == "mad":
                 vq = exp.select(*map(col, stats.qnames), col(f"v{ti}"), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
                 vq = vq.from_(exp.alias_(exp.Subquery(this=inner.copy()), "enc", table=True, quoted=True))
                 vq = vq.group_by(*map(col, stats.qnames), col(f"v{ti}"))

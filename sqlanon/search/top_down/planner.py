@@ -41,6 +41,7 @@ from sqlanon.errors import ConfigError, UnsatisfiableError
 from sqlanon.search.top_down.attrs import CatAttr, NumAttr, entropy
 from sqlanon.search.top_down.join import Tree, covers, parse_inconsistent
 from sqlanon.plan import Plan, Recoding
+from sqlanon.search.context import SearchContext
 from sqlanon.privacy.xy import SensitiveValue, XYAnonymity, XYLinkability, parse_sensitive, parse_threshold
 from sqlanon.engine.source import Source
 from sqlanon.stats import distinct_values
@@ -78,7 +79,7 @@ class _Problem:
     """What a top-down run is asked, validated: the privacy notion, the releases, X and Y, and
     (filled by :func:`_join_attributes`) how the current release joins the previous ones."""
 
-    ctx: Any
+    ctx: SearchContext
     privacy: str
     qis: list[str]
     t1_cols: list[str]
@@ -108,7 +109,7 @@ class _Problem:
         return self.trees[qi_index]
 
 
-def _validate(ctx) -> _Problem:
+def _validate(ctx: SearchContext) -> _Problem:
     """Read the privacy notion, the previous releases, X and Y; refuse what cannot be."""
     o = ctx.options
     engine, stats = ctx.engine, ctx.stats
@@ -530,7 +531,7 @@ def _plan(s: _Search, total: Result, started: float) -> Plan:
     )
 
 
-def run(ctx) -> Plan:
+def run(ctx: SearchContext) -> Plan:
     """Validate, set up, specialize while a valid candidate remains, and make the plan."""
     started = time.perf_counter()
     s = _set_up(_validate(ctx))
