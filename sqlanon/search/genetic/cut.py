@@ -476,12 +476,6 @@ class IntervalCoder:
             out[i][2].append(leaf)
         return [tuple(x) for x in out]
 
-    @staticmethod
-    def interval_index(ivs: list[tuple[float, float]], v: float) -> int:
-        """The interval holding ``v``; a value in a gap goes to the next interval to its right
-        (intervals are ``(previous hi, hi]`` on the real line), beyond the last to the last."""
-        return interval_indices(ivs, [v])[0]
-
     def bits_from_labels(self, labels: Sequence[str]) -> list[int]:
         """End point ``j`` is used when its two neighbouring values fall in different intervals."""
         ivs = parse_intervals(labels, self.attribute)
@@ -495,8 +489,9 @@ class IntervalCoder:
 
 
 def interval_indices(ivs: Sequence[tuple[float, float]], values: Sequence[float]) -> list[int]:
-    """Per value, the interval holding it (:meth:`IntervalCoder.interval_index`): a binary search
-    over the intervals' upper ends (in order), not a scan of the intervals per value."""
+    """Per value, the interval holding it (a value in a gap goes to the next interval to its right:
+    intervals are ``(previous hi, hi]`` on the real line; beyond the last, the last): a binary
+    search over the intervals' upper ends (in order), not a scan of the intervals per value."""
     import numpy as np
 
     his = np.asarray([hi for _, hi in ivs], dtype=np.float64)

@@ -26,15 +26,6 @@ UNKNOWN, SATISFIES, FAILS = 0, 1, -1
 MONO = "mono_suppressed"
 
 
-def describe_requirement(requirement) -> str:
-    parts = []
-    for d in requirement.describe():
-        d = dict(d)
-        name = d.pop("model")
-        parts.append(name + (" " + " ".join(f"{k}={v}" for k, v in d.items()) if d else ""))
-    return "; ".join(parts) or "the requirement"
-
-
 @dataclass
 class LatticeResult:
     node: tuple[int, ...]
