@@ -86,6 +86,12 @@ def resolve_metric(search: str, metric: str | None, class_column: str | None, op
     raise ConfigError(f"search {search}{why} cannot optimize metric {metric!r}; it optimizes {spec.measure}: leave --metric out")
 
 
+def _class_readers() -> str:
+    """The searches that read a class column (the flexible ones, not the lattice family)."""
+    readers = [name for name, spec in SEARCHES.items() if not spec.lattice]
+    return f"{', '.join(readers[:-1])} and {readers[-1]}"
+
+
 def check_policy(policy) -> None:
     """Values that are each well-typed but wrong, alone or together."""
     privacy, release, quality, search = policy.privacy, policy.release, policy.quality, policy.strategy.search
@@ -108,8 +114,7 @@ def check_policy(policy) -> None:
     check_report_path(policy.reporting.report)
     refuse_existing(policy.reporting.report, "report file", release.overwrite)
     if quality.class_column and quality.metric != "cm" and SEARCHES[search].lattice:
-        readers = [name for name, spec in SEARCHES.items() if not spec.lattice]  # the flexible searches read the class
-        raise ConfigError(f"--class-column {quality.class_column!r} is read by the cm metric and the {', '.join(readers[:-1])} and {readers[-1]} searches; "
+        raise ConfigError(f"--class-column {quality.class_column!r} is read by the cm metric and the {_class_readers()} searches; "
                           f"search {search} with metric {quality.metric} would ignore it")
     if release.output_delimiter != "," and not (release.output and OUTPUT_SUFFIXES.get(os.path.splitext(str(release.output).rstrip("/"))[1].lower()) == "csv"):
         raise ConfigError(f"output_delimiter {release.output_delimiter!r} applies to a CSV --output only")
