@@ -109,6 +109,7 @@ def run_planner(t1_path: str, qi: dict, previous: list[str], x: list[str], y: li
     from sqlanon.privacy import Requirement
     from sqlanon.search.top_down import planner as top_down
     from sqlanon.search.context import SearchContext
+    from sqlanon.run.previous import resolve_previous
     from sqlanon.engine.source import Source
     from sqlanon.privacy.needs import ClassNeeds
     from sqlanon.stats import Statistics
@@ -119,7 +120,7 @@ def run_planner(t1_path: str, qi: dict, previous: list[str], x: list[str], y: li
     hs = [load_hierarchy(spec, c, eng, src) for c, spec in qi.items()]
     st = Statistics(eng, src, list(qi), hs, class_column=class_column, needs=ClassNeeds(majority_y=class_column is not None))
     st.prepare()
-    ctx = SearchContext(eng, src, list(qi), hs, st, Requirement([]), None, dict(previous=previous, x=x, y=y, k=k, **opts))
+    ctx = SearchContext(st, Requirement([]), None, dict(x=x, y=y, **opts), xy_k=k, previous=[resolve_previous(ref, eng) for ref in previous or []])
     plan = top_down.run(ctx)
     plan.extra["total_seconds"] = time.perf_counter() - t0
     plan.extra["queries"] = eng.queries

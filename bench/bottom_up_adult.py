@@ -135,7 +135,7 @@ def search_cut(engine, table: str, where, qis, hierarchies, k: int, budget: int)
     source = Source(kind="table", table=name)
     stats = Statistics(engine, source, qis, hierarchies, class_column=CLASS, needs=ClassNeeds(majority_y=True))
     stats.prepare()
-    ctx = SearchContext(engine, source, qis, hierarchies, stats, Requirement([KAnonymity(k)], budget=budget), None, {"k": k})
+    ctx = SearchContext(stats, Requirement([KAnonymity(k)], budget=budget), None, {})
     return bottom_up.run(ctx)
 
 

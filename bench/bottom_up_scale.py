@@ -79,7 +79,7 @@ def one(sigma: int, rho: int, k: int, seed: int, memory_limit: str, threads: int
     stats = Statistics(engine, source, qis, hierarchies, class_column=CLASS, needs=ClassNeeds(majority_y=True))
     stats.prepare()
     t_index = time.perf_counter() - t0
-    ctx = SearchContext(engine, source, qis, hierarchies, stats, Requirement([KAnonymity(k)], budget=0), None, {"k": k, "trace": True})
+    ctx = SearchContext(stats, Requirement([KAnonymity(k)], budget=0), None, {"trace": True})
     q0 = engine.queries
     t1 = time.perf_counter()
     plan = bottom_up.run(ctx)

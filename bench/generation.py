@@ -35,7 +35,7 @@ ADULT_VALUES = (2, 9, 16, 7, 14, 6, 5, 2, 41, 3, 20, 30, 40, 2, 5)
 
 
 def synthetic_model(elements: int, seed: int = 0):
-    from sqlanon.search.generate.generator import GeneratorModel
+    from sqlanon.generation.generator import GeneratorModel
 
     rng = np.random.default_rng(seed)
     n_cols = len(ADULT_VALUES)
@@ -87,7 +87,7 @@ def matrix_block(model, n_rows: int, rng) -> np.ndarray:
 
 
 def sampler_child(kind: str, rows: int, elements: int) -> None:
-    from sqlanon.search.generate.generator import generate
+    from sqlanon.generation.generator import generate
 
     model = synthetic_model(elements)
     t = time.perf_counter()

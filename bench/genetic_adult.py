@@ -114,7 +114,7 @@ def context(path, k, metric, options, qi=QI, class_needs=True):
     stats = Statistics(eng, src, list(qi), hs, class_column=CLASS, needs=ClassNeeds(majority_y=True)) if class_needs else Statistics(eng, src, list(qi), hs)
     stats.prepare()
     req = Requirement([KAnonymity(k)], budget=stats.rows, max_suppression=1.0)
-    return SearchContext(eng, src, list(qi), hs, stats, req, METRICS[metric](), {"k": k, **options})
+    return SearchContext(stats, req, METRICS[metric](), dict(options))
 
 
 def tree_error(path, transformation, qi=QI, folds=10) -> float:
@@ -231,7 +231,7 @@ def seeded_compare(path, k, args) -> list[dict]:
         gctx = context(path, k, "lm", {"numeric": numeric}, qi, class_needs=False)
         layout = genetic.layout_for(gctx.qis, gctx.hierarchies, gctx.stats.column_freqs, gctx.options)
         objective, costs = build_objective("lm", {}, None)
-        ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement.predicate(), gctx.requirement.budget, costs)
+        ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement, costs)
         ev.prepare()
         agg = ev.score([node_chromosome(layout, gctx.hierarchies, res.node)])[0]
         ev.drop()
@@ -297,7 +297,7 @@ def lattice_compare(path, k, args):
     bits = layout.join(parts)
     assert layout.is_valid(bits)
     objective, costs = build_objective("lm", {}, CLASS)
-    ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement.predicate(), gctx.requirement.budget, costs)
+    ev = FlexibleEvaluator(gctx.stats, layout, objective, gctx.requirement, costs)
     ev.prepare()
     agg = ev.score([bits])[0]
     return {"trees": args.trees, "k": k, "node": list(node), "lattice_lm_spine": round(res.value, 4), "lattice_lm_flexible": round(agg["value"], 4),

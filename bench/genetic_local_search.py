@@ -34,7 +34,7 @@ def evaluator(k: int, trees: str, work: str):
     ctx = B.context(path, k, "lm", {"numeric": ["age", "education-num"]}, B.TREE_SETS[trees])
     layout = genetic.layout_for(ctx.qis, ctx.hierarchies, ctx.stats.column_freqs, ctx.options)
     objective, costs = build_objective("lm", {}, B.CLASS)
-    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement, costs)
     ev.prepare()
     return layout, ev
 

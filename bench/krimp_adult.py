@@ -2,7 +2,7 @@
 
     python bench/krimp_adult.py [--min-sup 30] [--laplace 0.001] [--seed 0] [--output /tmp/adult_gen.parquet]
 
-Runs the same pipeline as ``sqlanon generate`` (sqlanon.search.generate.pipeline.run), with the scores
+Runs the same pipeline as ``sqlanon generate`` (sqlanon.generation.pipeline.run), with the scores
 split into their own phases so each is timed. The whole run should take well under 5 minutes.
 """
 
@@ -14,11 +14,11 @@ import tempfile
 import time
 
 from sqlanon.engine import connect
-from sqlanon.search.generate import itemsets as its
-from sqlanon.search.generate.generator import GeneratorModel, generate
-from sqlanon.search.generate.krimp import krimp
-from sqlanon.search.generate.pipeline import generated_arrow, release_query, write_release
-from sqlanon.search.generate.scores import LabelledCodeTable, anonymity_scores, dissimilarity, labelled, pattern_comparison
+from sqlanon.generation import itemsets as its
+from sqlanon.generation.generator import GeneratorModel, generate
+from sqlanon.generation.krimp import krimp
+from sqlanon.generation.pipeline import generated_arrow, release_query, write_release
+from sqlanon.generation.scores import LabelledCodeTable, anonymity_scores, dissimilarity, labelled, pattern_comparison
 from sqlanon.release.write import Target
 from sqlanon.engine.source import Source
 

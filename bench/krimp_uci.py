@@ -31,11 +31,11 @@ import time
 import numpy as np
 
 from sqlanon.engine import connect
-from sqlanon.search.generate import itemsets as its
-from sqlanon.search.generate.generator import GeneratorModel, expected_anonymity, generate
-from sqlanon.search.generate.krimp import krimp
-from sqlanon.search.generate.pipeline import generated_arrow
-from sqlanon.search.generate.scores import (
+from sqlanon.generation import itemsets as its
+from sqlanon.generation.generator import GeneratorModel, expected_anonymity, generate
+from sqlanon.generation.krimp import krimp
+from sqlanon.generation.pipeline import generated_arrow
+from sqlanon.generation.scores import (
     LabelledCodeTable,
     anonymity_scores,
     compare_tables,

@@ -1,5 +1,5 @@
 """numba's ``njit`` for the package's compiled kernels (:mod:`sqlanon.stats.local_kernels`,
-:mod:`sqlanon.search.generate.kernels`), imported here once with the settings they need.
+:mod:`sqlanon.generation.kernels`), imported here once with the settings they need.
 
 numba's error highlighting calls colorama's init()/deinit() while it compiles, which rebind
 sys.stdout and sys.stderr process-wide; from the background thread that loads the kernels that

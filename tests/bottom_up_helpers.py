@@ -66,9 +66,7 @@ def make_ctx(rows, columns, hierarchies: dict, k: int, class_column: str | None 
     stats = Statistics(engine, source, qis, hs, class_column=class_column, needs=needs)
     stats.prepare()
     req = Requirement([KAnonymity(k)], budget=budget)
-    opts = {"k": k}
-    opts.update(options or {})
-    return SearchContext(engine, source, qis, hs, stats, req, None, opts)
+    return SearchContext(stats, req, None, dict(options or {}))
 
 
 # ------------------------------------------------------------------------------------------------

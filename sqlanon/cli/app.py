@@ -24,7 +24,7 @@ from sqlanon.progress import configure_logging_from_env
 from sqlanon.run.api import anonymize as api_anonymize, plan_sql
 from sqlanon.run.check import check as api_check, check_plan
 from sqlanon.cli.check_text import check_lines
-from sqlanon.search.generate.scores import compare_tables
+from sqlanon.generation.scores import compare_tables
 from sqlanon.engine import connect, is_postgres_url
 from sqlanon.engine.source import Source
 from sqlanon.release import registry

@@ -15,7 +15,7 @@ from sqlanon.cli.conventions import INPUT, LIMITS, OUTPUT, PRIVACY, REPORT, SEAR
 from sqlanon.cli.common import EXIT_HELP, _progress, _run, _split
 from sqlanon.errors import ConfigError
 from sqlanon.engine import connect
-from sqlanon.search.generate.pipeline import check_options, run
+from sqlanon.generation.pipeline import check_options, run
 from sqlanon.release.write import Target, check_registry, check_target
 from sqlanon.engine.source import Source
 from sqlanon.files.paths import check_report_path, refuse_existing

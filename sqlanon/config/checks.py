@@ -19,6 +19,7 @@ from sqlanon.engine.resources import check_resources
 from sqlanon.errors import ConfigError
 from sqlanon.engine.urls import is_postgres_url
 from sqlanon.files.paths import OUTPUT_SUFFIXES, check_report_path, output_kind, refuse_existing
+from sqlanon.search.registry import SEARCHES
 
 #: a registry is a DuckDB database file (or a PostgreSQL database)
 REGISTRY_SUFFIXES = (".duckdb", ".db")
@@ -31,19 +32,6 @@ def check_registry_path(path: str | None) -> None:
         raise ConfigError(f"--registry {path}: a registry is a DuckDB database file; name it .duckdb")
     if os.path.isdir(path):
         raise ConfigError(f"--registry {path} is a directory; name a .duckdb file")
-
-#: searches that optimize a measure of their own: search -> the --metric names they can optimize
-#: (the first is the default); every other search (the lattice family) optimizes any metric
-OWN_METRICS: dict[str, tuple[str, ...]] = {
-    # ARX's Loss, its arithmetic mean and granularity over the released values' domain shares
-    # (sqlanon.search.genetic.objective.FlexShare); or --option objective=cm-cost|regression|weighted
-    "genetic": ("lm", "cm", "loss", "loss-arithmetic", "granularity"),
-    "bottom-up": ("lm",),  # without --class-column; with it, information_loss (IP = I(G)/P(G))
-    "top-down": (),  # InfoGain/PrivLoss, reported as distortion
-}
-#: what a search reports instead of a --metric it cannot take
-_OWN_MEASURE = {"bottom-up": "information_loss (the class entropy of --class-column lost per row)",
-                "top-down": "InfoGain / (PrivLoss + 1), reported as distortion"}
 
 
 def resolve_metric(search: str, metric: str | None, class_column: str | None, options: dict | None = None) -> str | None:
@@ -58,9 +46,10 @@ def resolve_metric(search: str, metric: str | None, class_column: str | None, op
     ...
     sqlanon.errors.ConfigError: search bottom-up cannot optimize metric 'loss'; it optimizes lm (leave --metric out or give --metric lm)
     """
-    if search not in OWN_METRICS:
+    spec = SEARCHES[search]
+    if spec.metrics is None:  # the lattice family optimizes any metric
         return metric or "precision"
-    allowed = OWN_METRICS[search]
+    allowed = spec.metrics
     if search == "bottom-up" and class_column:
         allowed = ()
     objective = (options or {}).get("objective") if search == "genetic" else None
@@ -74,7 +63,13 @@ def resolve_metric(search: str, metric: str | None, class_column: str | None, op
         raise ConfigError(f"search {search} cannot optimize metric {metric!r}; it optimizes {' or '.join(allowed)} "
                           f"(leave --metric out or give --metric {allowed[0]})")
     why = " with --class-column" if search == "bottom-up" else ""
-    raise ConfigError(f"search {search}{why} cannot optimize metric {metric!r}; it optimizes {_OWN_MEASURE[search]}: leave --metric out")
+    raise ConfigError(f"search {search}{why} cannot optimize metric {metric!r}; it optimizes {spec.measure}: leave --metric out")
+
+
+def _class_readers() -> str:
+    """The searches that read a class column (the flexible ones, not the lattice family)."""
+    readers = [name for name, spec in SEARCHES.items() if not spec.lattice]
+    return f"{', '.join(readers[:-1])} and {readers[-1]}"
 
 
 def check_policy(policy) -> None:
@@ -98,8 +93,8 @@ def check_policy(policy) -> None:
     check_registry_path(release.registry)
     check_report_path(policy.reporting.report)
     refuse_existing(policy.reporting.report, "report file", release.overwrite)
-    if quality.class_column and quality.metric != "cm" and search not in ("bottom-up", "top-down", "genetic"):
-        raise ConfigError(f"--class-column {quality.class_column!r} is read by the cm metric and the bottom-up, top-down and genetic searches; "
+    if quality.class_column and quality.metric != "cm" and SEARCHES[search].lattice:
+        raise ConfigError(f"--class-column {quality.class_column!r} is read by the cm metric and the {_class_readers()} searches; "
                           f"search {search} with metric {quality.metric} would ignore it")
     if release.output_delimiter != "," and not (release.output and OUTPUT_SUFFIXES.get(os.path.splitext(str(release.output).rstrip("/"))[1].lower()) == "csv"):
         raise ConfigError(f"output_delimiter {release.output_delimiter!r} applies to a CSV --output only")

@@ -46,7 +46,7 @@ from sqlanon.files.strict_load import load_yaml, read_text
 from sqlanon.config.checks import check_policy, resolve_metric
 from sqlanon.config.search_options import parse_search_options
 from sqlanon.metrics import METRICS
-from sqlanon.search import SEARCHES
+from sqlanon.search.registry import SEARCHES
 from sqlanon.risk import validate_options
 from sqlanon.engine import ENGINES
 from sqlanon.engine.spark_conf import parse_conf
@@ -414,7 +414,7 @@ class Policy(BaseModel):
     def _validate_strategy(self) -> None:
         strategy, quality = self.strategy, self.quality
         if strategy.search not in SEARCHES:
-            raise ConfigError(f"unknown search {strategy.search!r}; choose one of {', '.join(SEARCHES)}")
+            raise ConfigError(f"unknown search {strategy.search!r}; choose one of {', '.join(sorted(SEARCHES))}")
         if quality.metric is not None and quality.metric not in METRICS:
             raise ConfigError(f"unknown metric {quality.metric!r}; choose one of {', '.join(METRICS)}")
 

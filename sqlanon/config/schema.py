@@ -16,7 +16,7 @@ import json
 import typing
 from typing import Any
 from sqlanon.metrics import METRICS
-from sqlanon.search import SEARCHES
+from sqlanon.search.registry import SEARCHES
 from sqlanon.engine import ENGINES
 from sqlanon.engine.source import FORMATS
 from sqlanon.config.search_options import SEARCH_OPTIONS, SearchOptions
@@ -76,7 +76,7 @@ def _special(key: str) -> dict | None:
                 {"type": "array", "items": {"type": "string", "description": "COLUMN=HIERARCHY"}},
             ]
         },
-        "search": {"enum": list(SEARCHES)},
+        "search": {"enum": sorted(SEARCHES)},
         "metric": {"enum": list(METRICS)},
         "suppression": {"enum": ["mask", "drop"]},
         "l_diversity": {"enum": ["distinct", "entropy", "recursive"]},
@@ -114,7 +114,7 @@ def _search_options_conditions(defs: dict) -> list[dict]:
     """``search_options`` holds the options of the chosen search: one if/then per search, for the
     flat keys and for the ``strategy:`` section."""
     conditions = []
-    for name in SEARCHES:
+    for name in sorted(SEARCHES):
         model = SEARCH_OPTIONS.get(name, SearchOptions)
         schema = model.model_json_schema(ref_template="#/$defs/{model}")
         for sub_name, sub in schema.pop("$defs", {}).items():

@@ -8,8 +8,7 @@ column frequencies), nor more released ones than ``sum_v f_v // k`` over the val
 its classes of at least ``k`` rows: at most its released classes plus ``floor(suppressed / k)``.
 """
 
-from sqlanon.metrics.base import Metric
-from sqlanon.metrics.discernibility import class_floor, max_classes, max_classes_many, released_most
+from sqlanon.metrics.discernibility import ClassFloorMetric, max_classes, max_classes_many, released_most
 
 
 def most_classes(n: float, k: int, suppressed):
@@ -21,7 +20,7 @@ def most_classes(n: float, k: int, suppressed):
     return np.floor((n - np.minimum(s, n)) / k) + 1.0
 
 
-class AECS(Metric):
+class AECS(ClassFloorMetric):
     name = "aecs"
 
     def value(self, stats, node, ns) -> float:
@@ -33,7 +32,7 @@ class AECS(Metric):
         suppressed rows' one included). It orders the search; :meth:`suppressed_bounds` (with the
         per-QI limit on released classes) prunes it. (Adult, k=10 at 5 %: 2,551 nodes; 3,039 when the
         per-QI limit orders the search too: a tighter order is not always a better one.)"""
-        most = min(float(max_classes(stats, node)), float(most_classes(float(stats.rows), class_floor(stats), 0)))
+        most = min(float(max_classes(stats, node)), float(most_classes(float(stats.rows), self.k, 0)))
         return stats.rows / max(most, 1.0)
 
     bounds_unsuppressed = True
@@ -41,8 +40,8 @@ class AECS(Metric):
     def suppressed_bounds(self, stats, nodes, prior, suppressed):
         import numpy as np
 
-        most = np.minimum(max_classes_many(stats, nodes), most_classes(float(stats.rows), class_floor(stats), suppressed))
-        most = np.minimum(most, released_most(stats, nodes) + 1.0)
+        most = np.minimum(max_classes_many(stats, nodes), most_classes(float(stats.rows), self.k, suppressed))
+        most = np.minimum(most, released_most(stats, nodes, self.k) + 1.0)
         return np.maximum(np.asarray(prior, dtype=np.float64), stats.rows / np.maximum(most, 1.0))
 
     def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
@@ -53,5 +52,5 @@ class AECS(Metric):
     def query_bound(self, stats, node, ns) -> float:
         """For the node's generalizations: classes only merge (at most this node's), and their
         released ones are unions of this node's classes holding at least ``k`` rows."""
-        released = ns.classes - ns.bad_classes + ns.suppressed // class_floor(stats) + 1
+        released = ns.classes - ns.bad_classes + ns.suppressed // self.k + 1
         return stats.rows / max(min(ns.classes, released), 1)

@@ -50,6 +50,10 @@ class Metric:
             )
         self.weights = normalize_weights(weights) if weights is not None else None
 
+    def bind(self, requirement) -> None:
+        """What the metric's bounds read of the requirement, given by the search that holds it
+        (nothing by default; the class-size floor ``k`` for :mod:`sqlanon.metrics.discernibility`)."""
+
     def w(self, i: int) -> float:
         """The normalized weight of QI ``i`` (1 without weights)."""
         return 1.0 if self.weights is None else self.weights[i]

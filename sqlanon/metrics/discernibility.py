@@ -39,13 +39,12 @@ def max_classes_many(stats, nodes):
     return np.minimum(product, float(stats.base.rows))
 
 
-def released_most(stats, nodes):
+def released_most(stats, nodes, k: int):
     """Per node, the most classes of at least ``k`` rows it can release: each lies within one
     value of every QI (at the node's level), so a value of ``f`` rows holds at most ``f // k`` of
     them; the fewest over the QIs (numpy: nodes x QIs; column frequencies only)."""
     import numpy as np
 
-    k = class_floor(stats)
     nodes = np.asarray(nodes)
     most = np.full(len(nodes), np.inf)
     for i, h in enumerate(stats.hierarchies):
@@ -54,12 +53,17 @@ def released_most(stats, nodes):
     return most
 
 
-def class_floor(stats) -> int:
-    """The fewest rows a released class holds (the requirement's k; 1 without one)."""
-    return max(int(getattr(stats, "k_hint", 1) or 1), 1)
+class ClassFloorMetric(Metric):
+    """A metric whose bounds use the fewest rows a released class holds: the requirement's k,
+    bound by the search (:meth:`bind`); 1 before."""
+
+    k = 1
+
+    def bind(self, requirement) -> None:
+        self.k = max(int(requirement.k), 1)
 
 
-class Discernibility(Metric):
+class Discernibility(ClassFloorMetric):
     name = "discernibility"
 
     def aggregates(self, stats, node):
@@ -74,7 +78,7 @@ class Discernibility(Metric):
         C classes, the sum of squared sizes is at least N^2 / C (Cauchy-Schwarz). It orders the
         search; :meth:`suppressed_bounds` (tighter: released classes only) prunes it."""
         n = stats.rows
-        return max(float(n) * class_floor(stats), n * n / max_classes(stats, node))
+        return max(float(n) * self.k, n * n / max_classes(stats, node))
 
     bounds_unsuppressed = True
 
@@ -86,10 +90,10 @@ class Discernibility(Metric):
 
         n = float(stats.rows)
         s = np.minimum(np.asarray(suppressed, dtype=np.float64), n)
-        c = np.minimum(max_classes_many(stats, nodes), released_most(stats, nodes))
+        c = np.minimum(max_classes_many(stats, nodes), released_most(stats, nodes, self.k))
         released = n - s
         square = np.where(c >= 2, released * released / np.maximum(c, 1.0), 0.0)
-        bound = s * n + np.maximum(released * class_floor(stats), square)
+        bound = s * n + np.maximum(released * self.k, square)
         return np.maximum(np.asarray(prior, dtype=np.float64), bound)
 
     def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
@@ -101,5 +105,5 @@ class Discernibility(Metric):
         """For the node's generalizations: the sum of squared class sizes only grows, and a row of
         a class that is not released here (``suppressed`` rows) costs at least ``k`` there."""
         dm_all = float(ns.extra["dm_all"] or 0.0)
-        floor = float(ns.extra["dm_released"] or 0.0) + class_floor(stats) * float(ns.suppressed)
+        floor = float(ns.extra["dm_released"] or 0.0) + self.k * float(ns.suppressed)
         return max(dm_all, floor)

@@ -179,6 +179,12 @@ class Requirement:
         for m in self.models:
             m.bind(stats)
 
+    def fits(self, suppressed: int, rows: int | None = None) -> bool:
+        """The one "fits the budget" rule: ``suppressed`` rows within the budget and, given the
+        ``rows``, at least one released (a release of nothing is no answer, whatever the budget
+        allows; an empty table releases its nothing)."""
+        return suppressed <= self.budget and (rows is None or rows == 0 or suppressed < rows)
+
     def for_rows(self, rows: int) -> Requirement:
         """The same models with the budget of a table of ``rows`` rows."""
         return Requirement(list(self.models), budget=self.budget_for(rows), max_suppression=self.max_suppression)

@@ -28,7 +28,7 @@ from sqlanon.files.paths import output_kind, refuse_existing
 from sqlanon.stats import batch, format_input_hash
 from sqlanon.hierarchy.keys import leaf_key, leaf_keys, null_keyed
 from sqlanon.release.withheld import with_withheld
-from sqlanon.search.top_down.rounds import round_maps, rounds_select
+from sqlanon.release.rounds import round_maps, rounds_select
 from sqlanon.release.linked import linked_select
 from sqlanon.release.leftovers import clean_stale_temp_files, temp_path
 from sqlanon.engine.source import Source
@@ -405,7 +405,7 @@ def ungeneralized(stats, recoding) -> set[int]:
 
 def rounds_query(stats, plan, suppression: str = "mask", drop_columns=(), microaggregate=None, view=None):
     """The release of a plan with local recoding rounds and/or microaggregated columns
-    (:mod:`sqlanon.search.top_down.rounds`); registers its small tables on the engine. ``view`` (a
+    (:mod:`sqlanon.release.rounds`); registers its small tables on the engine. ``view`` (a
     :meth:`Statistics.for_dialect` copy) builds the final select for another dialect."""
     steps = plan.local or []
     nodes = [s.node for s in steps] if steps else [plan.node]

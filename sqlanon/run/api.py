@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,9 +24,9 @@ from sqlanon.metrics import METRICS, loss as arx_loss
 from sqlanon.plan import Plan
 from sqlanon.config.policy import Policy
 from sqlanon.privacy import Requirement, requirement_from_policy
-from sqlanon.search import BOUNDED_OPTIMAL, HEURISTIC_SEARCHES, LATTICE_SEARCHES, PLANNERS
+from sqlanon.search.registry import SEARCHES
 from sqlanon.search.context import SearchContext
-from sqlanon.search.lattice.lattice import Lattice, level_bounds
+from sqlanon.search.lattice.lattice import level_bounds
 from sqlanon.expr.atoms import Params, col
 from sqlanon.privacy.needs import ClassNeeds
 from sqlanon.stats import Statistics
@@ -40,8 +39,9 @@ from sqlanon.release.linked import check_links, refuse_linked_in_clear
 from sqlanon.release import in_memory
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.progress import as_reporter
-from sqlanon.search.choose import bounded_optimal, choose_search, preflight, refuse_limits, run_heuristic
-from sqlanon.search.lightning.planner import lattice_size
+from sqlanon.search.choose import choose_search, preflight, refuse_limits
+from sqlanon.search.lattice.spec import BUILT, lattice_size
+from sqlanon.run.previous import resolve_previous
 from sqlanon.release.searched import as_ran, search_label
 from sqlanon.search import limits
 from sqlanon.search.limits import near_top_warning
@@ -85,7 +85,7 @@ def check_transforms(policy: Policy, session: Session, requirement: Requirement,
     if policy.strategy.local_iterations is not None and not policy.strategy.local_recoding:
         raise ConfigError("--local-iterations needs --local-recoding")
     if policy.strategy.local_recoding:
-        local_recoding.require_supported(requirement, policy.quality.metric, policy.strategy.search, LATTICE_SEARCHES)
+        local_recoding.require_supported(requirement, policy.quality.metric, policy.strategy.search, BUILT)
         if policy.strategy.local_iterations is not None and policy.strategy.local_iterations < 1:
             raise ConfigError(f"local_iterations must be at least 1, got {policy.strategy.local_iterations}")
     if policy.release.microaggregate:
@@ -249,11 +249,11 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     if policy.privacy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
         session.safepub = safepub.prepare(policy, session, requirement)
     metric = make_metric(policy, list(qis))
-    preflight(policy, hierarchies, list(qis))  # level bounds, lattice size, limits: errors before the scan
+    preflight(policy, hierarchies, list(qis), requirement)  # level bounds, lattice size, limits: errors before the scan
     check_transforms(policy, session, requirement, list(qis))
     needs = requirement.needs.merge(metric.needs)
     class_column = policy.quality.class_column
-    if class_column and policy.strategy.search in PLANNERS:
+    if class_column and not SEARCHES[policy.strategy.search].lattice:
         # the flexible planners use the class: keep it in the shared base frequency set so
         # they roll up from it instead of scanning the source again
         needs = needs.merge(ClassNeeds(majority_y=True))
@@ -285,16 +285,14 @@ def _base_scan(run: _Run, stats: Statistics, requirement: Requirement) -> None:
     run.clock.lap("base_scan")
     privacy = policy.privacy
     linkability = policy.strategy.search == "top-down" and str(policy.strategy.search_options.get("privacy", "")).endswith("linkability")
-    if privacy.k is not None and privacy.k > stats.rows and not linkability and privacy.epsilon is None:  # a linkability threshold may be a percent
+    # the one refusal of a k above the table's rows (a linkability threshold may be a percent)
+    if privacy.k is not None and privacy.k > stats.rows and not linkability and privacy.epsilon is None:
         raise UnsatisfiableError(f"k={privacy.k} is larger than the table ({stats.rows} rows)")
 
 
 #: searches of many small statements to run on one thread when the base set is small
-#: (:func:`serial_search`); none by default. Measured on a loaded 2-core machine (load 3.5-4.5
-#: from other processes, w24, 20 s, ``bench/wide.py --rates --paths new,new-1thread``): lightning
-#: 118 nodes/s on one thread against 107 on two, but 55 against 69 beside a busy loop (two
-#: threads win a larger share of a contended machine), and the genetic search, whose statement
-#: scans its base set in parts on two threads, 46 against 66 evaluations/s beside a busy loop
+#: (:func:`serial_search`); none by default: one thread won little alone and lost beside a busy
+#: process (two threads win a larger share of a contended machine: docs/measurements.md)
 SERIAL_SEARCHES: tuple[str, ...] = ()
 #: ... at most this many rows (its statements then take milliseconds)
 SERIAL_ROWS = 200_000
@@ -375,7 +373,7 @@ def _release(run: _Run, stats: Statistics, plan: Plan, report: dict, sql_listing
     report["release_id"] = written["release_id"]
     run.say(f"wrote {written['output']} (release {written['release_id']})")
     state = {"kind": target.kind, "path": target.path, "delimiter": target.delimiter, "table": target.table,
-             "database": getattr(session.engine, "database", None), "postgres": session.engine.dialect == "postgres",
+             "database": session.engine.database, "postgres": session.engine.dialect == "postgres",
              "connection": run.connection if session.engine.dialect == "duckdb" else None}
     return state, written.get("registry")
 
@@ -450,69 +448,35 @@ class PhaseClock:
 
 
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
+    """Resolve the search (``auto``), refuse limits it would ignore, and run it:
+    ``SEARCHES[name].run(ctx)`` over the context built from the run."""
     search, chosen = choose_search(policy, stats)
-    bounds = level_bounds(stats.hierarchies, stats.qis, policy.hierarchies.min_level, policy.hierarchies.max_level)
-    refuse_limits(search, policy.strategy.search_options, lattice_size(bounds))
+    levels = level_bounds(stats.hierarchies, stats.qis, policy.hierarchies.min_level, policy.hierarchies.max_level)
+    refuse_limits(search, policy.strategy.search_options, lattice_size(levels))
     if policy.strategy.search_options.get("local_rows") is not None:
         # the in-process evaluation's cap (sqlanon.stats.local): 0 keeps every node in SQL
         stats.local_rows = int(policy.strategy.search_options["local_rows"])
-    if search in HEURISTIC_SEARCHES:
-        return run_heuristic(search, policy, stats, requirement, metric, say, chosen)
-    if bounded_optimal(policy, search, bounds):
-        return run_heuristic(search, policy, stats, requirement, metric, say, chosen, BOUNDED_OPTIMAL)
-    if search in LATTICE_SEARCHES:
-        last = [time.perf_counter()]
-
-        def tick(evaluated: int) -> None:  # a line every few seconds on long searches
-            if phase is not None:
-                phase.update(evaluated, len(lattice))
-            now = time.perf_counter()
-            if now - last[0] >= 5.0:
-                last[0] = now
-                best = lattice.best_value
-                say(f"{evaluated} nodes evaluated of {len(lattice):,}" + (f", best {metric.name} so far {best:.6g}" if best < math.inf else ""))
-
-        lattice = Lattice(stats, requirement, metric, progress=tick, bounds=bounds)
-        searched = time.perf_counter()
-        if getattr(session, "safepub", None) is not None:
-            result = safepub.run(lattice, session.safepub, metric.name, say)
-        else:
-            result = LATTICE_SEARCHES[search](lattice, **policy.strategy.search_options)
-        searched = time.perf_counter() - searched
-        node = result.node
-        bounded = bounds if policy.hierarchies.min_level or policy.hierarchies.max_level else None
-        plan = Plan.from_lattice_result(search, stats, requirement, metric, result, bounded, statements=result.statements, search_seconds=round(searched, 3), **chosen)
-        if getattr(session, "safepub", None) is not None:
-            plan.extra["safepub"] = {**session.safepub.describe(), **result.extra["safepub"]}
-        if policy.strategy.local_recoding:
-            first = local_recoding.Step(tuple(node), stats, stats.rows, plan.suppressed_rows, plan.metric_value, result.nodes_evaluated)
-            iterations = policy.strategy.local_iterations if policy.strategy.local_iterations is not None else local_recoding.DEFAULT_ITERATIONS
-            steps = local_recoding.recode(first, requirement, metric, LATTICE_SEARCHES[search], bounds, iterations, say)
-            plan.local = steps
-            plan.suppressed_rows = steps[-1].suppressed
-            plan.metric_value = local_recoding.combined_value(steps, metric, len(stats.qis), stats.rows)
-            plan.nodes_evaluated = sum(s.nodes_evaluated for s in steps)
-            plan.extra["local_recoding"] = {
-                "rounds": local_recoding.describe(steps, stats.qis),
-                "global_optimum": {"suppressed_rows": first.suppressed, "metric": first.value},
-            }
-        return plan
-    module_name, _, func = PLANNERS[policy.strategy.search].partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as err:
-        raise ConfigError(f"search {policy.strategy.search!r} is not available in this build ({err})") from None
-    options = dict(policy.strategy.search_options)
-    options.setdefault("k", policy.privacy.k)
-    options.setdefault("metric", policy.quality.metric)
-    options.setdefault("registry", policy.release.registry)
-
-    weights, planner_bounds, planner_bounded = planner_inputs(policy, stats.qis, stats.hierarchies)
-    ctx = SearchContext(session.engine, session.source, stats.qis, stats.hierarchies, stats, requirement, metric, options, say, weights=weights, bounds=planner_bounds, bounded=planner_bounded)
-    plan = getattr(module, func)(ctx)
-    if ctx.steps and "trace" not in plan.extra and options.get("trace"):
+    ctx = search_context(policy, session, stats, requirement, metric, say)
+    ctx.search, ctx.chosen, ctx.levels, ctx.phase = search, chosen, levels, phase
+    plan = SEARCHES[search].run(ctx)
+    if ctx.steps and "trace" not in plan.extra and ctx.options.get("trace"):
         plan.extra["trace"] = ctx.steps
     return plan
+
+
+def search_context(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say) -> SearchContext:
+    """What the search is handed: the statistics, the requirement (k and the budget), the metric,
+    its options, the weights and level bounds, and what the run resolved for it (top-down's
+    previous releases, SafePub's parameters, local recoding's rounds)."""
+    options = dict(policy.strategy.search_options)
+    weights, bounds, bounded = planner_inputs(policy, stats.qis, stats.hierarchies)
+    strategy = policy.strategy
+    local = None
+    if strategy.local_recoding:
+        local = strategy.local_iterations if strategy.local_iterations is not None else local_recoding.DEFAULT_ITERATIONS
+    previous = [resolve_previous(ref, session.engine, policy.release.registry) for ref in options.get("previous") or []] if strategy.search == "top-down" else []
+    return SearchContext(stats, requirement, metric, options, progress=say, weights=weights, bounds=bounds, bounded=bounded,
+                         previous=previous, safepub=session.safepub, local_iterations=local, xy_k=policy.privacy.k if strategy.search == "top-down" else None)
 
 
 def verify_plan(stats: Statistics, plan: Plan, more=None) -> tuple[dict, object]:
@@ -692,7 +656,7 @@ def plan_sql(policy: Policy | dict | str | None = None, dialect: str = "duckdb",
         metric = make_metric(policy, list(qis))
         check_transforms(policy, session, requirement, list(qis))
 
-        preflight(policy, hierarchies, list(qis))
+        preflight(policy, hierarchies, list(qis), requirement)
         roles.refuse_unassigned(policy, session, qis)  # the script writes a release: every column has a role
         stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, policy.quality.class_column, requirement.needs.merge(metric.needs), nulls=policy.hierarchies.nulls, **model_extras)
         stats.prepare()

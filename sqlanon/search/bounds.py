@@ -43,7 +43,7 @@ def planner_inputs(policy, qis: Sequence[str], hierarchies) -> tuple[list[float]
 
 def has_levels(hierarchy) -> bool:
     """False for a flat numeric hierarchy (value -> ``*``), which the planners cut into intervals."""
-    return not (getattr(hierarchy, "numeric", False) and hierarchy.max_level == 1)
+    return not (hierarchy.numeric and hierarchy.max_level == 1)
 
 
 def refuse_levelless(ctx, search: str, levelless: Sequence[int]) -> None:

@@ -151,6 +151,6 @@ def test_declared_defaults_are_the_searches_defaults():
 
 
 def test_every_search_has_an_options_model():
-    from sqlanon.search import SEARCHES
+    from sqlanon.search.registry import SEARCHES
 
     assert sorted(SEARCH_OPTIONS) == sorted(SEARCHES)

@@ -474,7 +474,7 @@ def test_genetic_batch(name):
                 m.order = [v for v, _ in stats.sensitive_domain]
         layout = Layout.build(stats.qis, stats.hierarchies, stats.column_freqs)
         objective, costs = build_objective("lm", {}, None)
-        ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs, local=False)  # the SQL statement runs
+        ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs, local=False)  # the SQL statement runs
         ev.prepare()
         words = (0,) * len(ev.gstats.blocks)
 
@@ -523,7 +523,7 @@ def test_genetic_batch_lm_within():
     try:
         layout = Layout.build(stats.qis, stats.hierarchies, stats.column_freqs)
         objective, costs = build_objective("lm", {}, None)
-        ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs, local=False)
+        ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs, local=False)
 
         def blocks(g):  # one block per QI, so that the key can be split over two words
             g.blocks, g.block_mult = [[0], [1]], [1, 1]
@@ -770,7 +770,7 @@ ITEM_COLUMNS = ["sex", "disease", "salary"]
 
 
 def _itemset_statements():
-    from sqlanon.search.generate.itemsets import alphabet_query, coded_select, level_query, raw_select
+    from sqlanon.generation.itemsets import alphabet_query, coded_select, level_query, raw_select
 
     raw, items, fs = "sqlanon_gen_raw_1", "sqlanon_gen_items_2", "sqlanon_gen_fs_3"
     return {
@@ -789,7 +789,7 @@ def test_itemset_statements(name):
     counting the fixture's rows in Python."""
     from itertools import combinations
 
-    from sqlanon.search.generate.itemsets import encode, mine
+    from sqlanon.generation.itemsets import encode, mine
 
     texts = compare_statements(name, _itemset_statements()[name])
     if name == "itemsets_level":

@@ -87,13 +87,14 @@ def _no_scan(monkeypatch):
 @pytest.mark.parametrize("search", SEARCH_NAMES)
 def test_every_search_metric_pair_is_optimized_or_refused_before_the_scan(small, monkeypatch, search):
     from sqlanon.metrics import METRICS
-    from sqlanon.config.checks import OWN_METRICS
+    from sqlanon.search.registry import SEARCHES
 
     _no_scan(monkeypatch)
     for metric in METRICS:
-        lattice = search not in OWN_METRICS
+        own = SEARCHES[search].metrics  # None: the lattice family optimizes any metric
+        lattice = own is None
         for class_column in ([("disease" if metric == "cm" else None)] if lattice else [None, "disease"]):
-            allowed = OWN_METRICS.get(search, tuple(METRICS))
+            allowed = tuple(METRICS) if own is None else own
             if search == "bottom-up" and class_column:
                 allowed = ()
             kw = dict(input=small["data"], qi={"zip": "mask"}, k=2, search=search, metric=metric, class_column=class_column, dry_run=True)

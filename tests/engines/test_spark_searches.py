@@ -63,7 +63,7 @@ def test_seeded_generate_same_as_duckdb(spark, engine_data, tmp_path):
     (the Spark release is a Parquet directory written by Spark's writer)."""
     from sqlanon.engine import connect
     from sqlanon.engine.spark import SparkEngine
-    from sqlanon.search.generate.pipeline import run
+    from sqlanon.generation.pipeline import run
     from sqlanon.release.write import Target
     from sqlanon.engine.source import Source
 

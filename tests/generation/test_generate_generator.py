@@ -13,16 +13,16 @@ from conftest import SHARED  # noqa: E402
 from typer.testing import CliRunner
 
 from sqlanon.engine import connect
-from sqlanon.search.generate import itemsets as its
-from sqlanon.search.generate.generator import (
+from sqlanon.generation import itemsets as its
+from sqlanon.generation.generator import (
     GeneratorModel,
     expected_anonymity,
     generate,
     row_probabilities,
 )
-from sqlanon.search.generate.krimp import krimp
-from sqlanon.search.generate.pipeline import generated_arrow
-from sqlanon.search.generate.scores import (
+from sqlanon.generation.krimp import krimp
+from sqlanon.generation.pipeline import generated_arrow
+from sqlanon.generation.scores import (
     LabelledCodeTable,
     anonymity_from_levels,
     anonymity_scores,
@@ -309,7 +309,7 @@ def test_iris_laplace_diversity_not_nas():
 def test_generation_in_blocks(monkeypatch):
     """Rows are generated in blocks (bounded memory): with tiny blocks the output is still
     reproducible, complete, and drawn from the same process (Figure 1's exact distribution)."""
-    from sqlanon.search.generate import generator as g
+    from sqlanon.generation import generator as g
 
     m = fig1_model()
     monkeypatch.setattr(g, "GENERATE_BLOCK", 7)
@@ -339,7 +339,7 @@ def _skewed_model(rounds_fail: bool) -> GeneratorModel:
 def test_rejection_and_exact_draws_give_the_exact_distribution(monkeypatch, rounds):
     """Whatever share of rows the rejection rounds settle (none, some, nearly all), the generated
     rows follow GenerateTransaction's exact distribution (enumerated over every path)."""
-    from sqlanon.search.generate import generator
+    from sqlanon.generation import generator
 
     monkeypatch.setattr(generator, "REJECTION_ROUNDS", rounds)
     for rounds_fail in (False, True):
@@ -356,7 +356,7 @@ def test_rejection_and_exact_draws_give_the_exact_distribution(monkeypatch, roun
 
 
 def test_generation_stops_at_its_deadline_after_the_first_block(monkeypatch):
-    from sqlanon.search.generate import generator
+    from sqlanon.generation import generator
 
     monkeypatch.setattr(generator, "GENERATE_BLOCK", 100)
     t = [0.0]
@@ -405,8 +405,8 @@ def _cover_usage_by_columns(db, table):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_compiled_cover_equals_the_column_wise_cover(seed):
-    from sqlanon.search.generate.krimp import WeightedDatabase
-    from sqlanon.search.generate.scores import cover_usage
+    from sqlanon.generation.krimp import WeightedDatabase
+    from sqlanon.generation.scores import cover_usage
 
     rng = np.random.default_rng(seed)
     values = rng.integers(2, 5, size=int(rng.integers(2, 6)))

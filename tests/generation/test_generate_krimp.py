@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from sqlanon.engine import connect
-from sqlanon.search.generate import itemsets as its
-from sqlanon.search.generate.krimp import WeightedDatabase, encoded_size_bruteforce, krimp
+from sqlanon.generation import itemsets as its
+from sqlanon.generation.krimp import WeightedDatabase, encoded_size_bruteforce, krimp
 from sqlanon.engine.source import Source
 
 from conftest import SHARED  # noqa: E402
@@ -229,7 +229,7 @@ def test_reference_code_tables(name, cands, min_sup, n_cands, size, lpct, bits):
 def test_time_limit_returns_the_code_table_so_far(tmp_path, monkeypatch):
     """With a clock past the deadline after a few slices, KRIMP stops and its code table is exactly
     KRIMP's over the candidates it got to (in candidate order), labelled as cut short."""
-    from sqlanon.search.generate.krimp import candidate_permutation
+    from sqlanon.generation.krimp import candidate_permutation
     from sqlanon.search import limits
 
     rows = _random_rows(11, 60, [3, 3, 2, 4, 3])
@@ -285,7 +285,7 @@ def test_generate_time_limit_labelled(tmp_path, monkeypatch):
 def test_progress_messages_off_a_terminal(tmp_path, monkeypatch):
     """Off a terminal, long phases report at most every few seconds: mining (branches and
     itemsets so far) and KRIMP (candidates of total, code-table size, bits so far)."""
-    from sqlanon.search.generate import pipeline
+    from sqlanon.generation import pipeline
 
     monkeypatch.setattr(pipeline, "PROGRESS_EVERY", 0.0)
     said: list[str] = []
@@ -298,7 +298,7 @@ def test_progress_messages_off_a_terminal(tmp_path, monkeypatch):
 def test_pattern_comparison_arrays_equal_dicts(tmp_path, seed):
     """The frequent-pattern comparison on integer matrices equals the one on labelled dicts,
     with a released table whose values the original partly lacks."""
-    from sqlanon.search.generate.scores import compare_tables, labelled, pattern_comparison
+    from sqlanon.generation.scores import compare_tables, labelled, pattern_comparison
 
     a = _random_rows(seed, 50, [3, 3, 2, 4])
     b = _random_rows(seed + 100, 40, [4, 3, 2, 4])  # v0_3 never occurs in a
@@ -319,7 +319,7 @@ def test_generate_time_limit_shares_between_code_table_and_rows(tmp_path, monkey
     limit cuts short releases the rows so far and says so (``rows`` below ``rows_asked``)."""
     from sqlanon.cli.generate import run_generate
     from sqlanon.search import limits
-    from sqlanon.search.generate import generator, pipeline
+    from sqlanon.generation import generator, pipeline
 
     path = _csv(tmp_path, _random_rows(5, 120, [3, 3, 2, 4, 3]))
     t = [100.0]

@@ -28,7 +28,7 @@ from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
 from sqlanon.privacy.average_risk import AverageRisk  # noqa: E402
 from sqlanon.privacy.beta_likeness import EnhancedBetaLikeness  # noqa: E402
 from sqlanon.privacy.delta_disclosure import DeltaDisclosure  # noqa: E402
-from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
+from sqlanon.search.lattice.run import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
 

@@ -34,7 +34,7 @@ from sqlanon.expr.atoms import col, if_, lit, sum_  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, KAnonymity, Requirement  # noqa: E402
 from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
-from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
+from sqlanon.search.lattice.run import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.search.lightning import planner as lightning  # noqa: E402
 from sqlanon.stats import batch, local  # noqa: E402

@@ -48,7 +48,9 @@ from sqlanon.metrics.lm import leaf_share_loss, recoding_aggregates as lm_recodi
 from sqlanon.plan import Plan, Recoding
 from sqlanon.search.limits import Limits
 from sqlanon.search.bottom_up.stats import Probe, VidTable, class_values_query
+from sqlanon.privacy.base import Requirement
 from sqlanon.privacy.k_anonymity import KAnonymity
+from sqlanon.search.context import SearchContext
 from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats import Statistics
 from sqlanon.search.bounds import refuse_levelless
@@ -239,7 +241,7 @@ def choice_key(info: float, gain: int, attr: int, parent: int, weight: float = 0
 class BottomUp:
     """Algorithm 1 with the pruning of Section 5, over a :class:`VidTable`."""
 
-    def __init__(self, engine, taxonomies: Sequence[Taxonomy], base_table: str, classes: Sequence[str] | None, K: int, budget: int = 0, prune: bool = True,
+    def __init__(self, engine, taxonomies: Sequence[Taxonomy], base_table: str, classes: Sequence[str] | None, K: int, requirement: Requirement, prune: bool = True,
                  start: Sequence[Sequence[int] | None] | None = None, barred: Sequence[set[int]] | None = None, weights: Sequence[float] | None = None,
                  limits: Limits | None = None) -> None:
         """``start`` (per attribute, leaf -> node; None: the leaves) is the first cut (level bounds:
@@ -254,14 +256,11 @@ class BottomUp:
         self.incomplete = False
         self.tax = list(taxonomies)
         self.K = int(K)
-        self.budget = int(budget)
+        self.requirement = requirement
         self.prune = prune
         self.weights = list(weights) if weights is not None else None
         self.barred = [set(b) for b in barred] if barred is not None else [set() for _ in self.tax]
-        #: without a class the stopping point is chosen by LM: every vid carries its LM (the sum
-        #: of its values' losses), so a state's LM is one small statement on the vid table
-        node_loss = [lm_node_losses(t, 1.0 if self.weights is None else self.weights[a]) for a, t in enumerate(self.tax)] if self.classless else None
-        self.vids = VidTable(engine, len(self.tax), len(classes) if classes else 1, node_loss=node_loss, n_leaves=[t.n_leaves for t in self.tax])
+        self.vids = self._vid_table(engine, classes)
         leaf_nodes = self._start_nodes(start)
         moved = leaf_nodes is not None
         #: with a class and a min-level start: ``{(attr, node): (I, |Rp|)}`` of generalizing the
@@ -288,6 +287,12 @@ class BottomUp:
         self.root_info: dict[tuple[int, int], tuple[float, int]] = {}
         if not self.incomplete:
             self._first_state(bool(classes) and not moved)
+
+    def _vid_table(self, engine, classes: Sequence[str] | None) -> VidTable:
+        """The vid table. Without a class the stopping point is chosen by LM: every vid carries
+        its LM (the sum of its values' losses), so a state's LM is one small statement on it."""
+        node_loss = [lm_node_losses(t, 1.0 if self.weights is None else self.weights[a]) for a, t in enumerate(self.tax)] if self.classless else None
+        return VidTable(engine, len(self.tax), len(classes) if classes else 1, node_loss=node_loss, n_leaves=[t.n_leaves for t in self.tax])
 
     def _start_nodes(self, start: Sequence[Sequence[int] | None] | None) -> list[list[int]] | None:
         """Per attribute, leaf -> node of the first cut; None when every attribute starts at its leaves."""
@@ -365,7 +370,7 @@ class BottomUp:
         return sum(c * n for c, n in self.O.items())
 
     def k_satisfied(self) -> bool:
-        return self.violating_rows() <= self.budget
+        return self.requirement.fits(self.violating_rows())
 
     def vids_are_classes(self) -> bool:
         """Whether the vids are exactly the classes of the released cut (no two nodes of a cut
@@ -557,18 +562,12 @@ def _most_general(search: BottomUp) -> list[set[int]]:
     return cuts
 
 
-def _k_and_budget(ctx, options: dict) -> tuple[int, int]:
-    """K (the requirement's k, or the ``k`` option without models) and the row budget."""
-    requirement = ctx.requirement
-    K = int(requirement.k if requirement.models else options.get("k") or 1)
-    if options.get("k") is not None and not requirement.models:
-        K = int(options["k"])
+def _k(ctx: SearchContext) -> int:
+    """K: the requirement's k (1 without models)."""
+    K = int(ctx.requirement.k)
     if K < 1:
         raise ConfigError(f"k must be >= 1 for the bottom-up search, got {K}")
-    budget = int(getattr(requirement, "budget", 0) or 0)
-    if K > ctx.stats.rows:
-        raise UnsatisfiableError(f"k={K} is larger than the table ({ctx.stats.rows} rows)")
-    return K, budget
+    return K
 
 
 def _bounded_start(ctx, taxonomies: list[Taxonomy], bounds) -> tuple[list[list[int] | None], list[set[int]]]:
@@ -613,18 +612,19 @@ class _Walk:
     going while suppression remains, scoring every state within the budget; the best (cheapest
     generalization + suppression) is ``(cost, steps, cut, suppressed, generalization loss)``."""
 
-    def __init__(self, ctx, search: BottomUp, limits: Limits, K: int, budget: int, use_lm: bool, per_row: float, start_loss: float) -> None:
+    def __init__(self, ctx: SearchContext, search: BottomUp, limits: Limits, K: int, use_lm: bool, per_row: float, start_loss: float) -> None:
         self.ctx, self.search, self.limits = ctx, search, limits
-        self.K, self.budget, self.use_lm, self.per_row = K, budget, use_lm, per_row
-        self.weights = getattr(ctx, "weights", None)
+        self.K, self.use_lm, self.per_row = K, use_lm, per_row
+        self.weights = ctx.weights
+        self.requirement = ctx.requirement
         self.ok = ctx.requirement.predicate()
-        models = list(getattr(ctx.requirement, "models", None) or ())
+        models = list(ctx.requirement.models)
         #: k-anonymity with the search's K alone: a state's suppressed rows are those of the vids
         #: below K (the search's O[i]) and its LM is summed on the vid table
         self.k_only = len(models) == 1 and isinstance(models[0], KAnonymity) and models[0].k == K
         self.rows = ctx.stats.rows
         self.metric_name = "lm" if use_lm else "information_loss"
-        self.trace = bool((ctx.options or {}).get("trace"))
+        self.trace = bool(ctx.options.get("trace"))
         self.trace_rows: list[dict] = []
         self.loss = start_loss
         self.best: tuple | None = None
@@ -638,13 +638,13 @@ class _Walk:
         if self.k_only and search.vids_are_classes() and (search.vids.node_loss is not None or not self.use_lm):
             # the vids are the classes: no statement on the base set
             ns: NodeStats | SimpleNamespace = SimpleNamespace(suppressed=search.violating_rows(), extra={})
-            if self.use_lm and ns.suppressed <= self.budget and ns.suppressed < self.rows:
+            if self.use_lm and self.requirement.fits(ns.suppressed, self.rows):
                 ns.extra["lm_released"] = search.vids.lm_released(self.K)
         else:
             recoding = search.recoding()
             aggs = lm_recoding_aggregates(stats, recoding, self.weights) if self.use_lm else ()
             ns = stats.evaluate(recoding, self.ok, aggs)
-        if ns.suppressed > self.budget or ns.suppressed >= self.rows:
+        if not self.requirement.fits(ns.suppressed, self.rows):
             return ns.suppressed
         cost = lm_recoding_value(stats, ns, self.weights) if self.use_lm else (self.loss + ns.suppressed * self.per_row) / self.rows
         if self.best is None or cost < self.best[0] - 1e-12:
@@ -660,7 +660,7 @@ class _Walk:
         search = self.search
         within = f" (step {self.explored + 1}: {probed} of {candidates} candidates probed)" if candidates else ""
         self.ctx.progress(f"bottom-up: {self.explored} steps in {now:.0f} s{within}, A(VID) = {search.anonymity} (K = {self.K}), "
-                          f"{search.violating_rows():,} rows in vids below K (budget {self.budget:,}), {search.vid_count:,} vids"
+                          f"{search.violating_rows():,} rows in vids below K (budget {self.requirement.budget:,}), {search.vid_count:,} vids"
                           + (f", best {self.metric_name} {self.best[0]:.6g}" if self.best is not None else ""))
 
     def walk(self) -> None:
@@ -697,7 +697,7 @@ class _Walk:
         recoding = search.recoding()
         aggs = lm_recoding_aggregates(stats, recoding, self.weights) if self.use_lm else ()
         ns = stats.evaluate(recoding, self.ok, aggs)
-        if ns.suppressed <= self.budget and ns.suppressed < rows:
+        if self.requirement.fits(ns.suppressed, rows):
             cost = lm_recoding_value(stats, ns, self.weights) if self.use_lm else self.per_row * (rows + ns.suppressed) / rows
             self.best = (cost, len(search.steps), [set(c) for c in search.cut], ns.suppressed, self.per_row if not self.use_lm else 0.0)
 
@@ -757,26 +757,26 @@ def _plan(walk: _Walk, best: tuple, stopped_by: str, bounds) -> Plan:
     )
 
 
-def run(ctx) -> Plan:
-    options = ctx.options or {}
+def run(ctx: SearchContext) -> Plan:
+    options = ctx.options
     time_limit = options.get("time_limit")
     limits = Limits(float(time_limit) if time_limit is not None else None)  # the vids and every step count
-    K, budget = _k_and_budget(ctx, options)
+    K = _k(ctx)
     fanout = _int_option(options, "numeric_fanout", 2)
     prune = str(options.get("pruning", "true")).lower() not in ("false", "0", "no", "off")
     taxonomies = [Taxonomy.from_hierarchy(h, fanout) for h in ctx.hierarchies]
-    weights = getattr(ctx, "weights", None)
-    bounds = getattr(ctx, "bounds", None)
+    weights = ctx.weights
+    bounds = ctx.bounds
     start, barred = _bounded_start(ctx, taxonomies, bounds) if bounds is not None else (None, None)
     base_table, classes = _class_base(ctx)
     if classes is None:
         ctx.progress("bottom-up: no --class-column, so I(G) = 0 and generalizations are chosen by anonymity gain")
-    search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, budget, prune=prune, start=start, barred=barred, weights=weights, limits=limits)
+    search = BottomUp(ctx.engine, taxonomies, base_table, classes, K, ctx.requirement, prune=prune, start=start, barred=barred, weights=weights, limits=limits)
     ctx.progress(f"bottom-up: {search.vid_count0:,} vids, A(VID) = {search.anonymity}, K = {K}"
                  + (", out of time before its first state" if search.incomplete else ""))
     start_loss, per_row = _suppression_cost(search, weights)
     use_lm = classes is None or per_row <= 1e-12
-    walk = _Walk(ctx, search, limits, K, budget, use_lm, per_row, start_loss)
+    walk = _Walk(ctx, search, limits, K, use_lm, per_row, start_loss)
     walk.walk()
     stopped_by = limits.stopped_by or "done"
     ctx.progress(f"bottom-up: stopped by {stopped_by} after {walk.explored} steps, {search.probes} probes in {limits.elapsed():.1f} s")

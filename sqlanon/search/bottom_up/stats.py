@@ -90,7 +90,6 @@ class VidTable:
         self.n = n_attrs
         self.m = max(1, n_classes)
         self.name = engine.temp_name("bu_vid")
-        self._probes = 0
         self._texts: dict[tuple, str] = {}
 
     def _text(self, statement: exp.Expr) -> str:
@@ -394,7 +393,6 @@ class VidTable:
 
     def probe(self, attr: int, parent: int, children: Sequence[int], K: int) -> Probe:
         """Measure G on the vids it generalizes (nothing is written: :meth:`commit` applies it)."""
-        self._probes += 1
         return self._measured(Probe(attr, parent, list(children), None), self.probe_query(attr, parent, children, K), K)
 
     def _measured(self, pr: Probe, query: exp.Expr, K: int) -> Probe:
@@ -422,7 +420,6 @@ class VidTable:
             pr = self.probe(attr, parent, children, K)
             self.commit(pr)
             return pr
-        self._probes += 1
         pr = Probe(attr, parent, list(children), None)
         self._insert_merged(pr)
         self._measured(pr, self.probe_query(attr, parent, children, K, inserted=True), K)

@@ -73,6 +73,8 @@ class TreeCoder:
 
     def __init__(self, hierarchy, freq: Sequence[int] | None = None, prune_unused: bool = True) -> None:
         self.hierarchy = hierarchy
+        #: :meth:`_dp_plan`, made on first use
+        self._plan: list[tuple] | None = None
         rows = hierarchy.rows
         self.n_leaves = len(rows)  # M for LM: all leaves of the taxonomy tree
         active = [True] * len(rows)
@@ -280,7 +282,7 @@ class TreeCoder:
 
     def _dp_plan(self) -> list[tuple]:
         """Collapsed nodes children first: (id, lo, hi, children, bit positions between children)."""
-        plan = getattr(self, "_plan", None)
+        plan = self._plan
         if plan is None:
             plan, stack = [], [(self.root, False)]
             while stack:
@@ -474,12 +476,6 @@ class IntervalCoder:
             out[i][2].append(leaf)
         return [tuple(x) for x in out]
 
-    @staticmethod
-    def interval_index(ivs: list[tuple[float, float]], v: float) -> int:
-        """The interval holding ``v``; a value in a gap goes to the next interval to its right
-        (intervals are ``(previous hi, hi]`` on the real line), beyond the last to the last."""
-        return interval_indices(ivs, [v])[0]
-
     def bits_from_labels(self, labels: Sequence[str]) -> list[int]:
         """End point ``j`` is used when its two neighbouring values fall in different intervals."""
         ivs = parse_intervals(labels, self.attribute)
@@ -493,8 +489,9 @@ class IntervalCoder:
 
 
 def interval_indices(ivs: Sequence[tuple[float, float]], values: Sequence[float]) -> list[int]:
-    """Per value, the interval holding it (:meth:`IntervalCoder.interval_index`): a binary search
-    over the intervals' upper ends (in order), not a scan of the intervals per value."""
+    """Per value, the interval holding it (a value in a gap goes to the next interval to its right:
+    intervals are ``(previous hi, hi]`` on the real line; beyond the last, the last): a binary
+    search over the intervals' upper ends (in order), not a scan of the intervals per value."""
     import numpy as np
 
     his = np.asarray([hi for _, hi in ivs], dtype=np.float64)
@@ -533,7 +530,6 @@ class Layout:
             self.offsets.append((pos, pos + c.nbits))
             pos += c.nbits
         self.nbits = pos
-        self.categorical_mask = [not c.numeric for c in self.coders for _ in range(c.nbits)]
 
     @classmethod
     def build(cls, qis, hierarchies, freqs, numeric: Sequence[str] = (), prune_unused: bool = True,
@@ -544,7 +540,7 @@ class Layout:
         into free intervals; one without levels raises a :class:`ConfigError` naming it."""
         coders: list[IntervalCoder | TreeCoder] = []
         for i, (name, h, f) in enumerate(zip(qis, hierarchies, freqs)):
-            is_numeric = name in set(numeric) or getattr(h, "numeric", False)
+            is_numeric = name in set(numeric) or h.numeric
             if is_numeric and name in set(bounded):
                 if name in set(numeric) or h.max_level < 2:
                     raise ConfigError(
@@ -609,6 +605,43 @@ class Layout:
         return self.join(parts)
 
 
+def _interval_codes(q: str, h, cut: list[str]) -> tuple[list[int], list[str]]:
+    """A numeric QI's leaves mapped to the interval of ``cut`` holding each."""
+    ivs = parse_intervals(cut, q)
+    values = []
+    for row in h.rows:
+        try:
+            values.append(float(row[0]))
+        except ValueError:
+            raise HierarchyError(f"column {q!r} is cut into intervals but has value {row[0]!r}") from None
+    return interval_indices(ivs, values), cut
+
+
+def _cut_codes(q: str, h, cut: list[str]) -> tuple[list[int], list[str]]:
+    """A categorical QI's leaves mapped to the value of ``cut`` on each one's path to the root."""
+    index = {label: i for i, label in enumerate(cut)}
+    if len(index) != len(cut):
+        raise ConfigError(f"the cut of {q!r} lists a value twice: {cut}")
+    known = {v for row in h.rows for v in row}
+    unknown = [v for v in cut if v not in known]
+    if unknown:  # it used to release every row as the root, silently
+        raise ConfigError(f"the cut of {q!r} names {unknown[0]!r}, which is not a value of its hierarchy")
+    per_leaf = []
+    extra: list[str] = []
+    for row in h.rows:
+        hits = list(dict.fromkeys(index[v] for v in row if v in index))
+        if len(hits) > 1:
+            raise ConfigError(f"{cut} is not a valid cut of {q!r}: leaf {row[0]!r} has several ancestors in it")
+        if not hits:
+            # a value that held no row when the cut was made (left out of the chromosome):
+            # it is released as the root
+            if not extra:
+                extra.append(row[-1])
+            hits = [len(cut)]
+        per_leaf.append(hits[0])
+    return per_leaf, cut + extra
+
+
 def recoding_from_transformation(transformation: dict, qis, hierarchies, numeric: Sequence[str] = ()):
     """A :class:`sqlanon.plan.Recoding` from a ``--json`` transformation of the genetic search
     (``{column: [released values or "[lo, hi]" intervals]}``), e.g. for ``sqlanon check``.
@@ -624,37 +657,7 @@ def recoding_from_transformation(transformation: dict, qis, hierarchies, numeric
         cut = [str(v) for v in transformation[q]]
         # intervals "[lo, hi]" (a bands hierarchy cut along its tree releases its band labels)
         is_num = q in set(numeric) or bool(cut and all(INTERVAL.match(v) for v in cut))
-        if is_num:
-            ivs = parse_intervals(cut, q)
-            values = []
-            for row in h.rows:
-                try:
-                    values.append(float(row[0]))
-                except ValueError:
-                    raise HierarchyError(f"column {q!r} is cut into intervals but has value {row[0]!r}") from None
-            codes.append(interval_indices(ivs, values))
-            labels.append(cut)
-            continue
-        index = {label: i for i, label in enumerate(cut)}
-        if len(index) != len(cut):
-            raise ConfigError(f"the cut of {q!r} lists a value twice: {cut}")
-        known = {v for row in h.rows for v in row}
-        unknown = [v for v in cut if v not in known]
-        if unknown:  # it used to release every row as the root, silently
-            raise ConfigError(f"the cut of {q!r} names {unknown[0]!r}, which is not a value of its hierarchy")
-        per_leaf = []
-        extra: list[str] = []
-        for row in h.rows:
-            hits = list(dict.fromkeys(index[v] for v in row if v in index))
-            if len(hits) > 1:
-                raise ConfigError(f"{cut} is not a valid cut of {q!r}: leaf {row[0]!r} has several ancestors in it")
-            if not hits:
-                # a value that held no row when the cut was made (left out of the chromosome):
-                # it is released as the root
-                if not extra:
-                    extra.append(row[-1])
-                hits = [len(cut)]
-            per_leaf.append(hits[0])
+        per_leaf, released = _interval_codes(q, h, cut) if is_num else _cut_codes(q, h, cut)
         codes.append(per_leaf)
-        labels.append(cut + extra)
+        labels.append(released)
     return Recoding(codes, labels)

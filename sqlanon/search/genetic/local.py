@@ -2,12 +2,12 @@
 
 :class:`sqlanon.search.genetic.stats.GeneticStats` scores a batch of candidates by one SQL
 statement (the candidate table crossed with the frequency set ``gbase``). On a wide table that
-costs ~4-6 ms of engine CPU per candidate (w24: 30,000 distinct QI tuples x 12 block lookups and
-a two-word key ``GROUP BY``), which no statement shape gets much below. When the frequency set
+costs milliseconds of engine CPU per candidate (block lookups per distinct QI tuple and a
+two-word key ``GROUP BY``: docs/measurements.md), which no statement shape gets much below. When the frequency set
 is small (at most ``local_rows`` distinct QI tuples), its **integer leaf codes and counts** are
 fetched **once** (never source rows: the set the SQL path reads, ``rows x QIs`` small integers)
 and every candidate is grouped in compiled code (:mod:`sqlanon.stats.local`, numba), as
-:mod:`sqlanon.search.generate.kernels` does for the miner: a candidate is then a few hundred
+:mod:`sqlanon.generation.kernels` does for the miner: a candidate is then a few hundred
 microseconds instead of a round trip and a scan.
 
 The local path answers what a k-anonymity-type requirement needs and nothing more:
@@ -113,7 +113,7 @@ def why_not(gstats) -> str | None:
     if not gstats.n or gstats.base_rows < 1:
         return "no quasi-identifier rows"
     if not stats_local.enabled(gstats.stats):
-        cap = int(getattr(gstats.stats, "local_rows", stats_local.LOCAL_ROWS) or 0)
+        cap = int(gstats.stats.local_rows or 0)
         return f"the frequency set has {gstats.stats.base.rows:,} rows (local cap {cap:,})" if cap > 0 else "turned off (local_rows=0)"
     return None
 
@@ -141,14 +141,13 @@ class LocalFitness:
                 by_block[:, j] += codes[:, i] * int(block_mult[i])
         self._cache: list[dict] = [{} for _ in self.blocks]
         self._cache_bytes = [0] * len(self.blocks)
-        self.block_misses = 0
         self.by_block = stats_local.LocalSet(np.ascontiguousarray(by_block.astype(np.int32)), fetched.cnt)
 
     @staticmethod
     def ready() -> bool:
         """Whether the compiled kernels are loaded (:func:`sqlanon.stats.local.warm_up`: the first
         call starts loading them in the background; until they are, batches go to SQL, whose
-        answers are the same, so a short run does not wait ~1-1.5 s for numba)."""
+        answers are the same, so a short run does not wait for numba to load: docs/measurements.md)."""
         return stats_local.warm_up()
 
     @classmethod
@@ -173,7 +172,6 @@ class LocalFitness:
             key = tuple(map(id, arrays)) + tuple(int(cd["groups"][i]) for i in block)
             hit = cache.pop(key, None)
             if hit is None:
-                self.block_misses += 1
                 strides, m = [], 1
                 for i in block:
                     strides.append(m)

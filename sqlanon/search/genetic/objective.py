@@ -47,6 +47,8 @@ from sqlanon.metrics.loss import Granularity, arx_share
 class FlexMetric:
     name = "metric"
     needs_lm = False
+    #: what the evaluator's per-leaf lists hold: LM losses (:class:`FlexShare`: shares)
+    unit = "lm"
 
     def value(self, agg: dict, ev: FlexibleEvaluator) -> float:  # pragma: no cover - interface
         raise NotImplementedError
@@ -280,7 +282,7 @@ def build_objective(name: str, options: dict, class_column: str | None, lattice_
         raise ConfigError(f"unknown genetic objective {kind!r}; choose lm, cm, cm-cost, regression or weighted")
 
     if name in SHARE_METRICS:
-        share = FlexShare(lattice_metric if getattr(lattice_metric, "name", None) == name else METRICS[name]())
+        share = FlexShare(lattice_metric if lattice_metric is not None and lattice_metric.name == name else METRICS[name]())
         return Objective(share, {name: share}, class_targets, regression_targets), cost_specs
     if name == "weighted":
         spec = options.get("weights")
@@ -316,7 +318,7 @@ class FlexibleEvaluator:
     """Scores chromosomes of a :class:`sqlanon.search.genetic.cut.Layout`: per-attribute parts cached, aggregates by
     one SQL statement per batch, whole-solution results memoized."""
 
-    def __init__(self, stats, layout, objective: Objective, ok, budget: int, cost_specs=(), needs=None, weights=None, local: bool = True) -> None:
+    def __init__(self, stats, layout, objective: Objective, requirement, cost_specs=(), needs=None, weights=None, local: bool = True) -> None:
         self.stats = stats
         self.layout = layout
         self.objective = objective
@@ -324,8 +326,9 @@ class FlexibleEvaluator:
         #: normalized attribute weights (None: all 1); they multiply each QI's LM loss per row
         self.weights = None if weights is None else [float(w) for w in weights]
         self.weight_sum: float = self.n if self.weights is None else sum(self.weights, 0.0)
-        self.budget = budget
-        self.gstats = GeneticStats(stats, objective.class_targets, objective.regression_targets, ok, needs)
+        self.requirement = requirement
+        self.budget = requirement.budget
+        self.gstats = GeneticStats(stats, objective.class_targets, objective.regression_targets, requirement.predicate(), needs)
         #: False: every batch by SQL, even when the in-process path could score it
         self.gstats.local = local
         self._cost_specs = list(cost_specs)
@@ -335,12 +338,10 @@ class FlexibleEvaluator:
         self.lm = objective.metric.needs_lm or "lm" in objective.report
         #: ``share``: the per-leaf lists hold the metric's domain shares (:class:`FlexShare`),
         #: every batch scored per column; ``lm``: LM losses
-        self.unit = getattr(objective.metric, "unit", "lm")
+        self.unit = objective.metric.unit
         #: the lattice metric applies the attribute weights itself (in its aggregation)
         if self.unit == "share":
             self.weights, self.weight_sum = None, float(self.n)
-        self.part_hits = 0
-        self.part_misses = 0
         #: when set (by a search that ranks every infeasible solution below every feasible one
         #: and holds feasible ones only), the LM part is computed only for candidates suppressing
         #: at most this many rows; the others get the value ``inf``
@@ -357,9 +358,7 @@ class FlexibleEvaluator:
         cache = self.part_cache[i]
         hit = cache.get(bits)
         if hit is not None:
-            self.part_hits += 1
             return hit
-        self.part_misses += 1
         coder = self.layout.coders[i]
         groups = coder.groups(bits)
         codes = np.zeros(coder.n_leaves, dtype=np.int64)
@@ -427,7 +426,7 @@ class FlexibleEvaluator:
                 for i in range(self.n)
             ]
         # a release of nothing is no answer, whatever the budget allows
-        agg["feasible"] = agg["suppressed"] <= self.budget and agg["suppressed"] < self.rows
+        agg["feasible"] = self.requirement.fits(agg["suppressed"], self.rows)
         if unknown:
             # over lm_within: an infeasible candidate whose LM the search does not need
             agg["value"] = math.inf if self.objective.metric.needs_lm else self.objective.metric.value(agg, self)

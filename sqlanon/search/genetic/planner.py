@@ -19,7 +19,7 @@ Fitness comes from the frequency set by SQL (:mod:`sqlanon.search.genetic.object
 :mod:`sqlanon.search.genetic.stats`), or in-process over the fetched frequency set when it is small
 and the requirement is a class-size threshold (:mod:`sqlanon.search.genetic.local`): the children of ``batch`` consecutive iterations are scored by one
 statement, then inserted one by one in order (``batch=1`` is textbook GENITOR; a batch much smaller
-than the population changes nothing measurable and is ~4x faster). Results are memoized per
+than the population changes nothing measurable and is several times faster: docs/measurements.md). Results are memoized per
 solution and the per-attribute parts per attribute cut.
 
 Options (``ctx.options``; CLI flags or ``--option KEY=VALUE``):
@@ -56,9 +56,10 @@ from typing import Any
 import numpy as np
 
 from sqlanon.search.genetic.cut import Layout, recoding_from_transformation
-from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.errors import ConfigError
 from sqlanon.search.genetic.objective import SHARE_METRICS, FlexibleEvaluator, build_objective
 from sqlanon.plan import Plan
+from sqlanon.search.context import SearchContext
 from sqlanon.search.limits import Limits
 from sqlanon.search.genetic.seeding import lattice_seed, seed_metric
 from sqlanon.search.genetic.local import LOCAL_ROWS
@@ -328,7 +329,7 @@ class GA:
 def objective_name(ctx) -> str:
     name = ctx.options.get("objective")
     if not name:
-        name = getattr(ctx.metric, "name", None) or ctx.options.get("metric") or "lm"
+        name = ctx.metric.name if ctx.metric is not None else "lm"
         if name not in ("lm", "cm", *SHARE_METRICS):
             raise ConfigError(f"the genetic search optimizes {', '.join(('lm', 'cm', *SHARE_METRICS))} (or --option objective=cm-cost|regression|weighted), "
                               f"not {name!r} (a flexible cut has no levels, and its classes' sizes are not summed)")
@@ -342,7 +343,7 @@ def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
     can be worse than the seed it started from. Compared only where both values have one
     definition: a share metric (:data:`SHARE_METRICS`), or LM with every QI cut along its tree
     (an interval's LM is not its band's). None otherwise: the genetic search's answer stands."""
-    result = getattr(ctx, "genetic_seed_result", None)
+    result = ctx.genetic_seed_result
     if result is None or not (name in SHARE_METRICS or not any(c.numeric for c in layout.coders)):
         return None
     if agg["feasible"] and float(agg["value"]) <= float(result.value):
@@ -357,25 +358,29 @@ def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
         "evaluations_per_second": round(ev.evaluations / (seconds - ga.seed_seconds), 1) if seconds > ga.seed_seconds else None,
         "iterations": ga.iterations_done, "search_seconds": round(seconds, 3), "stopped_by": ga.limits.stopped_by,
     }
-    return Plan.from_lattice_result("genetic", ctx.stats, ctx.requirement, seed_metric(ctx, name), result, getattr(ctx, "bounds", None), **extra)
+    return Plan.from_lattice_result("genetic", ctx.stats, ctx.requirement, seed_metric(ctx, name), result, ctx.bounds, **extra)
 
 
-def run(ctx) -> Plan:
+def preflight(policy, levels) -> None:
+    """The refusals that need no data: the objective and its options."""
+    options = policy.search_options
+    build_objective(str(options.get("objective") or policy.metric or "lm"), parse_options(options), policy.class_column)
+
+
+def run(ctx: SearchContext) -> Plan:
     opts = parse_options(ctx.options)
     limits = Limits(opts["time_limit"])  # the search's own setup counts: gbase, the seed, the first population
     req = ctx.requirement
     stats = ctx.stats
-    if ctx.options.get("k") is not None and int(ctx.options["k"]) > stats.rows:
-        raise UnsatisfiableError(f"k={ctx.options['k']} is larger than the table ({stats.rows} rows)")
-    bounds = getattr(ctx, "bounds", None)
-    weights = getattr(ctx, "weights", None)
+    bounds = ctx.bounds
+    weights = ctx.weights
     if ctx.options.get("local_rows") is not None:
         stats.local_rows = opts["local_rows"]  # the frequency set's in-process cap (0: SQL only), the seed's too
     else:
         stats.local_rows = min(int(stats.local_rows), LOCAL_ROWS)  # candidates group the whole set: the lower cap
     layout = Layout.build(ctx.qis, ctx.hierarchies, stats.column_freqs, numeric=opts["numeric"],
                           prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"],
-                          bounds=bounds, bounded=getattr(ctx, "bounded", ()))
+                          bounds=bounds, bounded=ctx.bounded)
     name = objective_name(ctx)
     objective, cost_specs = build_objective(name, opts, stats.class_column or ctx.options.get("class_column"), lattice_metric=ctx.metric)
     if weights is not None and not objective.metric.needs_lm:
@@ -383,7 +388,7 @@ def run(ctx) -> Plan:
             f"--weights multiply each quasi-identifier's LM loss; the genetic objective {name} has no LM part "
             "(use --metric lm, or --option objective=weighted with an lm term)"
         )
-    ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, cost_specs, req.needs, weights=weights)
+    ev = FlexibleEvaluator(stats, layout, objective, req, cost_specs, req.needs, weights=weights)
     limits.run(0, ev.prepare)
     ctx.progress(f"genetic: chromosome of {layout.nbits} bits over {len(ctx.qis)} QIs; population {opts['population']}, "
                  f"{opts['iterations']} iterations, objective {name}")
@@ -433,8 +438,8 @@ def run(ctx) -> Plan:
         "best_so_far": ga.history,
         # the full-domain node the population started from (seeding), and which search found
         # the returned solution: the seed's when the genetic search found nothing better
-        "seed_node": getattr(ctx, "genetic_seed", None),
-        "answer_from": "genetic" if not ga.seeds or tuple(best) not in set(ga.seeds) else (getattr(ctx, "genetic_seed", None) or {}).get("search", "genetic"),
+        "seed_node": ctx.genetic_seed,
+        "answer_from": "genetic" if not ga.seeds or tuple(best) not in set(ga.seeds) else (ctx.genetic_seed or {}).get("search", "genetic"),
     }
     if weights is not None:
         extra["weights"] = dict(zip(ctx.qis, weights))

@@ -38,8 +38,8 @@ MAX_NODES = 20_000
 #: the objectives a full-domain node is seeded for (the lattice metric of the same name)
 SEED_OBJECTIVES = ("lm", *SHARE_METRICS)
 #: on a lattice above MAX_NODES, the share of the time left that lightning may take for the seed
-#: (bench/wide.py --wide-table, t16 under load 9: a quarter of 20 s gave lightning so few nodes
-#: that its seed released nothing (Loss 1.0); lightning alone was at its 60 s value after 20 s)
+#: (a quarter left the seed releasing nothing on a wide table, while half reaches lightning's
+#: longer-run value: docs/measurements.md)
 LIGHTNING_SHARE = 0.5
 #: ... and, without a time limit, its node evaluations
 LIGHTNING_STEPS = 2_000
@@ -52,9 +52,9 @@ class _TimeUp(Exception):
 def seed_metric(ctx, objective: str):
     """The lattice metric the seed optimizes: the run's metric when it is the objective (its
     weights and ``gs_factor``), else the objective's with the run's attribute weights."""
-    if getattr(ctx.metric, "name", None) == objective:
+    if ctx.metric is not None and ctx.metric.name == objective:
         return ctx.metric
-    return METRICS[objective](weights=getattr(ctx, "weights", None))
+    return METRICS[objective](weights=ctx.weights)
 
 
 def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
@@ -66,13 +66,13 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
     ctx.genetic_seed = ctx.genetic_seed_result = None
     if objective not in SEED_OBJECTIVES:
         return []
-    bounds = getattr(ctx, "bounds", None)
+    bounds = ctx.bounds
     if bounds is None:
         bounds = [(0, h.max_level) for h in ctx.hierarchies]
     metric = seed_metric(ctx, objective)
     if math.prod(hi - lo + 1 for lo, hi in bounds) > MAX_NODES:
         return _lightning_seed(ctx, layout, metric, bounds, limits)
-    lattice = Lattice(ctx.stats, ctx.requirement, metric, bounds=getattr(ctx, "bounds", None))
+    lattice = Lattice(ctx.stats, ctx.requirement, metric, bounds=ctx.bounds)
     if limits is not None and limits.time_limit is not None:
         def guard() -> None:
             if limits.left() <= 0 or (limits.per_unit() or 0.0) > limits.left():

@@ -46,55 +46,16 @@ from sqlanon.stats.models import hierarchical_emd_ctes
 from sqlanon.privacy import aggregates
 from sqlanon.search.genetic import local
 from sqlanon.search.genetic.local import block_list
+from sqlanon.search.genetic.parts import blocks_of, candidate_lists, scan_parts
 
 MAX_CLASS_VALUES = 64
-#: largest product of leaf-domain sizes of the QIs sharing one block lookup list
-BLOCK_CELLS = 4096
 #: a key word holds released codes in mixed radix below this bound
 WORD_LIMIT = 2**62
 #: the candidate number is a digit of this base (or the next power of two above the batch size)
 CANDIDATE_RADIX = 64
-#: DuckDB scans a table one row group (this many rows) per task: a smaller base table would keep
-#: the batch statement on one core, so it is split into parts read by one ``UNION ALL``
-ROW_GROUP_ROWS = 122_880
 #: the LM read back from class keys when its cross join pairs at most this many (class,
 #: candidate) per base row (:meth:`GeneticStats.decodes`)
 DECODE_PAIRS = 8
-#: rows a part holds at least (smaller base tables stay whole)
-MIN_PART_ROWS = 4096
-
-
-def scan_parts(rows: int, threads: int, min_rows: int = MIN_PART_ROWS) -> int:
-    """Parts to split a base table of ``rows`` into so that ``threads`` threads can scan it: one
-    when it has a row group per thread already, or when parts would be smaller than ``min_rows``.
-
-    >>> scan_parts(30_000, 2), scan_parts(30_000, 1), scan_parts(3_000, 2), scan_parts(500_000, 2)
-    (2, 1, 1, 1)
-    >>> scan_parts(30_000, 8), scan_parts(200_000, 4)
-    (7, 4)
-    """
-    if threads < 2 or -(-rows // ROW_GROUP_ROWS) >= threads:
-        return 1
-    return max(1, min(threads, rows // max(min_rows, 1)))
-
-
-def blocks_of(sizes: Sequence[int], cells: int = BLOCK_CELLS) -> list[list[int]]:
-    """Consecutive QIs grouped while their domain sizes multiply to at most ``cells`` (a QI with a
-    larger domain is a block of its own).
-
-    >>> blocks_of([8, 16, 32, 64, 8])
-    [[0, 1, 2], [3, 4]]
-    """
-    out: list[list[int]] = []
-    prod = 0
-    for i, size in enumerate(sizes):
-        if out and prod * size <= cells:
-            out[-1].append(i)
-            prod *= size
-        else:
-            out.append([i])
-            prod = size
-    return out
 
 
 @dataclass
@@ -171,6 +132,23 @@ class GeneticStats:
     # -----------------------------------------------------------------------------------------
     def prepare(self) -> None:
         """One scan of the source into ``gbase`` (and ``gbase_v`` for median targets)."""
+        stats = self.stats
+        self._check_targets()
+        # The shared base frequency set already holds the class column as ``y`` when the run's
+        # metric needs it: then roll up from it instead of scanning the source again.
+        from_base = not self.regression_targets and all(
+            t.column == stats.class_column and stats.has_y for t in self.class_targets
+        )
+        self._class_values(from_base)
+        if from_base:
+            self._base_from_set()
+        else:
+            self._base_from_source()
+        self._totals()
+        self._prepare_local()
+
+    def _check_targets(self) -> None:
+        """The targets' columns exist; the mad dispersion is not combined with sensitive models."""
         stats, src_cols = self.stats, self.stats.source.column_names(self.engine)
         if self.sensitive and any(t.dispersion == "mad" for t in self.regression_targets):
             raise ConfigError("the mad dispersion cannot be combined with l-diversity or t-closeness in the genetic search (use dispersion=variance)")
@@ -178,11 +156,11 @@ class GeneticStats:
         for t in targets:
             if t.column not in src_cols:
                 raise ConfigError(f"unknown target column {t.column!r} in {stats.source.describe()}")
-        # The shared base frequency set already holds the class column as ``y`` when the run's
-        # metric needs it: then roll up from it instead of scanning the source again.
-        from_base = not self.regression_targets and all(
-            t.column == stats.class_column and stats.has_y for t in self.class_targets
-        )
+
+    def _class_values(self, from_base: bool) -> None:
+        """Each class target's values (from the base set's ``y`` when it holds them), at most
+        :data:`MAX_CLASS_VALUES`."""
+        stats = self.stats
         for t in self.class_targets:
             if not t.values:
                 if from_base:
@@ -192,22 +170,27 @@ class GeneticStats:
                     t.values = sorted(distinct_values(self.engine, stats.source, t.column, limit=MAX_CLASS_VALUES + 1))
             if len(t.values) > MAX_CLASS_VALUES:
                 raise ConfigError(f"class column {t.column!r} has more than {MAX_CLASS_VALUES} values")
-        if from_base:
-            weight = col("cnt")
-            q = exp.select(*map(col, stats.qnames), exp.alias_(sum_(weight), "cnt", quoted=True))
-            for ti, t in enumerate(self.class_targets):
-                for j, v in enumerate(t.values):
-                    q = q.select(exp.alias_(sum_(if_(exp.EQ(this=col("y"), expression=lit(v)), col("cnt"), lit(0))), f"t{ti}_{j}", quoted=True))
-                q = q.select(exp.alias_(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))), f"t{ti}_null", quoted=True))
-            self._create_base(q.from_(table_ref(stats.base.table)))
-            self._totals()
-            self._prepare_local()
-            return
+
+    def _base_from_set(self) -> None:
+        """``gbase`` rolled up from the shared base frequency set (its ``y`` is the class)."""
+        stats = self.stats
+        weight = col("cnt")
+        q = exp.select(*map(col, stats.qnames), exp.alias_(sum_(weight), "cnt", quoted=True))
+        for ti, t in enumerate(self.class_targets):
+            for j, v in enumerate(t.values):
+                q = q.select(exp.alias_(sum_(if_(exp.EQ(this=col("y"), expression=lit(v)), col("cnt"), lit(0))), f"t{ti}_{j}", quoted=True))
+            q = q.select(exp.alias_(sum_(if_(exp.Is(this=col("y"), expression=exp.Null()), col("cnt"), lit(0))), f"t{ti}_null", quoted=True))
+        self._create_base(q.from_(table_ref(stats.base.table)))
+
+    def _base_from_source(self) -> None:
+        """``gbase`` from one scan of the source (class and regression targets), and the
+        ``gbase_v`` tables of the mad targets."""
+        stats = self.stats
         inner = stats.encoded_select()
         for ti, t in enumerate(self.class_targets):
             inner = inner.select(exp.alias_(as_varchar(col(t.column, "src")), f"y{ti}", quoted=True))
-        for ti, t in enumerate(self.regression_targets):
-            inner = inner.select(exp.alias_(as_double(col(t.column, "src")), f"v{ti}", quoted=True))
+        for ti, rt in enumerate(self.regression_targets):
+            inner = inner.select(exp.alias_(as_double(col(rt.column, "src")), f"v{ti}", quoted=True))
         enc = exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True)
         q = exp.select(*map(col, stats.qnames), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
         for ti, t in enumerate(self.class_targets):
@@ -221,16 +204,14 @@ class GeneticStats:
             q = q.select(exp.alias_(sum_(exp.Mul(this=v_col, expression=col(f"v{ti}"))), f"r{ti}_s2", quoted=True))
             q = q.select(exp.alias_(sum_(if_(exp.Is(this=v_col.copy(), expression=exp.Null()), lit(1), lit(0))), f"r{ti}_null", quoted=True))
         self._create_base(q.from_(enc))
-        for ti, t in enumerate(self.regression_targets):
-            if t.dispersion == "mad":
+        for ti, rt in enumerate(self.regression_targets):
+            if rt.dispersion == "mad":
                 vq = exp.select(*map(col, stats.qnames), col(f"v{ti}"), exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
                 vq = vq.from_(exp.alias_(exp.Subquery(this=inner.copy()), "enc", table=True, quoted=True))
                 vq = vq.group_by(*map(col, stats.qnames), col(f"v{ti}"))
                 name = self.engine.temp_name(f"ga_base_v{ti}")
                 self.engine.execute(self.dialect.create_temp(name, vq))
                 self.vtables[ti] = name
-        self._totals()
-        self._prepare_local()
 
     def _prepare_local(self) -> None:
         """Fetch the frequency set's codes for the local path when it can answer the batches."""
@@ -289,7 +270,7 @@ class GeneticStats:
     def _population_table(self) -> None:
         """k-map / delta-presence with a population table: its base frequency set (QI codes,
         ``cnt``) with the block columns, so a batch rolls it up by the candidates' class keys."""
-        if self.needs is None or not getattr(self.needs, "population", False) or self.pop_table:
+        if self.needs is None or not self.needs.population or self.pop_table:
             return
         pop = self.stats.population_set
         q = exp.select(*map(col, self.stats.qnames), col("cnt"), *self._block_columns()).from_(table_ref(pop.table))
@@ -463,7 +444,7 @@ class GeneticStats:
             cls = self._join_class_column(ctes, cls, "cls0", [n.alias_or_name for n in csel], key_names, "emd", col("emd_ordered", "e"))
         if self.pop_table:
             cls = self._join_population(ctes, cls, keys, self.pop_table)
-        if self.sensitive and getattr(self.needs, "emd_hierarchical", False):
+        if self.sensitive and self.needs is not None and self.needs.emd_hierarchical:
             # hierarchical t-closeness: the class's EMD over the sensitive hierarchy, joined in
 
             ctes += hierarchical_emd_ctes(self.stats, "rs", key_names)
@@ -682,12 +663,7 @@ class GeneticStats:
         if not candidates:
             return []
         if self._local is not None and self._local.ready():
-            decode = lm and not per_column and lm_within is not None and self.decodes(lm_within, len(candidates))
-            out = self._local.evaluate(candidates, lm, per_column, self._result_names(lm, per_column), lm_within if decode else None)
-            self.batches += 1
-            self.evaluations += len(candidates)
-            self.local_evaluations += len(candidates)
-            return out
+            return self._evaluate_local(self._local, candidates, lm, per_column, lm_within)
         radix = max(CANDIDATE_RADIX, 1 << (len(candidates) - 1).bit_length())
         strides, block_words = self.layout_keys([cd["groups"] for cd in candidates], radix)
         self.words = max(block_words, default=0) + 1
@@ -702,17 +678,30 @@ class GeneticStats:
             with_names = self._result_names(lm, per_column)
             rows = self.engine.fetch_all(self._sql[sig])
             out = [dict(zip(with_names, r)) for r in rows]
-            for ti in self.vtables:
-                sig = ("mad", ti, block_words)
-                if sig not in self._sql:
-                    self._sql[sig] = self.dialect.render(self._mad_rows(ti))
-                for row, (_c, mad) in zip(out, self.engine.fetch_all(self._sql[sig])):
-                    row[f"mad{ti}"] = float(mad or 0.0)
+            self._add_mads(out, block_words)
         finally:
             self.engine.execute(self.dialect.drop_temp(self.cand))
         self.batches += 1
         self.evaluations += len(candidates)
         return out
+
+    def _evaluate_local(self, fitness, candidates: Sequence[dict], lm: bool, per_column: bool, lm_within: int | None) -> list[dict]:
+        """A batch scored in-process (:mod:`sqlanon.search.genetic.local`)."""
+        decode = lm and not per_column and lm_within is not None and self.decodes(lm_within, len(candidates))
+        out = fitness.evaluate(candidates, lm, per_column, self._result_names(lm, per_column), lm_within if decode else None)
+        self.batches += 1
+        self.evaluations += len(candidates)
+        self.local_evaluations += len(candidates)
+        return out
+
+    def _add_mads(self, out: list[dict], block_words) -> None:
+        """Each median target's mean absolute deviation (``mad{ti}``): one statement per target."""
+        for ti in self.vtables:
+            sig = ("mad", ti, block_words)
+            if sig not in self._sql:
+                self._sql[sig] = self.dialect.render(self._mad_rows(ti))
+            for row, (_c, mad) in zip(out, self.engine.fetch_all(self._sql[sig])):
+                row[f"mad{ti}"] = float(mad or 0.0)
 
     def decodes(self, lm_within: int, candidates: int) -> bool:
         """Is reading the LM back from the class keys (:meth:`_lm_within`) cheaper than the per-row
@@ -731,28 +720,29 @@ class GeneticStats:
         ``w``); the per-QI key lists ``k{i}`` when a median target needs them."""
         n = len(candidates)
         cols = {"c": pa.array(range(n), pa.int32())}
-
-        def lists(per_candidate: list[np.ndarray], kind) -> pa.Array:
-            offsets = np.zeros(len(per_candidate) + 1, dtype=np.int32)
-            np.cumsum([len(a) for a in per_candidate], out=offsets[1:])
-            return pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.concatenate(per_candidate), kind))
-
         for j, block in enumerate(self.blocks):
-            cols[f"kb{j}"] = lists([block_list([cd["codes"][i] for i in block], [strides[i] for i in block]) for cd in candidates], pa.int64())
+            cols[f"kb{j}"] = candidate_lists([block_list([cd["codes"][i] for i in block], [strides[i] for i in block]) for cd in candidates], pa.int64())
             if lm and not per_column and lm_within is None:
-                cols[f"lb{j}"] = lists([block_list([cd["leaf_loss"][i] for i in block], [1.0] * len(block)) for cd in candidates], pa.float64())
+                cols[f"lb{j}"] = candidate_lists([block_list([cd["leaf_loss"][i] for i in block], [1.0] * len(block)) for cd in candidates], pa.float64())
         if lm_within is not None:
-            cols["w"] = pa.array([int(lm_within)] * n, pa.int64())
-            for i in range(self.n):
-                cols[f"s{i}"] = pa.array([strides[i]] * n, pa.int64())
-                cols[f"m{i}"] = pa.array([max(cd["groups"][i] for cd in candidates) or 1] * n, pa.int64())
-                cols[f"g{i}"] = lists([np.asarray(cd["group_loss"][i], dtype=np.float64) for cd in candidates], pa.float64())
+            cols.update(self._within_columns(candidates, strides, lm_within))
         if lm and per_column:
             for i in range(self.n):
-                cols[f"l{i}"] = lists([np.asarray(cd["leaf_loss"][i], dtype=np.float64) for cd in candidates], pa.float64())
+                cols[f"l{i}"] = candidate_lists([np.asarray(cd["leaf_loss"][i], dtype=np.float64) for cd in candidates], pa.float64())
         if self.vtables:
             for i in range(self.n):
-                cols[f"k{i}"] = lists([np.asarray(cd["codes"][i], dtype=np.int64) * strides[i] for cd in candidates], pa.int64())
+                cols[f"k{i}"] = candidate_lists([np.asarray(cd["codes"][i], dtype=np.int64) * strides[i] for cd in candidates], pa.int64())
+        return cols
+
+    def _within_columns(self, candidates: Sequence[dict], strides: Sequence[int], lm_within: int) -> dict[str, pa.Array]:
+        """The LM per released code (``g{i}``) with the key's strides ``s{i}``, moduli ``m{i}``
+        and the bound ``w`` (:meth:`_lm_within`)."""
+        n = len(candidates)
+        cols = {"w": pa.array([int(lm_within)] * n, pa.int64())}
+        for i in range(self.n):
+            cols[f"s{i}"] = pa.array([strides[i]] * n, pa.int64())
+            cols[f"m{i}"] = pa.array([max(cd["groups"][i] for cd in candidates) or 1] * n, pa.int64())
+            cols[f"g{i}"] = candidate_lists([np.asarray(cd["group_loss"][i], dtype=np.float64) for cd in candidates], pa.float64())
         return cols
 
     def _result_names(self, lm: bool, per_column: bool) -> list[str]:

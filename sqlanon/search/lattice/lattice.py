@@ -19,26 +19,11 @@ from sqlanon.expr.atoms import col, if_, lit, sum_
 from sqlanon.privacy.k_anonymity import KAnonymity
 from sqlanon.stats.marginals import rare_rows
 from sqlanon.privacy.diagnosis import closest, unsatisfiable
+from sqlanon.search.lattice.spec import MAX_LATTICE_NODES, lattice_size
 
 UNKNOWN, SATISFIES, FAILS = 0, 1, -1
 #: the extra column of a node's rows suppressed by the requirement's monotone part
 MONO = "mono_suppressed"
-
-
-def describe_requirement(requirement) -> str:
-    parts = []
-    for d in requirement.describe():
-        d = dict(d)
-        name = d.pop("model")
-        parts.append(name + (" " + " ".join(f"{k}={v}" for k, v in d.items()) if d else ""))
-    return "; ".join(parts) or "the requirement"
-
-
-def releasable(ns, budget: int) -> bool:
-    """A node may be returned only if its suppressed rows fit the budget *and* it releases at least
-    one row: a release that suppresses everything is no answer, whatever the budget allows.
-    (Both parts are monotone under generalization when suppression is, so tagging stays valid.)"""
-    return ns.suppressed <= budget and (ns.rows == 0 or ns.suppressed < ns.rows)
 
 
 @dataclass
@@ -77,14 +62,10 @@ def level_bounds(hierarchies, qis, min_level: dict | None = None, max_level: dic
     return out
 
 
-#: the exact searches build the lattice; above this many nodes they refuse (before the scan)
-MAX_LATTICE_NODES = 2_000_000
-
-
 def require_size(bounds, max_nodes: int = MAX_LATTICE_NODES) -> int:
     """The number of nodes within ``bounds``; a lattice above ``max_nodes`` is refused. It depends
     on the hierarchies and level bounds alone, so runs check it before touching the data."""
-    size = math.prod(hi - lo + 1 for lo, hi in bounds)
+    size = lattice_size(bounds)
     if size > max_nodes:
         raise ConfigError(
             f"the lattice has {size:,} nodes, more than {max_nodes:,}: use --search lightning "
@@ -136,7 +117,7 @@ class Lattice:
         #: (``mono_suppressed``, :meth:`Requirement.monotone_predicate`), bound its specializations
         mono = requirement.monotone_predicate()
         self.mono_finals: list[tuple[str, exp.Expr]] = [] if mono is None else [(MONO, sum_(if_(mono, lit(0), col("cnt"))))]
-        stats.k_hint = requirement.k
+        metric.bind(requirement)  # the bounds read the requirement's k
         self.best_value = math.inf
         self.best_idx: int | None = None
 
@@ -145,10 +126,6 @@ class Lattice:
 
     def idx(self, node) -> int:
         return int(np.dot(np.asarray(node, dtype=np.int64) - self.offset, self.strides))
-
-    def contains(self, node) -> bool:
-        """Is ``node`` inside the level bounds?"""
-        return all(lo <= lv <= hi for lv, lo, hi in zip(node, self.mins, self.maxes))
 
     def node(self, idx: int) -> tuple[int, ...]:
         return tuple(int(x) for x in self.nodes[idx])
@@ -239,7 +216,9 @@ class Lattice:
 
     def _record(self, idx: int, ns) -> bool:
         node = self.node(idx)
-        satisfies = releasable(ns, self.requirement.budget)
+        # within the budget and releasing a row (Requirement.fits): both parts are monotone under
+        # generalization when suppression is, so tagging stays valid
+        satisfies = self.requirement.fits(ns.suppressed, ns.rows)
         value = self.metric.value(self.stats, node, ns) if satisfies else math.inf
         self.evaluated[idx] = (ns, satisfies, value)
         self.is_evaluated[idx] = True
@@ -372,7 +351,8 @@ class Lattice:
         (Without monotonicity a more specific node may still fit the budget: nothing to conclude.)
 
         When the top is known without a query (:meth:`top_known`) it is tagged and its value
-        offered, as its evaluation would (on Spark a statement is a job: 0.5-0.8 s at 1M rows)."""
+        offered, as its evaluation would (on Spark a statement is a job, costly even at one node:
+        docs/measurements.md)."""
         value = self.top_known()
         if value is not None:
             self.tag(self.top, True)
@@ -406,9 +386,6 @@ class Lattice:
             node = self.node(idx)
         scope = "within the level bounds" if self.bounded else ""
         return unsatisfiable(self.stats, self.requirement, node, scope=scope)
-
-    def _describe(self) -> str:
-        return describe_requirement(self.requirement)
 
     def result(self, trace=None) -> LatticeResult:
         if self.best_idx is None:

@@ -64,7 +64,7 @@ def suppressed_row_cost(metric, n_qis: int) -> float:
     """What one suppressed row adds to ``metric * rows``."""
     if metric.name == "cm":
         return 1.0
-    weights = getattr(metric, "weights", None)
+    weights = metric.weights
     return sum(weights) / n_qis if weights else 1.0
 
 

@@ -56,7 +56,7 @@ from sqlanon.stats import batch as batch_stmt
 TOL = 1e-12
 BATCH = 128
 PROBES = 64
-#: a statement's fixed cost (parse, bind, plan: ~10-30 ms on DuckDB) is worth about this many
+#: a statement's fixed cost (parse, bind, plan: docs/measurements.md) is worth about this many
 #: joined rows (frequency-set rows x nodes); a round with fewer is filled with the probes' nodes of
 #: the next steps (at most LOOKAHEAD steps ahead), so a search on a small set needs fewer rounds
 SPECULATE_ROWS = 300_000
@@ -64,10 +64,9 @@ LOOKAHEAD = 2
 #: the ``lookahead_threads`` option: on a base set above SPECULATE_ROWS rows (no look-ahead by the
 #: rule above), an engine scanning with several threads still gets rounds of each probe's next
 #: node and both of its possible successors (Flash's binary search one step ahead). Off by
-#: default: on the loaded 2-core machine (load ~6) 2M Adult-like rows, k=10, 2 threads: 0 %: 41 ->
-#: 25 statements but 251 -> 371 nodes, search 5.3-6.9 s -> 6.7-7.8 s; 5 %: 21 -> 11 statements,
-#: 226 -> 358 nodes, 18.7-25.2 s -> 36.9-40.5 s (a node over a 588K-row set costs more than a
-#: statement's fixed cost, and a one-node statement already scans on both threads)
+#: default: fewer statements but more nodes, and slower, on a large set (a node over it costs
+#: more than a statement's fixed cost, and a one-node statement already scans on both threads:
+#: docs/measurements.md)
 LOOKAHEAD_THREADS = False
 #: above this many base-set rows, a probe's path ends at its last node whose prior is below the
 #: incumbent's value (nodes above it cannot win). 0: at every size. The nodes above tag more, but
@@ -86,7 +85,7 @@ def speculation(lattice: Lattice, batch: int) -> int:
     stats = lattice.stats
     if not stats.prepared or not batch_stmt.supported(stats, lattice.metric):
         return 0
-    worth = getattr(stats.engine, "statement_rows", None) or SPECULATE_ROWS  # Spark: a job per statement
+    worth = stats.engine.statement_rows or SPECULATE_ROWS  # Spark: a job per statement
     return min(batch, worth // max(stats.base.rows, 1))
 
 
@@ -113,7 +112,7 @@ def truncated_paths(lattice: Lattice) -> bool:
     values are then known without a query: 10M rows, k=10 at 0 %: 326 nodes with whole paths,
     819 truncated; at 5 %: 110 -> 53.)"""
     stats = lattice.stats
-    limit = getattr(stats.engine, "truncate_rows", None)
+    limit = stats.engine.truncate_rows
     limit = TRUNCATE_ROWS if limit is None else limit  # Spark: 0, every size
     return stats.prepared and stats.base.rows > limit and lattice.requirement.budget > 0
 
@@ -286,7 +285,7 @@ def _start_probes(lattice: Lattice, active: list[Probe], cands: np.ndarray, prio
         scan = scan[~((cand <= running).all(axis=2) | (cand >= running).all(axis=2)).any(axis=1)]
     # a candidate comparable to a probe started this round is skipped (its path would overlap
     # it): each start marks the candidates after it at once, not each candidate checked against
-    # every start (~1 ms a round in Python at 10M rows, 0 %: 50 rounds)
+    # every start (a Python loop per candidate cost a noticeable share of a round: docs/measurements.md)
     nodes = lattice.nodes[scan]
     skipped = np.zeros(len(scan), dtype=bool)
     for j, idx in enumerate(scan.tolist()):

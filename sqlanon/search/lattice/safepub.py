@@ -17,7 +17,7 @@ from sqlanon.expr.atoms import col, if_, lit, sum_, table_ref
 from sqlanon.privacy import KAnonymity, exponential
 from sqlanon.privacy.registry import asking_keys
 from sqlanon.privacy.safepub import DEFAULT_SEARCH_SHARE, DEFAULT_STEPS, SCORES, Params, beta, delta_of, derive_k  # noqa: F401  (offered here too)
-from sqlanon.search import LATTICE_SEARCHES
+from sqlanon.search.lattice.spec import BUILT
 from sqlanon.search.lattice.lattice import LatticeResult
 from sqlanon.stats.core import count_rows
 
@@ -39,7 +39,7 @@ def validate(policy) -> None:
     if policy.safepub_steps is not None and policy.safepub_steps < 1:
         raise ConfigError(f"safepub_steps must be at least 1, got {policy.safepub_steps}")
 
-    if policy.search not in LATTICE_SEARCHES:
+    if policy.search not in BUILT:
         raise ConfigError(f"SafePub chooses a full-domain generalization over the lattice; search {policy.search} cannot be used with --epsilon")
     if policy.metric not in SCORES:
         raise ConfigError(f"SafePub scores transformations with {', '.join(SCORES)}; metric {policy.metric} has no score function")

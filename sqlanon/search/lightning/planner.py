@@ -35,9 +35,12 @@ import heapq
 import math
 
 from sqlanon.errors import ConfigError
-from sqlanon.search.lattice.lattice import LatticeResult, releasable
+from sqlanon.search.lattice.lattice import LatticeResult
 from sqlanon.search.limits import Limits
-from sqlanon.config.search_options import given
+from sqlanon.plan import Plan
+from sqlanon.search.context import SearchContext, heuristic_plan
+from sqlanon.search.options import given
+from sqlanon.search.lattice.spec import lattice_size
 from sqlanon.privacy.diagnosis import closest, unsatisfiable
 
 DEFAULT_TIME_LIMIT = 30.0
@@ -45,10 +48,6 @@ DEFAULT_BATCH = 64
 #: expand queued nodes of one key together (:meth:`Lightning.tied`)
 TIES = True
 OPTIONS = ("time_limit", "step_limit", "batch")
-
-
-def lattice_size(bounds) -> int:
-    return math.prod(hi - lo + 1 for lo, hi in bounds)
 
 
 def parse_options(options: dict) -> dict:
@@ -89,7 +88,7 @@ class Lightning:
         self.opts = opts
         self.progress = progress or (lambda message: None)
         self.ok = requirement.predicate()
-        stats.k_hint = requirement.k
+        metric.bind(requirement)
         self.evaluated: dict[tuple, tuple] = {}  # node -> (NodeStats, releasable, value)
         self.priors: dict[tuple, float] = {}
         self.best: tuple | None = None
@@ -148,7 +147,7 @@ class Lightning:
             self.progress(f"{self.label}: {len(self.evaluated)} nodes evaluated in {elapsed:.0f} s{best}")
 
     def _record(self, node: tuple, ns) -> None:
-        ok = releasable(ns, self.requirement.budget)
+        ok = self.requirement.fits(ns.suppressed, ns.rows)
         value = float(self.metric.value(self.stats, node, ns))
         self.evaluated[node] = (ns, ok, value)
         if ok and (value < self.best_value or (value == self.best_value and self.best is not None and sum(node) < sum(self.best))):
@@ -300,3 +299,8 @@ def run(stats, requirement, metric, bounds, options: dict | None = None, progres
     """Search the lattice within ``bounds`` (``[(lowest, highest)]`` per QI)."""
     opts = parse_options(dict(options or {}))
     return Lightning(stats, requirement, metric, list(bounds), opts, progress).run()
+
+
+def search(ctx: SearchContext) -> Plan:
+    """The search's contract: ``run(ctx) -> Plan``."""
+    return heuristic_plan(ctx, run)

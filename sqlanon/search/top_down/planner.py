@@ -33,274 +33,20 @@ bound: both refused.
 from __future__ import annotations
 
 import itertools
-import math
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.search.top_down.attrs import CatAttr, NumAttr, entropy
 from sqlanon.search.top_down.join import Tree, covers, parse_inconsistent
 from sqlanon.plan import Plan, Recoding
+from sqlanon.search.context import SearchContext
 from sqlanon.privacy.xy import SensitiveValue, XYAnonymity, XYLinkability, parse_sensitive, parse_threshold
 from sqlanon.engine.source import Source
 from sqlanon.stats import distinct_values
 from sqlanon.search.top_down.stats import IncTable, LossyJoinStats, MatchTable, PrevSpec, Result, SideY, T1Spec, is_key
-from sqlanon.engine import connect, is_postgres_url
-from sqlanon.release import registry as reg_mod
 from sqlanon.search.bounds import has_levels, refuse_levelless
-
-# ------------------------------------------------------------------------------------------------
-# per-attribute cut state
-
-
-
-def merge_class_hist(class_hist, leaves) -> dict:
-    """Class counts of a set of leaves (summed per class value)."""
-    out: dict = {}
-    for leaf in leaves:
-        for c, n in class_hist[leaf].items():
-            out[c] = out.get(c, 0) + n
-    return out
-
-class CatAttr:
-    """A categorical attribute: a cut of its taxonomy tree."""
-
-    numeric = False
-
-    def __init__(self, qi: int, tree: Tree, freq: list[int], class_hist: list[dict], bounds: tuple[int, int] | None = None) -> None:
-        self.qi, self.tree, self.freq, self.class_hist = qi, tree, freq, class_hist
-        self.cut = {0}
-        self.leaf_node = [0] * len(freq)
-        self.lo = 0
-        if bounds is not None:
-            # level bounds: start from the max-level cut, never specialize a node whose children
-            # would all lie below the min level (its lowest level is <= lo)
-            h = tree.hierarchy
-            self.lo, hi = int(bounds[0]), int(bounds[1])
-            up = h.leaf_to_level(hi)
-            members: dict[int, set] = {}
-            for leaf, code in enumerate(up):
-                members.setdefault(code, set()).add(leaf)
-            self.leaf_node = [tree.by_set[frozenset(members[up[leaf]])] for leaf in range(len(freq))]
-            self.cut = set(self.leaf_node)
-
-    def top_level(self, node: int) -> int:
-        """The highest hierarchy level holding this node's leaf set (its chain's top)."""
-        n = self.tree.nodes[node]
-        if node == 0:
-            return self.tree.hierarchy.max_level
-        assert n.parent is not None  # only the root has no parent
-        return self.tree.nodes[n.parent].level - 1
-
-    def rows(self, node: int) -> int:
-        return sum(self.freq[l] for l in self.tree.nodes[node].leaves)
-
-    def hist(self, leaves) -> dict:
-        return merge_class_hist(self.class_hist, leaves)
-
-    def children(self, node: int) -> list[frozenset]:
-        return [self.tree.nodes[c].leaves for c in self.tree.nodes[node].children]
-
-    def child_ids(self, node: int) -> list[int]:
-        return list(self.tree.nodes[node].children)
-
-    def candidates(self) -> list[int]:
-        return sorted(v for v in self.cut if self.tree.nodes[v].children and self.rows(v) > 0 and self.tree.nodes[v].level > self.lo)
-
-    def spec_map(self, cands) -> list[int]:
-        m = list(self.leaf_node)
-        for v in cands:
-            for c in self.tree.nodes[v].children:
-                for l in self.tree.nodes[c].leaves:
-                    m[l] = c
-        return m
-
-    def specialize(self, v: int) -> None:
-        self.cut.discard(v)
-        for c in self.tree.nodes[v].children:
-            self.cut.add(c)
-            for l in self.tree.nodes[c].leaves:
-                self.leaf_node[l] = c
-
-    def label(self, node: int) -> str:
-        n = self.tree.nodes[node]
-        level = self.released_level(node)
-        if level != n.level:  # a chain reaching the min level: its label there
-            return self.tree.hierarchy.rows[next(iter(n.leaves))][level]
-        return n.label
-
-    def distortion(self) -> float:
-        """Paper's distortion: one unit per generalization step (value -> parent value), per record;
-        a shallow branch padded to the hierarchy's height counts its real steps, not its level."""
-        return float(sum(self.freq[l] * self.tree.depth_steps(self.leaf_node[l], l, self.released_level(self.leaf_node[l])) for l in range(len(self.freq)) if self.freq[l]))
-
-    def released_level(self, node: int) -> int:
-        """The level whose label is released for ``node`` (its lowest, or the min level on a chain)."""
-        n = self.tree.nodes[node]
-        return self.lo if n.level < self.lo <= self.top_level(node) else n.level
-
-
-class NumAttr:
-    """A continuous attribute: intervals of its sorted distinct values, split on the fly at the
-    InfoGain-best point (the median of the rows when there is no class column)."""
-
-    numeric = True
-
-    def __init__(self, qi: int, values: list[str], freq: list[int], class_hist: list[dict], has_class: bool) -> None:
-        self.qi, self.freq, self.class_hist, self.has_class = qi, freq, class_hist, has_class
-        self.values = values
-        self.nums = [float(v) for v in values]
-        self.order = sorted(range(len(values)), key=lambda i: self.nums[i])  # position -> leaf
-        self.intervals: dict[int, tuple[int, int]] = {0: (0, len(values))}
-        self.cut = {0}
-        self.leaf_node = [0] * len(values)
-        self._split: dict[int, list[int]] = {}
-        self._next = 1
-
-    def _leaves(self, node: int):
-        lo, hi = self.intervals[node]
-        return [self.order[p] for p in range(lo, hi)]
-
-    def rows(self, node: int) -> int:
-        return sum(self.freq[l] for l in self._leaves(node))
-
-    def hist(self, leaves) -> dict:
-        return merge_class_hist(self.class_hist, leaves)
-
-    def child_ids(self, node: int) -> list[int]:
-        if node not in self._split:
-            lo, hi = self.intervals[node]
-            best, best_gain = None, -1.0
-            present = [p for p in range(lo, hi) if self.freq[self.order[p]] > 0]
-            total = sum(self.freq[self.order[p]] for p in present)
-            left_rows = 0
-            left_hist: dict = {}
-            whole = self.hist(self._leaves(node))
-            for idx, p in enumerate(present[:-1]):
-                leaf = self.order[p]
-                left_rows += self.freq[leaf]
-                for c, n in self.class_hist[leaf].items():
-                    left_hist[c] = left_hist.get(c, 0) + n
-                split = present[idx + 1]
-                if self.has_class:
-                    right = {c: whole[c] - left_hist.get(c, 0) for c in whole}
-                    gain = entropy(whole) - (left_rows / total) * entropy(left_hist) - ((total - left_rows) / total) * entropy(right)
-                else:
-                    gain = -abs(2 * left_rows - total)  # the median split
-                if gain > best_gain + 1e-12:
-                    best, best_gain = split, gain
-            if best is None:
-                self._split[node] = []
-            else:
-                a, b = self._next, self._next + 1
-                self._next += 2
-                self.intervals[a], self.intervals[b] = (lo, best), (best, hi)
-                self._split[node] = [a, b]
-        return self._split[node]
-
-    def children(self, node: int) -> list[list[int]]:
-        return [self._leaves(c) for c in self.child_ids(node)]
-
-    def candidates(self) -> list[int]:
-        return sorted(v for v in self.cut if self.child_ids(v))
-
-    def spec_map(self, cands) -> list[int]:
-        m = list(self.leaf_node)
-        for v in cands:
-            for c in self.child_ids(v):
-                for l in self._leaves(c):
-                    m[l] = c
-        return m
-
-    def specialize(self, v: int) -> None:
-        self.cut.discard(v)
-        for c in self.child_ids(v):
-            self.cut.add(c)
-            for l in self._leaves(c):
-                self.leaf_node[l] = c
-
-    def label(self, node: int) -> str:
-        if node == 0:
-            return "*"
-        lo, hi = self.intervals[node]
-        a = self.values[self.order[lo]]
-        if hi >= len(self.order):
-            return f"[{a}, {self.values[self.order[-1]]}]"
-        return f"[{a}, {self.values[self.order[hi]]}["
-
-    def distortion(self) -> float:
-        full = (self.nums[self.order[-1]] - self.nums[self.order[0]]) or 1.0
-        out = 0.0
-        for l in range(len(self.freq)):
-            node = self.leaf_node[l]
-            lo, hi = self.intervals[node]
-            top = self.nums[self.order[hi]] if hi < len(self.order) else self.nums[self.order[-1]]
-            width = top - self.nums[self.order[lo]]
-            out += self.freq[l] * (width / full if node != 0 else 1.0)
-        return out
-
-
-def entropy(hist: dict) -> float:
-    total = sum(hist.values())
-    if total <= 0:
-        return 0.0
-    return -sum((n / total) * math.log2(n / total) for n in hist.values() if n > 0)
-
-
-# ------------------------------------------------------------------------------------------------
-# resolving the previous releases
-
-
-def resolve_previous(ref: str, engine, registry: str | None = None, depth: int = 0) -> tuple[str, Source]:
-    """A previous release: a Parquet/CSV path, a table of the input database, or a registry id."""
-    ref = str(ref).strip()
-    if not ref:
-        raise ConfigError("empty --previous")
-    if os.path.exists(ref) or any(ch in ref for ch in "*?["):
-        if ref.lower().endswith((".duckdb", ".db")):
-            raise ConfigError(f"--previous {ref}: name a table of the input database or a Parquet/CSV file, not a database file")
-        return ref, Source.open(ref)
-    if ref.isdigit() and depth == 0:
-        return _from_registry(ref, engine, registry)
-    src = Source(kind="table", table=ref, database=getattr(engine, "database", None))
-    try:
-        src.columns(engine)
-    except Exception:
-        raise ConfigError(f"--previous {ref}: not a file, a release id, or a table of the input database") from None
-    return ref, src
-
-
-
-def _from_registry(ref: str, engine, registry: str | None) -> tuple[str, Source]:
-    """Release id ``ref`` of the registry (``registry``, the input database, or the working
-    directory's registry file): the source where that release was written."""
-    db = getattr(engine, "database", None) or ""
-    candidates = (registry, db, os.path.join(os.getcwd(), reg_mod.REGISTRY_FILE))
-    places = [p for p in candidates if p and p != ":memory:" and (is_postgres_url(p) or os.path.exists(p))]
-    for place in places:
-        entry = _registry_entry(engine, place, db, int(ref))
-        if entry:
-            target = entry.get("target") or (entry.get("policy") or {}).get("output") or (entry.get("policy") or {}).get("output_table")
-            if not target:
-                raise ConfigError(f"release {ref} in {place} does not say where it was written")
-            if isinstance(target, str) and target.startswith("table "):
-                target = target[len("table "):]
-            return f"release {ref} ({target})", resolve_previous(target, engine, registry, 1)[1]
-    raise ConfigError(f"--previous {ref}: no such release in the registry ({', '.join(places) or 'no registry found'})")
-
-
-def _registry_entry(engine, place: str, db: str, release_id: int):
-    """The registry row of ``release_id`` in ``place`` (the input database's own connection
-    when ``place`` is it, else a read-only one opened and closed here)."""
-    if place == db or (not is_postgres_url(place) and not is_postgres_url(db) and os.path.abspath(place) == os.path.abspath(db)):
-        return reg_mod.get_release(engine, release_id)
-    other = connect(database=place, read_only=True)
-    try:
-        return reg_mod.get_release(other, release_id)
-    finally:
-        other.close()
-
 
 # ------------------------------------------------------------------------------------------------
 # the planner
@@ -333,7 +79,7 @@ class _Problem:
     """What a top-down run is asked, validated: the privacy notion, the releases, X and Y, and
     (filled by :func:`_join_attributes`) how the current release joins the previous ones."""
 
-    ctx: Any
+    ctx: SearchContext
     privacy: str
     qis: list[str]
     t1_cols: list[str]
@@ -356,14 +102,14 @@ class _Problem:
 
     def tree_of(self, qi_index: int) -> Tree:
         h = self.ctx.hierarchies[qi_index]
-        if getattr(h, "numeric", False) and h.max_level == 1:
+        if h.numeric and h.max_level == 1:
             raise ConfigError(f"{self.qis[qi_index]!r} is continuous; join attributes must be categorical (Section 3.3)")
         if qi_index not in self.trees:
             self.trees[qi_index] = Tree(h)
         return self.trees[qi_index]
 
 
-def _validate(ctx) -> _Problem:
+def _validate(ctx: SearchContext) -> _Problem:
     """Read the privacy notion, the previous releases, X and Y; refuse what cannot be."""
     o = ctx.options
     engine, stats = ctx.engine, ctx.stats
@@ -372,13 +118,11 @@ def _validate(ctx) -> _Problem:
     if privacy not in ("xy-anonymity", "xy-linkability"):
         raise ConfigError(f"unknown --privacy {privacy!r}; choose xy-anonymity or xy-linkability")
     t1_cols = ctx.source.column_names(engine)
-    class_column = getattr(stats, "class_column", None) or o.get("class_column")
+    class_column = stats.class_column
     if class_column and class_column not in t1_cols:
         raise ConfigError(f"unknown class column {class_column!r}")
-    releases: list[Release] = []
-    for ref in _as_list(o.get("previous")):
-        name, src = resolve_previous(ref, engine, o.get("registry"))
-        releases.append(Release(name, src, src.column_names(engine)))
+    # resolved by the caller (sqlanon.run.previous): a search opens no connection
+    releases = [Release(name, src, src.column_names(engine)) for name, src in ctx.previous]
     explicit_join = _as_list(o.get("join")) or None
     x, y = _x_and_y(o, qis, t1_cols, releases)
     x1 = [c for c in x if c in t1_cols]
@@ -489,7 +233,7 @@ def _distinct_y_mode(p: _Problem, x_attrs: list[int], sides_y: list[list[str]]) 
 def _requirement(p: _Problem) -> tuple[XYAnonymity | XYLinkability, list[SensitiveValue]]:
     """The (X,Y)-privacy requirement, and for linkability its sensitive values."""
     o = p.ctx.options
-    k_opt = o.get("k")
+    k_opt = p.ctx.xy_k
     x, y = p.x, p.y
     if p.privacy == "xy-anonymity":
         if k_opt is None:
@@ -554,7 +298,7 @@ def _attribute_state(p: _Problem, lj: LossyJoinStats, qi: int, has_class: bool, 
             continue
         freq[leaf] += n
         hist[leaf][cls] = hist[leaf].get(cls, 0) + n
-    if getattr(h, "numeric", False) and h.max_level == 1:
+    if h.numeric and h.max_level == 1:
         return NumAttr(qi, h.leaves, freq, hist, has_class)
     return CatAttr(qi, p.tree_of(qi), freq, hist, bounds[qi] if bounds is not None else None)
 
@@ -639,7 +383,7 @@ def _set_up(p: _Problem) -> _Search:
     lj = _join_stats(p, x_attrs, sides_y, mode, y_modes, sens)
     force_pairs = ctx.options.get("factorized") in (False, "false", "0", 0) and mode == "case1"
     has_class = bool(p.class_column)
-    weights, bounds = getattr(ctx, "weights", None), getattr(ctx, "bounds", None)
+    weights, bounds = ctx.weights, ctx.bounds
     if bounds is not None:
         _refuse_bounds(p, x_attrs, bounds)
     attrs = {qi: _attribute_state(p, lj, qi, has_class, bounds) for qi in x_attrs}
@@ -787,7 +531,7 @@ def _plan(s: _Search, total: Result, started: float) -> Plan:
     )
 
 
-def run(ctx) -> Plan:
+def run(ctx: SearchContext) -> Plan:
     """Validate, set up, specialize while a valid candidate remains, and make the plan."""
     started = time.perf_counter()
     s = _set_up(_validate(ctx))

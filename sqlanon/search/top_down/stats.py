@@ -175,7 +175,7 @@ class LossyJoinStats:
         ``y``), when that set holds everything ``base1`` needs: no Y values and no sensitive counts
         of T1. ``None`` otherwise (then :meth:`base1_select` scans T1)."""
         t1, stats = self.t1, self.shared
-        if stats is None or getattr(stats, "base", None) is None or t1.y.mode == "values" or t1.sens:
+        if stats is None or stats.base is None or t1.y.mode == "values" or t1.sens:
             return None
         if t1.class_column and not (stats.has_y and stats.class_column == t1.class_column):
             return None

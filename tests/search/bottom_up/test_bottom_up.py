@@ -9,6 +9,7 @@ import pytest
 
 from sqlanon.errors import UnsatisfiableError
 from sqlanon.hierarchy.model import Hierarchy
+from sqlanon.privacy import Requirement
 from sqlanon.search.bottom_up import planner as bottom_up
 from sqlanon.search.bottom_up.planner import BottomUp, Taxonomy, _class_base
 from sqlanon.search.bottom_up.stats import VidTable
@@ -30,7 +31,7 @@ EX1_COLUMNS = ["Relationship", "Race", "Workclass", "cls"]
 def _search(ctx, K, prune=True, budget=0):
     taxes = [Taxonomy.from_hierarchy(h) for h in ctx.hierarchies]
     base, classes = _class_base(ctx)
-    return BottomUp(ctx.engine, taxes, base, classes, K, budget=budget, prune=prune), taxes
+    return BottomUp(ctx.engine, taxes, base, classes, K, Requirement([], budget=budget), prune=prune), taxes
 
 
 def _labels(taxes, vid):

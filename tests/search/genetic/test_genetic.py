@@ -45,8 +45,7 @@ def make_ctx(path, qis: dict, k: int, metric="lm", class_column=None, options=No
     stats = Statistics(eng, src, list(qis), hs, class_column=class_column, needs=m.needs)
     stats.prepare()
     req = Requirement([KAnonymity(k)], budget=stats.rows if budget is None else budget)
-    opts = {"k": k, **(options or {})}
-    return SearchContext(eng, src, list(qis), hs, stats, req, m, opts)
+    return SearchContext(stats, req, m, dict(options or {}))
 
 
 def released(rows, qis, hierarchies, transformation, numeric):
@@ -164,7 +163,7 @@ def test_figure4_cm_is_0_15(fig4):
     t = {"X": ["[0, 7]", "[8, 10]"], "Y": ["[0, 3]", "[4, 10]"]}  # the end points 7.5 and 3.5
     bits = layout.bits_from_transformation(t)
     objective, costs = build_objective("cm", {}, "cls")
-    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement, costs)
     ev.prepare()
     agg = ev.score([bits])[0]
     assert agg["suppressed"] == 0
@@ -199,7 +198,7 @@ def test_metrics_match_brute_force(tmp_path, seed):
     results = {}
     for name, extra in [("lm", {}), ("cm", {}), ("cm-cost", {}), ("regression", {}), ("regression", {"dispersion": "mad"})]:
         objective, costs = build_objective(name, {**opts, **extra}, "y")
-        ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+        ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement, costs)
         ev.prepare()
         label = name + extra.get("dispersion", "")
         results[label] = ev.score(chroms, per_column=(name == "lm"))
@@ -231,7 +230,7 @@ def test_weighted_sum(tmp_path):
     rng = random.Random(1)
     chroms = [layout.repair([rng.random() < 0.4 for _ in range(layout.nbits)]) for _ in range(5)]
     objective, costs = build_objective("weighted", opts, "y")
-    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement, costs)
     ev.prepare()
     for ch, agg in zip(chroms, ev.score(chroms)):
         b = brute_metrics(rows, ["a", "b", "x"], ctx.hierarchies, layout.transformation(ch), {"x"}, 4, y="y", values=["p", "q", "r"], target="t")

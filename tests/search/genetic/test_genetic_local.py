@@ -65,7 +65,7 @@ def evaluators(stats, layout, req, weights=None):
     objective, costs = build_objective("lm", {}, None)
     out = []
     for on in (True, False):
-        ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs, weights=weights, local=on)
+        ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs, weights=weights, local=on)
         ev.prepare()
         out.append(ev)
     fast, slow = out
@@ -172,7 +172,7 @@ def test_class_targets_sensitive_models_and_large_sets_fall_back_to_sql(tmp_path
         layout = genetic.layout_for(["a", "b"], [ha, hb], stats.column_freqs, {})
         req = Requirement([KAnonymity(2), DistinctLDiversity(2)], budget=30)
         objective, costs = build_objective("lm", {}, None)
-        ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs)
+        ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs)
         ev.prepare()
         assert "more than class sizes" in ev.gstats.local_reason
         ev.score([layout.repair([1] * layout.nbits)])
@@ -181,7 +181,7 @@ def test_class_targets_sensitive_models_and_large_sets_fall_back_to_sql(tmp_path
         # a frequency set over the cap: SQL
         stats.local_rows = 3
         req = Requirement([KAnonymity(2)], budget=30)
-        ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs)
+        ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs)
         ev.prepare()
         assert "local cap 3" in ev.gstats.local_reason
         ev.drop()

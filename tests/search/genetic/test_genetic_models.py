@@ -47,7 +47,7 @@ def scored_cuts(eng, stats, req, qis, hs, rng):
         m.bind(stats)
     layout = genetic.layout_for(qis, hs, stats.column_freqs, {})
     objective, costs = build_objective("lm", {}, None)
-    ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs)
+    ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs)
     ev.prepare()
     densities = [0.0, 1.0] + [rng.random() for _ in range(8)]
     chroms = [layout.repair([rng.random() < d for _ in range(layout.nbits)]) for d in densities]

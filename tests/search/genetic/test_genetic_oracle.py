@@ -138,7 +138,7 @@ def test_batched_fitness_equals_plain_python(seed, n_qi, n, tmp_path):
                         m.order = [v for v, _ in stats.sensitive_domain]
                 layout = genetic.layout_for(qis, hs, stats.column_freqs, {})
                 objective, costs = build_objective("lm", {}, None)
-                ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs, local=False)  # the SQL statement under test (the local path: test_genetic_local.py)
+                ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs, local=False)  # the SQL statement under test (the local path: test_genetic_local.py)
                 ev.gstats.split = split
                 ev.prepare()
                 assert len(ev.gstats.parts) == (split if split > 1 else 0)
@@ -174,7 +174,7 @@ def test_wide_batches_use_blocks_and_several_key_words(tmp_path):
         stats.prepare()
         layout = genetic.layout_for(qis, hs, stats.column_freqs, {})
         objective, costs = build_objective("lm", {}, None)
-        ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs, local=False)  # the SQL key layout under test
+        ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs, local=False)  # the SQL key layout under test
         ev.prepare()
         assert len(ev.gstats.blocks) < len(qis)
         assert ev.gstats.blocks == blocks_of([len(h.rows) for h in hs])

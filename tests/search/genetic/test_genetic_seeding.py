@@ -31,7 +31,7 @@ def test_seeded_genetic_never_loses_to_the_lattice(tmp_path, seed, k, budget):
     bits = node_chromosome(layout, ctx.hierarchies, lat.node)
     assert layout.is_valid(bits)
     objective, costs = build_objective("lm", {}, None)
-    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement, costs)
     ev.prepare()
     agg = ev.score([bits])[0]
     ev.drop()
@@ -87,7 +87,7 @@ def test_seeded_genetic_with_a_numeric_qi_never_loses_to_the_lattice(tmp_path, k
     held = [{band[v] for v in layout.coders[2].distinct if lo <= v <= hi} for lo, hi in ivs]
     assert all(len(h) == 1 for h in held) and len({min(h) for h in held}) == len(held)
     objective, costs = build_objective("lm", {}, None)
-    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement.predicate(), ctx.requirement.budget, costs)
+    ev = FlexibleEvaluator(ctx.stats, layout, objective, ctx.requirement, costs)
     ev.prepare()
     agg = ev.score([bits])[0]
     ev.drop()

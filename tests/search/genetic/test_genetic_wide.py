@@ -86,7 +86,7 @@ def test_batched_fitness_with_l_and_t_equals_python_and_the_spine(seed, n_qi, tm
                     m.order = [v for v, _ in stats.sensitive_domain]
             layout = genetic.layout_for(qis, hs, stats.column_freqs, {})
             objective, costs = build_objective("lm", {}, None)
-            ev = FlexibleEvaluator(stats, layout, objective, req.predicate(), req.budget, costs, req.needs, local=False)  # the SQL statement under test (key words)
+            ev = FlexibleEvaluator(stats, layout, objective, req, costs, req.needs, local=False)  # the SQL statement under test (key words)
             ev.prepare()
             rng = random.Random(seed)
             chroms = [layout.repair([rng.random() < d for _ in range(layout.nbits)]) for d in [0.0, 1.0] + [rng.random() for _ in range(14)]]

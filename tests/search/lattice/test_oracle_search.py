@@ -23,7 +23,7 @@ from sqlanon.errors import UnsatisfiableError  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness  # noqa: E402
-from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
+from sqlanon.search.lattice.run import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.engine.source import Source  # noqa: E402
 from sqlanon.privacy.needs import ClassNeeds  # noqa: E402

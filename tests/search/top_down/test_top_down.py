@@ -20,6 +20,7 @@ from sqlanon.search.context import SearchContext
 from sqlanon.engine.source import Source
 from sqlanon.privacy.needs import ClassNeeds
 from sqlanon.stats import Statistics
+from sqlanon.run.previous import resolve_previous
 
 
 def write_csv(path, header, rows):
@@ -30,6 +31,16 @@ def write_csv(path, header, rows):
     return str(path)
 
 
+def top_down_context(eng, st, options: dict) -> SearchContext:
+    """The context the run builds for top-down: ``k`` its (X,Y) threshold, the previous releases
+    resolved (on the run's side: the search opens nothing)."""
+    options = dict(options)
+    k, registry = options.pop("k", None), options.pop("registry", None)
+    previous = options.pop("previous", None) or []
+    previous = [previous] if isinstance(previous, str) else previous
+    return SearchContext(st, Requirement([]), None, options, xy_k=k, previous=[resolve_previous(ref, eng, registry) for ref in previous])
+
+
 def plan_for(t1_path, qi: dict, class_column=None, **options):
     """Build the SearchContext the CLI would build and run the planner."""
     eng = connect()
@@ -37,7 +48,7 @@ def plan_for(t1_path, qi: dict, class_column=None, **options):
     hs = [load_hierarchy(spec, c, eng, src) for c, spec in qi.items()]
     st = Statistics(eng, src, list(qi), hs, class_column=class_column, needs=ClassNeeds(majority_y=class_column is not None))
     st.prepare()
-    ctx = SearchContext(eng, src, list(qi), hs, st, Requirement([]), None, dict(options))
+    ctx = top_down_context(eng, st, options)
     return top_down.run(ctx), hs
 
 

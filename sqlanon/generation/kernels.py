@@ -4,9 +4,9 @@ Both run over the *frequency set* that one SQL ``GROUP BY`` returned (the distin
 ids, one per column, with their counts), never over source rows. Why compiled Python and not SQL:
 mining is a depth-first search whose every step depends on the last (tens of thousands of tiny
 steps per second), and KRIMP tries every candidate against the current code table (109,304 on
-mushroom); at ~5 ms per SQL round trip either would take hours. Why not numpy alone: both loops
+mushroom); at a SQL round trip each either would take hours. Why not numpy alone: both loops
 branch per row and per code-table element; vectorizing them costs more in temporaries than the
-work itself (the previous numpy KRIMP needed 25+ minutes on mushroom).
+work itself (docs/measurements.md).
 
 * :func:`mine_branches` -- frequent (``closed=False``) or closed frequent (``closed=True``)
   itemsets by depth-first search over tid lists with occurrence delivery; closed ones by LCM's
@@ -161,6 +161,12 @@ def _project(rows, wts, tids, nts, d, ce, e):
     return nt, s
 
 
+@njit(cache=True, inline="always")
+def _wanted(L, min_length, max_length):
+    """Is an itemset of ``L`` items within the asked lengths (``max_length <= 0``: no maximum)?"""
+    return L >= min_length and (max_length <= 0 or L <= max_length)
+
+
 @njit(cache=True)
 def mine_slice(rows, wts, item_col, min_sup, closed, min_length, max_length,
                tids, nts, pvs, ext, ext_n, ext_pos, plen, dd, count, touched, budget, limit):
@@ -186,7 +192,7 @@ def mine_slice(rows, wts, item_col, min_sup, closed, min_length, max_length,
             return items[:0], offsets[:1], support[:0], 0
         ext_n[0] = _extensions(rows, wts, tids[0], nts[0], pvs[0], -1, min_sup, count, touched, ext[0])
         ext_pos[0] = 0
-        if plen[0] >= min_length and plen[0] > 0 and (max_length <= 0 or plen[0] <= max_length):
+        if plen[0] > 0 and _wanted(plen[0], min_length, max_length):
             items, offsets, support, nitems, n = _emit(pvs[0], plen[0], total, buf, items, offsets, support, nitems, n)
         d = 0
     while d >= 0:
@@ -211,7 +217,7 @@ def mine_slice(rows, wts, item_col, min_sup, closed, min_length, max_length,
             L += added
         nts[d + 1] = nt
         plen[d + 1] = L
-        if L >= min_length and (max_length <= 0 or L <= max_length):
+        if _wanted(L, min_length, max_length):
             items, offsets, support, nitems, n = _emit(pvs[d + 1], L, s, buf, items, offsets, support, nitems, n)
         if max_length > 0 and L >= max_length:
             continue
@@ -490,6 +496,27 @@ def _prune_insert(plist, pn, after, e, usage):
 
 
 @njit(cache=True)
+def _apply_delta(usage, delta, touched, nt):
+    """Add the trial's usage changes of the ``nt`` touched elements."""
+    for k in range(nt):
+        e = touched[k]
+        usage[e] += delta[e]
+
+
+@njit(cache=True)
+def _fallen(ct, start, stop, mark, delta, plist):
+    """The elements of ``ct[start:stop]`` whose usage fell in the trial, in code-table order,
+    into ``plist``; returns how many."""
+    pn = 0
+    for q in range(start, stop):
+        e = ct[q]
+        if mark[e] == 1 and delta[e] < 0:
+            plist[pn] = e
+            pn += 1
+    return pn
+
+
+@njit(cache=True)
 def krimp_run(k0, k1, n_items, row_bits, wts, occ_ptr, occ, el_bits, el_len, el_rare, el_st, usage, ct, meta,
               cnt_len, cache, agg, delta, mark, touched, use_rows, plist, m, eps):
     """Try candidates (element ids ``n_items + k`` for ``k`` in ``k0..k1-1``, in candidate order)."""
@@ -525,9 +552,7 @@ def krimp_run(k0, k1, n_items, row_bits, wts, occ_ptr, occ, el_bits, el_len, el_
             _reset(delta, mark, touched, nt)
             continue
         # accept: usages, the table, the cached states of the rows that use x
-        for k in range(nt):
-            e = touched[k]
-            usage[e] += delta[e]
+        _apply_delta(usage, delta, touched, nt)
         usage[x] = ux
         for k in range(ct_n, pos, -1):
             ct[k] = ct[k - 1]
@@ -544,12 +569,7 @@ def krimp_run(k0, k1, n_items, row_bits, wts, occ_ptr, occ, el_bits, el_len, el_
         _recompute(ct, ct_n, usage, el_st, n_items, agg)
         # post-acceptance pruning, as the authors' PrunePostAccept: the elements after x whose
         # usage fell, in code-table order
-        pn = 0
-        for q in range(pos + 1, ct_n):
-            e = ct[q]
-            if mark[e] == 1 and delta[e] < 0:
-                plist[pn] = e
-                pn += 1
+        pn = _fallen(ct, pos + 1, ct_n, mark, delta, plist)
         _reset(delta, mark, touched, nt)
         i = 0
         while i < pn:
@@ -566,9 +586,7 @@ def krimp_run(k0, k1, n_items, row_bits, wts, occ_ptr, occ, el_bits, el_len, el_
                                            meta, cnt_len, cache, agg, delta, mark, touched, use_rows, m, W, old, new)
             if tot <= agg[5] + eps:
                 Ld = el_len[d]
-                for k in range(nt):
-                    e = touched[k]
-                    usage[e] += delta[e]
+                _apply_delta(usage, delta, touched, nt)
                 _remove_at(ct, meta[0], q)
                 meta[0] -= 1
                 cnt_len[Ld] -= 1

@@ -6,7 +6,7 @@
   statement: the original's frequency set LEFT JOINed to the released table's distinct rows,
   grouped by support.
 * **Frequent pattern sets** (Section 5.2): frequent itemsets of both tables at ``min_sup`` (counted
-  by SQL, :mod:`sqlanon.search.generate.itemsets`); % of the original's itemsets also found, average
+  by SQL, :mod:`sqlanon.generation.itemsets`); % of the original's itemsets also found, average
   support difference on the shared ones and average support of the new ones (both in % of rows).
 * **Code-table dissimilarity** (Vreeken, van Leeuwen, Siebes, KDD 2007):
   ``DS = max((L(D2|CT1) - L(D2|CT2)) / L(D2|CT2), (L(D1|CT2) - L(D1|CT1)) / L(D1|CT1))``, each
@@ -24,8 +24,8 @@ import numpy as np
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
-from sqlanon.search.generate import itemsets as its
-from sqlanon.search.generate.krimp import CodeTable, WeightedDatabase, krimp
+from sqlanon.generation import itemsets as its
+from sqlanon.generation.krimp import CodeTable, WeightedDatabase, krimp
 from sqlanon.search import limits as lim
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
@@ -111,7 +111,7 @@ def item_map(enc_from: its.Encoded, enc_to: its.Encoded) -> np.ndarray:
 def dense_keys(enc: its.Encoded, sets: its.Itemsets, to_ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Itemsets as rows of a ``(n, columns)`` matrix (item id per column, -1 where absent),
     optionally renumbered by ``to_ids``; and a mask of the rows whose items all exist there."""
-    from sqlanon.search.generate import kernels
+    from sqlanon.generation import kernels
 
     c = sets.candidates
     ids = np.arange(enc.db.n_items, dtype=np.int64) if to_ids is None else np.asarray(to_ids, dtype=np.int64)
@@ -176,7 +176,7 @@ class LabelledCodeTable:
 def cover_usage(db: WeightedDatabase, table: list[tuple[int, ...] | None]) -> np.ndarray:
     """Usage of each element of ``table`` (item-id tuples in cover order; None = never usable),
     covering each distinct row of ``db`` in one compiled pass (:func:`kernels.cover_usages`)."""
-    from sqlanon.search.generate import kernels
+    from sqlanon.generation import kernels
 
     lengths = np.array([0 if items is None else len(items) for items in table], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)

@@ -81,6 +81,24 @@ def _microaggregated(final: exp.Select, ctes: list, keys: list[str], micro: dict
     return final.join(table_ref("agg", alias="a"), on=on, join_type="left")
 
 
+def _released_columns(q: exp.Select, qis: list[str], columns: list[str], released_in: list, labels: list[str], hidden: dict[str, str]) -> exp.Select:
+    """The released row's columns: each QI as the first round that releases it, the others as
+    they are, a dropped QI under its label (it still forms the classes), the microaggregated
+    columns' source values under their hidden names."""
+    qi_index = {name: i for i, name in enumerate(qis)}
+    for name in columns:
+        if name in qi_index:
+            q = q.select(exp.alias_(_pick(released_in, qi_index[name]), name, quoted=True))
+        else:
+            q = q.select(col(name, "src"))
+    for i, name in enumerate(qis):
+        if name not in columns:  # a dropped QI still forms the classes
+            q = q.select(exp.alias_(_pick(released_in, i), labels[i], quoted=True))
+    for name, alias in hidden.items():
+        q = q.select(exp.alias_(col(name, "src"), alias, quoted=True))
+    return q
+
+
 def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: str = "mask", drop_columns=(), micro: dict | None = None) -> exp.Select:
     """The release over the source; ``bads[r]`` is round r's table of failing class labels (None
     when that round fails no class)."""
@@ -89,20 +107,10 @@ def rounds_select(stats, maps: list[str], bads: list[str | None], suppression: s
     n = len(stats.qis)
     q, released_in = _joined_rounds(stats, maps, bads)
     suppressed = exp.Not(this=exp.Paren(this=exp.or_(*[c.copy() for c in released_in]) if len(released_in) > 1 else released_in[0].copy()))
-    qi_index = {name: i for i, name in enumerate(stats.qis)}
     columns = [c for c in source.column_names(engine) if c not in drop_columns]
     hidden = {name: f"__sqlanon_m{j}" for j, name in enumerate(micro)}
     labels = [f"__sqlanon_g{i}" for i in range(n)]
-    for name in columns:
-        if name in qi_index:
-            q = q.select(exp.alias_(_pick(released_in, qi_index[name]), name, quoted=True))
-        else:
-            q = q.select(col(name, "src"))
-    for i in range(n):
-        if stats.qis[i] not in columns:  # a dropped QI still forms the classes
-            q = q.select(exp.alias_(_pick(released_in, i), labels[i], quoted=True))
-    for name, alias in hidden.items():
-        q = q.select(exp.alias_(col(name, "src"), alias, quoted=True))
+    q = _released_columns(q, stats.qis, columns, released_in, labels, hidden)
     q = q.select(exp.alias_(exp.Case().when(suppressed, lit(1)).else_(lit(0)), SUP, quoted=True))
     keys = [stats.qis[i] if stats.qis[i] in columns else labels[i] for i in range(n)]
     ctes = [("rel", q)]

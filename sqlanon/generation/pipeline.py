@@ -16,10 +16,10 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
-from sqlanon.search.generate import itemsets as its
-from sqlanon.search.generate.generator import GeneratorModel, generate
-from sqlanon.search.generate.krimp import CodeTable, krimp, standard_size
-from sqlanon.search.generate.scores import compare_tables
+from sqlanon.generation import itemsets as its
+from sqlanon.generation.generator import GeneratorModel, generate
+from sqlanon.generation.krimp import CodeTable, krimp, standard_size
+from sqlanon.generation.scores import compare_tables
 from sqlanon.progress import Reporter, RichReporter, as_reporter
 from sqlanon.search import limits as lim
 from sqlanon.engine.source import Source
@@ -162,7 +162,7 @@ def run(
     generated from the best code table so far (``code_table_complete: false``); when it strikes
     during the generation, the rows generated so far
     are released (``rows`` fewer than ``rows_asked``; the first block of
-    :data:`~sqlanon.search.generate.generator.GENERATE_BLOCK` rows is always generated). Either way
+    :data:`~sqlanon.generation.generator.GENERATE_BLOCK` rows is always generated). Either way
     ``stopped_by: "time_limit"``. The scores get what is left (their dissimilarity's KRIMP run is
     cut short, ``dissimilarity_time_limited``); the risk figures and the write are not cut short.
     """

@@ -9,12 +9,12 @@ Each ``(column, value)`` of the source is an *item*; a row is the set of its ite
    ``GROUP BY`` joined to the item table, kept in a temp table and fetched as integer codes. Its
    size is the number of distinct rows, not the number of rows (Adult: 19,502 of 30,162).
 2. :func:`mine` mines itemsets **in compiled code over that frequency set** (numba, see
-   :mod:`sqlanon.search.generate.kernels`): a depth-first search over tid lists of distinct rows, each
+   :mod:`sqlanon.generation.kernels`): a depth-first search over tid lists of distinct rows, each
    support the sum of the rows' counts; ``closed`` candidates by LCM's prefix-preserving closure
    extension, so only closed itemsets are ever visited (mushroom at min_sup 20: 109,304 closed
    itemsets in seconds, where listing every frequent itemset first never finishes). Why not by
-   SQL: a search step depends on the one before, and at ~5 ms a round trip level-wise SQL took 23
-   minutes for 2.4M candidates. The itemsets stay in flat numpy arrays, never Python objects.
+   SQL: a search step depends on the one before, and at a round trip per step level-wise SQL took
+   tens of minutes (docs/measurements.md). The itemsets stay in flat numpy arrays, never Python objects.
    :func:`level_query` is the same count as one SQL statement per level (``GROUPING SETS``); the
    golden tests check it against the miner's answer.
 """
@@ -32,7 +32,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.search import limits as lim
-from sqlanon.search.generate.krimp import MAX_COLUMNS, Candidates, WeightedDatabase
+from sqlanon.generation.krimp import MAX_COLUMNS, Candidates, WeightedDatabase
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
 from sqlanon.expr.atoms import as_varchar, lit, sum_
@@ -146,7 +146,7 @@ def coded_select(raw: str, items: str, n_columns: int) -> exp.Select:
 
 
 class Itemsets:
-    """Frequent itemsets in compact arrays (:class:`~sqlanon.search.generate.krimp.Candidates`);
+    """Frequent itemsets in compact arrays (:class:`~sqlanon.generation.krimp.Candidates`);
     ``items`` gives them as sorted item-id tuples (made on first use: tests and small tables)."""
 
     def __init__(self, candidates: Candidates, time_limited: bool = False) -> None:
@@ -206,7 +206,7 @@ def mine(
 ) -> Itemsets:
     """Frequent (``all``) or closed frequent (``closed``) itemsets of length >= ``min_length``.
 
-    Mined by the compiled depth-first search of :func:`sqlanon.search.generate.kernels.mine_slice`
+    Mined by the compiled depth-first search of :func:`sqlanon.generation.kernels.mine_slice`
     over the frequency set that :func:`encode` fetched (distinct rows with their counts), closed
     ones by LCM's closure extension (never all-then-filter). The search runs in slices of about a
     quarter second: ``progress(root branches done, root branches, itemsets so far)`` is called
@@ -214,7 +214,7 @@ def mine(
     (``Itemsets.time_limited``). With ``limit``, mining stops once more than ``limit`` itemsets
     were found (``Itemsets.over_limit``; the caller decides what that means).
     """
-    from sqlanon.search.generate import kernels
+    from sqlanon.generation import kernels
 
     if candidates not in ("all", "closed"):
         raise ConfigError(f"--candidates must be all or closed, got {candidates!r}")

@@ -2,7 +2,7 @@
 
 The input is a :class:`WeightedDatabase`: the *frequency set* of the source (its distinct rows,
 integer-coded, with their counts) as produced by one SQL ``GROUP BY`` in
-:mod:`sqlanon.search.generate.itemsets`. Every categorical row has exactly one item per column, so an
+:mod:`sqlanon.generation.itemsets`. Every categorical row has exactly one item per column, so an
 itemset is a partial assignment ``column -> value`` and is encoded as a column bitmask plus values.
 
 What is KRIMP here, exactly as the KRIMP papers define it:
@@ -24,11 +24,11 @@ What is KRIMP here, exactly as the KRIMP papers define it:
   elements whose usage fell are added (starting one past the dropped position, as theirs does).
   These details decide ties: with them led7 gives the reference's 152 elements and L% 28.53.
 
-**Runs compiled** (:func:`sqlanon.search.generate.kernels.krimp_run`, numba) over the frequency set:
+**Runs compiled** (:func:`sqlanon.generation.kernels.krimp_run`, numba) over the frequency set:
 per distinct row and element length a cached bitset of the uncovered items, a candidate tried
 only on the rows holding its rarest item, and the old and new covers of a row advanced together
-until they agree. No SQL per candidate (a round trip is ~5 ms and mushroom has 109,304
-candidates) and no per-row Python loop. Memory is O(distinct rows x columns x items/64 +
+until they agree. No SQL per candidate (a round trip each, and mushroom has 109,304
+candidates: docs/measurements.md) and no per-row Python loop. Memory is O(distinct rows x columns x items/64 +
 candidates x items/64).
 """
 
@@ -153,16 +153,6 @@ class CodeTable:
         return sum(1 for s, u in zip(self.itemsets, self.usage) if len(s) > 1 and u > 0)
 
 
-def candidate_order(itemsets: Sequence[tuple[int, ...]], support: Sequence[int]) -> list[int]:
-    """Indices in KRIMP's standard candidate order: support desc, length desc, lexicographic."""
-    return sorted(range(len(itemsets)), key=lambda i: (-int(support[i]), -len(itemsets[i]), itemsets[i]))
-
-
-def cover_order(itemsets: Sequence[tuple[int, ...]], support: Sequence[int]) -> list[int]:
-    """Indices in KRIMP's standard cover order: length desc, support desc, lexicographic."""
-    return sorted(range(len(itemsets)), key=lambda i: (-len(itemsets[i]), -int(support[i]), itemsets[i]))
-
-
 @dataclass
 class Candidates:
     """Itemsets in compact form: itemset ``k`` is ``items[offsets[k]:offsets[k+1]]`` (ascending
@@ -201,7 +191,7 @@ class Candidates:
         fits = small and (int(self.items.max()) if len(self.items) else 0) < 32000
         out = np.full((len(self), width), fill, dtype=np.int16 if fits else np.int32)
         if len(self.items):
-            from sqlanon.search.generate.kernels import fill_padded
+            from sqlanon.generation.kernels import fill_padded
 
             fill_padded(self.items, self.offsets, out)
         return out
@@ -228,13 +218,13 @@ ProgressFn = Callable[[int, int, int, float], None]
 
 @runtime_checkable
 class MinedCandidates(Protocol):
-    """Mined itemsets that carry their :class:`Candidates` (:class:`~sqlanon.search.generate.itemsets.Itemsets`)."""
+    """Mined itemsets that carry their :class:`Candidates` (:class:`~sqlanon.generation.itemsets.Itemsets`)."""
 
     candidates: Candidates
 
 
 class _Krimp:
-    """One KRIMP run over compiled kernels (:mod:`sqlanon.search.generate.kernels`).
+    """One KRIMP run over compiled kernels (:mod:`sqlanon.generation.kernels`).
 
     Elements ``0..I-1`` are the singletons, ``I + k`` the ``k``-th non-singleton candidate in
     candidate order. The code table ``ct`` holds the non-singletons in cover order: length desc,
@@ -244,7 +234,7 @@ class _Krimp:
     """
 
     def __init__(self, db: WeightedDatabase, cands: Candidates) -> None:
-        from sqlanon.search.generate import kernels
+        from sqlanon.generation import kernels
 
         self.kernels = kernels
         self.db = db
