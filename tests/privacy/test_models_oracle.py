@@ -32,7 +32,7 @@ from sqlanon.errors import UnsatisfiableError  # noqa: E402
 from sqlanon.hierarchy.model import Hierarchy  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy.registry import MODELS, POLICY_KEYS, requirement_from_policy  # noqa: E402
-from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
+from sqlanon.search.lattice.run import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.stats import Statistics  # noqa: E402
 
