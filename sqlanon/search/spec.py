@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlanon.errors import ConfigError
+from sqlanon.privacy.needs import DECLARED
 from sqlanon.search.options import SearchOptions
 
 
@@ -31,6 +32,9 @@ class SearchSpec:
     measure: str = ""
     #: the class aggregates it can honour (:meth:`sqlanon.privacy.needs.ClassNeeds.names`); None: every one
     honours: frozenset[str] | None = None
+    #: ... and every aggregate a model declares with a per-value form (its statements assemble those
+    #: from the declarations, :mod:`sqlanon.privacy.aggregates`, so a new model's need no edit here)
+    per_value: bool = False
     #: ``"module:function"``: ``preflight(policy, levels)``, its refusals made before the scan
     #: (``levels``: per QI the ``(lowest, highest)`` level within the policy's bounds)
     preflight: str | None = None
@@ -56,7 +60,15 @@ class SearchSpec:
 
     def can_honour(self, names: frozenset[str]) -> bool:
         """Can it compute every aggregate named?"""
-        return self.honours is None or names <= self.honours
+        if self.honours is None:
+            return True
+        return all(name in self.honours or self.per_value and _per_value(name) for name in names)
+
+
+def _per_value(name: str) -> bool:
+    """Is ``name`` an aggregate declared with a per-value form (assembled by any class statement)?"""
+    declared = DECLARED.get(name)
+    return declared is not None and declared.value is not None and not declared.ranked
 
 
 def _load(target: str, search: str) -> Callable[..., Any]:

@@ -27,5 +27,5 @@ BOTTOM_UP = SearchSpec(
     "bottom-up", "sqlanon.search.bottom_up.planner:run", BottomUpOptions,
     metrics=("lm",),  # without --class-column; with it, information_loss (IP = I(G)/P(G))
     measure="information_loss (the class entropy of --class-column lost per row)",
-    honours=FLEXIBLE_HONOURS, limits=("time_limit",),
+    honours=FLEXIBLE_HONOURS, per_value=True, limits=("time_limit",),
 )

@@ -36,5 +36,5 @@ def preflight(policy, levels) -> None:
 TOP_DOWN = SearchSpec(
     "top-down", "sqlanon.search.top_down.planner:run", TopDownOptions,
     metrics=(), measure="InfoGain / (PrivLoss + 1), reported as distortion",  # reported as distortion
-    honours=FLEXIBLE_HONOURS, preflight="sqlanon.search.top_down.spec:preflight",
+    honours=FLEXIBLE_HONOURS, per_value=True, preflight="sqlanon.search.top_down.spec:preflight",
 )
