@@ -25,7 +25,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
 from sqlanon.expr.atoms import col, lit
 from sqlanon.privacy.keys import PolicyKey
-from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.privacy.needs import Aggregate, ClassNeeds
 from sqlanon.privacy.population import POPULATION, POPULATION_KEY, statistics_extras
 
 ESTIMATORS = ("poisson", "zero-truncated-poisson")
@@ -58,9 +58,14 @@ def derived_k(k: int, sampling_fraction: float, significance: float, estimator: 
     raise ConfigError(f"k-map estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
 
 
+#: estimated k-map's class-size floor k', derived from the sample's size when the table's rows are
+#: known (:meth:`KMap.bind`): no column, but a search must honour it (the lattice family and genetic do; top-down's
+#: refinement does not keep it)
+DERIVED_K = Aggregate("derived_k", sensitive=False, column=False)
+
 class KMap(PrivacyModel):
     name = "k-map"
-    aggregates = (POPULATION,)
+    aggregates = (POPULATION, DERIVED_K)
     policy_keys = (
         PolicyKey("k_map", int, help="k of k-map: every class matches >= k population records (--population TABLE or --population-size N)."),
         POPULATION_KEY,
@@ -121,7 +126,7 @@ class KMap(PrivacyModel):
                 raise ConfigError(f"k_map_estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
             if not 0 < self.significance < 1:
                 raise ConfigError(f"k_map_significance must lie in (0, 1), got {significance!r}")
-            self.needs = ClassNeeds()
+            self.needs = ClassNeeds(DERIVED_K)
 
     @property
     def estimated(self) -> bool:

@@ -38,7 +38,9 @@ class Aggregate:
       hierarchical EMD, population counts; ``ranked``: a window over the class table).
 
     ``sensitive``: it reads the sensitive column; ``with_names``: the other aggregates it needs
-    (delta-disclosure counts the values a class holds: ``distinct_s``)."""
+    (delta-disclosure counts the values a class holds: ``distinct_s``); ``column``: False for a
+    name that asks no column at all, only a search that honours it (estimated k-map's class-size
+    floor, derived from the sample's size before the search)."""
 
     name: str
     value: Callable[[ClassNeeds], Columns] | None = None
@@ -47,6 +49,7 @@ class Aggregate:
     ranked: bool = False
     sensitive: bool = True
     with_names: tuple[str, ...] = ()
+    column: bool = True
 
     def __post_init__(self) -> None:
         DECLARED.setdefault(self.name, self)
@@ -90,7 +93,7 @@ class ClassNeeds:
     @property
     def any(self) -> bool:
         """Whether anything beyond the class count is asked."""
-        return bool(self.asked)
+        return any(name not in DECLARED or DECLARED[name].column for name in self.asked)
 
     @property
     def sensitive(self) -> bool:

@@ -20,16 +20,15 @@ LIMITS = ("time_limit", "step_limit")
 
 def preflight(policy, hierarchies, qis: list[str], requirement) -> None:
     """The refusals that depend on the inputs' shape alone, made before the base scan: the
-    search's own (the exact searches' lattice size, its options), limits it would ignore, and
-    models it cannot honour."""
+    models it cannot honour, the search's own (the exact searches' lattice size, its options), and
+    limits it would ignore."""
     levels = level_bounds(hierarchies, qis, policy.min_level, policy.max_level)
     search = policy.search
     if search == "auto":
         search = resolve_auto(lattice_size(levels))
-    spec = SEARCHES[search]
-    spec.check(policy, levels)
+    refuse_unhonoured(search, requirement)
+    SEARCHES[search].check(policy, levels)
     refuse_limits(search, {k: v for k, v in policy.search_options.items() if policy.search != "auto"}, lattice_size(levels))
-    refuse_unhonoured(policy.search, requirement)
 
 
 def refuse_unhonoured(search: str, requirement) -> None:

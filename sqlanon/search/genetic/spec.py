@@ -47,6 +47,6 @@ GENETIC = SearchSpec(
     # (sqlanon.search.genetic.objective.FlexShare); or --option objective=cm-cost|regression|weighted
     metrics=("lm", "cm", "loss", "loss-arithmetic", "granularity"),
     # the batch rolls the population up by its class keys and ranks each class's values
-    honours=FLEXIBLE_HONOURS | {"population", "recursive_l", "emd_hierarchical"}, per_value=True,
+    honours=FLEXIBLE_HONOURS | {"population", "derived_k", "recursive_l", "emd_hierarchical"}, per_value=True,
     preflight="sqlanon.search.genetic.planner:preflight", limits=("time_limit",),
 )
