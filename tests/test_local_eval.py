@@ -374,7 +374,7 @@ def test_a_sensitive_model_stays_sql(tmp_path):
         assert not local.applies(stats, nodes, req.predicate(), metric)
         got = stats.evaluate_many(nodes, req.predicate(), lambda n: metric.aggregates(stats, n), metric=metric)
         assert stats.nodes_local == 0 and stats.nodes_evaluated == len(nodes) and len(got) == len(nodes)
-        assert "_local_set" not in stats.__dict__  # nothing fetched
+        assert stats.memory.local.set is None  # nothing fetched
     finally:
         engine.close()
 
@@ -414,7 +414,7 @@ def test_the_cap_is_honoured(tmp_path):
     try:
         stats.local_rows = stats.base.rows - 1  # one row over the cap
         stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
-        assert stats.nodes_local == 0 and "_local_set" not in stats.__dict__
+        assert stats.nodes_local == 0 and stats.memory.local.set is None
         stats.local_rows = stats.base.rows  # at the cap
         stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
         assert stats.nodes_local == len(nodes)
@@ -432,16 +432,16 @@ def test_the_memory_limit_bounds_the_threads_holding_node_buffers(tmp_path, monk
     engine, stats, nodes, metric, ok = _small_case(random.Random(3), tmp_path, 250, "lm")
     try:
         per_thread = stats.base.rows * (8 * local.layout(stats).n_words + 28)
-        stats.__dict__["_local_budget"] = local._held_bytes(stats) + per_thread  # room for one more thread's buffers
+        stats.memory.local.budget, stats.memory.local.budget_asked = local._held_bytes(stats) + per_thread, True  # room for one more thread's buffers
         assert [local.node_slots(stats, t) for t in (1, 2, 4)] == [1, 2, 2]
         got = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
         for a, b in zip(got, by_sql(stats, nodes, ok, metric)):
             same(a, b, f"bounded threads node={a.node}")
         held = local.scratch(stats)._held
         assert "node_keys1" in held and "node_keys2" not in held and "node_keys3" not in held
-        stats.__dict__["_local_budget"] = local._held_bytes(stats) - 1  # none: still the one thread
+        stats.memory.local.budget, stats.memory.local.budget_asked = local._held_bytes(stats) - 1, True  # none: still the one thread
         assert local.node_slots(stats, 4) == 1
-        stats.__dict__["_local_budget"] = None  # no limit: every thread
+        stats.memory.local.budget, stats.memory.local.budget_asked = None, True  # no limit: every thread
         assert local.node_slots(stats, 4) == 4
     finally:
         engine.close()
@@ -458,14 +458,14 @@ def test_the_search_memory_goes_when_the_search_is_done(tmp_path, monkeypatch):
     engine, stats, nodes, metric, ok = _small_case(rng, tmp_path, 250, "loss")
     try:
         _evaluated_in_batches(stats, rng, nodes, ok, metric)
-        held = [name for name in local.SEARCH_MEMORY if stats.__dict__.get(name)]
-        assert "_local_scratch" in held and "_local_meets" in held, held
+        held = [name for name in local.SEARCH_MEMORY if getattr(stats.memory.local, name)]
+        assert "scratch" in held and "meets" in held, held
         fetched = local.local_set(stats)
         fetches: list[str] = []
         fetch_arrow = engine.fetch_arrow
         engine.fetch_arrow = lambda *a, **kw: fetches.append("arrow") or fetch_arrow(*a, **kw)
         stats.search_done()
-        assert not [name for name in local.SEARCH_MEMORY if name in stats.__dict__]
+        assert not [name for name in local.SEARCH_MEMORY if getattr(stats.memory.local, name)]
         assert local.local_set(stats) is fetched
         got = stats.evaluate_many(nodes[-4:], ok, lambda n: metric.aggregates(stats, n), metric=metric)
         for a, b in zip(got, by_sql(stats, nodes[-4:], ok, metric)):
@@ -579,7 +579,7 @@ def test_threads_give_the_same_answer(tmp_path, monkeypatch):
         answers = []
         for threads in (1, 3):
             monkeypatch.setattr(local, "threads_for", lambda stats, threads=threads: threads)
-            stats.__dict__.pop("_local_meets", None)
+            stats.memory.local.meets = {}
             answers.append([(ns.classes, ns.rows, ns.min_class, ns.max_class, ns.suppressed, ns.bad_classes, ns.extra) for ns in local.evaluate(stats, nodes, ok, metric)])
         assert answers[0] == answers[1]
     finally:
@@ -607,7 +607,7 @@ def test_a_fresh_process_loads_the_kernels_only_for_a_long_search(tmp_path, monk
         assert not local.applies(stats, nodes, ok, metric) and not started
         stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
         assert stats.nodes_local == 0 and not started
-        stats._local_asked -= local.WARM_SECONDS  # WARM_SECONDS of asking later
+        stats.memory.local.asked -= local.WARM_SECONDS  # WARM_SECONDS of asking later
         assert not local.applies(stats, nodes, ok, metric) and started == [False]
     finally:
         engine.close()
@@ -686,7 +686,7 @@ def test_stepping_stones_equal_the_sql_statement(seed, tmp_path, monkeypatch):
             if stats.base.rows >= 12:
                 break
         _, ok, metric = _batches_equal_sql(stats, rng, f"stones seed={seed}")
-        stones = stats.__dict__.get("_local_stones", {})
+        stones = stats.memory.local.stones
         assert stones and any(s is not None for s in made), (made, stats.base.rows)
         fetched = local.local_set(stats)
         order = sorted(range(len(stats.qis)), key=lambda i: (len(stats.hierarchies[i].labels(0)), i))
@@ -764,7 +764,7 @@ def test_the_memory_limit_bounds_the_fetched_set(tmp_path, monkeypatch):
         monkeypatch.setattr(local, "STONE_ROWS", 1)
         monkeypatch.setattr(type(engine), "memory_bytes", lambda self: 1000)
         assert not local.enabled(stats)
-        stats.__dict__.pop("_local_budget")
+        stats.memory.local.budget_asked = False
         monkeypatch.setattr(type(engine), "memory_bytes", lambda self: 10**9)
         assert local.enabled(stats)
     finally:

@@ -85,7 +85,7 @@ def supported(stats, metric) -> bool:
     if metric is None:
         return True
     # asked before every round: the metric's terms are built once per metric (Loss on 9 QIs: ~4 ms)
-    cache = stats.__dict__.setdefault("_batch_supported", {})
+    cache = stats.memory.batch.supported
     key = metric_key(metric)
     if key not in cache:
         cache[key] = metric.batch_terms(stats) is not None
@@ -187,8 +187,8 @@ def width(stats, i: int) -> int:
 
 def words(stats) -> list[list[tuple[int, int]]]:
     """The packed key's words: per word, ``(QI, multiplier)`` pairs (mixed radix, product < 2^62)."""
-    cache = stats.__dict__.setdefault("_batch_words", [])
-    if not cache:
+    memory = stats.memory.batch
+    if memory.words is None:
         out: list[list[tuple[int, int]]] = [[]]
         mult = 1
         for i in range(len(stats.qis)):
@@ -198,8 +198,8 @@ def words(stats) -> list[list[tuple[int, int]]]:
                 mult = 1
             out[-1].append((i, mult))
             mult *= w
-        cache.extend(out)
-    return cache
+        memory.words = out
+    return memory.words
 
 
 def multipliers(stats) -> list[int]:
@@ -221,7 +221,7 @@ def wide_lists(stats, src_levels: Sequence[int], used=None) -> list[tuple[str, i
     set's are zeros, never picked), so the statement's text does not depend on the levels (one
     text per batch shape); with ``used`` (per QI, the levels the group's nodes have) only those.
     (A metric's parts are not here: they are computed per class, :func:`class_terms`.)"""
-    cache = stats.__dict__.setdefault("_batch_wide", {})
+    cache = stats.memory.batch.wide
     key = (tuple(src_levels), used)
     if key in cache:
         return cache[key]
@@ -284,11 +284,11 @@ def node_lists(nodes, ids, n_qis: int) -> list[list[int]]:
 
 def group_key(stats) -> int:
     """The QI whose level splits a batch into groups: the one with most distinct values."""
-    cache = stats.__dict__.setdefault("_batch_group_key", [])
-    if not cache:
+    memory = stats.memory.batch
+    if memory.group_key is None:
         counts = [sum(1 for f in freqs if f) for freqs in stats.column_freqs] if stats.column_freqs else [len(h.rows) for h in stats.hierarchies]
-        cache.append(max(range(len(counts)), key=lambda i: (counts[i], -i)) if counts else 0)
-    return cache[0]
+        memory.group_key = max(range(len(counts)), key=lambda i: (counts[i], -i)) if counts else 0
+    return memory.group_key
 
 
 def groups_of(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple[list[int], list, tuple[int, ...]]]:
@@ -399,7 +399,7 @@ def values_table(stats, metric, params) -> str | None:
     binds its lists (``params``) and the table was saved; None otherwise."""
     if params is None or metric is None:
         return None
-    return stats.__dict__.get("_values_tables", {}).get(metric_key(metric))
+    return stats.memory.batch.values_tables.get(metric_key(metric))
 
 
 def register_values(stats, metric) -> None:
@@ -409,7 +409,7 @@ def register_values(stats, metric) -> None:
     leaves: 2.4M values bound per statement took seconds; on w24, 24 lists of 320."""
     if not VALUES_TABLE or not stats.dialect.binds_lists or metric is None:
         return
-    cache = stats.__dict__.setdefault("_values_tables", {})
+    cache = stats.memory.batch.values_tables
     key = metric_key(metric)
     if key in cache:
         return
@@ -648,7 +648,7 @@ def final_names(stats, metric) -> list[str]:
     take ~10 ms to build)."""
     if metric is None:
         return []
-    cache = stats.__dict__.setdefault("_batch_final_names", {})
+    cache = stats.memory.batch.final_names
     key = metric_key(metric)
     if key not in cache:
         cache[key] = [name for name, _ in metric.batch_terms(stats)[1]]
@@ -747,7 +747,7 @@ def batch_statement(stats, groups, ok: exp.Expr, metric, extra_finals, extra_key
         params = Params()
         return stats.dialect.render(build(stats, groups, ok, metric, params, extra_finals), copy=False), params
     if stats.dialect.binds_lists:
-        cache = stats.__dict__.setdefault("_batch_sql", {})
+        cache = stats.memory.batch.sql
         key = (tuple((frm.table, meet is not None, used_levels(stats, nodes)) for _, nodes, frm, meet in groups), ok.sql(), metric_key(metric), extra_key)
         sql = cache.get(key)
         if sql is None:

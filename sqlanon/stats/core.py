@@ -30,6 +30,7 @@ from sqlanon.dialect import lookup
 from sqlanon.privacy import aggregates
 from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats.frequency import FrequencySet
+from sqlanon.stats.memory import Memory
 from sqlanon.stats.models import population_ctes, sensitive_parts, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.stats import batch, deltas, local
@@ -66,6 +67,16 @@ PARTIAL_GAIN = 4.0
 #: (the shape measured on Adult at 10M rows)
 INLINE_QIS = 12
 INLINE_LEAVES = 64
+
+#: every attribute a :class:`Statistics` holds (set in ``__init__``; tests/test_stats_memory.py
+#: fails on any other): a cache is a field of :attr:`Statistics.memory`, not a new attribute
+FIELDS = (
+    "engine", "source", "dialect", "source_item", "input_item", "qis", "hierarchies", "null_modes", "null_rows",
+    "sensitive", "class_column", "needs", "keep_sets", "materialize_rows", "saved", "_base", "rows", "column_freqs",
+    "sensitive_domain", "_map_names", "_pending_maps", "domain_table", "nodes_evaluated", "nodes_local", "local_rows",
+    "k_hint", "_sql_cache", "memory", "_partials", "_base_name_v", "_withheld_rows", "_seen", "row_hash", "input_hash",
+    "population", "pop_base", "pop_rows", "sensitive_hierarchy", "s_hier_table", "withheld",
+)  # fmt: skip
 
 
 class Statistics:
@@ -124,7 +135,16 @@ class Statistics:
         #: a base set of at most this many rows is fetched once and its full-domain nodes grouped
         #: in-process (:mod:`sqlanon.stats.local`); 0: every node by SQL
         self.local_rows = local.LOCAL_ROWS
+        #: the k of the search's requirement, set by the lattice searches (a bound of discernibility)
+        self.k_hint = 1
         self._sql_cache: dict = {}
+        #: every cache of the statistics, its modules' and the metrics' (:mod:`sqlanon.stats.memory`)
+        self.memory = Memory()
+        #: the tables of the saved partial sets (:attr:`partials`)
+        self._partials: set[str] = set()
+        self._base_name_v: str | None = None
+        #: per suppressing QI, its withheld rows (:meth:`_count_withheld`)
+        self._withheld_rows: dict[int, int] = {}
         self._seen: dict = {}  # evaluated node -> class count (rows of its set), newest last
         # with row_hash, the base scan also XORs a hash of every input row per group, so the
         # release can tie itself to its input without scanning the source again
@@ -154,6 +174,7 @@ class Statistics:
         other.input_item = other.dialect.source_from(self.source)
         other.source_item = other.kept_rows(other.input_item)
         other._sql_cache = {}
+        other.memory = self.memory.copy()
         return other
 
     def qcol(self, i: int) -> str:
@@ -291,7 +312,7 @@ class Statistics:
 
     @property
     def _base_name(self) -> str:
-        if not hasattr(self, "_base_name_v"):
+        if self._base_name_v is None:
             self._base_name_v = self.engine.temp_name("fs0")
         return self._base_name_v
 
@@ -422,7 +443,7 @@ class Statistics:
         answers of :meth:`_validation_sums`)."""
         if not self.qis or row[0] is None:
             return  # no QIs, or an empty input (reported by prepare())
-        withheld = getattr(self, "_withheld_rows", {})
+        withheld = self._withheld_rows
         self.null_rows = [withheld.get(i, int(row[2 * i] or 0)) for i in range(len(self.qis))]
         refused = [f"{name!r} ({n:,} row{'s' if n > 1 else ''})" for name, n, mode in zip(self.qis, self.null_rows, self.null_modes) if n and mode == "refuse"]
         if refused:
@@ -574,7 +595,7 @@ class Statistics:
         """Per QI, the code map from ``frm``'s levels to the node's (or the recoding's codes)."""
         if isinstance(node, Recoding):
             return node.codes
-        cache = self.__dict__.setdefault("_map_cache", {})
+        cache = self.memory.core.maps
         out = []
         for i, (h, lo, hi) in enumerate(zip(self.hierarchies, frm.levels, node)):
             key = (i, lo, hi)
@@ -844,7 +865,7 @@ class Statistics:
     @property
     def partials(self) -> set[str]:
         """The tables of the saved partial sets (:meth:`partial_levels`), never evicted."""
-        return self.__dict__.setdefault("_partials", set())
+        return self._partials
 
     def effective_values(self, i: int, level: int) -> float:
         """QI ``i``'s effective number of values at ``level`` over the rows: the inverse Simpson
@@ -940,9 +961,9 @@ class Statistics:
         Shared: do not change the list. Counted again when ``column_freqs`` is replaced (a subset)."""
         import numpy as np
 
-        cache: tuple[list[list[int]], dict[tuple[int, int], list[int]]] | None = self.__dict__.get("_level_freqs")
+        cache = self.memory.core.level_freqs
         if cache is None or cache[0] is not self.column_freqs:
-            cache = self.__dict__["_level_freqs"] = (self.column_freqs, {})
+            cache = self.memory.core.level_freqs = (self.column_freqs, {})
         out = cache[1].get((i, level))
         if out is None:
             h = self.hierarchies[i]

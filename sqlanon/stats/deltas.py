@@ -64,7 +64,7 @@ def reference(src_levels: Sequence[int], nodes) -> tuple[int, ...]:
 
 def key_values(stats, i: int, low: int, level: int) -> list[int]:
     """Per code of QI ``i`` at ``low``: its part of the packed key at ``level``."""
-    cache = stats.__dict__.setdefault("_key_values", {})
+    cache = stats.memory.deltas.key_values
     key = (i, low, level)
     out = cache.get(key)
     if out is None:
@@ -75,7 +75,7 @@ def key_values(stats, i: int, low: int, level: int) -> list[int]:
 
 def delta_values(stats, i: int, low: int, ref: int, level: int) -> list[int]:
     """Per code of QI ``i`` at ``low``: what its part of the packed key gains from ``ref`` to ``level``."""
-    cache = stats.__dict__.setdefault("_delta_values", {})
+    cache = stats.memory.deltas.delta_values
     key = (i, low, ref, level)
     out = cache.get(key)
     if out is None:
@@ -104,7 +104,7 @@ def released_only(final: exp.Expr, parts: set[str]) -> bool:
 def split_finals(metric, stats) -> tuple[list, list, list, list] | None:
     """``(parts, per-branch finals, released-only finals, all finals)`` (built once per metric),
     or None when a final sums a part otherwise (the joined statement answers then)."""
-    cache = stats.__dict__.setdefault("_delta_finals", {})
+    cache = stats.memory.deltas.finals
     key = batch.metric_key(metric)
     if key in cache:
         return cache[key]
@@ -265,7 +265,7 @@ def canonical(groups) -> tuple[list, list[int]]:
 
 def _tables(stats, n: int) -> list[str]:
     """``n`` names for the groups' keyed sets, the same every statement (so is its text)."""
-    names = stats.__dict__.setdefault("_delta_tables", [])
+    names = stats.memory.deltas.tables
     while len(names) < n:
         names.append(stats.engine.temp_name("keyed"))
     return names[:n]
@@ -275,7 +275,7 @@ def _render(stats, key, make) -> tuple[str, Params | None]:
     """A statement's text, cached per ``key`` on DuckDB (its lists bound), and its params."""
     if not stats.dialect.binds_lists:
         return stats.dialect.render(make(None), copy=False), None
-    cache = stats.__dict__.setdefault("_delta_sql", {})
+    cache = stats.memory.deltas.sql
     sql = cache.get(key)
     if sql is None:
         if len(cache) > 2048:

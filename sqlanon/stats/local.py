@@ -169,7 +169,10 @@ def ready(stats) -> bool:
     if _WARM.get("ready"):
         return True
     now = time.perf_counter()
-    first = stats.__dict__.setdefault("_local_asked", now)
+    memory = stats.memory.local
+    if memory.asked is None:
+        memory.asked = now
+    first = memory.asked
     if now - first >= WARM_SECONDS or not BACKGROUND or stats.base.rows > STONE_ROWS:
         return warm_up()
     return False
@@ -330,9 +333,10 @@ def enabled(stats) -> bool:
     # the fetched set, its key words, the kept roll-ups and stones, moved keys and the roll-ups'
     # working buffers (Scratch, about one set's bytes): within the engine's memory limit when
     # one is set (asked once per Statistics)
-    if "_local_budget" not in stats.__dict__:
-        stats.__dict__["_local_budget"] = stats.engine.memory_bytes() if rows > STONE_ROWS else None
-    budget = stats.__dict__["_local_budget"]
+    memory = stats.memory.local
+    if not memory.budget_asked:
+        memory.budget, memory.budget_asked = (stats.engine.memory_bytes() if rows > STONE_ROWS else None), True
+    budget = memory.budget
     return not budget or _held_bytes(stats) <= budget
 
 
@@ -348,7 +352,7 @@ def node_slots(stats, threads: int) -> int:
     word) beside what :func:`enabled` counts, within the engine's memory limit: at least one.
     Each thread keeps its buffers for the search's life, so on many cores they add up (16
     threads, 1.6M rows: ~0.9 GB); past the limit a batch's nodes use fewer threads."""
-    budget = stats.__dict__.get("_local_budget")
+    budget = stats.memory.local.budget
     if not budget or threads <= 1:
         return max(threads, 1)
     per_slot = stats.base.rows * (8 * layout(stats).n_words + 28)
@@ -360,11 +364,11 @@ def local_set(stats) -> LocalSet | None:
     None when :func:`enabled` says no."""
     if not enabled(stats):
         return None
-    got = stats.__dict__.get("_local_set")
-    if got is None or got[0] is not stats.base:
+    memory = stats.memory.local
+    if memory.set is None or memory.set[0] is not stats.base:
         with small_pages():
-            got = stats.__dict__["_local_set"] = (stats.base, _fetched(stats))
-    return got[1]
+            memory.set = (stats.base, _fetched(stats))
+    return memory.set[1]
 
 
 def _fetched(stats) -> LocalSet:
@@ -614,7 +618,7 @@ class Layout:
 
 
 def layout(stats) -> Layout:
-    got = stats.__dict__.get("_local_layout")
+    got = stats.memory.local.layout
     if got is None:
         mults = batch.multipliers(stats)
         word_of = np.zeros(len(stats.qis), dtype=np.int64)
@@ -629,7 +633,7 @@ def layout(stats) -> Layout:
                 parts.append(m * mults[i])
                 kp_off[i, lv] = at
                 at += len(m)
-        got = stats.__dict__["_local_layout"] = Layout(np.concatenate(parts), kp_off, word_of, len(batch.words(stats)), maps)
+        got = stats.memory.local.layout = Layout(np.concatenate(parts), kp_off, word_of, len(batch.words(stats)), maps)
     return got
 
 
@@ -938,7 +942,7 @@ def part_values(stats, terms) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
 
 def program(stats, ok: exp.Expr, metric, extra_finals=()) -> Program | None:
     """:func:`compile_program`, cached on ``stats`` per predicate, metric and extra finals."""
-    cache = stats.__dict__.setdefault("_local_programs", {})
+    cache = stats.memory.local.programs
     key = (ok.sql(), batch.metric_key(metric), tuple((name, e.sql()) for name, e in extra_finals))
     if key not in cache:
         if len(cache) > 64:
@@ -971,15 +975,16 @@ def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple
     stones 9M rows and 1.4-1.8 s."""
     local = local_set(stats)
     assert local is not None
-    kept: dict = stats.__dict__.setdefault("_local_meets", {})
+    memory = stats.memory.local
+    kept: dict = memory.meets
     if levels in kept:
         kept[levels] = kept.pop(levels)  # most recent last
         return levels, kept[levels]
     leaves = tuple(0 for _ in levels)
-    if stats.__dict__.get("_local_leaves", (None,))[0] is not local:
-        stats.__dict__["_local_leaves"] = (local, (local.codes, local.cnt, leaf_keys(stats, local.codes)))
-    src_levels, src = leaves, stats.__dict__["_local_leaves"][1]
-    stones: dict = stats.__dict__.setdefault("_local_stones", {})
+    if memory.leaves is None or memory.leaves[0] is not local:
+        memory.leaves = (local, (local.codes, local.cnt, leaf_keys(stats, local.codes)))
+    src_levels, src = leaves, memory.leaves[1]
+    stones: dict = memory.stones
     for at, got in [*stones.items(), *kept.items()]:
         if all(a <= b for a, b in zip(at, levels)) and len(got[1]) < len(src[1]):
             src_levels, src = at, got
@@ -998,9 +1003,8 @@ def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple
     return levels, _roll_up(stats, local, kept, src_levels, src, levels)
 
 
-#: what a search keeps on a Statistics beside the fetched set: kept roll-ups, stepping stones,
-#: moved key words and working buffers (:func:`drop_search_memory`)
-SEARCH_MEMORY = ("_local_meets", "_local_stones", "_local_keyed", "_local_scratch")
+#: the fields of :class:`sqlanon.stats.memory.LocalMemory` that are the search's (:func:`drop_search_memory`)
+SEARCH_MEMORY = ("meets", "stones", "keyed", "scratch")
 
 
 def drop_search_memory(stats) -> None:
@@ -1008,8 +1012,7 @@ def drop_search_memory(stats) -> None:
     fetched set stays: a later node is grouped from it, the rest made again if asked). They were
     held through the verification, the report and the write: 10M Adult-like rows, k=10, 5 %, two
     threads, in-process, RSS after the search 951 -> 466 MB; the run's peak is then the search's."""
-    for name in SEARCH_MEMORY:
-        stats.__dict__.pop(name, None)
+    stats.memory.local.drop_search()
 
 
 def leaf_keys(stats, codes: np.ndarray) -> np.ndarray:
@@ -1142,10 +1145,10 @@ class Scratch:
 def scratch(stats) -> Scratch:
     """The working buffers of ``stats`` (one search's: one caller at a time), with room for its
     base set's rows."""
-    got = stats.__dict__.get("_local_scratch")
-    if got is None:
-        got = stats.__dict__["_local_scratch"] = Scratch(int(stats.base.rows or 0))
-    return got
+    memory = stats.memory.local
+    if memory.scratch is None:
+        memory.scratch = Scratch(int(stats.base.rows or 0))
+    return memory.scratch
 
 
 def _grouped(stats, keys: np.ndarray, cnt: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
@@ -1272,7 +1275,7 @@ def keyed(stats, at: tuple[int, ...], codes: np.ndarray, keys: np.ndarray, ref: 
     """The key words of a set (at the levels ``at``: its ``codes`` and ``keys``) moved to the
     levels ``ref``, from the kept moved keys of the same set closest to ``ref`` when that moves
     fewer QIs (a descent's batches: each one QI below the last, against ~20 from the set)."""
-    cache: list = stats.__dict__.setdefault("_local_keyed", [])
+    cache: list = stats.memory.local.keyed
     target = tuple(int(v) for v in ref)
     best_levels, best = np.asarray(at, dtype=np.int64), keys
     moves = sum(a != b for a, b in zip(at, target))

@@ -84,10 +84,10 @@ def single_rare(stats, i: int, k: int) -> np.ndarray:
 
 def level_maps(stats) -> list[list[np.ndarray]]:
     """Per QI, per level: the code at that level of every leaf code."""
-    cache = stats.__dict__.get("_level_maps")
-    if cache is None:
-        cache = stats.__dict__["_level_maps"] = [[np.asarray(h.leaf_to_level(lv), dtype=np.int64) for lv in range(h.max_level + 1)] for h in stats.hierarchies]
-    return cache
+    memory = stats.memory.marginals
+    if memory.level_maps is None:
+        memory.level_maps = [[np.asarray(h.leaf_to_level(lv), dtype=np.int64) for lv in range(h.max_level + 1)] for h in stats.hierarchies]
+    return memory.level_maps
 
 
 def rare_by_levels(codes: list[np.ndarray], cnts: np.ndarray, maps: list[list[np.ndarray]], k: int) -> np.ndarray:
@@ -169,7 +169,7 @@ def subset_rare(stats, k: int, triples: bool = True) -> dict[tuple[int, ...], np
     cached per k). A pair inside a chosen triple is left out: a triple's cell lies inside its pair's
     cell, so a row of a rare pair is in a rare triple at every level of the third QI (the triple's
     bound is never below the pair's)."""
-    cache = stats.__dict__.setdefault("_subset_rare", {})
+    cache = stats.memory.marginals.subset_rare
     if (k, triples) in cache:
         return cache[(k, triples)]
     n = len(stats.qis)

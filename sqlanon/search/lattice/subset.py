@@ -44,8 +44,8 @@ def failing_subset(stats: Statistics, node, ok: exp.Expr) -> Statistics:
     sub = copy.copy(stats)
     # per-source caches (the map cache holds for any set): the subset's rows are others (its rare
     # value pairs were the parent's: a round's lattice tagged nodes failing on the parent's rows)
-    for key in ("_lm_cache", "_entropy_cache", "_loss_cache", "_subset_rare", "_partials"):
-        sub.__dict__.pop(key, None)
+    sub.memory = stats.memory.for_subset()
+    sub._partials = set()
     sub.base = FrequencySet(name, tuple(0 for _ in stats.qis), int(row[1] or 0))
     sub.rows = int(row[0] or 0)
     sub.saved = []
