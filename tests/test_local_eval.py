@@ -668,12 +668,12 @@ def test_stepping_stones_equal_the_sql_statement(seed, tmp_path, monkeypatch):
     generalizes with few classes, or the source with its most shrinking QI raised), kept apart:
     with the threshold at a few rows nearly every batch goes through stones, on two threads, and
     every node still equals the SQL statement."""
-    from sqlanon.stats import core
+    from sqlanon.stats import store
 
     monkeypatch.setattr(local, "STONE_ROWS", 1)
     monkeypatch.setattr(local, "THREAD_WORK", 1)
     monkeypatch.setattr(local, "SORT_ROWS", 1)  # the fetched set sorted, as a large one is
-    monkeypatch.setattr(core, "PARTIAL_GAIN", 1.01)
+    monkeypatch.setattr(store, "PARTIAL_GAIN", 1.01)
     rng = random.Random(7919 * seed + 3)
     engine = connect(threads=2)
     made = []
@@ -708,14 +708,14 @@ def test_a_stepping_stone_is_an_evaluated_node_or_a_partial_set(tmp_path):
         stats = make_stats(engine, case, ClassNeeds())
         top = tuple(h.max_level for h in stats.hierarchies)
         leaves = (0, 0, 0)
-        stats._seen.clear()
-        stats._seen[(1, 0, 0)] = 40
-        stats._seen[top] = 1  # the target itself: never its own stone
-        stats._seen[(0, 1, 0)] = 10
+        stats.sets.seen.clear()
+        stats.sets.seen[(1, 0, 0)] = 40
+        stats.sets.seen[top] = 1  # the target itself: never its own stone
+        stats.sets.seen[(0, 1, 0)] = 10
         assert local.stepping_stone(stats, top, leaves, 100) == (0, 1, 0)
-        assert (0, 1, 0) not in stats._seen  # used once
+        assert (0, 1, 0) not in stats.sets.seen  # used once
         assert local.stepping_stone(stats, top, leaves, 100) is None or local.stepping_stone(stats, top, leaves, 100) != (1, 0, 0)
-        stats._seen.clear()
+        stats.sets.seen.clear()
         partial = stats.partial_levels(top, local._Levels(leaves))
         assert local.stepping_stone(stats, top, leaves, 100) == partial
     finally:

@@ -39,6 +39,7 @@ from sqlglot import exp
 from sqlanon.expr.atoms import Params, and_all, as_bigint, class_summary, col, cte_select, ident, if_, lit, sum_, table_ref, union_all
 from sqlanon.expr.atoms import NODE_ID
 from sqlanon.stats.frequency import FrequencySet
+import sqlanon.stats.store as store
 from sqlanon.dialect import lookup
 from sqlanon.privacy import aggregates
 from sqlanon.stats.models import sensitive_parts
@@ -315,7 +316,7 @@ def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
         # is saved now, on its second use (as for one-node statements: Statistics.pick_set)
         stats.pick_set(meet)
     # after every group's pick_set: only sets that still exist
-    sources = [stats._smallest_saved(meet) for _, _, meet in meets]
+    sources = [store.smallest_saved(stats, meet) for _, _, meet in meets]
     one_per_node = branches(stats, [(m, g, frm, None) for (m, g, _), frm in zip(meets, sources)])
     out: list[tuple] = []
     for g, ((members, group_nodes, meet), frm) in enumerate(zip(meets, sources)):
@@ -343,7 +344,7 @@ def save_meets(stats, nodes: Sequence[tuple[int, ...]], join_rows: int = JOIN_RO
         if len(group_nodes) < 2:
             continue
         frm = stats.pick_set(meet)
-        used = stats._smallest_saved(meet, partial=False) if stats.partials else frm  # as without partial sets
+        used = store.smallest_saved(stats, meet, partial=False) if stats.partials else frm  # as without partial sets
         if frm.levels != meet and used.rows > stats.materialize_rows and len(group_nodes) > batch_size(used.rows, join_rows) and stats.has_room(used.rows):
             stats.save_set(meet, frm)
 
@@ -667,7 +668,7 @@ def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric
     join_rows = getattr(stats.engine, "join_rows", None) or JOIN_ROWS
     register_values(stats, metric)
     save_meets(stats, nodes, join_rows)
-    step = batch_size(max(stats._smallest_saved(n).rows for n in nodes), join_rows)
+    step = batch_size(max(store.smallest_saved(stats, n).rows for n in nodes), join_rows)
     extra_finals = list(extra_finals)
     names = list(final_names(stats, metric))
     names += [name for name, _ in extra_finals]
@@ -725,7 +726,7 @@ def side_by_side(stats, nodes, statements: int) -> int:
     if concurrency is None or stats.base.rows < SIDE_BASE_ROWS:
         return 1
     width = min(concurrency(), len(nodes))
-    if width <= statements or max(stats._smallest_saved(tuple(n)).rows for n in nodes) > SIDE_ROWS:
+    if width <= statements or max(store.smallest_saved(stats, tuple(n)).rows for n in nodes) > SIDE_ROWS:
         return 1
     return width
 
@@ -759,9 +760,9 @@ def batch_statement(stats, groups, ok: exp.Expr, metric, extra_finals, extra_key
 
 def _answers(stats, chunk: list, rows, names: list[str]) -> list:
     """The chunk's NodeStats from its statement's rows (one per node, ``nid`` last), remembered
-    for saving (:meth:`sqlanon.stats.core.Statistics._maybe_materialize`)."""
+    for saving (:func:`sqlanon.stats.store.remember`)."""
     got: list = [None] * len(chunk)
     for row in rows:
         got[int(row[-1])] = stats._node_stats(chunk[int(row[-1])], row[:-1], names)
-    stats._maybe_materialize([(n, stats.base, ns.classes) for n, ns in zip(chunk, got)])
+    store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(chunk, got)])
     return got

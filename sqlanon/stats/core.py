@@ -31,9 +31,13 @@ from sqlanon.privacy import aggregates
 from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats.frequency import FrequencySet
 from sqlanon.stats.memory import Memory
+from sqlanon.stats.store import SetStore
 from sqlanon.stats.models import population_ctes, sensitive_parts, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
-from sqlanon.stats import batch, deltas, local
+import sqlanon.stats.batch as batch
+import sqlanon.stats.deltas as deltas
+import sqlanon.stats.local as local
+import sqlanon.stats.store as store
 
 #: a node: a level per QI, or a Recoding (always rolled up from the base set)
 Node = Sequence[int] | Recoding
@@ -45,22 +49,8 @@ Aggregates = Iterable[tuple[str, exp.Expr]] | Callable[[Params | None], Iterable
 
 
 QI_PREFIX = "q"
-#: saved sets hold at most this many times the base set's rows once a meet is saved
-#: (Statistics.save_set; 10M Adult-like rows, k=10 5 %: 2x dropped and rebuilt sets, 3x none)
-SAVED_ROWS = 3
 #: column types whose values hash as the text of their hierarchy's leaves (Statistics.hash_by_groups)
 TEXT_TYPES = {"VARCHAR", "TEXT", "STRING"}
-#: bytes a saved frequency set's row is counted at per column (a code per QI and the count)
-ROW_BYTES = 8
-#: saved sets, the base set included, take at most this share of the engine's memory limit
-SAVED_SHARE = 0.5
-#: a set saved from a set of more than this many rows is rolled up from a *partial* set first
-#: (:meth:`Statistics.partial_levels`: the source with only its most shrinking QI raised to the
-#: node's level), which stays for later sets (Incognito's roll-up along one attribute)
-PARTIAL_ROWS = 500_000
-#: ... when that QI's effective number of values (rows' inverse Simpson index) shrinks at least
-#: this many times
-PARTIAL_GAIN = 4.0
 #: with more QIs than this, the base scan and the release code each hierarchy of at most
 #: :data:`INLINE_LEAVES` leaves inline instead of joining its table (:meth:`Statistics.inlined`):
 #: DuckDB plans a statement of hundreds of joins in tens of seconds. Up to it the joins stay
@@ -72,9 +62,9 @@ INLINE_LEAVES = 64
 #: fails on any other): a cache is a field of :attr:`Statistics.memory`, not a new attribute
 FIELDS = (
     "engine", "source", "dialect", "source_item", "input_item", "qis", "hierarchies", "null_modes", "null_rows",
-    "sensitive", "class_column", "needs", "keep_sets", "materialize_rows", "saved", "_base", "rows", "column_freqs",
+    "sensitive", "class_column", "needs", "keep_sets", "materialize_rows", "sets", "rows", "column_freqs",
     "sensitive_domain", "_map_names", "_pending_maps", "domain_table", "nodes_evaluated", "nodes_local", "local_rows",
-    "k_hint", "_sql_cache", "memory", "_partials", "_base_name_v", "_withheld_rows", "_seen", "row_hash", "input_hash",
+    "k_hint", "_sql_cache", "memory", "_base_name_v", "_withheld_rows", "row_hash", "input_hash",
     "population", "pop_base", "pop_rows", "sensitive_hierarchy", "s_hier_table", "withheld",
 )  # fmt: skip
 
@@ -120,8 +110,8 @@ class Statistics:
         self.needs = needs or ClassNeeds()
         self.keep_sets = keep_sets
         self.materialize_rows = materialize_rows
-        self.saved: list[FrequencySet] = []
-        self._base: FrequencySet | None = None
+        #: the saved frequency sets (:mod:`sqlanon.stats.store`)
+        self.sets = SetStore()
         self.rows = 0
         self.column_freqs: list[list[int]] = []
         self.sensitive_domain: list[tuple[str, int]] = []
@@ -140,12 +130,9 @@ class Statistics:
         self._sql_cache: dict = {}
         #: every cache of the statistics, its modules' and the metrics' (:mod:`sqlanon.stats.memory`)
         self.memory = Memory()
-        #: the tables of the saved partial sets (:attr:`partials`)
-        self._partials: set[str] = set()
         self._base_name_v: str | None = None
         #: per suppressing QI, its withheld rows (:meth:`_count_withheld`)
         self._withheld_rows: dict[int, int] = {}
-        self._seen: dict = {}  # evaluated node -> class count (rows of its set), newest last
         # with row_hash, the base scan also XORs a hash of every input row per group, so the
         # release can tie itself to its input without scanning the source again
         self.row_hash = row_hash
@@ -187,12 +174,12 @@ class Statistics:
     @property
     def base(self) -> FrequencySet:
         """The base frequency set, saved by :meth:`prepare`."""
-        assert self._base is not None, "Statistics.prepare() has not run"
-        return self._base
+        assert self.sets.base is not None, "Statistics.prepare() has not run"
+        return self.sets.base
 
     @base.setter
     def base(self, value: FrequencySet) -> None:
-        self._base = value
+        self.sets.base = value
 
     def _create_base(self) -> None:
         """The base frequency set's statement; a long scan makes a long search, so the in-process
@@ -207,7 +194,7 @@ class Statistics:
     @property
     def prepared(self) -> bool:
         """Whether :meth:`prepare` has saved the base frequency set."""
-        return self._base is not None
+        return self.sets.base is not None
 
     @property
     def population_set(self) -> FrequencySet:
@@ -282,7 +269,7 @@ class Statistics:
         self.rows, n_base = int(row[0] or 0), int(row[1] or 0)
         if self.row_hash:
             self.input_hash = format_input_hash(self.rows, row[2])
-        self._base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
+        self.sets.base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
         if self.rows == 0 and self.withheld:
             raise UnsatisfiableError(f"every row of {self.source.describe()} has NULL in a quasi-identifier whose NULLs are suppressed (nulls: suppress)")
         if self.rows == 0:
@@ -552,44 +539,58 @@ class Statistics:
         self.domain_table = name
 
     # -----------------------------------------------------------------------------------------
-    # node frequency sets
+    # node frequency sets (the store: :mod:`sqlanon.stats.store`)
+
+    @property
+    def saved(self) -> list[FrequencySet]:
+        """The saved frequency sets (the partial ones among them)."""
+        return self.sets.saved
+
+    @property
+    def partials(self) -> set[str]:
+        """The tables of the saved partial sets (:meth:`partial_levels`), never evicted."""
+        return self.sets.partials
 
     def pick_set(self, node: Node) -> FrequencySet:
-        """The smallest saved frequency set that ``node`` generalizes (the base always qualifies).
+        """The smallest saved set ``node`` generalizes, saving a reused one (:func:`store.pick_set`)."""
+        return store.pick_set(self, node)
 
-        If an already evaluated specialization of ``node`` has a much smaller set than that, it is
-        saved now (its second use) and used: sets are kept only when they are reused.
-        """
-        frm = self._smallest_saved(node)
-        # whether to save a set is decided against the sets saved for use, as without partial sets
-        # (they only make saving cheaper: with them, 10M rows k=10 0 % saved fewer sets and read
-        # the partial sets 33 times, 2.3 s, against 18 times, 1.0 s, over the sets saved)
-        candidate = self._reuse_candidate(node, self._smallest_saved(node, partial=False) if self.partials else frm)
-        if candidate is not None:
-            seen, classes = candidate
-            del self._seen[seen]
-            frm = self._materialize(seen, self._smallest_saved(seen), classes)
-        return self._via_partial(node, frm)
+    def has_room(self, rows: int) -> bool:
+        """Whether a new saved set of ``rows`` rows fits the memory limit (:func:`store.has_room`)."""
+        return store.has_room(self, rows)
 
-    def _via_partial(self, node: Node, frm: FrequencySet) -> FrequencySet:
-        """``frm``, or when it has more than :data:`PARTIAL_ROWS` rows, the partial set between it
-        and ``node`` (:meth:`partial_levels`, saved on first use and kept)."""
-        if frm.rows <= PARTIAL_ROWS or self.keep_sets <= 0 or not isinstance(node, tuple):
-            return frm
-        partial = self.partial_levels(node, frm)
-        if partial is None or not self.has_room(frm.rows):
-            return frm
-        return self._save_partial(partial, frm)
+    def keep_final(self, node: Node) -> None:
+        """Save the released node's set when it is rolled up from a large one (:func:`store.keep_final`)."""
+        store.keep_final(self, node)
 
-    def _smallest_saved(self, node: Node, partial: bool = True) -> FrequencySet:
-        """The smallest saved set ``node`` generalizes (without the partial sets unless ``partial``)."""
-        best = self.base
-        if not isinstance(node, tuple):
-            return best
-        for fs in self.saved:
-            if (partial or fs.table not in self.partials) and all(a <= b for a, b in zip(fs.levels, node)) and fs.rows < best.rows:
-                best = fs
-        return best
+    def save_set(self, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
+        """Roll ``frm`` up to ``node`` and save it (:func:`store.save_set`)."""
+        return store.save_set(self, node, frm)
+
+    def effective_values(self, i: int, level: int) -> float:
+        """QI ``i``'s effective number of values at ``level`` (:func:`store.effective_values`)."""
+        return store.effective_values(self, i, level)
+
+    def partial_levels(self, node: tuple[int, ...], frm: FrequencySet) -> tuple[int, ...] | None:
+        """The partial set's levels between ``frm`` and ``node``, or None (:func:`store.partial_levels`)."""
+        return store.partial_levels(self, node, frm)
+
+    def drop_all(self) -> None:
+        """Drop every saved set (:func:`store.drop_all`)."""
+        store.drop_all(self)
+
+    def for_subset(self, base: FrequencySet, rows: int) -> Statistics:
+        """A copy over a subset of the rows whose base set ``base`` (of ``rows`` rows) is saved
+        already: the same engine, hierarchies and sensitive domain, its own store, statement
+        cache and row-dependent memory (:meth:`Memory.for_subset`), its frequencies counted."""
+        sub = copy.copy(self)
+        sub.memory = self.memory.for_subset()
+        sub.sets = SetStore(base)
+        sub.rows = rows
+        sub._sql_cache = {}
+        sub.nodes_evaluated = 0
+        sub.column_freqs = sub._column_freqs() if rows else [[0] * len(h.rows) for h in self.hierarchies]
+        return sub
 
     def maps(self, node, frm: FrequencySet) -> list[list[int]]:
         """Per QI, the code map from ``frm``'s levels to the node's (or the recoding's codes)."""
@@ -737,7 +738,7 @@ class Statistics:
             row = self.engine.fetch_one(self.node_query(node, ok, built, frm))
         self.nodes_evaluated += 1
         ns = self._node_stats(node, row, [name for name, _ in built])
-        self._maybe_materialize([(node, frm, ns.classes)])
+        store.remember(self, [(node, frm, ns.classes)])
         return ns
 
     def evaluate_many(self, nodes: Sequence, ok: exp.Expr, aggregates=None, metric=None, extra_finals=()) -> list[NodeStats]:
@@ -778,139 +779,16 @@ class Statistics:
             i = int(row[-1])
             out[i] = self._node_stats(nodes[i], row[:-1], names[i])
         self.nodes_evaluated += len(nodes)
-        self._maybe_materialize([(n, f, ns.classes) for n, f, ns in zip(nodes, sources, out)])
+        store.remember(self, [(n, f, ns.classes) for n, f, ns in zip(nodes, sources, out)])
         return out
 
     def _node_stats(self, node, row, names) -> NodeStats:
         extra = dict(zip(names, row[6:]))
         return NodeStats(node, int(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0), int(row[5] or 0), extra)
 
-    def _maybe_materialize(self, evaluated) -> None:
-        """Remember evaluated nodes and their class counts (candidates for saving; see
-        :meth:`pick_set`). Nothing is written here: a set is saved on its second use only."""
-        for node, _frm, classes in evaluated:
-            if isinstance(node, tuple):
-                self._seen[node] = classes
-        while len(self._seen) > 512:
-            self._seen.pop(next(iter(self._seen)))
-
-    def _reuse_candidate(self, node, frm: FrequencySet):
-        """An evaluated, unsaved specialization of ``node`` whose set is 4x smaller than ``frm``."""
-        if self.keep_sets <= 0 or frm.rows <= self.materialize_rows or not isinstance(node, tuple):
-            return None
-        best = None
-        for seen, classes in self._seen.items():
-            if classes * 4 < frm.rows and (best is None or classes < best[1]) and seen != node and all(a <= b for a, b in zip(seen, node)):
-                best = (seen, classes)
-        return best
-
-    def has_room(self, rows: int) -> bool:
-        """Whether a new saved set of at most ``rows`` rows keeps the base set and the saved sets
-        within :data:`SAVED_SHARE` of the engine's memory limit (no limit: yes), each row counted
-        at :data:`ROW_BYTES` per QI code and count. 50M Adult-like rows (4.1M-row base set),
-        1 GB: with meets saved regardless, peak RSS 1,083 MB against 727 MB without."""
-        budget = self.engine.memory_bytes()
-        if not budget:
-            return True
-        held = self.base.rows + sum(f.rows for f in self.saved if f is not self.base) + rows
-        return held * ROW_BYTES * (len(self.qis) + 1) <= SAVED_SHARE * budget
-
     def search_done(self) -> None:
         """The search is over: its in-process working memory goes (:func:`local.drop_search_memory`)."""
         local.drop_search_memory(self)
-
-    def keep_final(self, node: Node) -> None:
-        """Save the released node's frequency set (one roll-up) when the smallest saved set it
-        generalizes has over ``materialize_rows`` rows: the verification, the report and the
-        release's suppressed classes then read it instead of rolling the large set up each (a
-        search in-process saves no set: 10M Adult-like rows, k=10, 5 %: three 0.2 s roll-ups of
-        the 1.6M-row base set)."""
-        if not isinstance(node, tuple) or self.keep_sets <= 0:
-            return
-        frm = self._smallest_saved(node)
-        if tuple(frm.levels) != tuple(node) and frm.rows > self.materialize_rows and self.has_room(frm.rows):
-            self.save_set(node, frm)
-
-    def save_set(self, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
-        """Roll ``frm`` up to ``node`` and save it (its rows are counted): a set several
-        statements are about to roll up from (:func:`sqlanon.stats.batch.save_meets`)."""
-        fs = self._materialize(node, frm, 0)
-        fs.rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(fs.table))) or 0)
-        # these sets can be nearly as large as the base set: keep their rows (and memory) within
-        # SAVED_ROWS times the base set's, dropping the largest others first
-        while sum(f.rows for f in self.saved) > SAVED_ROWS * self.base.rows and len(self.saved) > 1:
-            others = [f for f in self.saved if f is not fs and f.table not in self.partials] or [f for f in self.saved if f is not fs]
-            victim = max(others, key=lambda f: f.rows)
-            self.partials.discard(victim.table)
-            self.saved.remove(victim)
-            self.engine.execute(self.dialect.drop_temp(victim.table))
-        return fs
-
-    def _materialize(self, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
-        if tuple(frm.levels) == tuple(node) and frm is not self.base:
-            return frm  # saved already (a partial set at the node's levels)
-        frm = self._via_partial(node, frm)
-        name = self.engine.temp_name("fs")
-        self.engine.execute(self.dialect.create_temp(name, self.dialect.clustered(self.generalized_select(node, frm), self.cluster_keys())))
-        fs = FrequencySet(name, node, rows)
-        self.saved.append(fs)
-        if len(self.saved) > self.keep_sets + len(self.partials):
-            # the largest saved set is the least useful (never the one just made: it is used next;
-            # never a partial set: every later set of its QI's level rolls up from it)
-            victim = max((f for f in self.saved if f is not fs and f.table not in self.partials), key=lambda f: f.rows)
-            self.saved.remove(victim)
-            self.engine.execute(self.dialect.drop_temp(victim.table))
-        return fs
-
-    @property
-    def partials(self) -> set[str]:
-        """The tables of the saved partial sets (:meth:`partial_levels`), never evicted."""
-        return self._partials
-
-    def effective_values(self, i: int, level: int) -> float:
-        """QI ``i``'s effective number of values at ``level`` over the rows: the inverse Simpson
-        index ``1 / sum(p^2)`` of its codes' row shares (74 equally common ages count 74; a
-        country held by 90 % of the rows and 40 rare ones about 1.2)."""
-        counts = self.leaf_level_freq(i, level)
-        total = float(sum(counts))
-        if total <= 0:
-            return 1.0
-        return 1.0 / sum((c / total) ** 2 for c in counts if c)
-
-    def partial_levels(self, node: tuple[int, ...], frm: FrequencySet) -> tuple[int, ...] | None:
-        """The levels of the partial set to roll ``node`` up from instead of ``frm``: ``frm``'s,
-        with the one QI whose values shrink most from ``frm``'s level to the node's
-        (:meth:`effective_values`, at least :data:`PARTIAL_GAIN` times) at the node's level; None
-        when no QI shrinks so much, or that QI is the node's only difference from ``frm``.
-
-        At 10M Adult-like rows (a 1.6M-row base set), k=10: most sets the search saves have age
-        at level 3 or 4, each rolled up from the base set; rolled up from the base set with only
-        age at that level (492K / 278K rows) instead, each reads a third to a sixth of the rows."""
-        if not self.column_freqs:
-            return None
-        best, gain = None, PARTIAL_GAIN
-        for i, (lo, hi) in enumerate(zip(frm.levels, node)):
-            if hi > lo:
-                g = self.effective_values(i, lo) / self.effective_values(i, hi)
-                if g >= gain:
-                    best, gain = i, g
-        if best is None:
-            return None
-        levels = tuple(int(node[i]) if i == best else int(lv) for i, lv in enumerate(frm.levels))
-        return None if levels == tuple(int(v) for v in node) else levels
-
-    def _save_partial(self, levels: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
-        """The saved partial set at ``levels`` (rolled up from ``frm`` and kept, its rows counted)."""
-        for fs in self.saved:
-            if tuple(fs.levels) == levels:
-                return fs  # saved already (as a partial set or a node's)
-        name = self.engine.temp_name("fs")
-        self.engine.execute(self.dialect.create_temp(name, self.dialect.clustered(self.generalized_select(levels, frm), self.cluster_keys())))
-        fs = FrequencySet(name, levels, 0)
-        fs.rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(name))) or 0)
-        self.saved.append(fs)
-        self.partials.add(name)
-        return fs
 
     def class_histogram(self, node: Sequence[int]) -> list[tuple[int, int]]:
         """``(class size, number of classes)`` pairs for the node."""
@@ -945,15 +823,6 @@ class Statistics:
             parts = [exp.Mul(this=as_bigint(col(self.qcol(i))), expression=lit(mults[i])) for i, _ in word]
             keys.append(exp.alias_(add_all(parts), f"k{w}", quoted=True))
         return self._bad_classes_create(node, ok, table, keys, params)
-
-    def drop_all(self) -> None:
-        for fs in self.saved:
-            self.engine.execute(self.dialect.drop_temp(fs.table))
-        self.saved.clear()
-        self.partials.clear()
-
-    # -----------------------------------------------------------------------------------------
-    # data-independent (per-column) quantities used as exact values or lower bounds
 
     def leaf_level_freq(self, i: int, level: int) -> list[int]:
         """Rows per level-``level`` code of QI ``i``: counted once per QI and level (numpy), not

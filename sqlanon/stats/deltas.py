@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from sqlanon.dialect import lookup
 from sqlanon.expr.atoms import NODE_ID, Params, add_all, as_bigint, class_summary, col, cte_select, lit, sum_, table_ref, union_all
-from sqlanon.stats import batch
+import sqlanon.stats.batch as batch
 
 #: a group's source set (its meet, or the saved set it rolls up from) of at least this many rows
 #: takes the branch shape: there a node's classes are many and one hash table per node pays

@@ -59,7 +59,8 @@ from sqlglot import exp
 
 from sqlanon.expr.atoms import as_bigint, col, table_ref
 from sqlanon.privacy.needs import NodeStats
-from sqlanon.stats import batch
+import sqlanon.stats.batch as batch
+import sqlanon.stats.store as store
 from sqlanon.stats.marginals import arrow_into
 from sqlanon.stats.pages import small_pages
 
@@ -1041,12 +1042,12 @@ def stepping_stone(stats, levels: tuple[int, ...], src_levels: tuple[int, ...], 
     first; else the source with its most shrinking QI at the target's level
     (:meth:`Statistics.partial_levels`); None when neither applies."""
     best = None
-    for seen, classes in stats._seen.items():
+    for seen, classes in stats.sets.seen.items():
         if classes * 4 < src_rows and seen != levels and (best is None or classes < best[1]) \
                 and all(a <= b <= c for a, b, c in zip(src_levels, seen, levels)):
             best = (seen, classes)
     if best is not None:
-        del stats._seen[best[0]]
+        del stats.sets.seen[best[0]]
         return tuple(int(v) for v in best[0])
     partial = stats.partial_levels(levels, _Levels(src_levels))
     return None if partial is None or partial == src_levels else tuple(int(v) for v in partial)
@@ -1344,7 +1345,7 @@ def _evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None
         out.append(NodeStats(node, s[0], s[1], s[2], s[3], s[4], s[5], dict(zip(names, row))))
     stats.nodes_evaluated += len(nodes)
     stats.nodes_local = getattr(stats, "nodes_local", 0) + len(nodes)
-    stats._maybe_materialize([(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
+    store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
     return out
 
 
