@@ -763,6 +763,6 @@ def _answers(stats, chunk: list, rows, names: list[str]) -> list:
     for saving (:func:`sqlanon.stats.store.remember`)."""
     got: list = [None] * len(chunk)
     for row in rows:
-        got[int(row[-1])] = stats._node_stats(chunk[int(row[-1])], row[:-1], names)
+        got[int(row[-1])] = stats.node_stats(chunk[int(row[-1])], row[:-1], names)
     store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(chunk, got)])
     return got

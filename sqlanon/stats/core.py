@@ -35,7 +35,7 @@ from sqlanon.stats.store import SetStore
 from sqlanon.stats.models import population_ctes, sensitive_parts, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
 import sqlanon.stats.batch as batch
-import sqlanon.stats.deltas as deltas
+import sqlanon.stats.evaluate as evaluate
 import sqlanon.stats.local as local
 import sqlanon.stats.store as store
 
@@ -737,52 +737,25 @@ class Statistics:
             built = aggregates(None) if callable(aggregates) else list(aggregates)
             row = self.engine.fetch_one(self.node_query(node, ok, built, frm))
         self.nodes_evaluated += 1
-        ns = self._node_stats(node, row, [name for name, _ in built])
+        ns = self.node_stats(node, row, [name for name, _ in built])
         store.remember(self, [(node, frm, ns.classes)])
         return ns
 
     def evaluate_many(self, nodes: Sequence, ok: exp.Expr, aggregates=None, metric=None, extra_finals=()) -> list[NodeStats]:
         """Several nodes in one statement: the batch statement (node table joined to the set,
         :mod:`sqlanon.stats.batch`) when ``metric`` gives its batch parts and no sensitive or
-        class aggregates are needed; else a ``UNION ALL`` of their roll-ups (3-4x cheaper per
-        node than one statement each, ``bench/grouping_sets.py``).
+        class aggregates are needed; else a ``UNION ALL`` of their roll-ups: the first route of
+        :data:`sqlanon.stats.evaluate.ROUTES` that accepts them (in-process first).
 
         ``aggregates`` is ``None`` or a function ``node -> aggregates`` (as for :meth:`evaluate`);
         ``extra_finals`` are aggregates of every node that do not depend on it (they follow the
         metric's in the batch statement, :func:`sqlanon.stats.batch.build`, and are left to
         ``aggregates`` otherwise).
         """
-        nodes = [n if isinstance(n, Recoding) else tuple(n) for n in nodes]
-        if (metric is not None or aggregates is None) and local.applies(self, nodes, ok, metric, extra_finals):
-            return local.evaluate(self, nodes, ok, metric, extra_finals)
-        if metric is not None and len(nodes) > 1 and all(isinstance(n, tuple) for n in nodes) and batch.supported(self, metric):
-            return deltas.evaluate_batch(self, nodes, ok, metric, extra_finals)
-        if len(nodes) == 1:
-            return [self.evaluate(nodes[0], ok, aggregates(nodes[0]) if aggregates else ())]
-        params = Params() if self.dialect.binds_lists else None
-        parts, names, sources = [], [], []
-        for i, node in enumerate(nodes):
-            frm = self.pick_set(node)
-            aggs = aggregates(node) if aggregates else ()
-            built = aggs(params) if callable(aggs) else list(aggs)
-            q = self.node_query(node, ok, built, frm, params)
-            q = q.select(exp.alias_(lit(i), "node_index", quoted=True), copy=False)
-            parts.append(exp.select("*").from_(exp.alias_(exp.Subquery(this=q), f"n{i}", table=True, quoted=True)))
-            names.append([name for name, _ in built])
-            sources.append(frm)
-        union: exp.Query = parts[0]
-        for part in parts[1:]:
-            union = exp.union(union, part, distinct=False, copy=False)
-        rows = self.engine.fetch_all(union, params or None)
-        out: list = [None] * len(nodes)
-        for row in rows:
-            i = int(row[-1])
-            out[i] = self._node_stats(nodes[i], row[:-1], names[i])
-        self.nodes_evaluated += len(nodes)
-        store.remember(self, [(n, f, ns.classes) for n, f, ns in zip(nodes, sources, out)])
-        return out
+        return evaluate.evaluate_many(self, nodes, ok, aggregates, metric, extra_finals)
 
-    def _node_stats(self, node, row, names) -> NodeStats:
+    def node_stats(self, node, row, names) -> NodeStats:
+        """A node's statistics from its statement's row (the summary, then ``names``' aggregates)."""
         extra = dict(zip(names, row[6:]))
         return NodeStats(node, int(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0), int(row[5] or 0), extra)
 
