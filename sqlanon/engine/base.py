@@ -38,6 +38,8 @@ class Engine:
     #: base-set rows above which the optimal search's probe paths stop below the incumbent's value
     #: (None: DuckDB's default, :data:`sqlanon.search.lattice.optimal.TRUNCATE_ROWS`)
     truncate_rows: int | None = None
+    #: the threads the engine was given (None: its default; DuckDB keeps what it was given)
+    threads: int | None = None
 
     def __init__(self, memory_limit: str | None = None, threads: int | None = None, connection: Any = None) -> None:
         """``memory_limit`` and ``threads`` are checked before a connection is opened or changed;

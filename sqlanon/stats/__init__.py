@@ -15,5 +15,4 @@ from sqlanon.stats.core import (  # noqa: F401
     count_rows,
     distinct_values,
     format_input_hash,
-    row_hash_expr,
 )

@@ -570,13 +570,55 @@ def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None, extra_
     return cte_select(ctes, union_all(parts))
 
 
+def _group_part(stats, ctes: list[tuple[str, exp.Expr]], g: int, group, hist, kcols: list[str], params) -> exp.Select:
+    """:func:`build`'s part of group ``g`` (``(members, nodes, set, meet)``): its nodes joined to
+    its set's rows with their packed keys (the CTEs it reads appended to ``ctes``)."""
+    members, group_nodes, frm, meet = group
+    dialect = stats.dialect
+    if meet is not None:
+        ctes.append((meet.table, stats.generalized_select(meet.levels, frm, params)))
+    src = meet or frm
+    used = used_levels(stats, group_nodes)
+    table = src.table
+    carried = [col("s")] if stats.has_s else []
+    if hist is not None:
+        # the set's rows per QI codes with their histogram (fewer rows to join: no s)
+        table = f"p{g}"
+        ctes.append((table, histogram_set(src.table, stats.qnames, hist[0], last=False)))
+        carried = [col(name) for name, _ in hist[0][:-1]]
+    # each column a BIGINT before the key sums them: a list of codes times multipliers that
+    # fits INT32 binds (and a literal array types) as INT32, and two of them can sum past 2^31
+    wide = [exp.alias_(as_bigint(lookup(values, col(stats.qcol(i)), dialect, params)), name, quoted=True, copy=False) for name, i, values in wide_lists(stats, src.levels, used)]
+    ctes.append((f"w{g}", exp.select(*wide, *carried, col("cnt"), copy=False).from_(table_ref(table), copy=False)))
+    values = node_table(group_nodes, members, len(stats.qis), params)
+    keys = [exp.alias_(_sum([_pick(stats, i, used) for i, _ in word]), kcols[w], quoted=True, copy=False) for w, word in enumerate(words(stats))]
+    part = exp.select(col(NODE_ID, "n"), *keys, *[col(c.name, "r") for c in carried], col("cnt", "r"), copy=False)
+    return dialect.nodes_join(part.from_(table_ref(f"w{g}", alias="r"), copy=False), values, frm.rows * (len(wide) + 1) * 8)
+
+
+def _batch_classes(stats, ctes: list[tuple[str, exp.Expr]], hist, kcols: list[str]) -> tuple[str, list[str]]:
+    """:func:`build`'s class table over ``gen`` (its CTEs appended to ``ctes``): its name and the
+    names of its extra columns (the histogram's or the sensitive aggregates')."""
+    if hist is not None:
+        by = [col(NODE_ID), *[col(k) for k in kcols]]
+        cls = class_sums(by, hist[0])
+        ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*[b.copy() for b in by], copy=False)))
+        ctes.append(("clsh", exp.select(*[b.copy() for b in by], col("cnt"), *[e.copy() for e in hist[1]], copy=False).from_(table_ref("cls"), copy=False)))
+        return "clsh", [e.alias for e in hist[1]]
+    if stats.has_s:
+        return sensitive_classes(stats, ctes, "gen", [NODE_ID, *kcols])
+    keys = [col(NODE_ID), *[col(k) for k in kcols]]
+    cls = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
+    ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*keys, copy=False)))
+    return "cls", []
+
+
 def build(stats, groups, ok: exp.Expr, metric=None, params=None, extra_finals=()) -> exp.Query:
     """The batch statement for ``groups`` (see :func:`layout`); on a large set one branch per
     node (:func:`build_branches`). ``extra_finals``: more ``(name, aggregate)`` per node over its
     flagged classes, after the metric's (the lattice's monotone part, say)."""
     if branches(stats, groups):
         return build_branches(stats, groups, ok, metric, params, extra_finals)
-    dialect = stats.dialect
     n_qis = len(stats.qis)
     terms, finals = metric.batch_terms(stats) if metric is not None else ([], [])
     finals = [*finals, *extra_finals]
@@ -584,43 +626,9 @@ def build(stats, groups, ok: exp.Expr, metric=None, params=None, extra_finals=()
     row_names = [name for name, _ in terms]
     kcols = key_cols(stats)
     ctes: list[tuple[str, exp.Expr]] = []
-    parts: list[exp.Select] = []
-    for g, (members, group_nodes, frm, meet) in enumerate(groups):
-        if meet is not None:
-            ctes.append((meet.table, stats.generalized_select(meet.levels, frm, params)))
-        src = meet or frm
-        used = used_levels(stats, group_nodes)
-        table = src.table
-        carried = [col("s")] if stats.has_s else []
-        if hist is not None:
-            # the set's rows per QI codes with their histogram (fewer rows to join: no s)
-            table = f"p{g}"
-            ctes.append((table, histogram_set(src.table, stats.qnames, hist[0], last=False)))
-            carried = [col(name) for name, _ in hist[0][:-1]]
-        # each column a BIGINT before the key sums them: a list of codes times multipliers that
-        # fits INT32 binds (and a literal array types) as INT32, and two of them can sum past 2^31
-        wide = [exp.alias_(as_bigint(lookup(values, col(stats.qcol(i)), dialect, params)), name, quoted=True, copy=False) for name, i, values in wide_lists(stats, src.levels, used)]
-        ctes.append((f"w{g}", exp.select(*wide, *carried, col("cnt"), copy=False).from_(table_ref(table), copy=False)))
-        values = node_table(group_nodes, members, n_qis, params)
-        keys = [exp.alias_(_sum([_pick(stats, i, used) for i, _ in word]), kcols[w], quoted=True, copy=False) for w, word in enumerate(words(stats))]
-        part = exp.select(col(NODE_ID, "n"), *keys, *[col(c.name, "r") for c in carried], col("cnt", "r"), copy=False)
-        part = dialect.nodes_join(part.from_(table_ref(f"w{g}", alias="r"), copy=False), values, frm.rows * (len(wide) + 1) * 8)
-        parts.append(part)
+    parts = [_group_part(stats, ctes, g, group, hist, kcols, params) for g, group in enumerate(groups)]
     ctes.append(("gen", union_all(parts)))
-    extra: list[str] = []
-    if hist is not None:
-        by = [col(NODE_ID), *[col(k) for k in kcols]]
-        cls = class_sums(by, hist[0])
-        ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*[b.copy() for b in by], copy=False)))
-        ctes.append(("clsh", exp.select(*[b.copy() for b in by], col("cnt"), *[e.copy() for e in hist[1]], copy=False).from_(table_ref("cls"), copy=False)))
-        classes, extra = "clsh", [e.alias for e in hist[1]]
-    elif stats.has_s:
-        classes, extra = sensitive_classes(stats, ctes, "gen", [NODE_ID, *kcols])
-    else:
-        keys = [col(NODE_ID), *[col(k) for k in kcols]]
-        cls = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
-        ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*keys, copy=False)))
-        classes = "cls"
+    classes, extra = _batch_classes(stats, ctes, hist, kcols)
     if row_names:
         # the metric's parts per class (not summed per row: a class's rows share its codes, and a
         # class hash table holding one sum per part and QI is what made wide statements slow)
@@ -665,7 +673,7 @@ def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric
     ``runner(stats, groups, ok, metric)``, when given, answers a statement in another shape (the
     same rows) or returns None to leave it to this one (:func:`sqlanon.stats.deltas.run`)."""
     out: list = []
-    join_rows = getattr(stats.engine, "join_rows", None) or JOIN_ROWS
+    join_rows = stats.engine.join_rows or JOIN_ROWS
     register_values(stats, metric)
     save_meets(stats, nodes, join_rows)
     step = batch_size(max(store.smallest_saved(stats, n).rows for n in nodes), join_rows)
@@ -722,10 +730,9 @@ def side_by_side(stats, nodes, statements: int) -> int:
     set has :data:`SIDE_BASE_ROWS` rows or more and every node's set at most :data:`SIDE_ROWS` (one
     row group: its statement keeps one thread busy), at most one per node; else 1 (as many
     statements as it takes, one at a time)."""
-    concurrency = getattr(stats.engine, "concurrency", None)
-    if concurrency is None or stats.base.rows < SIDE_BASE_ROWS:
+    if stats.base.rows < SIDE_BASE_ROWS:
         return 1
-    width = min(concurrency(), len(nodes))
+    width = min(stats.engine.concurrency(), len(nodes))
     if width <= statements or max(store.smallest_saved(stats, tuple(n)).rows for n in nodes) > SIDE_ROWS:
         return 1
     return width

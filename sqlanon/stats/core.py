@@ -184,7 +184,7 @@ class Statistics:
     def _create_base(self) -> None:
         """The base frequency set's statement; a long scan makes a long search, so the in-process
         kernels start loading meanwhile (:func:`sqlanon.stats.local.warm_up_during`)."""
-        timer = local.warm_up_during() if self.qis and not self.needs.any and int(getattr(self, "local_rows", 1) or 0) > 0 else None
+        timer = local.warm_up_during() if self.qis and not self.needs.any and int(self.local_rows or 0) > 0 else None
         try:
             self.engine.execute(self.base_query_create())
         finally:
@@ -432,6 +432,18 @@ class Statistics:
             return  # no QIs, or an empty input (reported by prepare())
         withheld = self._withheld_rows
         self.null_rows = [withheld.get(i, int(row[2 * i] or 0)) for i in range(len(self.qis))]
+        self._refuse_nulls()
+        self._refuse_unmapped(row)
+        k = 2 * len(self.qis)
+        ordered = self.needs.emd_ordered or self.needs.emd_hierarchical
+        if self.has_s and ordered and int(row[k] or 0):
+            raise ConfigError(
+                f"sensitive column {self.sensitive!r} has {int(row[k])} NULL value(s), which have no place in the order or hierarchy "
+                "of ordered/hierarchical t-closeness; fill or filter them, or use t_distance equal (NULL is then a sensitive value of its own)"
+            )
+
+    def _refuse_nulls(self) -> None:
+        """Refuse the NULLs of a QI whose NULLs are refused (``nulls: refuse``)."""
         refused = [f"{name!r} ({n:,} row{'s' if n > 1 else ''})" for name, n, mode in zip(self.qis, self.null_rows, self.null_modes) if n and mode == "refuse"]
         if refused:
             several = len(refused) > 1
@@ -439,6 +451,9 @@ class Statistics:
                 f"quasi-identifier column{'s' if several else ''} {', '.join(refused)} {'have' if several else 'has'} NULL values (nulls: refuse); "
                 "fill or filter them, or let NULL be a value (nulls: value) or suppress its rows (nulls: suppress)"
             )
+
+    def _refuse_unmapped(self, row) -> None:
+        """Refuse a QI value missing from its hierarchy (``row``: :meth:`_validation_sums`' answers)."""
         for i, name in enumerate(self.qis):
             unmapped = int(row[2 * i + 1] or 0)
             if unmapped:
@@ -449,13 +464,6 @@ class Statistics:
                     f"its hierarchy ({self.hierarchies[i].origin}), e.g. "
                     + ", ".join(repr(e) for e in examples)
                 )
-        k = 2 * len(self.qis)
-        ordered = self.needs.emd_ordered or self.needs.emd_hierarchical
-        if self.has_s and ordered and int(row[k] or 0):
-            raise ConfigError(
-                f"sensitive column {self.sensitive!r} has {int(row[k])} NULL value(s), which have no place in the order or hierarchy "
-                "of ordered/hierarchical t-closeness; fill or filter them, or use t_distance equal (NULL is then a sensitive value of its own)"
-            )
 
     def _add_null_leaves(self) -> None:
         """Give the NULL leaf (:meth:`Hierarchy.with_null_leaf`) to every ``value`` QI holding
@@ -813,15 +821,6 @@ class Statistics:
             rows = np.bincount(codes, weights=np.asarray(self.column_freqs[i], dtype=np.float64), minlength=len(h.labels(level)))
             out = cache[1][(i, level)] = rows.astype(np.int64).tolist()
         return out
-
-    def check_budget(self, k: int, budget: int) -> None:
-        if k > self.rows:
-            raise UnsatisfiableError(f"k={k} is larger than the table ({self.rows} rows)")
-
-
-def row_hash_expr(columns, table: str | None = None, dialect: Dialect | str = "duckdb") -> exp.Expr:
-    """A 64-bit hash of one input row in ``dialect`` (:meth:`sqlanon.dialect.Dialect.row_hash`)."""
-    return get_dialect(dialect).row_hash(columns, table)
 
 
 def format_input_hash(rows: int, xor) -> str:

@@ -285,7 +285,7 @@ _POOL_LOCK = threading.Lock()
 
 def threads_for(stats) -> int:
     """The threads a batch may use: the engine's ``threads`` setting when given, else the cores."""
-    return max(1, int(getattr(stats.engine, "threads", None) or CORES))
+    return max(1, int(stats.engine.threads or CORES))
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
@@ -325,7 +325,7 @@ def spread(n: int, work: int, threads: int, run: Callable[[int, int], None], wei
 def enabled(stats) -> bool:
     """Whether ``stats`` may evaluate locally at all: a prepared base set within the caps, no
     aggregate beyond the class count asked, and ``stats.local_rows`` not 0."""
-    cap = int(getattr(stats, "local_rows", LOCAL_ROWS) or 0)
+    cap = int(stats.local_rows or 0)
     if cap <= 0 or not stats.qis or not stats.prepared or stats.needs.any:
         return False
     rows = stats.base.rows
@@ -1344,7 +1344,7 @@ def _evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None
             row[f] = s[column]
         out.append(NodeStats(node, s[0], s[1], s[2], s[3], s[4], s[5], dict(zip(names, row))))
     stats.nodes_evaluated += len(nodes)
-    stats.nodes_local = getattr(stats, "nodes_local", 0) + len(nodes)
+    stats.nodes_local = stats.nodes_local + len(nodes)
     store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
     return out
 
