@@ -34,7 +34,7 @@ LAZY = {
     ("sqlanon.search.generate.itemsets", "sqlanon.search.generate.kernels"): "kernels compiles numba code (about 0.6 s to import numba): loaded by the generate pipeline only",
     ("sqlanon.search.generate.krimp", "sqlanon.search.generate.kernels"): "as above: numba is loaded when KRIMP runs, not when the CLI starts",
     ("sqlanon.search.generate.scores", "sqlanon.search.generate.kernels"): "as above: numba is loaded when the scores are computed",
-    ("sqlanon.stats.local", "sqlanon.stats.local_kernels"): "as above: numba is loaded when the first node is evaluated in-process, not when the CLI starts",
+    ("sqlanon.stats.local.base", "sqlanon.stats.local.kernels"): "as above: numba is loaded when the first node is evaluated in-process, not when the CLI starts",
 }
 
 #: what each floor package may import (besides itself); privacy and metrics may import each other

@@ -2,7 +2,7 @@
 teardown.
 
 Python's teardown frees every module and object one by one; with the compiled kernels loaded
-(:mod:`sqlanon.stats.local_kernels`, numba and LLVM) that took 0.25-0.45 s of every run that
+(:mod:`sqlanon.stats.local.kernels`, numba and LLVM) that took 0.25-0.45 s of every run that
 used them, after its last output was written (a 10M-row run of ~4 s on two threads: 0.4 s). All
 the teardown has to do for sqlanon is done here, in the order Python does it: the threads that
 are not daemons are joined, thread pools told to stop first (the kernels' loading thread: one stopped inside LLVM aborts the
