@@ -25,22 +25,20 @@ from sqlanon.hierarchy.keys import null_as_key, null_keyed
 from sqlanon.hierarchy.model import NULL_KEY
 from sqlanon.hierarchy import nulls as null_modes
 from sqlanon.engine.source import Source
-from sqlanon.expr.atoms import Params, add_all, as_bigint, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref
+from sqlanon.expr.atoms import Params, add_all, as_bigint, as_varchar, class_summary, col, cte_select, if_, lit, sum_, table_ref
 from sqlanon.dialect import lookup
-from sqlanon.privacy import aggregates
 from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats.frequency import FrequencySet
 from sqlanon.stats.memory import Memory
-from sqlanon.stats.store import SetStore
-from sqlanon.stats.models import population_ctes, sensitive_parts, prepare_population, prepare_sensitive_hierarchy
+from sqlanon.stats.store import Node, SetStore
+from sqlanon.stats.models import population_ctes, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
 import sqlanon.stats.batch as batch
+import sqlanon.stats.classes as classes
 import sqlanon.stats.evaluate as evaluate
 import sqlanon.stats.local as local
 import sqlanon.stats.store as store
 
-#: a node: a level per QI, or a Recoding (always rolled up from the base set)
-Node = Sequence[int] | Recoding
 #: a node's extra aggregates, by name: given, or built once the roll-up's parameters are bound
 Aggregates = Iterable[tuple[str, exp.Expr]] | Callable[[Params | None], Iterable[tuple[str, exp.Expr]]]
 
@@ -642,55 +640,11 @@ class Statistics:
     def class_ctes(self, node: Node, frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
         """CTEs ending in one row per equivalence class with the aggregates ``needs`` asks for
         (and, for k-map / delta-presence, ``pop_cnt``: the class's rows in the population)."""
-        ctes, cls = self._class_ctes(node, frm, params)
+        ctes, cls = classes.class_ctes(self, node, frm, params)
         if self.needs.population:
             more, cls = population_ctes(self, node, cls, params)
             ctes.extend(more)
         return ctes, cls
-
-    def _class_ctes(self, node: Node, frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
-        ctes: list[tuple[str, exp.Expr]] = [("gen", self.generalized_select(node, frm, params))]
-        if not (self.has_s or self.has_y):
-            return ctes, "gen"
-        parts: list[str] = []
-        if self.has_s:
-            parts += self._sensitive_class_ctes(ctes)
-        if self.has_y:
-            parts.append(self._class_y_cte(ctes))
-        if len(parts) == 1:
-            return ctes, parts[0]
-        ctes.append(("cls", self._joined_parts(parts)))
-        return ctes, "cls"
-
-    def _sensitive_class_ctes(self, ctes: list[tuple[str, exp.Expr]]) -> list[str]:
-        """The per-class sensitive aggregates (:func:`sqlanon.stats.models.sensitive_parts`) over
-        ``gen`` (``gs`` without the class value when it is there); returns the parts."""
-        g = self.qnames
-        src = "gen"
-        if self.has_y:
-            ctes.append(("gs", exp.select(*map(col, g), col("s"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("s"))))
-            src = "gs"
-        return [name for name, _ in sensitive_parts(self, ctes, src, g)]
-
-    def _class_y_cte(self, ctes: list[tuple[str, exp.Expr]]) -> str:
-        """``cls_y``: per class, the count of its most frequent class value (``maxy``)."""
-        g = self.qnames
-        ctes.append(("gy", exp.select(*map(col, g), col("y"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("y"))))
-        aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True), exp.alias_(exp.Max(this=col("cnt")), "maxy", quoted=True)]
-        ctes.append(("cls_y", exp.select(*map(col, g), *aggs).from_(table_ref("gy")).group_by(*map(col, g)) if g else exp.select(*aggs).from_(table_ref("gy"))))
-        return "cls_y"
-
-    def _joined_parts(self, parts: list[str]) -> exp.Select:
-        """The class table: the parts joined on the class key, each part's columns once."""
-        g = self.qnames
-        first = parts[0]
-        q = exp.select(*[col(n, first) for n in g], col("cnt", first)).from_(table_ref(first))
-        for other in parts[1:]:
-            q = q.join(table_ref(other), on=eq_all(first, other, g) if g else exp.Boolean(this=True), join_type="inner" if g else "cross")
-        columns = {"cls_s": aggregates.value_columns(self.needs), "emd": ["emd_ordered"], "hemd": ["emd_hier"], "cls_y": ["maxy"]}
-        for part in parts:
-            q = q.select(*[col(name, part) for name in columns[part]])
-        return q
 
     def node_query(
         self,
