@@ -47,7 +47,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlglot import exp
@@ -227,9 +227,10 @@ def _load() -> None:
         kern.table_size(2)
         kern.gather_rows(codes, keys, rep, 0, n, np.empty((n, 1), dtype=np.int32), np.empty((n, 1), dtype=np.int64))
         spec = np.zeros((1, 2), dtype=np.int64)
-        prog = (np.zeros((1, 3), dtype=np.int64), spec, np.zeros(3, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(2), off2)
+        prog = program.ProgramArrays(np.zeros((1, 3), dtype=np.int64), spec, np.zeros(3, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(2), off2)
         summary, sums = np.zeros((1, 6), dtype=np.int64), np.zeros((1, 1))
-        kern.evaluate_nodes_on(codes, cnt, keys, zero, off2.copy(), flat, off2, zero, *prog, 0, 1, summary, sums, np.empty_like(keys), table, cls_cnt, rep)
+        args = NodeArgs(codes, cnt, keys, zero, off2.copy(), sets.KeyLayout(flat, off2, zero), prog)
+        kern.evaluate_nodes_on(*args.flat(), 0, 1, summary, sums, np.empty_like(keys), table, cls_cnt, rep)
         kern.summarize(cls_cnt, rep, n, codes, off2[0], *prog, summary[0], sums[0])
         kern.threshold_many(codes, cnt, flat, off2, off2 + 1, off2.copy(), one, 1, np.zeros(2), off2.copy(), 0, 1, np.zeros((1, 4), dtype=np.int64), np.zeros((1, 1)))
         _WARM["ready"] = True
@@ -256,16 +257,61 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
         return _evaluate(stats, nodes, ok, metric, extra_finals)
 
 
+class NodeArgs(NamedTuple):
+    """A cluster's arguments of the node kernels (``evaluate_nodes_on``; ``summarize`` takes the
+    program's), by role: the set its nodes are grouped from (leaf ``codes``, ``cnt`` and its key
+    words at ``ref``), the nodes, the key layout and the program. Unpacked at the jit boundary
+    (:meth:`flat`: numba takes arrays, not bundles) in this order."""
+
+    codes: np.ndarray
+    cnt: np.ndarray
+    keys: np.ndarray
+    ref: np.ndarray
+    nodes: np.ndarray
+    layout: sets.KeyLayout
+    program: program.ProgramArrays
+
+    def flat(self) -> tuple:
+        """The arguments as the kernel takes them, positionally."""
+        return (self.codes, self.cnt, self.keys, self.ref, self.nodes, *self.layout, *self.program)
+
+
 def _evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, extra_finals=()) -> list[NodeStats]:
     prog = program.program(stats, ok, metric, extra_finals)
     assert prog is not None
-    names = [*batch.final_names(stats, metric), *[name for name, _ in extra_finals]]
     nodes = [tuple(int(v) for v in n) for n in nodes]
     arr = np.asarray(nodes, dtype=np.int64).reshape(len(nodes), len(stats.qis))
+    tasks = _tasks(stats, arr, prog)
+    # every node of every cluster grouped whole on a thread, the threads taking the next node as
+    # they finish one (nodes_on_threads); a node that would keep its thread busy long after the
+    # others, and what is left over a multiple of the threads (a binary search's one node), each
+    # over them all (_split_items)
+    items = [(t, i) for t, task in enumerate(tasks) for i in range(len(task[0]))]
+    threads = pool.threads_for(stats)
+    split = _split_items(items, [len(tasks[t][1].cnt) for t, _ in items], threads)
+    for t, i in split:
+        _evaluate_split(stats, tasks[t][1], i, tasks[t][2][i], tasks[t][3][i])
+    whole = set(items) - set(split)
+    nodes_on_threads(stats, tasks, [item for item in items if item in whole], threads)
     summary = np.zeros((len(nodes), 6), dtype=np.int64)
     sums = np.zeros((len(nodes), len(prog.spec)), dtype=np.float64)
-    lay = sets.layout(stats)
-    tasks = []  # per cluster: its nodes and the kernel's arguments
+    for members, _, got, got_sums in tasks:
+        summary[members] = got
+        sums[members] = got_sums
+    names = [*batch.final_names(stats, metric), *[name for name, _ in extra_finals]]
+    out = _node_stats(nodes, summary, sums, prog, names)
+    stats.nodes_evaluated += len(nodes)
+    stats.nodes_local = stats.nodes_local + len(nodes)
+    store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
+    return out
+
+
+def _tasks(stats, arr: np.ndarray, prog: program.Program) -> list[tuple[list[int], NodeArgs, np.ndarray, np.ndarray]]:
+    """Per cluster of the nodes ``arr`` (:func:`rollups.clusters`): its members, the kernel's
+    arguments (the set it is grouped from, its keys moved to the cluster's reference) and its
+    summary and sums to fill."""
+    lay = sets.layout(stats).arrays
+    tasks = []
     for members in rollups.clusters(arr):
         group = arr[members]
         meet, ref = group.min(axis=0), rollups.reference(group)
@@ -273,22 +319,13 @@ def _evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None
         at, (codes, cnt, base_keys) = rollups.source_set(stats, tuple(int(v) for v in meet), len(members) >= base.ROLL_NODES and bool((meet == ref).all()))
         if at != tuple(int(v) for v in ref):
             base_keys = rollups.keyed(stats, at, codes, base_keys, ref)
-        args = (codes, cnt, base_keys, ref, group, lay.kp_flat, lay.kp_off, lay.word_of, prog.conds, prog.spec, prog.cond_ptr, prog.part_ptr, prog.part_qi, prog.pv_flat, prog.pv_off)
+        args = NodeArgs(codes, cnt, base_keys, ref, group, lay, prog.arrays)
         tasks.append((members, args, np.zeros((len(members), 6), dtype=np.int64), np.zeros((len(members), len(prog.spec)), dtype=np.float64)))
-    # every node of every cluster grouped whole on a thread, the threads taking the next node as
-    # they finish one (nodes_on_threads); a node that would keep its thread busy long after the
-    # others, and what is left over a multiple of the threads (a binary search's one node), each
-    # over them all (_split_items)
-    items = [(t, i) for t, task in enumerate(tasks) for i in range(len(task[0]))]
-    threads = pool.threads_for(stats)
-    split = _split_items(items, [len(tasks[t][1][1]) for t, _ in items], threads)
-    for t, i in split:
-        _evaluate_split(stats, tasks[t][1], i, tasks[t][2][i], tasks[t][3][i])
-    whole = set(items) - set(split)
-    nodes_on_threads(stats, tasks, [item for item in items if item in whole], threads)
-    for members, _, got, got_sums in tasks:
-        summary[members] = got
-        sums[members] = got_sums
+    return tasks
+
+
+def _node_stats(nodes: list[tuple[int, ...]], summary: np.ndarray, sums: np.ndarray, prog: program.Program, names: list[str]) -> list[NodeStats]:
+    """Each node's :class:`NodeStats` from its summary row and sums, the finals by ``names``."""
     out = []
     values = (sums @ prog.matrix.T).tolist() if len(prog.finals) else [[] for _ in nodes]
     for j, node in enumerate(nodes):
@@ -299,11 +336,7 @@ def _evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None
         for f, column in prog.from_summary:
             row[f] = s[column]
         out.append(NodeStats(node, s[0], s[1], s[2], s[3], s[4], s[5], dict(zip(names, row))))
-    stats.nodes_evaluated += len(nodes)
-    stats.nodes_local = stats.nodes_local + len(nodes)
-    store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
     return out
-
 
 
 def nodes_on_threads(stats, tasks: list, items: list, threads: int) -> None:
@@ -318,12 +351,12 @@ def nodes_on_threads(stats, tasks: list, items: list, threads: int) -> None:
     if not items:
         return
     kern = base._kernels()
-    rows = [len(tasks[t][1][1]) for t, _ in items]
+    rows = [len(tasks[t][1].cnt) for t, _ in items]
     order = sorted(range(len(items)), key=lambda j: -rows[j])
     use = max(1, min(sets.node_slots(stats, threads), len(items), sum(rows) // base.THREAD_WORK))
-    cells = max(rows[j] * tasks[t][1][2].shape[1] for j, (t, _) in enumerate(items))
+    cells = max(rows[j] * tasks[t][1].keys.shape[1] for j, (t, _) in enumerate(items))
     held = [node_buffers(stats, slot, max(rows), cells) for slot in range(use)]
-    sizes = {t: int(kern.table_size(len(tasks[t][1][1]))) for t, _ in items}
+    sizes = {t: int(kern.table_size(len(tasks[t][1].cnt))) for t, _ in items}
     taken = [0]
     lock = threading.Lock()
 
@@ -337,8 +370,8 @@ def nodes_on_threads(stats, tasks: list, items: list, threads: int) -> None:
                 return
             t, j = items[order[at]]
             args, summary, sums = tasks[t][1], tasks[t][2], tasks[t][3]
-            m, words = len(args[1]), args[2].shape[1]
-            kern.evaluate_nodes_on(*args, j, j + 1, summary, sums, keys[:m * words].reshape(m, words), table[:sizes[t]], cls_cnt[:m], rep[:m])
+            m, words = len(args.cnt), args.keys.shape[1]
+            kern.evaluate_nodes_on(*args.flat(), j, j + 1, summary, sums, keys[:m * words].reshape(m, words), table[:sizes[t]], cls_cnt[:m], rep[:m])
 
     if use == 1:  # one kernel call per cluster's run of nodes (a wide table's batches: many small nodes)
         keys, table, cls_cnt, rep = held[0]
@@ -348,8 +381,8 @@ def nodes_on_threads(stats, tasks: list, items: list, threads: int) -> None:
             stop = at
             while stop < len(items) and items[stop][0] == t and items[stop][1] == j + stop - at:
                 stop += 1
-            args, m, words = tasks[t][1], len(tasks[t][1][1]), tasks[t][1][2].shape[1]
-            kern.evaluate_nodes_on(*args, j, j + stop - at, tasks[t][2], tasks[t][3], keys[:m * words].reshape(m, words), table[:sizes[t]], cls_cnt[:m], rep[:m])
+            args, m, words = tasks[t][1], len(tasks[t][1].cnt), tasks[t][1].keys.shape[1]
+            kern.evaluate_nodes_on(*args.flat(), j, j + stop - at, tasks[t][2], tasks[t][3], keys[:m * words].reshape(m, words), table[:sizes[t]], cls_cnt[:m], rep[:m])
             at = stop
         return
     executor = pool._pool(use - 1)
@@ -407,11 +440,10 @@ def _split_items(items: list, rows: list[int], threads: int) -> list:
     return [items[j] for j in sorted(chosen)]
 
 
-def _evaluate_split(stats, args: tuple, j: int, summary: np.ndarray, sums: np.ndarray) -> None:
+def _evaluate_split(stats, args: NodeArgs, j: int, summary: np.ndarray, sums: np.ndarray) -> None:
     """Node ``j`` of a cluster's kernel arguments (:func:`evaluate`) over all the threads: its
     key words moved in row slices, its rows grouped in hash parts (as :func:`rolled_up`), its
     classes in first-row order and summarized, so the answer is the node kernel's."""
-    codes, cnt, base_keys, ref, group = args[:5]
-    node = group[j]
-    n, cls_cnt, rep = rollups._grouped(stats, rollups.move_keys(stats, codes, base_keys, ref, node, scratch_out=True), cnt)
-    base._kernels().summarize(cls_cnt, rep, n, codes, node, *args[8:], summary, sums)
+    node = args.nodes[j]
+    n, cls_cnt, rep = rollups._grouped(stats, rollups.move_keys(stats, args.codes, args.keys, args.ref, node, scratch_out=True), args.cnt)
+    base._kernels().summarize(cls_cnt, rep, n, args.codes, node, *args.program, summary, sums)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlglot import exp
@@ -215,9 +215,22 @@ def final(e: exp.Expr, ok: Cond, parts: set[str]) -> tuple[str, Any] | None:
 ATOMS = {"1": 0, "cnt": 1, "cnt2": 2}
 
 
+class ProgramArrays(NamedTuple):
+    """A program as the node kernels take it (:func:`sqlanon.stats.local.kernels.evaluate_nodes_on`,
+    ``summarize``: unpacked in this order at the jit boundary)."""
+
+    conds: np.ndarray
+    spec: np.ndarray
+    cond_ptr: np.ndarray
+    part_ptr: np.ndarray
+    part_qi: np.ndarray
+    pv_flat: np.ndarray
+    pv_off: np.ndarray
+
+
 @dataclass
 class Program:
-    """A requirement and a metric's finals compiled for :func:`local_kernels.evaluate_nodes_on`."""
+    """A requirement and a metric's finals compiled for :func:`sqlanon.stats.local.kernels.evaluate_nodes_on`."""
 
     conds: np.ndarray
     spec: np.ndarray
@@ -235,6 +248,11 @@ class Program:
     part_qi: np.ndarray
     pv_flat: np.ndarray
     pv_off: np.ndarray
+
+    @property
+    def arrays(self) -> ProgramArrays:
+        """The arrays the kernels read, as one bundle."""
+        return ProgramArrays(self.conds, self.spec, self.cond_ptr, self.part_ptr, self.part_qi, self.pv_flat, self.pv_off)
 
 
 def compile_program(stats, ok: exp.Expr, metric, extra_finals=()) -> Program | None:

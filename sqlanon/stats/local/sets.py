@@ -10,6 +10,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from typing import NamedTuple
+
 import numpy as np
 import pyarrow as pa
 from sqlglot import exp
@@ -298,6 +300,15 @@ def group_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]],
 # full-domain nodes: the key layout
 
 
+class KeyLayout(NamedTuple):
+    """The packed-key layout as the node kernels take it: per QI and level its part of the key
+    (``kp_flat`` at ``kp_off[i, level]``) and per QI its word."""
+
+    kp_flat: np.ndarray
+    kp_off: np.ndarray
+    word_of: np.ndarray
+
+
 @dataclass
 class Layout:
     """Per QI and level, its part of the packed key over leaf codes (``kp_flat`` at
@@ -308,6 +319,11 @@ class Layout:
     word_of: np.ndarray
     n_words: int
     maps: list[list[np.ndarray]]
+
+    @property
+    def arrays(self) -> KeyLayout:
+        """The arrays the kernels read, as one bundle."""
+        return KeyLayout(self.kp_flat, self.kp_off, self.word_of)
 
 
 def layout(stats) -> Layout:
