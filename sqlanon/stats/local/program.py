@@ -3,7 +3,25 @@
 The requirement's ``ok`` predicate and the metric's final aggregates are sqlglot expressions;
 :func:`compile_program` turns them into sums over the classes of an atom (1, ``cnt``,
 ``cnt * cnt`` or a metric part) under a condition on ``cnt`` (an interval, or its complement), or
-refuses (None: the node goes to SQL).
+refuses (None: the node goes to SQL). Golden examples, expression in, program piece out (a
+condition is ``(lo, hi, negated)`` on ``cnt``; a sum final its ``(coefficient, condition, atom)``
+terms and whether it is a float):
+
+>>> from sqlglot import parse_one
+>>> condition(parse_one("cnt >= 5"))  # k-anonymity's ok: a class of at least 5 rows
+(5, 4611686018427387904, False)
+>>> condition(parse_one("cnt < 5"))
+(-4611686018427387904, 4, False)
+>>> condition(parse_one("NOT cnt >= 5"))
+(5, 4611686018427387904, True)
+>>> condition(parse_one("s > 1")) is None  # another column: refused
+True
+>>> final(parse_one("SUM(CASE WHEN cnt >= 5 THEN 0 ELSE cnt END)"), TRUE, set())  # suppressed rows
+('sum', ([(0.0, (5, 4611686018427387904, False), '1'), (1.0, (5, 4611686018427387904, True), 'cnt')], False))
+>>> final(parse_one("SUM(CASE WHEN cnt >= 5 THEN cnt * cnt ELSE 0 END)"), TRUE, set())  # discernibility's released part
+('sum', ([(1.0, (5, 4611686018427387904, False), 'cnt2'), (0.0, (5, 4611686018427387904, True), '1')], False))
+>>> final(parse_one("COUNT(*)"), TRUE, set())  # read from the node's summary
+('count', None)
 """
 
 from __future__ import annotations
