@@ -18,7 +18,7 @@ are computed per *class*, after grouping: all rows of a class share its generali
 part is ``cnt`` times the sum over its QIs of the value of the class's code at the node's level,
 the code read back from the key (``key // multiplier % width``) and the level from the node table
 joined by ``nid``. (Summing them per joined row made the class hash table hold one sum per part:
-with Loss's one part per QI, 24 sums per class on 24 QIs, 3x the statement's time.)
+with Loss's one part per QI, a slower statement: docs/measurements.md.)
 
 The nodes of a statement are first rolled up to their *meet* (their per-QI lowest levels) inside
 the statement, so the join multiplies a smaller set (with ``SPLIT_GROUPS``, nodes are grouped by
@@ -45,7 +45,7 @@ from sqlanon.privacy import aggregates
 from sqlanon.stats.models import sensitive_parts
 
 #: rows of ``set x nodes`` one statement may hold before grouping (its hash table can hold as
-#: many groups, ~70 bytes each): 4M keeps a statement near 0.3 GB, inside a 1 GB memory limit
+#: many groups): 4M keeps a statement well inside a 1 GB memory limit (docs/measurements.md)
 JOIN_ROWS = 4_000_000
 MAX_NODES = 128
 #: a packed key word holds QIs while the product of their widths stays below this
@@ -53,17 +53,16 @@ WORD = 1 << 62
 #: at or below this many nodes per statement, a group's code table holds only its nodes' levels
 NARROW_BATCH = 8
 #: split a batch into groups by the level of its widest QI (each group rolled up to its own meet)
-#: even for small sets? Measured on Adult k=5 at 5 %: one group per statement costs 5.5-5.8 s of
-#: process CPU against 7.6-9.2 s with groups (each group adds a roll-up, a code table and a join
-#: to plan and run). Large sets (few nodes per statement) always split: at 10M rows one meet of two
-#: unrelated nodes is a roll-up of the whole set (k=10: 53 s / 73 s against 41 s / 62 s split).
+#: even for small sets? No: on Adult one group per statement cost less CPU (each group adds a
+#: roll-up, a code table and a join to plan and run). Large sets (few nodes per statement) always
+#: split: at 10M rows one meet of two unrelated nodes is a roll-up of the whole set
+#: (docs/measurements.md)
 SPLIT_GROUPS = False
 #: on a large base set, a statement over a set of at least this many rows takes one branch per
 #: node (:func:`branches`)
 BRANCH_ROWS = 20_000
 #: ... and at most this many nodes, or a set of at least BRANCH_ALWAYS_ROWS rows (there a
-#: statement holds at most JOIN_ROWS / BRANCH_ALWAYS_ROWS = 8 nodes; 10M Adult-like rows, k=10
-#: 5 %: 5 nodes over a 614K-row set, 0.18 s as branches, 0.72 s joined, at load 4.5)
+#: statement holds at most JOIN_ROWS / BRANCH_ALWAYS_ROWS = 8 nodes; docs/measurements.md)
 BRANCH_NODES = 4
 BRANCH_ALWAYS_ROWS = 500_000
 #: one branch per node reads a group's meet (rolled up inside the statement) when the meet has at
@@ -85,7 +84,7 @@ def supported(stats, metric) -> bool:
         return False  # class, population or ranked aggregates: the one-node statements have them
     if metric is None:
         return True
-    # asked before every round: the metric's terms are built once per metric (Loss on 9 QIs: ~4 ms)
+    # asked before every round: the metric's terms are built once per metric (docs/measurements.md)
     cache = stats.memory.batch.supported
     key = metric_key(metric)
     if key not in cache:
@@ -109,8 +108,8 @@ def histogram(stats) -> tuple[list[tuple[str, exp.Expr]], list[exp.Expr]] | None
     ``cnt``; and the models' columns computed from the sums
     (:func:`sqlanon.privacy.aggregates.histogram_aggregates`: distinct values, entropy, equal and
     ordered EMD). One grouping per class, as for k alone, where per-value rows need a second
-    grouping, a window for the class totals and a join for the table's shares (Adult, 128 nodes,
-    t-closeness: 0.68 s against 0.21 s for k alone). None when the domain is larger than
+    grouping, a window for the class totals and a join for the table's shares (several times
+    slower: docs/measurements.md). None when the domain is larger than
     :data:`HISTOGRAM_VALUES` or a need has no histogram form."""
     if not stats.has_s or not 0 < len(stats.sensitive_domain) <= HISTOGRAM_VALUES:
         return None
@@ -323,9 +322,8 @@ def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
         if len(group_nodes) > 1 and meet != frm.levels and (not one_per_node or len(group_nodes) >= MEET_NODES or MEET_GAIN * meet_bound(stats, meet) <= frm.rows):
             # the group is rolled up to its meet first (inside the statement): a smaller join, or
             # smaller sets for the branches to group (for branches, when several nodes share it or
-            # it is known to be much smaller: at 10M Adult-like rows, k=10 5 %, two branches after
-            # a meet near the set's size took 0.15-0.24 s, not 0.10-0.16 s; at 0 %, 11 branches
-            # over the 1.6M-row base set without their meet 0.43 s)
+            # it is known to be much smaller: a meet near the set's size made them slower,
+            # docs/measurements.md)
             out.append((members, group_nodes, frm, FrequencySet(f"meet{g}", meet, 0)))
         else:
             out.append((members, group_nodes, frm, None))
@@ -461,8 +459,7 @@ def class_terms(stats, terms, kcols: list[str], params=None, table: str | None =
 def _pick(stats, i: int, used=None) -> exp.Expr:
     """The code table's column of QI ``i``'s code at the node's level: a ``CASE`` on the level
     whose last level is its ``ELSE`` (a node's level is always one of them), so the key is never
-    NULL (Spark: no null tracking per joined row and key; 1M Adult-like rows, k=10 at 5 %, a
-    warm search: 15.8-17.7 s against 17.9-22.7 s)."""
+    NULL (Spark: no null tracking per joined row and key; docs/measurements.md)."""
     levels = _levels(stats.hierarchies[i], i, used)
     if len(levels) == 1:
         return col(code_col(i, levels[0]), "r")
@@ -497,11 +494,9 @@ def branches(stats, groups) -> bool:
     """Whether a statement of these groups (``(members, nodes, source set, ..)``) takes one branch
     per node (:func:`build_branches`): a dialect that takes them (not Spark), a large base set, and
     a source of :data:`BRANCH_ALWAYS_ROWS` rows or more, or of :data:`BRANCH_ROWS` rows or more
-    with at most :data:`BRANCH_NODES` nodes. At 10M Adult-like rows: two nodes over the
-    1.6M-row base set took 0.13-0.15 s as branches, 0.21-0.27 s joined to the node table; 14-21
-    nodes over sets of 187K-278K rows 0.13 s as branches, 0.09-0.10 s joined (the code table is
-    looked up once for all nodes, and every branch is a statement part to build and plan); over
-    sets of 12-3,556 rows, 0.01-0.02 s against 0.006-0.01 s."""
+    with at most :data:`BRANCH_NODES` nodes: few nodes over a large set are faster as branches,
+    many nodes faster joined (the code table is looked up once for all nodes, and every branch
+    is a statement part to build and plan; docs/measurements.md)."""
     if not stats.dialect.node_branches or not large(stats):
         return False
     rows = max(frm.rows for _, _, frm, _ in groups)
@@ -524,9 +519,8 @@ def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None, extra_
     statements share is saved first, :func:`save_meets`; or the group's meet, rolled up first
     inside the statement when it is much smaller, :data:`MEET_GAIN`) by the node's packed key, then
     aggregates the classes to the node's row, ``nid`` a constant. No node table is joined and the
-    class key is one BIGINT per word without ``nid``: at 10M Adult-like rows (a 1.6M-row base
-    set, two nodes per statement) the joined shape took 0.21-0.27 s where this takes 0.13-0.15 s
-    (search at k=10 5 %: 4.5 s -> 3.3 s, the same 53 nodes)."""
+    class key is one BIGINT per word without ``nid`` (faster than the joined shape on a large
+    set: docs/measurements.md)."""
     n_qis = len(stats.qis)
     terms, finals = metric.batch_terms(stats) if metric is not None else ([], [])
     finals = [*finals, *extra_finals]
@@ -654,7 +648,7 @@ def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=No
 
 def final_names(stats, metric) -> list[str]:
     """The names of the metric's final aggregates (built once per metric: a wide metric's terms
-    take ~10 ms to build)."""
+    are slow to build, docs/measurements.md)."""
     if metric is None:
         return []
     cache = stats.memory.batch.final_names

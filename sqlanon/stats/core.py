@@ -278,8 +278,8 @@ class Statistics:
         """Whether the input hash is taken over the base set's groups, not per row: every source
         column is a text QI, so a row's hash is its group's (the hash of its leaf labels), and
         ``cnt`` equal rows XOR to it when ``cnt`` is odd, to 0 when even: the same value as the
-        per-row XOR (:func:`sqlanon.release.write.input_hash`) without hashing every row (10M
-        Adult-like rows: ~0.2 s of the 1.1 s base scan)."""
+        per-row XOR (:func:`sqlanon.release.write.input_hash`) without hashing every row (what
+        the per-row hash costs the base scan: docs/measurements.md)."""
         if not self.row_hash:
             return False
         columns = self.source.columns(self.engine)
@@ -288,8 +288,8 @@ class Statistics:
     def _group_hash(self, params: Params | None = None) -> exp.Expr:
         """A base-set group's part of the input hash (:attr:`hash_by_groups`): the row hash of
         its leaf labels, in the source's column order, when its row count is odd. ``params``
-        binds the label lists (DuckDB): spelled out, 24 QIs of 20K leaves took 9.5 s to build
-        and parse."""
+        binds the label lists (DuckDB): spelled out, wide hierarchies took seconds to build and
+        parse (docs/measurements.md)."""
         where = {name: i for i, name in enumerate(self.qis)}
         labels = [lookup(self.hierarchies[where[name]].leaves, col(self.qcol(where[name])), self.dialect, params) for name in self.source.column_names(self.engine)]
         odd = exp.EQ(this=exp.Mod(this=col("cnt"), expression=lit(2)), expression=lit(1))
@@ -387,9 +387,8 @@ class Statistics:
     def inlined(self, i: int) -> bool:
         """Whether the base scan codes QI ``i``'s leaves inline (:meth:`Dialect.position`)
         rather than by joining its code table: with more than :data:`INLINE_QIS` QIs, for a
-        hierarchy of at most :data:`INLINE_LEAVES` leaves. (300 flat QIs of 4 values on 300
-        rows: the base scan's 300 joins took DuckDB 32 s to plan, 8 s with its join-order
-        optimizer off; inline, 0.09 s.)"""
+        hierarchy of at most :data:`INLINE_LEAVES` leaves (hundreds of joins took DuckDB tens of
+        seconds to plan: docs/measurements.md)."""
         return len(self.qis) > INLINE_QIS and len(self.hierarchies[i].leaves) <= INLINE_LEAVES
 
     def base_query(self) -> exp.Select:
@@ -742,7 +741,8 @@ class Statistics:
     def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Expr:
         """A temp table of the suppressed classes, as generalized *labels* (for the release join);
         ``params`` binds the code and label lists (a statement whose text does not grow with the
-        distinct values: 90K zips spelled out took 12 s to build and parse)."""
+        distinct values; spelled out, a large domain took seconds to build and parse:
+        docs/measurements.md)."""
         names = node.labels if isinstance(node, Recoding) else [h.labels(lv) for h, lv in zip(self.hierarchies, node)]
         labels = [exp.alias_(null_keyed(names_i, lookup(names_i, col(self.qcol(i)), self.dialect, params)), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
         return self._bad_classes_create(node, ok, table, labels, params)
@@ -761,7 +761,7 @@ class Statistics:
 
     def leaf_level_freq(self, i: int, level: int) -> list[int]:
         """Rows per level-``level`` code of QI ``i``: counted once per QI and level (numpy), not
-        per call (the metrics' bounds ask per node: 24 QIs of 20K leaves, 3.7 s of a 27 s search).
+        per call (the metrics' bounds ask per node: docs/measurements.md).
         Shared: do not change the list. Counted again when ``column_freqs`` is replaced (a subset)."""
         import numpy as np
 

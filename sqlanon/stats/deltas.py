@@ -4,8 +4,8 @@ class key only the QIs where the node differs from the set.
 The joined batch statement (:func:`sqlanon.stats.batch.build`) groups every node's classes in one
 hash table keyed by node and class. On a set with many distinct rows (24 QIs, 30K rows: nearly
 one class per row near the bottom of the lattice) that table holds ``nodes x rows`` groups and
-its keys are built per joined row from a ``CASE`` per QI: 21 nodes over a 30K-row set took
-0.65-1.0 s, 0.36 s of it in the one large hash table. Here each node is a branch (``UNION ALL``)
+its keys are built per joined row from a ``CASE`` per QI: most of such a statement's time is
+in the one large hash table (docs/measurements.md). Here each node is a branch (``UNION ALL``)
 grouping the set by its own key, a small hash table each, and the key is the set's key (summed
 once per row in a shared CTE, ``b0``..) plus, per QI the node generalizes further than the set,
 one lookup of ``multiplier x (code at the node's level - code at the set's level)``: the
@@ -33,14 +33,13 @@ import sqlanon.stats.batch as batch
 
 #: a group's source set (its meet, or the saved set it rolls up from) of at least this many rows
 #: takes the branch shape: there a node's classes are many and one hash table per node pays
-#: (w24, 30K rows: 21 nodes 0.65-1.0 s joined)
+#: (docs/measurements.md)
 DELTA_ROWS = 5_000
 #: ... when its nodes differ from the source set in at most this many QIs on average (a branch
 #: looks up each of them per row)
 DELTA_DIFF = 4.0
 #: ... on a table of at least this many QIs. Adult (8 QIs, 30K rows; lattice search, 26-103
-#: nodes): no gain, and a keyed set made and dropped per statement (k=2 5 %, precision: process
-#: CPU 0.46 s -> 0.58 s; ARX Loss k=100 5 %: 0.42 s -> 0.61 s; k=10 0 %: 0.44 s -> 0.34 s)
+#: nodes): no gain, and a keyed set made and dropped per statement (docs/measurements.md)
 DELTA_QIS = 12
 
 
@@ -181,7 +180,7 @@ def build(stats, groups, ok: exp.Expr, metric=None, params: Params | None = None
     saved as ``sources`` (:func:`keyed_select`, one per group): one row per node, the columns of
     :func:`sqlanon.stats.batch.build` (``nid`` last). Each branch reads its table on its own: a
     CTE read by every branch is streamed to all of them at once, their hash tables built side by
-    side (24 branches over 30K rows: 9 ms a branch against 2.5 ms)."""
+    side (slower a branch: docs/measurements.md)."""
     split = split_finals(metric, stats)
     assert split is not None  # applies() said so
     terms, plain, released, finals = split

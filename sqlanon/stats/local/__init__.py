@@ -1,10 +1,9 @@
 """Local evaluation: lattice nodes answered in-process over a small fetched base frequency set.
 
-**Why.** A node answered by SQL costs a statement: on DuckDB ~1.5-2.4 ms of grouping a 30K-row
-keyed set, ~0.65 ms per ``UNION ALL`` branch and the planning, about 3 ms a node at best (~300
-nodes/s for any per-statement shape; issue 26 wants 500/s on w24). The statement's fixed cost is
-the bottleneck, not the work: grouping 30K rows of integer codes is well under a millisecond in
-compiled code. So, as :mod:`sqlanon.search.generate.kernels` does for the miner, when the *base
+**Why.** A node answered by SQL costs a statement: its grouping, its ``UNION ALL`` branch and
+the planning, a few milliseconds a node at best for any per-statement shape (docs/measurements.md;
+issue 26 wants 500 nodes/s on w24). The statement's fixed cost is the bottleneck, not the work:
+grouping the same rows of integer codes in compiled code takes a fraction of it. So, as :mod:`sqlanon.search.generate.kernels` does for the miner, when the *base
 frequency set* is bounded (at most :data:`LOCAL_ROWS` rows and :data:`LOCAL_CELLS` codes, and
 within the engine's memory limit with the kept roll-ups: :func:`enabled`), its
 integer leaf codes (one column per QI) and counts are fetched **once** per
@@ -75,29 +74,28 @@ LOCAL_ROWS = 2_000_000
 
 
 #: load the compiled kernels in a background thread, nodes answered by SQL until they are
-#: ready: a fresh process pays ~1-1.5 s of CPU to import numba and load the cached kernels.
+#: ready: a fresh process pays for importing numba and loading the cached kernels
+#: (docs/measurements.md).
 #: False: load them on first use, waiting.
 BACKGROUND = True
 #: ... and start loading them only once a Statistics has asked for nodes this many seconds (its
-#: first in-process-able node then), unless they are loaded already: a search on Adult takes
-#: 0.05-0.3 s, and a process whose search is over waits for the load at exit (the loading thread
-#: is not a daemon: one stopped inside LLVM at exit aborts the process). At 1 s, a CLI run whose
-#: search took ~2 s by SQL (Adult, entropy k=5 4 %: 517 nodes) paid the load without using it
-#: (CPU 3.9 -> 5.3 s, wall +0.1-1.3 s); at 3 s a search that starts loading has time to use them
-#: (w24 lightning, 20 s: ~17 s in-process)
+#: first in-process-able node then), unless they are loaded already: a search on Adult is over
+#: before they would load, and a process whose search is over waits for the load at exit (the
+#: loading thread is not a daemon: one stopped inside LLVM at exit aborts the process). A shorter
+#: wait paid the load without using it; at this one a search that starts loading has time to use
+#: them (docs/measurements.md)
 WARM_SECONDS = 3.0
 #: the kernels load with Python's cyclic garbage collector off, and once loaded their objects
 #: (~86K of numba's and LLVM's) and every older one are frozen out of it (:func:`gc.freeze`): a
-#: full collection then scans only what came after. 10M rows, two threads
-#: (``bench/phase_breakdown.py --freeze``): the load's ~210 collections cost 0.05-0.08 s of the
-#: base scan, and the one full collection the search met 0.066-0.067 s (0.002 s frozen). Set by
+#: full collection then scans only what came after (``bench/phase_breakdown.py --freeze``;
+#: docs/measurements.md). Set by
 #: the CLI (its process is sqlanon's own: cyclic garbage already there when freezing is never
 #: collected); a library call leaves its host's collector alone.
 FREEZE_GC = False
 #: numba's import checks whether SciPy's BLAS is there (``numba.np.arraymath`` imports
 #: ``scipy.linalg.cython_blas``, for ``np.dot`` and the like), which loads all of
-#: ``scipy.linalg`` (and ``numpy.f2py`` through SciPy's array-API shim): 0.25-0.3 s of a 0.56-0.59 s
-#: load where SciPy is installed (scikit-learn brings it), GIL-bound, while the base scan wants
+#: ``scipy.linalg`` (and ``numpy.f2py`` through SciPy's array-API shim): about half of the
+#: load where SciPy is installed (docs/measurements.md) (scikit-learn brings it), GIL-bound, while the base scan wants
 #: the cores. The kernels use no linear algebra, so with this flag the load runs with
 #: ``scipy.linalg`` marked unimportable (numba then uses its own inner product, the only thing
 #: the check decides) and unmarked after: :func:`_scipy_blas_hidden`. Set by the CLI: another
@@ -139,8 +137,7 @@ def ready(stats) -> bool:
 
 
 #: the kernels start loading once the base scan has taken this many seconds: a source that
-#: takes so long to scan makes a search of seconds (10M Adult-like rows: 2-3 s of scan, a
-#: 1.6M-row base set), whose first nodes would otherwise go by SQL while they load
+#: takes so long to scan makes a search of seconds (docs/measurements.md), whose first nodes would otherwise go by SQL while they load
 SCAN_SECONDS = 0.5
 
 
@@ -343,8 +340,8 @@ def nodes_on_threads(stats, tasks: list, items: list, threads: int) -> None:
     """The batch's nodes ``items`` ((task, node) pairs of :func:`evaluate`'s clusters ``tasks``)
     each grouped whole on one thread, the threads taking the next node as they finish it, the
     largest first (by the rows it groups), each thread on its own buffers kept on ``stats``
-    (:func:`node_buffers`). Slices fixed in advance by rows left a thread idle up to 0.08 s of a
-    0.24 s batch (10M Adult-like rows, k=10, 5 %): nodes of the same rows take different times
+    (:func:`node_buffers`). Slices fixed in advance by rows left a thread idle a third of a batch
+    (docs/measurements.md): nodes of the same rows take different times
     (the QIs they move, the classes they make). At most as many threads as the work pays for
     (:data:`THREAD_WORK`); each node writes only its own rows of the outputs, so the answer does
     not depend on the threads."""
@@ -411,9 +408,8 @@ def _split_items(items: list, rows: list[int], threads: int) -> list:
     """The nodes of a batch (``items``, grouping ``rows`` rows each) to group each over all the
     threads (:func:`_evaluate_split`) rather than one thread each. First, largest first, a node
     of at least 2 x :data:`THREAD_WORK` rows with over twice the rows the other threads would
-    group meanwhile: its thread would finish long after them (10M rows, 5 %: a batch of a
-    1.6M-row node and a 278K-row one kept one thread 77 ms and the other 12). Nodes of like size
-    stay whole: two side by side gain ~1.9x on two threads, one grouping split ~1.5x. Then, of
+    group meanwhile: its thread would finish long after them. Nodes of like size stay whole: two
+    side by side gain more than one grouping split (docs/measurements.md). Then, of
     what is left over a multiple of the threads (a binary search's one node), the last ones.
 
     >>> _split_items(list("abc"), [1_600_000, 280_000, 250_000], 2)

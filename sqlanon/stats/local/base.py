@@ -29,7 +29,7 @@ WORD = batch.WORD
 #: an unbounded side of a condition on ``cnt``
 INF = 1 << 62
 #: a batch is spread over threads only when it holds at least this much work per thread (nodes
-#: x rows of the set they are grouped from): a thread's hand-off costs ~50 us
+#: x rows of the set they are grouped from): a thread's hand-off has its cost (docs/measurements.md)
 THREAD_WORK = 100_000
 #: no per-row classes wanted (:func:`~sqlanon.stats.local.kernels.count_classes`)
 _NO_ROWS = np.empty(0, dtype=np.int32)

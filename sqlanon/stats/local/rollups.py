@@ -22,9 +22,8 @@ def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple
 
     A source of more than :data:`STONE_ROWS` rows is first rolled up to a *stepping stone*
     (:func:`stepping_stone`) and kept, as the SQL path saves its sets (:meth:`Statistics.pick_set`):
-    at 10M Adult-like rows (a 1.6M-row base set), k=10, 0 %, most nodes were grouped from the
-    whole fetched set, 65M rows for 325 nodes and a search of 6.0 s (by SQL 3.5 s); through the
-    stones 9M rows and 1.4-1.8 s."""
+    without them most nodes were grouped from the whole fetched set, slower than by SQL
+    (docs/measurements.md)."""
     local = sets.local_set(stats)
     assert local is not None
     memory = stats.memory.local
@@ -62,8 +61,8 @@ SEARCH_MEMORY = ("meets", "stones", "keyed", "scratch")
 def drop_search_memory(stats) -> None:
     """The search's roll-ups, stepping stones, moved key words and working buffers let go (the
     fetched set stays: a later node is grouped from it, the rest made again if asked). They were
-    held through the verification, the report and the write: 10M Adult-like rows, k=10, 5 %, two
-    threads, in-process, RSS after the search 951 -> 466 MB; the run's peak is then the search's."""
+    held through the verification, the report and the write (the RSS after the search halves:
+    docs/measurements.md); the run's peak is then the search's."""
     stats.memory.local.drop_search()
 
 
@@ -131,9 +130,8 @@ def rolled_up(stats, src, src_levels, levels):
     nothing is merged), then the parts' classes are put in first-row order
     (:func:`~sqlanon.stats.local.kernels.first_row_order`): the same classes in the same order
     as one grouping, so the answer does not depend on the threads. Roll-ups were what stayed one
-    thread's in a 10M-row search (0.8 of 1.5 s at k=10, 0 %; 1.3 of 3.5 s at 5 %, where they
-    shrink a set by a third at most: split by rows and merged, the merge cost what the split
-    saved)."""
+    thread's in a 10M-row search (docs/measurements.md; split by rows and merged instead, the
+    merge cost what the split saved)."""
     codes, cnt, keys = src
     kern, threads = base._kernels(), pool.threads_for(stats)
     keys = move_keys(stats, codes, keys, src_levels, levels, scratch_out=True)
@@ -147,16 +145,13 @@ def rolled_up(stats, src, src_levels, levels):
 class Scratch:
     """Working buffers a Statistics' roll-ups and split nodes reuse, one per name, grown when a
     larger one is asked for (never shrunk; kept for the search's life): their hash tables,
-    per-part classes and class buffers were fresh arrays each time (~45 MB at 1.6M rows), and a
-    first touch of memory is page faults (on this 2-core VM up to ~1.8 ms a MB). 10M Adult-like
-    rows, k=10, 5 %, two threads, alternated four times with the fresh arrays: the groupings
-    0.53-0.61 -> 0.43-0.47 s, the in-process evaluation 1.64-1.73 -> 1.53-1.67 s.
+    per-part classes and class buffers were fresh arrays each time, and a first touch of memory
+    is page faults (reused, the groupings are faster: docs/measurements.md).
 
     A buffer grows at once to ``room`` (its size for the largest set the search can group:
     ``rows``, the fetched set's): memory is only touched, and paid for in page faults and RSS,
     where a grouping writes, so the room costs nothing until used, while growing in steps paid
-    the faults again at every larger set (10M Adult-like rows, k=10, 5 %: the groupings' buffers
-    faulted 198 MB in one search).
+    the faults again at every larger set (docs/measurements.md).
 
     >>> held = Scratch()
     >>> a = held.get("t", 8, np.int32); b = held.get("t", 4, np.int32)

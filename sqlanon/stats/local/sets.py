@@ -95,9 +95,8 @@ def clustered(stats, codes: np.ndarray, cnt: np.ndarray) -> tuple[np.ndarray, np
     comes in the grouping's hash order; sorted, rows side by side mostly share a class, so a
     grouping finds its class's slot and first row where it just was, in the CPU's cache, rather
     than at random in tables of tens of MB (the same reason Spark stores its sets sorted:
-    :meth:`~sqlanon.dialect.spark.SparkDialect.clustered`). 10M Adult-like rows (a 1.6M-row
-    base set), k=10, one thread: the in-process evaluation 1.6-2.2 -> 1.3 s at 0 %, 3.7-4.7 ->
-    3.7 s at 5 % (sorted by DuckDB's ORDER BY the fetch cost 0.8 s more; here ~0.15 s)."""
+    :meth:`~sqlanon.dialect.spark.SparkDialect.clustered`; sorting here is cheaper than DuckDB's
+    ``ORDER BY``: docs/measurements.md)."""
     return base._kernels().clustered_rows(codes, cnt, np.asarray(_cluster_order(stats), dtype=np.int64))
 
 
@@ -113,10 +112,9 @@ def sorted_from_arrow(stats, table, cnt: np.ndarray) -> tuple[np.ndarray, np.nda
     read back from the sorted keys (in row slices over the threads). None when the QIs need more
     than 63 bits or a code is outside its hierarchy's leaves: then :func:`clustered`. Against
     copying every column into row-major codes first (a strided write whose first column alone
-    touched all 58 MB of a 1.6M-row set's codes: 0.1 s of page faults on this VM) and sorting
-    a copy of those: one array of codes fewer, and at 10M Adult-like rows the fetch takes
-    0.25-0.28 -> ~0.22 s on one thread (the codes' first touch is now the decode's) and ~0.15 s
-    on two (the decode's slices fault their pages in on both)."""
+    touches all of the set's codes) and sorting a copy of those: one array of codes fewer, and a
+    faster fetch on one thread (the codes' first touch is now the decode's) and on two (the
+    decode's slices fault their pages in on both; docs/measurements.md)."""
     kern, order = base._kernels(), _cluster_order(stats)
     widths = [len(stats.hierarchies[i].labels(0)) for i in order]
     used = [max(1, (w - 1).bit_length()) for w in widths]
