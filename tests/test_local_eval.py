@@ -38,6 +38,7 @@ from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.search.lightning import planner as lightning  # noqa: E402
 from sqlanon.stats import batch, local  # noqa: E402
+from sqlanon.stats.memory import SEARCH_FIELDS  # noqa: E402
 
 #: every metric whose node statistics come from the batch terms (CM needs the class column)
 LOCAL_METRICS = [m for m in METRICS if m != "cm"]
@@ -459,14 +460,14 @@ def test_the_search_memory_goes_when_the_search_is_done(tmp_path, monkeypatch):
     engine, stats, nodes, metric, ok = _small_case(rng, tmp_path, 250, "loss")
     try:
         _evaluated_in_batches(stats, rng, nodes, ok, metric)
-        held = [name for name in local.rollups.SEARCH_MEMORY if getattr(stats.memory.local, name)]
+        held = [name for name in SEARCH_FIELDS if getattr(stats.memory.local, name)]
         assert "scratch" in held and "meets" in held, held
         fetched = local.sets.local_set(stats)
         fetches: list[str] = []
         fetch_arrow = engine.fetch_arrow
         engine.fetch_arrow = lambda *a, **kw: fetches.append("arrow") or fetch_arrow(*a, **kw)
         stats.search_done()
-        assert not [name for name in local.rollups.SEARCH_MEMORY if getattr(stats.memory.local, name)]
+        assert not [name for name in SEARCH_FIELDS if getattr(stats.memory.local, name)]
         assert local.sets.local_set(stats) is fetched
         got = stats.evaluate_many(nodes[-4:], ok, lambda n: metric.aggregates(stats, n), metric=metric)
         for a, b in zip(got, by_sql(stats, nodes[-4:], ok, metric)):

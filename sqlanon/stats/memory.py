@@ -71,6 +71,11 @@ class MarginalMemory:
     subset_rare: dict[Any, Any] = field(default_factory=dict)
 
 
+#: the fields of :class:`LocalMemory` that are the search's: kept roll-ups, stepping stones, moved
+#: key words and working buffers (:meth:`LocalMemory.drop_search`; the fetched set stays)
+SEARCH_FIELDS = ("meets", "stones", "keyed", "scratch")
+
+
 @dataclass
 class LocalMemory:
     """The in-process path's state (:mod:`sqlanon.stats.local`)."""
@@ -99,9 +104,11 @@ class LocalMemory:
     scratch: Any = None
 
     def drop_search(self) -> None:
-        """Let the search's roll-ups, stones, moved keys and buffers go (new containers: a copy
-        of the statistics holding the old ones keeps them)."""
-        self.meets, self.stones, self.keyed, self.scratch = {}, {}, [], None
+        """Let the search's roll-ups, stones, moved keys and buffers go (:data:`SEARCH_FIELDS`;
+        new containers: a copy of the statistics holding the old ones keeps them)."""
+        fresh = LocalMemory()
+        for name in SEARCH_FIELDS:
+            setattr(self, name, getattr(fresh, name))
 
 
 @dataclass

@@ -189,7 +189,7 @@ class _scipy_blas_hidden:
         if self.hide:
             sys.modules["scipy.linalg"] = None  # type: ignore[assignment]
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *_: object) -> None:
         if self.hide and "scipy.linalg" in sys.modules and sys.modules["scipy.linalg"] is None:
             del sys.modules["scipy.linalg"]
 

@@ -54,10 +54,6 @@ def source_set(stats, levels: tuple[int, ...], roll: bool = True) -> tuple[tuple
     return levels, _roll_up(stats, local, kept, src_levels, src, levels)
 
 
-#: the fields of :class:`sqlanon.stats.memory.LocalMemory` that are the search's (:func:`drop_search_memory`)
-SEARCH_MEMORY = ("meets", "stones", "keyed", "scratch")
-
-
 def drop_search_memory(stats) -> None:
     """The search's roll-ups, stepping stones, moved key words and working buffers let go (the
     fetched set stays: a later node is grouped from it, the rest made again if asked). They were
