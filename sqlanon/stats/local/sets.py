@@ -247,12 +247,24 @@ def _flat(maps: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return (np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)), offsets
 
 
-def _map_args(maps: Sequence[np.ndarray]):
+class MapArgs(NamedTuple):
+    """Per-QI maps as the grouping kernels take them (unpacked in this order at the jit
+    boundary): the maps flat with each QI's offset, and the packed key's multipliers, word per
+    QI and number of words."""
+
+    flat: np.ndarray
+    offsets: np.ndarray
+    mults: np.ndarray
+    word_of: np.ndarray
+    n_words: int
+
+
+def _map_args(maps: Sequence[np.ndarray]) -> MapArgs:
     flat, offsets = _flat(maps)
     if len(flat) and int(flat.min()) < 0:
         raise ValueError("a released code is negative")
     mults, word_of, n_words = pack([int(np.max(m)) + 1 if len(m) else 1 for m in maps])
-    return flat, offsets, mults, word_of, n_words
+    return MapArgs(flat, offsets, mults, word_of, n_words)
 
 
 def group_by_maps(local: base.LocalSet, maps: Sequence[np.ndarray]) -> base.Classes:
@@ -264,8 +276,7 @@ def group_by_maps(local: base.LocalSet, maps: Sequence[np.ndarray]) -> base.Clas
     number them)."""
     if len(maps) != local.codes.shape[1]:
         raise ValueError(f"{len(maps)} maps for {local.codes.shape[1]} QIs")
-    flat, offsets, mults, word_of, n_words = _map_args(maps)
-    row_class, cnt, rep, n = base._kernels().group_by_maps(local.codes, local.cnt, flat, offsets, mults, word_of, n_words)
+    row_class, cnt, rep, n = base._kernels().group_by_maps(local.codes, local.cnt, *_map_args(maps))
     return base.Classes(row_class, cnt[:n], rep[:n])
 
 
@@ -279,13 +290,13 @@ def group_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]],
     for maps in candidates:
         if len(maps) != local.codes.shape[1]:
             raise ValueError(f"{len(maps)} maps for {local.codes.shape[1]} QIs")
-        flat, offsets, m, w, nw = _map_args(maps)
-        flats.append(flat)
-        offs.append(offsets + at)
-        at += len(flat)
-        mults.append(m)
-        words_of.append(w)
-        n_words.append(nw)
+        one = _map_args(maps)
+        flats.append(one.flat)
+        offs.append(one.offsets + at)
+        at += len(one.flat)
+        mults.append(one.mults)
+        words_of.append(one.word_of)
+        n_words.append(one.n_words)
     b, m = len(candidates), local.rows
     row_class, cnt, rep, n = np.empty((b, m), dtype=np.int32), np.zeros((b, m), dtype=np.int64), np.zeros((b, m), dtype=np.int32), np.zeros(b, dtype=np.int64)
     args = (local.codes, local.cnt, np.concatenate(flats), np.stack(offs), np.stack(mults), np.stack(words_of), np.asarray(n_words, dtype=np.int64))
