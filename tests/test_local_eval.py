@@ -1,4 +1,4 @@
-"""In-process evaluation over the fetched base frequency set (sqlanon/stats/local.py).
+"""In-process evaluation over the fetched base frequency set (sqlanon/stats/local/).
 
 Oracle: on small random tables and hierarchies, every node of the lattice gives the same
 NodeStats (summary and every final, the metric's and extra ones) in-process and by the SQL batch
