@@ -16,6 +16,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+import numpy as np
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import Dialect, get_dialect
@@ -528,8 +530,6 @@ class Statistics:
         except ValueError:
             domain.sort(key=lambda vn: vn[0])
         self.sensitive_domain = domain
-        import pyarrow as pa
-
         name = self.engine.temp_name("sdom")
         self.engine.register_arrow(
             name,
@@ -763,8 +763,6 @@ class Statistics:
         """Rows per level-``level`` code of QI ``i``: counted once per QI and level (numpy), not
         per call (the metrics' bounds ask per node: docs/measurements.md).
         Shared: do not change the list. Counted again when ``column_freqs`` is replaced (a subset)."""
-        import numpy as np
-
         cache = self.memory.core.level_freqs
         if cache is None or cache[0] is not self.column_freqs:
             cache = self.memory.core.level_freqs = (self.column_freqs, {})
