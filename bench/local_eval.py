@@ -1,4 +1,4 @@
-"""Nodes in-process (``sqlanon/stats/local.py``) against nodes by SQL statements, per node, on the
+"""Nodes in-process (``sqlanon/stats/local/``) against nodes by SQL statements, per node, on the
 same batches: a search runs once (in-process) and records every batch of nodes it evaluated; the
 batches are then evaluated again, in-process and by SQL (``local_rows=0``) alternated round by
 round, in the same process and on the same statistics, so the machine's load hits both. Printed

@@ -13,7 +13,7 @@ memory_limit 1GB) next to one plain ``COUNT(*) ... GROUP BY`` of the 9 QI column
     python bench/scale_spine.py --threads 1,2 --option local_rows=0   # every node by SQL, to compare
     python bench/scale_spine.py --threads 1,2 --huge-pages      # NumPy's huge pages for the kernels' arrays
 
-The ``local`` column: the nodes grouped in-process over the fetched base set (sqlanon/stats/local.py).
+The ``local`` column: the nodes grouped in-process over the fetched base set (sqlanon/stats/local/).
 
 sqlanon's modules are byte-compiled first (``compileall``), as ``pip install`` does: with
 ``PYTHONDONTWRITEBYTECODE`` set (this sandbox sets it) an editable install never gets ``.pyc``

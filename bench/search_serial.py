@@ -2,7 +2,7 @@
 speed-up from one thread to two).
 
 Runs the optimal search on an Adult-like Parquet file in this process, on one engine thread,
-with every compiled kernel (``sqlanon.stats.local_kernels``) and every SQL statement timed, and
+with every compiled kernel (``sqlanon.stats.local.kernels``) and every SQL statement timed, and
 splits the search's wall time into kernels, statements and the rest: Python (the lattice's
 bookkeeping, planning the batches, NumPy glue), which runs on one thread whatever the engine's
 threads. From that serial share ``S`` of a one-thread search ``T1`` it prints Amdahl's bound for
@@ -46,7 +46,8 @@ def main() -> None:
 
     import sqlanon.run.api as api
     from sqlanon.engine import duckdb as engine_duckdb
-    from sqlanon.stats import local, local_kernels
+    from sqlanon.stats import local
+    from sqlanon.stats.local import kernels as local_kernels
 
     assert local.warm_up(wait=True), "the compiled kernels did not load"
     qi = {c: os.path.join(ADULT, f"adult_hierarchy_{c}.csv") for c in COLUMNS}

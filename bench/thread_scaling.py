@@ -1,7 +1,7 @@
 """What a second thread gives the in-process kernels on this machine (issue 26's cores).
 
 Two independent groupings of 1.6M integer keys into ~710K classes (the shape of a node over the
-10M-row benchmark's base set, :func:`sqlanon.stats.local_kernels.count_classes`), one after the
+10M-row benchmark's base set, :func:`sqlanon.stats.local.kernels.count_classes`), one after the
 other and then on two threads at once; then one grouping whole against split over two threads by
 the keys' hash, the rows' hashes computed first (a roll-up's way,
 :func:`sqlanon.stats.local.rolled_up`; the parts put back in first-row order after is not
@@ -25,7 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from sqlanon.stats import local, local_kernels, pages
+from sqlanon.stats import local, pages
+from sqlanon.stats.local import kernels as local_kernels
 
 ROWS = 1_600_000
 

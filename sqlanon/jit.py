@@ -1,4 +1,4 @@
-"""numba's ``njit`` for the package's compiled kernels (:mod:`sqlanon.stats.local_kernels`,
+"""numba's ``njit`` for the package's compiled kernels (:mod:`sqlanon.stats.local.kernels`,
 :mod:`sqlanon.generation.kernels`), imported here once with the settings they need.
 
 numba's error highlighting calls colorama's init()/deinit() while it compiles, which rebind

@@ -2,7 +2,7 @@
 teardown.
 
 Python's teardown frees every module and object one by one; with the compiled kernels loaded
-(:mod:`sqlanon.stats.local_kernels`, numba and LLVM) that took a noticeable share of every run
+(:mod:`sqlanon.stats.local.kernels`, numba and LLVM) that took a noticeable share of every run
 that used them, after its last output was written (docs/measurements.md). All
 the teardown has to do for sqlanon is done here, in the order Python does it: the threads that
 are not daemons are joined, thread pools told to stop first (the kernels' loading thread: one stopped inside LLVM aborts the

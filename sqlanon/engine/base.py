@@ -40,6 +40,8 @@ class Engine:
     truncate_rows: int | None = None
     #: the database it opened (a DuckDB file, a PostgreSQL URL); None: in memory, or a connection given
     database: str | None = None
+    #: the threads the engine was given (None: its default; DuckDB keeps what it was given)
+    threads: int | None = None
 
     def __init__(self, memory_limit: str | None = None, threads: int | None = None, connection: Any = None) -> None:
         """``memory_limit`` and ``threads`` are checked before a connection is opened or changed;
@@ -50,10 +52,8 @@ class Engine:
         self.keep_log = False
         self._names = itertools.count(1)
         self.borrowed = connection is not None  # a caller's connection: never closed, temp tables dropped
-        #: the DB-API connection (None where there is none: Spark) and the database it was opened on
-        #: (None for a borrowed connection or a SparkSession)
+        #: the DB-API connection (None where there is none: Spark)
         self.con: Any = None
-        self.database: str | None = None
         #: DuckDB's progress of the running statement is tracked (:mod:`sqlanon.progress` turns it on once)
         self.progress_tracking = False
         self._temps: list[str] = []

@@ -93,6 +93,7 @@ class DuckDBEngine(Engine):
         #: database sees them and statements can run side by side (:meth:`fetch_all_many`)
         self.shared_tables = SIDE_BY_SIDE and connection is None and database == ":memory:"
         self._cursors: list[Any] = []
+        self._concurrency: int | None = None  # asked once (concurrency())
         self._pool: Any = None
         if self.borrowed:
             # someone else's connection (a dbt-duckdb model's ``session``): use it, never close it,
@@ -135,7 +136,7 @@ class DuckDBEngine(Engine):
         are shared with a second connection (:attr:`shared_tables`), else one."""
         if not self.shared_tables:
             return 1
-        if self.__dict__.get("_concurrency") is None:
+        if self._concurrency is None:
             self._concurrency = self.scan_threads()
         return int(self._concurrency)
 

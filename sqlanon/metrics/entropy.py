@@ -32,7 +32,7 @@ class Entropy(PriorMetric):
         return [[self.w(i) * column_entropy(stats, i, lv) for lv in range(h.max_level + 1)] for i, h in enumerate(stats.hierarchies)]
 
     def prior_bound(self, stats, node) -> float:
-        cache = stats.__dict__.setdefault("_entropy_cache", {})
+        cache = stats.memory.metrics.entropy
         total = 0.0
         for i, level in enumerate(node):
             key = (i, level)

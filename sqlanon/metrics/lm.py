@@ -72,7 +72,7 @@ class LM(Metric):
         return dict(zip(stats.qis, cols))
 
     def prior_bound(self, stats, node) -> float:
-        cache = stats.__dict__.setdefault("_lm_cache", {})
+        cache = stats.memory.metrics.lm
         key = (tuple(node), tuple(self.weights) if self.weights is not None else None)
         if key not in cache:
             cols = column_losses(stats, node)

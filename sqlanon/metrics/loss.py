@@ -151,7 +151,7 @@ class Loss(Metric):
 
     def prior_bound(self, stats, node) -> float:
         """Every row released (no suppression): a lower bound, monotone under generalization."""
-        cache = stats.__dict__.setdefault("_loss_cache", {})
+        cache = stats.memory.metrics.loss
         key = (tuple(node), self.g_factor, self.aggregate, tuple(self.weights) if self.weights is not None else None)
         if key not in cache:
             cache[key] = self._combined_terms([self._prior_term(stats, i, level, key[1:]) for i, level in enumerate(node)])
@@ -161,7 +161,7 @@ class Loss(Metric):
         """QI ``i``'s part of :meth:`prior_bound` at ``level`` as :meth:`combine` folds it in (its
         factor of the geometric mean, its weighted loss of the arithmetic one), kept per QI and
         level: a node's bound is then one lookup a QI (wide lattices ask it of millions of nodes)."""
-        terms = stats.__dict__.setdefault("_loss_prior_terms", {})
+        terms = stats.memory.metrics.loss_prior_terms
         key = (kind, i, level)
         term = terms.get(key)
         if term is None:
@@ -185,7 +185,7 @@ class Loss(Metric):
     # -- bounds for the optimal search ----------------------------------------------------------
     def released_sum(self, stats, i: int, level: int) -> float:
         """QI ``i``'s sum over all rows of their value's share at ``level`` (every row released)."""
-        cache = stats.__dict__.setdefault("_loss_sums", {})
+        cache = stats.memory.metrics.loss_sums
         key = (type(self).__name__, i, level)
         if key not in cache:
             cache[key] = float(np.dot(np.asarray(stats.leaf_level_freq(i, level), dtype=np.float64), np.asarray(self.shares(stats.hierarchies[i], level), dtype=np.float64)))

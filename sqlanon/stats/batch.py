@@ -18,7 +18,7 @@ are computed per *class*, after grouping: all rows of a class share its generali
 part is ``cnt`` times the sum over its QIs of the value of the class's code at the node's level,
 the code read back from the key (``key // multiplier % width``) and the level from the node table
 joined by ``nid``. (Summing them per joined row made the class hash table hold one sum per part:
-with Loss's one part per QI, 24 sums per class on 24 QIs, 3x the statement's time.)
+with Loss's one part per QI, a slower statement: docs/measurements.md.)
 
 The nodes of a statement are first rolled up to their *meet* (their per-QI lowest levels) inside
 the statement, so the join multiplies a smaller set (with ``SPLIT_GROUPS``, nodes are grouped by
@@ -39,12 +39,13 @@ from sqlglot import exp
 from sqlanon.expr.atoms import Params, and_all, as_bigint, class_summary, col, cte_select, ident, if_, lit, sum_, table_ref, union_all
 from sqlanon.expr.atoms import NODE_ID
 from sqlanon.stats.frequency import FrequencySet
+import sqlanon.stats.store as store
 from sqlanon.dialect import lookup
 from sqlanon.privacy import aggregates
 from sqlanon.stats.models import sensitive_parts
 
 #: rows of ``set x nodes`` one statement may hold before grouping (its hash table can hold as
-#: many groups, ~70 bytes each): 4M keeps a statement near 0.3 GB, inside a 1 GB memory limit
+#: many groups): 4M keeps a statement well inside a 1 GB memory limit (docs/measurements.md)
 JOIN_ROWS = 4_000_000
 MAX_NODES = 128
 #: a packed key word holds QIs while the product of their widths stays below this
@@ -52,17 +53,16 @@ WORD = 1 << 62
 #: at or below this many nodes per statement, a group's code table holds only its nodes' levels
 NARROW_BATCH = 8
 #: split a batch into groups by the level of its widest QI (each group rolled up to its own meet)
-#: even for small sets? Measured on Adult k=5 at 5 %: one group per statement costs 5.5-5.8 s of
-#: process CPU against 7.6-9.2 s with groups (each group adds a roll-up, a code table and a join
-#: to plan and run). Large sets (few nodes per statement) always split: at 10M rows one meet of two
-#: unrelated nodes is a roll-up of the whole set (k=10: 53 s / 73 s against 41 s / 62 s split).
+#: even for small sets? No: on Adult one group per statement cost less CPU (each group adds a
+#: roll-up, a code table and a join to plan and run). Large sets (few nodes per statement) always
+#: split: at 10M rows one meet of two unrelated nodes is a roll-up of the whole set
+#: (docs/measurements.md)
 SPLIT_GROUPS = False
 #: on a large base set, a statement over a set of at least this many rows takes one branch per
 #: node (:func:`branches`)
 BRANCH_ROWS = 20_000
 #: ... and at most this many nodes, or a set of at least BRANCH_ALWAYS_ROWS rows (there a
-#: statement holds at most JOIN_ROWS / BRANCH_ALWAYS_ROWS = 8 nodes; 10M Adult-like rows, k=10
-#: 5 %: 5 nodes over a 614K-row set, 0.18 s as branches, 0.72 s joined, at load 4.5)
+#: statement holds at most JOIN_ROWS / BRANCH_ALWAYS_ROWS = 8 nodes; docs/measurements.md)
 BRANCH_NODES = 4
 BRANCH_ALWAYS_ROWS = 500_000
 #: one branch per node reads a group's meet (rolled up inside the statement) when the meet has at
@@ -84,8 +84,8 @@ def supported(stats, metric) -> bool:
         return False  # class, population or ranked aggregates: the one-node statements have them
     if metric is None:
         return True
-    # asked before every round: the metric's terms are built once per metric (Loss on 9 QIs: ~4 ms)
-    cache = stats.__dict__.setdefault("_batch_supported", {})
+    # asked before every round: the metric's terms are built once per metric (docs/measurements.md)
+    cache = stats.memory.batch.supported
     key = metric_key(metric)
     if key not in cache:
         cache[key] = metric.batch_terms(stats) is not None
@@ -108,8 +108,8 @@ def histogram(stats) -> tuple[list[tuple[str, exp.Expr]], list[exp.Expr]] | None
     ``cnt``; and the models' columns computed from the sums
     (:func:`sqlanon.privacy.aggregates.histogram_aggregates`: distinct values, entropy, equal and
     ordered EMD). One grouping per class, as for k alone, where per-value rows need a second
-    grouping, a window for the class totals and a join for the table's shares (Adult, 128 nodes,
-    t-closeness: 0.68 s against 0.21 s for k alone). None when the domain is larger than
+    grouping, a window for the class totals and a join for the table's shares (several times
+    slower: docs/measurements.md). None when the domain is larger than
     :data:`HISTOGRAM_VALUES` or a need has no histogram form."""
     if not stats.has_s or not 0 < len(stats.sensitive_domain) <= HISTOGRAM_VALUES:
         return None
@@ -187,8 +187,8 @@ def width(stats, i: int) -> int:
 
 def words(stats) -> list[list[tuple[int, int]]]:
     """The packed key's words: per word, ``(QI, multiplier)`` pairs (mixed radix, product < 2^62)."""
-    cache = stats.__dict__.setdefault("_batch_words", [])
-    if not cache:
+    memory = stats.memory.batch
+    if memory.words is None:
         out: list[list[tuple[int, int]]] = [[]]
         mult = 1
         for i in range(len(stats.qis)):
@@ -198,8 +198,8 @@ def words(stats) -> list[list[tuple[int, int]]]:
                 mult = 1
             out[-1].append((i, mult))
             mult *= w
-        cache.extend(out)
-    return cache
+        memory.words = out
+    return memory.words
 
 
 def multipliers(stats) -> list[int]:
@@ -221,7 +221,7 @@ def wide_lists(stats, src_levels: Sequence[int], used=None) -> list[tuple[str, i
     set's are zeros, never picked), so the statement's text does not depend on the levels (one
     text per batch shape); with ``used`` (per QI, the levels the group's nodes have) only those.
     (A metric's parts are not here: they are computed per class, :func:`class_terms`.)"""
-    cache = stats.__dict__.setdefault("_batch_wide", {})
+    cache = stats.memory.batch.wide
     key = (tuple(src_levels), used)
     if key in cache:
         return cache[key]
@@ -284,11 +284,11 @@ def node_lists(nodes, ids, n_qis: int) -> list[list[int]]:
 
 def group_key(stats) -> int:
     """The QI whose level splits a batch into groups: the one with most distinct values."""
-    cache = stats.__dict__.setdefault("_batch_group_key", [])
-    if not cache:
+    memory = stats.memory.batch
+    if memory.group_key is None:
         counts = [sum(1 for f in freqs if f) for freqs in stats.column_freqs] if stats.column_freqs else [len(h.rows) for h in stats.hierarchies]
-        cache.append(max(range(len(counts)), key=lambda i: (counts[i], -i)) if counts else 0)
-    return cache[0]
+        memory.group_key = max(range(len(counts)), key=lambda i: (counts[i], -i)) if counts else 0
+    return memory.group_key
 
 
 def groups_of(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple[list[int], list, tuple[int, ...]]]:
@@ -315,16 +315,15 @@ def layout(stats, nodes: Sequence[tuple[int, ...]]) -> list[tuple]:
         # is saved now, on its second use (as for one-node statements: Statistics.pick_set)
         stats.pick_set(meet)
     # after every group's pick_set: only sets that still exist
-    sources = [stats._smallest_saved(meet) for _, _, meet in meets]
+    sources = [store.smallest_saved(stats, meet) for _, _, meet in meets]
     one_per_node = branches(stats, [(m, g, frm, None) for (m, g, _), frm in zip(meets, sources)])
     out: list[tuple] = []
     for g, ((members, group_nodes, meet), frm) in enumerate(zip(meets, sources)):
         if len(group_nodes) > 1 and meet != frm.levels and (not one_per_node or len(group_nodes) >= MEET_NODES or MEET_GAIN * meet_bound(stats, meet) <= frm.rows):
             # the group is rolled up to its meet first (inside the statement): a smaller join, or
             # smaller sets for the branches to group (for branches, when several nodes share it or
-            # it is known to be much smaller: at 10M Adult-like rows, k=10 5 %, two branches after
-            # a meet near the set's size took 0.15-0.24 s, not 0.10-0.16 s; at 0 %, 11 branches
-            # over the 1.6M-row base set without their meet 0.43 s)
+            # it is known to be much smaller: a meet near the set's size made them slower,
+            # docs/measurements.md)
             out.append((members, group_nodes, frm, FrequencySet(f"meet{g}", meet, 0)))
         else:
             out.append((members, group_nodes, frm, None))
@@ -343,7 +342,7 @@ def save_meets(stats, nodes: Sequence[tuple[int, ...]], join_rows: int = JOIN_RO
         if len(group_nodes) < 2:
             continue
         frm = stats.pick_set(meet)
-        used = stats._smallest_saved(meet, partial=False) if stats.partials else frm  # as without partial sets
+        used = store.smallest_saved(stats, meet, partial=False) if stats.partials else frm  # as without partial sets
         if frm.levels != meet and used.rows > stats.materialize_rows and len(group_nodes) > batch_size(used.rows, join_rows) and stats.has_room(used.rows):
             stats.save_set(meet, frm)
 
@@ -399,7 +398,7 @@ def values_table(stats, metric, params) -> str | None:
     binds its lists (``params``) and the table was saved; None otherwise."""
     if params is None or metric is None:
         return None
-    return stats.__dict__.get("_values_tables", {}).get(metric_key(metric))
+    return stats.memory.batch.values_tables.get(metric_key(metric))
 
 
 def register_values(stats, metric) -> None:
@@ -409,7 +408,7 @@ def register_values(stats, metric) -> None:
     leaves: 2.4M values bound per statement took seconds; on w24, 24 lists of 320."""
     if not VALUES_TABLE or not stats.dialect.binds_lists or metric is None:
         return
-    cache = stats.__dict__.setdefault("_values_tables", {})
+    cache = stats.memory.batch.values_tables
     key = metric_key(metric)
     if key in cache:
         return
@@ -460,8 +459,7 @@ def class_terms(stats, terms, kcols: list[str], params=None, table: str | None =
 def _pick(stats, i: int, used=None) -> exp.Expr:
     """The code table's column of QI ``i``'s code at the node's level: a ``CASE`` on the level
     whose last level is its ``ELSE`` (a node's level is always one of them), so the key is never
-    NULL (Spark: no null tracking per joined row and key; 1M Adult-like rows, k=10 at 5 %, a
-    warm search: 15.8-17.7 s against 17.9-22.7 s)."""
+    NULL (Spark: no null tracking per joined row and key; docs/measurements.md)."""
     levels = _levels(stats.hierarchies[i], i, used)
     if len(levels) == 1:
         return col(code_col(i, levels[0]), "r")
@@ -496,11 +494,9 @@ def branches(stats, groups) -> bool:
     """Whether a statement of these groups (``(members, nodes, source set, ..)``) takes one branch
     per node (:func:`build_branches`): a dialect that takes them (not Spark), a large base set, and
     a source of :data:`BRANCH_ALWAYS_ROWS` rows or more, or of :data:`BRANCH_ROWS` rows or more
-    with at most :data:`BRANCH_NODES` nodes. At 10M Adult-like rows: two nodes over the
-    1.6M-row base set took 0.13-0.15 s as branches, 0.21-0.27 s joined to the node table; 14-21
-    nodes over sets of 187K-278K rows 0.13 s as branches, 0.09-0.10 s joined (the code table is
-    looked up once for all nodes, and every branch is a statement part to build and plan); over
-    sets of 12-3,556 rows, 0.01-0.02 s against 0.006-0.01 s."""
+    with at most :data:`BRANCH_NODES` nodes: few nodes over a large set are faster as branches,
+    many nodes faster joined (the code table is looked up once for all nodes, and every branch
+    is a statement part to build and plan; docs/measurements.md)."""
     if not stats.dialect.node_branches or not large(stats):
         return False
     rows = max(frm.rows for _, _, frm, _ in groups)
@@ -523,9 +519,8 @@ def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None, extra_
     statements share is saved first, :func:`save_meets`; or the group's meet, rolled up first
     inside the statement when it is much smaller, :data:`MEET_GAIN`) by the node's packed key, then
     aggregates the classes to the node's row, ``nid`` a constant. No node table is joined and the
-    class key is one BIGINT per word without ``nid``: at 10M Adult-like rows (a 1.6M-row base
-    set, two nodes per statement) the joined shape took 0.21-0.27 s where this takes 0.13-0.15 s
-    (search at k=10 5 %: 4.5 s -> 3.3 s, the same 53 nodes)."""
+    class key is one BIGINT per word without ``nid`` (faster than the joined shape on a large
+    set: docs/measurements.md)."""
     n_qis = len(stats.qis)
     terms, finals = metric.batch_terms(stats) if metric is not None else ([], [])
     finals = [*finals, *extra_finals]
@@ -569,13 +564,55 @@ def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None, extra_
     return cte_select(ctes, union_all(parts))
 
 
+def _group_part(stats, ctes: list[tuple[str, exp.Expr]], g: int, group, hist, kcols: list[str], params) -> exp.Select:
+    """:func:`build`'s part of group ``g`` (``(members, nodes, set, meet)``): its nodes joined to
+    its set's rows with their packed keys (the CTEs it reads appended to ``ctes``)."""
+    members, group_nodes, frm, meet = group
+    dialect = stats.dialect
+    if meet is not None:
+        ctes.append((meet.table, stats.generalized_select(meet.levels, frm, params)))
+    src = meet or frm
+    used = used_levels(stats, group_nodes)
+    table = src.table
+    carried = [col("s")] if stats.has_s else []
+    if hist is not None:
+        # the set's rows per QI codes with their histogram (fewer rows to join: no s)
+        table = f"p{g}"
+        ctes.append((table, histogram_set(src.table, stats.qnames, hist[0], last=False)))
+        carried = [col(name) for name, _ in hist[0][:-1]]
+    # each column a BIGINT before the key sums them: a list of codes times multipliers that
+    # fits INT32 binds (and a literal array types) as INT32, and two of them can sum past 2^31
+    wide = [exp.alias_(as_bigint(lookup(values, col(stats.qcol(i)), dialect, params)), name, quoted=True, copy=False) for name, i, values in wide_lists(stats, src.levels, used)]
+    ctes.append((f"w{g}", exp.select(*wide, *carried, col("cnt"), copy=False).from_(table_ref(table), copy=False)))
+    values = node_table(group_nodes, members, len(stats.qis), params)
+    keys = [exp.alias_(_sum([_pick(stats, i, used) for i, _ in word]), kcols[w], quoted=True, copy=False) for w, word in enumerate(words(stats))]
+    part = exp.select(col(NODE_ID, "n"), *keys, *[col(c.name, "r") for c in carried], col("cnt", "r"), copy=False)
+    return dialect.nodes_join(part.from_(table_ref(f"w{g}", alias="r"), copy=False), values, frm.rows * (len(wide) + 1) * 8)
+
+
+def _batch_classes(stats, ctes: list[tuple[str, exp.Expr]], hist, kcols: list[str]) -> tuple[str, list[str]]:
+    """:func:`build`'s class table over ``gen`` (its CTEs appended to ``ctes``): its name and the
+    names of its extra columns (the histogram's or the sensitive aggregates')."""
+    if hist is not None:
+        by = [col(NODE_ID), *[col(k) for k in kcols]]
+        cls = class_sums(by, hist[0])
+        ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*[b.copy() for b in by], copy=False)))
+        ctes.append(("clsh", exp.select(*[b.copy() for b in by], col("cnt"), *[e.copy() for e in hist[1]], copy=False).from_(table_ref("cls"), copy=False)))
+        return "clsh", [e.alias for e in hist[1]]
+    if stats.has_s:
+        return sensitive_classes(stats, ctes, "gen", [NODE_ID, *kcols])
+    keys = [col(NODE_ID), *[col(k) for k in kcols]]
+    cls = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
+    ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*keys, copy=False)))
+    return "cls", []
+
+
 def build(stats, groups, ok: exp.Expr, metric=None, params=None, extra_finals=()) -> exp.Query:
     """The batch statement for ``groups`` (see :func:`layout`); on a large set one branch per
     node (:func:`build_branches`). ``extra_finals``: more ``(name, aggregate)`` per node over its
     flagged classes, after the metric's (the lattice's monotone part, say)."""
     if branches(stats, groups):
         return build_branches(stats, groups, ok, metric, params, extra_finals)
-    dialect = stats.dialect
     n_qis = len(stats.qis)
     terms, finals = metric.batch_terms(stats) if metric is not None else ([], [])
     finals = [*finals, *extra_finals]
@@ -583,43 +620,9 @@ def build(stats, groups, ok: exp.Expr, metric=None, params=None, extra_finals=()
     row_names = [name for name, _ in terms]
     kcols = key_cols(stats)
     ctes: list[tuple[str, exp.Expr]] = []
-    parts: list[exp.Select] = []
-    for g, (members, group_nodes, frm, meet) in enumerate(groups):
-        if meet is not None:
-            ctes.append((meet.table, stats.generalized_select(meet.levels, frm, params)))
-        src = meet or frm
-        used = used_levels(stats, group_nodes)
-        table = src.table
-        carried = [col("s")] if stats.has_s else []
-        if hist is not None:
-            # the set's rows per QI codes with their histogram (fewer rows to join: no s)
-            table = f"p{g}"
-            ctes.append((table, histogram_set(src.table, stats.qnames, hist[0], last=False)))
-            carried = [col(name) for name, _ in hist[0][:-1]]
-        # each column a BIGINT before the key sums them: a list of codes times multipliers that
-        # fits INT32 binds (and a literal array types) as INT32, and two of them can sum past 2^31
-        wide = [exp.alias_(as_bigint(lookup(values, col(stats.qcol(i)), dialect, params)), name, quoted=True, copy=False) for name, i, values in wide_lists(stats, src.levels, used)]
-        ctes.append((f"w{g}", exp.select(*wide, *carried, col("cnt"), copy=False).from_(table_ref(table), copy=False)))
-        values = node_table(group_nodes, members, n_qis, params)
-        keys = [exp.alias_(_sum([_pick(stats, i, used) for i, _ in word]), kcols[w], quoted=True, copy=False) for w, word in enumerate(words(stats))]
-        part = exp.select(col(NODE_ID, "n"), *keys, *[col(c.name, "r") for c in carried], col("cnt", "r"), copy=False)
-        part = dialect.nodes_join(part.from_(table_ref(f"w{g}", alias="r"), copy=False), values, frm.rows * (len(wide) + 1) * 8)
-        parts.append(part)
+    parts = [_group_part(stats, ctes, g, group, hist, kcols, params) for g, group in enumerate(groups)]
     ctes.append(("gen", union_all(parts)))
-    extra: list[str] = []
-    if hist is not None:
-        by = [col(NODE_ID), *[col(k) for k in kcols]]
-        cls = class_sums(by, hist[0])
-        ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*[b.copy() for b in by], copy=False)))
-        ctes.append(("clsh", exp.select(*[b.copy() for b in by], col("cnt"), *[e.copy() for e in hist[1]], copy=False).from_(table_ref("cls"), copy=False)))
-        classes, extra = "clsh", [e.alias for e in hist[1]]
-    elif stats.has_s:
-        classes, extra = sensitive_classes(stats, ctes, "gen", [NODE_ID, *kcols])
-    else:
-        keys = [col(NODE_ID), *[col(k) for k in kcols]]
-        cls = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
-        ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*keys, copy=False)))
-        classes = "cls"
+    classes, extra = _batch_classes(stats, ctes, hist, kcols)
     if row_names:
         # the metric's parts per class (not summed per row: a class's rows share its codes, and a
         # class hash table holding one sum per part and QI is what made wide statements slow)
@@ -645,10 +648,10 @@ def batch_query(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=No
 
 def final_names(stats, metric) -> list[str]:
     """The names of the metric's final aggregates (built once per metric: a wide metric's terms
-    take ~10 ms to build)."""
+    are slow to build, docs/measurements.md)."""
     if metric is None:
         return []
-    cache = stats.__dict__.setdefault("_batch_final_names", {})
+    cache = stats.memory.batch.final_names
     key = metric_key(metric)
     if key not in cache:
         cache[key] = [name for name, _ in metric.batch_terms(stats)[1]]
@@ -664,10 +667,10 @@ def evaluate_batch(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric
     ``runner(stats, groups, ok, metric)``, when given, answers a statement in another shape (the
     same rows) or returns None to leave it to this one (:func:`sqlanon.stats.deltas.run`)."""
     out: list = []
-    join_rows = getattr(stats.engine, "join_rows", None) or JOIN_ROWS
+    join_rows = stats.engine.join_rows or JOIN_ROWS
     register_values(stats, metric)
     save_meets(stats, nodes, join_rows)
-    step = batch_size(max(stats._smallest_saved(n).rows for n in nodes), join_rows)
+    step = batch_size(max(store.smallest_saved(stats, n).rows for n in nodes), join_rows)
     extra_finals = list(extra_finals)
     names = list(final_names(stats, metric))
     names += [name for name, _ in extra_finals]
@@ -721,11 +724,10 @@ def side_by_side(stats, nodes, statements: int) -> int:
     set has :data:`SIDE_BASE_ROWS` rows or more and every node's set at most :data:`SIDE_ROWS` (one
     row group: its statement keeps one thread busy), at most one per node; else 1 (as many
     statements as it takes, one at a time)."""
-    concurrency = getattr(stats.engine, "concurrency", None)
-    if concurrency is None or stats.base.rows < SIDE_BASE_ROWS:
+    if stats.base.rows < SIDE_BASE_ROWS:
         return 1
-    width = min(concurrency(), len(nodes))
-    if width <= statements or max(stats._smallest_saved(tuple(n)).rows for n in nodes) > SIDE_ROWS:
+    width = min(stats.engine.concurrency(), len(nodes))
+    if width <= statements or max(store.smallest_saved(stats, tuple(n)).rows for n in nodes) > SIDE_ROWS:
         return 1
     return width
 
@@ -747,7 +749,7 @@ def batch_statement(stats, groups, ok: exp.Expr, metric, extra_finals, extra_key
         params = Params()
         return stats.dialect.render(build(stats, groups, ok, metric, params, extra_finals), copy=False), params
     if stats.dialect.binds_lists:
-        cache = stats.__dict__.setdefault("_batch_sql", {})
+        cache = stats.memory.batch.sql
         key = (tuple((frm.table, meet is not None, used_levels(stats, nodes)) for _, nodes, frm, meet in groups), ok.sql(), metric_key(metric), extra_key)
         sql = cache.get(key)
         if sql is None:
@@ -759,9 +761,9 @@ def batch_statement(stats, groups, ok: exp.Expr, metric, extra_finals, extra_key
 
 def _answers(stats, chunk: list, rows, names: list[str]) -> list:
     """The chunk's NodeStats from its statement's rows (one per node, ``nid`` last), remembered
-    for saving (:meth:`sqlanon.stats.core.Statistics._maybe_materialize`)."""
+    for saving (:func:`sqlanon.stats.store.remember`)."""
     got: list = [None] * len(chunk)
     for row in rows:
-        got[int(row[-1])] = stats._node_stats(chunk[int(row[-1])], row[:-1], names)
-    stats._maybe_materialize([(n, stats.base, ns.classes) for n, ns in zip(chunk, got)])
+        got[int(row[-1])] = stats.node_stats(chunk[int(row[-1])], row[:-1], names)
+    store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(chunk, got)])
     return got

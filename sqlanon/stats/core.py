@@ -16,6 +16,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+import numpy as np
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import Dialect, get_dialect
@@ -25,17 +27,20 @@ from sqlanon.hierarchy.keys import null_as_key, null_keyed
 from sqlanon.hierarchy.model import NULL_KEY
 from sqlanon.hierarchy import nulls as null_modes
 from sqlanon.engine.source import Source
-from sqlanon.expr.atoms import Params, add_all, as_bigint, as_varchar, class_summary, col, cte_select, eq_all, if_, lit, sum_, table_ref
+from sqlanon.expr.atoms import Params, add_all, as_bigint, as_varchar, class_summary, col, cte_select, if_, lit, sum_, table_ref
 from sqlanon.dialect import lookup
-from sqlanon.privacy import aggregates
 from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats.frequency import FrequencySet
-from sqlanon.stats.models import population_ctes, sensitive_parts, prepare_population, prepare_sensitive_hierarchy
+from sqlanon.stats.memory import Memory
+from sqlanon.stats.store import Node, SetStore
+from sqlanon.stats.models import population_ctes, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
-from sqlanon.stats import batch, deltas, local
+import sqlanon.stats.batch as batch
+import sqlanon.stats.classes as classes
+import sqlanon.stats.evaluate as evaluate
+import sqlanon.stats.local as local
+import sqlanon.stats.store as store
 
-#: a node: a level per QI, or a Recoding (always rolled up from the base set)
-Node = Sequence[int] | Recoding
 #: a node's extra aggregates, by name: given, or built once the roll-up's parameters are bound
 Aggregates = Iterable[tuple[str, exp.Expr]] | Callable[[Params | None], Iterable[tuple[str, exp.Expr]]]
 
@@ -44,28 +49,24 @@ Aggregates = Iterable[tuple[str, exp.Expr]] | Callable[[Params | None], Iterable
 
 
 QI_PREFIX = "q"
-#: saved sets hold at most this many times the base set's rows once a meet is saved
-#: (Statistics.save_set; 10M Adult-like rows, k=10 5 %: 2x dropped and rebuilt sets, 3x none)
-SAVED_ROWS = 3
 #: column types whose values hash as the text of their hierarchy's leaves (Statistics.hash_by_groups)
 TEXT_TYPES = {"VARCHAR", "TEXT", "STRING"}
-#: bytes a saved frequency set's row is counted at per column (a code per QI and the count)
-ROW_BYTES = 8
-#: saved sets, the base set included, take at most this share of the engine's memory limit
-SAVED_SHARE = 0.5
-#: a set saved from a set of more than this many rows is rolled up from a *partial* set first
-#: (:meth:`Statistics.partial_levels`: the source with only its most shrinking QI raised to the
-#: node's level), which stays for later sets (Incognito's roll-up along one attribute)
-PARTIAL_ROWS = 500_000
-#: ... when that QI's effective number of values (rows' inverse Simpson index) shrinks at least
-#: this many times
-PARTIAL_GAIN = 4.0
 #: with more QIs than this, the base scan and the release code each hierarchy of at most
 #: :data:`INLINE_LEAVES` leaves inline instead of joining its table (:meth:`Statistics.inlined`):
 #: DuckDB plans a statement of hundreds of joins in tens of seconds. Up to it the joins stay
 #: (the shape measured on Adult at 10M rows)
 INLINE_QIS = 12
 INLINE_LEAVES = 64
+
+#: every attribute a :class:`Statistics` holds (set in ``__init__``; tests/test_stats_memory.py
+#: fails on any other): a cache is a field of :attr:`Statistics.memory`, not a new attribute
+FIELDS = (
+    "engine", "source", "dialect", "source_item", "input_item", "qis", "hierarchies", "null_modes", "null_rows",
+    "sensitive", "class_column", "needs", "keep_sets", "materialize_rows", "sets", "rows", "column_freqs",
+    "sensitive_domain", "_map_names", "_pending_maps", "domain_table", "nodes_evaluated", "nodes_local", "local_rows",
+    "k_hint", "_sql_cache", "memory", "_base_name_v", "_withheld_rows", "row_hash", "input_hash",
+    "population", "pop_base", "pop_rows", "sensitive_hierarchy", "s_hier_table", "withheld",
+)  # fmt: skip
 
 
 class Statistics:
@@ -109,8 +110,8 @@ class Statistics:
         self.needs = needs or ClassNeeds()
         self.keep_sets = keep_sets
         self.materialize_rows = materialize_rows
-        self.saved: list[FrequencySet] = []
-        self._base: FrequencySet | None = None
+        #: the saved frequency sets (:mod:`sqlanon.stats.store`)
+        self.sets = SetStore()
         self.rows = 0
         self.column_freqs: list[list[int]] = []
         self.sensitive_domain: list[tuple[str, int]] = []
@@ -124,8 +125,14 @@ class Statistics:
         #: a base set of at most this many rows is fetched once and its full-domain nodes grouped
         #: in-process (:mod:`sqlanon.stats.local`); 0: every node by SQL
         self.local_rows = local.LOCAL_ROWS
+        #: the k of the search's requirement, set by the lattice searches (a bound of discernibility)
+        self.k_hint = 1
         self._sql_cache: dict = {}
-        self._seen: dict = {}  # evaluated node -> class count (rows of its set), newest last
+        #: every cache of the statistics, its modules' and the metrics' (:mod:`sqlanon.stats.memory`)
+        self.memory = Memory()
+        self._base_name_v: str | None = None
+        #: per suppressing QI, its withheld rows (:meth:`_count_withheld`)
+        self._withheld_rows: dict[int, int] = {}
         # with row_hash, the base scan also XORs a hash of every input row per group, so the
         # release can tie itself to its input without scanning the source again
         self.row_hash = row_hash
@@ -154,6 +161,7 @@ class Statistics:
         other.input_item = other.dialect.source_from(self.source)
         other.source_item = other.kept_rows(other.input_item)
         other._sql_cache = {}
+        other.memory = self.memory.copy()
         return other
 
     def qcol(self, i: int) -> str:
@@ -166,17 +174,17 @@ class Statistics:
     @property
     def base(self) -> FrequencySet:
         """The base frequency set, saved by :meth:`prepare`."""
-        assert self._base is not None, "Statistics.prepare() has not run"
-        return self._base
+        assert self.sets.base is not None, "Statistics.prepare() has not run"
+        return self.sets.base
 
     @base.setter
     def base(self, value: FrequencySet) -> None:
-        self._base = value
+        self.sets.base = value
 
     def _create_base(self) -> None:
         """The base frequency set's statement; a long scan makes a long search, so the in-process
         kernels start loading meanwhile (:func:`sqlanon.stats.local.warm_up_during`)."""
-        timer = local.warm_up_during() if self.qis and not self.needs.any and int(getattr(self, "local_rows", 1) or 0) > 0 else None
+        timer = local.warm_up_during() if self.qis and not self.needs.any and int(self.local_rows or 0) > 0 else None
         try:
             self.engine.execute(self.base_query_create())
         finally:
@@ -186,7 +194,7 @@ class Statistics:
     @property
     def prepared(self) -> bool:
         """Whether :meth:`prepare` has saved the base frequency set."""
-        return self._base is not None
+        return self.sets.base is not None
 
     @property
     def population_set(self) -> FrequencySet:
@@ -261,7 +269,7 @@ class Statistics:
         self.rows, n_base = int(row[0] or 0), int(row[1] or 0)
         if self.row_hash:
             self.input_hash = format_input_hash(self.rows, row[2])
-        self._base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
+        self.sets.base = FrequencySet(base_name, tuple(0 for _ in self.qis), n_base)
         if self.rows == 0 and self.withheld:
             raise UnsatisfiableError(f"every row of {self.source.describe()} has NULL in a quasi-identifier whose NULLs are suppressed (nulls: suppress)")
         if self.rows == 0:
@@ -272,8 +280,8 @@ class Statistics:
         """Whether the input hash is taken over the base set's groups, not per row: every source
         column is a text QI, so a row's hash is its group's (the hash of its leaf labels), and
         ``cnt`` equal rows XOR to it when ``cnt`` is odd, to 0 when even: the same value as the
-        per-row XOR (:func:`sqlanon.release.write.input_hash`) without hashing every row (10M
-        Adult-like rows: ~0.2 s of the 1.1 s base scan)."""
+        per-row XOR (:func:`sqlanon.release.write.input_hash`) without hashing every row (what
+        the per-row hash costs the base scan: docs/measurements.md)."""
         if not self.row_hash:
             return False
         columns = self.source.columns(self.engine)
@@ -282,8 +290,8 @@ class Statistics:
     def _group_hash(self, params: Params | None = None) -> exp.Expr:
         """A base-set group's part of the input hash (:attr:`hash_by_groups`): the row hash of
         its leaf labels, in the source's column order, when its row count is odd. ``params``
-        binds the label lists (DuckDB): spelled out, 24 QIs of 20K leaves took 9.5 s to build
-        and parse."""
+        binds the label lists (DuckDB): spelled out, wide hierarchies took seconds to build and
+        parse (docs/measurements.md)."""
         where = {name: i for i, name in enumerate(self.qis)}
         labels = [lookup(self.hierarchies[where[name]].leaves, col(self.qcol(where[name])), self.dialect, params) for name in self.source.column_names(self.engine)]
         odd = exp.EQ(this=exp.Mod(this=col("cnt"), expression=lit(2)), expression=lit(1))
@@ -291,7 +299,7 @@ class Statistics:
 
     @property
     def _base_name(self) -> str:
-        if not hasattr(self, "_base_name_v"):
+        if self._base_name_v is None:
             self._base_name_v = self.engine.temp_name("fs0")
         return self._base_name_v
 
@@ -381,9 +389,8 @@ class Statistics:
     def inlined(self, i: int) -> bool:
         """Whether the base scan codes QI ``i``'s leaves inline (:meth:`Dialect.position`)
         rather than by joining its code table: with more than :data:`INLINE_QIS` QIs, for a
-        hierarchy of at most :data:`INLINE_LEAVES` leaves. (300 flat QIs of 4 values on 300
-        rows: the base scan's 300 joins took DuckDB 32 s to plan, 8 s with its join-order
-        optimizer off; inline, 0.09 s.)"""
+        hierarchy of at most :data:`INLINE_LEAVES` leaves (hundreds of joins took DuckDB tens of
+        seconds to plan: docs/measurements.md)."""
         return len(self.qis) > INLINE_QIS and len(self.hierarchies[i].leaves) <= INLINE_LEAVES
 
     def base_query(self) -> exp.Select:
@@ -422,8 +429,20 @@ class Statistics:
         answers of :meth:`_validation_sums`)."""
         if not self.qis or row[0] is None:
             return  # no QIs, or an empty input (reported by prepare())
-        withheld = getattr(self, "_withheld_rows", {})
+        withheld = self._withheld_rows
         self.null_rows = [withheld.get(i, int(row[2 * i] or 0)) for i in range(len(self.qis))]
+        self._refuse_nulls()
+        self._refuse_unmapped(row)
+        k = 2 * len(self.qis)
+        ordered = self.needs.emd_ordered or self.needs.emd_hierarchical
+        if self.has_s and ordered and int(row[k] or 0):
+            raise ConfigError(
+                f"sensitive column {self.sensitive!r} has {int(row[k])} NULL value(s), which have no place in the order or hierarchy "
+                "of ordered/hierarchical t-closeness; fill or filter them, or use t_distance equal (NULL is then a sensitive value of its own)"
+            )
+
+    def _refuse_nulls(self) -> None:
+        """Refuse the NULLs of a QI whose NULLs are refused (``nulls: refuse``)."""
         refused = [f"{name!r} ({n:,} row{'s' if n > 1 else ''})" for name, n, mode in zip(self.qis, self.null_rows, self.null_modes) if n and mode == "refuse"]
         if refused:
             several = len(refused) > 1
@@ -431,6 +450,9 @@ class Statistics:
                 f"quasi-identifier column{'s' if several else ''} {', '.join(refused)} {'have' if several else 'has'} NULL values (nulls: refuse); "
                 "fill or filter them, or let NULL be a value (nulls: value) or suppress its rows (nulls: suppress)"
             )
+
+    def _refuse_unmapped(self, row) -> None:
+        """Refuse a QI value missing from its hierarchy (``row``: :meth:`_validation_sums`' answers)."""
         for i, name in enumerate(self.qis):
             unmapped = int(row[2 * i + 1] or 0)
             if unmapped:
@@ -441,13 +463,6 @@ class Statistics:
                     f"its hierarchy ({self.hierarchies[i].origin}), e.g. "
                     + ", ".join(repr(e) for e in examples)
                 )
-        k = 2 * len(self.qis)
-        ordered = self.needs.emd_ordered or self.needs.emd_hierarchical
-        if self.has_s and ordered and int(row[k] or 0):
-            raise ConfigError(
-                f"sensitive column {self.sensitive!r} has {int(row[k])} NULL value(s), which have no place in the order or hierarchy "
-                "of ordered/hierarchical t-closeness; fill or filter them, or use t_distance equal (NULL is then a sensitive value of its own)"
-            )
 
     def _add_null_leaves(self) -> None:
         """Give the NULL leaf (:meth:`Hierarchy.with_null_leaf`) to every ``value`` QI holding
@@ -515,8 +530,6 @@ class Statistics:
         except ValueError:
             domain.sort(key=lambda vn: vn[0])
         self.sensitive_domain = domain
-        import pyarrow as pa
-
         name = self.engine.temp_name("sdom")
         self.engine.register_arrow(
             name,
@@ -531,50 +544,64 @@ class Statistics:
         self.domain_table = name
 
     # -----------------------------------------------------------------------------------------
-    # node frequency sets
+    # node frequency sets (the store: :mod:`sqlanon.stats.store`)
+
+    @property
+    def saved(self) -> list[FrequencySet]:
+        """The saved frequency sets (the partial ones among them)."""
+        return self.sets.saved
+
+    @property
+    def partials(self) -> set[str]:
+        """The tables of the saved partial sets (:meth:`partial_levels`), never evicted."""
+        return self.sets.partials
 
     def pick_set(self, node: Node) -> FrequencySet:
-        """The smallest saved frequency set that ``node`` generalizes (the base always qualifies).
+        """The smallest saved set ``node`` generalizes, saving a reused one (:func:`store.pick_set`)."""
+        return store.pick_set(self, node)
 
-        If an already evaluated specialization of ``node`` has a much smaller set than that, it is
-        saved now (its second use) and used: sets are kept only when they are reused.
-        """
-        frm = self._smallest_saved(node)
-        # whether to save a set is decided against the sets saved for use, as without partial sets
-        # (they only make saving cheaper: with them, 10M rows k=10 0 % saved fewer sets and read
-        # the partial sets 33 times, 2.3 s, against 18 times, 1.0 s, over the sets saved)
-        candidate = self._reuse_candidate(node, self._smallest_saved(node, partial=False) if self.partials else frm)
-        if candidate is not None:
-            seen, classes = candidate
-            del self._seen[seen]
-            frm = self._materialize(seen, self._smallest_saved(seen), classes)
-        return self._via_partial(node, frm)
+    def has_room(self, rows: int) -> bool:
+        """Whether a new saved set of ``rows`` rows fits the memory limit (:func:`store.has_room`)."""
+        return store.has_room(self, rows)
 
-    def _via_partial(self, node: Node, frm: FrequencySet) -> FrequencySet:
-        """``frm``, or when it has more than :data:`PARTIAL_ROWS` rows, the partial set between it
-        and ``node`` (:meth:`partial_levels`, saved on first use and kept)."""
-        if frm.rows <= PARTIAL_ROWS or self.keep_sets <= 0 or not isinstance(node, tuple):
-            return frm
-        partial = self.partial_levels(node, frm)
-        if partial is None or not self.has_room(frm.rows):
-            return frm
-        return self._save_partial(partial, frm)
+    def keep_final(self, node: Node) -> None:
+        """Save the released node's set when it is rolled up from a large one (:func:`store.keep_final`)."""
+        store.keep_final(self, node)
 
-    def _smallest_saved(self, node: Node, partial: bool = True) -> FrequencySet:
-        """The smallest saved set ``node`` generalizes (without the partial sets unless ``partial``)."""
-        best = self.base
-        if not isinstance(node, tuple):
-            return best
-        for fs in self.saved:
-            if (partial or fs.table not in self.partials) and all(a <= b for a, b in zip(fs.levels, node)) and fs.rows < best.rows:
-                best = fs
-        return best
+    def save_set(self, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
+        """Roll ``frm`` up to ``node`` and save it (:func:`store.save_set`)."""
+        return store.save_set(self, node, frm)
+
+    def effective_values(self, i: int, level: int) -> float:
+        """QI ``i``'s effective number of values at ``level`` (:func:`store.effective_values`)."""
+        return store.effective_values(self, i, level)
+
+    def partial_levels(self, node: tuple[int, ...], frm: FrequencySet) -> tuple[int, ...] | None:
+        """The partial set's levels between ``frm`` and ``node``, or None (:func:`store.partial_levels`)."""
+        return store.partial_levels(self, node, frm)
+
+    def drop_all(self) -> None:
+        """Drop every saved set (:func:`store.drop_all`)."""
+        store.drop_all(self)
+
+    def for_subset(self, base: FrequencySet, rows: int) -> Statistics:
+        """A copy over a subset of the rows whose base set ``base`` (of ``rows`` rows) is saved
+        already: the same engine, hierarchies and sensitive domain, its own store, statement
+        cache and row-dependent memory (:meth:`Memory.for_subset`), its frequencies counted."""
+        sub = copy.copy(self)
+        sub.memory = self.memory.for_subset()
+        sub.sets = SetStore(base)
+        sub.rows = rows
+        sub._sql_cache = {}
+        sub.nodes_evaluated = 0
+        sub.column_freqs = sub._column_freqs() if rows else [[0] * len(h.rows) for h in self.hierarchies]
+        return sub
 
     def maps(self, node, frm: FrequencySet) -> list[list[int]]:
         """Per QI, the code map from ``frm``'s levels to the node's (or the recoding's codes)."""
         if isinstance(node, Recoding):
             return node.codes
-        cache = self.__dict__.setdefault("_map_cache", {})
+        cache = self.memory.core.maps
         out = []
         for i, (h, lo, hi) in enumerate(zip(self.hierarchies, frm.levels, node)):
             key = (i, lo, hi)
@@ -612,55 +639,11 @@ class Statistics:
     def class_ctes(self, node: Node, frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
         """CTEs ending in one row per equivalence class with the aggregates ``needs`` asks for
         (and, for k-map / delta-presence, ``pop_cnt``: the class's rows in the population)."""
-        ctes, cls = self._class_ctes(node, frm, params)
+        ctes, cls = classes.class_ctes(self, node, frm, params)
         if self.needs.population:
             more, cls = population_ctes(self, node, cls, params)
             ctes.extend(more)
         return ctes, cls
-
-    def _class_ctes(self, node: Node, frm: FrequencySet | None = None, params: Params | None = None) -> tuple[list[tuple[str, exp.Expr]], str]:
-        ctes: list[tuple[str, exp.Expr]] = [("gen", self.generalized_select(node, frm, params))]
-        if not (self.has_s or self.has_y):
-            return ctes, "gen"
-        parts: list[str] = []
-        if self.has_s:
-            parts += self._sensitive_class_ctes(ctes)
-        if self.has_y:
-            parts.append(self._class_y_cte(ctes))
-        if len(parts) == 1:
-            return ctes, parts[0]
-        ctes.append(("cls", self._joined_parts(parts)))
-        return ctes, "cls"
-
-    def _sensitive_class_ctes(self, ctes: list[tuple[str, exp.Expr]]) -> list[str]:
-        """The per-class sensitive aggregates (:func:`sqlanon.stats.models.sensitive_parts`) over
-        ``gen`` (``gs`` without the class value when it is there); returns the parts."""
-        g = self.qnames
-        src = "gen"
-        if self.has_y:
-            ctes.append(("gs", exp.select(*map(col, g), col("s"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("s"))))
-            src = "gs"
-        return [name for name, _ in sensitive_parts(self, ctes, src, g)]
-
-    def _class_y_cte(self, ctes: list[tuple[str, exp.Expr]]) -> str:
-        """``cls_y``: per class, the count of its most frequent class value (``maxy``)."""
-        g = self.qnames
-        ctes.append(("gy", exp.select(*map(col, g), col("y"), exp.alias_(sum_(col("cnt")), "cnt", quoted=True)).from_(table_ref("gen")).group_by(*map(col, g), col("y"))))
-        aggs = [exp.alias_(sum_(col("cnt")), "cnt", quoted=True), exp.alias_(exp.Max(this=col("cnt")), "maxy", quoted=True)]
-        ctes.append(("cls_y", exp.select(*map(col, g), *aggs).from_(table_ref("gy")).group_by(*map(col, g)) if g else exp.select(*aggs).from_(table_ref("gy"))))
-        return "cls_y"
-
-    def _joined_parts(self, parts: list[str]) -> exp.Select:
-        """The class table: the parts joined on the class key, each part's columns once."""
-        g = self.qnames
-        first = parts[0]
-        q = exp.select(*[col(n, first) for n in g], col("cnt", first)).from_(table_ref(first))
-        for other in parts[1:]:
-            q = q.join(table_ref(other), on=eq_all(first, other, g) if g else exp.Boolean(this=True), join_type="inner" if g else "cross")
-        columns = {"cls_s": aggregates.value_columns(self.needs), "emd": ["emd_ordered"], "hemd": ["emd_hier"], "cls_y": ["maxy"]}
-        for part in parts:
-            q = q.select(*[col(name, part) for name in columns[part]])
-        return q
 
     def node_query(
         self,
@@ -715,181 +698,31 @@ class Statistics:
             built = aggregates(None) if callable(aggregates) else list(aggregates)
             row = self.engine.fetch_one(self.node_query(node, ok, built, frm))
         self.nodes_evaluated += 1
-        ns = self._node_stats(node, row, [name for name, _ in built])
-        self._maybe_materialize([(node, frm, ns.classes)])
+        ns = self.node_stats(node, row, [name for name, _ in built])
+        store.remember(self, [(node, frm, ns.classes)])
         return ns
 
     def evaluate_many(self, nodes: Sequence, ok: exp.Expr, aggregates=None, metric=None, extra_finals=()) -> list[NodeStats]:
         """Several nodes in one statement: the batch statement (node table joined to the set,
         :mod:`sqlanon.stats.batch`) when ``metric`` gives its batch parts and no sensitive or
-        class aggregates are needed; else a ``UNION ALL`` of their roll-ups (3-4x cheaper per
-        node than one statement each, ``bench/grouping_sets.py``).
+        class aggregates are needed; else a ``UNION ALL`` of their roll-ups: the first route of
+        :data:`sqlanon.stats.evaluate.ROUTES` that accepts them (in-process first).
 
         ``aggregates`` is ``None`` or a function ``node -> aggregates`` (as for :meth:`evaluate`);
         ``extra_finals`` are aggregates of every node that do not depend on it (they follow the
         metric's in the batch statement, :func:`sqlanon.stats.batch.build`, and are left to
         ``aggregates`` otherwise).
         """
-        nodes = [n if isinstance(n, Recoding) else tuple(n) for n in nodes]
-        if (metric is not None or aggregates is None) and local.applies(self, nodes, ok, metric, extra_finals):
-            return local.evaluate(self, nodes, ok, metric, extra_finals)
-        if metric is not None and len(nodes) > 1 and all(isinstance(n, tuple) for n in nodes) and batch.supported(self, metric):
-            return deltas.evaluate_batch(self, nodes, ok, metric, extra_finals)
-        if len(nodes) == 1:
-            return [self.evaluate(nodes[0], ok, aggregates(nodes[0]) if aggregates else ())]
-        params = Params() if self.dialect.binds_lists else None
-        parts, names, sources = [], [], []
-        for i, node in enumerate(nodes):
-            frm = self.pick_set(node)
-            aggs = aggregates(node) if aggregates else ()
-            built = aggs(params) if callable(aggs) else list(aggs)
-            q = self.node_query(node, ok, built, frm, params)
-            q = q.select(exp.alias_(lit(i), "node_index", quoted=True), copy=False)
-            parts.append(exp.select("*").from_(exp.alias_(exp.Subquery(this=q), f"n{i}", table=True, quoted=True)))
-            names.append([name for name, _ in built])
-            sources.append(frm)
-        union: exp.Query = parts[0]
-        for part in parts[1:]:
-            union = exp.union(union, part, distinct=False, copy=False)
-        rows = self.engine.fetch_all(union, params or None)
-        out: list = [None] * len(nodes)
-        for row in rows:
-            i = int(row[-1])
-            out[i] = self._node_stats(nodes[i], row[:-1], names[i])
-        self.nodes_evaluated += len(nodes)
-        self._maybe_materialize([(n, f, ns.classes) for n, f, ns in zip(nodes, sources, out)])
-        return out
+        return evaluate.evaluate_many(self, nodes, ok, aggregates, metric, extra_finals)
 
-    def _node_stats(self, node, row, names) -> NodeStats:
+    def node_stats(self, node, row, names) -> NodeStats:
+        """A node's statistics from its statement's row (the summary, then ``names``' aggregates)."""
         extra = dict(zip(names, row[6:]))
         return NodeStats(node, int(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0), int(row[5] or 0), extra)
-
-    def _maybe_materialize(self, evaluated) -> None:
-        """Remember evaluated nodes and their class counts (candidates for saving; see
-        :meth:`pick_set`). Nothing is written here: a set is saved on its second use only."""
-        for node, _frm, classes in evaluated:
-            if isinstance(node, tuple):
-                self._seen[node] = classes
-        while len(self._seen) > 512:
-            self._seen.pop(next(iter(self._seen)))
-
-    def _reuse_candidate(self, node, frm: FrequencySet):
-        """An evaluated, unsaved specialization of ``node`` whose set is 4x smaller than ``frm``."""
-        if self.keep_sets <= 0 or frm.rows <= self.materialize_rows or not isinstance(node, tuple):
-            return None
-        best = None
-        for seen, classes in self._seen.items():
-            if classes * 4 < frm.rows and (best is None or classes < best[1]) and seen != node and all(a <= b for a, b in zip(seen, node)):
-                best = (seen, classes)
-        return best
-
-    def has_room(self, rows: int) -> bool:
-        """Whether a new saved set of at most ``rows`` rows keeps the base set and the saved sets
-        within :data:`SAVED_SHARE` of the engine's memory limit (no limit: yes), each row counted
-        at :data:`ROW_BYTES` per QI code and count. 50M Adult-like rows (4.1M-row base set),
-        1 GB: with meets saved regardless, peak RSS 1,083 MB against 727 MB without."""
-        budget = self.engine.memory_bytes()
-        if not budget:
-            return True
-        held = self.base.rows + sum(f.rows for f in self.saved if f is not self.base) + rows
-        return held * ROW_BYTES * (len(self.qis) + 1) <= SAVED_SHARE * budget
 
     def search_done(self) -> None:
         """The search is over: its in-process working memory goes (:func:`local.drop_search_memory`)."""
         local.drop_search_memory(self)
-
-    def keep_final(self, node: Node) -> None:
-        """Save the released node's frequency set (one roll-up) when the smallest saved set it
-        generalizes has over ``materialize_rows`` rows: the verification, the report and the
-        release's suppressed classes then read it instead of rolling the large set up each (a
-        search in-process saves no set: 10M Adult-like rows, k=10, 5 %: three 0.2 s roll-ups of
-        the 1.6M-row base set)."""
-        if not isinstance(node, tuple) or self.keep_sets <= 0:
-            return
-        frm = self._smallest_saved(node)
-        if tuple(frm.levels) != tuple(node) and frm.rows > self.materialize_rows and self.has_room(frm.rows):
-            self.save_set(node, frm)
-
-    def save_set(self, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
-        """Roll ``frm`` up to ``node`` and save it (its rows are counted): a set several
-        statements are about to roll up from (:func:`sqlanon.stats.batch.save_meets`)."""
-        fs = self._materialize(node, frm, 0)
-        fs.rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(fs.table))) or 0)
-        # these sets can be nearly as large as the base set: keep their rows (and memory) within
-        # SAVED_ROWS times the base set's, dropping the largest others first
-        while sum(f.rows for f in self.saved) > SAVED_ROWS * self.base.rows and len(self.saved) > 1:
-            others = [f for f in self.saved if f is not fs and f.table not in self.partials] or [f for f in self.saved if f is not fs]
-            victim = max(others, key=lambda f: f.rows)
-            self.partials.discard(victim.table)
-            self.saved.remove(victim)
-            self.engine.execute(self.dialect.drop_temp(victim.table))
-        return fs
-
-    def _materialize(self, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
-        if tuple(frm.levels) == tuple(node) and frm is not self.base:
-            return frm  # saved already (a partial set at the node's levels)
-        frm = self._via_partial(node, frm)
-        name = self.engine.temp_name("fs")
-        self.engine.execute(self.dialect.create_temp(name, self.dialect.clustered(self.generalized_select(node, frm), self.cluster_keys())))
-        fs = FrequencySet(name, node, rows)
-        self.saved.append(fs)
-        if len(self.saved) > self.keep_sets + len(self.partials):
-            # the largest saved set is the least useful (never the one just made: it is used next;
-            # never a partial set: every later set of its QI's level rolls up from it)
-            victim = max((f for f in self.saved if f is not fs and f.table not in self.partials), key=lambda f: f.rows)
-            self.saved.remove(victim)
-            self.engine.execute(self.dialect.drop_temp(victim.table))
-        return fs
-
-    @property
-    def partials(self) -> set[str]:
-        """The tables of the saved partial sets (:meth:`partial_levels`), never evicted."""
-        return self.__dict__.setdefault("_partials", set())
-
-    def effective_values(self, i: int, level: int) -> float:
-        """QI ``i``'s effective number of values at ``level`` over the rows: the inverse Simpson
-        index ``1 / sum(p^2)`` of its codes' row shares (74 equally common ages count 74; a
-        country held by 90 % of the rows and 40 rare ones about 1.2)."""
-        counts = self.leaf_level_freq(i, level)
-        total = float(sum(counts))
-        if total <= 0:
-            return 1.0
-        return 1.0 / sum((c / total) ** 2 for c in counts if c)
-
-    def partial_levels(self, node: tuple[int, ...], frm: FrequencySet) -> tuple[int, ...] | None:
-        """The levels of the partial set to roll ``node`` up from instead of ``frm``: ``frm``'s,
-        with the one QI whose values shrink most from ``frm``'s level to the node's
-        (:meth:`effective_values`, at least :data:`PARTIAL_GAIN` times) at the node's level; None
-        when no QI shrinks so much, or that QI is the node's only difference from ``frm``.
-
-        At 10M Adult-like rows (a 1.6M-row base set), k=10: most sets the search saves have age
-        at level 3 or 4, each rolled up from the base set; rolled up from the base set with only
-        age at that level (492K / 278K rows) instead, each reads a third to a sixth of the rows."""
-        if not self.column_freqs:
-            return None
-        best, gain = None, PARTIAL_GAIN
-        for i, (lo, hi) in enumerate(zip(frm.levels, node)):
-            if hi > lo:
-                g = self.effective_values(i, lo) / self.effective_values(i, hi)
-                if g >= gain:
-                    best, gain = i, g
-        if best is None:
-            return None
-        levels = tuple(int(node[i]) if i == best else int(lv) for i, lv in enumerate(frm.levels))
-        return None if levels == tuple(int(v) for v in node) else levels
-
-    def _save_partial(self, levels: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
-        """The saved partial set at ``levels`` (rolled up from ``frm`` and kept, its rows counted)."""
-        for fs in self.saved:
-            if tuple(fs.levels) == levels:
-                return fs  # saved already (as a partial set or a node's)
-        name = self.engine.temp_name("fs")
-        self.engine.execute(self.dialect.create_temp(name, self.dialect.clustered(self.generalized_select(levels, frm), self.cluster_keys())))
-        fs = FrequencySet(name, levels, 0)
-        fs.rows = int(self.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(name))) or 0)
-        self.saved.append(fs)
-        self.partials.add(name)
-        return fs
 
     def class_histogram(self, node: Sequence[int]) -> list[tuple[int, int]]:
         """``(class size, number of classes)`` pairs for the node."""
@@ -908,7 +741,8 @@ class Statistics:
     def bad_class_labels_create(self, node: Sequence[int], ok: exp.Expr, table: str, params: Params | None = None) -> exp.Expr:
         """A temp table of the suppressed classes, as generalized *labels* (for the release join);
         ``params`` binds the code and label lists (a statement whose text does not grow with the
-        distinct values: 90K zips spelled out took 12 s to build and parse)."""
+        distinct values; spelled out, a large domain took seconds to build and parse:
+        docs/measurements.md)."""
         names = node.labels if isinstance(node, Recoding) else [h.labels(lv) for h, lv in zip(self.hierarchies, node)]
         labels = [exp.alias_(null_keyed(names_i, lookup(names_i, col(self.qcol(i)), self.dialect, params)), self.qcol(i), quoted=True) for i, names_i in enumerate(names)]
         return self._bad_classes_create(node, ok, table, labels, params)
@@ -925,24 +759,13 @@ class Statistics:
             keys.append(exp.alias_(add_all(parts), f"k{w}", quoted=True))
         return self._bad_classes_create(node, ok, table, keys, params)
 
-    def drop_all(self) -> None:
-        for fs in self.saved:
-            self.engine.execute(self.dialect.drop_temp(fs.table))
-        self.saved.clear()
-        self.partials.clear()
-
-    # -----------------------------------------------------------------------------------------
-    # data-independent (per-column) quantities used as exact values or lower bounds
-
     def leaf_level_freq(self, i: int, level: int) -> list[int]:
         """Rows per level-``level`` code of QI ``i``: counted once per QI and level (numpy), not
-        per call (the metrics' bounds ask per node: 24 QIs of 20K leaves, 3.7 s of a 27 s search).
+        per call (the metrics' bounds ask per node: docs/measurements.md).
         Shared: do not change the list. Counted again when ``column_freqs`` is replaced (a subset)."""
-        import numpy as np
-
-        cache: tuple[list[list[int]], dict[tuple[int, int], list[int]]] | None = self.__dict__.get("_level_freqs")
+        cache = self.memory.core.level_freqs
         if cache is None or cache[0] is not self.column_freqs:
-            cache = self.__dict__["_level_freqs"] = (self.column_freqs, {})
+            cache = self.memory.core.level_freqs = (self.column_freqs, {})
         out = cache[1].get((i, level))
         if out is None:
             h = self.hierarchies[i]
@@ -950,15 +773,6 @@ class Statistics:
             rows = np.bincount(codes, weights=np.asarray(self.column_freqs[i], dtype=np.float64), minlength=len(h.labels(level)))
             out = cache[1][(i, level)] = rows.astype(np.int64).tolist()
         return out
-
-    def check_budget(self, k: int, budget: int) -> None:
-        if k > self.rows:
-            raise UnsatisfiableError(f"k={k} is larger than the table ({self.rows} rows)")
-
-
-def row_hash_expr(columns, table: str | None = None, dialect: Dialect | str = "duckdb") -> exp.Expr:
-    """A 64-bit hash of one input row in ``dialect`` (:meth:`sqlanon.dialect.Dialect.row_hash`)."""
-    return get_dialect(dialect).row_hash(columns, table)
 
 
 def format_input_hash(rows: int, xor) -> str:

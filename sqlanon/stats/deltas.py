@@ -4,8 +4,8 @@ class key only the QIs where the node differs from the set.
 The joined batch statement (:func:`sqlanon.stats.batch.build`) groups every node's classes in one
 hash table keyed by node and class. On a set with many distinct rows (24 QIs, 30K rows: nearly
 one class per row near the bottom of the lattice) that table holds ``nodes x rows`` groups and
-its keys are built per joined row from a ``CASE`` per QI: 21 nodes over a 30K-row set took
-0.65-1.0 s, 0.36 s of it in the one large hash table. Here each node is a branch (``UNION ALL``)
+its keys are built per joined row from a ``CASE`` per QI: most of such a statement's time is
+in the one large hash table (docs/measurements.md). Here each node is a branch (``UNION ALL``)
 grouping the set by its own key, a small hash table each, and the key is the set's key (summed
 once per row in a shared CTE, ``b0``..) plus, per QI the node generalizes further than the set,
 one lookup of ``multiplier x (code at the node's level - code at the set's level)``: the
@@ -29,18 +29,17 @@ from sqlglot import exp
 
 from sqlanon.dialect import lookup
 from sqlanon.expr.atoms import NODE_ID, Params, add_all, as_bigint, class_summary, col, cte_select, lit, sum_, table_ref, union_all
-from sqlanon.stats import batch
+import sqlanon.stats.batch as batch
 
 #: a group's source set (its meet, or the saved set it rolls up from) of at least this many rows
 #: takes the branch shape: there a node's classes are many and one hash table per node pays
-#: (w24, 30K rows: 21 nodes 0.65-1.0 s joined)
+#: (docs/measurements.md)
 DELTA_ROWS = 5_000
 #: ... when its nodes differ from the source set in at most this many QIs on average (a branch
 #: looks up each of them per row)
 DELTA_DIFF = 4.0
 #: ... on a table of at least this many QIs. Adult (8 QIs, 30K rows; lattice search, 26-103
-#: nodes): no gain, and a keyed set made and dropped per statement (k=2 5 %, precision: process
-#: CPU 0.46 s -> 0.58 s; ARX Loss k=100 5 %: 0.42 s -> 0.61 s; k=10 0 %: 0.44 s -> 0.34 s)
+#: nodes): no gain, and a keyed set made and dropped per statement (docs/measurements.md)
 DELTA_QIS = 12
 
 
@@ -64,7 +63,7 @@ def reference(src_levels: Sequence[int], nodes) -> tuple[int, ...]:
 
 def key_values(stats, i: int, low: int, level: int) -> list[int]:
     """Per code of QI ``i`` at ``low``: its part of the packed key at ``level``."""
-    cache = stats.__dict__.setdefault("_key_values", {})
+    cache = stats.memory.deltas.key_values
     key = (i, low, level)
     out = cache.get(key)
     if out is None:
@@ -75,7 +74,7 @@ def key_values(stats, i: int, low: int, level: int) -> list[int]:
 
 def delta_values(stats, i: int, low: int, ref: int, level: int) -> list[int]:
     """Per code of QI ``i`` at ``low``: what its part of the packed key gains from ``ref`` to ``level``."""
-    cache = stats.__dict__.setdefault("_delta_values", {})
+    cache = stats.memory.deltas.delta_values
     key = (i, low, ref, level)
     out = cache.get(key)
     if out is None:
@@ -104,7 +103,7 @@ def released_only(final: exp.Expr, parts: set[str]) -> bool:
 def split_finals(metric, stats) -> tuple[list, list, list, list] | None:
     """``(parts, per-branch finals, released-only finals, all finals)`` (built once per metric),
     or None when a final sums a part otherwise (the joined statement answers then)."""
-    cache = stats.__dict__.setdefault("_delta_finals", {})
+    cache = stats.memory.deltas.finals
     key = batch.metric_key(metric)
     if key in cache:
         return cache[key]
@@ -181,7 +180,7 @@ def build(stats, groups, ok: exp.Expr, metric=None, params: Params | None = None
     saved as ``sources`` (:func:`keyed_select`, one per group): one row per node, the columns of
     :func:`sqlanon.stats.batch.build` (``nid`` last). Each branch reads its table on its own: a
     CTE read by every branch is streamed to all of them at once, their hash tables built side by
-    side (24 branches over 30K rows: 9 ms a branch against 2.5 ms)."""
+    side (slower a branch: docs/measurements.md)."""
     split = split_finals(metric, stats)
     assert split is not None  # applies() said so
     terms, plain, released, finals = split
@@ -265,7 +264,7 @@ def canonical(groups) -> tuple[list, list[int]]:
 
 def _tables(stats, n: int) -> list[str]:
     """``n`` names for the groups' keyed sets, the same every statement (so is its text)."""
-    names = stats.__dict__.setdefault("_delta_tables", [])
+    names = stats.memory.deltas.tables
     while len(names) < n:
         names.append(stats.engine.temp_name("keyed"))
     return names[:n]
@@ -275,7 +274,7 @@ def _render(stats, key, make) -> tuple[str, Params | None]:
     """A statement's text, cached per ``key`` on DuckDB (its lists bound), and its params."""
     if not stats.dialect.binds_lists:
         return stats.dialect.render(make(None), copy=False), None
-    cache = stats.__dict__.setdefault("_delta_sql", {})
+    cache = stats.memory.deltas.sql
     sql = cache.get(key)
     if sql is None:
         if len(cache) > 2048:

@@ -48,8 +48,8 @@ ESTIMATE_CELLS = 1_000_000
 DENSE_BINS = 4_000_000
 #: a base set of at most this many rows is read once (its QI codes and counts) and every subset's
 #: leaf-code counts are summed in numpy (a ``bincount`` each); a larger one is grouped by the
-#: engine (:func:`marginal_counts_query`). Adult (19K base rows, 36 pairs): the GROUPING SETS
-#: statement 47-50 ms, the read and bincounts 10-15 ms (load ~5)
+#: engine (:func:`marginal_counts_query`): on Adult the read and bincounts are several times
+#: cheaper than the GROUPING SETS statement (docs/measurements.md)
 LOCAL_ROWS = 100_000
 
 
@@ -84,10 +84,10 @@ def single_rare(stats, i: int, k: int) -> np.ndarray:
 
 def level_maps(stats) -> list[list[np.ndarray]]:
     """Per QI, per level: the code at that level of every leaf code."""
-    cache = stats.__dict__.get("_level_maps")
-    if cache is None:
-        cache = stats.__dict__["_level_maps"] = [[np.asarray(h.leaf_to_level(lv), dtype=np.int64) for lv in range(h.max_level + 1)] for h in stats.hierarchies]
-    return cache
+    memory = stats.memory.marginals
+    if memory.level_maps is None:
+        memory.level_maps = [[np.asarray(h.leaf_to_level(lv), dtype=np.int64) for lv in range(h.max_level + 1)] for h in stats.hierarchies]
+    return memory.level_maps
 
 
 def rare_by_levels(codes: list[np.ndarray], cnts: np.ndarray, maps: list[list[np.ndarray]], k: int) -> np.ndarray:
@@ -169,7 +169,7 @@ def subset_rare(stats, k: int, triples: bool = True) -> dict[tuple[int, ...], np
     cached per k). A pair inside a chosen triple is left out: a triple's cell lies inside its pair's
     cell, so a row of a rare pair is in a rare triple at every level of the third QI (the triple's
     bound is never below the pair's)."""
-    cache = stats.__dict__.setdefault("_subset_rare", {})
+    cache = stats.memory.marginals.subset_rare
     if (k, triples) in cache:
         return cache[(k, triples)]
     n = len(stats.qis)
@@ -237,7 +237,7 @@ def subset_counts(stats, subsets) -> dict[tuple[int, ...], tuple[list[np.ndarray
 
 def arrow_ints(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """An integer Arrow column as int64 values (0 where NULL) and its validity, read from the
-    chunks' buffers: pyarrow's ``to_numpy`` imports pandas, 0.5-1.7 s in a fresh process (the CLI
+    chunks' buffers: pyarrow's ``to_numpy`` imports pandas, slow in a fresh process (the CLI
     paid it before the first node of every lattice search; nothing else in a run imports it).
 
     >>> arrow_ints(pa.chunked_array([pa.array([3, None, 5], pa.int16()), pa.array([7], pa.int16())]))
@@ -260,7 +260,7 @@ def arrow_ints(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
 def arrow_into(column: pa.ChunkedArray, out: np.ndarray) -> None:
     """An integer Arrow column without NULLs copied into ``out`` (a numpy view as long as the
     column, e.g. a column of a 2-D array), chunk by chunk from its buffers, cast on the way: one
-    copy where :func:`arrow_ints` makes three (a 1.6M-row base set's 10 columns: 0.27 -> 0.03 s).
+    copy where :func:`arrow_ints` makes three (docs/measurements.md).
     NULLs: :func:`arrow_ints`' zeros.
 
     >>> out = np.zeros(4, dtype=np.int32)

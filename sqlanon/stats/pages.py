@@ -3,14 +3,13 @@
 NumPy asks Linux for transparent huge pages (``madvise(MADV_HUGEPAGE)``) on every array of 4 MiB
 or more. The in-process evaluation (:mod:`sqlanon.stats.local`) makes many such arrays and writes
 each once, in order (a roll-up's classes, moved key words, the fetched set's codes), and on the
-2-core VM the benchmarks run on a first touch of huge pages costs ~4x that of small ones
-(2.1-2.3 ms a MiB against 0.55-0.57 ms; ``python bench/thread_scaling.py`` prints both).
+2-core VM the benchmarks run on a first touch of huge pages costs several times that of small
+ones (``python bench/thread_scaling.py`` prints both; docs/measurements.md).
 (The arrays the compiled kernels allocate themselves, the nodes' hash tables among them, come
 from numba's allocator, which never asked for huge pages.)
 
-Measured in-process, 10M Adult-like rows, k=10, 5 %, three alternations (``bench/scale_spine.py
---huge-pages`` compares by CLI): the search 2.48-2.75 -> 2.16-2.38 s on one thread and
-1.84-2.05 -> 1.66-1.78 s on two.
+Small pages made the in-process search faster on one and on two threads (``bench/scale_spine.py
+--huge-pages`` compares by CLI; docs/measurements.md).
 
 :func:`small_pages` turns NumPy's advice off while a kernel call runs and back on after (a
 process-wide NumPy setting: nested and concurrent callers are counted, and the setting is put

@@ -35,7 +35,7 @@ LAZY = {
     ("sqlanon.generation.itemsets", "sqlanon.generation.kernels"): "kernels compiles numba code (about 0.6 s to import numba): loaded by the generate pipeline only",
     ("sqlanon.generation.krimp", "sqlanon.generation.kernels"): "as above: numba is loaded when KRIMP runs, not when the CLI starts",
     ("sqlanon.generation.scores", "sqlanon.generation.kernels"): "as above: numba is loaded when the scores are computed",
-    ("sqlanon.stats.local", "sqlanon.stats.local_kernels"): "as above: numba is loaded when the first node is evaluated in-process, not when the CLI starts",
+    ("sqlanon.stats.local.base", "sqlanon.stats.local.kernels"): "as above: numba is loaded when the first node is evaluated in-process, not when the CLI starts",
 }
 
 #: what each floor package may import (besides itself); privacy and metrics may import each other

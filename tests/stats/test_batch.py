@@ -24,7 +24,7 @@ from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.search.lattice import optimal  # noqa: E402
 from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
 from sqlanon.expr.atoms import Params  # noqa: E402
-from sqlanon.stats import batch  # noqa: E402
+from sqlanon.stats import batch, store  # noqa: E402
 
 #: the batch statements themselves are tested here: no node is answered in-process
 pytestmark = pytest.mark.usefixtures("sql_only")
@@ -52,7 +52,7 @@ def test_batch_equals_one_statement_per_node(seed, tmp_path, monkeypatch):
         stats = make_stats(engine, case, ClassNeeds())
         if seed % 2:  # a saved set: groups roll up from it when their meet generalizes it
             node = tuple(min(1, h.max_level) for h in stats.hierarchies)
-            stats._materialize(node, stats.base, 0)
+            store.materialize(stats, node, stats.base, 0)
         req = Requirement([KAnonymity(rng.randint(2, 5))], budget=rng.randint(0, 10))
         ok = req.predicate()
         nodes = all_nodes(stats)
@@ -153,7 +153,7 @@ def test_statements_are_cut_at_the_engines_join_rows(tmp_path):
 def test_saved_meets_answer_like_one_statement_per_node(seed, tmp_path, monkeypatch):
     """Large sets (forced: ``materialize_rows`` 0, a tiny join budget): a group's meet that more
     than one statement would roll up is saved first (``batch.save_meets``), with its rows counted,
-    and within ``core.SAVED_ROWS`` times the base set's rows; every node's answer is its one-node
+    and within ``store.SAVED_ROWS`` times the base set's rows; every node's answer is its one-node
     statement's."""
     monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)  # groups by the widest QI's level, as at 10M rows
     if seed % 2:  # one branch per node, as over sets of BRANCH_ROWS rows
@@ -175,9 +175,9 @@ def test_saved_meets_answer_like_one_statement_per_node(seed, tmp_path, monkeypa
         assert stats.saved, "no meet was saved"
         for fs in stats.saved:
             assert fs.rows == engine.scalar(f'SELECT COUNT(*) FROM "{fs.table}"')
-        from sqlanon.stats import core
 
-        assert sum(fs.rows for fs in stats.saved) <= core.SAVED_ROWS * stats.base.rows or len(stats.saved) == 1
+
+        assert sum(fs.rows for fs in stats.saved) <= store.SAVED_ROWS * stats.base.rows or len(stats.saved) == 1
         for node, ns in zip(nodes, got):
             one = stats.evaluate(node, ok, metric.aggregates(stats, node))
             assert (ns.node, ns.classes, ns.rows, ns.min_class, ns.max_class, ns.suppressed, ns.bad_classes) == (node, one.classes, one.rows, one.min_class, one.max_class, one.suppressed, one.bad_classes)
@@ -233,7 +233,7 @@ def test_branch_shape_equals_one_statement_per_node(seed, tmp_path, monkeypatch)
     try:
         stats = make_stats(engine, case, ClassNeeds())
         if seed % 2:
-            stats._materialize(tuple(min(1, h.max_level) for h in stats.hierarchies), stats.base, 0)
+            store.materialize(stats, tuple(min(1, h.max_level) for h in stats.hierarchies), stats.base, 0)
         req = Requirement([KAnonymity(rng.randint(2, 5))], budget=rng.randint(0, 10))
         ok = req.predicate()
         nodes = all_nodes(stats)

@@ -1,4 +1,4 @@
-"""In-process evaluation over the fetched base frequency set (sqlanon/stats/local.py).
+"""In-process evaluation over the fetched base frequency set (sqlanon/stats/local/).
 
 Oracle: on small random tables and hierarchies, every node of the lattice gives the same
 NodeStats (summary and every final, the metric's and extra ones) in-process and by the SQL batch
@@ -29,6 +29,7 @@ import oracle_brute as brute  # noqa: E402
 from test_oracle_search import check_optimal, make_stats  # noqa: E402
 
 from sqlanon.engine import connect  # noqa: E402
+from sqlanon.engine.base import Engine  # noqa: E402
 from sqlanon.errors import UnsatisfiableError  # noqa: E402
 from sqlanon.expr.atoms import col, if_, lit, sum_  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
@@ -38,6 +39,7 @@ from sqlanon.search.lattice.run import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.search.lightning import planner as lightning  # noqa: E402
 from sqlanon.stats import batch, local  # noqa: E402
+from sqlanon.stats.memory import SEARCH_FIELDS  # noqa: E402
 
 #: every metric whose node statistics come from the batch terms (CM needs the class column)
 LOCAL_METRICS = [m for m in METRICS if m != "cm"]
@@ -157,7 +159,7 @@ def test_grouping_by_maps_equals_a_dict(seed):
     leaves = rng.integers(2, 30, size=q)
     codes = np.stack([rng.integers(0, leaves[i], size=m) for i in range(q)], axis=1).astype(np.int32)
     cnt = rng.integers(1, 9, size=m).astype(np.int64)
-    fetched = local.LocalSet(np.ascontiguousarray(codes), cnt)
+    fetched = local.base.LocalSet(np.ascontiguousarray(codes), cnt)
     candidates = []
     for _ in range(6):
         maps = []
@@ -170,8 +172,8 @@ def test_grouping_by_maps_equals_a_dict(seed):
             else:
                 maps.append(rng.integers(0, 3, size=leaves[i]))
         candidates.append(maps)
-    for maps, many in zip(candidates, local.group_many(fetched, candidates, threads=2)):
-        for got in (local.group_by_maps(fetched, maps), many):
+    for maps, many in zip(candidates, local.sets.group_many(fetched, candidates, threads=2)):
+        for got in (local.sets.group_by_maps(fetched, maps), many):
             expected = dict_grouping(codes, cnt, maps)
             assert len(got.cnt) == len(expected)
             assert int(got.cnt.sum()) == int(cnt.sum())
@@ -198,13 +200,13 @@ def test_grouping_in_hash_parts_equals_a_dict(seed, monkeypatch):
         first, total = expected.get(key, (r, 0))
         expected[key] = (first, total + int(cnt[r]))
     want = sorted(expected.values())
-    monkeypatch.setattr(local, "THREAD_WORK", 1)
-    monkeypatch.setattr(local, "CORES", 8)  # as many parts as threads, whatever this machine has
+    monkeypatch.setattr(local.base, "THREAD_WORK", 1)
+    monkeypatch.setattr(local.base, "CORES", 8)  # as many parts as threads, whatever this machine has
     for threads in (1, 2, 3, 5):
         cls_cnt, rep = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32)
-        n = local._group_in_parts(keys, cnt, threads, cls_cnt, rep)
+        n = local.rollups._group_in_parts(keys, cnt, threads, cls_cnt, rep)
         assert list(zip(rep[:n].tolist(), cls_cnt[:n].tolist())) == want, threads
-    kern = local._kernels()
+    kern = local.base._kernels()
     tiny = np.empty(16, dtype=np.int32)  # 12 classes at most before it reports -1
     hashes = np.empty(m, dtype=np.uint64)
     kern.hash_rows(keys, 0, m, hashes)
@@ -213,29 +215,29 @@ def test_grouping_in_hash_parts_equals_a_dict(seed, monkeypatch):
     calls: list[int] = []
     monkeypatch.setattr(kern, "group_part", lambda *a: calls.append(a[3]) or -1)  # every part overfilled
     cls_cnt, rep = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32)
-    n = local._group_in_parts(keys, cnt, 2, cls_cnt, rep)
+    n = local.rollups._group_in_parts(keys, cnt, 2, cls_cnt, rep)
     assert list(zip(rep[:n].tolist(), cls_cnt[:n].tolist())) == want and calls == ([0, 1] if m >= 2 else [])
 
 
 @pytest.mark.parametrize("room", [0, 400])
 def test_groupings_on_reused_buffers_equal_fresh_ones(room, monkeypatch):
-    """The roll-ups' working buffers (:class:`local.Scratch`, grown in steps or at once to the
+    """The roll-ups' working buffers (:class:`local.rollups.Scratch`, grown in steps or at once to the
     room for the largest set) are reused grouping after grouping, larger and smaller sets, whole
     and in hash parts: what a grouping left in a table, a class buffer or the first rows' marks
     never shows in the next one's answer."""
     rng = np.random.default_rng(5)
-    monkeypatch.setattr(local, "THREAD_WORK", 1)
-    monkeypatch.setattr(local, "CORES", 8)
-    held = local.Scratch(room)
+    monkeypatch.setattr(local.base, "THREAD_WORK", 1)
+    monkeypatch.setattr(local.base, "CORES", 8)
+    held = local.rollups.Scratch(room)
     for _ in range(30):
         m, words = int(rng.integers(1, 400)), int(rng.integers(1, 3))
         keys = rng.integers(0, int(rng.integers(1, 80)), size=(m, words)).astype(np.int64)
         cnt = rng.integers(1, 9, size=m).astype(np.int64)
         threads = int(rng.choice([1, 2, 3]))
         fresh = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int32)
-        n = local._group_in_parts(keys, cnt, threads, *fresh)
+        n = local.rollups._group_in_parts(keys, cnt, threads, *fresh)
         reused = held.get("classes", m, np.int64, held.rows), held.get("first_rows", m, np.int32, held.rows)
-        assert local._group_in_parts(keys, cnt, threads, *reused, held) == n
+        assert local.rollups._group_in_parts(keys, cnt, threads, *reused, held) == n
         assert (reused[0][:n] == fresh[0][:n]).all() and (reused[1][:n] == fresh[1][:n]).all()
     if room:  # every buffer got its room at once: none was replaced by a larger one
         assert all(len(b) >= room for name, b in held._held.items() if not name.startswith("table"))
@@ -244,17 +246,17 @@ def test_groupings_on_reused_buffers_equal_fresh_ones(room, monkeypatch):
 def test_no_more_parts_than_cores(monkeypatch):
     """Every part's thread reads all the rows: an engine set to more threads than the machine has
     cores groups in as many parts as cores (and in one below 2 x THREAD_WORK rows)."""
-    kern = local._kernels()
+    kern = local.base._kernels()
     seen: list[int] = []
     part = kern.group_part
     monkeypatch.setattr(kern, "group_part", lambda *a: seen.append(a[4]) or part(*a))
-    monkeypatch.setattr(local, "THREAD_WORK", 10)
-    monkeypatch.setattr(local, "CORES", 2)
+    monkeypatch.setattr(local.base, "THREAD_WORK", 10)
+    monkeypatch.setattr(local.base, "CORES", 2)
     keys, cnt = np.arange(100, dtype=np.int64).reshape(100, 1) % 7, np.ones(100, dtype=np.int64)
     cls_cnt, rep = np.empty(100, dtype=np.int64), np.empty(100, dtype=np.int32)
-    assert local._group_in_parts(keys, cnt, 16, cls_cnt, rep) == 7 and seen == [2, 2]
+    assert local.rollups._group_in_parts(keys, cnt, 16, cls_cnt, rep) == 7 and seen == [2, 2]
     seen.clear()
-    assert local._group_in_parts(keys[:19], cnt[:19], 16, cls_cnt, rep) == 7 and seen == []
+    assert local.rollups._group_in_parts(keys[:19], cnt[:19], 16, cls_cnt, rep) == 7 and seen == []
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -263,7 +265,7 @@ def test_a_large_fetched_set_is_sorted_by_its_codes(seed):
     lexicographic sort, counts alongside; QIs whose codes do not all fit a 63-bit key order by
     those that do, the rest in row order (a stable sort)."""
     rng = np.random.default_rng(seed)
-    kern = local._kernels()
+    kern = local.base._kernels()
     m = int(rng.integers(1, 3000))
     widths = rng.integers(1, 80, size=5)
     codes = np.ascontiguousarray(np.stack([rng.integers(0, w, m) for w in widths], axis=1).astype(np.int32))
@@ -288,12 +290,12 @@ class _Leaves:
 
 
 class _FetchedStats:
-    """What :func:`local.sorted_from_arrow` reads of a Statistics: the QIs, their columns and leaves."""
+    """What :func:`local.sets.sorted_from_arrow` reads of a Statistics: the QIs, their columns and leaves."""
 
     def __init__(self, widths) -> None:
         self.qis = [f"c{i}" for i in range(len(widths))]
         self.hierarchies = [_Leaves(int(w)) for w in widths]
-        self.engine = None
+        self.engine = Engine  # the base class's threads: None (the cores)
 
     def qcol(self, i: int) -> str:
         return f"q{i}"
@@ -303,7 +305,7 @@ class _FetchedStats:
 def test_the_fetched_set_sorted_from_arrow_equals_the_sorted_rows(seed):
     """The fetched set built from the Arrow columns (several chunks, int32 read in place, other
     integer types cast) and sorted by one key: the same codes and counts, in the same order, as
-    the rows copied out and sorted (:func:`local.clustered`); None, for the other path, when the
+    the rows copied out and sorted (:func:`local.sets.clustered`); None, for the other path, when the
     QIs need over 63 bits, a code is outside its hierarchy's leaves, or a column has NULLs."""
     rng = np.random.default_rng(seed)
     q = int(rng.integers(1, 6))
@@ -319,17 +321,17 @@ def test_the_fetched_set_sorted_from_arrow_equals_the_sorted_rows(seed):
     columns = {f"q{i}": pa.chunked_array([pa.array(codes[:cut, i], types[i % 4]), pa.array(codes[cut:, i], types[i % 4])]) for i in range(q)}
     table = pa.table({**columns, "n": pa.chunked_array([pa.array(cnt)])})
     stats = _FetchedStats(widths)
-    got = local.sorted_from_arrow(stats, table, cnt.copy())
-    want = local.clustered(stats, codes, cnt)
+    got = local.sets.sorted_from_arrow(stats, table, cnt.copy())
+    want = local.sets.clustered(stats, codes, cnt)
     assert got is not None
     assert (got[0] == want[0]).all() and (got[1] == want[1]).all() and got[0].flags["C_CONTIGUOUS"]
     order = sorted(range(q), key=lambda i: (widths[i], i))
     assert (np.lexsort([got[0][:, i] for i in order[::-1]]) == np.arange(m)).all()
     outside = dict(columns, q0=pa.chunked_array([pa.array(np.where(np.arange(m) == m - 1, widths[0], codes[:, 0]), pa.int32())]))
-    assert local.sorted_from_arrow(stats, pa.table({**outside, "n": table.column("n")}), cnt.copy()) is None
+    assert local.sets.sorted_from_arrow(stats, pa.table({**outside, "n": table.column("n")}), cnt.copy()) is None
     nulls = dict(columns, q0=pa.chunked_array([pa.array([None, *codes[1:, 0].tolist()], pa.int32())]))
-    assert local.sorted_from_arrow(stats, pa.table({**nulls, "n": table.column("n")}), cnt.copy()) is None
-    assert local.sorted_from_arrow(_FetchedStats([1 << 22, 1 << 22, 1 << 22]), table, cnt.copy()) is None
+    assert local.sets.sorted_from_arrow(stats, pa.table({**nulls, "n": table.column("n")}), cnt.copy()) is None
+    assert local.sets.sorted_from_arrow(_FetchedStats([1 << 22, 1 << 22, 1 << 22]), table, cnt.copy()) is None
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -375,7 +377,7 @@ def test_a_sensitive_model_stays_sql(tmp_path):
         assert not local.applies(stats, nodes, req.predicate(), metric)
         got = stats.evaluate_many(nodes, req.predicate(), lambda n: metric.aggregates(stats, n), metric=metric)
         assert stats.nodes_local == 0 and stats.nodes_evaluated == len(nodes) and len(got) == len(nodes)
-        assert "_local_set" not in stats.__dict__  # nothing fetched
+        assert stats.memory.local.set is None  # nothing fetched
     finally:
         engine.close()
 
@@ -415,7 +417,7 @@ def test_the_cap_is_honoured(tmp_path):
     try:
         stats.local_rows = stats.base.rows - 1  # one row over the cap
         stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
-        assert stats.nodes_local == 0 and "_local_set" not in stats.__dict__
+        assert stats.nodes_local == 0 and stats.memory.local.set is None
         stats.local_rows = stats.base.rows  # at the cap
         stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
         assert stats.nodes_local == len(nodes)
@@ -427,23 +429,23 @@ def test_the_memory_limit_bounds_the_threads_holding_node_buffers(tmp_path, monk
     """Each thread grouping nodes keeps its buffers for the search's life; within the memory
     limit (what ``enabled`` counts, plus the buffers) a batch's nodes use only as many threads as
     have room, and the answers stay the SQL statement's."""
-    monkeypatch.setattr(local, "THREAD_WORK", 1)
-    monkeypatch.setattr(local, "CORES", 8)
-    monkeypatch.setattr(local, "threads_for", lambda stats: 4)
+    monkeypatch.setattr(local.base, "THREAD_WORK", 1)
+    monkeypatch.setattr(local.base, "CORES", 8)
+    monkeypatch.setattr(local.pool, "threads_for", lambda stats: 4)
     engine, stats, nodes, metric, ok = _small_case(random.Random(3), tmp_path, 250, "lm")
     try:
-        per_thread = stats.base.rows * (8 * local.layout(stats).n_words + 28)
-        stats.__dict__["_local_budget"] = local._held_bytes(stats) + per_thread  # room for one more thread's buffers
-        assert [local.node_slots(stats, t) for t in (1, 2, 4)] == [1, 2, 2]
+        per_thread = stats.base.rows * (8 * local.sets.layout(stats).n_words + 28)
+        stats.memory.local.budget, stats.memory.local.budget_asked = local.sets._held_bytes(stats) + per_thread, True  # room for one more thread's buffers
+        assert [local.sets.node_slots(stats, t) for t in (1, 2, 4)] == [1, 2, 2]
         got = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
         for a, b in zip(got, by_sql(stats, nodes, ok, metric)):
             same(a, b, f"bounded threads node={a.node}")
-        held = local.scratch(stats)._held
+        held = local.rollups.scratch(stats)._held
         assert "node_keys1" in held and "node_keys2" not in held and "node_keys3" not in held
-        stats.__dict__["_local_budget"] = local._held_bytes(stats) - 1  # none: still the one thread
-        assert local.node_slots(stats, 4) == 1
-        stats.__dict__["_local_budget"] = None  # no limit: every thread
-        assert local.node_slots(stats, 4) == 4
+        stats.memory.local.budget, stats.memory.local.budget_asked = local.sets._held_bytes(stats) - 1, True  # none: still the one thread
+        assert local.sets.node_slots(stats, 4) == 1
+        stats.memory.local.budget, stats.memory.local.budget_asked = None, True  # no limit: every thread
+        assert local.sets.node_slots(stats, 4) == 4
     finally:
         engine.close()
 
@@ -452,22 +454,22 @@ def test_the_search_memory_goes_when_the_search_is_done(tmp_path, monkeypatch):
     """After the search (``Statistics.search_done``, called by every run) the roll-ups, stones,
     moved keys and working buffers are gone, the fetched set stays (no new fetch), and a node
     evaluated after that still equals the SQL statement."""
-    monkeypatch.setattr(local, "STONE_ROWS", 1)
-    monkeypatch.setattr(local, "THREAD_WORK", 1)
-    monkeypatch.setattr(local, "threads_for", lambda stats: 2)
+    monkeypatch.setattr(local.base, "STONE_ROWS", 1)
+    monkeypatch.setattr(local.base, "THREAD_WORK", 1)
+    monkeypatch.setattr(local.pool, "threads_for", lambda stats: 2)
     rng = random.Random(8)
     engine, stats, nodes, metric, ok = _small_case(rng, tmp_path, 250, "loss")
     try:
         _evaluated_in_batches(stats, rng, nodes, ok, metric)
-        held = [name for name in local.SEARCH_MEMORY if stats.__dict__.get(name)]
-        assert "_local_scratch" in held and "_local_meets" in held, held
-        fetched = local.local_set(stats)
+        held = [name for name in SEARCH_FIELDS if getattr(stats.memory.local, name)]
+        assert "scratch" in held and "meets" in held, held
+        fetched = local.sets.local_set(stats)
         fetches: list[str] = []
         fetch_arrow = engine.fetch_arrow
         engine.fetch_arrow = lambda *a, **kw: fetches.append("arrow") or fetch_arrow(*a, **kw)
         stats.search_done()
-        assert not [name for name in local.SEARCH_MEMORY if name in stats.__dict__]
-        assert local.local_set(stats) is fetched
+        assert not [name for name in SEARCH_FIELDS if getattr(stats.memory.local, name)]
+        assert local.sets.local_set(stats) is fetched
         got = stats.evaluate_many(nodes[-4:], ok, lambda n: metric.aggregates(stats, n), metric=metric)
         for a, b in zip(got, by_sql(stats, nodes[-4:], ok, metric)):
             same(a, b, f"after the search node={a.node}")
@@ -575,12 +577,12 @@ def test_threads_give_the_same_answer(tmp_path, monkeypatch):
         nodes = all_nodes(stats)
         metric = METRICS["loss"](weights=[1.0, 2.0, 0.5, 1.0])
         ok = Requirement([KAnonymity(3)], budget=5).predicate()
-        monkeypatch.setattr(local, "THREAD_WORK", 1)
-        monkeypatch.setattr(local, "CORES", 8)
+        monkeypatch.setattr(local.base, "THREAD_WORK", 1)
+        monkeypatch.setattr(local.base, "CORES", 8)
         answers = []
         for threads in (1, 3):
-            monkeypatch.setattr(local, "threads_for", lambda stats, threads=threads: threads)
-            stats.__dict__.pop("_local_meets", None)
+            monkeypatch.setattr(local.pool, "threads_for", lambda stats, threads=threads: threads)
+            stats.memory.local.meets = {}
             answers.append([(ns.classes, ns.rows, ns.min_class, ns.max_class, ns.suppressed, ns.bad_classes, ns.extra) for ns in local.evaluate(stats, nodes, ok, metric)])
         assert answers[0] == answers[1]
     finally:
@@ -608,7 +610,7 @@ def test_a_fresh_process_loads_the_kernels_only_for_a_long_search(tmp_path, monk
         assert not local.applies(stats, nodes, ok, metric) and not started
         stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
         assert stats.nodes_local == 0 and not started
-        stats._local_asked -= local.WARM_SECONDS  # WARM_SECONDS of asking later
+        stats.memory.local.asked -= local.WARM_SECONDS  # WARM_SECONDS of asking later
         assert not local.applies(stats, nodes, ok, metric) and started == [False]
     finally:
         engine.close()
@@ -643,9 +645,9 @@ def test_nodes_on_kept_buffers_equal_the_sql_statement(seed, tmp_path, monkeypat
     """Batches of nodes on three threads, each taking the next node as it finishes one, on
     buffers kept from batch to batch (grown for a larger set, reused for smaller ones): every
     node equals the SQL statement, and the threads' buffers are the ones kept."""
-    monkeypatch.setattr(local, "THREAD_WORK", 1)
-    monkeypatch.setattr(local, "CORES", 8)
-    monkeypatch.setattr(local, "threads_for", lambda stats: 3)
+    monkeypatch.setattr(local.base, "THREAD_WORK", 1)
+    monkeypatch.setattr(local.base, "CORES", 8)
+    monkeypatch.setattr(local.pool, "threads_for", lambda stats: 3)
     rng = random.Random(31 * seed + 1)
     engine = connect(threads=1)
     ran: list[int] = []
@@ -656,7 +658,7 @@ def test_nodes_on_kept_buffers_equal_the_sql_statement(seed, tmp_path, monkeypat
         case = brute.random_case(rng, tmp_path, n_qi=rng.randint(3, 4), n_rows=rng.randint(150, 300))
         stats = make_stats(engine, case, ClassNeeds())
         nodes, _, _ = _batches_equal_sql(stats, rng, f"kept buffers seed={seed}")
-        held = local.scratch(stats)._held
+        held = local.rollups.scratch(stats)._held
         assert sum(ran) == len(nodes) and max(ran) >= 3  # every node grouped once, some batches on 3 threads
         assert {"moved_keys", "node_keys1", "node_keys2", "table0", "node_classes2", "node_first_rows1"} <= set(held)
     finally:
@@ -669,17 +671,17 @@ def test_stepping_stones_equal_the_sql_statement(seed, tmp_path, monkeypatch):
     generalizes with few classes, or the source with its most shrinking QI raised), kept apart:
     with the threshold at a few rows nearly every batch goes through stones, on two threads, and
     every node still equals the SQL statement."""
-    from sqlanon.stats import core
+    from sqlanon.stats import store
 
-    monkeypatch.setattr(local, "STONE_ROWS", 1)
-    monkeypatch.setattr(local, "THREAD_WORK", 1)
-    monkeypatch.setattr(local, "SORT_ROWS", 1)  # the fetched set sorted, as a large one is
-    monkeypatch.setattr(core, "PARTIAL_GAIN", 1.01)
+    monkeypatch.setattr(local.base, "STONE_ROWS", 1)
+    monkeypatch.setattr(local.base, "THREAD_WORK", 1)
+    monkeypatch.setattr(local.base, "SORT_ROWS", 1)  # the fetched set sorted, as a large one is
+    monkeypatch.setattr(store, "PARTIAL_GAIN", 1.01)
     rng = random.Random(7919 * seed + 3)
     engine = connect(threads=2)
     made = []
-    stone = local.stepping_stone
-    monkeypatch.setattr(local, "stepping_stone", lambda *a: made.append(stone(*a)) or made[-1])
+    stone = local.rollups.stepping_stone
+    monkeypatch.setattr(local.rollups, "stepping_stone", lambda *a: made.append(stone(*a)) or made[-1])
     try:
         for _attempt in range(20):  # a case whose base set has rows to roll up
             case = brute.random_case(rng, tmp_path, n_qi=rng.randint(3, 4), n_rows=rng.randint(150, 300))
@@ -687,9 +689,9 @@ def test_stepping_stones_equal_the_sql_statement(seed, tmp_path, monkeypatch):
             if stats.base.rows >= 12:
                 break
         _, ok, metric = _batches_equal_sql(stats, rng, f"stones seed={seed}")
-        stones = stats.__dict__.get("_local_stones", {})
+        stones = stats.memory.local.stones
         assert stones and any(s is not None for s in made), (made, stats.base.rows)
-        fetched = local.local_set(stats)
+        fetched = local.sets.local_set(stats)
         order = sorted(range(len(stats.qis)), key=lambda i: (len(stats.hierarchies[i].labels(0)), i))
         assert (np.lexsort([fetched.codes[:, i] for i in order[::-1]]) == np.arange(fetched.rows)).all()  # fetched sorted
         for levels, (_codes, cnt, _keys) in stones.items():  # a stone is its levels' grouping of the base set
@@ -709,16 +711,16 @@ def test_a_stepping_stone_is_an_evaluated_node_or_a_partial_set(tmp_path):
         stats = make_stats(engine, case, ClassNeeds())
         top = tuple(h.max_level for h in stats.hierarchies)
         leaves = (0, 0, 0)
-        stats._seen.clear()
-        stats._seen[(1, 0, 0)] = 40
-        stats._seen[top] = 1  # the target itself: never its own stone
-        stats._seen[(0, 1, 0)] = 10
-        assert local.stepping_stone(stats, top, leaves, 100) == (0, 1, 0)
-        assert (0, 1, 0) not in stats._seen  # used once
-        assert local.stepping_stone(stats, top, leaves, 100) is None or local.stepping_stone(stats, top, leaves, 100) != (1, 0, 0)
-        stats._seen.clear()
-        partial = stats.partial_levels(top, local._Levels(leaves))
-        assert local.stepping_stone(stats, top, leaves, 100) == partial
+        stats.sets.seen.clear()
+        stats.sets.seen[(1, 0, 0)] = 40
+        stats.sets.seen[top] = 1  # the target itself: never its own stone
+        stats.sets.seen[(0, 1, 0)] = 10
+        assert local.rollups.stepping_stone(stats, top, leaves, 100) == (0, 1, 0)
+        assert (0, 1, 0) not in stats.sets.seen  # used once
+        assert local.rollups.stepping_stone(stats, top, leaves, 100) is None or local.rollups.stepping_stone(stats, top, leaves, 100) != (1, 0, 0)
+        stats.sets.seen.clear()
+        partial = stats.partial_levels(top, local.rollups._Levels(leaves))
+        assert local.rollups.stepping_stone(stats, top, leaves, 100) == partial
     finally:
         engine.close()
 
@@ -731,7 +733,7 @@ def test_spread_by_weights_covers_every_item_once():
         weights = [rng.choice([1, 10, 1000, 200_000]) for _ in range(n)]
         threads = rng.randint(1, 4)
         seen: list[tuple[int, int]] = []
-        local.spread(n, 0, threads, lambda a, z: seen.append((a, z)), weights=weights)
+        local.pool.spread(n, 0, threads, lambda a, z: seen.append((a, z)), weights=weights)
         assert sorted(i for a, z in seen for i in range(a, z)) == list(range(n))
         assert 1 <= len(seen) <= threads and all(z > a for a, z in seen)
 
@@ -742,7 +744,7 @@ def test_a_large_base_set_loads_the_kernels_at_once(tmp_path, monkeypatch):
     engine, stats, nodes, metric, ok, started = _kernels_not_loaded(13, tmp_path, monkeypatch)
     try:
         assert not local.applies(stats, nodes, ok, metric) and not started
-        monkeypatch.setattr(local, "STONE_ROWS", stats.base.rows - 1)
+        monkeypatch.setattr(local.base, "STONE_ROWS", stats.base.rows - 1)
         assert not local.applies(stats, nodes, ok, metric) and started == [False]
         local.warm_up_during(0.0).join()
         assert started == [False, False]
@@ -762,12 +764,12 @@ def test_the_memory_limit_bounds_the_fetched_set(tmp_path, monkeypatch):
     engine = connect(threads=1)
     try:
         stats = make_stats(engine, case, ClassNeeds())
-        monkeypatch.setattr(local, "STONE_ROWS", 1)
+        monkeypatch.setattr(local.base, "STONE_ROWS", 1)
         monkeypatch.setattr(type(engine), "memory_bytes", lambda self: 1000)
-        assert not local.enabled(stats)
-        stats.__dict__.pop("_local_budget")
+        assert not local.sets.enabled(stats)
+        stats.memory.local.budget_asked = False
         monkeypatch.setattr(type(engine), "memory_bytes", lambda self: 10**9)
-        assert local.enabled(stats)
+        assert local.sets.enabled(stats)
     finally:
         engine.close()
 
@@ -811,7 +813,7 @@ def test_numba_leaves_the_process_streams_alone():
         "import os, colorama; calls = []\n"
         "for name in ('init', 'reinit', 'deinit'):\n"  # numba binds colorama's functions when it is imported
         "    setattr(colorama, name, lambda *a, _n=name, **k: calls.append(_n))\n"
-        "import sqlanon.stats.local_kernels\n"
+        "import sqlanon.stats.local.kernels\n"
         "from numba.core import errors\n"
         "errors.termcolor().errmsg('x')\n"
         "assert not calls and type(errors.termcolor()).__name__ == 'NOPColorScheme', (calls, type(errors.termcolor()))\n"
@@ -824,12 +826,12 @@ def test_numba_leaves_the_process_streams_alone():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_radix_sort_on_threads_equals_the_one_thread_sort(seed, monkeypatch):
-    """``local.radix_sorted`` over row slices on threads gives the one-thread kernel's order
+    """``local.sets.radix_sorted`` over row slices on threads gives the one-thread kernel's order
     (stable: ties in row order) for every slice count, key width and payload type."""
     rng = np.random.default_rng(seed)
-    kern = local._kernels()
-    monkeypatch.setattr(local, "THREAD_WORK", 7)
-    monkeypatch.setattr(local, "CORES", 8)
+    kern = local.base._kernels()
+    monkeypatch.setattr(local.base, "THREAD_WORK", 7)
+    monkeypatch.setattr(local.base, "CORES", 8)
     for bits in (1, 5, 16, 17, 33, 63):
         m = int(rng.integers(1, 300))
         key = rng.integers(0, 1 << min(bits, 62), size=m, dtype=np.int64) if bits < 63 else rng.integers(0, (1 << 63) - 1, size=m, dtype=np.int64)
@@ -838,7 +840,7 @@ def test_the_radix_sort_on_threads_equals_the_one_thread_sort(seed, monkeypatch)
         given = key.copy(), payload.copy()
         want_key, want_payload = kern.radix_sort(key, payload, bits)
         for threads in (1, 2, 3, 5):
-            got_key, got_payload = local.radix_sorted(key, payload, bits, threads)
+            got_key, got_payload = local.sets.radix_sorted(key, payload, bits, threads)
             assert got_key.tolist() == want_key.tolist() and got_payload.tolist() == want_payload.tolist(), (bits, threads)
             assert got_payload.dtype == payload.dtype
             assert (key == given[0]).all() and (payload == given[1]).all()  # the inputs are left as they were
@@ -848,12 +850,12 @@ def test_the_radix_sort_on_threads_equals_the_one_thread_sort(seed, monkeypatch)
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_first_row_order_on_threads_equals_the_one_thread_order(seed, monkeypatch):
-    """``local.in_first_row_order`` (classes marked, then counted and placed per row slice on
+    """``local.rollups.in_first_row_order`` (classes marked, then counted and placed per row slice on
     threads) gives ``first_row_order``'s classes in the same order for every slice count."""
     rng = np.random.default_rng(seed)
-    kern = local._kernels()
-    monkeypatch.setattr(local, "THREAD_WORK", 5)
-    monkeypatch.setattr(local, "CORES", 8)
+    kern = local.base._kernels()
+    monkeypatch.setattr(local.base, "THREAD_WORK", 5)
+    monkeypatch.setattr(local.base, "CORES", 8)
     for _ in range(6):
         m = int(rng.integers(1, 400))
         n = int(rng.integers(1, m + 1))
@@ -866,25 +868,25 @@ def test_the_first_row_order_on_threads_equals_the_one_thread_order(seed, monkey
             rep, cnt = np.full(m, -7, dtype=np.int32), np.full(m, -7, dtype=np.int64)
             # on a marks buffer a grouping before left dirty, or on fresh zeros
             marks = rng.integers(-3, 50, size=m + int(rng.integers(0, 9))).astype(np.int32) if threads % 2 else None
-            assert local.in_first_row_order(m, reps, cnts, rep, cnt, threads, marks) == n
+            assert local.rollups.in_first_row_order(m, reps, cnts, rep, cnt, threads, marks) == n
             assert rep[:n].tolist() == want_rep[:n].tolist() and cnt[:n].tolist() == want_cnt[:n].tolist(), (m, n, threads)
             assert dict(zip(rep[:n].tolist(), cnt[:n].tolist())) == dict(zip(reps.tolist(), cnts.tolist()))
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_the_leaf_keys_on_threads_equal_the_packed_keys(seed, monkeypatch, tmp_path):
-    """``local.leaf_keys`` (row slices on threads into one array) gives ``packed_keys``'s words."""
+    """``local.sets.leaf_keys`` (row slices on threads into one array) gives ``packed_keys``'s words."""
     rng = np.random.default_rng(seed)
-    monkeypatch.setattr(local, "THREAD_WORK", 3)
-    monkeypatch.setattr(local, "CORES", 8)
+    monkeypatch.setattr(local.base, "THREAD_WORK", 3)
+    monkeypatch.setattr(local.base, "CORES", 8)
     case = brute.random_case(random.Random(seed), tmp_path, n_qi=3, n_rows=int(rng.integers(20, 200)))
     engine = connect(threads=3)
     try:
         stats = make_stats(engine, case, ClassNeeds())
-        fetched = local.local_set(stats)
-        lay = local.layout(stats)
-        want = local._kernels().packed_keys(fetched.codes, lay.kp_flat, lay.kp_off[:, 0].copy(), np.ones(len(stats.qis), dtype=np.int64), lay.word_of, lay.n_words)
-        got = local.leaf_keys(stats, fetched.codes)
+        fetched = local.sets.local_set(stats)
+        lay = local.sets.layout(stats)
+        want = local.base._kernels().packed_keys(fetched.codes, lay.kp_flat, lay.kp_off[:, 0].copy(), np.ones(len(stats.qis), dtype=np.int64), lay.word_of, lay.n_words)
+        got = local.sets.leaf_keys(stats, fetched.codes)
         assert got.shape == want.shape and (got == want).all()
     finally:
         engine.close()
@@ -894,8 +896,8 @@ def test_the_sort_keys_from_chunks_on_threads_equal_the_one_column_at_a_time_key
     """Columns chunked alike go chunk by chunk to the threads, others one column at a time: the
     same sorted set either way, and a code outside its leaves in any chunk still says no."""
     rng = np.random.default_rng(3)
-    monkeypatch.setattr(local, "THREAD_WORK", 4)
-    monkeypatch.setattr(local, "CORES", 8)
+    monkeypatch.setattr(local.base, "THREAD_WORK", 4)
+    monkeypatch.setattr(local.base, "CORES", 8)
     widths = [7, 3, 40]
     m = 500
     rows = set()
@@ -907,11 +909,11 @@ def test_the_sort_keys_from_chunks_on_threads_equal_the_one_column_at_a_time_key
     alike = {f"q{i}": pa.chunked_array([pa.array(codes[a:b, i]) for a, b in zip(cuts, cuts[1:])]) for i in range(3)}
     unlike = dict(alike, q1=pa.chunked_array([pa.array(codes[:250, 1]), pa.array(codes[250:, 1])]))
     stats = _FetchedStats(widths)
-    want = local.clustered(stats, codes, cnt)
+    want = local.sets.clustered(stats, codes, cnt)
     for columns in (alike, unlike):
-        got = local.sorted_from_arrow(stats, pa.table({**columns, "n": pa.array(cnt)}), cnt.copy())
+        got = local.sets.sorted_from_arrow(stats, pa.table({**columns, "n": pa.array(cnt)}), cnt.copy())
         assert got is not None and (got[0] == want[0]).all() and (got[1] == want[1]).all()
         bad = codes[:, 2].copy()
         bad[450] = widths[2]
         outside = dict(columns, q2=pa.chunked_array([pa.array(bad[a:b]) for a, b in zip(cuts, cuts[1:])]))
-        assert local.sorted_from_arrow(stats, pa.table({**outside, "n": pa.array(cnt)}), cnt.copy()) is None
+        assert local.sets.sorted_from_arrow(stats, pa.table({**outside, "n": pa.array(cnt)}), cnt.copy()) is None

@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from sqlanon.stats import local, pages
+from sqlanon.stats.memory import Memory
 
 setter = pages._setter()
 pytestmark = pytest.mark.skipif(setter is None, reason="this NumPy has no huge-page switch")
@@ -85,8 +86,9 @@ def test_evaluation_and_fetch_run_on_small_pages(monkeypatch):
 
     class Stats:
         base = object()
+        memory = Memory()
 
-    monkeypatch.setattr(local, "enabled", lambda stats: True)
-    monkeypatch.setattr(local, "_fetched", lambda stats: seen.append(("fetch", advised())) or "set")
-    assert local.local_set(Stats()) == "set"
+    monkeypatch.setattr(local.sets, "enabled", lambda stats: True)
+    monkeypatch.setattr(local.sets, "_fetched", lambda stats: seen.append(("fetch", advised())) or "set")
+    assert local.sets.local_set(Stats()) == "set"
     assert seen == [("evaluate", False), ("fetch", False)] and advised()

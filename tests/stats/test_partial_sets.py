@@ -1,4 +1,4 @@
-"""Partial sets (sqlanon/stats/core.py ``Statistics.partial_levels``): a set saved from a large
+"""Partial sets (sqlanon/stats/store.py ``partial_levels``): a set saved from a large
 set is rolled up from the large set with only its most shrinking QI generalized, and that partial
 set is kept for later roll-ups. Forced on small random tables, every node's answer equals its
 one-node statement's without partial sets, and the optimal search finds the same optimum."""
@@ -23,7 +23,7 @@ from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
 from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
 from sqlanon.search.lattice import optimal  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
-from sqlanon.stats import batch, core  # noqa: E402
+from sqlanon.stats import batch, store  # noqa: E402
 from sqlanon.stats.frequency import FrequencySet  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("sql_only")  # the statements, not the in-process evaluator of small sets
@@ -34,8 +34,8 @@ def _answers(got):
 
 
 def _forced(monkeypatch):
-    monkeypatch.setattr(core, "PARTIAL_ROWS", 0)
-    monkeypatch.setattr(core, "PARTIAL_GAIN", 1.0 + 1e-9)  # any QI whose values shrink at all
+    monkeypatch.setattr(store, "PARTIAL_ROWS", 0)
+    monkeypatch.setattr(store, "PARTIAL_GAIN", 1.0 + 1e-9)  # any QI whose values shrink at all
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -84,7 +84,7 @@ def test_partial_levels_picks_the_most_shrinking_qi(tmp_path):
         eff = [stats.effective_values(i, 0) / stats.effective_values(i, top[i]) for i in range(3)]
         best = max(range(3), key=lambda i: (eff[i], -i))
         got = stats.partial_levels(top, FrequencySet(base.table, base.levels, base.rows))
-        if eff[best] >= core.PARTIAL_GAIN:
+        if eff[best] >= store.PARTIAL_GAIN:
             assert got == tuple(top[i] if i == best else 0 for i in range(3))
         else:
             assert got is None
@@ -138,11 +138,11 @@ def test_the_released_node_set_is_kept_once(tmp_path):
         small = make_stats(engine, case, ClassNeeds(), materialize_rows=10**9)
         node = tuple(h.max_level // 2 + (h.max_level > 0) for h in small.hierarchies)
         small.keep_final(node)
-        assert small._smallest_saved(node) is small.base and not small.saved
+        assert store.smallest_saved(small, node) is small.base and not small.saved
         stats = make_stats(engine, case, ClassNeeds(), materialize_rows=0)
         before = _answers([stats.evaluate(node, ok, [])])
         stats.keep_final(node)
-        kept = stats._smallest_saved(node)
+        kept = store.smallest_saved(stats, node)
         assert kept.levels == node and kept is not stats.base
         saved = len(stats.saved)
         stats.keep_final(node)

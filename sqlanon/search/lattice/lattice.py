@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from collections.abc import Callable
 
 import numpy as np
@@ -118,6 +119,8 @@ class Lattice:
         mono = requirement.monotone_predicate()
         self.mono_finals: list[tuple[str, exp.Expr]] = [] if mono is None else [(MONO, sum_(if_(mono, lit(0), col("cnt"))))]
         metric.bind(requirement)  # the bounds read the requirement's k
+        #: whether the engine scans with more than one thread (:func:`optimal`'s lookahead; asked once)
+        self.threads_wide: bool | None = None
         self.best_value = math.inf
         self.best_idx: int | None = None
 
@@ -174,23 +177,22 @@ class Lattice:
     #: cone is an AND of a few precomputed masks instead of a comparison of the whole node array
     MASK_NODES = 250_000
 
-    def _masks(self):
-        masks = self.__dict__.get("_level_masks")
-        if masks is None:
-            if len(self.nodes) > self.MASK_NODES:
-                masks = self.__dict__["_level_masks"] = False
-                return masks
-            ge, le = [], []
-            for i, (lo, hi) in enumerate(zip(self.mins, self.maxes)):
-                column = self.nodes[:, i]
-                ge.append({v: column >= v for v in range(lo + 1, hi + 1)})
-                le.append({v: column <= v for v in range(lo, hi)})
-            masks = self.__dict__["_level_masks"] = (ge, le)
-        return masks
+    @cached_property
+    def level_masks(self):
+        """Per QI, ``{level: nodes[:, i] >= level}`` and ``{level: nodes[:, i] <= level}``, or
+        False past :attr:`MASK_NODES` nodes (built on first use, kept for the lattice's life)."""
+        if len(self.nodes) > self.MASK_NODES:
+            return False
+        ge, le = [], []
+        for i, (lo, hi) in enumerate(zip(self.mins, self.maxes)):
+            column = self.nodes[:, i]
+            ge.append({v: column >= v for v in range(lo + 1, hi + 1)})
+            le.append({v: column <= v for v in range(lo, hi)})
+        return (ge, le)
 
     def above(self, idx: int) -> np.ndarray:
         """Mask of the node's generalizations (itself included)."""
-        masks = self._masks()
+        masks = self.level_masks
         node = self.nodes[idx]
         if masks is False:
             return (self.nodes >= node).all(axis=1)
@@ -203,7 +205,7 @@ class Lattice:
 
     def below(self, idx: int) -> np.ndarray:
         """Mask of the node's specializations (itself included)."""
-        masks = self._masks()
+        masks = self.level_masks
         node = self.nodes[idx]
         if masks is False:
             return (self.nodes <= node).all(axis=1)
@@ -307,14 +309,17 @@ class Lattice:
         self.mono_status[over] = FAILS  # k-anonymity is the monotone part
         return int(over.sum())
 
+    @cached_property
+    def height_layers(self) -> list[np.ndarray]:
+        """The nodes' indices per height, the highest first (built on first use)."""
+        heights = self.height
+        return [np.flatnonzero(heights == h) for h in range(int(heights.max()), -1, -1)]
+
     def has_above(self, mask: np.ndarray) -> np.ndarray:
         """Per node, whether one of its strict generalizations is in ``mask``: one pass down the
         lattice's heights, each node OR-ing its immediate generalizations (a numpy gather per QI
         and height), so no pairwise comparison of nodes."""
-        layers = self.__dict__.get("_height_layers")
-        if layers is None:
-            heights = self.height
-            layers = self.__dict__["_height_layers"] = [np.flatnonzero(heights == h) for h in range(int(heights.max()), -1, -1)]
+        layers = self.height_layers
         reach = mask.copy()  # in mask, or below a node in mask
         above = np.zeros(len(mask), dtype=bool)
         for ids in layers:

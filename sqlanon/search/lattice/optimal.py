@@ -98,11 +98,10 @@ def threads_wide(lattice: Lattice, wide: bool = LOOKAHEAD_THREADS) -> bool:
         return False
     if not batch_stmt.supported(stats, lattice.metric) or getattr(stats.engine, "statement_rows", None):
         return False  # Spark: its own statement cost
-    cached = lattice.__dict__.get("_threads_wide")
-    if cached is None:
+    if lattice.threads_wide is None:
         scan_threads = getattr(stats.engine, "scan_threads", None)
-        cached = lattice.__dict__["_threads_wide"] = bool(scan_threads is not None and scan_threads() > 1)
-    return bool(cached)
+        lattice.threads_wide = bool(scan_threads is not None and scan_threads() > 1)
+    return lattice.threads_wide
 
 
 def truncated_paths(lattice: Lattice) -> bool:

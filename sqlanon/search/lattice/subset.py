@@ -13,8 +13,6 @@ sensitive domain (so t-closeness still measures against the whole table's distri
 
 from __future__ import annotations
 
-import copy
-
 from sqlglot import exp
 
 from sqlanon.expr.atoms import col, table_ref
@@ -41,16 +39,8 @@ def failing_subset(stats: Statistics, node, ok: exp.Expr) -> Statistics:
     name = stats.engine.temp_name("sub")
     stats.engine.execute(stats.dialect.create_temp(name, failing_rows_select(stats, node, ok)))
     row = stats.engine.fetch_one(exp.select(exp.Sum(this=col("cnt")), exp.Count(this=exp.Star())).from_(table_ref(name)))
-    sub = copy.copy(stats)
-    # per-source caches (the map cache holds for any set): the subset's rows are others (its rare
-    # value pairs were the parent's: a round's lattice tagged nodes failing on the parent's rows)
-    for key in ("_lm_cache", "_entropy_cache", "_loss_cache", "_subset_rare", "_partials"):
-        sub.__dict__.pop(key, None)
-    sub.base = FrequencySet(name, tuple(0 for _ in stats.qis), int(row[1] or 0))
-    sub.rows = int(row[0] or 0)
-    sub.saved = []
-    sub._seen = {}
-    sub._sql_cache = {}
-    sub.nodes_evaluated = 0
-    sub.column_freqs = sub._column_freqs() if sub.rows else [[0] * len(h.rows) for h in stats.hierarchies]
+    # its own store and per-source memory (the map cache holds for any set): the subset's rows are
+    # others (its rare value pairs were the parent's: a round's lattice tagged nodes failing on
+    # the parent's rows)
+    sub = stats.for_subset(FrequencySet(name, tuple(0 for _ in stats.qis), int(row[1] or 0)), int(row[0] or 0))
     return sub

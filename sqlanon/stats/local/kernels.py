@@ -7,14 +7,14 @@ rows share a class exactly when all their words are equal. Rows are grouped with
 open-addressing hash table over the words: the hash only picks the slot, every hit is confirmed
 by comparing all words (a collision costs a probe, never a wrong class).
 
-Loaded by :mod:`sqlanon.stats.local` on first use only (importing numba costs ~0.5 s: the CLI's
-start stays free of it).
+Loaded by :mod:`sqlanon.stats.local` on first use only (importing numba is slow: the CLI's
+start stays free of it; docs/measurements.md).
 
 Parallel over nodes by threads (:func:`sqlanon.stats.local.spread`: the kernels release the GIL
 and each writes its own rows of the outputs), not numba's ``prange``: its OpenMP layer spins
-while it waits, and on a loaded 2-core machine a batch of 192 nodes took 20-430 ms against 1-2 ms
-on one thread (``OMP_WAIT_POLICY=PASSIVE`` fixed it, but it is read once per process, before
-anything asks).
+while it waits, and on a loaded 2-core machine a batch took far longer than on one thread
+(docs/measurements.md; ``OMP_WAIT_POLICY=PASSIVE`` fixed it, but it is read once per process,
+before anything asks).
 """
 
 from __future__ import annotations
@@ -150,8 +150,7 @@ def move_keys_into(codes, base_keys, ref, node, kp_flat, kp_off, word_of, keys):
     node after node): per QI where they differ, its part at each level (``kp_flat`` at
     ``kp_off[i, level]``, over leaf codes) added to its word. One QI moved: a pass over its
     column; more: one pass over the rows, every moved QI of a row at once (the codes are
-    row-major: a pass per QI streamed the whole set that many times; 1.6M rows, 9 QIs moved:
-    0.09 -> 0.05 s)."""
+    row-major: a pass per QI streamed the whole set that many times; docs/measurements.md)."""
     m, q = codes.shape
     moved = np.empty(q, dtype=np.int64)
     at = np.empty(q, dtype=np.int64)
@@ -188,7 +187,7 @@ def count_classes(keys, cnt, table, cls_cnt, rep, row_class):
     the rows, ``cls_cnt`` and ``rep`` as long as the rows; ``row_class`` too, or empty when the
     rows' classes are not wanted): the classes' counts and first rows, in first-row order;
     returns their number. A node's kernel reuses the buffers node after node: fresh arrays each
-    node cost page faults (a node over 1.6M rows touched ~55 MB)."""
+    node cost page faults (docs/measurements.md)."""
     m = keys.shape[0]
     n_words = keys.shape[1]
     per_row = row_class.shape[0] > 0
@@ -220,8 +219,7 @@ def group_part(keys, cnt, hashes, part, parts, table, cls_cnt, rep):
     fill ``table`` past three quarters or the buffers (the caller then groups the set whole).
 
     The hashes come computed once for all the parts: every part's thread hashing every row
-    cost as much as a part's own grouping on a sorted set (1.6M rows into 409K classes on two
-    threads: the parts 22-24 ms against 16-18 ms, plus ~2 ms of hashes; whole: 33-44 ms)."""
+    cost as much as a part's own grouping on a sorted set (docs/measurements.md)."""
     m = keys.shape[0]
     n_words = keys.shape[1]
     mask = np.uint64(table.shape[0] - 1)
@@ -297,7 +295,7 @@ def gather_rows(codes, keys, rep, start, stop, out_codes, out_keys):
 def radix_sort(key, payload, bits):
     """``key`` (non-negative, below ``2**bits``) sorted ascending with ``payload`` alongside, ties
     in row order: a least-significant-digit radix sort, 16 bits a pass (two passes for 32 bits;
-    1.6M keys ~0.07 s; 11 bits a pass took 0.13 s), each pass :func:`radix_counts` then
+    faster than 11 bits a pass: docs/measurements.md), each pass :func:`radix_counts` then
     :func:`radix_scatter` over all the rows (on threads, the same passes over row slices:
     :func:`sqlanon.stats.local.radix_sorted`)."""
     m = key.shape[0]
@@ -357,7 +355,7 @@ def clustered_rows(codes, cnt, order):
     """The rows (``codes``, ``cnt``) sorted by their codes, the QIs ``order`` the most significant
     first (as many as fit a 63-bit key; the rest do not order). When every QI fits, the counts
     ride the sort and the codes are read back from the sorted keys (no random gather of rows:
-    1.6M rows, 0.25 -> ~0.1 s); else the rows are gathered by the sorted row numbers."""
+    docs/measurements.md); else the rows are gathered by the sorted row numbers."""
     m, q = codes.shape
     hi = np.zeros(q, dtype=np.int64)
     for r in range(m):
@@ -475,7 +473,7 @@ def evaluate_nodes_on(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_o
     and ``sums`` (nodes x len(spec), float64), on the caller's buffers: ``keys`` shaped as
     ``base_keys``, a ``table`` of :func:`table_size` of the rows, ``cls_cnt`` and ``rep`` at least
     as long as the rows. A thread that keeps its buffers from batch to batch touches no fresh
-    memory (a node over 1.6M rows: ~50 MB of page faults a call on fresh ones). Releases the GIL:
+    memory (fresh buffers fault their pages in at every call: docs/measurements.md). Releases the GIL:
     threads take nodes of a batch; each node's sums are taken in its classes' order (first row
     order), so the answer does not depend on the threads."""
     no_rows = np.empty(0, dtype=np.int32)

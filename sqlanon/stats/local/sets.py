@@ -1,0 +1,394 @@
+"""The fetched base set and its groupings: whether the in-process path is on (:func:`enabled`,
+within the memory limit), the set fetched once (:func:`local_set`, sorted by its cluster keys:
+:func:`sorted_from_arrow`, :func:`radix_sorted`), the packed-key layout (:func:`layout`,
+:func:`leaf_keys`) and grouping by arbitrary per-QI maps (:func:`group_by_maps`,
+:func:`group_many`, :func:`threshold_many`: the genetic search's candidates)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from typing import NamedTuple
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.expr.atoms import as_bigint, col, table_ref
+import sqlanon.stats.batch as batch
+from sqlanon.stats.marginals import arrow_into
+from sqlanon.stats.pages import small_pages
+import sqlanon.stats.local.base as base
+import sqlanon.stats.local.pool as pool
+
+
+def enabled(stats) -> bool:
+    """Whether ``stats`` may evaluate locally at all: a prepared base set within the caps, no
+    aggregate beyond the class count asked, and ``stats.local_rows`` not 0."""
+    cap = int(stats.local_rows or 0)
+    if cap <= 0 or not stats.qis or not stats.prepared or stats.needs.any:
+        return False
+    rows = stats.base.rows
+    if rows > cap or rows * len(stats.qis) > base.LOCAL_CELLS:
+        return False
+    # the fetched set, its key words, the kept roll-ups and stones, moved keys and the roll-ups'
+    # working buffers (Scratch, about one set's bytes): within the engine's memory limit when
+    # one is set (asked once per Statistics)
+    memory = stats.memory.local
+    if not memory.budget_asked:
+        memory.budget, memory.budget_asked = (stats.engine.memory_bytes() if rows > base.STONE_ROWS else None), True
+    budget = memory.budget
+    return not budget or _held_bytes(stats) <= budget
+
+
+def _held_bytes(stats) -> int:
+    """What :func:`enabled` counts against the memory limit (the first thread's node buffers are
+    the roll-ups' working buffers, among them)."""
+    return stats.base.rows * (4 * len(stats.qis) + 16) * (3 + 2 * base.KEPT + base.STONES)
+
+
+def node_slots(stats, threads: int) -> int:
+    """Of ``threads``, how many may each hold node buffers (:func:`node_buffers`: a thread's key
+    words, hash table, class counts and first rows, up to ~36 bytes a base-set row for one key
+    word) beside what :func:`enabled` counts, within the engine's memory limit: at least one.
+    Each thread keeps its buffers for the search's life, so on many cores they add up (16
+    threads, 1.6M rows: ~0.9 GB); past the limit a batch's nodes use fewer threads."""
+    budget = stats.memory.local.budget
+    if not budget or threads <= 1:
+        return max(threads, 1)
+    per_slot = stats.base.rows * (8 * layout(stats).n_words + 28)
+    return max(1, min(threads, 1 + (budget - _held_bytes(stats)) // max(per_slot, 1)))
+
+
+def local_set(stats) -> base.LocalSet | None:
+    """The base set's leaf codes and counts, fetched once (one statement) and kept on ``stats``;
+    None when :func:`enabled` says no."""
+    if not enabled(stats):
+        return None
+    memory = stats.memory.local
+    if memory.set is None or memory.set[0] is not stats.base:
+        with small_pages():
+            memory.set = (stats.base, _fetched(stats))
+    return memory.set[1]
+
+
+def _fetched(stats) -> base.LocalSet:
+    """The base set's leaf codes and counts by one statement, sorted when large (:data:`SORT_ROWS`)."""
+    q = exp.select(*[col(stats.qcol(i)) for i in range(len(stats.qis))], exp.alias_(as_bigint(col("cnt")), "n", quoted=True), copy=False)
+    table = stats.engine.fetch_arrow(q.from_(table_ref(stats.base.table), copy=False))
+    cnt = np.empty(table.num_rows, dtype=np.int64)
+    arrow_into(table.column("n"), cnt)
+    fetched = sorted_from_arrow(stats, table, cnt) if len(cnt) > base.SORT_ROWS else None
+    if fetched is None:
+        codes = np.empty((table.num_rows, len(stats.qis)), dtype=np.int32)
+        for i in range(len(stats.qis)):
+            arrow_into(table.column(stats.qcol(i)), codes[:, i])
+        fetched = clustered(stats, codes, cnt) if len(cnt) > base.SORT_ROWS else (codes, cnt)
+    return base.LocalSet(*fetched)
+
+
+def clustered(stats, codes: np.ndarray, cnt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The fetched rows sorted by their codes, QIs in :meth:`~sqlanon.stats.core.Statistics.cluster_keys`
+    order (the narrowest first, the widest last; as many as fit a 63-bit sort key). The base set
+    comes in the grouping's hash order; sorted, rows side by side mostly share a class, so a
+    grouping finds its class's slot and first row where it just was, in the CPU's cache, rather
+    than at random in tables of tens of MB (the same reason Spark stores its sets sorted:
+    :meth:`~sqlanon.dialect.spark.SparkDialect.clustered`; sorting here is cheaper than DuckDB's
+    ``ORDER BY``: docs/measurements.md)."""
+    return base._kernels().clustered_rows(codes, cnt, np.asarray(_cluster_order(stats), dtype=np.int64))
+
+
+def _cluster_order(stats) -> list[int]:
+    """The QIs from the narrowest (fewest leaves) to the widest: the sort's most significant first."""
+    return sorted(range(len(stats.qis)), key=lambda i: (len(stats.hierarchies[i].labels(0)), i))
+
+
+def sorted_from_arrow(stats, table, cnt: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The fetched set as :func:`clustered` sorts it, built from the Arrow columns: each QI's codes
+    go straight from the Arrow buffers into one 63-bit sort key per row (its bits from its
+    hierarchy's leaves), the keys are radix-sorted with the counts alongside, and the codes are
+    read back from the sorted keys (in row slices over the threads). None when the QIs need more
+    than 63 bits or a code is outside its hierarchy's leaves: then :func:`clustered`. Against
+    copying every column into row-major codes first (a strided write whose first column alone
+    touches all of the set's codes) and sorting a copy of those: one array of codes fewer, and a
+    faster fetch on one thread (the codes' first touch is now the decode's) and on two (the
+    decode's slices fault their pages in on both; docs/measurements.md)."""
+    kern, order = base._kernels(), _cluster_order(stats)
+    widths = [len(stats.hierarchies[i].labels(0)) for i in order]
+    used = [max(1, (w - 1).bit_length()) for w in widths]
+    bits = sum(used)
+    if bits > 63:
+        return None
+    m = len(cnt)
+    key = np.zeros(m, dtype=np.int64)
+    shifts = np.asarray([bits - sum(used[: t + 1]) for t in range(len(order))], dtype=np.int64)
+    if not _keys_from_chunks(stats, kern, table, order, key, shifts, widths):
+        return None
+    key, cnt = radix_sorted(key, cnt, bits, pool.threads_for(stats))
+    codes = np.empty((m, len(order)), dtype=np.int32)
+    ordered, width_bits = np.asarray(order, dtype=np.int64), np.asarray(used, dtype=np.int64)
+    pool.spread(m, 1, pool.threads_for(stats), lambda a, z: kern.decode_keys(key, a, z, ordered, shifts, width_bits, codes))
+    return codes, cnt
+
+
+def _keys_from_chunks(stats, kern, table, order: list[int], key: np.ndarray, shifts: np.ndarray, widths: list[int]) -> bool:
+    """Each QI's codes or'ed into the rows' sort keys from its Arrow chunks
+    (:func:`~sqlanon.stats.local.kernels.key_bits`); False when a chunk has NULLs or a code
+    outside its leaves. When every column is chunked alike (DuckDB hands over record batches),
+    the chunks go to the threads, each writing its own rows; otherwise one column at a time."""
+    columns = [table.column(stats.qcol(i)).chunks for i in order]
+    lengths = [len(chunk) for chunk in columns[0]] if columns else []
+    if any([len(chunk) for chunk in chunks] != lengths for chunks in columns):
+        for t, chunks in enumerate(columns):
+            at = 0
+            for chunk in chunks:
+                values = _int32_view(chunk)
+                if values is None or not kern.key_bits(key, at, values, int(shifts[t]), widths[t]):
+                    return False
+                at += len(chunk)
+        return True
+    starts = np.cumsum([0, *lengths])
+    views = [[_int32_view(chunk) for chunk in chunks] for chunks in columns]
+    if any(v is None for column in views for v in column):
+        return False
+    failed: list[int] = []
+
+    def run(a: int, z: int) -> None:
+        for c in range(a, z):
+            for t, column in enumerate(views):
+                if not kern.key_bits(key, int(starts[c]), column[c], int(shifts[t]), widths[t]):
+                    failed.append(c)
+                    return
+
+    pool.spread(len(lengths), 1, pool.threads_for(stats), run, weights=[n * len(columns) for n in lengths])
+    return not failed
+
+
+def radix_sorted(key: np.ndarray, payload: np.ndarray, bits: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """``key`` (non-negative, below ``2**bits``) sorted with ``payload`` alongside, ties in row
+    order, as :func:`~sqlanon.stats.local.kernels.radix_sort` sorts them, on up to ``threads``
+    threads (at least :data:`THREAD_WORK` rows each): per 16-bit pass, each row slice counts its
+    digits, the counts give each slice where its rows of each digit start (slices in row order:
+    a stable sort, the same order on any number of threads), and the slices place their rows.
+
+    >>> k, p = radix_sorted(np.array([5, 3, 5, 0], dtype=np.int64), np.arange(4), 3, 1)
+    >>> k.tolist(), p.tolist()
+    ([0, 3, 5, 5], [3, 1, 0, 2])
+    """
+    kern, m = base._kernels(), len(key)
+    use = max(1, min(threads, base.CORES, m // base.THREAD_WORK))
+    if use <= 1:
+        return kern.radix_sort(key, payload, bits)
+    bounds = [m * t // use for t in range(use + 1)]
+    counts = np.empty((use, 65536), dtype=np.int64)
+    buffers = [(np.empty(m, dtype=np.int64), np.empty(m, dtype=payload.dtype)) for _ in range(2)]
+    src = (key, payload)
+    for n, shift in enumerate(range(0, bits, 16)):
+        dst = buffers[n % 2]
+
+        def count(a: int, z: int, src=src, shift=shift) -> None:
+            for t in range(a, z):
+                kern.radix_counts(src[0], bounds[t], bounds[t + 1], shift, counts[t])
+
+        pool.spread(use, base.THREAD_WORK, use, count)
+        totals = counts.sum(axis=0)
+        # where slice t's rows of digit d start: every row of a lower digit, then the slices before t
+        at = (np.cumsum(totals) - totals)[None, :] + np.cumsum(counts, axis=0) - counts
+
+        def place(a: int, z: int, src=src, dst=dst, shift=shift, at=at) -> None:
+            for t in range(a, z):
+                kern.radix_scatter(src[0], src[1], bounds[t], bounds[t + 1], shift, at[t], dst[0], dst[1])
+
+        pool.spread(use, base.THREAD_WORK, use, place)
+        src = dst
+    return (src[0].copy(), src[1].copy()) if src[0] is key else src
+
+
+def _int32_view(chunk) -> np.ndarray | None:
+    """An Arrow integer chunk without NULLs as int32 values: its buffer itself when it is int32
+    (no copy), else cast; None when it holds NULLs or is no integer."""
+    if chunk.null_count or not pa.types.is_integer(chunk.type):
+        return None
+    kind = "i" if pa.types.is_signed_integer(chunk.type) else "u"
+    raw = np.frombuffer(chunk.buffers()[1], dtype=np.dtype(f"<{kind}{chunk.type.bit_width // 8}"), count=chunk.offset + len(chunk))[chunk.offset:]
+    if raw.dtype == np.int32:
+        return raw
+    if len(raw) and (int(raw.min()) < 0 or int(raw.max()) > np.iinfo(np.int32).max):
+        return None  # not a leaf code; cast, it could wrap into one
+    return raw.astype(np.int32)
+
+
+def pack(widths: Sequence[int]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Mixed-radix words for codes below ``widths``: per QI its multiplier and word, and the
+    number of words (each word's product of widths below :data:`WORD`).
+
+    >>> pack([10, 10, 1 << 61])
+    (array([ 1, 10,  1]), array([0, 0, 1]), 2)
+    """
+    mults = np.zeros(len(widths), dtype=np.int64)
+    word_of = np.zeros(len(widths), dtype=np.int64)
+    word, mult = 0, 1
+    for i, w in enumerate(widths):
+        w = max(1, int(w))
+        if mult > 1 and mult * w >= base.WORD:
+            word, mult = word + 1, 1
+        mults[i], word_of[i] = mult, word
+        mult *= w
+    return mults, word_of, word + 1 if len(widths) else 1
+
+
+def _flat(maps: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    arrays = [np.asarray(m, dtype=np.int64) for m in maps]
+    offsets = np.zeros(len(arrays), dtype=np.int64)
+    if arrays:
+        offsets[1:] = np.cumsum([len(a) for a in arrays])[:-1]
+    return (np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)), offsets
+
+
+class MapArgs(NamedTuple):
+    """Per-QI maps as the grouping kernels take them (unpacked in this order at the jit
+    boundary): the maps flat with each QI's offset, and the packed key's multipliers, word per
+    QI and number of words."""
+
+    flat: np.ndarray
+    offsets: np.ndarray
+    mults: np.ndarray
+    word_of: np.ndarray
+    n_words: int
+
+
+def _map_args(maps: Sequence[np.ndarray]) -> MapArgs:
+    flat, offsets = _flat(maps)
+    if len(flat) and int(flat.min()) < 0:
+        raise ValueError("a released code is negative")
+    mults, word_of, n_words = pack([int(np.max(m)) + 1 if len(m) else 1 for m in maps])
+    return MapArgs(flat, offsets, mults, word_of, n_words)
+
+
+def group_by_maps(local: base.LocalSet, maps: Sequence[np.ndarray]) -> base.Classes:
+    """Group the fetched set by per-QI maps: ``maps[i][leaf code]`` is QI ``i``'s released code
+    (any non-negative integers; rows share a class exactly when all their released codes are
+    equal). One pass of the compiled kernel; the classes are numbered in first-row order.
+
+    ``local`` is :func:`local_set` of a Statistics (its QIs' leaf codes, as the hierarchies
+    number them)."""
+    if len(maps) != local.codes.shape[1]:
+        raise ValueError(f"{len(maps)} maps for {local.codes.shape[1]} QIs")
+    row_class, cnt, rep, n = base._kernels().group_by_maps(local.codes, local.cnt, *_map_args(maps))
+    return base.Classes(row_class, cnt[:n], rep[:n])
+
+
+def group_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]], threads: int | None = None) -> list[base.Classes]:
+    """:func:`group_by_maps` for every candidate (a list of per-QI maps each), the candidates
+    spread over ``threads`` threads (default: the cores; :func:`spread`)."""
+    if not candidates:
+        return []
+    flats, offs, mults, words_of, n_words = [], [], [], [], []
+    at = 0
+    for maps in candidates:
+        if len(maps) != local.codes.shape[1]:
+            raise ValueError(f"{len(maps)} maps for {local.codes.shape[1]} QIs")
+        one = _map_args(maps)
+        flats.append(one.flat)
+        offs.append(one.offsets + at)
+        at += len(one.flat)
+        mults.append(one.mults)
+        words_of.append(one.word_of)
+        n_words.append(one.n_words)
+    b, m = len(candidates), local.rows
+    row_class, cnt, rep, n = np.empty((b, m), dtype=np.int32), np.zeros((b, m), dtype=np.int64), np.zeros((b, m), dtype=np.int32), np.zeros(b, dtype=np.int64)
+    args = (local.codes, local.cnt, np.concatenate(flats), np.stack(offs), np.stack(mults), np.stack(words_of), np.asarray(n_words, dtype=np.int64))
+    kern = base._kernels()
+    pool.spread(b, m * local.codes.shape[1], threads or os.cpu_count() or 1, lambda a, z: kern.group_many(*args, a, z, row_class, cnt, rep, n))
+    return [base.Classes(row_class[j], cnt[j, : n[j]], rep[j, : n[j]]) for j in range(len(candidates))]
+
+
+# ---------------------------------------------------------------------------------------------
+# full-domain nodes: the key layout
+
+
+class KeyLayout(NamedTuple):
+    """The packed-key layout as the node kernels take it: per QI and level its part of the key
+    (``kp_flat`` at ``kp_off[i, level]``) and per QI its word."""
+
+    kp_flat: np.ndarray
+    kp_off: np.ndarray
+    word_of: np.ndarray
+
+
+@dataclass
+class Layout:
+    """Per QI and level, its part of the packed key over leaf codes (``kp_flat`` at
+    ``kp_off[i, level]``), and per QI its word; the batch statement's words and multipliers."""
+
+    kp_flat: np.ndarray
+    kp_off: np.ndarray
+    word_of: np.ndarray
+    n_words: int
+    maps: list[list[np.ndarray]]
+
+    @property
+    def arrays(self) -> KeyLayout:
+        """The arrays the kernels read, as one bundle."""
+        return KeyLayout(self.kp_flat, self.kp_off, self.word_of)
+
+
+def layout(stats) -> Layout:
+    got = stats.memory.local.layout
+    if got is None:
+        mults = batch.multipliers(stats)
+        word_of = np.zeros(len(stats.qis), dtype=np.int64)
+        for w, word in enumerate(batch.words(stats)):
+            for i, _ in word:
+                word_of[i] = w
+        levels = max(h.max_level for h in stats.hierarchies) + 1
+        maps = [[np.asarray(batch._level_map(stats, i, 0, lv), dtype=np.int64) for lv in range(h.max_level + 1)] for i, h in enumerate(stats.hierarchies)]
+        parts, kp_off, at = [], np.zeros((len(stats.qis), levels), dtype=np.int64), 0
+        for i, per_level in enumerate(maps):
+            for lv, m in enumerate(per_level):
+                parts.append(m * mults[i])
+                kp_off[i, lv] = at
+                at += len(m)
+        got = stats.memory.local.layout = Layout(np.concatenate(parts), kp_off, word_of, len(batch.words(stats)), maps)
+    return got
+
+
+def leaf_keys(stats, codes: np.ndarray) -> np.ndarray:
+    """The key words of rows of leaf codes (every QI at level 0), in row slices over the threads."""
+    lay, kern = layout(stats), base._kernels()
+    keys = np.empty((len(codes), lay.n_words), dtype=np.int64)
+    offsets, ones = lay.kp_off[:, 0].copy(), np.ones(len(stats.qis), dtype=np.int64)
+    pool.spread(len(codes), 1, pool.threads_for(stats), lambda a, z: kern.packed_keys_into(codes[a:z], lay.kp_flat, offsets, ones, lay.word_of, keys[a:z]))
+    return keys
+
+
+def threshold_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]], k: int, losses: Sequence[Sequence[np.ndarray]] | None = None,
+                   threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`group_many` summarized under a class-size threshold ``k`` (no per-row arrays come
+    back): per candidate ``[classes, smallest class, suppressed rows, classes under k]`` (int64)
+    and, with ``losses`` (per candidate, per QI a value per leaf code), per QI the sum over the
+    classes under ``k`` of their rows times their value (float64; zeros without ``losses``). The
+    genetic search's batches (:mod:`sqlanon.search.genetic.local`)."""
+    b, q = len(candidates), local.codes.shape[1]
+    summary, sums = np.zeros((b, 4), dtype=np.int64), np.zeros((b, q), dtype=np.float64)
+    if not b:
+        return summary, sums
+    if any(len(maps) != q for maps in candidates):
+        raise ValueError(f"candidates need {q} maps each")
+    flat, offsets = _flat([m for maps in candidates for m in maps])
+    if any(len(m) == 0 for maps in candidates for m in maps) or int(flat.min()) < 0:
+        raise ValueError("a map is empty or a released code negative")
+    widths = np.maximum.reduceat(flat, offsets) + 1
+    packed = [pack(widths[j * q:(j + 1) * q].tolist()) for j in range(b)]
+    loss_flat, loss_off = np.zeros(1, dtype=np.float64), np.zeros((0, q), dtype=np.int64)
+    if losses is not None:
+        values = [np.asarray(v, dtype=np.float64) for per in losses for v in per]
+        loss_flat = np.concatenate(values)
+        loss_off = np.concatenate([[0], np.cumsum([len(v) for v in values[:-1]])]).astype(np.int64).reshape(b, q)
+    args = (local.codes, local.cnt, flat, offsets.reshape(b, q), np.stack([p[0] for p in packed]), np.stack([p[1] for p in packed]),
+            np.asarray([p[2] for p in packed], dtype=np.int64), int(k), loss_flat, loss_off)
+    kern = base._kernels()
+    pool.spread(b, local.rows * q, threads or os.cpu_count() or 1, lambda a, z: kern.threshold_many(*args, a, z, summary, sums))
+    return summary, sums
