@@ -64,7 +64,7 @@ FIELDS = (
     "engine", "source", "dialect", "source_item", "input_item", "qis", "hierarchies", "null_modes", "null_rows",
     "sensitive", "class_column", "needs", "keep_sets", "materialize_rows", "sets", "rows", "column_freqs",
     "sensitive_domain", "_map_names", "_pending_maps", "domain_table", "nodes_evaluated", "nodes_local", "local_rows",
-    "k_hint", "_sql_cache", "memory", "_base_name_v", "_withheld_rows", "row_hash", "input_hash",
+    "_sql_cache", "memory", "_base_name_v", "_withheld_rows", "row_hash", "input_hash",
     "population", "pop_base", "pop_rows", "sensitive_hierarchy", "s_hier_table", "withheld",
 )  # fmt: skip
 
@@ -125,8 +125,6 @@ class Statistics:
         #: a base set of at most this many rows is fetched once and its full-domain nodes grouped
         #: in-process (:mod:`sqlanon.stats.local`); 0: every node by SQL
         self.local_rows = local.LOCAL_ROWS
-        #: the k of the search's requirement, set by the lattice searches (a bound of discernibility)
-        self.k_hint = 1
         self._sql_cache: dict = {}
         #: every cache of the statistics, its modules' and the metrics' (:mod:`sqlanon.stats.memory`)
         self.memory = Memory()

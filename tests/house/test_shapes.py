@@ -298,9 +298,11 @@ def test_level_frequencies_are_counted_once_per_level(monkeypatch):
     """The metrics' bounds ask ``leaf_level_freq`` per node; it walked every leaf in Python each
     time. Now it counts once per QI and level (and again for a subset's new frequencies)."""
     from sqlanon.stats import Statistics
+    from sqlanon.stats.memory import Memory
 
     h = builders.masking([f"{i:05d}" for i in range(500)], "zip")
     stats = Statistics.__new__(Statistics)
+    stats.memory = Memory()
     stats.hierarchies = [h]
     stats.column_freqs = [[i % 4 for i in range(500)]]
     walks = {"n": 0}

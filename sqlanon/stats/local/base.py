@@ -59,7 +59,7 @@ class Classes(NamedTuple):
 def _kernels():
     """The compiled kernels (:mod:`sqlanon.stats.local.kernels`), imported on first use: numba
     loads then, not when the CLI starts."""
-    from sqlanon.stats.local import kernels
+    import sqlanon.stats.local.kernels as kernels
 
     return kernels
 

@@ -25,13 +25,13 @@ from sqlanon.engine import connect  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
 from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
-from sqlanon.search import LATTICE_SEARCHES  # noqa: E402
+from sqlanon.search.lattice.run import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.search.lightning import planner as lightning  # noqa: E402
 from sqlanon.stats import core, local  # noqa: E402
 from sqlanon.stats.memory import Memory  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1] / "sqlanon"
+ROOT = Path(__file__).resolve().parents[2] / "sqlanon"
 
 #: file -> why its ``__dict__`` use is not a cache
 ALLOWED = {
