@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -153,7 +154,18 @@ def _query_progress(engine):
 
 
 class _EnvHandler(logging.StreamHandler):
-    """The stderr handler ``SQLANON_LOG`` installs (once, however often it is configured)."""
+    """The stderr handler ``SQLANON_LOG`` installs (once, however often it is configured). It
+    writes to the ``sys.stderr`` of the moment, as :data:`logging.lastResort` does: a caller that
+    swaps stderr (a test runner, a notebook) and closes its stream leaves no handler on a closed
+    file."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
 
 
 def configure_logging_from_env(environ) -> None:

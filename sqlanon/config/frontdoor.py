@@ -152,6 +152,8 @@ class RelationInput:
         self.name = f"sqlanon_input_{uuid.uuid4().hex[:12]}"
         self.sql = relation.sql_query()
         self.kept = False
+        #: a relation lives on its caller's connection: sqlanon owns none (:class:`FrameInput` may)
+        self.owned = None
         try:  # DuckDB refuses to read a relation of another database: say which connection to pass
             from sqlglot import exp
 

@@ -118,7 +118,6 @@ class KMap(PrivacyModel):
         self.estimator = estimator
         self.significance = float(significance)
         self.derived_k: int | None = None
-        self.type1_error: float | None = None
         if population_size is None:
             self.needs = ClassNeeds(POPULATION)
         else:
@@ -139,8 +138,8 @@ class KMap(PrivacyModel):
         rows = stats.rows
         if self.population_size < rows:
             raise ConfigError(f"population_size {self.population_size} is smaller than the input ({rows} rows)")
-        k2, err = derived_k(self.k_map, rows / self.population_size, self.significance, self.estimator)
-        self.derived_k, self.type1_error = min(k2, rows), err
+        k2, _type1_error = derived_k(self.k_map, rows / self.population_size, self.significance, self.estimator)
+        self.derived_k = min(k2, rows)
 
     def predicate(self) -> exp.Expr:
         if self.estimated:

@@ -19,7 +19,7 @@ MEMORY = f"memory (table {MEMORY_TABLE})"
 
 
 def _owned(rel_input) -> bool:
-    return rel_input is not None and getattr(rel_input, "owned", None) is not None
+    return rel_input is not None and rel_input.owned is not None
 
 
 def default_output(policy, rel_input, dry_run: bool) -> None:

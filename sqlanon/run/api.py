@@ -119,7 +119,7 @@ def anonymize(policy=None, *, progress: Callable[[str], None] | None = None, dry
     transaction of its registry row; the dbt incremental model's, :mod:`sqlanon.dbt.incremental`.)
     """
     policy, options, rel_input, connection = normalize(policy, options, connection)
-    owned = getattr(rel_input, "owned", None)  # a DataFrame's in-memory connection, sqlanon's own
+    owned = rel_input.owned if rel_input is not None else None  # a DataFrame's in-memory connection, sqlanon's own
     try:
         release = _anonymize(policy, progress=progress, dry_run=dry_run, connection=connection, _fail_after_write=_fail_after_write, rel_input=rel_input,
                              _append_to=_append_to, **options)

@@ -5,6 +5,7 @@ absolute path of the machine unless ``--full-paths`` asks."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 from collections import Counter
@@ -76,9 +77,20 @@ def _assert_hidden(text: str, where: str) -> None:
         assert value not in text, f"{where} names {column} {value!r}, a value only a suppressed row has"
 
 
+@pytest.fixture
+def env_logging():
+    """SQLANON_LOG configures the process's ``sqlanon`` logger (a handler, a level): the CLI run
+    in-process here leaves it so, and the tests after it in this worker must not log."""
+    logger = logging.getLogger("sqlanon")
+    handlers, level = list(logger.handlers), logger.level
+    yield
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
+
+
 @pytest.mark.parametrize("search", ["optimal", "lightning", "bottom-up"])
 @pytest.mark.parametrize("suppression", [None, "drop"])
-def test_no_output_names_a_value_only_suppressed_rows_have(warehouse, tmp_path, search, suppression, monkeypatch):
+def test_no_output_names_a_value_only_suppressed_rows_have(warehouse, tmp_path, search, suppression, monkeypatch, env_logging):
     monkeypatch.setenv("SQLANON_LOG", "INFO")  # the log lines are checked too
     extra = ["--search", search] + (["--suppression", suppression] if suppression else [])
     report, out, html, stderr = _anonymize(warehouse, str(tmp_path / "o"), *extra)

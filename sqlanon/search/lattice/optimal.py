@@ -96,11 +96,10 @@ def threads_wide(lattice: Lattice, wide: bool = LOOKAHEAD_THREADS) -> bool:
     stats = lattice.stats
     if not wide or not stats.prepared or stats.base.rows <= SPECULATE_ROWS:
         return False
-    if not batch_stmt.supported(stats, lattice.metric) or getattr(stats.engine, "statement_rows", None):
+    if not batch_stmt.supported(stats, lattice.metric) or stats.engine.statement_rows:
         return False  # Spark: its own statement cost
     if lattice.threads_wide is None:
-        scan_threads = getattr(stats.engine, "scan_threads", None)
-        lattice.threads_wide = bool(scan_threads is not None and scan_threads() > 1)
+        lattice.threads_wide = stats.engine.scan_threads() > 1
     return lattice.threads_wide
 
 
