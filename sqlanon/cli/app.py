@@ -357,18 +357,15 @@ def profile(
 
 
 @app.command(help='Print the SQL a run executes (base frequency set, final node, release), for any dialect.' + " " + EXIT_HELP)
+@with_policy_flags(PRIVACY_FLAGS)
 @with_policy_flags(SOURCE_FLAGS)
 def sql(
     ctx: typer.Context,
     policy: Optional[str] = option(None, "--policy", panel=INPUT, help="YAML policy file; flags given here win over it (an output flag replaces its output)."),
-    k: Optional[int] = policy_flag("privacy.k"),
-    max_suppression: Optional[float] = policy_flag("privacy.max_suppression"),
+    # the privacy models' keys come from their declarations (PRIVACY_FLAGS), as anonymize's
     metric: Optional[str] = policy_flag("quality.metric"),
     search: Optional[str] = policy_flag("strategy.search"),
-    sensitive_column: Optional[str] = policy_flag("privacy.sensitive_column"),
     class_column: Optional[str] = policy_flag("quality.class_column"),
-    l: Optional[float] = policy_flag("privacy.l"),
-    t: Optional[float] = policy_flag("privacy.t"),
     drop_column: Optional[List[str]] = policy_flag("release.drop_columns", "--drop-column", help="Leave this column out of the release. Repeat."),
     linked: Optional[List[str]] = policy_flag("release.linked", "--linked"),
     keep_column: Optional[List[str]] = policy_flag("release.keep_columns", "--keep-column"),
