@@ -19,6 +19,7 @@ import ast
 from pathlib import Path
 
 import paths
+import test_imports
 
 PACKAGE: Path = paths.PACKAGE
 MAX_LINES = 800
@@ -26,17 +27,7 @@ MAX_LINES = 800
 ABOVE_CONFIG = ("config", "profiling", "run", "cli", "dbt")
 
 
-def _modules() -> dict[str, Path]:
-    out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join(parts)] = path
-    return out
-
-
-MODULES = _modules()
+MODULES: dict[str, Path] = test_imports.MODULES  # every module of sqlanon/ by dotted name
 
 
 def _imports(name: str) -> list[tuple[str, list[str], int]]:

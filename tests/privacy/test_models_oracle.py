@@ -22,6 +22,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 import oracle_brute as brute  # noqa: E402
+import test_models_arx  # noqa: E402
 import sqlanon  # noqa: E402
 from sqlanon.cli import app as cli  # noqa: E402
 from sqlanon.cli.flags import flag_paths  # noqa: E402
@@ -38,6 +39,10 @@ from sqlanon.stats import Statistics  # noqa: E402
 
 DOCS = os.path.join(str(paths.ROOT), "docs", "models")
 #: the models an example asks for on a table alone (delta-presence needs a population table)
+#: the PostgreSQL server and the loader the ARX model tests use
+pg_url = test_models_arx.pg_url
+_load_pg = test_models_arx._load_pg
+
 EXAMPLES = [name for name, model in MODELS.items() if model.example]
 STAR = "*"
 
@@ -183,25 +188,6 @@ def test_the_release_meets_the_twin_class_by_class(name, tmp_path):
 # PostgreSQL and Spark
 
 
-@pytest.fixture(scope="module")
-def pg_url():
-    pytest.importorskip("pgserver")
-    from conftest import local_postgres
-
-    with local_postgres() as uri:
-        yield uri
-
-
-def _load_pg(url: str, case, table: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    columns = ["id", *case.qis, case.sensitive, case.class_column]
-    with psycopg.connect(url, autocommit=True) as con:
-        con.execute(sql.SQL("CREATE TABLE {} ({})").format(sql.Identifier(table), sql.SQL(", ").join(sql.SQL("{} TEXT").format(sql.Identifier(c)) for c in columns)))
-        with con.cursor().copy(sql.SQL("COPY {} FROM STDIN").format(sql.Identifier(table))) as copy:
-            for i, row in enumerate(case.rows):
-                copy.write_row([str(i), *[row[c] for c in columns[1:]]])
 
 
 @pytest.mark.postgres
