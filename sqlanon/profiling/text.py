@@ -19,7 +19,7 @@ def _hierarchy(c: dict[str, Any]) -> str:
 
 
 def render(result: dict, console) -> None:
-    """Print ``result`` (:func:`sqlanon.profiling.profile`) on a rich ``console``."""
+    """Print ``result`` (:func:`sqlanon.run.profile.profile`) on a rich ``console``."""
     from rich.table import Table
 
     sample = result.get("sample")

@@ -58,7 +58,7 @@ TEXT_TYPES = {"VARCHAR", "TEXT", "STRING"}
 INLINE_QIS = 12
 INLINE_LEAVES = 64
 
-#: every attribute a :class:`Statistics` holds (set in ``__init__``; tests/test_stats_memory.py
+#: every attribute a :class:`Statistics` holds (set in ``__init__``; tests/stats/test_stats_memory.py
 #: fails on any other): a cache is a field of :attr:`Statistics.memory`, not a new attribute
 FIELDS = (
     "engine", "source", "dialect", "source_item", "input_item", "qis", "hierarchies", "null_modes", "null_rows",

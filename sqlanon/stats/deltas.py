@@ -18,7 +18,7 @@ wide node's classes are suppressed singletons), in one place for all branches; s
 applies when every final aggregate over a part sums it over released classes
 (``SUM(CASE WHEN ok THEN part ELSE 0 END)``, :func:`released_only`), the others (over ``cnt``
 and ``ok``) are computed per branch. Every node's answer is the joined statement's and the one
-node statement's (``tests/test_batch.py``).
+node statement's (``tests/stats/test_batch.py``).
 """
 
 from __future__ import annotations

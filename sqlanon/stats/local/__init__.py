@@ -3,7 +3,7 @@
 **Why.** A node answered by SQL costs a statement: its grouping, its ``UNION ALL`` branch and
 the planning, a few milliseconds a node at best for any per-statement shape (docs/measurements.md;
 issue 26 wants 500 nodes/s on w24). The statement's fixed cost is the bottleneck, not the work:
-grouping the same rows of integer codes in compiled code takes a fraction of it. So, as :mod:`sqlanon.search.generate.kernels` does for the miner, when the *base
+grouping the same rows of integer codes in compiled code takes a fraction of it. So, as :mod:`sqlanon.generation.kernels` does for the miner, when the *base
 frequency set* is bounded (at most :data:`LOCAL_ROWS` rows and :data:`LOCAL_CELLS` codes, and
 within the engine's memory limit with the kept roll-ups: :func:`enabled`), its
 integer leaf codes (one column per QI) and counts are fetched **once** per
@@ -15,7 +15,7 @@ what is fetched is a bounded aggregate the database already computed (distinct c
 their counts, the same integers the batch statement reads; the codes of the hierarchies' leaves,
 never a value of the source), and only when it is bounded; larger sets, and every requirement
 whose classes need more than their row count, stay SQL, which is also the oracle
-(``tests/test_local_eval.py``: every node of random lattices gives the same
+(``tests/stats/test_local_eval.py``: every node of random lattices gives the same
 :class:`~sqlanon.privacy.needs.NodeStats` both ways).
 
 **Exactness.** A class key is the batch statement's packed key (the same code numbering and
