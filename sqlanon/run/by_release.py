@@ -202,6 +202,11 @@ def verdict(model: str, required: str, measured, ok: bool) -> dict:
     return {"model": model, "required": required, "measured": measured, "ok": bool(ok)}
 
 
+#: the models :func:`verdicts` reads a measured figure for (the others are left to their Python twin,
+#: :func:`sqlanon.run.check.release_twins`, or listed as not checked)
+FIGURED = ("k-anonymity", "distinct-l-diversity", "entropy-l-diversity", "t-closeness", "enhanced-beta-likeness", "delta-disclosure", "average-risk")
+
+
 def verdicts(out: dict, opts: dict, rows_budget: int, models: list[dict]) -> tuple[list[dict], list[str]]:
     """Each model of the release (or given) checked on the measured figures; the models the
     check cannot measure (k-map, delta-presence, recursive (c,l), hierarchical t, ...) listed apart."""

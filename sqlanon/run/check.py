@@ -9,7 +9,7 @@ from typing import Any
 from sqlglot import exp
 
 from sqlanon.run.session import Session
-from sqlanon.errors import ConfigError
+from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.config.policy import Policy
@@ -23,7 +23,7 @@ from sqlanon.stats import Statistics
 from sqlanon.expr.atoms import if_, lit, sum_
 from sqlanon.metrics.lm import loss_table
 from sqlanon.risk import DEFAULT_THRESHOLD, measure, validate_options
-from sqlanon.privacy.needs import ClassNeeds
+from sqlanon.privacy.needs import DECLARED, ClassNeeds
 from sqlanon.files.strict_load import load_json_spec
 from sqlanon.search.genetic.cut import recoding_from_transformation
 from sqlanon.dialect import lookup
@@ -78,9 +78,11 @@ def _check_by_release(found, qi, given: dict, rest: dict) -> dict:
         raise ConfigError(f"release {found.entry['id']} records no quasi-identifiers; give qi=")
     rest = {**rest, "format": rest["format"] or found.format}
     dropped = _without_a_dropped_sensitive_column(found, opts, given, rest)
-    out = _measure(found.input, qi or found.settings["qi"], table=found.table, **opts, **rest)
+    twins = _twins_for(found, opts, dropped)
+    out = _measure(found.input, qi or found.settings["qi"], table=found.table, **opts, **rest, twins=twins)
     rows_budget = by_release.budget(found, given, out["rows"])
     out["verdicts"], not_checked = by_release.verdicts(out, opts, rows_budget, found.settings["models"])
+    not_checked = _add_twin_verdicts(out, twins, not_checked)
     reads_s = {name for name, model in MODELS.items() if any(agg.sensitive for agg in model.aggregates)}  # the models reading the sensitive column
     not_checked = [f"{name} (its sensitive column {dropped!r} is not in the release)" if dropped and name in reads_s else f"{name} (check does not measure it)" for name in not_checked]
     if opts.get("k") is not None:
@@ -89,6 +91,25 @@ def _check_by_release(found, qi, given: dict, rest: dict) -> dict:
     if not_checked:
         out["not_checked"] = not_checked
     return out
+
+
+def _twins_for(found, opts: dict, dropped: str | None) -> tuple[PrivacyModel, ...]:
+    """The release's models the check has no figure for whose twin decides them (reading the
+    release's sensitive column for them when it is there)."""
+    unfigured = [str(m.get("model")) for m in found.settings["models"] if m.get("model") not in by_release.FIGURED]
+    twins = release_twins(found, unfigured, sensitive_present=not dropped and found.settings.get("sensitive_column") is not None)
+    if any(a.sensitive for m in twins for a in m.aggregates) and opts.get("sensitive_column") is None:
+        opts["sensitive_column"] = found.settings["sensitive_column"]
+    return twins
+
+
+def _add_twin_verdicts(out: dict, twins, not_checked: list[str]) -> list[str]:
+    """Each twin's verdict beside the measured ones; the names still not checked."""
+    for m in twins:  # the models the check has no figure for: each one's own twin over the released classes
+        required = " ".join(f"{k}={v}" for k, v in m.describe().items() if k != "model")
+        out["verdicts"].append(by_release.verdict(m.name, required, None, out["twin_verdicts"][m.name]))
+    out.pop("twin_verdicts", None)
+    return [name for name in not_checked if name not in {m.name for m in twins}]
 
 
 def _without_a_dropped_sensitive_column(found, opts: dict, given: dict, rest: dict) -> str | None:
@@ -110,8 +131,9 @@ def _without_a_dropped_sensitive_column(found, opts: dict, given: dict, rest: di
     return column
 
 
-def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str | None = None, sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str | None = "*", memory_limit: str | None = None, max_suppression: float | None = None, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None) -> dict:
-    """The measurement :func:`check` describes, by what is given only."""
+def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str | None = None, sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str | None = "*", memory_limit: str | None = None, max_suppression: float | None = None, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None, twins: tuple[PrivacyModel, ...] = ()) -> dict:
+    """The measurement :func:`check` describes, by what is given only; ``twins``: models whose verdict
+    is their Python twin's over the released classes (``twin_verdicts`` in the result)."""
     t_distance = t_distance or "equal"
     max_suppression = max_suppression or 0.0
     _check_k(k)
@@ -125,7 +147,7 @@ def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None =
         raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
     session = Session(policy)
     try:
-        specs, columns, flats, stats = _scan(session, qi, sensitive_column, class_column, max_value_length, lambda s, c: _check_needs(l, t, t_distance, s, c, asked))
+        specs, columns, flats, stats = _scan(session, qi, sensitive_column, class_column, max_value_length, lambda s, c: _check_needs(l, t, t_distance, s, c, asked).merge(_twin_needs(twins)))
         not_star = _not_suppressed(stats, flats, suppressed_marker)
         node = tuple(0 for _ in columns)
         e = stats.evaluate(node, exp.Boolean(this=True), _check_aggregates(stats, not_star, asked)).extra
@@ -136,7 +158,10 @@ def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None =
         if k is not None:
             out["k_anonymous"] = out["k"] is not None and out["k"] >= k and out["suppressed_rows"] <= budget_rows(max_suppression, stats.rows)
         _sensitive_figures(out, e)
-        _model_figures(out, e, stats, asked, twin_verdicts(stats, not_star, _asked_models(asked)))
+        verdicts = twin_verdicts(stats, not_star, _asked_models(asked) + list(twins))
+        _model_figures(out, e, stats, asked, verdicts)
+        if twins:
+            out["twin_verdicts"] = {m.name: verdicts[m.name] for m in twins}
         if all(spec for spec in specs.values()):
             _hierarchy_metrics(out, session, stats, specs, flats, hierarchy_delimiter, suppressed_marker, max_value_length)
         out["queries"] = session.engine.queries
@@ -168,6 +193,38 @@ def _check_model_options(asked: dict, sensitive_column: str | None) -> None:
             raise ConfigError(f"{flag} must be > 0, got {asked[key]}")
     if asked["risk"] is not None and not 0 < asked["risk"] <= 1:
         raise ConfigError(f"--average-risk must lie in (0, 1], got {asked['risk']}")
+
+
+def _twin_needs(twins) -> ClassNeeds:
+    """What the twins read: the sensitive values' counts per class when one of them reads them."""
+    reads_s = any(agg.sensitive for m in twins for agg in m.aggregates)
+    return ClassNeeds(distinct_s=reads_s)
+
+
+def _twin_checkable(model: PrivacyModel) -> bool:
+    """Can the checker give ``model``'s verdict by its Python twin alone? When every aggregate it
+    asks has a per-value form or is the class table's rank (its twin then reads class sizes and
+    sensitive counts only: no population, no sensitive hierarchy, no bound before the search)."""
+    return all(name == "ranked" or name in DECLARED and DECLARED[name].value is not None for name in model.needs.names())
+
+
+def release_twins(found, names: list[str], sensitive_present: bool) -> tuple[PrivacyModel, ...]:
+    """The release's models of ``names`` (those the check has no figure for), rebuilt from its
+    stored policy through the registry, whose verdict their twin can give."""
+    try:
+        policy = Policy.from_dict(dict(found.entry.get("policy") or {}))
+    except SqlanonError:
+        return ()
+    out: list[PrivacyModel] = []
+    for model in MODELS.values():
+        if model.name not in names:
+            continue
+        try:
+            made = model.from_policy(policy, None)
+        except SqlanonError:
+            continue
+        out += [m for m in made if _twin_checkable(m) and (sensitive_present or not any(a.sensitive for a in m.aggregates))]
+    return tuple(out)
 
 
 def _check_needs(l, t, t_distance: str, sensitive_column, class_column, asked: dict) -> ClassNeeds:
