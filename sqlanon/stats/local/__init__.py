@@ -229,7 +229,9 @@ def _load() -> None:
         args = NodeArgs(codes, cnt, keys, zero, off2.copy(), sets.KeyLayout(flat, off2, zero), prog)
         kern.evaluate_nodes_on(*args.flat(), 0, 1, summary, sums, np.empty_like(keys), table, cls_cnt, rep)
         kern.summarize(cls_cnt, rep, n, codes, off2[0], *prog, summary[0], sums[0])
-        kern.threshold_many(codes, cnt, flat, off2, off2 + 1, off2.copy(), one, 1, np.zeros(2), off2.copy(), 0, 1, np.zeros((1, 4), dtype=np.int64), np.zeros((1, 1)))
+        maps = sets.CandidateMaps(flat, off2, off2 + 1, off2.copy(), one)
+        under, out = sets.Threshold(1, np.zeros(2), off2.copy()), sets.Summaries(np.zeros((1, 4), dtype=np.int64), np.zeros((1, 1)))
+        kern.threshold_many(codes, cnt, *maps, *under, 0, 1, *out)
         _WARM["ready"] = True
     except Exception as err:  # pragma: no cover - numba missing or broken: SQL answers
         _WARM["error"] = f"{type(err).__name__}: {err}"

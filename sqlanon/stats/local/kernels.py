@@ -125,7 +125,10 @@ def group_by_maps(codes, cnt, maps_flat, maps_off, mults, word_of, n_words):
 def group_many(codes, cnt, maps_flat, maps_off, mults, word_of, n_words, start, stop, row_class, cls_cnt, rep, n):
     """:func:`group_by_maps` for candidates ``start..stop`` (``maps_off``, ``mults``, ``word_of``:
     one row per candidate, ``n_words`` one each) into their rows of ``row_class`` (candidates x
-    rows), ``cls_cnt``, ``rep`` (padded) and ``n``. Releases the GIL: threads take slices."""
+    rows), ``cls_cnt``, ``rep`` (padded) and ``n``. Releases the GIL: threads take slices.
+
+    Called with named bundles unpacked at this boundary (numba takes arrays):
+    ``codes, cnt, *CandidateMaps, start, stop, *Grouped`` (:mod:`sqlanon.stats.local.sets`)."""
     for j in range(start, stop):
         keys = packed_keys(codes, maps_flat, maps_off[j], mults[j], word_of[j], n_words[j])
         rc, cc, rp, nn = group_keys(keys, cnt)
@@ -489,7 +492,11 @@ def threshold_many(codes, cnt, maps_flat, maps_off, mults, word_of, n_words, k, 
     ``k`` instead of returned: per candidate ``summary`` (classes, smallest class, suppressed rows,
     classes under ``k``) and, when ``loss_off`` has a row per candidate, ``sums[j, i]`` = the
     rows of the classes under ``k`` times QI ``i``'s value of their code
-    (``loss_flat[loss_off[j, i] + code]``: the genetic search's LM of the suppressed rows)."""
+    (``loss_flat[loss_off[j, i] + code]``: the genetic search's LM of the suppressed rows).
+
+    Called with named bundles unpacked at this boundary (numba takes arrays):
+    ``codes, cnt, *CandidateMaps, *Threshold, start, stop, *Summaries``
+    (:mod:`sqlanon.stats.local.sets`)."""
     q = codes.shape[1]
     for j in range(start, stop):
         keys = packed_keys(codes, maps_flat, maps_off[j], mults[j], word_of[j], n_words[j])

@@ -280,11 +280,59 @@ def group_by_maps(local: base.LocalSet, maps: Sequence[np.ndarray]) -> base.Clas
     return base.Classes(row_class, cnt[:n], rep[:n])
 
 
-def group_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]], threads: int | None = None) -> list[base.Classes]:
-    """:func:`group_by_maps` for every candidate (a list of per-QI maps each), the candidates
-    spread over ``threads`` threads (default: the cores; :func:`spread`)."""
-    if not candidates:
-        return []
+class CandidateMaps(NamedTuple):
+    """Many candidates' per-QI maps as :func:`group_many` and :func:`threshold_many`'s kernels
+    take them (unpacked in this order at the jit boundary): every map flat, and per candidate
+    (one row each) its QIs' offsets into ``maps_flat``, the packed key's multipliers and word per QI,
+    and its number of words (named as the kernels' parameters)."""
+
+    maps_flat: np.ndarray
+    maps_off: np.ndarray
+    mults: np.ndarray
+    word_of: np.ndarray
+    n_words: np.ndarray
+
+
+class Grouped(NamedTuple):
+    """:func:`group_many`'s outputs, one row per candidate, filled by the kernel (unpacked in
+    this order at the jit boundary): per fetched row its class, per class its rows and first
+    row (padded to the rows), and the number of classes."""
+
+    row_class: np.ndarray
+    cls_cnt: np.ndarray
+    rep: np.ndarray
+    n: np.ndarray
+
+    @classmethod
+    def empty(cls, candidates: int, rows: int) -> Grouped:
+        return cls(np.empty((candidates, rows), dtype=np.int32), np.zeros((candidates, rows), dtype=np.int64),
+                   np.zeros((candidates, rows), dtype=np.int32), np.zeros(candidates, dtype=np.int64))
+
+    def classes(self, j: int) -> base.Classes:
+        """Candidate ``j``'s classes."""
+        n = int(self.n[j])
+        return base.Classes(self.row_class[j], self.cls_cnt[j, :n], self.rep[j, :n])
+
+
+class Threshold(NamedTuple):
+    """What :func:`threshold_many`'s kernel summarizes under (unpacked in this order at the jit
+    boundary): the class-size threshold ``k``, and per candidate and QI a value per leaf code
+    (``loss_flat`` at ``loss_off[j, i]``; ``loss_off`` has no rows when no losses are asked)."""
+
+    k: int
+    loss_flat: np.ndarray
+    loss_off: np.ndarray
+
+
+class Summaries(NamedTuple):
+    """:func:`threshold_many`'s outputs, one row per candidate, filled by the kernel: ``summary``
+    (classes, smallest class, suppressed rows, classes under ``k``) and ``sums`` (per QI)."""
+
+    summary: np.ndarray
+    sums: np.ndarray
+
+
+def _candidate_maps(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]]) -> CandidateMaps:
     flats, offs, mults, words_of, n_words = [], [], [], [], []
     at = 0
     for maps in candidates:
@@ -297,12 +345,20 @@ def group_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]],
         mults.append(one.mults)
         words_of.append(one.word_of)
         n_words.append(one.n_words)
+    return CandidateMaps(np.concatenate(flats), np.stack(offs), np.stack(mults), np.stack(words_of), np.asarray(n_words, dtype=np.int64))
+
+
+def group_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]], threads: int | None = None) -> list[base.Classes]:
+    """:func:`group_by_maps` for every candidate (a list of per-QI maps each), the candidates
+    spread over ``threads`` threads (default: the cores; :func:`spread`)."""
+    if not candidates:
+        return []
+    maps = _candidate_maps(local, candidates)
     b, m = len(candidates), local.rows
-    row_class, cnt, rep, n = np.empty((b, m), dtype=np.int32), np.zeros((b, m), dtype=np.int64), np.zeros((b, m), dtype=np.int32), np.zeros(b, dtype=np.int64)
-    args = (local.codes, local.cnt, np.concatenate(flats), np.stack(offs), np.stack(mults), np.stack(words_of), np.asarray(n_words, dtype=np.int64))
+    out = Grouped.empty(b, m)
     kern = base._kernels()
-    pool.spread(b, m * local.codes.shape[1], threads or os.cpu_count() or 1, lambda a, z: kern.group_many(*args, a, z, row_class, cnt, rep, n))
-    return [base.Classes(row_class[j], cnt[j, : n[j]], rep[j, : n[j]]) for j in range(len(candidates))]
+    pool.spread(b, m * local.codes.shape[1], threads or os.cpu_count() or 1, lambda a, z: kern.group_many(local.codes, local.cnt, *maps, a, z, *out))
+    return [out.classes(j) for j in range(b)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,30 +421,37 @@ def leaf_keys(stats, codes: np.ndarray) -> np.ndarray:
 
 
 def threshold_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]], k: int, losses: Sequence[Sequence[np.ndarray]] | None = None,
-                   threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   threads: int | None = None) -> Summaries:
     """:func:`group_many` summarized under a class-size threshold ``k`` (no per-row arrays come
     back): per candidate ``[classes, smallest class, suppressed rows, classes under k]`` (int64)
     and, with ``losses`` (per candidate, per QI a value per leaf code), per QI the sum over the
     classes under ``k`` of their rows times their value (float64; zeros without ``losses``). The
     genetic search's batches (:mod:`sqlanon.search.genetic.local`)."""
     b, q = len(candidates), local.codes.shape[1]
-    summary, sums = np.zeros((b, 4), dtype=np.int64), np.zeros((b, q), dtype=np.float64)
+    out = Summaries(np.zeros((b, 4), dtype=np.int64), np.zeros((b, q), dtype=np.float64))
     if not b:
-        return summary, sums
+        return out
     if any(len(maps) != q for maps in candidates):
         raise ValueError(f"candidates need {q} maps each")
-    flat, offsets = _flat([m for maps in candidates for m in maps])
-    if any(len(m) == 0 for maps in candidates for m in maps) or int(flat.min()) < 0:
-        raise ValueError("a map is empty or a released code negative")
-    widths = np.maximum.reduceat(flat, offsets) + 1
-    packed = [pack(widths[j * q:(j + 1) * q].tolist()) for j in range(b)]
+    maps = _threshold_maps(candidates, q)
     loss_flat, loss_off = np.zeros(1, dtype=np.float64), np.zeros((0, q), dtype=np.int64)
     if losses is not None:
         values = [np.asarray(v, dtype=np.float64) for per in losses for v in per]
         loss_flat = np.concatenate(values)
         loss_off = np.concatenate([[0], np.cumsum([len(v) for v in values[:-1]])]).astype(np.int64).reshape(b, q)
-    args = (local.codes, local.cnt, flat, offsets.reshape(b, q), np.stack([p[0] for p in packed]), np.stack([p[1] for p in packed]),
-            np.asarray([p[2] for p in packed], dtype=np.int64), int(k), loss_flat, loss_off)
+    under = Threshold(int(k), loss_flat, loss_off)
     kern = base._kernels()
-    pool.spread(b, local.rows * q, threads or os.cpu_count() or 1, lambda a, z: kern.threshold_many(*args, a, z, summary, sums))
-    return summary, sums
+    pool.spread(b, local.rows * q, threads or os.cpu_count() or 1, lambda a, z: kern.threshold_many(local.codes, local.cnt, *maps, *under, a, z, *out))
+    return out
+
+
+def _threshold_maps(candidates: Sequence[Sequence[np.ndarray]], q: int) -> CandidateMaps:
+    """The candidates' maps of :func:`threshold_many`, each packed by its maps' widths."""
+    b = len(candidates)
+    flat, offsets = _flat([m for maps in candidates for m in maps])
+    if any(len(m) == 0 for maps in candidates for m in maps) or int(flat.min()) < 0:
+        raise ValueError("a map is empty or a released code negative")
+    widths = np.maximum.reduceat(flat, offsets) + 1
+    packed = [pack(widths[j * q:(j + 1) * q].tolist()) for j in range(b)]
+    return CandidateMaps(flat, offsets.reshape(b, q), np.stack([p[0] for p in packed]), np.stack([p[1] for p in packed]),
+                         np.asarray([p[2] for p in packed], dtype=np.int64))
