@@ -13,8 +13,9 @@ import typer
 
 from sqlanon.errors import ConfigError
 from sqlanon.cli.conventions import CHECK, ENGINE, HELP, INPUT, LIMITS, OUTPUT, PRIVACY, REPORT, App, Group, option
-from sqlanon.cli.flags import PRIVACY_FLAGS, SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
+from sqlanon.cli.flags import CHECK_FLAGS, PRIVACY_FLAGS, SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
 from sqlanon.cli.generate import register as register_generate
+from sqlanon.privacy.registry import figures
 from sqlanon.cli.dbt import register as register_dbt
 from sqlanon.cli.process_exit import leave
 from sqlanon.cli.incremental import incremental_summary, lineage_line
@@ -198,6 +199,7 @@ def _print_report(result: dict, json_out: bool) -> None:
 
 
 @app.command(help='Measure k, l, t, suppression and metrics of any table without changing it; a release a registry knows (or --release N) is checked by its own policy (QIs, k, budget, models; flags win).' + " " + EXIT_HELP)
+@with_policy_flags(CHECK_FLAGS, after="hierarchy_delimiter")
 def check(
     ctx: typer.Context,
     input: Optional[str] = policy_flag("source.input", help="Table to measure (CSV, Parquet, .duckdb, or a postgresql:// URL with --table); with --release, default the release's output."),
@@ -206,15 +208,7 @@ def check(
     delimiter: Optional[str] = policy_flag("source.delimiter"),
     table: Optional[str] = policy_flag("source.table"),
     hierarchy_delimiter: Optional[str] = policy_flag("hierarchies.hierarchy_delimiter"),
-    k: Optional[int] = policy_flag("privacy.k", help="Report whether the table is k-anonymous."),
-    max_suppression: Optional[float] = policy_flag("privacy.max_suppression", help="With --k: rows that may be suppressed (fraction)."),
-    l: Optional[float] = policy_flag("privacy.l"),
-    t: Optional[float] = policy_flag("privacy.t"),
-    t_distance: Optional[str] = policy_flag("privacy.t_distance", help="With --t: equal | ordered (default equal)."),
-    sensitive_column: Optional[str] = policy_flag("privacy.sensitive_column"),
-    beta_likeness: Optional[float] = policy_flag("privacy.beta_likeness", help="Report the largest relative gain of a sensitive value and whether enhanced beta-likeness holds."),
-    delta_disclosure: Optional[float] = policy_flag("privacy.delta_disclosure", help="Report the largest |log2(q/p)| and whether delta-disclosure privacy holds."),
-    average_risk: Optional[float] = policy_flag("privacy.average_risk", help="Report released classes / released rows and whether it is at most R."),
+    # the models' options (CHECK_FLAGS: --k, --l, --t, --beta-likeness, ...) come here, from their figures
     class_column: Optional[str] = policy_flag("quality.class_column"),
     numeric: Optional[List[str]] = policy_flag("strategy.search_options.numeric", help="With --transformation: QIs cut into intervals."),
     population_fraction: Optional[float] = policy_flag("reporting.population_fraction", help="With --risk: the table is this fraction of its population; estimate population uniques (Pitman, Zayatz, SNB, Dankar)."),
@@ -232,6 +226,7 @@ def check(
     registry: Optional[str] = option(None, "--registry", panel=CHECK, help="The registry database of --release (default: beside the --input file, or the --input database)."),
     release_policy: bool = option(True, "--release-policy", panel=CHECK, help="--no-release-policy: measure by the flags only, even when a registry knows a release written to --input."),
     json_out: bool = option(False, "--json", panel=OUTPUT, help="Print exactly one JSON object on stdout (the measurements and verdicts; an error: {error, exit_code})."),
+    **models: Any,
 ) -> None:
     def go():
         pol = policy_from_flags(None, ctx.params, check, qi=_check_qi)
@@ -252,7 +247,8 @@ def check(
     else:
         for line in check_lines(result):
             typer.echo(line)
-    if any(result.get(key) is False for key in ("k_anonymous", "within_budget", "beta_likeness_ok", "delta_disclosure_ok", "average_risk_ok")) or not all(v["ok"] for v in result.get("verdicts") or []):
+    failed = ("k_anonymous", "within_budget", *(f"{figure.out}_ok" for figure in figures().values()))  # a twin's verdict: <figure>_ok
+    if any(result.get(key) is False for key in failed) or not all(v["ok"] for v in result.get("verdicts") or []):
         raise typer.Exit(3)  # the table (or plan) does not meet the k asked for (or its release's models)
 
 
@@ -300,13 +296,14 @@ def _check_plan(pol, transformation: str) -> dict:
 def _check_table(pol, risk: bool, given: dict, release: int | None = None, registry_path: str | None = None, release_policy: bool = True, suppressed_marker: str | None = "*") -> dict:
     src, privacy = pol.source, pol.privacy
     specs = (pol.qi if all(pol.qi.values()) else list(pol.qi)) or None
-    return api_check(src.input, specs, format=src.format, delimiter=src.delimiter, table=src.table, k=privacy.k, l=privacy.l, t=privacy.t,
-                     t_distance=privacy.t_distance if "--t-distance" in given else None, sensitive_column=privacy.sensitive_column, class_column=pol.quality.class_column,
-                     hierarchy_delimiter=pol.hierarchies.hierarchy_delimiter, max_suppression=privacy.max_suppression if "--max-suppression" in given else None, risk=risk,
-                     release=release, registry=registry_path, release_policy=release_policy,
+    # each model option as given (one not given is None: a policy default, t_distance's or the
+    # budget's, asks no check)
+    keys = [path.rsplit(".", 1)[-1] for path, *_ in CHECK_FLAGS]
+    models = {key: getattr(privacy, key) if "--" + key.replace("_", "-") in given else None for key in keys}
+    return api_check(src.input, specs, format=src.format, delimiter=src.delimiter, table=src.table, class_column=pol.quality.class_column,
+                     hierarchy_delimiter=pol.hierarchies.hierarchy_delimiter, risk=risk, release=release, registry=registry_path, release_policy=release_policy,
                      population_fraction=pol.reporting.population_fraction, risk_threshold=pol.reporting.risk_threshold,
-                     max_value_length=pol.hierarchies.max_value_length, beta_likeness=privacy.beta_likeness, delta_disclosure=privacy.delta_disclosure,
-                     average_risk=privacy.average_risk, suppressed_marker=suppressed_marker)
+                     max_value_length=pol.hierarchies.max_value_length, suppressed_marker=suppressed_marker, **models)
 
 
 def _against(source, against, against_format, against_delimiter, columns, min_sup):

@@ -24,6 +24,7 @@ from sqlanon.cli.conventions import option, panel_of
 from sqlanon.config.policy import QI_HELP, SECTION_OF, SECTIONS, Policy, parse_qi_flags
 from sqlanon.config.search_options import SEARCH_OPTIONS, cli_search_options
 from sqlanon.errors import ConfigError
+from sqlanon.privacy import registry
 from sqlanon.privacy.registry import POLICY_KEYS
 
 OPTIONS = "strategy.search_options"
@@ -84,19 +85,33 @@ PRIVACY_FLAGS: tuple[tuple[str, Any], ...] = tuple(
     (f"privacy.{name}", Optional[key.type]) for name, key in POLICY_KEYS.items() if name not in ("population", "seed")  # noqa: UP045  (a runtime type for typer)
 )
 
+
+def _check_flags() -> tuple[tuple[str, Any, str | None], ...]:
+    figures = registry.figures().values()
+    helps = {key: text for figure in figures for key, text in figure.flag_help.items()}
+    return tuple((f"privacy.{name}", Optional[key.type], helps.get(name)) for name, key in registry.check_keys().items())  # noqa: UP045  (a runtime type for typer)
+
+
+#: the model options of ``check``, one per key the models' figures read
+#: (:func:`sqlanon.privacy.registry.check_keys`), with the help their figures give them: a new
+#: model's figure is measured by flags without an edit here
+CHECK_FLAGS: tuple[tuple[str, Any, str | None], ...] = _check_flags()
+
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
-def with_policy_flags(flags: tuple[tuple[str, Any], ...]) -> Callable[[Command], Command]:
-    """Declare ``flags`` (e.g. :data:`SOURCE_FLAGS`) on a command, after its ``--policy`` (or first)
-    parameter: each is the parameter named by its path's last part, a :func:`policy_flag`. The
-    command takes them as ``**flags`` (commands read every flag through ``ctx.params``)."""
+def with_policy_flags(flags: tuple[tuple, ...], after: str = "policy") -> Callable[[Command], Command]:
+    """Declare ``flags`` (e.g. :data:`SOURCE_FLAGS`: a policy path and a type, and optionally the
+    command's own help) on a command, after its parameter ``after`` (or its first): each is the
+    parameter named by its path's last part, a :func:`policy_flag`. The command takes them as
+    ``**flags`` (commands read every flag through ``ctx.params``)."""
 
     def declare(command: Command) -> Command:
         signature = inspect.signature(command)
         own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-        at = next((i + 1 for i, p in enumerate(own) if p.name == "policy"), 1)
-        added = [inspect.Parameter(path.rsplit(".", 1)[-1], inspect.Parameter.KEYWORD_ONLY, default=policy_flag(path), annotation=kind) for path, kind in flags]
+        at = next((i + 1 for i, p in enumerate(own) if p.name == after), 1)
+        added = [inspect.Parameter(path.rsplit(".", 1)[-1], inspect.Parameter.KEYWORD_ONLY, default=policy_flag(path, help=rest[0] if rest else None), annotation=kind)
+                 for path, kind, *rest in flags]
         parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
         # typer reads the signature (inspect honours __signature__); a Callable declares no such attribute for mypy
         setattr(command, "__signature__", signature.replace(parameters=parameters[:at] + added + parameters[at:]))  # noqa: B010

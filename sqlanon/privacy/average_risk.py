@@ -34,10 +34,28 @@ from sqlglot import exp
 from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import as_double, col, if_, lit, sum_
 from sqlanon.privacy.base import PrivacyModel
+from sqlanon.privacy.figure import TwinFigure
 from sqlanon.privacy.keys import PolicyKey
 from sqlanon.privacy.needs import RANKED, ClassNeeds
 
 EPS = 1e-12
+
+
+class _RiskFigure(TwinFigure):
+    """Released classes over released rows (the average prosecutor risk)."""
+
+    def validate(self, opts: dict) -> None:
+        r = opts.get("average_risk")
+        if r is not None and not 0 < r <= 1:
+            raise ConfigError(f"--average-risk must lie in (0, 1], got {r}")
+
+    def twin(self, opts: dict) -> PrivacyModel:
+        return AverageRisk(opts["average_risk"])
+
+    def write(self, out: dict, e: dict, stats, opts: dict, ok: bool | None) -> None:
+        rows = stats.rows - out["suppressed_rows"]
+        out["average_risk"] = out["classes"] / rows if rows else None
+        out["average_risk_ok"] = out["average_risk"] is not None and bool(ok)
 
 
 class AverageRisk(PrivacyModel):
@@ -48,6 +66,8 @@ class AverageRisk(PrivacyModel):
     policy_keys = (PolicyKey("average_risk", float, help="Highest average re-identification risk (released classes / released rows) of the release (ARX AverageReidentificationRisk)."),)
     asks = ("average_risk",)
     example = {"average_risk": 0.3}
+    figure = _RiskFigure(("average_risk",), "r", "average_risk",
+                         flag_help={"average_risk": "Report released classes / released rows and whether it is at most R."})
     replaces_k = True
     label = "average re-identification risk"
 

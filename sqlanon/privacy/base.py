@@ -30,6 +30,7 @@ from typing import Any
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError, UnsatisfiableError
+from sqlanon.privacy.figure import Figure
 from sqlanon.privacy.keys import PolicyKey
 from sqlanon.privacy.needs import Aggregate, ClassNeeds
 
@@ -61,6 +62,9 @@ class PrivacyModel:
     replaces_k = False
     #: the models it stands in for when both are asked (a variant read from the same keys)
     replaces: tuple[str, ...] = ()
+    #: its measured figure in ``sqlanon check`` (:mod:`sqlanon.privacy.figure`; None: the check
+    #: decides it by its Python twin, or lists it as not checked)
+    figure: Figure | None = None
 
     # -- from a policy --------------------------------------------------------------------------
 

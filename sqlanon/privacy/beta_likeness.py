@@ -29,6 +29,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, lit
 from sqlanon.privacy.base import PrivacyModel, sensitive_distribution
 from sqlanon.privacy.forms import gain
+from sqlanon.privacy.figure import TwinFigure, released
 from sqlanon.privacy.keys import PolicyKey
 from sqlanon.privacy.l_diversity import SENSITIVE_COLUMN
 from sqlanon.privacy.needs import Aggregate, ClassNeeds, Columns
@@ -44,6 +45,23 @@ def _beta(needs: ClassNeeds) -> Columns:
 BETA_LIKENESS = Aggregate("beta_likeness", value=_beta, shares=True)
 
 
+class _BetaFigure(TwinFigure):
+    """The largest relative gain of a sensitive value in a released class."""
+
+    def needs(self, opts: dict) -> ClassNeeds:
+        return ClassNeeds(BETA_LIKENESS)
+
+    def aggregates(self, stats, not_star: exp.Expr, opts: dict) -> list[tuple[str, exp.Expr]]:
+        return [("beta_gain", exp.Max(this=released(not_star, col("blike_max")))), ("beta_gain_ln", exp.Max(this=released(not_star, col("blike_ln"))))]
+
+    def twin(self, opts: dict) -> PrivacyModel:
+        return EnhancedBetaLikeness(opts["beta_likeness"])
+
+    def write(self, out: dict, e: dict, stats, opts: dict, ok: bool | None) -> None:
+        out["beta_likeness"] = e["beta_gain"]
+        out["beta_likeness_ok"] = ok
+
+
 class EnhancedBetaLikeness(PrivacyModel):
     name = "enhanced-beta-likeness"
     aggregates = (BETA_LIKENESS,)
@@ -52,6 +70,8 @@ class EnhancedBetaLikeness(PrivacyModel):
     policy_keys = (PolicyKey("beta_likeness", float, help="beta of enhanced beta-likeness on --sensitive-column (ARX EnhancedBLikeness)."), SENSITIVE_COLUMN)
     asks = ("beta_likeness",)
     example = {"beta_likeness": 1.0}
+    figure = _BetaFigure(("beta_likeness", "sensitive_column"), "beta", "beta_likeness",
+                         flag_help={"beta_likeness": "Report the largest relative gain of a sensitive value and whether enhanced beta-likeness holds."})
     replaces_k = True
     global_dist: dict | None = None
 

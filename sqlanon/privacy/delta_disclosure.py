@@ -28,9 +28,10 @@ import math
 from sqlglot import exp
 
 from sqlanon.errors import ConfigError
-from sqlanon.expr.atoms import col, lit
+from sqlanon.expr.atoms import col, if_, lit, sum_
 from sqlanon.privacy.base import PrivacyModel, sensitive_distribution
 from sqlanon.privacy.forms import share
+from sqlanon.privacy.figure import TwinFigure, released
 from sqlanon.privacy.keys import PolicyKey
 from sqlanon.privacy.l_diversity import DISTINCT_S, SENSITIVE_COLUMN
 from sqlanon.privacy.needs import Aggregate, ClassNeeds, Columns
@@ -48,6 +49,27 @@ def _delta_disclosure(needs: ClassNeeds) -> Columns:
 DELTA_DISCLOSURE = Aggregate("delta_disclosure", value=_delta_disclosure, shares=True, with_names=(DISTINCT_S.name,))
 
 
+class _DeltaFigure(TwinFigure):
+    """The largest ``|log2(q/p)|`` of a released class (none when a class lacks a value: it is
+    infinite there), and the classes lacking one."""
+
+    def needs(self, opts: dict) -> ClassNeeds:
+        return ClassNeeds(DELTA_DISCLOSURE)
+
+    def aggregates(self, stats, not_star: exp.Expr, opts: dict) -> list[tuple[str, exp.Expr]]:
+        lacking = if_(exp.LT(this=col("distinct_s"), expression=lit(len(stats.sensitive_domain))), lit(1), lit(0))
+        return [("delta_max", exp.Max(this=released(not_star, col("dd_max")))), ("delta_lacking", sum_(released(not_star, lacking)))]
+
+    def twin(self, opts: dict) -> PrivacyModel:
+        return DeltaDisclosure(opts["delta_disclosure"])
+
+    def write(self, out: dict, e: dict, stats, opts: dict, ok: bool | None) -> None:
+        lacking = int(e["delta_lacking"] or 0)
+        out["delta_disclosure"] = None if lacking else e["delta_max"]
+        out["delta_disclosure_classes_lacking_values"] = lacking
+        out["delta_disclosure_ok"] = ok
+
+
 class DeltaDisclosure(PrivacyModel):
     name = "delta-disclosure"
     aggregates = (DELTA_DISCLOSURE,)
@@ -56,6 +78,8 @@ class DeltaDisclosure(PrivacyModel):
     policy_keys = (PolicyKey("delta_disclosure", float, help="delta of delta-disclosure privacy on --sensitive-column (ARX DDisclosurePrivacy, log base 2)."), SENSITIVE_COLUMN)
     asks = ("delta_disclosure",)
     example = {"delta_disclosure": 2.0}
+    figure = _DeltaFigure(("delta_disclosure", "sensitive_column"), "delta", "delta_disclosure",
+                          flag_help={"delta_disclosure": "Report the largest |log2(q/p)| and whether delta-disclosure privacy holds."})
     replaces_k = True
     global_dist: dict | None = None
 

@@ -15,6 +15,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel
 from sqlanon.expr.atoms import as_double, col, if_, lit, sum_
 from sqlanon.privacy.forms import h, sum_all
+from sqlanon.privacy.figure import Figure, released
 from sqlanon.privacy.keys import PolicyKey
 from sqlanon.privacy.needs import Aggregate, ClassNeeds, Columns
 
@@ -49,6 +50,29 @@ L = PolicyKey("l", float, help="l of l-diversity on --sensitive-column.", schema
 VARIANT = PolicyKey("l_diversity", str, "distinct", choices=("distinct", "entropy"))
 
 
+class _DistinctFigure(Figure):
+    """The fewest distinct sensitive values of a released class."""
+
+    def needs(self, opts: dict) -> ClassNeeds:
+        return DistinctLDiversity(int(opts["l"])).needs
+
+    def aggregates(self, stats, not_star: exp.Expr, opts: dict) -> list[tuple[str, exp.Expr]]:
+        return [(self.out, exp.Min(this=released(not_star, col("distinct_s"))))] if stats.has_s and stats.needs.distinct_s else []
+
+
+class _EntropyFigure(Figure):
+    """The smallest ``exp`` of a released class's sensitive entropy (its entropy l)."""
+
+    def needs(self, opts: dict) -> ClassNeeds:
+        return EntropyLDiversity(1).needs
+
+    def aggregates(self, stats, not_star: exp.Expr, opts: dict) -> list[tuple[str, exp.Expr]]:
+        if not (stats.has_s and stats.needs.entropy_s):
+            return []
+        ent = exp.Exp(this=exp.Sub(this=exp.Ln(this=exp.Cast(this=col("cnt"), to=exp.DataType.build("DOUBLE"))), expression=exp.Div(this=col("nlogn_s"), expression=col("cnt"))))
+        return [(self.out, exp.Min(this=released(not_star, ent)))]
+
+
 def _check_l(l) -> float:
     if l < 1:
         raise ConfigError(f"l must be >= 1, got {l!r}")
@@ -66,6 +90,7 @@ class DistinctLDiversity(PrivacyModel):
     policy_keys = (L, VARIANT, SENSITIVE_COLUMN)
     asks = ("l",)
     example = {"l": 2}
+    figure = _DistinctFigure(("l", "sensitive_column"), "l", "l_distinct", sensitive_figure=True, on_sensitive=ClassNeeds(DISTINCT_S))
 
     def __init__(self, l: int, column: str | None = None) -> None:
         self.l = int(_check_l(l))
@@ -102,6 +127,7 @@ class EntropyLDiversity(PrivacyModel):
     policy_keys = (L, VARIANT, SENSITIVE_COLUMN)
     asks = ("l",)
     example = {"l": 1.5, "l_diversity": "entropy"}
+    figure = _EntropyFigure(("l", "sensitive_column"), "l", "l_entropy", sensitive_figure=True, on_sensitive=ClassNeeds(ENTROPY_S))
 
     def __init__(self, l: float, column: str | None = None) -> None:
         self.l = float(_check_l(l))

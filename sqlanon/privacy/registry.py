@@ -21,6 +21,7 @@ from sqlanon.privacy.delta_presence import DeltaPresence
 from sqlanon.privacy.grassberger_l_diversity import GrassbergerLDiversity
 from sqlanon.privacy.k_anonymity import KAnonymity
 from sqlanon.privacy.k_map import KMap
+from sqlanon.privacy.figure import Figure
 from sqlanon.privacy.keys import PolicyKey
 from sqlanon.privacy.l_diversity import DistinctLDiversity, EntropyLDiversity
 from sqlanon.privacy.recursive_cl import RecursiveCLDiversity
@@ -53,6 +54,19 @@ def _policy_keys() -> dict[str, PolicyKey]:
 #: the privacy section of the policy, key by key: every model's declared keys (in registry order;
 #: a key two models declare once, with the choices of both), the suppression budget, SafePub's
 POLICY_KEYS: dict[str, PolicyKey] = _policy_keys()
+
+
+def figures() -> dict[str, Figure]:
+    """The models' measured figures in ``sqlanon check``, by model name, in registry order (read
+    at the call: a model registered later is checked too)."""
+    return {name: model.figure for name, model in MODELS.items() if model.figure is not None}
+
+
+def check_keys() -> dict[str, PolicyKey]:
+    """The check's model options: every key a figure reads, once, in registry order, with its
+    policy declaration (its type and help; the budget's is the requirement's)."""
+    declared = {key.name: key for model in MODELS.values() for key in model.policy_keys} | {MAX_SUPPRESSION.name: MAX_SUPPRESSION}
+    return {key: declared[key] for figure in figures().values() for key in figure.keys}
 
 
 def check_choices(privacy) -> None:

@@ -20,6 +20,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import PrivacyModel, sensitive_distribution
 from sqlanon.expr.atoms import as_double, col, lit, sum_
 from sqlanon.privacy.forms import h, h_share, share, sum_all
+from sqlanon.privacy.figure import Figure, released
 from sqlanon.privacy.keys import PolicyKey
 from sqlanon.privacy.l_diversity import SENSITIVE_COLUMN
 from sqlanon.privacy.needs import Aggregate, ClassNeeds, Columns
@@ -96,6 +97,30 @@ def emd_ordered(p: dict, q: dict, order: list) -> float:
     return total / (m - 1)
 
 
+class _TFigure(Figure):
+    """The farthest released class from the table's sensitive distribution (equal or ordered
+    distance; hierarchical t needs the sensitive hierarchy, and is not measured)."""
+
+    def needs(self, opts: dict) -> ClassNeeds:
+        return TCloseness(opts["t"], opts.get("t_distance") or "equal").needs
+
+    def aggregates(self, stats, not_star: exp.Expr, opts: dict) -> list[tuple[str, exp.Expr]]:
+        if not stats.has_s:
+            return []
+        return [(f"t_{d}", exp.Max(this=released(not_star, col(f"emd_{d}")))) for d, on in (("equal", stats.needs.emd_equal), ("ordered", stats.needs.emd_ordered)) if on]
+
+    def write(self, out: dict, e: dict, stats, opts: dict, ok: bool | None) -> None:
+        for key in ("t_equal", "t_ordered"):
+            if key in e:
+                out["t"] = e[key]
+
+    def from_release(self, stored: dict) -> dict:
+        return {"t": stored.get("t"), "t_distance": stored.get("distance")} if stored.get("distance") in ("equal", "ordered") else {}
+
+    def required(self, opts: dict) -> str:
+        return f"t={opts['t']} ({opts.get('t_distance') or 'equal'})"
+
+
 class TCloseness(PrivacyModel):
     name = "t-closeness"
     monotone_with_suppression = False  # a close class merged with a far one can be far
@@ -113,6 +138,8 @@ class TCloseness(PrivacyModel):
     )
     asks = ("t",)
     example = {"t": 0.4}
+    figure = _TFigure(("t", "t_distance", "sensitive_column"), "t", "t", at_most=True, sensitive_figure=True,
+                      flag_help={"t_distance": "With --t: equal | ordered (default equal)."})
     label = "hierarchical t-closeness"
 
     @classmethod

@@ -8,8 +8,8 @@ itself; the newest release written there is the one. What is given explicitly (`
 ``--k``, ``--max-suppression``, ``--l``, ...) wins over the row; the rest comes from it, and the
 result says which release it read (``release``) and each model's verdict (``verdicts``).
 
->>> verdict("k-anonymity", "k=5", 7, True)
-{'model': 'k-anonymity', 'required': 'k=5', 'measured': 7, 'ok': True}
+>>> sensitive_keys()  # the options of the figures reading the sensitive column
+['l', 'sensitive_column', 't', 't_distance', 'beta_likeness', 'delta_disclosure']
 """
 
 from __future__ import annotations
@@ -23,12 +23,9 @@ from sqlanon.engine.source import _guess_format
 from sqlanon.engine.urls import is_postgres_url, redact
 from sqlanon.errors import ConfigError
 from sqlanon.privacy.base import budget_rows
+from sqlanon.privacy.registry import MODELS, check_keys, figures
 from sqlanon.release import registry
 
-#: the privacy-model options ``check`` takes, read from the release when not given
-MODEL_OPTIONS = ("k", "max_suppression", "l", "t", "t_distance", "sensitive_column", "beta_likeness", "delta_disclosure", "average_risk")
-#: numbers compared with this tolerance (entropies, distances)
-EPS = 1e-9
 
 
 @dataclass
@@ -162,27 +159,24 @@ def settings(entry: dict, stored: dict) -> dict[str, Any]:
     out: dict[str, Any] = {"models": models, "qi": list(stored.get("quasi_identifiers") or (policy.get("qi") or {}).keys()),
                            "max_suppression": stored.get("max_suppression", policy.get("max_suppression")),
                            "budget": stored.get("suppression_budget"), "sensitive_column": policy.get("sensitive_column")}
-    for m in models:
-        name = m.get("model")
-        if name == "k-anonymity":
-            out["k"] = m.get("k")
-        elif name in ("distinct-l-diversity", "entropy-l-diversity"):
-            out["l"] = m.get("l")
-        elif name == "t-closeness" and m.get("distance") in ("equal", "ordered"):
-            out["t"], out["t_distance"] = m.get("t"), m.get("distance")
-        elif name == "enhanced-beta-likeness":
-            out["beta_likeness"] = m.get("beta")
-        elif name == "delta-disclosure":
-            out["delta_disclosure"] = m.get("delta")
-        elif name == "average-risk":
-            out["average_risk"] = m.get("r")
+    read = figures()
+    for m in models:  # each stored model's figure reads its options back (k, l, t, beta, ...)
+        figure = read.get(str(m.get("model")))
+        if figure is not None:
+            out.update(figure.from_release(m))
     return out
+
+
+def sensitive_keys() -> list[str]:
+    """The model options of the figures whose model reads the sensitive column (and the column)."""
+    return list(dict.fromkeys(key for name, figure in figures().items() if any(a.sensitive for a in MODELS[name].aggregates) for key in figure.keys))
 
 
 def options(found: Found, given: dict[str, Any]) -> dict[str, Any]:
     """The check's model options: each one given, else the release's."""
-    out = {key: given.get(key) if given.get(key) is not None else found.settings.get(key) for key in MODEL_OPTIONS}
-    if given.get("sensitive_column") is None and not any(out.get(key) is not None for key in ("l", "t", "beta_likeness", "delta_disclosure")):
+    out = {key: given.get(key) if given.get(key) is not None else found.settings.get(key) for key in check_keys()}
+    asking = [figure.asks for name, figure in figures().items() if any(a.sensitive for a in MODELS[name].aggregates)]
+    if given.get("sensitive_column") is None and not any(out.get(key) is not None for key in asking):
         out["sensitive_column"] = None  # the release's sensitive column is read only by a model that needs it
     if out.get("k") is None:
         out["max_suppression"] = None
@@ -198,32 +192,21 @@ def budget(found: Found, given: dict[str, Any], rows: int) -> int:
     return int(found.settings["budget"])
 
 
-def verdict(model: str, required: str, measured, ok: bool) -> dict:
-    return {"model": model, "required": required, "measured": measured, "ok": bool(ok)}
-
-
-#: the models :func:`verdicts` reads a measured figure for (the others are left to their Python twin,
-#: :func:`sqlanon.run.check.release_twins`, or listed as not checked)
-FIGURED = ("k-anonymity", "distinct-l-diversity", "entropy-l-diversity", "t-closeness", "enhanced-beta-likeness", "delta-disclosure", "average-risk")
-
-
 def verdicts(out: dict, opts: dict, rows_budget: int, models: list[dict]) -> tuple[list[dict], list[str]]:
-    """Each model of the release (or given) checked on the measured figures; the models the
-    check cannot measure (k-map, delta-presence, recursive (c,l), hierarchical t, ...) listed apart."""
+    """Each model of the release (or given) checked on its measured figure, in registry order
+    (figures sharing the key that asks them, as the two l-diversities share ``l``: the release's
+    model's, else the first); the models without a figure (k-map, delta-presence, recursive
+    (c,l), hierarchical t, ...) listed apart."""
     found: list[dict] = []
-    if opts.get("k") is not None:
-        found.append(verdict("k-anonymity", f"k={opts['k']}", out.get("k"), out.get("k") is not None and out["k"] >= opts["k"]))
-        found.append(verdict("suppression", f"<= {rows_budget:,} rows", out.get("suppressed_rows"), out.get("suppressed_rows", 0) <= rows_budget))
     names = {m.get("model") for m in models}
-    if opts.get("l") is not None:
-        kind = "entropy-l-diversity" if "entropy-l-diversity" in names else "distinct-l-diversity"
-        measured = out.get("l_entropy") if kind == "entropy-l-diversity" else out.get("l_distinct")
-        found.append(verdict(kind, f"l={opts['l']}", measured, measured is not None and measured >= opts["l"] - EPS))
-    if opts.get("t") is not None:
-        found.append(verdict("t-closeness", f"t={opts['t']} ({opts.get('t_distance') or 'equal'})", out.get("t"), out.get("t") is not None and out["t"] <= opts["t"] + EPS))
-    for key, name, param in (("beta_likeness", "enhanced-beta-likeness", "beta"), ("delta_disclosure", "delta-disclosure", "delta"), ("average_risk", "average-risk", "r")):
-        if opts.get(key) is not None:
-            found.append(verdict(name, f"{param}={opts[key]}", out.get(key), out.get(f"{key}_ok", False)))
+    chosen: dict[str, str] = {}
+    for name, figure in figures().items():
+        if opts.get(figure.asks) is not None and (figure.asks not in chosen or name in names and chosen[figure.asks] not in names):
+            chosen[figure.asks] = name
+    read = figures()
+    for name in read:
+        if name in chosen.values():
+            found += read[name].verdicts(name, out, opts, rows_budget)
     checked = {v["model"] for v in found}
     missing = [str(m.get("model")) for m in models if m.get("model") not in checked]
     return found, missing

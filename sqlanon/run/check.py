@@ -3,6 +3,7 @@ without writing anything. Both answer from a frequency set built by one scan."""
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -13,11 +14,10 @@ from sqlanon.errors import ConfigError, SqlanonError
 from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
 from sqlanon.plan import Recoding
 from sqlanon.config.policy import Policy
-from sqlanon.privacy import MODELS, DistinctLDiversity, EntropyLDiversity, KAnonymity, Requirement, TCloseness
-from sqlanon.privacy.average_risk import AverageRisk
+from sqlanon.privacy import MODELS, KAnonymity, Requirement
 from sqlanon.privacy.base import PrivacyModel, budget_rows
-from sqlanon.privacy.beta_likeness import EnhancedBetaLikeness
-from sqlanon.privacy.delta_disclosure import DeltaDisclosure
+from sqlanon.privacy.figure import Figure, released, verdict
+from sqlanon.privacy.registry import check_keys, figures
 from sqlanon.expr.atoms import col, table_ref
 from sqlanon.stats import Statistics
 from sqlanon.expr.atoms import if_, lit, sum_
@@ -30,12 +30,15 @@ from sqlanon.dialect import lookup
 from sqlanon.run import by_release
 
 
-def check(input: str | None = None, qi: list[str] | dict[str, str] | None = None, *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str | None = None, sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str | None = "*", memory_limit: str | None = None, max_suppression: float | None = None, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None, release: int | None = None, registry: str | None = None, release_policy: bool = True) -> dict:
-    """Measure a (released) table: class sizes, l, t, suppressed rows and metrics; with ``risk``
-    its re-identification risk (:mod:`sqlanon.risk`; ``population_fraction`` adds population
-    uniqueness estimates, ``risk_threshold`` the prosecutor threshold). ``beta_likeness``,
-    ``delta_disclosure`` and ``average_risk`` measure those models (the largest relative gain,
-    the largest ``|log2(q/p)|``, released classes / released rows) and say whether they hold.
+def check(input: str | None = None, qi: list[str] | dict[str, str] | None = None, *, format: str | None = None, delimiter: str | None = None, table: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str | None = "*", memory_limit: str | None = None, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, release: int | None = None, registry: str | None = None, release_policy: bool = True, **model_options: Any) -> dict:
+    """Measure a (released) table: class sizes, suppressed rows and metrics, and each privacy
+    model's figure asked by its keys (``model_options``: every key a model's figure reads,
+    :func:`sqlanon.privacy.registry.check_keys`: ``k``, ``max_suppression``, ``l``, ``t``,
+    ``t_distance``, ``sensitive_column``, ``beta_likeness`` (the largest relative gain),
+    ``delta_disclosure`` (the largest ``|log2(q/p)|``), ``average_risk`` (released classes /
+    released rows), ... and whether each holds); with ``risk`` its re-identification risk
+    (:mod:`sqlanon.risk`; ``population_fraction`` adds population uniqueness estimates,
+    ``risk_threshold`` the prosecutor threshold).
 
     ``qi`` is a list of columns, or a mapping column -> hierarchy spec; with hierarchies, values are
     read back as levels of the hierarchy so precision and LM can be measured too. A row whose QIs
@@ -52,21 +55,43 @@ def check(input: str | None = None, qi: list[str] | dict[str, str] | None = None
     only by what is given. ``input`` may be a :class:`~sqlanon.release.result.Release` written to
     a file or a table: ``sqlanon.check(sqlanon.anonymize(..., output="out.parquet"))``.
     """
+    given = _model_options(model_options)
     if hasattr(input, "_state") and hasattr(input, "to_dict"):  # a Release: where it was written
         input, table, format = by_release.release_location(input)
     found = by_release.locate(input, table, format, release, registry) if release_policy or release is not None or registry else None
-    given: dict[str, Any] = {"k": k, "max_suppression": max_suppression, "l": l, "t": t, "t_distance": t_distance, "sensitive_column": sensitive_column,
-             "beta_likeness": beta_likeness, "delta_disclosure": delta_disclosure, "average_risk": average_risk}
     rest: dict[str, Any] = {"format": format, "delimiter": delimiter, "class_column": class_column, "hierarchy_delimiter": hierarchy_delimiter, "suppressed_marker": suppressed_marker,
             "memory_limit": memory_limit, "risk": risk, "population_fraction": population_fraction, "risk_threshold": risk_threshold, "max_value_length": max_value_length}
     if found is not None:
         return _check_by_release(found, qi, given, rest)
-    if max_suppression is not None and k is None:
+    if given["max_suppression"] is not None and given["k"] is None:
         raise ConfigError("--max-suppression needs --k (the suppression budget of a k-anonymity check)")
     if not input or not qi:
         raise ConfigError("check needs an input (--input, input=) and its quasi-identifiers (--qi, qi=), or a release a registry knows (--release N --registry R)" if not input else
                           f"give the quasi-identifier columns to check (--qi, qi=): no registry knows a release written to {input}")
-    return _measure(input, qi, table=table, **given, **rest)
+    return _measure(input, qi, given, table=table, **rest)
+
+
+def _model_options(given: dict[str, Any]) -> dict[str, Any]:
+    """Every model option of the check (the registry's :func:`check_keys`, read at the call), the
+    ones not given None; a keyword no model's figure reads is a TypeError, as Python's own."""
+    keys = check_keys()
+    unknown = sorted(set(given) - set(keys))
+    if unknown:
+        raise TypeError(f"check() got an unexpected keyword argument {unknown[0]!r}")
+    return {key: given.get(key) for key in keys}
+
+
+def _signature() -> inspect.Signature:
+    """:func:`check`'s signature with its model options as keyword parameters (``help(check)``,
+    editors and typer read it): one per :func:`check_keys`, their declared types."""
+    own = inspect.signature(check)
+    params = [p for p in own.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    at = next(i for i, p in enumerate(params) if p.name == "class_column")
+    keys = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=key.type.__name__ + " | None") for name, key in check_keys().items()]
+    return own.replace(parameters=params[:at] + keys + params[at:])
+
+
+setattr(check, "__signature__", _signature())  # noqa: B010  (a function declares no such attribute for mypy)
 
 
 def _check_by_release(found, qi, given: dict, rest: dict) -> dict:
@@ -79,7 +104,7 @@ def _check_by_release(found, qi, given: dict, rest: dict) -> dict:
     rest = {**rest, "format": rest["format"] or found.format}
     dropped = _without_a_dropped_sensitive_column(found, opts, given, rest)
     twins = _twins_for(found, opts, dropped)
-    out = _measure(found.input, qi or found.settings["qi"], table=found.table, **opts, **rest, twins=twins)
+    out = _measure(found.input, qi or found.settings["qi"], opts, table=found.table, **rest, twins=twins)
     rows_budget = by_release.budget(found, given, out["rows"])
     out["verdicts"], not_checked = by_release.verdicts(out, opts, rows_budget, found.settings["models"])
     not_checked = _add_twin_verdicts(out, twins, not_checked)
@@ -96,7 +121,7 @@ def _check_by_release(found, qi, given: dict, rest: dict) -> dict:
 def _twins_for(found, opts: dict, dropped: str | None) -> tuple[PrivacyModel, ...]:
     """The release's models the check has no figure for whose twin decides them (reading the
     release's sensitive column for them when it is there)."""
-    unfigured = [str(m.get("model")) for m in found.settings["models"] if m.get("model") not in by_release.FIGURED]
+    unfigured = [str(m.get("model")) for m in found.settings["models"] if m.get("model") not in figures()]
     twins = release_twins(found, unfigured, sensitive_present=not dropped and found.settings.get("sensitive_column") is not None)
     if any(a.sensitive for m in twins for a in m.aggregates) and opts.get("sensitive_column") is None:
         opts["sensitive_column"] = found.settings["sensitive_column"]
@@ -107,7 +132,7 @@ def _add_twin_verdicts(out: dict, twins, not_checked: list[str]) -> list[str]:
     """Each twin's verdict beside the measured ones; the names still not checked."""
     for m in twins:  # the models the check has no figure for: each one's own twin over the released classes
         required = " ".join(f"{k}={v}" for k, v in m.describe().items() if k != "model")
-        out["verdicts"].append(by_release.verdict(m.name, required, None, out["twin_verdicts"][m.name]))
+        out["verdicts"].append(verdict(m.name, required, None, out["twin_verdicts"][m.name]))
     out.pop("twin_verdicts", None)
     return [name for name in not_checked if name not in {m.name for m in twins}]
 
@@ -126,40 +151,36 @@ def _without_a_dropped_sensitive_column(found, opts: dict, given: dict, rest: di
         session.close()
     if present:
         return None
-    for key in ("l", "t", "t_distance", "beta_likeness", "delta_disclosure", "sensitive_column"):
+    for key in by_release.sensitive_keys():  # the keys of every figure reading the sensitive column
         opts[key] = None
     return column
 
 
-def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, k: int | None = None, l: float | None = None, t: float | None = None, t_distance: str | None = None, sensitive_column: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str | None = "*", memory_limit: str | None = None, max_suppression: float | None = None, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, beta_likeness: float | None = None, delta_disclosure: float | None = None, average_risk: float | None = None, twins: tuple[PrivacyModel, ...] = ()) -> dict:
-    """The measurement :func:`check` describes, by what is given only; ``twins``: models whose verdict
-    is their Python twin's over the released classes (``twin_verdicts`` in the result)."""
-    t_distance = t_distance or "equal"
-    max_suppression = max_suppression or 0.0
-    _check_k(k)
+def _measure(input: str, qi: list[str] | dict[str, str], opts: dict[str, Any], *, format: str | None = None, delimiter: str | None = None, table: str | None = None, class_column: str | None = None, hierarchy_delimiter: str | None = None, suppressed_marker: str | None = "*", memory_limit: str | None = None, risk: bool = False, population_fraction: float | None = None, risk_threshold: float | None = None, max_value_length: int = MAX_VALUE_LENGTH, twins: tuple[PrivacyModel, ...] = ()) -> dict:
+    """The measurement :func:`check` describes, by what is given only (``opts``: the model
+    options); ``twins``: models whose verdict is their Python twin's over the released classes
+    (``twin_verdicts`` in the result)."""
+    _check_k(opts.get("k"))
     if (population_fraction is not None or risk_threshold is not None) and not risk:
         raise ConfigError("--population-fraction and --risk-threshold need --risk")
     validate_options(risk_threshold, population_fraction)
-    asked = {"beta": beta_likeness, "delta": delta_disclosure, "risk": average_risk}
-    _check_model_options(asked, sensitive_column)
+    asked = _asked_figures(opts)
+    for figure in asked.values():
+        figure.validate(opts)
     policy = Policy(input=input, format=format, delimiter=delimiter, table=table, memory_limit=memory_limit, hierarchy_delimiter=hierarchy_delimiter, max_value_length=max_value_length)
     if max_value_length < 1:
         raise ConfigError(f"--max-value-length must be at least 1 (characters), got {max_value_length}")
     session = Session(policy)
     try:
-        specs, columns, flats, stats = _scan(session, qi, sensitive_column, class_column, max_value_length, lambda s, c: _check_needs(l, t, t_distance, s, c, asked).merge(_twin_needs(twins)))
+        specs, columns, flats, stats = _scan(session, qi, opts.get("sensitive_column"), class_column, max_value_length, lambda s, c: _check_needs(opts, asked, s, c).merge(_twin_needs(twins)))
         not_star = _not_suppressed(stats, flats, suppressed_marker)
         node = tuple(0 for _ in columns)
-        e = stats.evaluate(node, exp.Boolean(this=True), _check_aggregates(stats, not_star, asked)).extra
+        e = stats.evaluate(node, exp.Boolean(this=True), _check_aggregates(stats, not_star, opts)).extra
         out = _table_figures(session, stats, columns, e)
         out["suppressed_marker"] = suppressed_marker
         if risk:
             out["risk"] = measure(stats, node, not_star, threshold=risk_threshold or DEFAULT_THRESHOLD, population_fraction=population_fraction)
-        if k is not None:
-            out["k_anonymous"] = out["k"] is not None and out["k"] >= k and out["suppressed_rows"] <= budget_rows(max_suppression, stats.rows)
-        _sensitive_figures(out, e)
-        verdicts = twin_verdicts(stats, not_star, _asked_models(asked) + list(twins))
-        _model_figures(out, e, stats, asked, verdicts)
+        verdicts = _write_figures(out, e, stats, not_star, opts, asked, twins)
         if twins:
             out["twin_verdicts"] = {m.name: verdicts[m.name] for m in twins}
         if all(spec for spec in specs.values()):
@@ -168,6 +189,24 @@ def _measure(input: str, qi: list[str] | dict[str, str], *, format: str | None =
         return out
     finally:
         session.close()
+
+
+def _write_figures(out: dict, e: dict, stats, not_star: exp.Expr, opts: dict[str, Any], asked: dict[str, Figure], twins) -> dict[str, bool]:
+    """Each model's figure into ``out``, in registry order (the asked ones, and the sensitive
+    column's that were measured), with its twin's verdict; every twin's verdict, by name."""
+    made = {name: figure.twin(opts) for name, figure in asked.items()}
+    verdicts = twin_verdicts(stats, not_star, [m for m in made.values() if m is not None] + list(twins))
+    written = {**opts, "budget_rows": budget_rows(opts.get("max_suppression") or 0.0, stats.rows)}
+    for name, figure in figures().items():
+        if name in asked or figure.sensitive_figure:
+            twin = made.get(name)
+            figure.write(out, e, stats, written, verdicts.get(twin.name) if twin is not None else None)
+    return verdicts
+
+
+def _asked_figures(opts: dict[str, Any]) -> dict[str, Figure]:
+    """The figures the options ask for (their first key given), by model name."""
+    return {name: figure for name, figure in figures().items() if figure.asked(opts)}
 
 
 def _scan(session, qi, sensitive_column: str | None, class_column: str | None, max_value_length: int, needs) -> tuple[dict, list[str], list, Statistics]:
@@ -183,16 +222,6 @@ def _scan(session, qi, sensitive_column: str | None, class_column: str | None, m
     stats = Statistics(session.engine, session.source, columns, flats, sensitive, klass, needs(sensitive, klass))
     stats.prepare()
     return specs, columns, flats, stats
-
-
-def _check_model_options(asked: dict, sensitive_column: str | None) -> None:
-    for key, flag in (("beta", "--beta-likeness"), ("delta", "--delta-disclosure")):
-        if asked[key] is not None and not sensitive_column:
-            raise ConfigError(f"{flag} needs --sensitive-column")
-        if asked[key] is not None and not asked[key] > 0:
-            raise ConfigError(f"{flag} must be > 0, got {asked[key]}")
-    if asked["risk"] is not None and not 0 < asked["risk"] <= 1:
-        raise ConfigError(f"--average-risk must lie in (0, 1], got {asked['risk']}")
 
 
 def _twin_needs(twins) -> ClassNeeds:
@@ -227,17 +256,16 @@ def release_twins(found, names: list[str], sensitive_present: bool) -> tuple[Pri
     return tuple(out)
 
 
-def _check_needs(l, t, t_distance: str, sensitive_column, class_column, asked: dict) -> ClassNeeds:
-    """The per-class aggregates the check reads."""
-    needs_models: list[PrivacyModel] = []
-    if l is not None:
-        needs_models += [DistinctLDiversity(int(l)), EntropyLDiversity(1)]
-    if t is not None:
-        needs_models.append(TCloseness(t, t_distance))
-    needs = Requirement(needs_models).needs.merge(ClassNeeds(majority_y=class_column is not None))
-    if sensitive_column and l is None and t is None:
-        needs = needs.merge(ClassNeeds(distinct_s=True, entropy_s=True))
-    return needs.merge(ClassNeeds(beta_likeness=asked["beta"] is not None, delta_disclosure=asked["delta"] is not None))
+def _check_needs(opts: dict[str, Any], asked: dict[str, Figure], sensitive_column, class_column) -> ClassNeeds:
+    """The per-class aggregates the check reads: each asked figure's, and with a sensitive
+    column but no figure of it asked, those of the figures shown for it (l)."""
+    needs = ClassNeeds(majority_y=class_column is not None)
+    for figure in asked.values():
+        needs = needs.merge(figure.needs(opts))
+    if sensitive_column and not any(figure.sensitive_figure for figure in asked.values()):
+        for figure in figures().values():
+            needs = needs.merge(figure.on_sensitive or ClassNeeds())
+    return needs
 
 
 def _not_suppressed(stats, flats, suppressed_marker: str | None) -> exp.Expr:
@@ -251,40 +279,20 @@ def _not_suppressed(stats, flats, suppressed_marker: str | None) -> exp.Expr:
     return exp.Not(this=exp.Paren(this=exp.and_(*parts) if len(parts) > 1 else parts[0]))
 
 
-def _released(not_star: exp.Expr, e: exp.Expr) -> exp.Expr:
-    return if_(not_star.copy(), e, exp.Null())
-
-
-def _check_aggregates(stats, not_star: exp.Expr, asked: dict) -> list[tuple[str, exp.Expr]]:
+def _check_aggregates(stats, not_star: exp.Expr, opts: dict[str, Any]) -> list[tuple[str, exp.Expr]]:
+    """The table's figures and each model's figure (the asked ones, and those of the sensitive
+    column its aggregates are there for), in registry order."""
     aggs = [
-        ("min_class", exp.Min(this=_released(not_star, col("cnt")))),
+        ("min_class", exp.Min(this=released(not_star, col("cnt")))),
         ("suppressed", sum_(if_(not_star.copy(), lit(0), col("cnt")))),
         ("released_classes", sum_(if_(not_star.copy(), lit(1), lit(0)))),
         ("dm", sum_(if_(not_star.copy(), exp.Mul(this=col("cnt"), expression=col("cnt")), lit(0)))),
     ]
-    if stats.has_s:
-        aggs += _sensitive_aggregates(stats, not_star)
-    if asked["beta"] is not None:
-        aggs += [("beta_gain", exp.Max(this=_released(not_star, col("blike_max")))), ("beta_gain_ln", exp.Max(this=_released(not_star, col("blike_ln"))))]
-    if asked["delta"] is not None:
-        lacking = if_(exp.LT(this=col("distinct_s"), expression=lit(len(stats.sensitive_domain))), lit(1), lit(0))
-        aggs += [("delta_max", exp.Max(this=_released(not_star, col("dd_max")))), ("delta_lacking", sum_(_released(not_star, lacking)))]
+    for figure in figures().values():
+        if figure.asked(opts) or figure.sensitive_figure:
+            aggs += figure.aggregates(stats, not_star, opts)
     if stats.has_y:
         aggs.append(("cm_minority", sum_(if_(not_star.copy(), exp.Sub(this=col("cnt"), expression=col("maxy")), lit(0)))))
-    return aggs
-
-
-def _sensitive_aggregates(stats, not_star: exp.Expr) -> list[tuple[str, exp.Expr]]:
-    aggs: list[tuple[str, exp.Expr]] = []
-    if stats.needs.distinct_s:
-        aggs.append(("l_distinct", exp.Min(this=_released(not_star, col("distinct_s")))))
-    if stats.needs.entropy_s:
-        ent = exp.Exp(this=exp.Sub(this=exp.Ln(this=exp.Cast(this=col("cnt"), to=exp.DataType.build("DOUBLE"))), expression=exp.Div(this=col("nlogn_s"), expression=col("cnt"))))
-        aggs.append(("l_entropy", exp.Min(this=_released(not_star, ent))))
-    if stats.needs.emd_equal:
-        aggs.append(("t_equal", exp.Max(this=_released(not_star, col("emd_equal")))))
-    if stats.needs.emd_ordered:
-        aggs.append(("t_ordered", exp.Max(this=_released(not_star, col("emd_ordered")))))
     return aggs
 
 
@@ -313,18 +321,6 @@ def _table_figures(session, stats, columns: list[str], e: dict) -> dict[str, Any
     return out
 
 
-def _sensitive_figures(out: dict, e: dict) -> None:
-    for key, name in (("l_distinct", "l_distinct"), ("l_entropy", "l_entropy"), ("t_equal", "t"), ("t_ordered", "t")):
-        if key in e:
-            out[name] = e[key]
-
-
-def _asked_models(asked: dict) -> list[PrivacyModel]:
-    """The models whose verdict the check gives, as objects (their Python twins decide it)."""
-    makers = {"beta": EnhancedBetaLikeness, "delta": DeltaDisclosure, "risk": AverageRisk}
-    return [make(asked[key]) for key, make in makers.items() if asked[key] is not None]
-
-
 def twin_verdicts(stats, not_star: exp.Expr, models: list[PrivacyModel]) -> dict[str, bool]:
     """Whether each model holds on the table, by its own Python twin (``class_ok``; a table-level
     model's ``refine`` suppressing nothing) over the released classes, which the check groups here
@@ -348,23 +344,6 @@ def twin_verdicts(stats, not_star: exp.Expr, models: list[PrivacyModel]) -> dict
         ok = [m.class_ok(c) for c in classes]
         out[m.name] = all(m.refine(classes, ok)) if m.table_level else all(ok)
     return out
-
-
-def _model_figures(out: dict, e: dict, stats, asked: dict, verdicts: dict[str, bool]) -> None:
-    """Enhanced beta-likeness, delta-disclosure and average risk: achieved (SQL aggregates), and
-    whether they hold (each model's own verdict: :func:`twin_verdicts`)."""
-    if asked["beta"] is not None:
-        out["beta_likeness"] = e["beta_gain"]
-        out["beta_likeness_ok"] = verdicts["enhanced-beta-likeness"]
-    if asked["delta"] is not None:
-        lacking = int(e["delta_lacking"] or 0)
-        out["delta_disclosure"] = None if lacking else e["delta_max"]
-        out["delta_disclosure_classes_lacking_values"] = lacking
-        out["delta_disclosure_ok"] = verdicts["delta-disclosure"]
-    if asked["risk"] is not None:
-        released = stats.rows - out["suppressed_rows"]
-        out["average_risk"] = out["classes"] / released if released else None
-        out["average_risk_ok"] = out["average_risk"] is not None and verdicts["average-risk"]
 
 
 def _hierarchy_metrics(out: dict, session, stats, specs: dict, flats, hierarchy_delimiter, suppressed_marker: str | None, max_value_length: int) -> None:
@@ -408,9 +387,8 @@ def _is_builder(spec: str) -> bool:
 
 
 def _check_k(k) -> None:
-    """``--k 0`` is a value, not an absence: a check against it would say every table passes."""
-    if k is not None and (isinstance(k, bool) or k < 1):
-        raise ConfigError(f"k must be at least 1, got {k}")
+    """``--k 0`` is a value, not an absence: k-anonymity's figure refuses it."""
+    KAnonymity.figure.validate({"k": k})
 
 
 def load_transformation(spec: str | dict) -> dict:
