@@ -232,9 +232,12 @@ def _twin_needs(twins) -> ClassNeeds:
 
 def _twin_checkable(model: PrivacyModel) -> bool:
     """Can the checker give ``model``'s verdict by its Python twin alone? When every aggregate it
-    asks has a per-value form or is the class table's rank (its twin then reads class sizes and
-    sensitive counts only: no population, no sensitive hierarchy, no bound before the search)."""
-    return all(name == "ranked" or name in DECLARED and DECLARED[name].value is not None for name in model.needs.names())
+    asks has a per-value form, is the class table's rank, or asks no column (estimated k-map's
+    class-size floor, derived from the table's rows when the twin is bound): its twin then reads
+    class sizes and sensitive counts only. A population (k-map with a population table,
+    delta-presence) or a sensitive hierarchy (hierarchical t) is not in the release: those stay
+    ``not_checked``."""
+    return all(name == "ranked" or name in DECLARED and (DECLARED[name].value is not None or not DECLARED[name].column) for name in model.needs.names())
 
 
 def release_twins(found, names: list[str], sensitive_present: bool) -> tuple[PrivacyModel, ...]:

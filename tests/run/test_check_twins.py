@@ -69,3 +69,17 @@ def test_recursive_cl_diversity_is_checked_by_its_twin(table, tmp_path):
     assert _verdict(got, "recursive-cl-diversity")["ok"] is True
     _tamper(out, sensitive_all_one=True)
     assert _verdict(sqlanon.check(str(out)), "recursive-cl-diversity")["ok"] is False
+
+
+def test_estimated_k_map_is_checked_by_its_twin(table, tmp_path):
+    """Estimated k-map (a population size, no population table): its twin holds every released
+    class to the class-size floor k' derived from the table's rows; a table of a population
+    (k-map with --population, delta-presence) or hierarchical t stays not checked."""
+    out = _release(table, tmp_path, k_map=3, population_size=4000)
+    got = sqlanon.check(str(out))
+    verdict = _verdict(got, "k-map")
+    assert verdict["ok"] is True and "derived_k=" in verdict["required"] and "not_checked" not in got
+    floor = int(verdict["required"].split("derived_k=")[1])
+    assert floor > 1 and got["k"] >= floor  # the smallest released class meets the floor the twin read
+    _tamper(out, extra_unique=1)  # a class of one row: under any floor above 1
+    assert _verdict(sqlanon.check(str(out)), "k-map")["ok"] is False
