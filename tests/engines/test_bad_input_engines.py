@@ -1,6 +1,8 @@
 """Bad input at the engine's edge (issue 41): a full disk, foreign and truncated registries,
 Parquet files that disagree. One line naming the file, table or column, the documented exit code,
-nothing half-written, and no value of the input in the message. PostgreSQL's cases are in
+nothing half-written, and no value of the input in the message; the refusals that hold on every
+engine run on DuckDB, PostgreSQL and Spark (the ``engine`` fixture). PostgreSQL's own cases (a
+database that does not exist, a session terminated, a deadlock) are in
 tests/engines/test_bad_input_postgres.py."""
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import duckdb
 import pytest
 
 from sqlanon.engine.base import engine_error
+from engine_suite import QI, on_engines
 from test_bad_input import error_line, invoke
 
 
@@ -229,3 +232,26 @@ def test_a_registry_on_a_full_disk_is_named_and_no_release_is_left(tmp_path, tin
     assert result.exit_code == 1, result.output
     assert error_line(result) == f"error: cannot write {registry}: No space left on device"
     assert not out.exists()
+
+
+# ----------------------------------------------------------------------------------------------
+# on every engine (tests/engines/engine_suite.py): the refusals that depend only on the inputs
+
+
+@pytest.mark.parametrize("engine", on_engines(), indirect=True)
+def test_an_unknown_quasi_identifier_is_named_on_every_engine(engine):
+    import sqlanon
+    from sqlanon.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown quasi-identifier column 'bogus'"):
+        sqlanon.anonymize(**engine.source("research"), qi={"zip": "mask", "bogus": "flat"}, k=2, keep_others=True, dry_run=True)
+
+
+@pytest.mark.parametrize("engine", on_engines(), indirect=True)
+def test_k_larger_than_the_table_is_refused_on_every_engine(engine):
+    import sqlanon
+    from sqlanon.errors import UnsatisfiableError
+
+    rows = len(engine.data["research"])
+    with pytest.raises(UnsatisfiableError, match=rf"k={rows + 1} is larger than the table \({rows} rows\)"):
+        sqlanon.anonymize(**engine.source("research"), qi=dict(QI), k=rows + 1, drop_columns=["id"], keep_others=True, dry_run=True)

@@ -505,13 +505,12 @@ def test_batch_statement_never_shuffles_the_classes(spark, adult, adult_parquet,
 # the profile on Spark: DuckDB's roles and hierarchies
 
 
-def test_profile_same_as_duckdb(spark, tmp_path):
-    """``sqlanon profile`` on Spark (the regular expressions as RLIKE, the quartiles as Spark
-    renders PERCENTILE_CONT), over the typed table as Parquet and as a catalog table: the same
-    roles, NULL counts, distinct counts, hierarchies, risk and written policy (its hierarchy files'
-    rows too) as DuckDB on the same table. The Spark policy names the engine and the input, and
-    stops at the NULLs it warns of, under ``nulls: refuse``, with the error naming the column."""
-    from test_profile import TYPED_EXPECTED, duckdb_typed_table, profile_signature, roles_of, typed_rows
+def test_profile_of_a_catalog_table_and_its_policy(spark, tmp_path):
+    """``sqlanon profile`` of a Spark catalog table gives what DuckDB gives (the profile of a
+    Parquet file equals DuckDB's on every engine: tests/engines/test_profile_every_engine.py). The
+    Spark policy names the engine and the input, and stops at the NULLs it warns of, under
+    ``nulls: refuse``, with the error naming the column."""
+    from test_profile import duckdb_typed_table, profile_signature, typed_rows
 
     duck_db = str(tmp_path / "w.duckdb")
     duckdb_typed_table(duck_db, typed_rows())
@@ -522,9 +521,7 @@ def test_profile_same_as_duckdb(spark, tmp_path):
     duck = sqlanon.profile(duck_db, table="people", write_policy=str(tmp_path / "duck" / "policy.yaml"))
     expected = profile_signature(duck, str(tmp_path / "duck" / "policy.yaml"))
     policy = str(tmp_path / "spark" / "policy.yaml")
-    on_spark = sqlanon.profile(parquet, connection=spark, write_policy=policy)
-    assert roles_of(on_spark) == TYPED_EXPECTED
-    assert profile_signature(on_spark, policy) == expected
+    sqlanon.profile(parquet, connection=spark, write_policy=policy)
     spark.read.parquet(parquet).createOrReplaceTempView("profiled_people")
     assert profile_signature(sqlanon.profile(table="profiled_people", connection=spark)) == {k: v for k, v in expected.items() if k not in ("policy", "files")}
     with open(policy, encoding="utf-8") as fh:
