@@ -15,7 +15,7 @@ side, from one run:
   right after, on the engine's default threads;
 * run / GROUP BY and write / COPY.
 
-    .venv/bin/python bench/cardinality.py [--rows 10000000] [--sizes 100000,1000000,3000000,8000000] [--out bench/results/cardinality.txt]
+    .venv/bin/python bench/cardinality.py [--rows 10000000] [--sizes 100000,1000000,3000000,8000000] [--local-rows 0] [--out bench/results/cardinality.txt]
 
 Sizes over 80 % of ``--rows`` are skipped (a set that small has no repeated tuples to speak of).
 """
@@ -115,12 +115,13 @@ def main() -> None:
     ap.add_argument("--sizes", default="100000,1000000,3000000,8000000")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--max-suppression", type=float, default=0.05)
+    ap.add_argument("--local-rows", type=int, help="the search option local_rows (0: every node by SQL, as a set over the memory budget goes)")
     ap.add_argument("--out")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         return one(args.one)
-    lines = [f"bench/cardinality.py --rows {args.rows} --sizes {args.sizes} (sqlanon at {ROOT}); k={args.k}, {args.max_suppression:.0%}, optimal; "
+    lines = [f"bench/cardinality.py --rows {args.rows} --sizes {args.sizes} (sqlanon at {ROOT}); k={args.k}, {args.max_suppression:.0%}, optimal, local_rows {args.local_rows}; "
              f"load average at the start {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)"]
     print(lines[0], flush=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,6 +134,8 @@ def main() -> None:
             make_table(src, d, args.rows)
             spec = {"input": src, "qi": {"zip": "mask", "birth": "dates:month,year,decade", "gender": "flat"}, "k": args.k,
                     "max_suppression": args.max_suppression, "search": "optimal", "output": os.path.join(tmp, f"out_{d}.parquet")}
+            if args.local_rows is not None:
+                spec["search_options"] = {"local_rows": args.local_rows}
             res = run(spec)
             group_by = baseline(src, "", "group_by")
             copy = baseline(src, os.path.join(tmp, f"copy_{d}.parquet"), "copy")
