@@ -30,6 +30,7 @@ from sqlanon.search.lattice.lattice import level_bounds
 from sqlanon.expr.atoms import Params, col
 from sqlanon.privacy.needs import ClassNeeds
 from sqlanon.stats import Statistics
+from sqlanon.stats.local.sets import route as local_route
 from sqlanon.expr.atoms import if_
 from sqlanon.run.session import Session
 from sqlanon.search.lattice import local_recoding
@@ -321,7 +322,8 @@ def _search_and_report(run: _Run, stats: Statistics, requirement: Requirement, m
     # ARX's Loss and granularity of any plan (for comparing searches), read with the verification
     verified, final = verify_plan(stats, plan, None if plan.local else arx_loss.aggregates(stats, plan))
     run.clock.lap("verify")
-    run.say(f"search {search}: {plan.nodes_evaluated} nodes evaluated" + (f" ({stats.nodes_local} in-process)" if stats.nodes_local else "") + f", {run.session.engine.queries} queries")
+    route = local_route(stats)
+    run.say(f"search {search}: {plan.nodes_evaluated} nodes evaluated" + (f" ({stats.nodes_local} in-process)" if stats.nodes_local else "") + f", {run.session.engine.queries} queries" + (f"; frequency set {route}" if route else ""))
     report = build_report(policy, stats, plan, verified)
     add_risk_and_utility(report, policy, stats, plan)
     if run.rel_input is not None:  # a relation or DataFrame input: what it is, not its temporary view
@@ -537,6 +539,8 @@ def build_report(policy: Policy, stats: Statistics, plan: Plan, verified: dict) 
     }
     if stats.nodes_local:
         report["nodes_local"] = stats.nodes_local
+    if local_route(stats):
+        report["local_route"] = local_route(stats)
     report.update(null_summary(stats))
     if policy.quality.weights:  # as the metric used them: normalized by the largest
 

@@ -52,11 +52,12 @@ class SearchOptions(BaseModel):
     numeric: Names = Field(default_factory=list, description="Quasi-identifiers cut into intervals (declares --qi COLUMN=numeric).")
 
 
-#: a base frequency set of at most this many rows is fetched once and its nodes grouped in-process
-#: (:data:`sqlanon.stats.local.LOCAL_ROWS`; tests compare them); 0: every node by SQL
-LOCAL_ROWS = 2_000_000
+#: a row cap on the base frequency set fetched once and grouped in-process, a sanity bound: the
+#: memory its tuples need against the memory budget decides (:data:`sqlanon.stats.local.LOCAL_ROWS`;
+#: tests compare them); 0: every node by SQL
+LOCAL_ROWS = 1_000_000_000
 
 
 def local_rows_field() -> Any:
     """The lattice searches' ``local_rows`` option."""
-    return Field(LOCAL_ROWS, ge=0, description="Fetch a base frequency set of at most this many rows once and evaluate its lattice nodes in-process (compiled); 0: every node by SQL statements.")
+    return Field(LOCAL_ROWS, ge=0, description="Fetch the base frequency set once and evaluate its lattice nodes in-process (compiled) when it has at most this many rows and its codes, kept roll-ups and buffers fit the memory budget (the engine's memory limit, else half the memory available; the report's local_route says which path ran and why); 0: every node by SQL statements.")

@@ -80,12 +80,12 @@ SEARCH_FIELDS = ("meets", "stones", "keyed", "scratch")
 class LocalMemory:
     """The in-process path's state (:mod:`sqlanon.stats.local`)."""
 
-    #: when a node was first asked in-process (the kernels' warm-up waits from then)
-    asked: float | None = None
-    #: whether :attr:`budget` has been asked of the engine (it may be None: no limit)
-    budget_asked: bool = False
-    #: the bytes the in-process path may hold (the engine's memory limit), None: no limit
+    #: the bytes the in-process path may hold (:func:`sqlanon.stats.local.sets.budget`), None:
+    #: not asked yet
     budget: int | None = None
+    #: ``(base set, row cap, whether it goes in-process, why)``: the last decision of
+    #: :func:`sqlanon.stats.local.sets.enabled`
+    route: tuple[Any, int, bool, str] | None = None
     #: ``(base set it was fetched from, the fetched set)``
     set: tuple[Any, Any] | None = None
     #: the key layout of the fetched set

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from sqlanon.expr.atoms import table_ref
+from sqlanon.expr.atoms import Params, table_ref
 from sqlanon.plan import Recoding
 from sqlanon.stats.frequency import FrequencySet
 
@@ -164,7 +164,7 @@ def materialize(stats, node: tuple[int, ...], frm: FrequencySet, rows: int) -> F
         return frm  # saved already (a partial set at the node's levels)
     frm = via_partial(stats, node, frm)
     name = stats.engine.temp_name("fs")
-    stats.engine.execute(stats.dialect.create_temp(name, stats.dialect.clustered(stats.generalized_select(node, frm), stats.cluster_keys())))
+    create_rolled_up(stats, name, node, frm)
     fs = FrequencySet(name, node, rows)
     stats.sets.saved.append(fs)
     if len(stats.sets.saved) > stats.keep_sets + len(stats.sets.partials):
@@ -174,6 +174,16 @@ def materialize(stats, node: tuple[int, ...], frm: FrequencySet, rows: int) -> F
         stats.sets.saved.remove(victim)
         stats.engine.execute(stats.dialect.drop_temp(victim.table))
     return fs
+
+
+def create_rolled_up(stats, name: str, node: tuple[int, ...], frm: FrequencySet) -> None:
+    """Save ``frm`` rolled up to ``node`` as the temporary table ``name``, the code lists bound
+    where the dialect binds them (DuckDB): spelled out, a 40K-leaf zip's and a birth date's lists
+    made a statement of ~200K literals that sqlglot copied and rendered for seconds
+    (docs/measurements.md)."""
+    params = Params() if stats.dialect.binds_lists else None
+    query = stats.dialect.clustered(stats.generalized_select(node, frm, params), stats.cluster_keys())
+    stats.engine.execute(stats.dialect.create_temp(name, query), params or None)
 
 
 def effective_values(stats, i: int, level: int) -> float:
@@ -216,7 +226,7 @@ def save_partial(stats, levels: tuple[int, ...], frm: FrequencySet) -> Frequency
         if tuple(fs.levels) == levels:
             return fs  # saved already (as a partial set or a node's)
     name = stats.engine.temp_name("fs")
-    stats.engine.execute(stats.dialect.create_temp(name, stats.dialect.clustered(stats.generalized_select(levels, frm), stats.cluster_keys())))
+    create_rolled_up(stats, name, levels, frm)
     fs = FrequencySet(name, levels, 0)
     fs.rows = int(stats.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(name))) or 0)
     stats.sets.saved.append(fs)

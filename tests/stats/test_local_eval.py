@@ -6,7 +6,7 @@ statement, for random k, budgets, every metric with batch terms, with and withou
 weights; the same with the packed class key forced into many words (the multi-word hash path);
 the generic grouping by arbitrary per-QI maps equals a dict grouping in Python; searches return
 the same optimum either way (and the exhaustive one); a sensitive model, a metric the compiler
-does not take, and a base set over the cap stay SQL.
+does not take, and a base set over the memory budget stay SQL.
 """
 
 from __future__ import annotations
@@ -47,8 +47,7 @@ LOCAL_METRICS = [m for m in METRICS if m != "cm"]
 
 @pytest.fixture(autouse=True, scope="module")
 def kernels_loaded():
-    """The compiled kernels loaded before the first node (a fresh process answers by SQL while
-    they load in the background: :func:`sqlanon.stats.local.warm_up`)."""
+    """The compiled kernels loaded before the first node (:func:`sqlanon.stats.local.warm_up`)."""
     assert local.warm_up(wait=True)
 
 
@@ -435,16 +434,16 @@ def test_the_memory_limit_bounds_the_threads_holding_node_buffers(tmp_path, monk
     engine, stats, nodes, metric, ok = _small_case(random.Random(3), tmp_path, 250, "lm")
     try:
         per_thread = stats.base.rows * (8 * local.sets.layout(stats).n_words + 28)
-        stats.memory.local.budget, stats.memory.local.budget_asked = local.sets._held_bytes(stats) + per_thread, True  # room for one more thread's buffers
+        stats.memory.local.budget = local.sets.held_bytes(stats) + per_thread  # room for one more thread's buffers
         assert [local.sets.node_slots(stats, t) for t in (1, 2, 4)] == [1, 2, 2]
         got = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
         for a, b in zip(got, by_sql(stats, nodes, ok, metric)):
             same(a, b, f"bounded threads node={a.node}")
         held = local.rollups.scratch(stats)._held
         assert "node_keys1" in held and "node_keys2" not in held and "node_keys3" not in held
-        stats.memory.local.budget, stats.memory.local.budget_asked = local.sets._held_bytes(stats) - 1, True  # none: still the one thread
+        stats.memory.local.budget = local.sets.held_bytes(stats) - 1  # none: still the one thread
         assert local.sets.node_slots(stats, 4) == 1
-        stats.memory.local.budget, stats.memory.local.budget_asked = None, True  # no limit: every thread
+        stats.memory.local.budget = 10**15  # room for all: every thread
         assert local.sets.node_slots(stats, 4) == 4
     finally:
         engine.close()
@@ -537,32 +536,52 @@ def test_the_search_option_keeps_every_node_in_sql(search, adult):
     assert reports[None].metric.value == pytest.approx(reports[0].metric.value, rel=1e-9)
 
 
-def test_nodes_go_to_sql_while_the_kernels_load(tmp_path, monkeypatch):
-    """Until the background load of the kernels is done (a fresh process), nodes are answered by
-    SQL, the same figures."""
+def test_nodes_wait_for_the_kernels_while_they_load(tmp_path, monkeypatch):
+    """While the background load of the kernels goes on (a fresh process), a node that may go
+    in-process waits for it and goes in-process: the route does not depend on how fast the load
+    is; the figures are the SQL statement's."""
     import threading
 
     rng = random.Random(8)
     case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=150)
     engine = connect(threads=1)
     loading = threading.Event()
-    thread = threading.Thread(target=loading.wait, daemon=True)
-    thread.start()
-    monkeypatch.setattr(local, "_WARM", {"thread": thread})  # still loading
+    warm: dict = {}
+
+    def load():
+        loading.wait(0.3)  # a slow load: done only after the nodes were asked
+        warm["ready"] = True
+
+    warm["thread"] = threading.Thread(target=load, daemon=True)
+    monkeypatch.setattr(local, "_WARM", warm)  # still loading
     try:
         stats = make_stats(engine, case, ClassNeeds())
         nodes = all_nodes(stats)
         metric = METRICS["loss"]()
         ok = Requirement([KAnonymity(2)], budget=5).predicate()
-        assert not local.applies(stats, nodes, ok, metric)
+        warm["thread"].start()
         got = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
-        assert stats.nodes_local == 0
-        monkeypatch.setattr(local, "_WARM", {"thread": thread, "ready": True})  # loaded
-        for a, b in zip(got, stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)):
-            same(a, b, "while loading")
-        assert stats.nodes_local == len(nodes)
+        assert warm.get("ready") and stats.nodes_local == len(nodes)
+        for a, b in zip(got, by_sql(stats, nodes, ok, metric)):
+            same(a, b, "after waiting for the load")
     finally:
         loading.set()
+        engine.close()
+
+
+def test_kernels_that_cannot_load_leave_every_node_to_sql(tmp_path, monkeypatch):
+    """numba missing or broken (the load done, not ready): every node by SQL."""
+    import threading
+
+    thread = threading.Thread(target=lambda: None)
+    thread.start()
+    monkeypatch.setattr(local, "_WARM", {"thread": thread, "error": "ImportError: no numba"})
+    engine, stats, nodes, metric, ok = _small_case(random.Random(9), tmp_path, 120, "lm")
+    try:
+        assert not local.applies(stats, nodes, ok, metric)
+        stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+        assert stats.nodes_local == 0
+    finally:
         engine.close()
 
 
@@ -602,16 +621,17 @@ def _kernels_not_loaded(seed, tmp_path, monkeypatch):
     return engine, stats, all_nodes(stats), METRICS["lm"](), Requirement([KAnonymity(2)], budget=3).predicate(), started
 
 
-def test_a_fresh_process_loads_the_kernels_only_for_a_long_search(tmp_path, monkeypatch):
-    """Kernels not loaded: nodes go to SQL and nothing loads until the statistics have asked for
-    nodes WARM_SECONDS; then the load starts (in the background)."""
+def test_a_node_that_may_go_in_process_waits_for_the_load(tmp_path, monkeypatch):
+    """Kernels not loaded: the first node that may go in-process asks for the load and waits for
+    it (``wait=True``), however short the search; one that may not (``local_rows=0``) asks
+    nothing."""
     engine, stats, nodes, metric, ok, started = _kernels_not_loaded(10, tmp_path, monkeypatch)
+    started.clear()  # what the base scan's timer may have started
     try:
+        stats.local_rows = 0
         assert not local.applies(stats, nodes, ok, metric) and not started
-        stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
-        assert stats.nodes_local == 0 and not started
-        stats.memory.local.asked -= local.WARM_SECONDS  # WARM_SECONDS of asking later
-        assert not local.applies(stats, nodes, ok, metric) and started == [False]
+        stats.local_rows = local.LOCAL_ROWS
+        assert not local.applies(stats, nodes, ok, metric) and started == [True]
     finally:
         engine.close()
 
@@ -738,40 +758,75 @@ def test_spread_by_weights_covers_every_item_once():
         assert 1 <= len(seen) <= threads and all(z > a for a, z in seen)
 
 
-def test_a_large_base_set_loads_the_kernels_at_once(tmp_path, monkeypatch):
-    """A base set over STONE_ROWS makes a long search: the load starts at its first node, not
-    WARM_SECONDS later; and the base scan starts it once it has taken SCAN_SECONDS."""
+def test_the_base_scan_starts_the_load(tmp_path, monkeypatch):
+    """The base scan's timer starts the load in the background (not waiting) when it fires; one
+    cancelled before it fires starts nothing."""
     engine, stats, nodes, metric, ok, started = _kernels_not_loaded(13, tmp_path, monkeypatch)
+    started.clear()  # what the base scan's timer may have started
     try:
-        assert not local.applies(stats, nodes, ok, metric) and not started
-        monkeypatch.setattr(local.base, "STONE_ROWS", stats.base.rows - 1)
-        assert not local.applies(stats, nodes, ok, metric) and started == [False]
         local.warm_up_during(0.0).join()
-        assert started == [False, False]
+        assert started == [False]
         timer = local.warm_up_during(60.0)
         timer.cancel()
         timer.join()
-        assert started == [False, False]
+        assert started == [False]
     finally:
         engine.close()
 
 
-def test_the_memory_limit_bounds_the_fetched_set(tmp_path, monkeypatch):
-    """Over STONE_ROWS rows, a base set whose fetched codes and kept roll-ups would not fit in
-    the engine's memory limit stays SQL."""
-    rng = random.Random(14)
-    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=200)
-    engine = connect(threads=1)
+def _fresh_route(stats) -> None:
+    """Forget the budget and the route decided (as a new Statistics would start)."""
+    stats.memory.local.budget, stats.memory.local.route, stats.memory.local.set = None, None, None
+
+
+def test_the_memory_budget_decides_the_route(tmp_path, monkeypatch):
+    """Fake budgets, no row count: a base set whose fetched codes, kept roll-ups and buffers
+    (``held_bytes``) fit the budget goes in-process, one byte less and it goes by SQL, the same
+    figures either way; the route taken and why is reported (``route``)."""
+    engine, stats, nodes, metric, ok = _small_case(random.Random(14), tmp_path, 200, "lm")
     try:
-        stats = make_stats(engine, case, ClassNeeds())
-        monkeypatch.setattr(local.base, "STONE_ROWS", 1)
-        monkeypatch.setattr(type(engine), "memory_bytes", lambda self: 1000)
-        assert not local.sets.enabled(stats)
-        stats.memory.local.budget_asked = False
-        monkeypatch.setattr(type(engine), "memory_bytes", lambda self: 10**9)
-        assert local.sets.enabled(stats)
+        need = local.sets.held_bytes(stats)
+        assert need == stats.base.rows * (4 * 3 + 16) * (3 + 2 * local.base.KEPT + local.base.STONES)
+        monkeypatch.setattr(type(engine), "memory_bytes", lambda self: need - 1)
+        _fresh_route(stats)
+        by_statement = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+        assert stats.nodes_local == 0 and stats.memory.local.set is None
+        assert local.sets.route(stats).startswith(f"sql: {stats.base.rows:,} tuples need")
+        monkeypatch.setattr(type(engine), "memory_bytes", lambda self: need)
+        _fresh_route(stats)
+        in_process = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
+        assert stats.nodes_local == len(nodes)
+        assert local.sets.route(stats).startswith(f"in-process: {stats.base.rows:,} tuples need")
+        for a, b in zip(in_process, by_statement):
+            same(a, b, f"budget route node={a.node}")
     finally:
         engine.close()
+
+
+def test_without_an_engine_limit_the_budget_is_half_the_available_memory(tmp_path, monkeypatch):
+    """No engine memory limit (a server engine): the budget is AVAILABLE_SHARE of the memory
+    available (faked here), and decides as the engine's limit does."""
+    engine, stats, nodes, metric, ok = _small_case(random.Random(16), tmp_path, 200, "lm")
+    try:
+        need = local.sets.held_bytes(stats)
+        monkeypatch.setattr(type(engine), "memory_bytes", lambda self: None)
+        monkeypatch.setattr(local.sets, "available_bytes", lambda: 2 * need)
+        _fresh_route(stats)
+        assert local.sets.budget(stats) == int(local.sets.AVAILABLE_SHARE * 2 * need) and local.sets.enabled(stats)
+        monkeypatch.setattr(local.sets, "available_bytes", lambda: 2 * need - 2)
+        _fresh_route(stats)
+        assert not local.sets.enabled(stats) and local.sets.route(stats).startswith("sql:")
+        stats.local_rows = stats.base.rows - 1  # the row cap (a sanity bound) still holds
+        monkeypatch.setattr(local.sets, "available_bytes", lambda: 10**15)
+        _fresh_route(stats)
+        assert not local.sets.enabled(stats) and "over local_rows" in local.sets.route(stats)
+    finally:
+        engine.close()
+
+
+def test_the_available_memory_is_read():
+    """psutil's figure or /proc/meminfo's: a positive count of bytes."""
+    assert local.sets.available_bytes() > 0
 
 
 def test_the_base_scan_times_the_kernel_load(tmp_path, monkeypatch):

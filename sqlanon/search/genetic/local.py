@@ -25,8 +25,9 @@ t-closeness, ...), population models (k-map with a population table, delta-prese
 ``GeneticStats.local_reason`` keeps it. The result dicts are the SQL path's (same keys, same
 values up to float rounding of the LM sums), so a seeded search takes the same path either way.
 
-Until the compiled kernels are loaded (a fresh process imports numba in a background thread,
-:func:`sqlanon.stats.local.warm_up`), batches go to SQL; the answers are the same either way.
+The compiled kernels load in a background thread from the set-up on
+(:func:`sqlanon.stats.local.warm_up`); the first local batch waits for them, so a fresh install and
+a warm one take the same path.
 
 The cap is the Statistics' ``local_rows`` (:data:`LOCAL_ROWS` by default, lower than the lattice
 searches' :data:`sqlanon.stats.local.LOCAL_ROWS`; the fetched set is theirs); the search option ``local_rows=0``
@@ -145,10 +146,9 @@ class LocalFitness:
 
     @staticmethod
     def ready() -> bool:
-        """Whether the compiled kernels are loaded (:func:`sqlanon.stats.local.warm_up`: the first
-        call starts loading them in the background; until they are, batches go to SQL, whose
-        answers are the same, so a short run does not wait for numba to load: docs/measurements.md)."""
-        return stats_local.warm_up()
+        """Whether the compiled kernels are loaded, waiting for the load
+        (:func:`sqlanon.stats.local.warm_up`): False only when they cannot load (then SQL)."""
+        return stats_local.warm_up(wait=True)
 
     @classmethod
     def fetch(cls, gstats) -> LocalFitness | None:

@@ -218,7 +218,7 @@ class GeneticStats:
         self.local_reason = local.why_not(self)
         self._local = local.LocalFitness.fetch(self) if self.local_reason is None else None
         if self._local is not None:
-            self._local.ready()  # start loading the kernels while the search sets up
+            local.stats_local.warm_up()  # start loading the kernels while the search sets up
         if self._local is None and self.local_reason is None:
             self.local_reason = "the frequency set was not fetched"
 

@@ -4,8 +4,8 @@
 the planning, a few milliseconds a node at best for any per-statement shape (docs/measurements.md;
 issue 26 wants 500 nodes/s on w24). The statement's fixed cost is the bottleneck, not the work:
 grouping the same rows of integer codes in compiled code takes a fraction of it. So, as :mod:`sqlanon.generation.kernels` does for the miner, when the *base
-frequency set* is bounded (at most :data:`LOCAL_ROWS` rows and :data:`LOCAL_CELLS` codes, and
-within the engine's memory limit with the kept roll-ups: :func:`enabled`), its
+frequency set* fits the memory budget with its kept roll-ups and working buffers (the engine's
+memory limit, else half the memory available: :func:`enabled`, :func:`sets.budget`), its
 integer leaf codes (one column per QI) and counts are fetched **once** per
 :class:`~sqlanon.stats.core.Statistics` (Arrow -> numpy) and every full-domain node is grouped
 by a numba kernel (:mod:`sqlanon.stats.local.kernels`), several nodes in parallel over the cores.
@@ -31,7 +31,7 @@ in a fixed order (the same answer on any number of threads; to SQL's within floa
 **What stays SQL** (the fallback, decided per call by :func:`applies`): a Recoding (not a level
 per QI), a requirement needing sensitive, class-column, population or ranked aggregates
 (``stats.needs.any``), a metric without batch terms, an ``ok`` or final outside the compiled
-shapes, a base set over the caps, and ``stats.local_rows = 0`` (the search option
+shapes, a base set over the memory budget, and ``stats.local_rows = 0`` (the search option
 ``local_rows``, e.g. to compare with SQL or to test SQL statements).
 
 **For other searches**: :func:`group_by_maps` groups the fetched set by arbitrary per-QI maps
@@ -44,7 +44,6 @@ from __future__ import annotations
 import gc
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -68,23 +67,17 @@ from sqlanon.stats.local.pool import threads_for  # noqa: F401
 from sqlanon.stats.local.sets import clustered, enabled, group_by_maps, group_many, local_set, radix_sorted, threshold_many  # noqa: F401
 from sqlanon.stats.local.rollups import drop_search_memory, rolled_up  # noqa: F401
 
-#: a base frequency set of at most this many rows is fetched and its nodes grouped in-process
-#: (250,000 until large sets went through stepping stones: :func:`source_set`)
-LOCAL_ROWS = 2_000_000
+#: a base frequency set of at most this many rows may be fetched and its nodes grouped
+#: in-process: only a sanity bound; what decides is the memory its tuples need against the
+#: memory budget (:func:`sqlanon.stats.local.sets.enabled`, :func:`~sqlanon.stats.local.sets.budget`)
+LOCAL_ROWS = 1_000_000_000
 
 
-#: load the compiled kernels in a background thread, nodes answered by SQL until they are
-#: ready: a fresh process pays for importing numba and loading the cached kernels
-#: (docs/measurements.md).
+#: load the compiled kernels in a background thread (started by the base scan,
+#: :func:`warm_up_during`), so the load overlaps the scan; a node that may go in-process waits for
+#: it (:func:`ready`), so the route never depends on how fast the load is.
 #: False: load them on first use, waiting.
 BACKGROUND = True
-#: ... and start loading them only once a Statistics has asked for nodes this many seconds (its
-#: first in-process-able node then), unless they are loaded already: a search on Adult is over
-#: before they would load, and a process whose search is over waits for the load at exit (the
-#: loading thread is not a daemon: one stopped inside LLVM at exit aborts the process). A shorter
-#: wait paid the load without using it; at this one a search that starts loading has time to use
-#: them (docs/measurements.md)
-WARM_SECONDS = 3.0
 #: the kernels load with Python's cyclic garbage collector off, and once loaded their objects
 #: (~86K of numba's and LLVM's) and every older one are frozen out of it (:func:`gc.freeze`): a
 #: full collection then scans only what came after (``bench/phase_breakdown.py --freeze``;
@@ -121,30 +114,23 @@ def warm_up(wait: bool = False) -> bool:
 
 
 def ready(stats) -> bool:
-    """Whether the kernels are loaded for ``stats``: yes when loaded in this process; else the
-    load starts once ``stats`` has asked for nodes :data:`WARM_SECONDS` (a long search), and
-    its nodes go to SQL until it is done."""
-    if _WARM.get("ready"):
-        return True
-    now = time.perf_counter()
-    memory = stats.memory.local
-    if memory.asked is None:
-        memory.asked = now
-    first = memory.asked
-    if now - first >= WARM_SECONDS or not BACKGROUND or stats.base.rows > base.STONE_ROWS:
-        return warm_up()
-    return False
+    """Whether the kernels are loaded for ``stats``, waiting for the load (started by the base
+    scan, or now): a node that may go in-process goes in-process on every run, on a fresh install
+    (whose first load compiles the kernels into numba's cache) as on a warm one. False only when
+    the kernels cannot load (numba missing or broken): then SQL."""
+    del stats  # the same answer for every Statistics: kept for the callers' one signature
+    return warm_up(wait=True)
 
 
-#: the kernels start loading once the base scan has taken this many seconds: a source that
-#: takes so long to scan makes a search of seconds (docs/measurements.md), whose first nodes would otherwise go by SQL while they load
-SCAN_SECONDS = 0.5
+#: the kernels start loading this many seconds into the base scan (0: at its start; a node that
+#: may go in-process waits for them anyway, so the earlier the load starts, the less is waited)
+SCAN_SECONDS = 0.0
 
 
 def warm_up_during(seconds: float = SCAN_SECONDS) -> threading.Timer:
     """A timer that starts loading the kernels (:func:`warm_up`) after ``seconds``: started
-    before the base scan and cancelled after it. The load (importing numba, mostly Python) then
-    runs while the database scans, with the GIL free."""
+    before the base scan and cancelled after it (a load once started goes on). The load
+    (importing numba, mostly Python) then runs while the database scans, with the GIL free."""
     timer = threading.Timer(seconds, warm_up)
     timer.daemon = True
     timer.start()

@@ -1,4 +1,4 @@
-"""The in-process path's shared parts: its limits (rows, bytes, threads' work), the fetched set
+"""The in-process path's shared parts: its limits (kept bytes, threads' work), the fetched set
 (:class:`LocalSet`), the classes a grouping returns (:class:`Classes`) and the kernel module's
 loader (:func:`_kernels`). Every other module of :mod:`sqlanon.stats.local` reads its limits
 here, as ``base.NAME``, so a test patches them in one place."""
@@ -14,8 +14,6 @@ import numpy as np
 import sqlanon.stats.batch as batch
 
 
-#: ... and of at most this many codes (rows x QIs; int32 each: 80 MB)
-LOCAL_CELLS = 20_000_000
 #: rolled-up sets (a group's meet) kept per Statistics
 MEETS = 16
 #: the kept roll-ups (and, apart, the kept moved key words) hold at most this many times the

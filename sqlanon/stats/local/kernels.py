@@ -151,37 +151,28 @@ def move_keys_into(codes, base_keys, ref, node, kp_flat, kp_off, word_of, keys):
     """The key words of a set's rows (leaf codes ``codes``, key words ``base_keys`` at the
     levels ``ref``) at the levels ``node``, into ``keys`` (a buffer of the set's shape, reused
     node after node): per QI where they differ, its part at each level (``kp_flat`` at
-    ``kp_off[i, level]``, over leaf codes) added to its word. One QI moved: a pass over its
-    column; more: one pass over the rows, every moved QI of a row at once (the codes are
-    row-major: a pass per QI streamed the whole set that many times; docs/measurements.md)."""
+    ``kp_off[i, level]``, over leaf codes) added to its word; one plain pass over the rows,
+    every moved QI of a row at once (a second, specialised pass for one moved QI compiled
+    slower on a fresh install: docs/measurements.md)."""
     m, q = codes.shape
     moved = np.empty(q, dtype=np.int64)
-    at = np.empty(q, dtype=np.int64)
-    was = np.empty(q, dtype=np.int64)
+    delta = np.empty(q, dtype=np.int64)
     word = np.empty(q, dtype=np.int64)
     n = 0
     for i in range(q):
         if node[i] != ref[i]:
             moved[n] = i
-            at[n] = kp_off[i, node[i]]
-            was[n] = kp_off[i, ref[i]]
-            word[n] = word_of[i]
+            delta[n] = kp_off[i, node[i]] - kp_off[i, ref[i]]
+            word[n] = kp_off[i, ref[i]]
             n += 1
-    if n <= 1:
-        keys[:, :] = base_keys
-        for t in range(n):
-            i, a, b, w = moved[t], at[t], was[t], word[t]
-            for r in range(m):
-                c = codes[r, i]
-                keys[r, w] += kp_flat[a + c] - kp_flat[b + c]
-        return
     n_words = keys.shape[1]
     for r in range(m):
         for w in range(n_words):
             keys[r, w] = base_keys[r, w]
         for t in range(n):
-            c = codes[r, moved[t]]
-            keys[r, word[t]] += kp_flat[at[t] + c] - kp_flat[was[t] + c]
+            i = moved[t]
+            b = word[t] + codes[r, i]
+            keys[r, word_of[i]] += kp_flat[b + delta[t]] - kp_flat[b]
 
 
 @njit(cache=True, nogil=True)

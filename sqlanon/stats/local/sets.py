@@ -25,27 +25,89 @@ import sqlanon.stats.local.pool as pool
 
 
 def enabled(stats) -> bool:
-    """Whether ``stats`` may evaluate locally at all: a prepared base set within the caps, no
-    aggregate beyond the class count asked, and ``stats.local_rows`` not 0."""
+    """Whether ``stats`` may evaluate locally at all: a prepared base set whose fetched codes,
+    key words, kept roll-ups and working buffers (:func:`held_bytes`) fit the memory
+    :func:`budget`, no aggregate beyond the class count asked, and ``stats.local_rows`` not 0
+    (a row cap, a sanity bound by default). The decision and why is kept as
+    ``stats.memory.local.route`` (the report's ``local_route``)."""
     cap = int(stats.local_rows or 0)
     if cap <= 0 or not stats.qis or not stats.prepared or stats.needs.any:
         return False
-    rows = stats.base.rows
-    if rows > cap or rows * len(stats.qis) > base.LOCAL_CELLS:
-        return False
-    # the fetched set, its key words, the kept roll-ups and stones, moved keys and the roll-ups'
-    # working buffers (Scratch, about one set's bytes): within the engine's memory limit when
-    # one is set (asked once per Statistics)
     memory = stats.memory.local
-    if not memory.budget_asked:
-        memory.budget, memory.budget_asked = (stats.engine.memory_bytes() if rows > base.STONE_ROWS else None), True
-    budget = memory.budget
-    return not budget or _held_bytes(stats) <= budget
+    if memory.route is not None and memory.route[0] is stats.base and memory.route[1] == cap:
+        return memory.route[2]
+    rows, need = stats.base.rows, held_bytes(stats)
+    room = budget(stats)
+    fits = rows <= cap and need <= room
+    why = (f"in-process: {rows:,} tuples need {_mib(need)} of a {_mib(room)} budget" if fits
+           else f"sql: {rows:,} tuples over local_rows={cap:,}" if rows > cap
+           else f"sql: {rows:,} tuples need {_mib(need)}, over a {_mib(room)} budget")
+    memory.route = (stats.base, cap, fits, why)
+    return fits
 
 
-def _held_bytes(stats) -> int:
-    """What :func:`enabled` counts against the memory limit (the first thread's node buffers are
-    the roll-ups' working buffers, among them)."""
+def route(stats) -> str | None:
+    """Why the base set's nodes go in-process or by SQL (:func:`enabled`'s last decision), None
+    when it was not asked (``local_rows=0``, a requirement needing more than class sizes)."""
+    got = stats.memory.local.route
+    return None if got is None else got[3]
+
+
+def _mib(n: int) -> str:
+    """Bytes as MiB, for :func:`route`.
+
+    >>> _mib(3 * 2**20 + 1)
+    '3.0 MiB'
+    """
+    return f"{n / 2**20:,.1f} MiB"
+
+
+#: without an engine memory limit, the in-process path may hold this share of the memory
+#: available to the process
+AVAILABLE_SHARE = 0.5
+#: the memory assumed available where neither psutil nor /proc/meminfo nor sysconf tells
+FALLBACK_AVAILABLE = 1 << 30
+
+
+def budget(stats) -> int:
+    """The bytes the in-process path may hold: the engine's memory limit when it has one
+    (DuckDB's ``memory_limit``), else :data:`AVAILABLE_SHARE` of the memory available
+    (:func:`available_bytes`); asked once per Statistics (``stats.memory.local.budget``)."""
+    memory = stats.memory.local
+    if memory.budget is None:
+        limit = stats.engine.memory_bytes()
+        memory.budget = int(limit) if limit else int(AVAILABLE_SHARE * available_bytes())
+    return memory.budget
+
+
+def available_bytes() -> int:
+    """The memory available to new allocations: psutil's ``available`` where psutil is
+    installed, else ``MemAvailable`` of /proc/meminfo, else free pages by sysconf, else
+    :data:`FALLBACK_AVAILABLE`."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except ImportError:
+        pass
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return FALLBACK_AVAILABLE
+
+
+def held_bytes(stats) -> int:
+    """What :func:`enabled` counts against the memory budget: per base-set row its int32 codes
+    and int64 count and key word, for the fetched set, its keys, the kept roll-ups and stepping
+    stones, moved keys and the roll-ups' working buffers (the first thread's node buffers are
+    among them)."""
     return stats.base.rows * (4 * len(stats.qis) + 16) * (3 + 2 * base.KEPT + base.STONES)
 
 
@@ -55,11 +117,10 @@ def node_slots(stats, threads: int) -> int:
     word) beside what :func:`enabled` counts, within the engine's memory limit: at least one.
     Each thread keeps its buffers for the search's life, so on many cores they add up (16
     threads, 1.6M rows: ~0.9 GB); past the limit a batch's nodes use fewer threads."""
-    budget = stats.memory.local.budget
-    if not budget or threads <= 1:
+    if threads <= 1:
         return max(threads, 1)
     per_slot = stats.base.rows * (8 * layout(stats).n_words + 28)
-    return max(1, min(threads, 1 + (budget - _held_bytes(stats)) // max(per_slot, 1)))
+    return max(1, min(threads, 1 + (budget(stats) - held_bytes(stats)) // max(per_slot, 1)))
 
 
 def local_set(stats) -> base.LocalSet | None:
