@@ -172,6 +172,8 @@ class GA:
         self.trace = trace or (lambda s: None)
         self.pop: list[tuple[tuple, tuple]] = []  # (rank key, chromosome), best first
         self.members: set[tuple] = set()
+        #: the members' results (the evaluator's memo is capped and may drop them)
+        self.aggs: dict[tuple, dict] = {}
         self.history: list[dict] = []
         self.iterations_done = 0
         self.children = 0
@@ -251,13 +253,15 @@ class GA:
                 return False
             _, worst = self.pop.pop()
             self.members.discard(worst)
+            self.aggs.pop(worst, None)
         bisect.insort(self.pop, (key, ch))
         self.members.add(ch)
+        self.aggs[ch] = agg
         return True
 
     def note_best(self, started: float) -> None:
         key, ch = self.pop[0]
-        agg = self.ev.memo[bytes(ch)]
+        agg = self.aggs[ch]
         if self.history and self.history[-1]["value"] == agg["value"] and self.history[-1]["feasible"] == agg["feasible"]:
             return
         step = {
@@ -338,7 +342,7 @@ class GA:
             elapsed = limits.elapsed()
             if self.iterations_done // every != before // every or elapsed - last_say > 5.0:
                 last_say = elapsed
-                best = self.ev.memo[bytes(self.pop[0][1])]
+                best = self.aggs[self.pop[0][1]]
                 rate = self.ev.evaluations / max(elapsed, 1e-9)
                 bar = "#" * int(30 * self.iterations_done / max(total, 1))
                 self.progress(
@@ -471,6 +475,8 @@ def run(ctx: SearchContext) -> Plan:
         "seed_seconds": round(ga.seed_seconds, 3),
         "iterations": ga.iterations_done,
         "unique_solutions": len(ga.unique),
+        # the per-attribute parts' bytes at the end (bounded: objective.PART_CACHE_BYTES)
+        "part_cache_bytes": ev.cache_bytes(),
         "population": opts["population"],
         "mutation_rate": opts["mutation_rate"],
         "seed": opts["seed"],
