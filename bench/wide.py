@@ -34,8 +34,9 @@ search seconds, CPU seconds, statements and the load beside each run:
 
     .venv/bin/python bench/wide.py --bottom-up-ab /tmp/old-sqlanon --sup 1.0 --repeat 2
 
-``--wide-table`` (issue 44) runs lightning and the genetic search (seeded from lightning, ARX's
-Loss) on the plain wide tables of ``bench/wide_table.py`` (``t24``: 24 integer QIs x 30,000 rows,
+``--wide-table`` (issue 44) runs lightning, the genetic search (seeded from lightning, ARX's
+Loss), ``auto`` (lightning then the genetic search seeded from it, within one limit) and the
+bounded optimal search on the plain wide tables of ``bench/wide_table.py`` (``t24``: 24 integer QIs x 30,000 rows,
 six of ~3,000 values under ``bands:10,100,1000`` and eighteen of 16 under ``bands:2,4,8``, the
 table whose packed keys overflowed; ``t16``: 16 QIs x 73,000 rows, four wide), k=5, under each
 ``--limits`` (default 20,60 s) and ``--sup``, each run in a fresh process, and prints Loss,
@@ -315,7 +316,7 @@ print(json.dumps({
     "evals_per_s": r.extra.get("evaluations_per_second") or (evaluations / seconds if seconds else None),
     "search_seconds": seconds, "seconds": round(time.perf_counter() - started, 1),
     "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-    "answer_from": r.extra.get("answer_from", search), "stopped_by": h.get("stopped_by") or r.stopped_by,
+    "answer_from": (r.extra.get("search_auto") or {}).get("answer_from") or r.extra.get("answer_from", search), "stopped_by": h.get("stopped_by") or r.stopped_by,
     "seed": (r.extra.get("seed_node") or {}).get("value"),
 }))
 """
@@ -364,7 +365,7 @@ def main() -> None:
     ap.add_argument("--one-thread", action="store_true", help="with --bottom-up-ab, also this tree with the search on one engine thread (new-1t)")
     ap.add_argument("--wide-table", action="store_true", help="issue 44: lightning and seeded genetic on bench/wide_table.py's t16 and t24 (Loss, evals/s, peak RSS)")
     ap.add_argument("--limits", default="20,60", help="with --wide-table: the time limits (s)")
-    ap.add_argument("--wide-searches", default="lightning,genetic,optimal", help="with --wide-table: the searches (optimal: bounded above 2,000,000 nodes)")
+    ap.add_argument("--wide-searches", default="lightning,genetic,auto,optimal", help="with --wide-table: the searches (optimal: bounded above 2,000,000 nodes)")
     args = ap.parse_args()
     lines = []
 

@@ -452,7 +452,7 @@ class PhaseClock:
 def run_search(policy: Policy, session: Session, stats: Statistics, requirement: Requirement, metric, say, phase=None) -> Plan:
     """Resolve the search (``auto``), refuse limits it would ignore, and run it:
     ``SEARCHES[name].run(ctx)`` over the context built from the run."""
-    search, chosen = choose_search(policy, stats)
+    search, chosen = choose_search(policy, stats, metric, requirement)
     levels = level_bounds(stats.hierarchies, stats.qis, policy.hierarchies.min_level, policy.hierarchies.max_level)
     refuse_limits(search, policy.strategy.search_options, lattice_size(levels))
     if policy.strategy.search_options.get("local_rows") is not None:

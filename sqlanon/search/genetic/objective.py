@@ -313,6 +313,13 @@ def build_objective(name: str, options: dict, class_column: str | None, lattice_
 # ---------------------------------------------------------------------------------------------
 # evaluation with per-attribute caching
 
+#: bytes of per-attribute parts kept (an equal share per QI, the oldest dropped first: a part of a
+#: QI with thousands of leaves holds its codes and losses, two arrays of that length)
+PART_CACHE_BYTES = 48 << 20
+#: whole-solution results kept (the oldest dropped first; the population's own are kept by the
+#: search, :class:`sqlanon.search.genetic.planner.GA`)
+MEMO_ENTRIES = 100_000
+
 
 class FlexibleEvaluator:
     """Scores chromosomes of a :class:`sqlanon.search.genetic.cut.Layout`: per-attribute parts cached, aggregates by
@@ -333,8 +340,10 @@ class FlexibleEvaluator:
         self.gstats.local = local
         self._cost_specs = list(cost_specs)
         self.part_cache: list[dict] = [dict() for _ in range(self.n)]
+        self.part_bytes = [0] * self.n
+        self.part_limit = PART_CACHE_BYTES
         self.memo: dict[bytes, dict] = {}
-        self.memo_limit = 1_000_000
+        self.memo_limit = MEMO_ENTRIES
         self.lm = objective.metric.needs_lm or "lm" in objective.report
         #: ``share``: the per-leaf lists hold the metric's domain shares (:class:`FlexShare`),
         #: every batch scored per column; ``lm``: LM losses
@@ -358,7 +367,7 @@ class FlexibleEvaluator:
         cache = self.part_cache[i]
         hit = cache.get(bits)
         if hit is not None:
-            return hit
+            return hit[0]
         coder = self.layout.coders[i]
         groups = coder.groups(bits)
         codes = np.zeros(coder.n_leaves, dtype=np.int64)
@@ -373,22 +382,33 @@ class FlexibleEvaluator:
             loss[leaves] = v
         freq = self.stats.column_freqs[i]
         group_loss = np.array(values, dtype=np.float64)
+        # summed in Python's order (a vectorized sum rounds differently and can reorder ties)
         entry = {"codes": codes, "loss": loss, "group_loss": group_loss, "colsum": sum(f * l for f, l in zip(freq, loss.tolist())), "groups": len(groups)}
-        if len(cache) > 50_000:
-            cache.clear()
-        cache[bits] = entry
+        size = codes.nbytes + loss.nbytes + group_loss.nbytes + len(bits)
+        share = self.part_limit // max(self.n, 1)
+        while cache and self.part_bytes[i] + size > share:  # the oldest go first
+            self.part_bytes[i] -= cache.pop(next(iter(cache)))[1]
+        cache[bits] = (entry, size)
+        self.part_bytes[i] += size
         return entry
+
+    def cache_bytes(self) -> int:
+        """Bytes held by the per-attribute parts (at most :data:`PART_CACHE_BYTES` plus one part)."""
+        return sum(self.part_bytes)
 
     def score(self, chromosomes: Sequence[tuple], per_column: bool = False) -> list[dict]:
         """Aggregates + objective value + reported metrics per chromosome (memoized)."""
-        todo, seen = [], set()
+        todo, seen, known = [], set(), {}
         for ch in chromosomes:
             key = bytes(ch)
-            if (key not in self.memo or per_column) and key not in seen:
+            if key in self.memo and not per_column:
+                known[key] = self.memo[key]  # held here: scoring the others may evict it
+            elif key not in seen:
                 seen.add(key)
                 todo.append(ch)
         fresh = self._evaluate(todo, per_column) if todo else {}
-        return [fresh.get(bytes(ch)) or self.memo[bytes(ch)] for ch in chromosomes]
+        known.update(fresh)
+        return [known[bytes(ch)] for ch in chromosomes]
 
     def _per_column(self, per_column: bool) -> bool:
         """Whether a batch is scored per column: asked for, or a share metric (its value needs
@@ -407,8 +427,8 @@ class FlexibleEvaluator:
         rows = self.gstats.evaluate(cands, lm=self.lm, per_column=self._per_column(per_column), lm_within=self.lm_within)
         for ch, parts, row in zip(todo, parts_of, rows):
             agg = self._scored(dict(row), parts, per_column)
-            if len(self.memo) >= self.memo_limit:
-                self.memo.clear()
+            while len(self.memo) >= max(self.memo_limit, 1):  # the oldest go first
+                del self.memo[next(iter(self.memo))]
             self.memo[bytes(ch)] = agg
             fresh[bytes(ch)] = agg
         return fresh

@@ -63,6 +63,8 @@ from sqlanon.search.context import SearchContext
 from sqlanon.search.limits import Limits
 from sqlanon.search.genetic.seeding import lattice_seed, seed_metric
 from sqlanon.search.genetic.local import LOCAL_ROWS
+from sqlanon.search.genetic.spec import AUTO_ITERATIONS, auto_runs
+from sqlanon.search.lightning.planner import DEFAULT_TIME_LIMIT
 from sqlanon.privacy.diagnosis import unsatisfiable
 
 __all__ = ["run", "recoding_from_transformation", "layout_for", "GA"]
@@ -81,11 +83,33 @@ DEFAULTS: dict[str, Any] = {  # the options of a genetic search, of several type
     "selection_bias": 1.5,
     "crossover": "two-point",
     "time_limit": None,
+    "step_limit": None,
     "max_endpoints": 128,
     "prune_unused": True,
     "seed_lattice": True,
     "local_rows": LOCAL_ROWS,
 }
+
+
+def genetic_options(ctx) -> dict:
+    """The genetic search's options of a run, the one place they are read from the context
+    (``ctx.options``). Under ``--search auto`` (:func:`auto_runs`) they are auto's
+    (:class:`sqlanon.search.registry.AutoOptions`) translated: its limits bound lightning and the
+    genetic search together (without one, lightning's default limit,
+    :data:`sqlanon.search.lightning.planner.DEFAULT_TIME_LIMIT`), ``genetic_seed`` is the
+    genetic search's random seed, ``batch`` lightning's nodes per statement (``lightning_batch``),
+    and the genetic search runs until its limit (:data:`AUTO_ITERATIONS`)."""
+    options = dict(ctx.options)
+    if not auto_runs(ctx):
+        return options
+    time_limit, step_limit = options.get("time_limit"), options.get("step_limit")
+    if time_limit is None and step_limit is None:
+        time_limit = DEFAULT_TIME_LIMIT
+    out = {"time_limit": time_limit, "step_limit": step_limit, "iterations": AUTO_ITERATIONS,
+           "seed": options.get("genetic_seed", 1), "lightning_batch": options.get("batch")}
+    if options.get("local_rows") is not None:
+        out["local_rows"] = options["local_rows"]
+    return out
 
 
 def _bool(v) -> bool:
@@ -104,6 +128,7 @@ def parse_options(options: dict) -> dict:
             out[key] = float(out[key])
         out["seed"] = None if out.get("seed") in (None, "") else int(out["seed"])
         out["time_limit"] = None if out.get("time_limit") in (None, "") else float(out["time_limit"])
+        out["step_limit"] = None if out.get("step_limit") in (None, "") else int(out["step_limit"])
         out["local_rows"] = LOCAL_ROWS if out.get("local_rows") in (None, "") else int(out["local_rows"])
     except (TypeError, ValueError) as err:
         raise ConfigError(f"bad genetic search option: {err}") from None
@@ -139,7 +164,7 @@ class GA:
     def __init__(self, layout: Layout, evaluator: FlexibleEvaluator, opts: dict, progress=None, trace=None, limits: Limits | None = None) -> None:
         self.layout = layout
         #: the time limit's clock (started by :func:`run` before the search's own frequency set)
-        self.limits = limits if limits is not None else Limits(opts["time_limit"])
+        self.limits = limits if limits is not None else Limits(opts["time_limit"], opts.get("step_limit"))
         self.ev = evaluator
         self.opts = opts
         self.rng = np.random.default_rng(opts["seed"])
@@ -147,6 +172,8 @@ class GA:
         self.trace = trace or (lambda s: None)
         self.pop: list[tuple[tuple, tuple]] = []  # (rank key, chromosome), best first
         self.members: set[tuple] = set()
+        #: the members' results (the evaluator's memo is capped and may drop them)
+        self.aggs: dict[tuple, dict] = {}
         self.history: list[dict] = []
         self.iterations_done = 0
         self.children = 0
@@ -226,13 +253,15 @@ class GA:
                 return False
             _, worst = self.pop.pop()
             self.members.discard(worst)
+            self.aggs.pop(worst, None)
         bisect.insort(self.pop, (key, ch))
         self.members.add(ch)
+        self.aggs[ch] = agg
         return True
 
     def note_best(self, started: float) -> None:
         key, ch = self.pop[0]
-        agg = self.ev.memo[bytes(ch)]
+        agg = self.aggs[ch]
         if self.history and self.history[-1]["value"] == agg["value"] and self.history[-1]["feasible"] == agg["feasible"]:
             return
         step = {
@@ -262,7 +291,8 @@ class GA:
         before = self.ev.evaluations
         t0 = self.limits.now()
         out = self.ev.score(chromosomes)
-        self.limits.record(self.ev.evaluations - before, self.limits.now() - t0, steps=0)
+        # evaluations (memo hits are free) count against the step limit
+        self.limits.record(self.ev.evaluations - before, self.limits.now() - t0)
         return out
 
     def populate(self) -> None:
@@ -272,10 +302,10 @@ class GA:
         done = 0
         while done < len(init):
             room = self.limits.room(min(64, len(init) - done))
-            if room == 0:
-                if done:
-                    break
-                room = 1 + len(self.seeds)
+            if room == 0 and done:
+                break
+            if done == 0:  # the most general solution and the seeds, whatever the limits
+                room = max(room, 1 + len(self.seeds))
             chunk = init[done : done + room]
             for ch, agg in zip(chunk, self.score(chunk)):
                 self.unique.add(bytes(ch))
@@ -292,8 +322,9 @@ class GA:
         while self.iterations_done < total and not limits.stopped_by:
             # two children per iteration: as many iterations as the time left holds
             steps = limits.room(2 * min(opts["batch"], total - self.iterations_done)) // 2
-            if steps == 0:
-                limits.stopped_by = limits.stopped_by or "time_limit"
+            if steps == 0:  # not even one iteration's two children fit
+                steps_left = None if limits.step_limit is None else limits.step_limit - limits.steps
+                limits.stopped_by = limits.stopped_by or ("step_limit" if steps_left is not None and steps_left < 2 else "time_limit")
                 break
             if LM_WITHIN and len(self.pop) >= opts["population"]:
                 self.ev.lm_within = self.lm_bound()
@@ -311,7 +342,7 @@ class GA:
             elapsed = limits.elapsed()
             if self.iterations_done // every != before // every or elapsed - last_say > 5.0:
                 last_say = elapsed
-                best = self.ev.memo[bytes(self.pop[0][1])]
+                best = self.aggs[self.pop[0][1]]
                 rate = self.ev.evaluations / max(elapsed, 1e-9)
                 bar = "#" * int(30 * self.iterations_done / max(total, 1))
                 self.progress(
@@ -326,8 +357,8 @@ class GA:
         return self.pop[0][1]
 
 
-def objective_name(ctx) -> str:
-    name = ctx.options.get("objective")
+def objective_name(ctx, options: dict) -> str:
+    name = options.get("objective")
     if not name:
         name = ctx.metric.name if ctx.metric is not None else "lm"
         if name not in ("lm", "cm", *SHARE_METRICS):
@@ -346,11 +377,12 @@ def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
     result = ctx.genetic_seed_result
     if result is None or not (name in SHARE_METRICS or not any(c.numeric for c in layout.coders)):
         return None
-    if agg["feasible"] and float(agg["value"]) <= float(result.value):
-        return None
+    if agg["feasible"] and (float(agg["value"]) < float(result.value) or float(agg["value"]) == float(result.value) and not auto_runs(ctx)):
+        return None  # under auto, a tie is lightning's answer: the genetic search found nothing better
     info = ctx.genetic_seed
-    ctx.progress(f"genetic: {info['search']}'s seed node is better ({name} {result.value:.4f}) than the best cut found"
-                 + (f" ({float(agg['value']):.4f})" if agg["feasible"] else " (which does not release)") + "; it is the answer")
+    ctx.progress(f"genetic: {info['search']}'s seed node ({name} {result.value:.4f}) is "
+                 + ("as good as" if agg["feasible"] and float(agg["value"]) == float(result.value) else "better than")
+                 + " the best cut found" + (f" ({float(agg['value']):.4f})" if agg["feasible"] else " (which does not release)") + "; it is the answer")
     seconds = ga.seconds
     extra = {
         "answer_from": info["search"], "seed_node": info, "genetic_value": float(agg["value"]) if agg["feasible"] else None,
@@ -358,7 +390,24 @@ def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
         "evaluations_per_second": round(ev.evaluations / (seconds - ga.seed_seconds), 1) if seconds > ga.seed_seconds else None,
         "iterations": ga.iterations_done, "search_seconds": round(seconds, 3), "stopped_by": ga.limits.stopped_by,
     }
-    return Plan.from_lattice_result("genetic", ctx.stats, ctx.requirement, seed_metric(ctx, name), result, ctx.bounds, **extra)
+    search = "genetic"
+    if auto_runs(ctx):
+        search = info["search"]
+        extra["search_auto"] = auto_report(ctx, info["search"], ga, ev, extra["genetic_value"])
+    return Plan.from_lattice_result(search, ctx.stats, ctx.requirement, seed_metric(ctx, name), result, ctx.bounds, **extra)
+
+
+def auto_report(ctx, answer_from: str, ga, ev, genetic_value: float | None) -> dict:
+    """``search_auto`` of ``--search auto`` on a wide table: what it chose (the search whose
+    answer is released), the runs (lightning's seed, then the genetic search) with their values,
+    work and seconds, and which produced the answer."""
+    seed = ctx.genetic_seed or {}
+    runs = []
+    if seed:
+        runs.append({"search": seed["search"], "value": seed["value"], "nodes_evaluated": seed["nodes_evaluated"], "seconds": round(ga.seed_seconds, 3)})
+    runs.append({"search": "genetic", "value": genetic_value, "evaluations": ev.evaluations, "iterations": ga.iterations_done,
+                 "seconds": round(ga.seconds - ga.seed_seconds, 3), "stopped_by": ga.limits.stopped_by})
+    return {**(ctx.chosen.get("search_auto") or {}), "chose": answer_from, "runs": runs, "answer_from": answer_from}
 
 
 def preflight(policy, levels) -> None:
@@ -368,21 +417,23 @@ def preflight(policy, levels) -> None:
 
 
 def run(ctx: SearchContext) -> Plan:
-    opts = parse_options(ctx.options)
-    limits = Limits(opts["time_limit"])  # the search's own setup counts: gbase, the seed, the first population
+    options = genetic_options(ctx)
+    opts = parse_options(options)
+    # the search's own setup counts: gbase, the seed, the first population
+    limits = Limits(opts["time_limit"], opts["step_limit"])
     req = ctx.requirement
     stats = ctx.stats
     bounds = ctx.bounds
     weights = ctx.weights
-    if ctx.options.get("local_rows") is not None:
+    if options.get("local_rows") is not None:
         stats.local_rows = opts["local_rows"]  # the frequency set's in-process cap (0: SQL only), the seed's too
     else:
         stats.local_rows = min(int(stats.local_rows), LOCAL_ROWS)  # candidates group the whole set: the lower cap
     layout = Layout.build(ctx.qis, ctx.hierarchies, stats.column_freqs, numeric=opts["numeric"],
                           prune_unused=opts["prune_unused"], max_endpoints=opts["max_endpoints"],
                           bounds=bounds, bounded=ctx.bounded)
-    name = objective_name(ctx)
-    objective, cost_specs = build_objective(name, opts, stats.class_column or ctx.options.get("class_column"), lattice_metric=ctx.metric)
+    name = objective_name(ctx, options)
+    objective, cost_specs = build_objective(name, opts, stats.class_column or options.get("class_column"), lattice_metric=ctx.metric)
     if weights is not None and not objective.metric.needs_lm:
         raise ConfigError(
             f"--weights multiply each quasi-identifier's LM loss; the genetic objective {name} has no LM part "
@@ -396,7 +447,7 @@ def run(ctx: SearchContext) -> Plan:
         ga = GA(layout, ev, opts, ctx.progress, ctx.trace, limits)
         seed_started = limits.now()
         if opts.get("seed_lattice", True):
-            ga.seeds = lattice_seed(ctx, layout, name, limits)
+            ga.seeds = lattice_seed(ctx, layout, name, limits, opts.get("lightning_batch"))
         #: the seed's search time (lightning's share of the limit): not the genetic search's own
         ga.seed_seconds = limits.now() - seed_started
         best = ga.run()
@@ -424,6 +475,8 @@ def run(ctx: SearchContext) -> Plan:
         "seed_seconds": round(ga.seed_seconds, 3),
         "iterations": ga.iterations_done,
         "unique_solutions": len(ga.unique),
+        # the per-attribute parts' bytes at the end (bounded: objective.PART_CACHE_BYTES)
+        "part_cache_bytes": ev.cache_bytes(),
         "population": opts["population"],
         "mutation_rate": opts["mutation_rate"],
         "seed": opts["seed"],
@@ -441,6 +494,8 @@ def run(ctx: SearchContext) -> Plan:
         "seed_node": ctx.genetic_seed,
         "answer_from": "genetic" if not ga.seeds or tuple(best) not in set(ga.seeds) else (ctx.genetic_seed or {}).get("search", "genetic"),
     }
+    if auto_runs(ctx):
+        extra["search_auto"] = auto_report(ctx, "genetic", ga, ev, float(agg["value"]))
     if weights is not None:
         extra["weights"] = dict(zip(ctx.qis, weights))
     if bounds is not None:

@@ -9,7 +9,7 @@ result is at least as good as the seed under the genetic objective. The seed com
 
 * the **optimal** search when the lattice has at most ``MAX_NODES`` nodes (its optimum);
 * else **lightning** (:mod:`sqlanon.search.lightning.planner`), within ``LIGHTNING_SHARE`` of the
-  time left (or, without a time limit, ``LIGHTNING_STEPS`` node evaluations): its best node, so
+  time and of the steps left (or, without a limit, ``LIGHTNING_STEPS`` node evaluations): its best node, so
   the genetic search never returns worse than lightning given the same share of time.
 
 Seeding runs for the objectives of :data:`SEED_OBJECTIVES` (``seed_lattice``, on by default).
@@ -57,10 +57,12 @@ def seed_metric(ctx, objective: str):
     return METRICS[objective](weights=ctx.weights)
 
 
-def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
+def lattice_seed(ctx, layout, objective: str, limits=None, lightning_batch: int | None = None) -> list[tuple]:
     """The best full-domain node for ``objective`` as a chromosome (``[]`` for another objective,
     when no node releases, or when ``limits`` (:class:`~sqlanon.search.limits.Limits`) run out
-    before the optimum is found: the clock is read before each of its statements). The node,
+    before the optimum is found: the clock is read before each of its statements; the seed's
+    node checks count against their step limit). ``lightning_batch``: lightning's nodes per
+    statement (its default when None). The node,
     its value and the search that found it are kept in ``ctx.genetic_seed`` (its
     :class:`~sqlanon.search.lattice.lattice.LatticeResult` in ``ctx.genetic_seed_result``)."""
     ctx.genetic_seed = ctx.genetic_seed_result = None
@@ -71,7 +73,7 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
         bounds = [(0, h.max_level) for h in ctx.hierarchies]
     metric = seed_metric(ctx, objective)
     if math.prod(hi - lo + 1 for lo, hi in bounds) > MAX_NODES:
-        return _lightning_seed(ctx, layout, metric, bounds, limits)
+        return _lightning_seed(ctx, layout, metric, bounds, limits, lightning_batch)
     lattice = Lattice(ctx.stats, ctx.requirement, metric, bounds=ctx.bounds)
     if limits is not None and limits.time_limit is not None:
         def guard() -> None:
@@ -84,7 +86,7 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
         t0 = limits.now() if limits is not None else 0.0
         result = optimal.run(lattice)
         if limits is not None:
-            limits.record(0, limits.now() - t0)
+            limits.record(0, limits.now() - t0, steps=int(result.nodes_evaluated))
     except _TimeUp:
         ctx.progress("genetic: no lattice seed (the time limit ran out while looking for it)")
         return []
@@ -93,21 +95,42 @@ def lattice_seed(ctx, layout, objective: str, limits=None) -> list[tuple]:
     return _seeded(ctx, layout, "optimal", result, objective)
 
 
-def _lightning_seed(ctx, layout, metric, bounds, limits) -> list[tuple]:
-    """Lightning's best node within :data:`LIGHTNING_SHARE` of the time left (without a limit:
-    :data:`LIGHTNING_STEPS` evaluations) as the seed."""
+def lightning_options(limits, batch: int | None = None) -> dict | None:
+    """Lightning's limits for the seed: :data:`LIGHTNING_SHARE` of the time left and of the steps
+    left (without either limit: :data:`LIGHTNING_STEPS` evaluations); None when nothing is left.
+
+    >>> from sqlanon.search.limits import Limits
+    >>> lightning_options(Limits(None, 100)), lightning_options(None, 8)
+    ({'step_limit': 50}, {'step_limit': 2000, 'batch': 8})
+    """
+    options: dict = {}
     if limits is not None and limits.time_limit is not None:
         left = limits.left()
         if left <= 0:
-            return []
-        options: dict = {"time_limit": LIGHTNING_SHARE * left}
-    else:
-        options = {"step_limit": LIGHTNING_STEPS}
+            return None
+        options["time_limit"] = LIGHTNING_SHARE * left
+    if limits is not None and limits.step_limit is not None:
+        steps = limits.step_limit - limits.steps
+        if steps <= 1:
+            return None
+        options["step_limit"] = max(1, int(LIGHTNING_SHARE * steps))
+    if not options:
+        options["step_limit"] = LIGHTNING_STEPS
+    if batch is not None:
+        options["batch"] = int(batch)
+    return options
+
+
+def _lightning_seed(ctx, layout, metric, bounds, limits, batch: int | None = None) -> list[tuple]:
+    """Lightning's best node within :func:`lightning_options` as the seed."""
+    options = lightning_options(limits, batch)
+    if options is None:
+        return []
     try:
         t0 = limits.now() if limits is not None else 0.0
         result = lightning.run(ctx.stats, ctx.requirement, metric, bounds, options, ctx.progress)
         if limits is not None:
-            limits.record(0, limits.now() - t0)
+            limits.record(0, limits.now() - t0, steps=int(result.nodes_evaluated))
     except UnsatisfiableError:
         ctx.progress("genetic: no lightning seed (no node it evaluated releases)")
         return []

@@ -29,6 +29,7 @@ class GeneticOptions(SearchOptions):
     selection_bias: float = Field(1.5, ge=1.0, le=2.0, description="Linear rank-selection bias.")
     crossover: Literal["two-point", "uniform"] = Field("two-point", description="Crossover operator.")
     time_limit: float | None = Field(None, gt=0, description="Stop after this many seconds (none: no limit).")
+    step_limit: int | None = Field(None, ge=1, description="Stop after this many evaluations, the seed's node checks included (none: no limit).")
     max_endpoints: int = Field(128, ge=1, description="Numeric QIs with more distinct values are quantized to this many end points.")
     prune_unused: bool = Field(True, description="Leaves holding no row get no chromosome bit.")
     seed_lattice: bool = Field(True, description="Start from the full-domain lattice optimum under LM when cheap.")
@@ -48,5 +49,14 @@ GENETIC = SearchSpec(
     metrics=("lm", "cm", "loss", "loss-arithmetic", "granularity"),
     # the batch rolls the population up by its class keys and ranks each class's values
     honours=FLEXIBLE_HONOURS | {"population", "derived_k", "recursive_l", "emd_hierarchical"}, per_value=True,
-    preflight="sqlanon.search.genetic.planner:preflight", limits=("time_limit",),
+    preflight="sqlanon.search.genetic.planner:preflight", limits=("time_limit", "step_limit"),
 )
+
+#: ``--search auto``'s genetic run stops by its limit, not by a count of iterations
+AUTO_ITERATIONS = 10**9
+
+
+def auto_runs(ctx) -> bool:
+    """Whether ``--search auto`` chose lightning then the genetic search seeded from it
+    (:func:`sqlanon.search.choose.choose_search`)."""
+    return bool((ctx.chosen.get("search_auto") or {}).get("runs"))
