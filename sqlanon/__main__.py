@@ -1,3 +1,3 @@
-from sqlanon.cli.app import main
+from sqlanon.cli.launch import main
 
 main()

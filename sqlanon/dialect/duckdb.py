@@ -16,7 +16,7 @@ class DuckDBDialect(Dialect):
     array_base = 1
     binds_lists = True
     #: a QI with more released labels than this is released as text (:meth:`label_type`)
-    MAX_LABELS = 65_536
+    MAX_LABELS = 4096
 
     def lookup(self, values: Sequence, code: exp.Expr, params: list | None = None) -> exp.Expr:
         """``list_extract([..], code + 1)``; with ``params`` the list is a bound parameter, so a
@@ -40,7 +40,8 @@ class DuckDBDialect(Dialect):
     def label_type(self, labels: Sequence[str]) -> exp.DataType | None:
         """``ENUM('a', 'b', ..)``: a Parquet release of ENUM columns is written several times
         faster than of VARCHAR ones (docs/measurements.md), and reads back as the same strings. (None
-        above ``MAX_LABELS`` labels: the type is spelled out in the statement.)"""
+        above ``MAX_LABELS`` labels: the type is spelled out in the statement, and casting to an
+        ENUM of many labels costs more than the text write it saves; the release is then text.)"""
         if len(labels) > self.MAX_LABELS:
             return None
         return exp.DataType(this=exp.DataType.Type.ENUM, expressions=[exp.Literal.string(v) for v in labels])

@@ -231,6 +231,9 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, lea
         if mults is not None:
             columns["code"] = (pa.int64(), [mults[i] * int(c) for c in codes[i]])
         kind = _label_type(engine, values) if labels else None
+        if labels and kind is None:  # too many labels for the type: the release's labels are text
+            columns["label"] = (pa.string(), list(values))
+            columns["masked"] = (pa.string(), [SUPPRESSED] * len(values))
         if stats.inlined(i):
             names.append(InlineMap(columns, kind))
             continue

@@ -32,6 +32,7 @@ LAZY = {
     ("sqlanon", "sqlanon.run.profile"): "as below: `sqlanon.profile` loads the profiler on first use",
     ("sqlanon", "sqlanon.run.api"): "the API nouns of `import sqlanon` (anonymize, check, ...) load on first use: "
     "`import sqlanon` (and the CLI's start) stays free of duckdb, sqlglot and pyarrow",
+    ("sqlanon.cli.launch", "sqlanon.cli.app"): "the console script answers `sqlanon --version` before the app (typer, rich) is imported",
     ("sqlanon.generation.itemsets", "sqlanon.generation.kernels"): "kernels compiles numba code (about 0.6 s to import numba): loaded by the generate pipeline only",
     ("sqlanon.generation.krimp", "sqlanon.generation.kernels"): "as above: numba is loaded when KRIMP runs, not when the CLI starts",
     ("sqlanon.generation.scores", "sqlanon.generation.kernels"): "as above: numba is loaded when the scores are computed",
