@@ -89,7 +89,7 @@ def histogram_set(stats) -> tuple[np.ndarray, np.ndarray] | None:
     memory = stats.memory.histograms
     if memory.set is None or memory.set[0] is not stats.base:
         memory.set = (stats.base, _fetched(stats))
-        memory.kept, memory.kept_rows, memory.index = {}, 0, None
+        memory.drop_search()
     return memory.set[1]
 
 
@@ -301,6 +301,15 @@ def _hier_levels(stats) -> list[tuple[float, np.ndarray, np.ndarray]]:
     return memory.hier
 
 
+def _part_values(stats, name: str, i: int, level: int, per_level) -> np.ndarray:
+    """A metric part's values over QI ``i``'s codes at ``level`` (kept per search)."""
+    cache = stats.memory.histograms.parts
+    key = (name, i, level)
+    if key not in cache:
+        cache[key] = np.asarray([float(v) for v in per_level(level)], dtype=np.float64)
+    return cache[key]
+
+
 def _node_stats(stats, node, codes: np.ndarray, hist: np.ndarray, ok: exp.Expr, terms, finals) -> NodeStats:
     """One node's NodeStats from its classes (generalized ``codes`` and histograms)."""
     cols = class_columns(stats, hist)
@@ -308,8 +317,7 @@ def _node_stats(stats, node, codes: np.ndarray, hist: np.ndarray, ok: exp.Expr, 
     for name, per_qi in terms:
         part = np.zeros(len(cnt), dtype=np.float64)
         for i, per_level in per_qi:
-            values = np.asarray([float(v) for v in per_level(node[i])], dtype=np.float64)
-            part += values[codes[i]]
+            part += _part_values(stats, name, i, node[i], per_level)[codes[i]]
         cols[name] = cnt * part
     flag = np.asarray(vectors.value(ok, cols), dtype=bool) & np.ones(len(cnt), dtype=bool)
     cols["ok"] = flag

@@ -129,6 +129,12 @@ class HistogramMemory:
     hier: Any = None
     #: ``(QI, low, level)`` -> the code map between the levels
     maps: dict[Any, Any] = field(default_factory=dict)
+    #: ``(metric part, QI, level)`` -> its values over the codes (the search's metric)
+    parts: dict[Any, Any] = field(default_factory=dict)
+
+    def drop_search(self) -> None:
+        """Let the search's kept sets go (the fetched set stays)."""
+        self.kept, self.kept_rows, self.index, self.parts = {}, 0, None, {}
 
 
 @dataclass
