@@ -13,7 +13,12 @@ goal. ``local`` counts the nodes evaluated in-process over the fetched base set
 (:mod:`sqlanon.stats.local`; its compiled kernels are loaded after the unprinted warm-up run, as a
 warm process has them; ``--option local_rows=0`` keeps every node in SQL).
 
-    python bench/arx_reference.py [--group arx,loss,models] [--search optimal|incognito|samarati] [--option batch=1]
+The model cases (issue 44) run ``--repeat`` times each (a warm process's later searches), then
+once more with every node by SQL (``local_rows=0``: the baseline of the ``SQL/ours`` ratio, in
+the same run); ARX 3.9.2's transformations checked and median seconds (a warm JVM, with its load
+average then) are read from ``../shared/datasets/adult/arx_reference/arx-3.9.2-adult.json``.
+
+    python bench/arx_reference.py [--group arx,loss,models] [--repeat 2] [--search optimal|incognito|samarati] [--option batch=1]
 """
 
 from __future__ import annotations
@@ -133,14 +138,22 @@ def main() -> None:
             models.append((label, r.nodes_evaluated, r.nodes_local or 0, key, r.extra.get("statements", 0), search_s, node))
         print(f"{label:<16}{k:>4}{sup:>6.0%}  {arx_text:<28}{str(node) + same:<28}{arx_value}{r.metric.value:>16.4f}{r.suppressed_rows:>11}{r.nodes_evaluated:>7}{r.nodes_local or 0:>6}{arx_nodes(key):>10}{r.extra.get('statements', 0):>6}{r.queries:>8}{search_s:>9.2f}{r.nodes_evaluated / max(search_s, 1e-9):>8.0f}{seconds:>7.1f}", flush=True)
     print(f"total: search {total_search:.1f} s, runs {total:.1f} s, {nodes_total} nodes in {statements_total} statements   (= same node as ARX, ~ a different node with the same value; ARX nodes * = ARX 2.x's test suite)")
+    baseline: dict[str, float] = {}
+    if models and "local_rows" not in options:
+        # the same model cases with every node by SQL (local_rows=0), in this run: the ratio's baseline
+        for label, k, extra in MODELS:
+            r, _ = run_case(args, {**options, "local_rows": 0}, "precision", k, 0.05, COLUMNS[:-1], {"sensitive_column": "salary-class", **extra})
+            baseline[label] = r.extra.get("search_seconds", 0.0)
     if models:
         print("models (8 QIs, salary-class sensitive, 5 %, precision; ARX 3.9.2's median seconds in a warm JVM, its load average then): ours beside ARX's")
-        print(f"{'case':<15}{'nodes':>7}{'local':>6}{'ARX nodes':>10}{'stmts':>6}{'search s':>9}{'ARX s':>7}{'ARX load':>9}{'ARX s/ours':>11}  node = ARX's")
+        print(f"{'case':<15}{'nodes':>7}{'local':>6}{'ARX nodes':>10}{'stmts':>6}{'search s':>9}{'ARX s':>7}{'ARX load':>9}{'ARX s/ours':>11}{'SQL s':>7}{'SQL/ours':>9}  node = ARX's")
         for label, nodes, n_local, key, statements, search_s, node in models:
             arx = arx_case(key)
             ratio = f"{arx['seconds'] / max(search_s, 1e-9):.2f}x" if "seconds" in arx else "-"
             same = "-" if "node" not in arx else str(arx["node"] == node)
-            print(f"{label:<15}{nodes:>7}{n_local:>6}{arx_nodes(key):>10}{statements:>6}{search_s:>9.2f}{str(arx.get('seconds', 'n/a')):>7}{str(arx.get('load', '-')):>9}{ratio:>11}  {same}")
+            sql_s = baseline.get(label)
+            sql_text = f"{sql_s:>7.2f}{sql_s / max(search_s, 1e-9):>8.2f}x" if sql_s is not None else f"{'-':>7}{'-':>9}"
+            print(f"{label:<15}{nodes:>7}{n_local:>6}{arx_nodes(key):>10}{statements:>6}{search_s:>9.2f}{str(arx.get('seconds', 'n/a')):>7}{str(arx.get('load', '-')):>9}{ratio:>11}{sql_text}  {same}")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
 
 

@@ -60,7 +60,8 @@ def python_verdicts(case, req, node) -> tuple[list[tuple], int]:
 
 @pytest.mark.parametrize("name", MODELS)
 @pytest.mark.parametrize("seed", range(3))
-def test_every_node_equals_sql_and_the_python_twin(name, seed, tmp_path):
+def test_every_node_equals_sql_and_the_python_twin(name, seed, tmp_path, monkeypatch):
+    monkeypatch.setattr(histograms, "PREFERRED", histograms.NEEDS)  # every model this route computes
     rng = random.Random(1000 * seed + MODELS.index(name))
     case = brute.random_case(rng, tmp_path, n_qi=rng.randint(2, 3), n_rows=rng.randint(40, 220))
     tree = s_tree(case)
@@ -97,8 +98,9 @@ def test_every_node_equals_sql_and_the_python_twin(name, seed, tmp_path):
         engine.close()
 
 
-def test_refused_needs_and_recodings_go_to_sql(tmp_path):
-    """A need the route does not compute, a Recoding and ``local_rows=0`` are left to SQL."""
+def test_refused_needs_go_to_sql(tmp_path, monkeypatch):
+    """A need the route does not compute, one it computes but does not prefer, an expression it
+    does not know and ``local_rows=0`` are left to SQL."""
     rng = random.Random(3)
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
     req = Requirement([KAnonymity(2), DistinctLDiversity(2)])
@@ -111,6 +113,8 @@ def test_refused_needs_and_recodings_go_to_sql(tmp_path):
         assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())  # majority_y: no form here
         stats = Statistics(engine, Source.open(case.path), case.qis, hs, sensitive=case.sensitive, needs=req.needs)
         stats.prepare()
+        assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())  # distinct l: not preferred
+        monkeypatch.setattr(histograms, "PREFERRED", histograms.NEEDS)
         assert histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())
         # an ok the evaluator does not know (a string comparison)
         assert not histograms.accepts(stats, nodes, exp.EQ(this=col("cnt"), expression=exp.Literal.string("x")), METRICS["precision"]())
