@@ -47,10 +47,11 @@ HIST_CELLS = 32_000_000
 #: the needs this route computes (any other asked need sends the nodes to SQL)
 NEEDS = frozenset({"distinct_s", "entropy_s", "emd_equal", "emd_ordered", "emd_hierarchical", "recursive_l"})
 #: ... and of them, the needs it takes by default: where it beat the batch statement in the same
-#: run of ``bench/arx_reference.py --group models`` (hierarchical t-closeness; the others were
-#: slower in numpy than DuckDB's statement on a loaded machine: docs/measurements.md). A need
-#: listed in NEEDS but not here still goes to SQL; the oracle tests take them all
-PREFERRED = frozenset({"emd_hierarchical"})
+#: run of ``bench/arx_reference.py --group models`` (hierarchical and equal t-closeness, distinct
+#: l-diversity; entropy, ordered and recursive were slower in numpy than DuckDB's statement on a
+#: loaded machine: docs/measurements.md). A need listed in NEEDS but not here still goes to SQL
+#: when asked alone; the oracle tests take them all
+PREFERRED = frozenset({"emd_hierarchical", "emd_equal", "distinct_s"})
 #: a node's key range is grouped by a dense count up to this many times the rows it groups
 DENSE_FACTOR = 8
 

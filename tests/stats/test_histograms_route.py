@@ -103,7 +103,7 @@ def test_refused_needs_go_to_sql(tmp_path, monkeypatch):
     does not know and ``local_rows=0`` are left to SQL."""
     rng = random.Random(3)
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
-    req = Requirement([KAnonymity(2), DistinctLDiversity(2)])
+    req = Requirement([KAnonymity(2), EntropyLDiversity(1.5)])
     engine = connect(threads=1)
     try:
         hs = [Hierarchy(attribute=q, rows=[list(r) for r in h]) for q, h in zip(case.qis, case.hier_rows)]
@@ -113,7 +113,7 @@ def test_refused_needs_go_to_sql(tmp_path, monkeypatch):
         assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())  # majority_y: no form here
         stats = Statistics(engine, Source.open(case.path), case.qis, hs, sensitive=case.sensitive, needs=req.needs)
         stats.prepare()
-        assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())  # distinct l: not preferred
+        assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())  # entropy l alone: not preferred
         monkeypatch.setattr(histograms, "PREFERRED", histograms.NEEDS)
         assert histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())
         # an ok the evaluator does not know (a string comparison)
