@@ -13,7 +13,12 @@ goal. ``local`` counts the nodes evaluated in-process over the fetched base set
 (:mod:`sqlanon.stats.local`; its compiled kernels are loaded after the unprinted warm-up run, as a
 warm process has them; ``--option local_rows=0`` keeps every node in SQL).
 
-    python bench/arx_reference.py [--group arx,loss,models] [--search optimal|incognito|samarati] [--option batch=1]
+The model cases (issue 44) run ``--repeat`` times each (a warm process's later searches), then
+once more with every node by SQL (``local_rows=0``: the baseline of the ``SQL/ours`` ratio, in
+the same run); ARX 3.9.2's transformations checked and median seconds (a warm JVM, with its load
+average then) are read from ``../shared/datasets/adult/arx_reference/arx-3.9.2-adult.json``.
+
+    python bench/arx_reference.py [--group arx,loss,models] [--repeat 2] [--search optimal|incognito|samarati] [--option batch=1]
 """
 
 from __future__ import annotations
@@ -46,16 +51,34 @@ CASES = [
 # issue 26: ARX's Loss, no ARX optimum recorded
 LOSS = [(m, k, sup, None, None) for m in ("loss", "loss-arithmetic") for k in (10, 100, 500) for sup in (0.0, 0.05)]
 # issue 26: 8 QIs, salary-class sensitive, k=5, 5 %, precision: (label, extra anonymize keywords)
+# issue 44: ARX 3.9.2's model cases (../shared/datasets/adult/arx_reference/), each with its k, and
+# ordered t-closeness and recursive (c,l)-diversity (no ARX figure): (label, k, extra keywords)
 MODELS = [
-    ("distinct-2", {"l": 2, "l_diversity": "distinct"}),
-    ("0.2-close", {"t": 0.2, "t_distance": "equal"}),
+    ("distinct-2", 5, {"l": 2, "l_diversity": "distinct"}),
+    ("0.2-close", 5, {"t": 0.2, "t_distance": "equal"}),
+    ("entropy-1.5", 5, {"l": 1.5, "l_diversity": "entropy"}),
+    ("hier-0.15", 10, {"t": 0.15, "t_distance": "hierarchical", "t_hierarchy": os.path.join(ADULT, "adult_hierarchy_salary-class.csv")}),
+    ("ordered-0.2", 5, {"t": 0.2, "t_distance": "ordered"}),
+    ("recursive-4,2", 5, {"l": 2, "c": 4.0, "l_diversity": "recursive"}),
 ]
 ARX_COUNTS = os.path.join(HERE, "results", "arx_node_counts.json")
 
 
+#: the model cases' ARX 3.9.2 measurements (``id`` in the shared arx_reference JSON; None: no ARX case)
+MODEL_KEYS = {"distinct-2": "precision_k5_supp5_8qi_distinct", "0.2-close": "precision_k5_supp5_8qi_tequal", "entropy-1.5": "precision_k5_supp5_8qi_entropy", "hier-0.15": "precision_k10_supp5_8qi_thier", "ordered-0.2": "no ARX case", "recursive-4,2": "no ARX case"}
+ARX_392 = os.path.join(os.environ.get("SQLANON_SHARED", os.path.join(HERE, "..", "..", "shared")), "datasets", "adult", "arx_reference", "arx-3.9.2-adult.json")
+
+
 def arx_case(label: str) -> dict:
-    """ARX's figures for a case from bench/results/arx_node_counts.json (``nodes``, and for the
-    model cases ``seconds`` and issue 26's ``goal_seconds``), or {}."""
+    """ARX's figures for a case: a model case's from ARX 3.9.2's measurements (``nodes``: its
+    transformations checked, ``seconds``: the median search seconds in a warm JVM, ``load``: the
+    load average then, ``node``: its optimum), else from bench/results/arx_node_counts.json
+    (``nodes``), or {}."""
+    if label.startswith("precision_k") and os.path.isfile(ARX_392):
+        with open(ARX_392) as f:
+            case = next((c for c in json.load(f)["cases"] if c["id"] == label), None)
+        if case is not None:
+            return {"nodes": case["transformations_checked"], "seconds": case["search_seconds"]["median"], "load": case["load_average_1min_at_jvm_start"], "node": case["transformation"]}
     with open(ARX_COUNTS) as f:
         return json.load(f)["cases"].get(label) or {}
 
@@ -79,6 +102,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--search", default="optimal")
     ap.add_argument("--group", default="arx,loss,models", help="case groups: arx (ARX's 12 optima), loss, models")
+    ap.add_argument("--repeat", type=int, default=2, help="runs of each model case (the figures of every run printed)")
     ap.add_argument("--option", action="append", default=[], help="search option KEY=VALUE (e.g. batch=1, probes=1)")
     args = ap.parse_args()
     options = {k: int(v) for k, v in (o.split("=", 1) for o in args.option)}
@@ -89,7 +113,8 @@ def main() -> None:
     models: list = []  # (label, nodes, ARX key, statements, search seconds) of the model cases
     cases = [(m, k, s, a, v, COLUMNS, {}, m) for m, k, s, a, v in (CASES if "arx" in groups else []) + (LOSS if "loss" in groups else [])]
     if "models" in groups:
-        cases += [("precision", 5, 0.05, None, None, COLUMNS[:-1], {"sensitive_column": "salary-class", **extra}, label) for label, extra in MODELS]
+        # every model case twice (a warm process's second search beside its first)
+        cases += [("precision", k, 0.05, None, None, COLUMNS[:-1], {"sensitive_column": "salary-class", **extra}, label) for label, k, extra in MODELS for _ in range(args.repeat)]
     if cases:  # one unprinted run first, so the first row's seconds are a warm process's like the rest
         metric, k, sup, _, _, columns, extra, _ = cases[0]
         run_case(args, options, metric, k, sup, columns, extra)
@@ -104,26 +129,31 @@ def main() -> None:
         total_search += search_s
         nodes_total += r.nodes_evaluated
         statements_total += r.extra.get("statements", 0)
-        if label.startswith("distinct"):
-            key = f"distinct 2-diversity, 8 QIs, sensitive salary-class, k={k} {sup:.0%}"
-        elif label.startswith("0.2"):
-            key = f"t-closeness equal 0.2, 8 QIs, sensitive salary-class, k={k} {sup:.0%}"
-        else:
-            key = f"{metric} k={k} {sup:.0%}"
+        key = MODEL_KEYS.get(label, f"{metric} k={k} {sup:.0%}")
         node = [r.transformation[c] for c in columns]
         same = "" if arx is None else (" =" if node == arx else " ~")
         arx_text = "-" if arx is None else str(arx)
         arx_value = f"{value:>14.4f}" if value is not None else f"{'-':>14}"
         if extra:
-            models.append((label, r.nodes_evaluated, key, r.extra.get("statements", 0), search_s))
+            models.append((label, r.nodes_evaluated, r.nodes_local or 0, key, r.extra.get("statements", 0), search_s, node))
         print(f"{label:<16}{k:>4}{sup:>6.0%}  {arx_text:<28}{str(node) + same:<28}{arx_value}{r.metric.value:>16.4f}{r.suppressed_rows:>11}{r.nodes_evaluated:>7}{r.nodes_local or 0:>6}{arx_nodes(key):>10}{r.extra.get('statements', 0):>6}{r.queries:>8}{search_s:>9.2f}{r.nodes_evaluated / max(search_s, 1e-9):>8.0f}{seconds:>7.1f}", flush=True)
     print(f"total: search {total_search:.1f} s, runs {total:.1f} s, {nodes_total} nodes in {statements_total} statements   (= same node as ARX, ~ a different node with the same value; ARX nodes * = ARX 2.x's test suite)")
+    baseline: dict[str, float] = {}
+    if models and "local_rows" not in options:
+        # the same model cases with every node by SQL (local_rows=0), in this run: the ratio's baseline
+        for label, k, extra in MODELS:
+            r, _ = run_case(args, {**options, "local_rows": 0}, "precision", k, 0.05, COLUMNS[:-1], {"sensitive_column": "salary-class", **extra})
+            baseline[label] = r.extra.get("search_seconds", 0.0)
     if models:
-        print("models (8 QIs, salary-class sensitive, k=5 5 %, precision): ours beside ARX's")
-        print(f"{'case':<12}{'nodes':>7}{'ARX nodes':>10}{'stmts':>6}{'search s':>9}{'ARX s':>7}{'goal s':>7}")
-        for label, nodes, key, statements, search_s in models:
+        print("models (8 QIs, salary-class sensitive, 5 %, precision; ARX 3.9.2's median seconds in a warm JVM, its load average then): ours beside ARX's")
+        print(f"{'case':<15}{'nodes':>7}{'local':>6}{'ARX nodes':>10}{'stmts':>6}{'search s':>9}{'ARX s':>7}{'ARX load':>9}{'ARX s/ours':>11}{'SQL s':>7}{'SQL/ours':>9}  node = ARX's")
+        for label, nodes, n_local, key, statements, search_s, node in models:
             arx = arx_case(key)
-            print(f"{label:<12}{nodes:>7}{arx_nodes(key):>10}{statements:>6}{search_s:>9.2f}{str(arx.get('seconds', 'n/a')):>7}{str(arx.get('goal_seconds', '-')):>7}")
+            ratio = f"{arx['seconds'] / max(search_s, 1e-9):.2f}x" if "seconds" in arx else "-"
+            same = "-" if "node" not in arx else str(arx["node"] == node)
+            sql_s = baseline.get(label)
+            sql_text = f"{sql_s:>7.2f}{sql_s / max(search_s, 1e-9):>8.2f}x" if sql_s is not None else f"{'-':>7}{'-':>9}"
+            print(f"{label:<15}{nodes:>7}{n_local:>6}{arx_nodes(key):>10}{statements:>6}{search_s:>9.2f}{str(arx.get('seconds', 'n/a')):>7}{str(arx.get('load', '-')):>9}{ratio:>11}{sql_text}  {same}")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
 
 

@@ -719,8 +719,9 @@ class Statistics:
         return NodeStats(node, int(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0), int(row[4] or 0), int(row[5] or 0), extra)
 
     def search_done(self) -> None:
-        """The search is over: its in-process working memory goes (:func:`local.drop_search_memory`)."""
+        """The search is over: its in-process working memory goes (:func:`local.drop_search_memory`, the kept histogram sets)."""
         local.drop_search_memory(self)
+        self.memory.histograms.drop_search()
 
     def class_histogram(self, node: Sequence[int]) -> list[tuple[int, int]]:
         """``(class size, number of classes)`` pairs for the node."""

@@ -4,6 +4,8 @@
 to the first route of :data:`ROUTES` that accepts them; each route is one way of answering:
 
 1. :data:`IN_PROCESS`: over the fetched base set, by the compiled kernels (:mod:`sqlanon.stats.local`);
+1b. :data:`HISTOGRAMS`: the sensitive-attribute models over the fetched per-class sensitive
+   histograms, rolled up in numpy (:mod:`sqlanon.stats.histograms`);
 2. :data:`BATCH`: the batch statement (node table joined to the set, :mod:`sqlanon.stats.deltas`
    and :mod:`sqlanon.stats.batch`), when the metric gives its batch parts;
 3. :data:`ONE_NODE`: one node, one statement (:meth:`Statistics.evaluate`);
@@ -24,6 +26,7 @@ from sqlanon.plan import Recoding
 from sqlanon.privacy.needs import NodeStats
 import sqlanon.stats.deltas as deltas
 import sqlanon.stats.batch as batch
+import sqlanon.stats.histograms as histograms
 import sqlanon.stats.local as local
 import sqlanon.stats.store as store
 
@@ -54,6 +57,14 @@ def _in_process_accepts(stats, ask: Ask) -> bool:
 
 def _in_process(stats, ask: Ask) -> list[NodeStats]:
     return local.evaluate(stats, ask.nodes, ask.ok, ask.metric, ask.extra_finals)
+
+
+def _histograms_accepts(stats, ask: Ask) -> bool:
+    return (ask.metric is not None or ask.aggregates is None) and histograms.accepts(stats, ask.nodes, ask.ok, ask.metric, ask.extra_finals)
+
+
+def _histograms(stats, ask: Ask) -> list[NodeStats]:
+    return histograms.evaluate(stats, ask.nodes, ask.ok, ask.metric, ask.extra_finals)
 
 
 def _batch_accepts(stats, ask: Ask) -> bool:
@@ -106,12 +117,13 @@ def _union(stats, ask: Ask) -> list[NodeStats]:
 
 
 IN_PROCESS = Route("in_process", _in_process_accepts, _in_process)
+HISTOGRAMS = Route("histograms", _histograms_accepts, _histograms)
 BATCH = Route("batch", _batch_accepts, _batch)
 ONE_NODE = Route("one_node", _one_node_accepts, _one_node)
 UNION = Route("union", _union_accepts, _union)
 
 #: the routes in order of preference: the first that accepts the nodes answers them
-ROUTES: tuple[Route, ...] = (IN_PROCESS, BATCH, ONE_NODE, UNION)
+ROUTES: tuple[Route, ...] = (IN_PROCESS, HISTOGRAMS, BATCH, ONE_NODE, UNION)
 
 
 def route_of(stats, ask: Ask) -> Route:

@@ -112,6 +112,32 @@ class LocalMemory:
 
 
 @dataclass
+class HistogramMemory:
+    """The in-process model route's state (:mod:`sqlanon.stats.histograms`)."""
+
+    #: ``(base set it was fetched from, (leaf codes, sensitive histograms) or None)``
+    set: tuple[Any, Any] | None = None
+    #: ``(predicate, metric, finals)`` -> ``(metric's row parts, finals)``, or None: not evaluable
+    programs: dict[Any, Any] = field(default_factory=dict)
+    #: levels -> a set rolled up to them (codes, histograms): evaluated nodes' classes and meets
+    kept: dict[Any, Any] = field(default_factory=dict)
+    #: the kept sets' rows, summed
+    kept_rows: int = 0
+    #: ``(levels, levels as a matrix, rows)`` of the kept sets, None: to rebuild
+    index: Any = None
+    #: the sensitive hierarchy's levels as matrices (hierarchical t-closeness)
+    hier: Any = None
+    #: ``(QI, low, level)`` -> the code map between the levels
+    maps: dict[Any, Any] = field(default_factory=dict)
+    #: ``(metric part, QI, level)`` -> its values over the codes (the search's metric)
+    parts: dict[Any, Any] = field(default_factory=dict)
+
+    def drop_search(self) -> None:
+        """Let the search's kept sets go (the fetched set stays)."""
+        self.kept, self.kept_rows, self.index, self.parts = {}, 0, None, {}
+
+
+@dataclass
 class MetricMemory:
     """The metrics' data-free bound tables (:mod:`sqlanon.metrics`)."""
 
@@ -137,11 +163,12 @@ class Memory:
     marginals: MarginalMemory = field(default_factory=MarginalMemory)
     local: LocalMemory = field(default_factory=LocalMemory)
     metrics: MetricMemory = field(default_factory=MetricMemory)
+    histograms: HistogramMemory = field(default_factory=HistogramMemory)
 
     def copy(self) -> Memory:
         """A copy for a copy of the statistics: each group copied, the containers filled so far
         shared, the empty ones new (what either fills later is its own)."""
-        return Memory(_copied(self.core), _copied(self.batch), _copied(self.deltas), _copied(self.marginals), _copied(self.local), _copied(self.metrics))
+        return Memory(_copied(self.core), _copied(self.batch), _copied(self.deltas), _copied(self.marginals), _copied(self.local), _copied(self.metrics), _copied(self.histograms))
 
     def for_subset(self) -> Memory:
         """:meth:`copy` for the statistics of a subset of the rows: the caches that depend on
@@ -152,7 +179,7 @@ class Memory:
         return out
 
 
-_Group = TypeVar("_Group", CoreMemory, BatchMemory, DeltaMemory, MarginalMemory, LocalMemory, MetricMemory)
+_Group = TypeVar("_Group", CoreMemory, BatchMemory, DeltaMemory, MarginalMemory, LocalMemory, MetricMemory, HistogramMemory)
 
 
 def _copied(group: _Group) -> _Group:

@@ -375,7 +375,9 @@ def test_a_sensitive_model_stays_sql(tmp_path):
         metric = METRICS["loss"]()
         assert not local.applies(stats, nodes, req.predicate(), metric)
         got = stats.evaluate_many(nodes, req.predicate(), lambda n: metric.aggregates(stats, n), metric=metric)
-        assert stats.nodes_local == 0 and stats.nodes_evaluated == len(nodes) and len(got) == len(nodes)
+        # not by the compiled kernels (their set is never fetched); the histogram route may take
+        # them (tests/stats/test_histograms_route.py)
+        assert stats.nodes_evaluated == len(nodes) and len(got) == len(nodes)
         assert stats.memory.local.set is None  # nothing fetched
     finally:
         engine.close()

@@ -20,7 +20,7 @@ from sqlanon.stats import evaluate, local  # noqa: E402
 
 
 def test_the_routes_in_their_order_of_preference(tmp_path):
-    assert [r.name for r in evaluate.ROUTES] == ["in_process", "batch", "one_node", "union"]
+    assert [r.name for r in evaluate.ROUTES] == ["in_process", "histograms", "batch", "one_node", "union"]
     assert local.warm_up(wait=True)
     case = brute.random_case(random.Random(5), tmp_path, n_qi=3, n_rows=200)
     engine = connect(threads=1)

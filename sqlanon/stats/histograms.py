@@ -1,0 +1,333 @@
+"""The sensitive-attribute models answered in-process: per-class sensitive histograms rolled up in numpy.
+
+**Why.** Every model over a sensitive column (distinct, entropy and recursive (c,l)-diversity;
+equal, ordered and hierarchical t-closeness) makes the batch statement group each node's rows
+twice (by class and sensitive value, then by class) and, for the EMDs, join the classes to the
+sensitive domain and hierarchy: several times a k-only node's work, one statement per round. The
+compiled kernels of :mod:`sqlanon.stats.local` answer k alone. This route answers the models:
+
+1. the base frequency set is fetched **once** as a histogram: per distinct QI code tuple its
+   leaf codes and a row of counts per sensitive value of the table's domain (``classes x m``
+   integers; :func:`histogram_set`), when that fits :data:`HIST_CELLS` cells;
+2. a round of nodes is rolled up to its *meet* (per QI its lowest level) once, then each node
+   from the meet: every QI's codes mapped to the node's level, packed into one integer key,
+   grouped (a dense count when the key's range is small, a sort otherwise) and the histograms
+   summed per class;
+3. each model's class column (``distinct_s``, ``nlogn_s``, ``emd_equal``, ``emd_ordered``,
+   ``emd_hier``, ``top_s``/``tail_s``) is computed from the class histograms by the formulas of
+   their SQL (:mod:`sqlanon.stats.models`, the models' ``Aggregate`` forms), the metric's parts per
+   class from the class's codes (:func:`sqlanon.stats.batch.class_terms`' values), and the
+   requirement's ``ok`` and the finals, sqlglot expressions, are evaluated over those arrays
+   (:mod:`sqlanon.stats.vectors`).
+
+Anything else (a need with no form here, a Recoding, an expression the evaluator does not know,
+a sensitive value missing from the domain, ``local_rows = 0``) is refused by :func:`accepts` and
+the nodes go to SQL, which stays the oracle (``tests/stats/test_histograms_route.py``: every
+node's verdict and suppression equal the SQL route's and the Python twins').
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from sqlanon.expr.atoms import as_bigint, col, table_ref
+from sqlanon.privacy.needs import NodeStats
+import sqlanon.stats.batch as batch
+from sqlanon.stats.marginals import level_maps
+import sqlanon.stats.store as store
+import sqlanon.stats.vectors as vectors
+
+#: the fetched histogram set may hold at most this many cells (rows x (QIs + sensitive values))
+HIST_CELLS = 32_000_000
+#: the needs this route computes (any other asked need sends the nodes to SQL)
+NEEDS = frozenset({"distinct_s", "entropy_s", "emd_equal", "emd_ordered", "emd_hierarchical", "recursive_l"})
+#: ... and of them, the needs it takes by default: where it beat the batch statement in the same
+#: run of ``bench/arx_reference.py --group models`` (hierarchical and equal t-closeness, distinct
+#: l-diversity; entropy, ordered and recursive were slower in numpy than DuckDB's statement on a
+#: loaded machine: docs/measurements.md). A need listed in NEEDS but not here still goes to SQL
+#: when asked alone; the oracle tests take them all
+PREFERRED = frozenset({"emd_hierarchical", "emd_equal", "distinct_s"})
+#: a node's key range is grouped by a dense count up to this many times the rows it groups
+DENSE_FACTOR = 8
+
+
+def needs_ok(stats) -> bool:
+    """Whether every need asked is one this route computes, one of them :data:`PREFERRED`."""
+    names = stats.needs.names()
+    return bool(stats.has_s) and names <= NEEDS and bool(names & PREFERRED) and bool(stats.sensitive_domain)
+
+
+def accepts(stats, nodes, ok: exp.Expr, metric, extra_finals=()) -> bool:
+    """Whether :func:`evaluate` answers these nodes."""
+    if not nodes or int(stats.local_rows or 0) <= 0 or not stats.qis or not needs_ok(stats):
+        return False
+    if not all(isinstance(n, tuple) for n in nodes) or any(lv != 0 for lv in stats.base.levels):
+        return False
+    if stats.base.rows * (len(stats.qis) + len(stats.sensitive_domain)) > HIST_CELLS:
+        return False
+    got = _compiled(stats, ok, metric, extra_finals)
+    return got is not None and histogram_set(stats) is not None
+
+
+def _compiled(stats, ok: exp.Expr, metric, extra_finals):
+    """``(metric's row parts, finals)`` when ``ok`` and every final are evaluable, else None
+    (cached per predicate, metric and finals)."""
+    cache = stats.memory.histograms.programs
+    key = (ok.sql(), batch.metric_key(metric), tuple((name, e.sql()) for name, e in extra_finals))
+    if key not in cache:
+        got = metric.batch_terms(stats) if metric is not None else ([], [])
+        cache[key] = None
+        if got is not None:
+            terms, finals = got
+            finals = [*finals, *extra_finals]
+            if vectors.evaluable(ok) and all(vectors.evaluable(e) for _, e in finals):
+                cache[key] = (terms, finals)
+    return cache[key]
+
+
+def histogram_set(stats) -> tuple[np.ndarray, np.ndarray] | None:
+    """The base set as ``(leaf codes: QIs x rows, histogram: rows x m)``, fetched once (one
+    statement) and kept; None when a sensitive value is outside the domain (NULL, say)."""
+    memory = stats.memory.histograms
+    if memory.set is None or memory.set[0] is not stats.base:
+        memory.set = (stats.base, _fetched(stats))
+        memory.drop_search()
+    return memory.set[1]
+
+
+def _fetched(stats) -> tuple[np.ndarray, np.ndarray] | None:
+    names = stats.qnames
+    q = exp.select(*map(col, names), col("s"), exp.alias_(as_bigint(col("cnt")), "n", quoted=True), copy=False)
+    table = stats.engine.fetch_arrow(q.from_(table_ref(stats.base.table), copy=False))
+    domain = pa.array([v for v, _ in stats.sensitive_domain], pa.string())
+    s = pc.index_in(pc.cast(table.column("s"), pa.string()), value_set=domain)
+    if s.null_count:
+        return None
+    j = s.to_numpy(zero_copy_only=False).astype(np.int64)
+    codes = np.stack([table.column(n).to_numpy(zero_copy_only=False).astype(np.int64) for n in names])
+    cnt = table.column("n").to_numpy(zero_copy_only=False).astype(np.int64)
+    key, span = _key([codes[i] for i in range(len(names))], [len(h.leaf_to_level(0)) for h in stats.hierarchies])
+    inv, first = _group(key, span, codes)
+    hist = np.zeros((len(first), len(domain)), dtype=np.int64)
+    np.add.at(hist, (inv, j), cnt)
+    return np.ascontiguousarray(codes[:, first]), hist
+
+
+def _key(columns: Sequence[np.ndarray], widths: Sequence[int]) -> tuple[np.ndarray | None, int]:
+    """The columns of codes packed into one int64 key per row (mixed radix) and its range;
+    ``(None, 0)`` past 62 bits."""
+    key = np.zeros(len(columns[0]) if columns else 1, dtype=np.int64)
+    span = 1
+    for c, w in zip(columns, widths):
+        w = max(int(w), 1)
+        if span * w >= 1 << 62:
+            return None, 0
+        key += c * span if span > 1 else c
+        span *= w
+    return key, span
+
+
+def _group(key: np.ndarray | None, span: int, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's class (0..n-1, in key order) and one row of each class: by a dense count when
+    the key's range is small, a sort otherwise (of the codes, QIs x rows, when no key fits)."""
+    if key is None:
+        _, first, inv = np.unique(codes.T, axis=0, return_index=True, return_inverse=True)
+        return inv.reshape(-1), first
+    if span <= DENSE_FACTOR * max(len(key), 1):
+        seen = np.zeros(span, dtype=np.int64)
+        seen[key] = 1
+        slot = np.cumsum(seen) - 1
+        inv = slot[key]
+        first = np.empty(int(slot[-1]) + 1, dtype=np.int64)
+        first[inv[::-1]] = np.arange(len(key) - 1, -1, -1)
+        return inv, first
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    return inv.reshape(-1), first
+
+
+def _summed(inv: np.ndarray, n: int, hist: np.ndarray) -> np.ndarray:
+    """The rows of ``hist`` summed by class ``inv`` (``n`` classes); exact below 2**53 rows."""
+    out = np.empty((n, hist.shape[1]), dtype=np.int64)
+    for j in range(hist.shape[1]):
+        out[:, j] = np.bincount(inv, weights=hist[:, j], minlength=n)
+    return out
+
+
+def _between(stats, i: int, low: int, level: int) -> tuple[np.ndarray, int]:
+    """QI ``i``'s codes at level ``low`` -> at ``level`` (``low <= level``) and the codes' width there, kept."""
+    cache = stats.memory.histograms.maps
+    key = (i, low, level)
+    if key not in cache:
+        maps = level_maps(stats)[i]
+        lo, hi = maps[low], maps[level]
+        out = np.zeros(int(lo.max()) + 1 if len(lo) else 0, dtype=np.int64)
+        out[lo] = hi
+        cache[key] = (out, int(hi.max()) + 1 if len(hi) else 1)
+    return cache[key]
+
+
+def _rolled(stats, src: tuple[int, ...], codes: np.ndarray, hist: np.ndarray, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """A set at levels ``src`` (``codes``: QIs x rows, ``hist``) grouped at ``levels``: each
+    class's codes there (QIs x classes) and its summed histogram."""
+    ups = [_between(stats, i, src[i], lv) for i, lv in enumerate(levels)]
+    moved = [u[codes[i]] if src[i] != lv else codes[i] for i, ((u, _), lv) in enumerate(zip(ups, levels))]
+    key, span = _key(moved, [w for _, w in ups])
+    inv, first = _group(key, span, np.stack(moved) if key is None else codes)
+    return np.stack([m[first] for m in moved]) if moved else codes[:, first], _summed(inv, len(first), hist)
+
+
+#: classes of evaluated nodes (and meets) kept to roll later nodes up from, at most this many sets ...
+KEPT_SETS = 256
+#: ... holding at most this many times the base set's rows
+KEPT_ROWS = 4
+
+
+def _source(stats, node: tuple[int, ...]) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
+    """The smallest kept set ``node`` generalizes (its levels, codes and histograms), else the base set."""
+    memory = stats.memory.histograms
+    got = histogram_set(stats)
+    assert got is not None
+    if memory.kept:
+        if memory.index is None:
+            levels = list(memory.kept)
+            memory.index = (levels, np.asarray(levels, dtype=np.int64).reshape(len(levels), -1), np.asarray([len(memory.kept[lv][1]) for lv in levels], dtype=np.int64))
+        levels, grid, rows = memory.index
+        under = (grid <= np.asarray(node, dtype=np.int64)).all(axis=1)
+        if under.any():
+            at = int(np.argmin(np.where(under, rows, np.iinfo(np.int64).max)))
+            if rows[at] < len(got[1]):
+                return (levels[at], *memory.kept[levels[at]])
+    return (tuple(0 for _ in node), *got)
+
+
+def _keep(stats, levels: tuple[int, ...], codes: np.ndarray, hist: np.ndarray) -> None:
+    memory = stats.memory.histograms
+    kept = memory.kept
+    kept[levels] = (codes, hist)
+    memory.kept_rows += len(hist)
+    memory.index = None
+    cap = KEPT_ROWS * max(stats.base.rows, 1)
+    while len(kept) > KEPT_SETS or (len(kept) > 1 and memory.kept_rows > cap):
+        memory.kept_rows -= len(kept.pop(next(iter(kept)))[1])
+
+
+def classes_of(stats, node: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``node``'s classes: their codes (QIs x classes) and sensitive histograms, rolled up from
+    the smallest kept set it generalizes and kept in turn."""
+    kept = stats.memory.histograms.kept
+    if node in kept:
+        return kept[node]
+    src, codes, hist = _source(stats, node)
+    got = _rolled(stats, src, codes, hist, node)
+    _keep(stats, node, *got)
+    return got
+
+
+def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, extra_finals=()) -> list[NodeStats]:
+    """Every node's :class:`NodeStats` (the finals in ``extra`` by name). Call only when :func:`accepts`."""
+    compiled = _compiled(stats, ok, metric, extra_finals)
+    assert compiled is not None
+    terms, finals = compiled
+    nodes = [tuple(int(v) for v in n) for n in nodes]
+    if len(nodes) > 1:
+        # the round's meet first (its classes hold every node's), when no kept set is as small
+        classes_of(stats, tuple(int(v) for v in np.asarray(nodes, dtype=np.int64).min(axis=0)))
+    out = []
+    for node in nodes:
+        codes, hist = classes_of(stats, node)
+        out.append(_node_stats(stats, node, codes, hist, ok, terms, finals))
+    stats.nodes_evaluated += len(nodes)
+    stats.nodes_local = stats.nodes_local + len(nodes)
+    store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
+    return out
+
+
+def class_columns(stats, hist: np.ndarray) -> dict[str, np.ndarray]:
+    """The class table's columns from the class histograms (``cnt`` and what the needs ask)."""
+    needs = stats.needs
+    cnt = hist.sum(axis=1)
+    cols: dict[str, np.ndarray] = {"cnt": cnt}
+    total = float(stats.rows)
+    q = np.asarray([n / total for _, n in stats.sensitive_domain], dtype=np.float64)
+    p = hist / np.maximum(cnt, 1)[:, None].astype(np.float64)
+    if needs.distinct_s:
+        cols["distinct_s"] = (hist > 0).sum(axis=1)
+    if needs.entropy_s:
+        h = hist.astype(np.float64)
+        cols["nlogn_s"] = (h * np.log(np.maximum(h, 1.0))).sum(axis=1)
+    if needs.emd_equal:
+        cols["emd_equal"] = 0.5 * np.abs(p - q).sum(axis=1)
+    if needs.emd_ordered:
+        m = len(q)
+        cum = np.cumsum(p - q, axis=1)[:, : max(m - 1, 0)]
+        cols["emd_ordered"] = np.abs(cum).sum(axis=1) / float(max(m - 1, 1))
+    if needs.emd_hierarchical:
+        cols["emd_hier"] = _emd_hier(stats, p - q)
+    if needs.recursive_l:
+        ranked = -np.sort(-hist, axis=1)
+        cols["top_s"] = ranked[:, 0]
+        cols["tail_s"] = ranked[:, int(needs.recursive_l) - 1 :].sum(axis=1)
+    return cols
+
+
+def _emd_hier(stats, diff: np.ndarray) -> np.ndarray:
+    """Hierarchical EMD per class (its ``p - q`` over the domain): per level, the extras of each
+    (parent, child) pair summed over the child's leaves, each parent's cost ``w * min(pos, neg)``."""
+    total = np.zeros(diff.shape[0], dtype=np.float64)
+    for w, pair_of, parent_of in _hier_levels(stats):
+        extra = diff @ pair_of
+        total += w * np.minimum(np.maximum(extra, 0.0) @ parent_of, np.maximum(-extra, 0.0) @ parent_of).sum(axis=1)
+    return total
+
+
+def _hier_levels(stats) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """Per level of the sensitive hierarchy: its weight ``(lvl + 1) / H``, the domain's values x
+    (parent, child) pairs and the pairs x parents, as 0/1 matrices (kept)."""
+    memory = stats.memory.histograms
+    if memory.hier is None:
+        h = stats.sensitive_hierarchy
+        index = {leaf: i for i, leaf in enumerate(h.leaves)}
+        leaves = np.asarray([index[v] for v, _ in stats.sensitive_domain], dtype=np.int64)
+        out = []
+        for lv in range(h.max_level):
+            child = np.asarray(h.leaf_to_level(lv), dtype=np.int64)[leaves]
+            parent = np.asarray(h.leaf_to_level(lv + 1), dtype=np.int64)[leaves]
+            pairs, pair_idx = np.unique(np.stack([parent, child], axis=1), axis=0, return_inverse=True)
+            pair_of = np.zeros((len(leaves), len(pairs)))
+            pair_of[np.arange(len(leaves)), pair_idx.reshape(-1)] = 1.0
+            parents, parent_idx = np.unique(pairs[:, 0], return_inverse=True)
+            parent_of = np.zeros((len(pairs), len(parents)))
+            parent_of[np.arange(len(pairs)), parent_idx.reshape(-1)] = 1.0
+            out.append(((lv + 1) / h.max_level, pair_of, parent_of))
+        memory.hier = out
+    return memory.hier
+
+
+def _part_values(stats, name: str, i: int, level: int, per_level) -> np.ndarray:
+    """A metric part's values over QI ``i``'s codes at ``level`` (kept per search)."""
+    cache = stats.memory.histograms.parts
+    key = (name, i, level)
+    if key not in cache:
+        cache[key] = np.asarray([float(v) for v in per_level(level)], dtype=np.float64)
+    return cache[key]
+
+
+def _node_stats(stats, node, codes: np.ndarray, hist: np.ndarray, ok: exp.Expr, terms, finals) -> NodeStats:
+    """One node's NodeStats from its classes (generalized ``codes`` and histograms)."""
+    cols = class_columns(stats, hist)
+    cnt = cols["cnt"]
+    for name, per_qi in terms:
+        part = np.zeros(len(cnt), dtype=np.float64)
+        for i, per_level in per_qi:
+            part += _part_values(stats, name, i, node[i], per_level)[codes[i]]
+        cols[name] = cnt * part
+    flag = np.asarray(vectors.value(ok, cols), dtype=bool) & np.ones(len(cnt), dtype=bool)
+    cols["ok"] = flag
+    extra = {name: vectors.aggregate(e, cols) for name, e in finals}
+    supp = int(cnt[~flag].sum())
+    return NodeStats(node, len(cnt), int(cnt.sum()), int(cnt.min()) if len(cnt) else 0, int(cnt.max()) if len(cnt) else 0, supp, int((~flag).sum()), extra)

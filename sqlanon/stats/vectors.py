@@ -1,0 +1,175 @@
+"""sqlglot expressions evaluated over numpy columns: a node's class table held in-process.
+
+The in-process model route (:mod:`sqlanon.stats.histograms`) computes each class's columns
+(``cnt``, the models' aggregates, the metric's parts, ``ok``) as numpy arrays; the requirement's
+predicate and the finals stay the sqlglot expressions every SQL route runs, evaluated here with
+SQL's arithmetic on doubles (``/`` a true division, ``LN``, ``ABS``, numeric casts, ``CASE``).
+:func:`evaluable` says whether an expression uses only what is known here (otherwise the route
+refuses and SQL answers).
+
+>>> from sqlglot import parse_one
+>>> cols = {"cnt": np.array([1, 5, 9]), "distinct_s": np.array([1, 2, 2])}
+>>> ok = parse_one("cnt >= 5 AND distinct_s >= 2")
+>>> evaluable(ok), value(ok, cols).tolist()
+(True, [False, True, True])
+>>> cols["ok"] = value(ok, cols)
+>>> aggregate(parse_one("SUM(CASE WHEN ok THEN 0 ELSE cnt END)"), cols), aggregate(parse_one("COUNT(*)"), cols)
+(1, 3)
+>>> evaluable(parse_one("ROW_NUMBER() OVER (ORDER BY cnt)"))
+False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sqlglot import exp
+
+Cols = dict[str, Any]
+
+_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+    exp.GTE: np.greater_equal, exp.GT: np.greater, exp.LTE: np.less_equal, exp.LT: np.less, exp.EQ: np.equal, exp.NEQ: np.not_equal,
+}
+_ARITH: dict[type, Callable[[Any, Any], Any]] = {exp.Add: np.add, exp.Sub: np.subtract, exp.Mul: np.multiply}
+_AGGREGATES = (exp.Sum, exp.Count, exp.Min, exp.Max)
+
+
+def _literal(e: exp.Literal) -> Any:
+    if e.is_string:
+        raise ValueError("a string literal")
+    text = str(e.this)
+    return float(text) if any(ch in text for ch in ".eE") else int(text)
+
+
+def _cast(e: exp.Cast, cols: Cols) -> Any:
+    inner = value(e.this, cols)
+    to = e.args["to"]
+    if to.is_type(*exp.DataType.INTEGER_TYPES):
+        return np.asarray(inner).astype(np.int64)
+    if to.is_type(*exp.DataType.NUMERIC_TYPES):
+        return np.asarray(inner, dtype=np.float64)
+    raise ValueError(f"a cast to {to.sql()}")
+
+
+def _case(e: exp.Case, cols: Cols) -> Any:
+    if e.this is not None:
+        raise ValueError("a CASE on a value")
+    default = e.args.get("default")
+    out = value(default, cols) if default is not None else None
+    if out is None:
+        raise ValueError("a CASE without ELSE")
+    for branch in reversed(e.args.get("ifs") or []):
+        out = np.where(value(branch.this, cols), value(branch.args["true"], cols), out)
+    return out
+
+
+def _binary(e: exp.Expr, cols: Cols) -> Any:
+    a, b = value(e.this, cols), value(e.expression, cols)
+    kind = type(e)
+    if kind in _COMPARE:
+        return _COMPARE[kind](a, b)
+    if kind in _ARITH:
+        return _ARITH[kind](a, b)
+    if kind is exp.Div:
+        return np.true_divide(a, b)
+    if kind is exp.And:
+        return np.logical_and(a, b)
+    if kind is exp.Or:
+        return np.logical_or(a, b)
+    raise ValueError(f"{kind.__name__}")
+
+
+def _unary(e: exp.Expr, cols: Cols) -> Any:
+    kind = type(e)
+    inner = value(e.this, cols)
+    if kind is exp.Paren:
+        return inner
+    if kind is exp.Neg:
+        return np.negative(inner)
+    if kind is exp.Not:
+        return np.logical_not(inner)
+    if kind is exp.Ln:
+        return np.log(np.asarray(inner, dtype=np.float64))
+    if kind is exp.Abs:
+        return np.abs(inner)
+    raise ValueError(f"{kind.__name__}")
+
+
+_UNARY = (exp.Paren, exp.Neg, exp.Not, exp.Ln, exp.Abs)
+_BINARY = (*_COMPARE, *_ARITH, exp.Div, exp.And, exp.Or)
+
+
+def value(e: exp.Expr, cols: Cols) -> Any:
+    """``e`` per class: a numpy array (or a scalar for a constant); ValueError for what is not known."""
+    if isinstance(e, exp.Column):
+        if e.table or e.name not in cols:
+            raise ValueError(f"column {e.sql()}")
+        return cols[e.name]
+    if isinstance(e, exp.Literal):
+        return _literal(e)
+    if isinstance(e, exp.Boolean):
+        return bool(e.this)
+    if isinstance(e, exp.Cast):
+        return _cast(e, cols)
+    if isinstance(e, exp.Case):
+        return _case(e, cols)
+    if isinstance(e, exp.If):
+        return np.where(value(e.this, cols), value(e.args["true"], cols), value(e.args["false"], cols))
+    if isinstance(e, _UNARY):
+        return _unary(e, cols)
+    if isinstance(e, _BINARY):
+        return _binary(e, cols)
+    raise ValueError(f"{type(e).__name__}")
+
+
+def _scalar(x: Any) -> Any:
+    x = np.asarray(x).item() if np.ndim(x) == 0 else x
+    return int(x) if isinstance(x, (bool, np.bool_)) else x
+
+
+def aggregate(e: exp.Expr, cols: Cols) -> Any:
+    """A final over the classes (``SUM``, ``COUNT(*)``, ``MIN``, ``MAX``, or arithmetic on them) as a Python number."""
+    n = len(cols["cnt"])
+    if isinstance(e, exp.Paren):
+        return aggregate(e.this, cols)
+    if isinstance(e, exp.Count):
+        if not isinstance(e.this, exp.Star) or e.args.get("distinct"):
+            raise ValueError("COUNT of a value")
+        return n
+    if isinstance(e, (exp.Sum, exp.Min, exp.Max)):
+        v = np.broadcast_to(np.asarray(value(e.this, cols)), (n,))
+        if not n:
+            return None
+        got = v.sum() if isinstance(e, exp.Sum) else v.min() if isinstance(e, exp.Min) else v.max()
+        return _scalar(got.item())
+    if isinstance(e, (exp.Literal, exp.Boolean)) or type(e) in _ARITH or isinstance(e, (exp.Div, exp.Cast, exp.Neg)):
+        # arithmetic over aggregates: each aggregate reduced first
+        return _scalar(value(_reduced(e, cols), {}))
+    raise ValueError(f"{type(e).__name__}")
+
+
+def _reduced(e: exp.Expr, cols: Cols) -> exp.Expr:
+    """``e`` with each aggregate inside replaced by its value as a literal."""
+    def swap(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, _AGGREGATES):
+            got = aggregate(node, cols)
+            return exp.Null() if got is None else exp.Literal.number(got)
+        return node
+    return e.transform(swap, copy=True)
+
+
+def evaluable(e: exp.Expr) -> bool:
+    """Whether every node of ``e`` is one :func:`value` / :func:`aggregate` knows."""
+    known = (exp.Column, exp.Literal, exp.Boolean, exp.Cast, exp.Case, exp.If, exp.Star, exp.DataType, exp.Identifier, *_UNARY, *_BINARY, *_AGGREGATES)
+    for node in e.walk():
+        if not isinstance(node, known):
+            return False
+        if isinstance(node, exp.Literal) and node.is_string:
+            return False
+        if isinstance(node, exp.DataType) and not node.is_type(*exp.DataType.NUMERIC_TYPES):
+            return False
+        if isinstance(node, (exp.Sum, exp.Count, exp.Min, exp.Max)) and node.args.get("distinct"):
+            return False
+    return True
