@@ -392,19 +392,10 @@ def test_profiled_policy_runs_on_postgres(server, tmp_path):
     """The policy ``sqlanon profile`` writes for a PostgreSQL table runs as it is (its release a
     new table of that database) and the release passes the independent k re-check (the profile
     itself equals DuckDB's on every engine: tests/engines/test_profile_every_engine.py)."""
-    from test_profile import TYPED_COLUMNS, typed_rows
+    from test_profile import postgres_typed_table, typed_rows
 
     rows = typed_rows()
-    db = "t_" + uuid.uuid4().hex[:10]
-    with psycopg.connect(server, autocommit=True) as con:
-        con.execute("CREATE DATABASE " + db)
-    url = _with_db(server, db)
-    pg_types = {"VARCHAR": "TEXT"}
-    with psycopg.connect(url, autocommit=True) as con:
-        con.execute("CREATE TABLE people (" + ", ".join(f"{c} {pg_types.get(t, t)}" for c, t in TYPED_COLUMNS.items()) + ")")
-        with con.cursor().copy("COPY people FROM STDIN") as copy:
-            for r in rows:
-                copy.write_row(r)
+    url = postgres_typed_table(server, rows, prefix="t")
     pg_policy = str(tmp_path / "pg" / "policy.yaml")
     pg = sqlanon.profile(url, table="people", write_policy=pg_policy)
     # sex has NULLs: NULL is a value of its own, so the written policy runs as it is, every row in

@@ -8,39 +8,19 @@ catalog table and ``nulls: refuse`` (tests/engines/test_spark.py)."""
 
 from __future__ import annotations
 
-import uuid
-
 import duckdb
 import pytest
 
 import sqlanon
 from engine_suite import on_engines
-from test_profile import TYPED_COLUMNS, TYPED_EXPECTED, duckdb_typed_table, profile_signature, roles_of, typed_rows
-
-
-def _postgres_table(url: str, rows: list[tuple]) -> str:
-    """A fresh database of the engine's server holding the typed table as ``people``; its URL."""
-    import psycopg
-
-    db = "p_" + uuid.uuid4().hex[:10]
-    with psycopg.connect(url, autocommit=True) as con:
-        con.execute("CREATE DATABASE " + db)
-    head, _, query = url.partition("?")
-    fresh = head.rsplit("/", 1)[0] + "/" + db + (f"?{query}" if query else "")
-    pg_types = {"VARCHAR": "TEXT"}
-    with psycopg.connect(fresh, autocommit=True) as con:
-        con.execute("CREATE TABLE people (" + ", ".join(f"{c} {pg_types.get(t, t)}" for c, t in TYPED_COLUMNS.items()) + ")")
-        with con.cursor().copy("COPY people FROM STDIN") as copy:
-            for r in rows:
-                copy.write_row(r)
-    return fresh
+from test_profile import TYPED_EXPECTED, duckdb_typed_table, postgres_typed_table, profile_signature, roles_of, typed_rows
 
 
 def _profile_on(engine, rows: list[tuple], duck_db: str, tmp_path, policy: str) -> dict:
     """The typed table profiled on ``engine``: PostgreSQL's table, Spark reading a Parquet copy,
     DuckDB reading that Parquet copy (not the database file the answer comes from)."""
     if engine.name == "postgres":
-        return sqlanon.profile(_postgres_table(engine.url, rows), table="people", write_policy=policy)
+        return sqlanon.profile(postgres_typed_table(engine.url, rows), table="people", write_policy=policy)
     parquet = str(tmp_path / "people.parquet")
     con = duckdb.connect(duck_db)
     con.execute("COPY people TO '" + parquet.replace("'", "''") + "' (FORMAT PARQUET)")

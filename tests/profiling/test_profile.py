@@ -386,6 +386,27 @@ def duckdb_typed_table(path: str, rows: list[tuple], table: str = "people") -> N
     con.close()
 
 
+def postgres_typed_table(server_url: str, rows: list[tuple], prefix: str = "p") -> str:
+    """A fresh database of the PostgreSQL server at ``server_url`` holding ``rows`` as the typed
+    table ``people`` (VARCHAR as TEXT, loaded by COPY); the new database's URL."""
+    import uuid
+
+    import psycopg
+
+    db = prefix + "_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(server_url, autocommit=True) as con:
+        con.execute("CREATE DATABASE " + db)
+    head, _, query = server_url.partition("?")
+    url = head.rsplit("/", 1)[0] + "/" + db + (f"?{query}" if query else "")
+    pg_types = {"VARCHAR": "TEXT"}
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("CREATE TABLE people (" + ", ".join(f"{c} {pg_types.get(t, t)}" for c, t in TYPED_COLUMNS.items()) + ")")
+        with con.cursor().copy("COPY people FROM STDIN") as copy:
+            for r in rows:
+                copy.write_row(r)
+    return url
+
+
 def profile_signature(result: dict, policy: str | None = None) -> dict:
     """What must not depend on the engine: per column its role, NULLs, distinct count and proposed
     hierarchy (spec and levels), the QIs' NULLs, the risk before anonymization; with the written
