@@ -274,7 +274,11 @@ def _refuse_unused_check_flags(given: dict, against, transformation, risk: bool)
     elif transformation:
         reads, mode = {"--k", "--max-suppression", "--class-column", "--numeric", "--transformation", "--max-value-length"}, "--transformation"
     else:
-        reads, mode = {"--k", "--max-suppression", "--l", "--t", "--t-distance", "--sensitive-column", "--class-column", "--max-value-length", "--beta-likeness", "--delta-disclosure", "--average-risk", "--release", "--registry", "--no-release-policy", "--suppressed-marker"}, "this check"
+        from sqlanon.privacy.registry import check_keys
+
+        # every model option a figure of the registry reads (a new model's flag is read with no edit here)
+        models = {"--" + key.replace("_", "-") for key in check_keys()}
+        reads, mode = models | {"--class-column", "--max-value-length", "--release", "--registry", "--no-release-policy", "--suppressed-marker"}, "this check"
     unused = [name for name in given if name not in reads and name not in _CHECK_ALWAYS]
     if unused:
         raise ConfigError(f"{', '.join(unused)} not used by {mode}" + ("" if mode != "this check" else " (--numeric needs --transformation; --against-format, --against-delimiter, --min-sup need --against)"))

@@ -85,3 +85,17 @@ def test_the_signature_and_the_flags_are_the_check_keys():
     assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY and params[name].default is None for name in keys)
     paths = flag_paths(check_command)
     assert sorted(name for name, path in paths.items() if path.startswith("privacy.")) == sorted(keys)
+
+
+def test_a_registered_figures_flag_is_read_by_the_check_command(toy):
+    """``sqlanon check`` refuses flags its kind of check does not read; a registered figure's
+    flag is read (the set comes from the registry's check keys), an unregistered one refused."""
+    from sqlanon.cli.app import _refuse_unused_check_flags
+    from sqlanon.errors import ConfigError
+
+    _refuse_unused_check_flags({"--toy-max": 3, "--k": 2}, None, None, False)
+    with pytest.raises(ConfigError, match="--toy-max not used by --transformation"):
+        _refuse_unused_check_flags({"--toy-max": 3}, None, "a:1", False)
+    registry.MODELS.pop(toy.name)
+    with pytest.raises(ConfigError, match="--toy-max not used by this check"):
+        _refuse_unused_check_flags({"--toy-max": 3}, None, None, False)

@@ -38,7 +38,7 @@ from sqlanon.privacy.needs import ClassNeeds  # noqa: E402
 from sqlanon.search.lattice.run import LATTICE_SEARCHES  # noqa: E402
 from sqlanon.search.lattice.lattice import Lattice  # noqa: E402
 from sqlanon.search.lightning import planner as lightning  # noqa: E402
-from sqlanon.stats import batch, local  # noqa: E402
+from sqlanon.stats import batch, evaluate, local  # noqa: E402
 from sqlanon.stats.memory import SEARCH_FIELDS  # noqa: E402
 
 #: every metric whose node statistics come from the batch terms (CM needs the class column)
@@ -375,8 +375,10 @@ def test_a_sensitive_model_stays_sql(tmp_path):
         metric = METRICS["loss"]()
         assert not local.applies(stats, nodes, req.predicate(), metric)
         got = stats.evaluate_many(nodes, req.predicate(), lambda n: metric.aggregates(stats, n), metric=metric)
-        # not by the compiled kernels (their set is never fetched); the histogram route may take
-        # them (tests/stats/test_histograms_route.py)
+        # not by the compiled kernels (their set is never fetched); the histogram route takes
+        # them (tests/stats/test_histograms_route.py), else SQL
+        route = evaluate.route_of(stats, evaluate.Ask(nodes, req.predicate(), None, metric, ())).name
+        assert route in ("histograms", "batch"), route
         assert stats.nodes_evaluated == len(nodes) and len(got) == len(nodes)
         assert stats.memory.local.set is None  # nothing fetched
     finally:
@@ -827,8 +829,13 @@ def test_without_an_engine_limit_the_budget_is_half_the_available_memory(tmp_pat
 
 
 def test_the_available_memory_is_read():
-    """psutil's figure or /proc/meminfo's: a positive count of bytes."""
-    assert local.sets.available_bytes() > 0
+    """psutil's figure or /proc/meminfo's, not the fallback: on Linux within a factor of two of
+    the kernel's MemAvailable read here."""
+    got = local.sets.available_bytes()
+    assert got != local.sets.FALLBACK_AVAILABLE
+    with open("/proc/meminfo", encoding="ascii") as fh:
+        kernel = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("MemAvailable:"))
+    assert kernel / 2 <= got <= kernel * 2
 
 
 def test_the_base_scan_times_the_kernel_load(tmp_path, monkeypatch):
