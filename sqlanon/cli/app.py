@@ -15,7 +15,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.cli.conventions import CHECK, ENGINE, HELP, INPUT, LIMITS, OUTPUT, PRIVACY, REPORT, App, Group, option
 from sqlanon.cli.flags import CHECK_FLAGS, PRIVACY_FLAGS, SOURCE_FLAGS, given_flags, policy_from_flags, policy_flag, with_policy_flags
 from sqlanon.cli.generate import register as register_generate
-from sqlanon.privacy.registry import figures
+from sqlanon.privacy.registry import check_keys, figures
 from sqlanon.cli.dbt import register as register_dbt
 from sqlanon.cli.process_exit import leave
 from sqlanon.cli.incremental import incremental_summary, lineage_line
@@ -274,8 +274,6 @@ def _refuse_unused_check_flags(given: dict, against, transformation, risk: bool)
     elif transformation:
         reads, mode = {"--k", "--max-suppression", "--class-column", "--numeric", "--transformation", "--max-value-length"}, "--transformation"
     else:
-        from sqlanon.privacy.registry import check_keys
-
         # every model option a figure of the registry reads (a new model's flag is read with no edit here)
         models = {"--" + key.replace("_", "-") for key in check_keys()}
         reads, mode = models | {"--class-column", "--max-value-length", "--release", "--registry", "--no-release-policy", "--suppressed-marker"}, "this check"
