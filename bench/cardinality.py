@@ -59,6 +59,7 @@ import json, resource, sys, time
 import duckdb
 src, out, kind = sys.argv[1], sys.argv[2], sys.argv[3]
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")  # a long statement's bar on stdout is no JSON line
 q = "read_parquet('" + src.replace("'", "''") + "')"
 t = time.perf_counter()
 if kind == "group_by":

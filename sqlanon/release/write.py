@@ -206,7 +206,7 @@ def refuse_row_keys(engine, source, qis, drop_columns=(), keep_columns=(), micro
     )
 
 
-def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, leaf_codes: bool = False) -> list:
+def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, leaf_codes: bool = False, unused=frozenset()) -> list:
     """Register ``leaf -> released value`` per QI (small: one row per hierarchy leaf); a QI the
     base scan codes inline gets an :class:`InlineMap` instead, spelled in the release query.
 
@@ -216,13 +216,17 @@ def mapping_tables(engine, stats, recoding, labels: bool = False, node=None, lea
     full-domain ``node`` too, ``code`` is each leaf's code at the node's level times the QI's
     multiplier in the packed class key (the release finds suppressed rows by that key:
     :meth:`Statistics.bad_class_keys_create`). With ``leaf_codes``, ``leaf_code`` is each leaf's
-    code (the base set's ``q`` columns: :func:`release_select` with ``from_base``)."""
+    code (the base set's ``q`` columns: :func:`release_select` with ``from_base``). A QI of
+    ``unused`` (one the release does not join: :func:`_unjoined`) gets None, no table."""
     names: list = []
     mults = None
     if node is not None:
         mults = batch.multipliers(stats)
         codes = stats.maps(node, stats.base)
     for i, h in enumerate(stats.hierarchies):
+        if i in unused:
+            names.append(None)
+            continue
         name = engine.temp_name(f"map{i}")
         values = recoding.values(i)
         columns = {"leaf": (pa.string(), leaf_keys(h)), "value": (pa.string(), list(values))}
@@ -293,7 +297,7 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
     joined to the mapping tables' ``leaf_code`` (a QI left as it is released through its
     mapping: the same text), and the row repeated ``cnt`` times (:meth:`Dialect.repeat_rows`)."""
     engine, source = stats.engine, stats.source
-    q = _mapped_rows(stats, maps, from_base)
+    q = _mapped_rows(stats, maps, from_base, _unjoined(ungeneralized, bad_table, from_base))
     is_bad: exp.Expr | None = None
     if bad_table:
         q, is_bad = _suppressed_classes_joined(stats, q, bad_table, keys, maps, from_base)
@@ -320,15 +324,23 @@ def release_select(stats, maps: list[str], bad_table: str | None, suppression: s
     return _repeated(engine, q) if from_base else q
 
 
-def _mapped_rows(stats, maps: list[str], from_base: bool) -> exp.Select:
+def _unjoined(ungeneralized, bad_table: str | None, from_base: bool) -> set[int]:
+    """The QIs whose mapping tables the release does not join: with no suppressed class to
+    match, a QI left as it is (``ungeneralized``) is its source column."""
+    return set() if bad_table or from_base else set(ungeneralized)
+
+
+def _mapped_rows(stats, maps: list[str], from_base: bool, unjoined=frozenset()) -> exp.Select:
     """The release's rows joined to the QIs' mapping tables (aliases ``m0``..): the source's
-    (``src``, on the leaf's text) or the base set's (``g``, on its leaf code)."""
+    (``src``, on the leaf's text) or the base set's (``g``, on its leaf code); a QI of
+    ``unjoined`` (released as its source column) is not joined. (Every row finds its leaf: the
+    base scan refused unmapped values.)"""
     if from_base:
         q = exp.select().from_(table_ref(stats.base.table, alias="g"))
     else:
         q = exp.select().from_(exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True))
     for i, name in enumerate(stats.qis):
-        if isinstance(maps[i], InlineMap):
+        if isinstance(maps[i], InlineMap) or i in unjoined:
             continue
         alias = f"m{i}"
         cond: exp.Expr = exp.EQ(this=col("leaf_code", alias), expression=col(stats.qcol(i), "g")) if from_base else exp.EQ(this=col("leaf", alias), expression=leaf_key(stats.hierarchies[i], col(name, "src")))
@@ -456,7 +468,9 @@ def _release_query(stats, plan, suppression: str, drop_columns, microaggregate: 
     # a full-domain node's suppressed rows are found by one packed integer key (labels: Parquet)
     keys = labels and plan.node is not None and bool(plan.suppressed_rows)
     from_base = from_base and from_base_set(stats, plan, drop_columns, microaggregate)
-    maps = mapping_tables(engine, stats, plan.recoding, labels, tuple(plan.node) if keys else None, leaf_codes=from_base)
+    kept = _kept(stats, plan, labels) if keep_types else set()
+    unused = _unjoined(kept, "bad" if plan.suppressed_rows else None, from_base)
+    maps = mapping_tables(engine, stats, plan.recoding, labels, tuple(plan.node) if keys else None, leaf_codes=from_base, unused=unused)
     bad = None
     if plan.suppressed_rows:
         bad = engine.temp_name("bad")
@@ -468,12 +482,19 @@ def _release_query(stats, plan, suppression: str, drop_columns, microaggregate: 
         else:
             create = stats.bad_class_labels_create(node, plan.requirement.predicate(), bad, params)
         engine.execute(create, params) if params else engine.execute(create)
-    kept = ungeneralized(stats, plan.recoding) if keep_types else set()
-    if labels:  # a text column is released through its mapping (as labels) like the others
-        types = dict(stats.source.columns(engine))
-        kept = {i for i in kept if not _is_text(types.get(stats.qis[i]))}
     masks = masked_labels(engine, stats, plan.recoding) if labels and bad and suppression == "mask" else []
     return release_select(stats, maps, bad, suppression, drop_columns, kept, labels, keys, masks, from_base)
+
+
+def _kept(stats, plan, labels: bool) -> set[int]:
+    """The QIs a plan leaves as they are that keep their source column (and type). With
+    ``labels``, a text one is released through its mapping as labels of their type when it has
+    one (:func:`_label_type`), else it is its own text."""
+    kept = ungeneralized(stats, plan.recoding)
+    if not labels:
+        return kept
+    types = dict(stats.source.columns(stats.engine))
+    return {i for i in kept if not _is_text(types.get(stats.qis[i])) or _label_type(stats.engine, plan.recoding.values(i)) is None}
 
 
 def _is_text(type_name) -> bool:

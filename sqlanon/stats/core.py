@@ -35,6 +35,7 @@ from sqlanon.stats.memory import Memory
 from sqlanon.stats.store import Node, SetStore
 from sqlanon.stats.models import population_ctes, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
+import sqlanon.stats.base_scan as base_scan
 import sqlanon.stats.batch as batch
 import sqlanon.stats.classes as classes
 import sqlanon.stats.evaluate as evaluate
@@ -340,13 +341,18 @@ class Statistics:
         code = h.null_code
         return len(h.rows) if code is None else code
 
-    def encoded_select(self, source: Source | None = None) -> exp.Select:
+    def encoded_select(self, source: Source | None = None, rows: exp.Expr | None = None) -> exp.Select:
         """The source joined to the leaf-code tables: ``q0..qn`` codes (-1 unmapped; NULL the
         NULL leaf's code, :meth:`null_code`, or -2).
-        With ``source`` (the population table), the codes only."""
+        With ``source`` (the population table), the codes only. ``rows``: the FROM item coded
+        instead of the source's rows (alias ``src``, the source's column names: the base scan's
+        groups, :func:`sqlanon.stats.base_scan.grouped_rows`), which carries its own hash."""
         codes_only = source is not None
-        src = self.engine.source_from(source) if codes_only else self.source_item.copy()
-        src = exp.alias_(src, "src", table=True, quoted=True) if not isinstance(src, exp.Alias) else src
+        if rows is not None:
+            src = rows
+        else:
+            src = self.engine.source_from(source) if codes_only else self.source_item.copy()
+            src = exp.alias_(src, "src", table=True, quoted=True) if not isinstance(src, exp.Alias) else src
         select = exp.select().from_(src)
         for i, (name, table) in enumerate(zip(self.qis, self._map_names)):
             if self.inlined(i):
@@ -370,7 +376,7 @@ class Statistics:
         if self.has_y:
             assert self.class_column is not None  # has_y says so
             select = select.select(exp.alias_(null_as_key(col(self.class_column, "src")), "y", quoted=True))
-        if self.row_hash and not self.hash_by_groups:
+        if self.row_hash and not self.hash_by_groups and rows is None:
             select = select.select(exp.alias_(self.dialect.row_hash(self.source.column_names(self.engine), "src"), "rh", quoted=True))
         return select
 
@@ -392,13 +398,8 @@ class Statistics:
         return len(self.qis) > INLINE_QIS and len(self.hierarchies[i].leaves) <= INLINE_LEAVES
 
     def base_query(self) -> exp.Select:
-        inner = self.encoded_select()
-        keys = self.qnames + (["s"] if self.has_s else []) + (["y"] if self.has_y else [])
-        q = exp.select(*[col(k) for k in keys], exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
-        if self.row_hash and not self.hash_by_groups:
-            q = q.select(exp.alias_(exp.Anonymous(this="bit_xor", expressions=[col("rh")]), "h", quoted=True))
-        q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True), copy=False)
-        return q.group_by(*[col(k) for k in keys], copy=False)
+        """The base frequency set's select (:mod:`sqlanon.stats.base_scan`)."""
+        return base_scan.base_query(self)
 
     def base_query_create(self) -> exp.Expr:
         return self.dialect.create_temp(self._base_name, self.dialect.clustered(self.base_query(), self.cluster_keys()))

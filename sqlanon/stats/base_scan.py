@@ -1,0 +1,95 @@
+"""The base scan's statement: the source grouped into the base frequency set.
+
+The source's rows are grouped on their raw key columns first (the QIs, and the sensitive and
+class columns the models read), the way a plain ``GROUP BY`` of those columns groups them, and
+only the groups are joined to the leaf-code tables: a join per distinct tuple instead of one per
+row (the row-by-row join cost the scan several GROUP BYs at few distinct tuples:
+docs/measurements.md). The groups are the base set's rows as they are when the text a key
+column is joined on is one-to-one with the values ``GROUP BY`` tells apart (:data:`ONE_TO_ONE`:
+text, integers, dates, booleans); a key column of another type (a float, where ``-0.0`` and
+``0.0`` are one group of two texts; a PostgreSQL ``numeric``, where ``1.0`` and ``1.00`` are)
+keeps the row-by-row shape (:meth:`Statistics.encoded_select` over the source's rows).
+
+The input hash (``h``, :attr:`Statistics.row_hash`) goes with the groups: when every source
+column is a key, a group's rows are equal, so they XOR to their own hash when their count is
+odd and to 0 when even; otherwise the group XORs its rows' hashes. Either is the per-row XOR
+(:func:`sqlanon.release.write.input_hash`).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sqlanon.expr.atoms import col, lit
+
+#: column types (as the engines name them, parameters left off) whose text, the leaf a value is
+#: joined on, tells apart exactly the values ``GROUP BY`` tells apart
+ONE_TO_ONE = frozenset({
+    "VARCHAR", "TEXT", "STRING",
+    "TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT",
+    "INT1", "INT2", "INT4", "INT8", "BYTE", "SHORT", "LONG",
+    "DATE", "BOOLEAN", "BOOL",
+})
+#: the groups' own row count and hash, named apart from any source column
+COUNT, HASH = "sqlanon_n", "sqlanon_h"
+
+
+def key_columns(stats) -> list[str]:
+    """The source columns the base set is grouped on: the QIs, then the sensitive and the class
+    column when read, each once."""
+    keys = list(stats.qis)
+    if stats.has_s:
+        keys.append(stats.sensitive)
+    if stats.has_y:
+        keys.append(stats.class_column)
+    return list(dict.fromkeys(keys))
+
+
+def _base_type(kind) -> str:
+    return str(kind or "").split("(")[0].strip().upper()
+
+
+def groups_first(stats) -> bool:
+    """Whether the base scan groups the source's rows before coding them (the module's
+    docstring): every key column's type is one of :data:`ONE_TO_ONE`, and the names
+    :data:`COUNT` and :data:`HASH` are free."""
+    kinds = dict(stats.source.columns(stats.engine))
+    keys = key_columns(stats)
+    return bool(keys) and COUNT not in kinds and HASH not in kinds and all(_base_type(kinds.get(k)) in ONE_TO_ONE for k in keys)
+
+
+def grouped_rows(stats) -> exp.Expr:
+    """The source's rows grouped on :func:`key_columns` (alias ``src``, the source's own column
+    names): each group's row count (:data:`COUNT`) and, with the input hash, its part of it
+    (:data:`HASH`)."""
+    keys = key_columns(stats)
+    src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
+    q = exp.select(*[col(k, "src") for k in keys], exp.alias_(exp.Count(this=exp.Star()), COUNT, quoted=True)).from_(src)
+    if stats.row_hash and not stats.hash_by_groups:
+        columns = stats.source.column_names(stats.engine)
+        row = stats.dialect.row_hash(columns, "src")
+        if set(columns) <= set(keys):  # a group's rows are equal: their XOR is one hash or 0
+            odd = exp.EQ(this=exp.Mod(this=exp.Count(this=exp.Star()), expression=lit(2)), expression=lit(1))
+            part: exp.Expr = exp.Case().when(odd, row).else_(lit(0))
+        else:
+            part = exp.Anonymous(this="bit_xor", expressions=[row])
+        q = q.select(exp.alias_(part, HASH, quoted=True))
+    q = q.group_by(*[col(k, "src") for k in keys])
+    return exp.alias_(exp.Subquery(this=q), "src", table=True, quoted=True)
+
+
+def base_query(stats) -> exp.Select:
+    """The base frequency set's select: codes (``q0``..), ``s``/``y`` when read, ``cnt``, and
+    ``h`` with the input hash taken per row (:attr:`Statistics.row_hash`)."""
+    keys = stats.qnames + (["s"] if stats.has_s else []) + (["y"] if stats.has_y else [])
+    hashed = stats.row_hash and not stats.hash_by_groups
+    if groups_first(stats):  # the groups are the base set's rows: coded, not grouped again
+        q = stats.encoded_select(rows=grouped_rows(stats))
+        q = q.select(exp.alias_(col(COUNT, "src"), "cnt", quoted=True), copy=False)
+        return q.select(exp.alias_(col(HASH, "src"), "h", quoted=True), copy=False) if hashed else q
+    inner = stats.encoded_select()
+    q = exp.select(*[col(k) for k in keys], exp.alias_(exp.Count(this=exp.Star()), "cnt", quoted=True))
+    if hashed:
+        q = q.select(exp.alias_(exp.Anonymous(this="bit_xor", expressions=[col("rh")]), "h", quoted=True))
+    q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True), copy=False)
+    return q.group_by(*[col(k) for k in keys], copy=False)
