@@ -19,13 +19,10 @@ from sqlanon.privacy.registry import check_keys, figures
 from sqlanon.cli.dbt import register as register_dbt
 from sqlanon.cli.process_exit import leave
 from sqlanon.cli.incremental import incremental_summary, lineage_line
-from sqlanon.stats import local as stats_local
+from sqlanon.cli.lazy import after_import
 from sqlanon.cli.common import EXIT_HELP, _err, _fail, _on_sigterm, _progress, _run, _split, _terminated  # noqa: F401  (_err, _terminated: the commands' helpers)
 from sqlanon.progress import configure_logging_from_env
-from sqlanon.run.api import anonymize as api_anonymize, plan_sql
-from sqlanon.run.check import check as api_check, check_plan
 from sqlanon.cli.check_text import check_lines
-from sqlanon.generation.scores import compare_tables
 from sqlanon.engine import connect, is_postgres_url
 from sqlanon.engine.source import Source
 from sqlanon.release import registry
@@ -37,8 +34,10 @@ from sqlanon.config import schema as schema_mod
 from sqlanon.hierarchy.store import store_hierarchy
 from sqlanon.engine.urls import redact
 from sqlanon.hierarchy import BUILDERS, MAX_VALUE_LENGTH, load_hierarchy
-from sqlanon.run.profile import DEFAULT_SAMPLE_ROWS, profile as api_profile
 from sqlanon.profiling.text import render
+
+# Building the app and printing any --help load no engine client, numpy nor pyarrow: the commands
+# import the run's modules inside their functions (tests/house/test_imports.py, LAZY).
 
 #: the flag parser's error base class (typer >= 0.22 vendors click: not ``click.ClickException``);
 #: typed as its subclass BadParameter, whose ``format_message`` and ``exit_code`` it declares
@@ -165,6 +164,8 @@ def anonymize(
     **source: Any,
 ) -> None:
     def go():
+        from sqlanon.run.api import anonymize as api_anonymize
+
         pol = policy_from_flags(policy, ctx.params, anonymize)
         return api_anonymize(pol, progress=_progress(quiet, json_out), dry_run=dry_run)
 
@@ -287,6 +288,8 @@ def _refuse_unused_check_flags(given: dict, against, transformation, risk: bool)
 
 
 def _check_plan(pol, transformation: str) -> dict:
+    from sqlanon.run.check import check_plan
+
     if not all(pol.qi.values()):
         raise ConfigError("--transformation needs a hierarchy for every --qi (COLUMN=HIERARCHY)")
     src, privacy = pol.source, pol.privacy
@@ -296,6 +299,8 @@ def _check_plan(pol, transformation: str) -> dict:
 
 
 def _check_table(pol, risk: bool, given: dict, release: int | None = None, registry_path: str | None = None, release_policy: bool = True, suppressed_marker: str | None = "*") -> dict:
+    from sqlanon.run.check import check as api_check
+
     src, privacy = pol.source, pol.privacy
     specs = (pol.qi if all(pol.qi.values()) else list(pol.qi)) or None
     # each model option as given (one not given is None: a policy default, t_distance's or the
@@ -309,6 +314,8 @@ def _check_table(pol, risk: bool, given: dict, release: int | None = None, regis
 
 
 def _against(source, against, against_format, against_delimiter, columns, min_sup):
+    from sqlanon.generation.scores import compare_tables
+
     released = Source.open(source.input, source.format, source.table, source.delimiter)
     original = Source.open(against, against_format, None, against_delimiter)
     engine = connect(database=released.database or ":memory:", read_only=bool(released.database))
@@ -336,6 +343,8 @@ def profile(
     json_out: bool = option(False, "--json", panel=OUTPUT, help="Print exactly one JSON object on stdout (the profile; an error: {error, exit_code})."),
     quiet: bool = option(False, "--quiet", panel=OUTPUT, help="No progress on stderr."),
 ) -> None:
+    from sqlanon.run.profile import DEFAULT_SAMPLE_ROWS, profile as api_profile
+
     def go():
         return api_profile(input, table=table, format=format, delimiter=delimiter, engine=engine, spark_master=spark_master,
                            spark_conf=spark_conf or None, memory_limit=memory_limit, threads=threads,
@@ -386,6 +395,8 @@ def sql(
             sqlglot.Dialect.get_or_raise(dialect)
         except ValueError:
             raise ConfigError(f"unknown --dialect {dialect!r}") from None
+        from sqlanon.run.api import plan_sql
+
         return plan_sql(policy_from_flags(policy, ctx.params, sql), dialect=dialect)
 
     for title, text in _run(go):
@@ -534,6 +545,12 @@ register_generate(app)
 register_dbt(app)
 
 
+def _kernels_for_the_cli(stats_local) -> None:
+    """The CLI's settings of the in-process kernels (:func:`main`), set once they are imported."""
+    stats_local.FREEZE_GC = True
+    stats_local.HIDE_SCIPY_BLAS = True
+
+
 def main() -> None:
     """The ``sqlanon`` command: the app, then the process leaves without the interpreter's
     teardown (:func:`~sqlanon.cli.process_exit.leave`). The process is sqlanon's own, so its
@@ -545,8 +562,7 @@ def main() -> None:
     import signal
 
     gc.freeze()
-    stats_local.FREEZE_GC = True
-    stats_local.HIDE_SCIPY_BLAS = True
+    after_import("sqlanon.stats.local", _kernels_for_the_cli)
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         app(prog_name="sqlanon")  # also under python -m sqlanon: usage lines and the completion script name the command

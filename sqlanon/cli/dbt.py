@@ -6,13 +6,14 @@ import typer
 
 from sqlanon.cli.conventions import App
 from sqlanon.cli.common import EXIT_HELP, _run
-from sqlanon.dbt import package_path
 
 dbt_app = App(help="The sqlanon_dbt dbt package: generic privacy tests and the dbt-duckdb model. " + EXIT_HELP, no_args_is_help=True)
 
 
 @dbt_app.command("path", help="Print the folder of the sqlanon_dbt dbt package (for packages.yml: `- local: <it>`). " + EXIT_HELP)
 def dbt_path() -> None:
+    from sqlanon.dbt import package_path
+
     typer.echo(_run(package_path))
 
 

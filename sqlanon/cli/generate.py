@@ -15,8 +15,6 @@ from sqlanon.cli.conventions import INPUT, LIMITS, OUTPUT, PRIVACY, REPORT, SEAR
 from sqlanon.cli.common import EXIT_HELP, _progress, _run, _split
 from sqlanon.errors import ConfigError
 from sqlanon.engine import connect
-from sqlanon.generation.pipeline import check_options, run
-from sqlanon.release.write import Target, check_registry, check_target
 from sqlanon.engine.source import Source
 from sqlanon.files.paths import check_report_path, refuse_existing
 from sqlanon.risk import validate_options
@@ -98,6 +96,9 @@ def run_generate(
     Attribute weights and level bounds do not apply: generation models exact values (no
     hierarchy, so no levels) and has no per-attribute loss for a weight to multiply; they are
     refused, never ignored."""
+    from sqlanon.generation.pipeline import check_options, run
+    from sqlanon.release.write import Target, check_registry, check_target
+
     for flag, given in (("--weights", weights), ("--min-level", min_level), ("--max-level", max_level)):
         if given:
             raise ConfigError(

@@ -45,18 +45,45 @@ def require_bound_used(specs, bound: int) -> None:
         raise ConfigError(f"--max-value-length {bound} bounds hierarchies built from the data ({', '.join(BUILDERS)}); no column here has one")
 
 
-def builder_values(engine, source, column: str, kind: str, bound: int) -> list[str]:
+#: engine types (DuckDB's, PostgreSQL's, Spark's names) whose text is one to one with the value:
+#: their distinct values are taken first and only those are cast to text (:func:`builder_values`)
+TYPED_FIRST = frozenset({
+    "TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT",
+    "INT1", "INT2", "INT4", "INT8", "LONG", "SHORT", "BYTE", "DATE", "BOOLEAN", "BOOL",
+})
+
+
+def distinct_first(sql_type: str) -> bool:
+    """A column of an integer, DATE or BOOLEAN type: its distinct values are the distinct texts
+    (not so for a DOUBLE: ``0.0`` and ``-0.0`` are one value of two texts).
+
+    >>> distinct_first("BIGINT"), distinct_first("date"), distinct_first("DOUBLE"), distinct_first("VARCHAR")
+    (True, True, False, False)
+    """
+    return sql_type.strip().upper() in TYPED_FIRST
+
+
+def builder_values(engine, source, column: str, kind: str, bound: int, sql_type: str = "") -> list[str]:
     """The distinct non-NULL values of ``column`` (as text) for a hierarchy builder, refusing
     values longer than ``bound`` characters before any is fetched (a mask of a 100,000-character
     value was 100,000 levels of 100,000 characters: docs/measurements.md). One scan as before: a
-    longer value comes back as one NULL, and only then a ``COUNT``/``MAX`` says how many."""
+    longer value comes back as one NULL, and only then a ``COUNT``/``MAX`` says how many. A
+    column of an integer, DATE or BOOLEAN ``sql_type`` (:func:`distinct_first`) is made distinct
+    on its values first, and only the distinct values are cast to text and measured."""
     from sqlglot import exp
 
+    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    not_null = exp.Not(this=exp.Is(this=col(column, "src"), expression=exp.Null()))
     v = as_varchar(col(column, "src"))
     length = exp.Length(this=v.copy())
     too_long = exp.GT(this=length, expression=exp.Literal.number(bound))
-    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
-    q = exp.select(exp.alias_(if_(too_long, exp.Null(), v), "v", quoted=True)).distinct().from_(src).where(exp.Not(this=exp.Is(this=col(column, "src"), expression=exp.Null())))
+    if distinct_first(sql_type):
+        typed = exp.select(exp.alias_(col(column, "src"), "d", quoted=True)).distinct().from_(src.copy()).where(not_null.copy())
+        text = as_varchar(col("d", "t"))
+        long = exp.GT(this=exp.Length(this=text.copy()), expression=exp.Literal.number(bound))
+        q = exp.select(exp.alias_(if_(long, exp.Null(), text), "v", quoted=True)).from_(exp.alias_(exp.Subquery(this=typed), "t", table=True, quoted=True))
+    else:
+        q = exp.select(exp.alias_(if_(too_long, exp.Null(), v), "v", quoted=True)).distinct().from_(src).where(not_null)
     values = [r[0] for r in engine.fetch_all(q)]
     if any(x is None for x in values):
         count = exp.select(exp.Count(this=exp.Star()), exp.Max(this=length.copy())).from_(src.copy()).where(too_long.copy())
@@ -173,11 +200,13 @@ def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: 
         if engine is None or source is None:
             raise ConfigError(f"hierarchy builder {kind!r} for {column!r} needs the source")
         build = _builder(kind, arg, column) if kind in ("bands", "dates", "age", "birth_year") else None
+        sql_type = None
         if values is None:
             source.require_columns(engine, [column], "quasi-identifier column")
-            values = builder_values(engine, source, column, kind, max_value_length)
+            sql_type = _column_type(engine, source, column)
+            values = builder_values(engine, source, column, kind, max_value_length, sql_type)
         if build is not None:
-            return build(values, _column_type(engine, source, column))
+            return build(values, _column_type(engine, source, column) if sql_type is None else sql_type)
         if kind == "mask":
             return builders.masking(values, column, char=arg or "*")
         if kind == "numeric":

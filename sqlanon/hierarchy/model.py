@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from sqlanon.errors import HierarchyError
 
@@ -157,6 +158,8 @@ class Hierarchy:
         once per level (the metrics ask per node). Shared: do not change the list."""
         out = self._leaves_under.get(level)
         if out is None:
+            import numpy as np
+
             codes = np.asarray(self.leaf_to_level(level), dtype=np.int64)
             out = self._leaves_under[level] = np.bincount(codes, minlength=len(self.labels(level))).tolist()
         return out
@@ -199,6 +202,8 @@ class Hierarchy:
     def mapping_columns(self) -> dict[str, tuple[pa.DataType, list]]:
         """``code`` (the leaf code), then ``level_0`` (the leaf), ..., ``level_h`` as strings:
         ``{column: (Arrow type, values)}`` (:meth:`sqlanon.engine.base.Engine.register_columns`)."""
+        import pyarrow as pa
+
         cols: dict[str, tuple[pa.DataType, list]] = {"code": (pa.int32(), list(range(len(self.rows))))}
         for level in range(self.max_level + 1):
             cols[f"level_{level}"] = (pa.string(), [r[level] for r in self.rows])
@@ -206,6 +211,8 @@ class Hierarchy:
 
     def mapping_table(self) -> pa.Table:
         """:meth:`mapping_columns` as an Arrow table."""
+        import pyarrow as pa
+
         return pa.table({name: pa.array(values, kind) for name, (kind, values) in self.mapping_columns().items()})
 
     def describe(self) -> dict:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
@@ -40,6 +40,9 @@ from sqlanon.metrics.base import Metric, per_level, top_row_sums
 from sqlanon.expr.atoms import col
 from sqlanon.expr.atoms import if_, lit, sum_
 from sqlanon.dialect import lookup
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def shares(h, level: int) -> list[float]:
@@ -185,6 +188,7 @@ class Loss(Metric):
     # -- bounds for the optimal search ----------------------------------------------------------
     def released_sum(self, stats, i: int, level: int) -> float:
         """QI ``i``'s sum over all rows of their value's share at ``level`` (every row released)."""
+        import numpy as np
         cache = stats.memory.metrics.loss_sums
         key = (type(self).__name__, i, level)
         if key not in cache:
@@ -197,6 +201,7 @@ class Loss(Metric):
         against ``g * share`` released (never less: ``1 - s - g <= 0`` and ``share <= 1``), least
         for the largest shares, so ``agg_i >= g * all_i + s * rows + (1 - s - g) * (the rows'
         largest shares summed)`` (:func:`top_row_sums`); exact without suppression."""
+        import numpy as np
         n = float(stats.rows)
         s_f, g = self.s_factor, self.g_factor
         sup = np.asarray(suppressed, dtype=np.float64)
@@ -215,6 +220,7 @@ class Loss(Metric):
 
     def combine_arrays(self, stats, cols) -> np.ndarray:
         """:meth:`combine` for arrays of nodes (one array per QI)."""
+        import numpy as np
         nq = len(cols)
         if not nq:
             return np.zeros(0)
@@ -227,12 +233,15 @@ class Loss(Metric):
 
     def prior_array(self, stats, nodes) -> np.ndarray:
         """Every node's prior at once (the lattice's priors without a Python loop over nodes)."""
+        import numpy as np
         return self.combine_arrays(stats, self.bound_columns(stats, nodes, np.zeros(len(nodes))))
 
     def suppressed_bounds(self, stats, nodes, prior, suppressed):
+        import numpy as np
         return np.maximum(np.asarray(prior, dtype=np.float64), self.combine_arrays(stats, self.bound_columns(stats, nodes, suppressed)))
 
     def suppressed_bound(self, stats, node, prior: float, suppressed: int) -> float:
+        import numpy as np
         return float(self.suppressed_bounds(stats, np.asarray([node]), [prior], [suppressed])[0])
 
     def known_value(self, stats, node, budget: int) -> float | None:
@@ -288,6 +297,7 @@ class Granularity(Loss):
     def bound_columns(self, stats, nodes, suppressed) -> list:
         """Per QI, a lower bound of the mean share ``x_i``: a suppressed row counts 1 instead of
         its share, least for the rows of the largest shares (:func:`top_row_sums`)."""
+        import numpy as np
         n = float(stats.rows)
         sup = np.asarray(suppressed, dtype=np.float64)
         cols = []
@@ -301,6 +311,7 @@ class Granularity(Loss):
         return cols
 
     def combine_arrays(self, stats, cols) -> np.ndarray:
+        import numpy as np
         if not cols:
             return np.zeros(0)
         mins = [1.0 / len(h.rows) if len(h.rows) else 0.0 for h in stats.hierarchies]

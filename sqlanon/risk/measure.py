@@ -26,7 +26,6 @@ from sqlanon.expr.atoms import Params, cte_select
 from sqlanon.risk.population import population_uniqueness
 from sqlanon.errors import ConfigError
 from sqlanon.hierarchy import load_hierarchy
-from sqlanon.stats import Statistics
 
 DEFAULT_THRESHOLD = 0.2
 
@@ -141,6 +140,8 @@ def compact_histogram(hist: list, limit: int = 100) -> list:
 def measure_table(engine, source, columns: list[str], *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
     """Risk of a table as it is, every column in ``columns`` a quasi-identifier (generated data:
     ``sqlanon generate``). Builds the table's frequency set with flat hierarchies, then measures."""
+    from sqlanon.stats import Statistics
+
     flats = [load_hierarchy("flat", c, engine, source) for c in columns]
     stats = Statistics(engine, source, columns, flats)
     stats.prepare()

@@ -36,7 +36,8 @@ from sqlanon.run.session import Session
 from sqlanon.search.lattice import local_recoding
 from sqlanon.config.frontdoor import normalize
 from sqlanon.release.result import Release, lazy_release
-from sqlanon.release.linked import check_links, refuse_linked_in_clear
+from sqlanon.release.linked import check_links
+from sqlanon.run.refusals import refuse_in_one_pass
 from sqlanon.release import in_memory
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.progress import as_reporter
@@ -244,6 +245,9 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     roles.resolve_policy_columns(policy, session)  # ``--qi zip`` names a column ``ZIP`` on DuckDB
     qis = qi_specs(policy)
     _check_columns(run, qis)
+    if run.releases:  # a release (or, dry, the one it would be): the refusals of one pass come before the hierarchies
+        refuse_in_one_pass(session.engine, session.source, list(qis), policy.release, roles.kept_others(policy, session, qis), policy.privacy.sensitive_column,
+                           first=lambda: roles.refuse_unassigned(policy, session, qis))
     with run.reporter.phase("hierarchies"):
         hierarchies = session.hierarchies(qis)
     requirement, model_extras = build_requirement(policy, session)
@@ -258,11 +262,8 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
         # the flexible planners use the class: keep it in the shared base frequency set so
         # they roll up from it instead of scanning the source again
         needs = needs.merge(ClassNeeds(majority_y=True))
-    if run.releases:  # a release (or, dry, the one it would be)
-        out = policy.release
+    if run.releases:
         roles.refuse_unassigned(policy, session, qis)  # every released column has a role (or keep_others keeps the rest)
-        release_mod.refuse_row_keys(session.engine, session.source, list(qis), out.drop_columns, out.keep_columns, out.microaggregate, roles.kept_others(policy, session, qis))
-        refuse_linked_in_clear(session.engine, session.source, list(qis), out.linked, out.keep_linked, out.drop_columns, policy.privacy.sensitive_column, out.microaggregate)
     stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, nulls=policy.hierarchies.nulls, **model_extras)
     run.clock.lap("hierarchies")
     return stats, requirement, metric

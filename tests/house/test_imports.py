@@ -37,6 +37,17 @@ LAZY = {
     ("sqlanon.generation.krimp", "sqlanon.generation.kernels"): "as above: numba is loaded when KRIMP runs, not when the CLI starts",
     ("sqlanon.generation.scores", "sqlanon.generation.kernels"): "as above: numba is loaded when the scores are computed",
     ("sqlanon.stats.local.base", "sqlanon.stats.local.kernels"): "as above: numba is loaded when the first node is evaluated in-process, not when the CLI starts",
+    # a command's fixed cost is its own imports: building the app and any --help load no engine
+    # client, numpy nor pyarrow (HEAVY below, tests/cli/test_lazy_imports.py); a command loads
+    # the run's modules when it runs
+    ("sqlanon.cli.app", "sqlanon.run.api"): "anonymize and sql load the run (stats, engines, numpy, pyarrow) when they run",
+    ("sqlanon.cli.app", "sqlanon.run.check"): "as above: check loads the checker when it runs",
+    ("sqlanon.cli.app", "sqlanon.run.profile"): "as above: profile loads the profiler when it runs",
+    ("sqlanon.cli.app", "sqlanon.generation.scores"): "as above: check --against loads the scores (numpy, pyarrow) when it runs",
+    ("sqlanon.cli.dbt", "sqlanon.dbt"): "as above: the dbt package's module imports the run; `dbt path` loads it when it runs",
+    ("sqlanon.cli.generate", "sqlanon.generation.pipeline"): "as above: generate loads the pipeline (numpy, pyarrow) when it runs",
+    ("sqlanon.cli.generate", "sqlanon.release.write"): "as above: generate loads the release writer (the stats) when it runs",
+    ("sqlanon.risk.measure", "sqlanon.stats"): "the policy reads the risk options from sqlanon.risk; the stats (numpy, pyarrow) load when a table is measured",
 }
 
 #: what each floor package may import (besides itself); privacy and metrics may import each other
@@ -48,7 +59,7 @@ FLOOR = {
 }
 
 #: modules the CLI must not load when it starts (optional or slow to import)
-HEAVY = ("pyspark", "psycopg", "pandas", "numba")
+HEAVY = ("pyspark", "psycopg", "pandas", "numba", "numpy", "pyarrow", "duckdb")
 
 
 def _modules() -> dict[str, Path]:
