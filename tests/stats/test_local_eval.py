@@ -12,9 +12,11 @@ does not take, and a base set over the memory budget stay SQL.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 import random
+import subprocess
 import sys
 import paths
 
@@ -981,3 +983,22 @@ def test_the_sort_keys_from_chunks_on_threads_equal_the_one_column_at_a_time_key
         bad[450] = widths[2]
         outside = dict(columns, q2=pa.chunked_array([pa.array(bad[a:b]) for a, b in zip(cuts, cuts[1:])]))
         assert local.sets.sorted_from_arrow(stats, pa.table({**outside, "n": pa.array(cnt)}), cnt.copy()) is None
+
+
+def test_the_load_compiles_only_what_every_evaluation_calls():
+    """The kernel load (:func:`sqlanon.stats.local.warm_up`) runs every kernel of
+    :mod:`sqlanon.stats.local.kernels` but those of :data:`sqlanon.stats.local.LAZY`, which load
+    (or compile, on an emptied cache) on their first call: a fresh interpreter shows which have a
+    compiled signature after the load alone."""
+    code = (
+        "import json, numba\n"
+        "from sqlanon.stats import local\n"
+        "import sqlanon.stats.local.kernels as k\n"
+        "assert local.warm_up(wait=True)\n"
+        "print(json.dumps({n: len(getattr(k, n).signatures) for n in dir(k) if not n.startswith('_')"
+        " and isinstance(getattr(k, n), numba.core.registry.CPUDispatcher)}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    compiled = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(local.LAZY) <= set(compiled)
+    assert {n for n, sigs in compiled.items() if not sigs} == set(local.LAZY)

@@ -94,14 +94,20 @@ FREEZE_GC = False
 #: the check decides) and unmarked after: :func:`_scipy_blas_hidden`. Set by the CLI: another
 #: thread importing SciPy during the load would fail, which only the CLI can rule out.
 HIDE_SCIPY_BLAS = False
+#: the kernels the load leaves to their first call (numba's lazy dispatch: nothing is compiled
+#: before a run calls it): not called by the optimal search's node evaluation (a 1M-row Adult-like
+#: run calls none of them), about half of what compiling every kernel costs (docs/measurements.md,
+#: ``bench/kernel_compile.py``). Either way the same machine code runs.
+LAZY = ("clustered_rows", "first_row_order", "group_by_maps", "group_keys", "group_many", "packed_keys", "radix_sort", "threshold_many")
 _WARM: dict[str, Any] = {}
 _WARM_LOCK = threading.Lock()
 
 
 def warm_up(wait: bool = False) -> bool:
     """Whether the kernels are loaded; the first call starts loading them (importing numba and
-    running each kernel once on a tiny input, so its cached machine code is loaded) in a
-    background thread. ``wait`` (or not :data:`BACKGROUND`): until they are. A failure (numba
+    running each kernel every in-process node evaluation calls once on a tiny input, so its
+    cached machine code is loaded, or compiled on an emptied cache) in a background thread; the
+    kernels only some runs call (:data:`LAZY`) load or compile on their first call instead. ``wait`` (or not :data:`BACKGROUND`): until they are. A failure (numba
     missing or broken) leaves every node to SQL."""
     with _WARM_LOCK:
         thread = _WARM.get("thread")
@@ -186,22 +192,18 @@ def _load() -> None:
         codes, cnt = np.zeros((2, 1), dtype=np.int32), np.ones(2, dtype=np.int64)
         one, zero = np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
         flat, off2 = np.zeros(2, dtype=np.int64), np.zeros((1, 1), dtype=np.int64)
-        keys = kern.packed_keys(codes, flat, zero, one, zero, 1)
-        kern.group_keys(keys, cnt)
-        kern.group_by_maps(codes, cnt, flat, zero, one, zero, 1)
+        keys = np.zeros((2, 1), dtype=np.int64)
+        kern.packed_keys_into(codes, flat, zero, one, zero, keys)
         kern.move_keys_into(codes, keys, zero, zero, flat, off2, zero, np.empty_like(keys))
         table, cls_cnt, rep = np.full(16, -1, dtype=np.int32), np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int32)
         n = kern.count_classes(keys, cnt, table, cls_cnt, rep, base._NO_ROWS)
         hashes = np.empty(2, dtype=np.uint64)
         kern.hash_rows(keys, 0, 2, hashes)
         n = kern.group_part(keys, cnt, hashes, 0, 1, table, cls_cnt, rep)
-        n = kern.first_row_order(2, rep[:n].copy(), cls_cnt[:n].copy(), rep, cls_cnt)
         marks = np.zeros(2, dtype=np.int32)
         kern.first_rows_marked(rep[:n].copy(), 0, n, marks)
         kern.first_rows_counted(marks, 0, 2)
         kern.first_rows_placed(marks, cls_cnt[:n].copy(), 0, 2, 0, rep, cls_cnt)
-        kern.packed_keys_into(codes, flat, zero, one, zero, np.empty((2, 1), dtype=np.int64))
-        kern.clustered_rows(codes, cnt, zero)
         kern.key_bits(np.zeros(2, dtype=np.int64), 0, codes[:, 0].copy(), 0, 1)
         kern.decode_keys(np.zeros(2, dtype=np.int64), 0, 2, zero, zero, one, codes)
         digits = np.zeros(65536, dtype=np.int64)
@@ -215,9 +217,6 @@ def _load() -> None:
         args = NodeArgs(codes, cnt, keys, zero, off2.copy(), sets.KeyLayout(flat, off2, zero), prog)
         kern.evaluate_nodes_on(*args.flat(), 0, 1, summary, sums, np.empty_like(keys), table, cls_cnt, rep)
         kern.summarize(cls_cnt, rep, n, codes, off2[0], *prog, summary[0], sums[0])
-        maps = sets.CandidateMaps(flat, off2, off2 + 1, off2.copy(), one)
-        under, out = sets.Threshold(1, np.zeros(2), off2.copy()), sets.Summaries(np.zeros((1, 4), dtype=np.int64), np.zeros((1, 1)))
-        kern.threshold_many(codes, cnt, *maps, *under, 0, 1, *out)
         _WARM["ready"] = True
     except Exception as err:  # pragma: no cover - numba missing or broken: SQL answers
         _WARM["error"] = f"{type(err).__name__}: {err}"
