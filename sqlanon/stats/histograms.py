@@ -38,6 +38,7 @@ from sqlglot import exp
 from sqlanon.expr.atoms import as_bigint, col, table_ref
 from sqlanon.privacy.needs import NodeStats
 import sqlanon.stats.batch as batch
+import sqlanon.stats.local as local
 from sqlanon.stats.marginals import level_maps
 import sqlanon.stats.store as store
 import sqlanon.stats.vectors as vectors
@@ -75,8 +76,9 @@ def accepts(stats, nodes, ok: exp.Expr, metric, extra_finals=()) -> bool:
 
 
 def _compiled(stats, ok: exp.Expr, metric, extra_finals):
-    """``(metric's row parts, finals)`` when ``ok`` and every final are evaluable, else None
-    (cached per predicate, metric and finals)."""
+    """``(metric's row parts, ok, finals)``, the predicate and finals compiled
+    (:func:`sqlanon.stats.vectors.compiled`), when every one is evaluable, else None (cached per
+    predicate, metric and finals)."""
     cache = stats.memory.histograms.programs
     key = (ok.sql(), batch.metric_key(metric), tuple((name, e.sql()) for name, e in extra_finals))
     if key not in cache:
@@ -86,7 +88,10 @@ def _compiled(stats, ok: exp.Expr, metric, extra_finals):
             terms, finals = got
             finals = [*finals, *extra_finals]
             if vectors.evaluable(ok) and all(vectors.evaluable(e) for _, e in finals):
-                cache[key] = (terms, finals)
+                try:
+                    cache[key] = (terms, vectors.compiled(ok), [(name, vectors.compiled_aggregate(e)) for name, e in finals])
+                except ValueError:  # a form the evaluator refuses (a CASE without ELSE, say): SQL
+                    cache[key] = None
     return cache[key]
 
 
@@ -150,6 +155,34 @@ def _group(key: np.ndarray | None, span: int, codes: np.ndarray) -> tuple[np.nda
     return inv.reshape(-1), first
 
 
+def _mults(widths: Sequence[int]) -> tuple[np.ndarray, int]:
+    """The mixed radix multipliers of :func:`_key` and the key's range; range 0 past 62 bits."""
+    mults = np.ones(len(widths), dtype=np.int64)
+    span = 1
+    for i, w in enumerate(widths):
+        w = max(int(w), 1)
+        if span * w >= 1 << 62:
+            return mults, 0
+        mults[i] = span
+        span *= w
+    return mults, span
+
+
+#: whether the roll-up may run compiled (:mod:`sqlanon.stats.local.histogram_kernels`) once the
+#: in-process kernels are loaded; False: numpy throughout (the oracle tests run both)
+COMPILED = True
+
+
+def _kernels(stats):
+    """The compiled roll-up's module when :data:`COMPILED` and the kernels of
+    :mod:`sqlanon.stats.local` load (numba present), else None (numpy)."""
+    if not COMPILED or not local.ready(stats):
+        return None
+    import sqlanon.stats.local.histogram_kernels as kernels
+
+    return kernels
+
+
 def _summed(inv: np.ndarray, n: int, hist: np.ndarray) -> np.ndarray:
     """The rows of ``hist`` summed by class ``inv`` (``n`` classes); exact below 2**53 rows."""
     out = np.empty((n, hist.shape[1]), dtype=np.int64)
@@ -175,6 +208,13 @@ def _rolled(stats, src: tuple[int, ...], codes: np.ndarray, hist: np.ndarray, le
     """A set at levels ``src`` (``codes``: QIs x rows, ``hist``) grouped at ``levels``: each
     class's codes there (QIs x classes) and its summed histogram."""
     ups = [_between(stats, i, src[i], lv) for i, lv in enumerate(levels)]
+    kern = _kernels(stats)
+    if kern is not None and len(ups):
+        mults, span = _mults([w for _, w in ups])
+        if span:
+            offsets = np.cumsum([0, *(len(u) for u, _ in ups)]).astype(np.int64)
+            flat = np.concatenate([u for u, _ in ups])
+            return kern.rolled(codes, hist, flat, offsets, mults, span, span <= DENSE_FACTOR * max(len(hist), 1))
     moved = [u[codes[i]] if src[i] != lv else codes[i] for i, ((u, _), lv) in enumerate(zip(ups, levels))]
     key, span = _key(moved, [w for _, w in ups])
     inv, first = _group(key, span, np.stack(moved) if key is None else codes)
@@ -232,7 +272,7 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
     """Every node's :class:`NodeStats` (the finals in ``extra`` by name). Call only when :func:`accepts`."""
     compiled = _compiled(stats, ok, metric, extra_finals)
     assert compiled is not None
-    terms, finals = compiled
+    terms, ok_fn, finals = compiled
     nodes = [tuple(int(v) for v in n) for n in nodes]
     if len(nodes) > 1:
         # the round's meet first (its classes hold every node's), when no kept set is as small
@@ -240,7 +280,7 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
     out = []
     for node in nodes:
         codes, hist = classes_of(stats, node)
-        out.append(_node_stats(stats, node, codes, hist, ok, terms, finals))
+        out.append(_node_stats(stats, node, codes, hist, ok_fn, terms, finals))
     stats.nodes_evaluated += len(nodes)
     stats.nodes_local = stats.nodes_local + len(nodes)
     store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
@@ -317,7 +357,7 @@ def _part_values(stats, name: str, i: int, level: int, per_level) -> np.ndarray:
     return cache[key]
 
 
-def _node_stats(stats, node, codes: np.ndarray, hist: np.ndarray, ok: exp.Expr, terms, finals) -> NodeStats:
+def _node_stats(stats, node, codes: np.ndarray, hist: np.ndarray, ok: vectors.Fn, terms, finals) -> NodeStats:
     """One node's NodeStats from its classes (generalized ``codes`` and histograms)."""
     cols = class_columns(stats, hist)
     cnt = cols["cnt"]
@@ -326,8 +366,8 @@ def _node_stats(stats, node, codes: np.ndarray, hist: np.ndarray, ok: exp.Expr, 
         for i, per_level in per_qi:
             part += _part_values(stats, name, i, node[i], per_level)[codes[i]]
         cols[name] = cnt * part
-    flag = np.asarray(vectors.value(ok, cols), dtype=bool) & np.ones(len(cnt), dtype=bool)
+    flag = np.asarray(ok(cols), dtype=bool) & np.ones(len(cnt), dtype=bool)
     cols["ok"] = flag
-    extra = {name: vectors.aggregate(e, cols) for name, e in finals}
+    extra = {name: fn(cols) for name, fn in finals}
     supp = int(cnt[~flag].sum())
     return NodeStats(node, len(cnt), int(cnt.sum()), int(cnt.min()) if len(cnt) else 0, int(cnt.max()) if len(cnt) else 0, supp, int((~flag).sum()), extra)
