@@ -12,12 +12,13 @@ compiled kernels of :mod:`sqlanon.stats.local` answer k alone. This route answer
 2. a round of nodes is rolled up to its *meet* (per QI its lowest level) once, then each node
    from the meet: every QI's codes mapped to the node's level, packed into one integer key,
    grouped (a dense count when the key's range is small, a sort otherwise) and the histograms
-   summed per class;
+   summed per class, in one compiled pass (:mod:`sqlanon.stats.local.histogram_kernels`, once
+   the in-process kernels are loaded; numpy otherwise, with the same classes in the same order);
 3. each model's class column (``distinct_s``, ``nlogn_s``, ``emd_equal``, ``emd_ordered``,
    ``emd_hier``, ``top_s``/``tail_s``) is computed from the class histograms by the formulas of
    their SQL (:mod:`sqlanon.stats.models`, the models' ``Aggregate`` forms), the metric's parts per
    class from the class's codes (:func:`sqlanon.stats.batch.class_terms`' values), and the
-   requirement's ``ok`` and the finals, sqlglot expressions, are evaluated over those arrays
+   requirement's ``ok`` and the finals, sqlglot expressions compiled once into closures, are evaluated over those arrays
    (:mod:`sqlanon.stats.vectors`).
 
 Anything else (a need with no form here, a Recoding, an expression the evaluator does not know,
@@ -48,11 +49,10 @@ HIST_CELLS = 32_000_000
 #: the needs this route computes (any other asked need sends the nodes to SQL)
 NEEDS = frozenset({"distinct_s", "entropy_s", "emd_equal", "emd_ordered", "emd_hierarchical", "recursive_l"})
 #: ... and of them, the needs it takes by default: where it beat the batch statement in the same
-#: run of ``bench/arx_reference.py --group models`` (hierarchical and equal t-closeness, distinct
-#: l-diversity; entropy, ordered and recursive were slower in numpy than DuckDB's statement on a
-#: loaded machine: docs/measurements.md). A need listed in NEEDS but not here still goes to SQL
-#: when asked alone; the oracle tests take them all
-PREFERRED = frozenset({"emd_hierarchical", "emd_equal", "distinct_s"})
+#: run (``bench/arx_reference.py --group models``, docs/measurements.md): all of them since the
+#: roll-up is compiled and the predicate read once. A need listed in NEEDS but not here goes to
+#: SQL when asked alone; the oracle tests take them all
+PREFERRED = NEEDS
 #: a node's key range is grouped by a dense count up to this many times the rows it groups
 DENSE_FACTOR = 8
 
@@ -204,17 +204,39 @@ def _between(stats, i: int, low: int, level: int) -> tuple[np.ndarray, int]:
     return cache[key]
 
 
+def _map_table(stats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every QI's maps between its levels (:func:`_between`, ``low <= level``) in one flat array,
+    their offsets (QI x low x level) and the codes' widths (QI x level), kept."""
+    memory = stats.memory.histograms
+    if memory.table is None:
+        heights = [h.max_level + 1 for h in stats.hierarchies]
+        top = max(heights)
+        offsets = np.zeros((len(heights), top, top), dtype=np.int64)
+        widths = np.ones((len(heights), top), dtype=np.int64)
+        parts, at = [], 0
+        for i, height in enumerate(heights):
+            for low in range(height):
+                for level in range(low, height):
+                    up, width = _between(stats, i, low, level)
+                    offsets[i, low, level] = at
+                    widths[i, level] = width
+                    parts.append(up)
+                    at += len(up)
+        memory.table = (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64), offsets, widths)
+    return memory.table
+
+
 def _rolled(stats, src: tuple[int, ...], codes: np.ndarray, hist: np.ndarray, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """A set at levels ``src`` (``codes``: QIs x rows, ``hist``) grouped at ``levels``: each
     class's codes there (QIs x classes) and its summed histogram."""
-    ups = [_between(stats, i, src[i], lv) for i, lv in enumerate(levels)]
     kern = _kernels(stats)
-    if kern is not None and len(ups):
-        mults, span = _mults([w for _, w in ups])
+    if kern is not None and levels:
+        flat, offsets, widths = _map_table(stats)
+        q = np.arange(len(levels))
+        mults, span = _mults(widths[q, levels].tolist())
         if span:
-            offsets = np.cumsum([0, *(len(u) for u, _ in ups)]).astype(np.int64)
-            flat = np.concatenate([u for u, _ in ups])
-            return kern.rolled(codes, hist, flat, offsets, mults, span, span <= DENSE_FACTOR * max(len(hist), 1))
+            return kern.rolled(codes, hist, flat, offsets[q, src, levels], mults, span, span <= DENSE_FACTOR * max(len(hist), 1))
+    ups = [_between(stats, i, src[i], lv) for i, lv in enumerate(levels)]
     moved = [u[codes[i]] if src[i] != lv else codes[i] for i, ((u, _), lv) in enumerate(zip(ups, levels))]
     key, span = _key(moved, [w for _, w in ups])
     inv, first = _group(key, span, np.stack(moved) if key is None else codes)
@@ -227,33 +249,61 @@ KEPT_SETS = 256
 KEPT_ROWS = 4
 
 
+_EMPTY = np.iinfo(np.int64).max
+
+
+def _index(stats):
+    """The kept sets' index ``(slot of each levels, levels at each slot, levels as a matrix,
+    rows: empty slots the largest int)``, kept in step with the kept sets (built when None)."""
+    memory = stats.memory.histograms
+    if memory.index is None:
+        size = KEPT_SETS + 1
+        grid = np.zeros((size, len(stats.qis)), dtype=np.int64)
+        rows = np.full(size, _EMPTY, dtype=np.int64)
+        memory.index = ({}, [None] * size, grid, rows)
+        for levels, (_, hist) in memory.kept.items():
+            _indexed(memory.index, levels, len(hist))
+    return memory.index
+
+
+def _indexed(index, levels: tuple[int, ...], rows: int) -> None:
+    slot_of, at, grid, sizes = index
+    slot = slot_of.get(levels)
+    if slot is None:
+        slot = slot_of[levels] = int(np.argmax(sizes == _EMPTY))
+    at[slot] = levels
+    grid[slot] = levels
+    sizes[slot] = rows
+
+
 def _source(stats, node: tuple[int, ...]) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
-    """The smallest kept set ``node`` generalizes (its levels, codes and histograms), else the base set."""
+    """The smallest kept set ``node`` generalizes (its levels, codes and histograms), else the
+    base set. Which one does not change the classes (numbered in key order), only the work."""
     memory = stats.memory.histograms
     got = histogram_set(stats)
     assert got is not None
     if memory.kept:
-        if memory.index is None:
-            levels = list(memory.kept)
-            memory.index = (levels, np.asarray(levels, dtype=np.int64).reshape(len(levels), -1), np.asarray([len(memory.kept[lv][1]) for lv in levels], dtype=np.int64))
-        levels, grid, rows = memory.index
+        _, at, grid, rows = _index(stats)
         under = (grid <= np.asarray(node, dtype=np.int64)).all(axis=1)
-        if under.any():
-            at = int(np.argmin(np.where(under, rows, np.iinfo(np.int64).max)))
-            if rows[at] < len(got[1]):
-                return (levels[at], *memory.kept[levels[at]])
+        best = int(np.argmin(np.where(under, rows, _EMPTY)))
+        if under[best] and rows[best] < len(got[1]):
+            return (at[best], *memory.kept[at[best]])
     return (tuple(0 for _ in node), *got)
 
 
 def _keep(stats, levels: tuple[int, ...], codes: np.ndarray, hist: np.ndarray) -> None:
     memory = stats.memory.histograms
     kept = memory.kept
+    index = _index(stats)
     kept[levels] = (codes, hist)
+    _indexed(index, levels, len(hist))
     memory.kept_rows += len(hist)
-    memory.index = None
     cap = KEPT_ROWS * max(stats.base.rows, 1)
     while len(kept) > KEPT_SETS or (len(kept) > 1 and memory.kept_rows > cap):
-        memory.kept_rows -= len(kept.pop(next(iter(kept)))[1])
+        gone = next(iter(kept))
+        memory.kept_rows -= len(kept.pop(gone)[1])
+        slot = index[0].pop(gone)
+        index[1][slot], index[3][slot] = None, _EMPTY
 
 
 def classes_of(stats, node: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:

@@ -37,6 +37,7 @@ LAZY = {
     ("sqlanon.generation.krimp", "sqlanon.generation.kernels"): "as above: numba is loaded when KRIMP runs, not when the CLI starts",
     ("sqlanon.generation.scores", "sqlanon.generation.kernels"): "as above: numba is loaded when the scores are computed",
     ("sqlanon.stats.local.base", "sqlanon.stats.local.kernels"): "as above: numba is loaded when the first node is evaluated in-process, not when the CLI starts",
+    ("sqlanon.stats.histograms", "sqlanon.stats.local.histogram_kernels"): "as above: numba is loaded when the first model node is rolled up in-process",
 }
 
 #: what each floor package may import (besides itself); privacy and metrics may import each other

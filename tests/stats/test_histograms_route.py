@@ -113,6 +113,7 @@ def test_refused_needs_go_to_sql(tmp_path, monkeypatch):
         assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())  # majority_y: no form here
         stats = Statistics(engine, Source.open(case.path), case.qis, hs, sensitive=case.sensitive, needs=req.needs)
         stats.prepare()
+        monkeypatch.setattr(histograms, "PREFERRED", histograms.NEEDS - {"entropy_s"})
         assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())  # entropy l alone: not preferred
         monkeypatch.setattr(histograms, "PREFERRED", histograms.NEEDS)
         assert histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())
