@@ -12,12 +12,13 @@ compiled kernels of :mod:`sqlanon.stats.local` answer k alone. This route answer
 2. a round of nodes is rolled up to its *meet* (per QI its lowest level) once, then each node
    from the meet: every QI's codes mapped to the node's level, packed into one integer key,
    grouped (a dense count when the key's range is small, a sort otherwise) and the histograms
-   summed per class;
+   summed per class, in one compiled pass (:mod:`sqlanon.stats.local.histogram_kernels`, once
+   the in-process kernels are loaded; numpy otherwise, with the same classes in the same order);
 3. each model's class column (``distinct_s``, ``nlogn_s``, ``emd_equal``, ``emd_ordered``,
    ``emd_hier``, ``top_s``/``tail_s``) is computed from the class histograms by the formulas of
    their SQL (:mod:`sqlanon.stats.models`, the models' ``Aggregate`` forms), the metric's parts per
    class from the class's codes (:func:`sqlanon.stats.batch.class_terms`' values), and the
-   requirement's ``ok`` and the finals, sqlglot expressions, are evaluated over those arrays
+   requirement's ``ok`` and the finals, sqlglot expressions compiled once into closures, are evaluated over those arrays
    (:mod:`sqlanon.stats.vectors`).
 
 Anything else (a need with no form here, a Recoding, an expression the evaluator does not know,
@@ -38,6 +39,7 @@ from sqlglot import exp
 from sqlanon.expr.atoms import as_bigint, col, table_ref
 from sqlanon.privacy.needs import NodeStats
 import sqlanon.stats.batch as batch
+import sqlanon.stats.local as local
 from sqlanon.stats.marginals import level_maps
 import sqlanon.stats.store as store
 import sqlanon.stats.vectors as vectors
@@ -47,11 +49,12 @@ HIST_CELLS = 32_000_000
 #: the needs this route computes (any other asked need sends the nodes to SQL)
 NEEDS = frozenset({"distinct_s", "entropy_s", "emd_equal", "emd_ordered", "emd_hierarchical", "recursive_l"})
 #: ... and of them, the needs it takes by default: where it beat the batch statement in the same
-#: run of ``bench/arx_reference.py --group models`` (hierarchical and equal t-closeness, distinct
-#: l-diversity; entropy, ordered and recursive were slower in numpy than DuckDB's statement on a
-#: loaded machine: docs/measurements.md). A need listed in NEEDS but not here still goes to SQL
-#: when asked alone; the oracle tests take them all
-PREFERRED = frozenset({"emd_hierarchical", "emd_equal", "distinct_s"})
+#: run (``bench/arx_reference.py --group models``, docs/measurements.md) since the roll-up is
+#: compiled and the predicate read once: distinct and entropy l-diversity, equal and hierarchical
+#: t-closeness. Ordered t-closeness and recursive (c,l)-diversity, whose statements are cheap,
+#: were slower in-process in two of three runs and stay SQL when asked alone; the oracle tests
+#: take them all
+PREFERRED = NEEDS - {"emd_ordered", "recursive_l"}
 #: a node's key range is grouped by a dense count up to this many times the rows it groups
 DENSE_FACTOR = 8
 
@@ -75,8 +78,9 @@ def accepts(stats, nodes, ok: exp.Expr, metric, extra_finals=()) -> bool:
 
 
 def _compiled(stats, ok: exp.Expr, metric, extra_finals):
-    """``(metric's row parts, finals)`` when ``ok`` and every final are evaluable, else None
-    (cached per predicate, metric and finals)."""
+    """``(metric's row parts, ok, finals)``, the predicate and finals compiled
+    (:func:`sqlanon.stats.vectors.compiled`), when every one is evaluable, else None (cached per
+    predicate, metric and finals)."""
     cache = stats.memory.histograms.programs
     key = (ok.sql(), batch.metric_key(metric), tuple((name, e.sql()) for name, e in extra_finals))
     if key not in cache:
@@ -86,7 +90,10 @@ def _compiled(stats, ok: exp.Expr, metric, extra_finals):
             terms, finals = got
             finals = [*finals, *extra_finals]
             if vectors.evaluable(ok) and all(vectors.evaluable(e) for _, e in finals):
-                cache[key] = (terms, finals)
+                try:
+                    cache[key] = (terms, vectors.compiled(ok), [(name, vectors.compiled_aggregate(e)) for name, e in finals])
+                except ValueError:  # a form the evaluator refuses (a CASE without ELSE, say): SQL
+                    cache[key] = None
     return cache[key]
 
 
@@ -150,6 +157,34 @@ def _group(key: np.ndarray | None, span: int, codes: np.ndarray) -> tuple[np.nda
     return inv.reshape(-1), first
 
 
+def _mults(widths: Sequence[int]) -> tuple[np.ndarray, int]:
+    """The mixed radix multipliers of :func:`_key` and the key's range; range 0 past 62 bits."""
+    mults = np.ones(len(widths), dtype=np.int64)
+    span = 1
+    for i, w in enumerate(widths):
+        w = max(int(w), 1)
+        if span * w >= 1 << 62:
+            return mults, 0
+        mults[i] = span
+        span *= w
+    return mults, span
+
+
+#: whether the roll-up may run compiled (:mod:`sqlanon.stats.local.histogram_kernels`) once the
+#: in-process kernels are loaded; False: numpy throughout (the oracle tests run both)
+COMPILED = True
+
+
+def _kernels(stats):
+    """The compiled roll-up's module when :data:`COMPILED` and the kernels of
+    :mod:`sqlanon.stats.local` load (numba present), else None (numpy)."""
+    if not COMPILED or not local.ready(stats):
+        return None
+    import sqlanon.stats.local.histogram_kernels as kernels
+
+    return kernels
+
+
 def _summed(inv: np.ndarray, n: int, hist: np.ndarray) -> np.ndarray:
     """The rows of ``hist`` summed by class ``inv`` (``n`` classes); exact below 2**53 rows."""
     out = np.empty((n, hist.shape[1]), dtype=np.int64)
@@ -171,9 +206,38 @@ def _between(stats, i: int, low: int, level: int) -> tuple[np.ndarray, int]:
     return cache[key]
 
 
+def _map_table(stats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every QI's maps between its levels (:func:`_between`, ``low <= level``) in one flat array,
+    their offsets (QI x low x level) and the codes' widths (QI x level), kept."""
+    memory = stats.memory.histograms
+    if memory.table is None:
+        heights = [h.max_level + 1 for h in stats.hierarchies]
+        top = max(heights)
+        offsets = np.zeros((len(heights), top, top), dtype=np.int64)
+        widths = np.ones((len(heights), top), dtype=np.int64)
+        parts, at = [], 0
+        for i, height in enumerate(heights):
+            for low in range(height):
+                for level in range(low, height):
+                    up, width = _between(stats, i, low, level)
+                    offsets[i, low, level] = at
+                    widths[i, level] = width
+                    parts.append(up)
+                    at += len(up)
+        memory.table = (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64), offsets, widths)
+    return memory.table
+
+
 def _rolled(stats, src: tuple[int, ...], codes: np.ndarray, hist: np.ndarray, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """A set at levels ``src`` (``codes``: QIs x rows, ``hist``) grouped at ``levels``: each
     class's codes there (QIs x classes) and its summed histogram."""
+    kern = _kernels(stats)
+    if kern is not None and levels:
+        flat, offsets, widths = _map_table(stats)
+        q = np.arange(len(levels))
+        mults, span = _mults(widths[q, levels].tolist())
+        if span:
+            return kern.rolled(codes, hist, flat, offsets[q, src, levels], mults, span, span <= DENSE_FACTOR * max(len(hist), 1))
     ups = [_between(stats, i, src[i], lv) for i, lv in enumerate(levels)]
     moved = [u[codes[i]] if src[i] != lv else codes[i] for i, ((u, _), lv) in enumerate(zip(ups, levels))]
     key, span = _key(moved, [w for _, w in ups])
@@ -187,33 +251,61 @@ KEPT_SETS = 256
 KEPT_ROWS = 4
 
 
+_EMPTY = np.iinfo(np.int64).max
+
+
+def _index(stats):
+    """The kept sets' index ``(slot of each levels, levels at each slot, levels as a matrix,
+    rows: empty slots the largest int)``, kept in step with the kept sets (built when None)."""
+    memory = stats.memory.histograms
+    if memory.index is None:
+        size = KEPT_SETS + 1
+        grid = np.zeros((size, len(stats.qis)), dtype=np.int64)
+        rows = np.full(size, _EMPTY, dtype=np.int64)
+        memory.index = ({}, [None] * size, grid, rows)
+        for levels, (_, hist) in memory.kept.items():
+            _indexed(memory.index, levels, len(hist))
+    return memory.index
+
+
+def _indexed(index, levels: tuple[int, ...], rows: int) -> None:
+    slot_of, at, grid, sizes = index
+    slot = slot_of.get(levels)
+    if slot is None:
+        slot = slot_of[levels] = int(np.argmax(sizes == _EMPTY))
+    at[slot] = levels
+    grid[slot] = levels
+    sizes[slot] = rows
+
+
 def _source(stats, node: tuple[int, ...]) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
-    """The smallest kept set ``node`` generalizes (its levels, codes and histograms), else the base set."""
+    """The smallest kept set ``node`` generalizes (its levels, codes and histograms), else the
+    base set. Which one does not change the classes (numbered in key order), only the work."""
     memory = stats.memory.histograms
     got = histogram_set(stats)
     assert got is not None
     if memory.kept:
-        if memory.index is None:
-            levels = list(memory.kept)
-            memory.index = (levels, np.asarray(levels, dtype=np.int64).reshape(len(levels), -1), np.asarray([len(memory.kept[lv][1]) for lv in levels], dtype=np.int64))
-        levels, grid, rows = memory.index
+        _, at, grid, rows = _index(stats)
         under = (grid <= np.asarray(node, dtype=np.int64)).all(axis=1)
-        if under.any():
-            at = int(np.argmin(np.where(under, rows, np.iinfo(np.int64).max)))
-            if rows[at] < len(got[1]):
-                return (levels[at], *memory.kept[levels[at]])
+        best = int(np.argmin(np.where(under, rows, _EMPTY)))
+        if under[best] and rows[best] < len(got[1]):
+            return (at[best], *memory.kept[at[best]])
     return (tuple(0 for _ in node), *got)
 
 
 def _keep(stats, levels: tuple[int, ...], codes: np.ndarray, hist: np.ndarray) -> None:
     memory = stats.memory.histograms
     kept = memory.kept
+    index = _index(stats)
     kept[levels] = (codes, hist)
+    _indexed(index, levels, len(hist))
     memory.kept_rows += len(hist)
-    memory.index = None
     cap = KEPT_ROWS * max(stats.base.rows, 1)
     while len(kept) > KEPT_SETS or (len(kept) > 1 and memory.kept_rows > cap):
-        memory.kept_rows -= len(kept.pop(next(iter(kept)))[1])
+        gone = next(iter(kept))
+        memory.kept_rows -= len(kept.pop(gone)[1])
+        slot = index[0].pop(gone)
+        index[1][slot], index[3][slot] = None, _EMPTY
 
 
 def classes_of(stats, node: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -232,7 +324,7 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
     """Every node's :class:`NodeStats` (the finals in ``extra`` by name). Call only when :func:`accepts`."""
     compiled = _compiled(stats, ok, metric, extra_finals)
     assert compiled is not None
-    terms, finals = compiled
+    terms, ok_fn, finals = compiled
     nodes = [tuple(int(v) for v in n) for n in nodes]
     if len(nodes) > 1:
         # the round's meet first (its classes hold every node's), when no kept set is as small
@@ -240,7 +332,7 @@ def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None,
     out = []
     for node in nodes:
         codes, hist = classes_of(stats, node)
-        out.append(_node_stats(stats, node, codes, hist, ok, terms, finals))
+        out.append(_node_stats(stats, node, codes, hist, ok_fn, terms, finals))
     stats.nodes_evaluated += len(nodes)
     stats.nodes_local = stats.nodes_local + len(nodes)
     store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
@@ -317,7 +409,7 @@ def _part_values(stats, name: str, i: int, level: int, per_level) -> np.ndarray:
     return cache[key]
 
 
-def _node_stats(stats, node, codes: np.ndarray, hist: np.ndarray, ok: exp.Expr, terms, finals) -> NodeStats:
+def _node_stats(stats, node, codes: np.ndarray, hist: np.ndarray, ok: vectors.Fn, terms, finals) -> NodeStats:
     """One node's NodeStats from its classes (generalized ``codes`` and histograms)."""
     cols = class_columns(stats, hist)
     cnt = cols["cnt"]
@@ -326,8 +418,8 @@ def _node_stats(stats, node, codes: np.ndarray, hist: np.ndarray, ok: exp.Expr, 
         for i, per_level in per_qi:
             part += _part_values(stats, name, i, node[i], per_level)[codes[i]]
         cols[name] = cnt * part
-    flag = np.asarray(vectors.value(ok, cols), dtype=bool) & np.ones(len(cnt), dtype=bool)
+    flag = np.asarray(ok(cols), dtype=bool) & np.ones(len(cnt), dtype=bool)
     cols["ok"] = flag
-    extra = {name: vectors.aggregate(e, cols) for name, e in finals}
+    extra = {name: fn(cols) for name, fn in finals}
     supp = int(cnt[~flag].sum())
     return NodeStats(node, len(cnt), int(cnt.sum()), int(cnt.min()) if len(cnt) else 0, int(cnt.max()) if len(cnt) else 0, supp, int((~flag).sum()), extra)

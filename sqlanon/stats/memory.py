@@ -123,8 +123,11 @@ class HistogramMemory:
     kept: dict[Any, Any] = field(default_factory=dict)
     #: the kept sets' rows, summed
     kept_rows: int = 0
-    #: ``(levels, levels as a matrix, rows)`` of the kept sets, None: to rebuild
+    #: the kept sets' index (slots of levels, levels as a matrix, rows; histograms._index), None: to build
     index: Any = None
+    #: every QI's code maps between its levels in one array ``(flat, offsets: QI x low x level,
+    #: widths: QI x level)`` for the compiled roll-up, None: to build
+    table: Any = None
     #: the sensitive hierarchy's levels as matrices (hierarchical t-closeness)
     hier: Any = None
     #: ``(QI, low, level)`` -> the code map between the levels

@@ -113,6 +113,7 @@ def test_refused_needs_go_to_sql(tmp_path, monkeypatch):
         assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())  # majority_y: no form here
         stats = Statistics(engine, Source.open(case.path), case.qis, hs, sensitive=case.sensitive, needs=req.needs)
         stats.prepare()
+        monkeypatch.setattr(histograms, "PREFERRED", histograms.NEEDS - {"entropy_s"})
         assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())  # entropy l alone: not preferred
         monkeypatch.setattr(histograms, "PREFERRED", histograms.NEEDS)
         assert histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())
@@ -122,3 +123,65 @@ def test_refused_needs_go_to_sql(tmp_path, monkeypatch):
         assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("dense", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_rollup_equals_a_python_grouping(seed, dense):
+    """The compiled roll-up against a dict over random codes, maps and histograms: each class's
+    mapped codes and summed histogram, classes in key order (both the dense and the sort form)."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("numba")
+    from sqlanon.stats.local import histogram_kernels
+
+    rng = random.Random(seed)
+    q, n, m = rng.randint(1, 4), rng.randint(1, 300), rng.randint(1, 6)
+    widths = [rng.randint(1, 9) for _ in range(q)]
+    maps = [[rng.randrange(w) for _ in range(rng.randint(1, 12))] for w in widths]
+    codes = np.asarray([[rng.randrange(len(mp)) for _ in range(n)] for mp in maps], dtype=np.int64).reshape(q, n)
+    hist = np.asarray([[rng.randint(0, 5) for _ in range(m)] for _ in range(n)], dtype=np.int64)
+    mults, span = histograms._mults(widths)
+    flat = np.asarray([v for mp in maps for v in mp], dtype=np.int64)
+    offsets = np.cumsum([0, *(len(mp) for mp in maps)]).astype(np.int64)
+    got_codes, got_hist = histogram_kernels.rolled(codes, hist, flat, offsets, mults, span, dense)
+    want: dict[tuple, list[int]] = {}
+    for r in range(n):
+        key = tuple(maps[i][int(codes[i, r])] for i in range(q))
+        row = want.setdefault(key, [0] * m)
+        for j in range(m):
+            row[j] += int(hist[r, j])
+    keys = sorted(want, key=lambda k: sum(v * int(mu) for v, mu in zip(k, mults)))
+    assert [tuple(int(v) for v in got_codes[:, c]) for c in range(got_codes.shape[1])] == keys
+    assert got_hist.tolist() == [want[k] for k in keys]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_numpy_and_compiled_rollups_give_the_same_node_stats(name, tmp_path, monkeypatch):
+    """Every node's NodeStats by the compiled roll-up equal the numpy form's (the same class
+    order: the finals' sums equal to the last bit)."""
+    pytest.importorskip("numba")
+    monkeypatch.setattr(histograms, "PREFERRED", histograms.NEEDS)
+    rng = random.Random(77 + MODELS.index(name))
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=rng.randint(80, 220))
+    tree = s_tree(case)
+    req = Requirement([KAnonymity(rng.randint(1, 3)), model(name, rng, tree)])
+    got = {}
+    for compiled in (True, False):
+        monkeypatch.setattr(histograms, "COMPILED", compiled)
+        engine = connect(threads=1)
+        try:
+            hs = [Hierarchy(attribute=q, rows=[list(r) for r in h]) for q, h in zip(case.qis, case.hier_rows)]
+            extras = {"sensitive_hierarchy": Hierarchy(attribute="disease", rows=tree)} if name == "hierarchical" else {}
+            stats = Statistics(engine, Source.open(case.path), case.qis, hs, sensitive=case.sensitive, needs=req.needs, keep_sets=4, **extras)
+            stats.prepare()
+            req.bind(stats)
+            req.budget = 3
+            metric = METRICS["precision"]()
+            finals = [("x_metric", exp.Sum(this=col("cnt")))]
+            nodes = all_nodes(stats)
+            out = stats.evaluate_many(nodes, req.predicate(), None, metric=metric, extra_finals=finals)
+            got[compiled] = [(s.node, s.classes, s.rows, s.min_class, s.max_class, s.suppressed, s.bad_classes, s.extra) for s in out]
+            assert (histograms._kernels(stats) is not None) == compiled
+        finally:
+            engine.close()
+    assert got[True] == got[False]
