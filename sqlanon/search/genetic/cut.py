@@ -443,6 +443,8 @@ class IntervalCoder:
                 chosen.append(j)
             self.endpoints = sorted(set(chosen))
         self.nbits = len(self.endpoints)
+        self._rank: Any = None  # per leaf its rank among the distinct values (group_arrays)
+        self._distinct: Any = None
 
     def repair(self, bits: Sequence[int]) -> list[int]:
         return [int(b) for b in bits]
@@ -475,6 +477,31 @@ class IntervalCoder:
         for leaf, i in enumerate(interval_indices(ivs, self.value)):
             out[i][2].append(leaf)
         return [tuple(x) for x in out]
+
+    def group_arrays(self, bits: Sequence[int]):
+        """What :meth:`groups` gives, as arrays, with no per-leaf Python loop: per leaf its
+        interval (``codes``, int64), per interval its LM loss and its number of leaves. The same
+        assignment as :meth:`groups` (a leaf's value in a gap goes to the interval on its right):
+        a value's interval is the number of cuts before its rank among the distinct values.
+
+        >>> from sqlanon.hierarchy.model import Hierarchy
+        >>> c = IntervalCoder(Hierarchy("a", [[str(v), "*"] for v in (1, 2, 3, 5)]))
+        >>> codes, loss, sizes = c.group_arrays([0, 1, 0])
+        >>> codes.tolist(), loss.tolist(), sizes.tolist()
+        ([0, 0, 1, 1], [0.25, 0.5], [2, 2])
+        """
+        import numpy as np
+
+        if self._rank is None:  # once per coder: each leaf's rank among the distinct values
+            self._rank = np.searchsorted(np.asarray(self.distinct, dtype=np.float64), np.asarray(self.value, dtype=np.float64), side="left")
+            self._distinct = np.asarray(self.distinct, dtype=np.float64)
+        cuts = np.asarray(self.endpoints, dtype=np.int64)[np.flatnonzero(np.asarray(bits, dtype=np.int64))]
+        codes = np.minimum(np.searchsorted(cuts, self._rank, side="left"), len(cuts)).astype(np.int64)
+        lo = self._distinct[np.concatenate(([0], cuts + 1))]
+        hi = self._distinct[np.concatenate((cuts, [len(self.distinct) - 1]))]
+        span = self.U - self.L
+        loss = (hi - lo) / span if span > 0 else np.zeros(len(cuts) + 1, dtype=np.float64)
+        return codes, loss, np.bincount(codes, minlength=len(cuts) + 1)
 
     def bits_from_labels(self, labels: Sequence[str]) -> list[int]:
         """End point ``j`` is used when its two neighbouring values fall in different intervals."""
