@@ -437,10 +437,12 @@ class IntervalCoder:
             for v in used[:-1]:
                 acc += weight[v]
                 cum.append(acc)
+            import numpy as np
+
+            cums = np.asarray(cum, dtype=np.float64)
             for q in range(1, max_endpoints + 1):
                 target = total * q / (max_endpoints + 1)
-                j = min(range(n), key=lambda j: abs(cum[j] - target))
-                chosen.append(j)
+                chosen.append(int(np.abs(cums - target).argmin()))  # the first nearest, as min() picks
             self.endpoints = sorted(set(chosen))
         self.nbits = len(self.endpoints)
         self._rank: Any = None  # per leaf its rank among the distinct values (group_arrays)

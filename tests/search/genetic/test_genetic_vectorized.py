@@ -106,3 +106,24 @@ def test_local_fitness_does_not_depend_on_the_fetched_order():
         answers.append(fit.evaluate(cands, lm=True, per_column=True, names=names, lm_within=None))
     assert all(a == answers[0] for a in answers[1:])  # exactly, every float
     assert any(row["suppressed"] for row in answers[0])  # the sums were exercised
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_quantized_end_points_are_the_nearest_to_each_quantile(seed):
+    """More distinct values than ``max_endpoints``: end point ``q`` is the first value whose
+    running count is nearest to ``q / (max_endpoints + 1)`` of the rows (the plain-Python rule)."""
+    rng = random.Random(seed)
+    h, freq = numeric_hierarchy(rng, 400)
+    coder = IntervalCoder(h, freq, max_endpoints=17)
+    used = sorted({float(r[0]) for r, f in zip(h.rows, freq) if f > 0})
+    weight = {v: 0 for v in used}
+    for r, f in zip(h.rows, freq):
+        if float(r[0]) in weight:
+            weight[float(r[0])] += f
+    cum, acc = [], 0
+    for v in used[:-1]:
+        acc += weight[v]
+        cum.append(acc)
+    total = sum(weight.values())
+    want = sorted({min(range(len(cum)), key=lambda j: abs(cum[j] - total * q / 18)) for q in range(1, 18)})
+    assert coder.endpoints == want and len(want) > 1
