@@ -404,7 +404,8 @@ def auto_report(ctx, answer_from: str, ga, ev, genetic_value: float | None) -> d
     seed = ctx.genetic_seed or {}
     runs = []
     if seed:
-        runs.append({"search": seed["search"], "value": seed["value"], "nodes_evaluated": seed["nodes_evaluated"], "seconds": round(ga.seed_seconds, 3)})
+        runs.append({"search": seed["search"], "value": seed["value"], "nodes_evaluated": seed["nodes_evaluated"], "seconds": round(ga.seed_seconds, 3),
+                     "stopped_by": seed.get("stopped_by")})
     runs.append({"search": "genetic", "value": genetic_value, "evaluations": ev.evaluations, "iterations": ga.iterations_done,
                  "seconds": round(ga.seconds - ga.seed_seconds, 3), "stopped_by": ga.limits.stopped_by})
     return {**(ctx.chosen.get("search_auto") or {}), "chose": answer_from, "runs": runs, "answer_from": answer_from}
