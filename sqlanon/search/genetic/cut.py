@@ -443,10 +443,29 @@ class IntervalCoder:
             for q in range(1, max_endpoints + 1):
                 target = total * q / (max_endpoints + 1)
                 chosen.append(int(np.abs(cums - target).argmin()))  # the first nearest, as min() picks
-            self.endpoints = sorted(set(chosen))
+            # and every band edge of a hierarchy level with at most max_endpoints edges: its
+            # full-domain level (a lattice node's, the seed's) is then a cut of the chromosome
+            self.endpoints = sorted(set(chosen) | set(self.level_edges(hierarchy, max_endpoints)))
         self.nbits = len(self.endpoints)
         self._rank: Any = None  # per leaf its rank among the distinct values (group_arrays)
         self._distinct: Any = None
+
+    def level_edges(self, hierarchy, max_endpoints: int) -> list[int]:
+        """The end points (between the ``j``-th and next distinct value) where a level of the
+        hierarchy (``bands``) parts two neighbouring values, for every level with at most
+        ``max_endpoints`` such edges (a finer level's are left to the quantization)."""
+        out: list[int] = []
+        rank = {v: j for j, v in enumerate(self.distinct)}
+        for level in range(1, hierarchy.max_level):
+            group = hierarchy.leaf_to_level(level)
+            band: dict[int, int] = {}
+            for leaf, value in enumerate(self.value):
+                if value in rank:
+                    band.setdefault(rank[value], group[leaf])
+            edges = [j for j in range(len(self.distinct) - 1) if band[j] != band[j + 1]]
+            if len(edges) <= max_endpoints:
+                out.extend(edges)
+        return out
 
     def repair(self, bits: Sequence[int]) -> list[int]:
         return [int(b) for b in bits]

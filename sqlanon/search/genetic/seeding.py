@@ -165,6 +165,24 @@ def interval_bits(coder, hierarchy, level: int) -> list[int]:
     return [int(band[coder.distinct[j]] != band[coder.distinct[j + 1]]) for j in coder.endpoints]
 
 
+def level_parts(layout, hierarchies, bounds=None) -> list[list[tuple]]:
+    """Per QI, the chromosome parts of its full-domain levels (within ``bounds``, distinct):
+    the genes of the genetic search's level mutation (ARX's GA mutates a QI to a random level)."""
+    out = []
+    for i, (coder, h) in enumerate(zip(layout.coders, hierarchies)):
+        lo, hi = bounds[i] if bounds is not None else (0, h.max_level)
+        parts: list[tuple] = []
+        for level in range(lo, hi + 1):
+            if coder.numeric:
+                bits = interval_bits(coder, h, level)
+            else:
+                group = h.leaf_to_level(level)
+                bits = [int(group[a] != group[b]) for a, b in zip(coder.order, coder.order[1:])]
+            parts.append(tuple(coder.repair(bits)))
+        out.append(list(dict.fromkeys(parts)))
+    return out
+
+
 def node_chromosome(layout, hierarchies, node) -> tuple:
     """A full-domain node as a chromosome: a bit between two neighbouring leaves (in tree order)
     is set when the node's level separates them; a numeric QI's bits are its bands' edges
