@@ -83,3 +83,22 @@ def test_a_run_with_level_mutation_is_deterministic_and_never_worse_than_its_see
                               search_options={"step_limit": 500, "seed": 3, "level_mutation": 0.5, "iterations": 10**6}) for _ in range(2)]
     assert runs[0].transformation == runs[1].transformation and runs[0].metric.value == runs[1].metric.value
     assert runs[0].metric.value <= runs[0].extra["seed_node"]["value"] + 1e-12
+
+
+def test_level_mutation_from_the_cli(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from sqlanon.cli.app import app
+    from test_lightning import wide_table
+
+    data, qi, _, _ = wide_table(tmp_path, n_qi=12, n_rows=300, seed=8)
+    args = ["anonymize", "--keep-others", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "4", "--max-suppression", "0.1",
+            "--metric", "loss", "--search", "genetic", "--step-limit", "300", "--seed", "2", "--dry-run", "--json", "-q"]
+    ok = CliRunner().invoke(app, [*args, "--option", "level_mutation=0.5"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["search"] == "genetic"
+    bad = CliRunner().invoke(app, [*args, "--option", "level_mutation=2"])
+    first = bad.output.strip().splitlines()[0]
+    assert bad.exit_code != 0 and first.startswith("error:") and "level_mutation" in first

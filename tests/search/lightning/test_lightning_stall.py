@@ -42,3 +42,21 @@ def test_the_seed_stalls_only_under_a_limit():
     assert seeding.lightning_options(Limits(10.0, None))["stall"] == seeding.LIGHTNING_STALL
     assert seeding.lightning_options(Limits(10.0, None))["time_limit"] <= seeding.LIGHTNING_SHARE * 10.0
     assert "stall" not in seeding.lightning_options(None)
+
+
+def test_stall_from_the_cli(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from sqlanon.cli.app import app
+
+    data, qi, _, _ = wide_table(tmp_path, n_qi=10, n_rows=400, seed=6)
+    args = ["anonymize", "--keep-others", "-i", data, *[a for q in qi for a in ("--qi", q)], "--k", "4", "--max-suppression", "0.1",
+            "--metric", "loss", "--search", "lightning", "--step-limit", "3000", "--dry-run", "--json", "-q"]
+    ok = CliRunner().invoke(app, [*args, "--option", "stall=0.05"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["heuristic"]["stopped_by"] == "stalled"
+    bad = CliRunner().invoke(app, [*args, "--option", "stall=-1"])
+    first = bad.output.strip().splitlines()[0]  # the one-line error (then --json's object)
+    assert bad.exit_code != 0 and first.startswith("error:") and "'stall'" in first
