@@ -40,7 +40,7 @@ bounded optimal search on the plain wide tables of ``bench/wide_table.py`` (``t2
 six of ~3,000 values under ``bands:10,100,1000`` and eighteen of 16 under ``bands:2,4,8``, the
 table whose packed keys overflowed; ``t16``: 16 QIs x 73,000 rows, four wide), k=5, under each
 ``--limits`` (default 20,60 s) and ``--sup``, each run in a fresh process, and prints Loss,
-evaluations, evaluations per second, seconds, the process's peak RSS and which search produced
+evaluations, evaluations per second, seconds, the process's peak RSS, lightning's seed seconds (``seed s``: the genetic search's and auto's split) and which search produced
 the answer (the genetic search's is ``lightning`` when it found nothing better than its seed):
 
     .venv/bin/python bench/wide.py --wide-table --limits 20,60 --sup 1.0,0.05 --out bench/results/wide.txt
@@ -318,6 +318,7 @@ print(json.dumps({
     "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     "answer_from": (r.extra.get("search_auto") or {}).get("answer_from") or r.extra.get("answer_from", search), "stopped_by": h.get("stopped_by") or r.stopped_by,
     "seed": (r.extra.get("seed_node") or {}).get("value"),
+    "seed_s": r.extra.get("seed_seconds"),
 }))
 """
 
@@ -328,7 +329,7 @@ def wide_table_runs(args, say) -> None:
     import wide_table
 
     tree = os.path.dirname(HERE)
-    say(f"{'table':<6}{'search':<11}{'limit':>6}{'max_sup':>8}{'loss':>9}{'seed loss':>10}{'suppr.':>8}{'evals':>8}{'evals/s':>9}{'search s':>9}{'seconds':>8}{'RSS MB':>8}  answer from  (stopped; load1)")
+    say(f"{'table':<6}{'search':<11}{'limit':>6}{'max_sup':>8}{'loss':>9}{'seed loss':>10}{'suppr.':>8}{'evals':>8}{'evals/s':>9}{'search s':>9}{'seconds':>8}{'RSS MB':>8}{'seed s':>7}  answer from  (stopped; load1)")
     for name, n_qi, n_wide, rows in WIDE_TABLES:
         if args.only and name != args.only:
             continue
@@ -344,7 +345,7 @@ def wide_table_runs(args, say) -> None:
                         continue
                     seed = f"{r['seed']:.4f}" if r.get("seed") is not None else "-"
                     say(f"{name:<6}{search:<11}{limit:>6.0f}{sup:>8}{r['loss']:>9.4f}{seed:>10}{r['suppressed']:>8}{r['evaluations']:>8}{(r['evals_per_s'] or 0):>9.1f}"
-                        f"{(r['search_seconds'] or 0):>9.1f}{r['seconds']:>8}{r['rss_mb']:>8}  {r['answer_from']:<12} ({r['stopped_by']}; {os.getloadavg()[0]:.1f})")
+                        f"{(r['search_seconds'] or 0):>9.1f}{r['seconds']:>8}{r['rss_mb']:>8}{(r.get('seed_s') or 0):>7.1f}  {r['answer_from']:<12} ({r['stopped_by']}; {os.getloadavg()[0]:.1f})")
 
 
 def main() -> None:

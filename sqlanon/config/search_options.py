@@ -12,7 +12,7 @@ not read is an error, never silently ignored:
 >>> parse_search_options("genetic", {"iteratons": "5"})
 Traceback (most recent call last):
 ...
-sqlanon.errors.ConfigError: unknown search option 'iteratons' for search genetic (did you mean 'iterations'?); it reads: batch, cost_matrix, cost_suppressed, crossover, dispersion, iterations, local_rows, max_endpoints, mutation_rate, numeric, objective, population, prune_unused, regression_target, seed, seed_lattice, selection_bias, step_limit, time_limit, trace, weights
+sqlanon.errors.ConfigError: unknown search option 'iteratons' for search genetic (did you mean 'iterations'?); it reads: batch, cost_matrix, cost_suppressed, crossover, dispersion, iterations, level_mutation, local_rows, max_endpoints, mutation_rate, numeric, objective, population, prune_unused, regression_target, seed, seed_lattice, selection_bias, step_limit, time_limit, trace, weights
 >>> parse_search_options("optimal", {"iterations": 5})
 Traceback (most recent call last):
 ...

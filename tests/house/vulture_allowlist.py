@@ -6,6 +6,8 @@ with why. A dead function is deleted, not added here."""
 # pydantic: fields, model_config and validators are read by pydantic (the policy, the search options, the report's schema)
 model_config  # unused variable (sqlanon/config/policy.py:60)
 genetic  # unused variable (sqlanon/search/registry.py:38): AutoOptions' field, read as search_options['genetic'] by choose.auto_genetic
+stall  # unused variable (sqlanon/search/lightning/spec.py:19): LightningOptions' field, read as opts['stall'] by lightning.planner.Lightning.stalled
+level_mutation  # unused variable (sqlanon/search/genetic/spec.py:28): GeneticOptions' field, read as opts['level_mutation'] by genetic.planner.GA.level_mutate
 model_config  # unused variable (sqlanon/config/policy.py:218)
 _._nest  # unused method (sqlanon/config/policy.py:310)
 model_config  # unused variable (sqlanon/report/model.py:17)

@@ -131,6 +131,12 @@ class LocalFitness:
     w24. Per-column LM figures need a sum per QI, so those batches read the QIs one by one."""
 
     def __init__(self, fetched: stats_local.LocalSet, k: int, blocks: Sequence[Sequence[int]], block_mult: Sequence[int], threads: int = 1) -> None:
+        # rows in leaf-code order, not the engine's (a parallel GROUP BY returns them in any
+        # order): the kernel sums each candidate's classes in first-row order, so the suppressed
+        # rows' float sums, and with them the ranking of near-equal solutions, are the same in
+        # every run for a seed
+        order = np.lexsort(fetched.codes.T[::-1]) if fetched.rows else np.zeros(0, dtype=np.int64)
+        fetched = stats_local.LocalSet(np.ascontiguousarray(fetched.codes[order]), np.ascontiguousarray(fetched.cnt[order]))
         self.fetched = fetched
         self.k = int(k)
         self.threads = threads

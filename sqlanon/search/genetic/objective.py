@@ -144,6 +144,8 @@ class FlexShare(FlexMetric):
     def __init__(self, metric) -> None:
         self.metric = metric
         self.name = metric.name
+        #: granularity's shares go by the released label (:func:`~sqlanon.metrics.loss.arx_share`)
+        self.by_label = isinstance(metric, Granularity)
 
     def group_values(self, groups, hierarchy) -> list[float]:
         """Per released group ``(label, _, leaves)`` of a cut, its share."""
@@ -341,6 +343,7 @@ class FlexibleEvaluator:
         self._cost_specs = list(cost_specs)
         self.part_cache: list[dict] = [dict() for _ in range(self.n)]
         self.part_bytes = [0] * self.n
+        self._freqs: list = [None] * self.n
         self.part_limit = PART_CACHE_BYTES
         self.memo: dict[bytes, dict] = {}
         self.memo_limit = MEMO_ENTRIES
@@ -369,21 +372,32 @@ class FlexibleEvaluator:
         if hit is not None:
             return hit[0]
         coder = self.layout.coders[i]
-        groups = coder.groups(bits)
-        codes = np.zeros(coder.n_leaves, dtype=np.int64)
-        loss = np.zeros(coder.n_leaves, dtype=np.float64)
         w = 1.0 if self.weights is None else self.weights[i]
-        if self.unit == "share":
-            values = self.objective.metric.group_values(groups, self.stats.hierarchies[i])  # type: ignore[attr-defined]
+        fast = coder.numeric and not (self.unit == "share" and self.objective.metric.by_label)  # type: ignore[attr-defined]
+        if fast:  # intervals: arrays throughout, no per-leaf loop (the same values)
+            codes, group_loss, sizes = coder.group_arrays(bits)
+            if self.unit == "share":
+                m = len(self.stats.hierarchies[i].rows)
+                group_loss = sizes / m if m else np.zeros(len(sizes), dtype=np.float64)
+            elif self.weights is not None:
+                group_loss = w * group_loss
+            n_groups = len(sizes)
         else:
-            values = [l if self.weights is None else w * l for _, l, _ in groups]
-        for g, ((_, _, leaves), v) in enumerate(zip(groups, values)):
-            codes[leaves] = g
-            loss[leaves] = v
-        freq = self.stats.column_freqs[i]
-        group_loss = np.array(values, dtype=np.float64)
-        # summed in Python's order (a vectorized sum rounds differently and can reorder ties)
-        entry = {"codes": codes, "loss": loss, "group_loss": group_loss, "colsum": sum(f * l for f, l in zip(freq, loss.tolist())), "groups": len(groups)}
+            groups = coder.groups(bits)
+            codes = np.zeros(coder.n_leaves, dtype=np.int64)
+            if self.unit == "share":
+                values = self.objective.metric.group_values(groups, self.stats.hierarchies[i])  # type: ignore[attr-defined]
+            else:
+                values = [l if self.weights is None else w * l for _, l, _ in groups]
+            for g, (_, _, leaves) in enumerate(groups):
+                codes[leaves] = g
+            group_loss = np.array(values, dtype=np.float64)
+            n_groups = len(groups)
+        loss = group_loss[codes]
+        # a running sum in leaf order: Python's sequential sum of the same products (a pairwise
+        # sum rounds differently and can reorder ties)
+        colsum = float(np.cumsum(self._freq(i) * loss)[-1]) if len(loss) else 0.0
+        entry = {"codes": codes, "loss": loss, "group_loss": group_loss, "colsum": colsum, "groups": n_groups}
         size = codes.nbytes + loss.nbytes + group_loss.nbytes + len(bits)
         share = self.part_limit // max(self.n, 1)
         while cache and self.part_bytes[i] + size > share:  # the oldest go first
@@ -391,6 +405,12 @@ class FlexibleEvaluator:
         cache[bits] = (entry, size)
         self.part_bytes[i] += size
         return entry
+
+    def _freq(self, i: int) -> np.ndarray:
+        """QI ``i``'s rows per leaf as doubles (once per QI)."""
+        if self._freqs[i] is None:
+            self._freqs[i] = np.asarray(self.stats.column_freqs[i], dtype=np.float64)
+        return self._freqs[i]
 
     def cache_bytes(self) -> int:
         """Bytes held by the per-attribute parts (at most :data:`PART_CACHE_BYTES` plus one part)."""

@@ -61,7 +61,7 @@ from sqlanon.search.genetic.objective import SHARE_METRICS, FlexibleEvaluator, b
 from sqlanon.plan import Plan
 from sqlanon.search.context import SearchContext
 from sqlanon.search.limits import Limits
-from sqlanon.search.genetic.seeding import lattice_seed, seed_metric
+from sqlanon.search.genetic.seeding import lattice_seed, level_parts, seed_metric
 from sqlanon.search.genetic.local import LOCAL_ROWS
 from sqlanon.search.genetic.spec import AUTO_ITERATIONS, auto_runs
 from sqlanon.search.lightning.planner import DEFAULT_TIME_LIMIT
@@ -88,6 +88,7 @@ DEFAULTS: dict[str, Any] = {  # the options of a genetic search, of several type
     "prune_unused": True,
     "seed_lattice": True,
     "local_rows": LOCAL_ROWS,
+    "level_mutation": 0.0,
 }
 
 
@@ -124,7 +125,7 @@ def parse_options(options: dict) -> dict:
     try:
         for key in ("iterations", "population", "batch", "max_endpoints"):
             out[key] = int(out[key])
-        for key in ("mutation_rate", "selection_bias"):
+        for key in ("mutation_rate", "selection_bias", "level_mutation"):
             out[key] = float(out[key])
         out["seed"] = None if out.get("seed") in (None, "") else int(out["seed"])
         out["time_limit"] = None if out.get("time_limit") in (None, "") else float(out["time_limit"])
@@ -142,6 +143,8 @@ def parse_options(options: dict) -> dict:
         raise ConfigError("iterations must be >= 0")
     if not 0.0 <= out["mutation_rate"] <= 1.0:
         raise ConfigError(f"mutation_rate must be in [0, 1], got {out['mutation_rate']}")
+    if not 0.0 <= out["level_mutation"] <= 1.0:
+        raise ConfigError(f"level_mutation must be in [0, 1], got {out['level_mutation']}")
     if not 1.0 <= out["selection_bias"] <= 2.0:
         raise ConfigError(f"selection_bias must be in [1, 2], got {out['selection_bias']}")
     if out["batch"] < 1:
@@ -180,6 +183,9 @@ class GA:
         self.inserted = 0
         self.unique: set[bytes] = set()
         self.seeds: list[tuple] = []  # chromosomes to start from (e.g. the lattice optimum)
+        #: per QI its full-domain levels' parts (:func:`sqlanon.search.genetic.seeding.level_parts`),
+        #: for the level mutation (``level_mutation``)
+        self.level_parts: list[list[tuple]] = []
         self.seed_seconds = 0.0  # the seed's search time (set by run)
 
     @staticmethod
@@ -241,8 +247,23 @@ class GA:
             flips = self.rng.random(n) < self.opts["mutation_rate"]
             c = np.where(flips, 1 - c, c)
             # repair keeps the mutated bits when a valid cut can (else a split mutation is undone)
-            out.append(self.layout.repair(c.tolist(), np.flatnonzero(flips).tolist()))
+            out.append(self.level_mutate(self.layout.repair(c.tolist(), np.flatnonzero(flips).tolist())))
         return out
+
+    def level_mutate(self, child: tuple) -> tuple:
+        """With probability ``level_mutation``, one QI of ``child``, drawn at random, set to one of
+        its full-domain levels, drawn at random (ARX's GA mutation, on the lattice's moves: the
+        search can jump between the lattice's nodes and their flexible neighbourhoods). No draw
+        at all when the option is 0 (the textbook GENITOR's random sequence)."""
+        rate = self.opts["level_mutation"]
+        if rate <= 0 or not self.level_parts or self.rng.random() >= rate:
+            return child
+        i = int(self.rng.integers(len(self.level_parts)))
+        parts = self.level_parts[i]
+        if not parts:
+            return child
+        a, b = self.layout.offsets[i]
+        return child[:a] + parts[int(self.rng.integers(len(parts)))] + child[b:]
 
     def insert(self, ch: tuple, agg: dict) -> bool:
         if ch in self.members:
@@ -404,7 +425,8 @@ def auto_report(ctx, answer_from: str, ga, ev, genetic_value: float | None) -> d
     seed = ctx.genetic_seed or {}
     runs = []
     if seed:
-        runs.append({"search": seed["search"], "value": seed["value"], "nodes_evaluated": seed["nodes_evaluated"], "seconds": round(ga.seed_seconds, 3)})
+        runs.append({"search": seed["search"], "value": seed["value"], "nodes_evaluated": seed["nodes_evaluated"], "seconds": round(ga.seed_seconds, 3),
+                     "stopped_by": seed.get("stopped_by")})
     runs.append({"search": "genetic", "value": genetic_value, "evaluations": ev.evaluations, "iterations": ga.iterations_done,
                  "seconds": round(ga.seconds - ga.seed_seconds, 3), "stopped_by": ga.limits.stopped_by})
     return {**(ctx.chosen.get("search_auto") or {}), "chose": answer_from, "runs": runs, "answer_from": answer_from}
@@ -446,6 +468,7 @@ def run(ctx: SearchContext) -> Plan:
     try:
         ga = GA(layout, ev, opts, ctx.progress, ctx.trace, limits)
         seed_started = limits.now()
+        ga.level_parts = level_parts(layout, ctx.hierarchies, bounds)
         if opts.get("seed_lattice", True):
             ga.seeds = lattice_seed(ctx, layout, name, limits, opts.get("lightning_batch"))
         #: the seed's search time (lightning's share of the limit): not the genetic search's own

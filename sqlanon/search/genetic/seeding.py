@@ -8,9 +8,12 @@ the share metrics, ARX's Loss among them, have one definition for both:
 result is at least as good as the seed under the genetic objective. The seed comes from
 
 * the **optimal** search when the lattice has at most ``MAX_NODES`` nodes (its optimum);
-* else **lightning** (:mod:`sqlanon.search.lightning.planner`), within ``LIGHTNING_SHARE`` of the
-  time and of the steps left (or, without a limit, ``LIGHTNING_STEPS`` node evaluations): its best node, so
-  the genetic search never returns worse than lightning given the same share of time.
+* else **lightning** (:mod:`sqlanon.search.lightning.planner`), within at most ``LIGHTNING_SHARE``
+  of the time and of the steps left, handing the rest on as soon as its walk stalls (its
+  ``stall`` option, :data:`LIGHTNING_STALL`: its best node has not improved for as long as it took
+  to find it, and for that share of its limit), or, without a limit, ``LIGHTNING_STEPS`` node
+  evaluations: its best node, so the genetic search never returns worse than lightning given the
+  same time.
 
 Seeding runs for the objectives of :data:`SEED_OBJECTIVES` (``seed_lattice``, on by default).
 
@@ -37,10 +40,14 @@ from sqlanon.search.lightning import planner as lightning
 MAX_NODES = 20_000
 #: the objectives a full-domain node is seeded for (the lattice metric of the same name)
 SEED_OBJECTIVES = ("lm", *SHARE_METRICS)
-#: on a lattice above MAX_NODES, the share of the time left that lightning may take for the seed
-#: (a quarter left the seed releasing nothing on a wide table, while half reaches lightning's
-#: longer-run value: docs/measurements.md)
-LIGHTNING_SHARE = 0.5
+#: on a lattice above MAX_NODES, the most of the time left that lightning may take for the seed
+#: (a quarter left the seed releasing nothing on a wide table under load; lightning's walk finds
+#: its node early on an idle machine and late on a loaded one, so it may take most of the limit
+#: and stops when it stalls: docs/measurements.md)
+LIGHTNING_SHARE = 0.75
+#: lightning's ``stall`` for the seed: it stops once its best node has not improved for as long
+#: as it took to find it and for this share of its limit (under a limit only)
+LIGHTNING_STALL = 0.1
 #: ... and, without a time limit, its node evaluations
 LIGHTNING_STEPS = 2_000
 
@@ -96,12 +103,13 @@ def lattice_seed(ctx, layout, objective: str, limits=None, lightning_batch: int 
 
 
 def lightning_options(limits, batch: int | None = None) -> dict | None:
-    """Lightning's limits for the seed: :data:`LIGHTNING_SHARE` of the time left and of the steps
-    left (without either limit: :data:`LIGHTNING_STEPS` evaluations); None when nothing is left.
+    """Lightning's limits for the seed: at most :data:`LIGHTNING_SHARE` of the time left and of
+    the steps left, stopping when it stalls (:data:`LIGHTNING_STALL`); without either limit,
+    :data:`LIGHTNING_STEPS` evaluations, no stall; None when nothing is left.
 
     >>> from sqlanon.search.limits import Limits
     >>> lightning_options(Limits(None, 100)), lightning_options(None, 8)
-    ({'step_limit': 50}, {'step_limit': 2000, 'batch': 8})
+    ({'step_limit': 75, 'stall': 0.1}, {'step_limit': 2000, 'batch': 8})
     """
     options: dict = {}
     if limits is not None and limits.time_limit is not None:
@@ -116,6 +124,8 @@ def lightning_options(limits, batch: int | None = None) -> dict | None:
         options["step_limit"] = max(1, int(LIGHTNING_SHARE * steps))
     if not options:
         options["step_limit"] = LIGHTNING_STEPS
+    else:
+        options["stall"] = LIGHTNING_STALL
     if batch is not None:
         options["batch"] = int(batch)
     return options
@@ -139,7 +149,8 @@ def _lightning_seed(ctx, layout, metric, bounds, limits, batch: int | None = Non
 
 def _seeded(ctx, layout, search: str, result, objective: str) -> list[tuple]:
     ctx.genetic_seed_result = result
-    ctx.genetic_seed = {"search": search, "node": [int(v) for v in result.node], "value": float(result.value), "nodes_evaluated": int(result.nodes_evaluated)}
+    ctx.genetic_seed = {"search": search, "node": [int(v) for v in result.node], "value": float(result.value), "nodes_evaluated": int(result.nodes_evaluated),
+                        "stopped_by": result.extra.get("stopped_by")}
     ctx.progress(f"genetic: seeded with {search}'s best node {list(result.node)} ({objective} {result.value:.4f}, {result.nodes_evaluated} nodes)")
     return [node_chromosome(layout, ctx.hierarchies, result.node)]
 
@@ -152,6 +163,24 @@ def interval_bits(coder, hierarchy, level: int) -> list[int]:
     for leaf, value in enumerate(coder.value):
         band.setdefault(value, group[leaf])
     return [int(band[coder.distinct[j]] != band[coder.distinct[j + 1]]) for j in coder.endpoints]
+
+
+def level_parts(layout, hierarchies, bounds=None) -> list[list[tuple]]:
+    """Per QI, the chromosome parts of its full-domain levels (within ``bounds``, distinct):
+    the genes of the genetic search's level mutation (ARX's GA mutates a QI to a random level)."""
+    out = []
+    for i, (coder, h) in enumerate(zip(layout.coders, hierarchies)):
+        lo, hi = bounds[i] if bounds is not None else (0, h.max_level)
+        parts: list[tuple] = []
+        for level in range(lo, hi + 1):
+            if coder.numeric:
+                bits = interval_bits(coder, h, level)
+            else:
+                group = h.leaf_to_level(level)
+                bits = [int(group[a] != group[b]) for a, b in zip(coder.order, coder.order[1:])]
+            parts.append(tuple(coder.repair(bits)))
+        out.append(list(dict.fromkeys(parts)))
+    return out
 
 
 def node_chromosome(layout, hierarchies, node) -> tuple:

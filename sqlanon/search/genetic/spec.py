@@ -25,6 +25,7 @@ class GeneticOptions(SearchOptions):
     population: int = Field(100, ge=2, description="Population size.")
     seed: int | None = Field(None, description="Random seed (none: random). 0 is a seed.")
     mutation_rate: float = Field(0.002, ge=0.0, le=1.0, description="Per-bit mutation probability.")
+    level_mutation: float = Field(0.0, ge=0.0, le=1.0, description="Probability that a child's QI, drawn at random, is set to one of its hierarchy levels (ARX's GA mutation; 0: off).")
     batch: int = Field(16, ge=1, description="Iterations whose children are scored by one statement.")
     selection_bias: float = Field(1.5, ge=1.0, le=2.0, description="Linear rank-selection bias.")
     crossover: Literal["two-point", "uniform"] = Field("two-point", description="Crossover operator.")

@@ -24,7 +24,11 @@ evaluated (the lower bound is monotone and below every value), so the result is 
 ``optimal`` is reported true.
 
 Options: ``time_limit`` (seconds, default 30), ``step_limit`` (node evaluations, default none),
-``batch`` (nodes per statement, default 64). The report (``heuristic``) gives evaluations,
+``batch`` (nodes per statement, default 64), ``stall`` (default none: off; a share of the limits,
+e.g. 0.1): stop early, ``stopped_by: stalled``, once the incumbent has not improved for as long as
+it took to find it and for at least ``stall`` of the time limit (of the step limit, counted in
+evaluations): the genetic search's seed (:mod:`sqlanon.search.genetic.seeding`) hands the rest of
+the limit on when lightning's walk stops paying. The report (``heuristic``) gives evaluations,
 expansions, seconds, what stopped the search (``time_limit``, ``step_limit`` or ``exhausted``),
 whether the optimum is proven, and the evaluation at which the returned node was found.
 """
@@ -47,7 +51,7 @@ DEFAULT_TIME_LIMIT = 30.0
 DEFAULT_BATCH = 64
 #: expand queued nodes of one key together (:meth:`Lightning.tied`)
 TIES = True
-OPTIONS = ("time_limit", "step_limit", "batch")
+OPTIONS = ("time_limit", "step_limit", "batch", "stall")
 
 
 def parse_options(options: dict) -> dict:
@@ -56,8 +60,8 @@ def parse_options(options: dict) -> dict:
     unknown = sorted(k for k, v in options.items() if k not in OPTIONS and k not in ("trace", "local_rows") and given(v))
     if unknown:
         raise ConfigError(f"search option {unknown[0]!r} does not apply to the lightning search (its options: {', '.join(OPTIONS)})")
-    out = {"time_limit": DEFAULT_TIME_LIMIT, "step_limit": None, "batch": DEFAULT_BATCH}
-    for key, kind in (("time_limit", float), ("step_limit", int), ("batch", int)):
+    out = {"time_limit": DEFAULT_TIME_LIMIT, "step_limit": None, "batch": DEFAULT_BATCH, "stall": None}
+    for key, kind in (("time_limit", float), ("step_limit", int), ("batch", int), ("stall", float)):
         value = options.get(key)
         if value is None:
             continue
@@ -94,6 +98,10 @@ class Lightning:
         self.best: tuple | None = None
         self.best_value = math.inf
         self.best_at = 0
+        #: when the incumbent was found (seconds into the search), and every improvement
+        #: ``(seconds, evaluations, value)``
+        self.best_seconds = 0.0
+        self.improvements: list[tuple] = []
         self.limits = Limits(opts["time_limit"], opts["step_limit"])  # the clock starts with the search
         self.expansions = {"bottom": 0, "top": 0}
         self.dives = 0
@@ -109,7 +117,26 @@ class Lightning:
 
     # -- limits -----------------------------------------------------------------------------------
     def must_stop(self) -> bool:
-        return self.limits.expired()
+        if self.limits.expired():
+            return True
+        if self.opts["stall"] is not None and self.best is not None and self.stalled():
+            self.stopped_by = "stalled"
+            return True
+        return False
+
+    def stalled(self) -> bool:
+        """The incumbent has not improved for as long as it took to find it and for at least
+        ``stall`` of the time limit, or of the step limit in evaluations (``stall`` option)."""
+        share = float(self.opts["stall"])
+        time_limit, step_limit = self.opts["time_limit"], self.opts["step_limit"]
+        if step_limit is not None:
+            since = len(self.evaluated) - self.best_at
+            if since > max(self.best_at, share * step_limit):
+                return True
+        if time_limit is not None and step_limit is None:
+            since_s = self.limits.elapsed() - self.best_seconds
+            return since_s > max(self.best_seconds, share * time_limit)
+        return False
 
     # -- nodes ------------------------------------------------------------------------------------
     def prior(self, node: tuple) -> float:
@@ -152,6 +179,8 @@ class Lightning:
         self.evaluated[node] = (ns, ok, value)
         if ok and (value < self.best_value or (value == self.best_value and self.best is not None and sum(node) < sum(self.best))):
             self.best, self.best_value, self.best_at = node, value, len(self.evaluated)
+            self.best_seconds = self.limits.elapsed()
+            self.improvements.append((round(self.best_seconds, 3), len(self.evaluated), value))
 
     def value(self, node: tuple) -> float:
         return self.evaluated[node][2]
@@ -280,6 +309,7 @@ class Lightning:
             "stopped_by": self.stopped_by,
             "optimal": self.stopped_by == "exhausted",
             "best_found_at_evaluation": self.best_at if self.best is not None else None,
+            "best_found_at_seconds": round(self.best_seconds, 3) if self.best is not None else None,
             "time_limit": self.opts["time_limit"],
             "step_limit": self.opts["step_limit"],
             "lattice_nodes": lattice_size(zip(self.mins, self.maxes)),

@@ -16,6 +16,7 @@ class LightningOptions(SearchOptions):
     time_limit: float | None = Field(None, gt=0, description="Stop after this many seconds (default 30).")
     step_limit: int | None = Field(None, ge=1, description="Stop after this many node evaluations (default: none).")
     batch: int = Field(64, ge=1, description="Nodes evaluated by one statement.")
+    stall: float | None = Field(None, gt=0, description="Stop early once the best node has not improved for as long as it took to find it and for this share of the limit (none: run to the limit).")
     local_rows: int = local_rows_field()
 
 

@@ -60,7 +60,7 @@ def test_a_dropped_part_is_scored_again_to_the_same_arrays():
     ev = objective.FlexibleEvaluator.__new__(objective.FlexibleEvaluator)
     ev.stats, ev.layout, ev.n, ev.weights, ev.unit = layout_stats, layout, 1, None, "lm"
     ev.objective = None
-    ev.part_cache, ev.part_bytes, ev.part_limit = [{}], [0], 1  # room for one part at a time
+    ev.part_cache, ev.part_bytes, ev.part_limit, ev._freqs = [{}], [0], 1, [None]  # room for one part at a time
     bits = [tuple(layout.repair([1] * layout.nbits)), tuple(layout.repair([0] * layout.nbits))]
     first = ev.part(0, bits[0])
     ev.part(0, bits[1])  # drops the first

@@ -142,9 +142,10 @@ def test_metrics_without_a_flexible_form_are_refused(tmp_path, metric):
 
 def test_seeded_never_worse_with_banded_numeric_columns(tmp_path):
     """bench/wide_table.py's shape at 3,000 rows (24 integer QIs under ``bands``, cut into
-    intervals): a wide column's band edges are more than ``max_endpoints``, so no flexible cut
-    releases lightning's partition; the genetic search then answers with lightning's node, and
-    its value is never above lightning's with the seed's step limit."""
+    intervals): a wide column's finest band edges are more than ``max_endpoints`` (no flexible
+    cut releases a node using them: the genetic search then answers with lightning's node); its
+    coarser levels' edges are end points, so a node using those is the seed chromosome's exact
+    partition. Either way its value is never above lightning's with the seed's step limit."""
     sys.path.insert(0, str(paths.BENCH))
     import wide_table
 
@@ -155,8 +156,8 @@ def test_seeded_never_worse_with_banded_numeric_columns(tmp_path):
     gen = sqlanon.anonymize(search="genetic", search_options={"iterations": 10, "population": 12, "seed": 4}, output=out, keep_columns=["id", "s"], **common)
     assert gen.extra["seed_node"]["value"] == pytest.approx(light.metric.value, rel=1e-12)
     assert gen.metric.value <= light.metric.value + 1e-12
-    if gen.extra["answer_from"] == "lightning":
-        assert gen.transformation == light.transformation
+    if gen.extra["answer_from"] == "lightning":  # lightning's node (its coarse bands are cuts now): the same release
+        assert gen.metric.value == pytest.approx(light.metric.value, rel=1e-12) and gen.suppressed_rows == light.suppressed_rows
     rows = read_rows(out)
     check = check_k(rows, [f"c{i}" for i in range(24)], 5, 1.0)
     assert check["ok"], check["problems"]
