@@ -30,7 +30,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-ADULT = os.path.join(ROOT, "..", "shared", "datasets", "adult", "adult.csv")
+ADULT = next((p for p in (os.path.join(ROOT, "..", "shared", "datasets", "adult", "adult.csv"), os.path.join(ROOT, "..", "..", "shared", "datasets", "adult", "adult.csv"))
+              if os.path.exists(p)), os.path.join(ROOT, "..", "shared", "datasets", "adult", "adult.csv"))
 ADULT_VALUES = (2, 9, 16, 7, 14, 6, 5, 2, 41, 3, 20, 30, 40, 2, 5)
 
 
