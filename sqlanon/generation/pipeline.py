@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.generation import itemsets as its
-from sqlanon.generation.generator import GeneratorModel, generate
+from sqlanon.generation.generator import GeneratorModel, generate_blocks
 from sqlanon.generation.krimp import CodeTable, krimp, standard_size
 from sqlanon.generation.scores import compare_tables
 from sqlanon.progress import Reporter, RichReporter, as_reporter
@@ -28,12 +28,22 @@ from sqlanon.release import write as release
 from sqlanon.risk.measure import measure_table
 
 
-def generated_arrow(enc: its.Encoded, rows: np.ndarray) -> pa.Table:
+def item_labels(enc: its.Encoded) -> pa.Array:
+    """Every item's value as text (None stays NULL), indexed by item id."""
+    return pa.array([None if v is None else str(v) for v in enc.item_labels], pa.string())
+
+
+def generated_arrow(enc: its.Encoded, rows: np.ndarray, dictionary: bool = False, labels: pa.Array | None = None) -> pa.Table:
     """Generated item ids -> the original values (as text), one column per source column, taken
-    from the labels by Arrow (no Python object per generated value)."""
+    from the labels by Arrow (no Python object per generated value). ``dictionary``: each column
+    a dictionary array (the item ids as indices into the labels, no string per value), which
+    DuckDB reads as VARCHAR."""
     import pyarrow.compute as pc
 
-    labels = pa.array([None if v is None else str(v) for v in enc.item_labels], pa.string())
+    if labels is None:
+        labels = item_labels(enc)
+    if dictionary:
+        return pa.table({name: pa.DictionaryArray.from_arrays(pa.array(rows[:, j].astype(np.int32)), labels) for j, name in enumerate(enc.columns)})
     return pa.table({name: pc.take(labels, pa.array(rows[:, j])) for j, name in enumerate(enc.columns)})
 
 
@@ -139,8 +149,11 @@ def check_options(min_sup: int = 1, laplace: float = 0.001, rows: int | None = N
 
 
 #: the share of ``--time-limit`` the scores' optional parts (frequent patterns, the released
-#: table's KRIMP run) may end by; the risk figures and the write have the rest
+#: table's KRIMP run and dissimilarity) may end by; the risk figures and the write have the rest
 SCORES_SHARE = 0.9
+#: ... and at least this many times the frequency-set scan's seconds (the risk figures are two
+#: GROUP BYs of the rows, the write one pass over them)
+RESERVE_SCANS = 5.0
 
 
 class TimeLimitStop(Exception):
@@ -187,9 +200,9 @@ def run(
     KRIMP stop at :data:`CODE_TABLE_SHARE` of it and the rows are then generated from the best
     code table so far (``code_table_complete: false``, ``stopped_in: "krimp"`` or ``"mining"``;
     the run goes on: that code table is a finished plan). The scores' optional parts (frequent
-    patterns, the released table's KRIMP run) end by :data:`SCORES_SHARE` of it
-    (``scores_time_limited``: what was not computed is None, the dissimilarity is that of the
-    released code table so far). If the limit itself passes during the generation, the scores or
+    patterns, the released table's KRIMP run and the dissimilarity) end by :data:`SCORES_SHARE`
+    of it, earlier if the frequency-set scan says the risk figures and the write need more
+    (:data:`RESERVE_SCANS`; ``scores_time_limited``: what was not computed is None). If the limit itself passes during the generation, the scores or
     the risk figures, the run stops there and **nothing is written**: ``stopped_by:
     "time_limit"``, ``stopped_in`` the phase, ``written: false``, ``kept`` says what was done.
     The write itself is never cut short (outputs are written whole or not at all).
@@ -208,9 +221,9 @@ def run(
     phases["encode"] = time.perf_counter() - t
     name = None
     try:
-        result, name, ct = _model_and_rows(engine, enc, list(columns), min_sup, laplace, rows, seed, candidates, rep, started, time_limit, phases)
+        result, name, ct, codes = _model_and_rows(engine, enc, list(columns), min_sup, laplace, rows, seed, candidates, rep, started, time_limit, phases)
         result["time_limit"] = time_limit
-        _report_and_write(engine, source, enc, ct, name, result, phases, rep, deadline, started, time_limit,
+        _report_and_write(engine, source, enc, ct, name, codes, result, phases, rep, deadline, started, time_limit,
                           target=target, scores=scores, dissimilarity=dissimilarity, registry_path=registry_path, risk=risk,
                           population_fraction=population_fraction, min_sup=min_sup, candidates=candidates)
     except TimeLimitStop as stop:
@@ -225,8 +238,9 @@ def run(
 
 
 def _model_and_rows(engine, enc: its.Encoded, columns: list[str], min_sup: int, laplace: float, rows: int | None, seed: int | None,
-                    candidates: str, rep: Reporter, started: float, time_limit: float | None, phases: dict) -> tuple[dict, str, CodeTable]:
-    """Mining, KRIMP and the generation; the generated rows registered as a temp table."""
+                    candidates: str, rep: Reporter, started: float, time_limit: float | None, phases: dict) -> tuple[dict, str, CodeTable, np.ndarray]:
+    """Mining, KRIMP and the generation; the generated rows registered as a temp table, and
+    returned as item ids (``int32``, for the scores)."""
     say = rep.message
     deadline = None if time_limit is None else started + float(time_limit)
     t = time.perf_counter()
@@ -237,11 +251,17 @@ def _model_and_rows(engine, enc: its.Encoded, columns: list[str], min_sup: int, 
     t = time.perf_counter()
     model = GeneratorModel.from_code_table(ct.itemsets, ct.usage, enc.item_column, len(columns), laplace)
     n = enc.n_rows if rows is None else int(rows)
+    labels, dictionary = item_labels(enc), engine.dialect == "duckdb"
+    arrows: list[pa.Table] = []  # each block as Arrow as soon as it is drawn (no string per value on DuckDB)
+    codes: list[np.ndarray] = []  # and its item ids (int32), which the scores encode without a scan
     with rep.phase("generate", total=n) as handle:
         tick = _Throttle(rep, handle)
-        gen = generate(model, n, seed, progress=lambda done, total: tick(done, total, f"{done:,} rows", f"generate: {done:,} of {total:,} rows"), deadline=deadline)
+        for _, block in generate_blocks(model, n, seed, progress=lambda done, total: tick(done, total, f"{done:,} rows", f"generate: {done:,} of {total:,} rows"), deadline=deadline):
+            arrows.append(generated_arrow(enc, block, dictionary, labels))
+            codes.append(block)
+    n_done = sum(len(b) for b in codes)
     result: dict = {
-        "rows": len(gen),
+        "rows": n_done,
         "rows_asked": n,
         "columns": list(columns),
         "candidates": candidates,
@@ -258,17 +278,21 @@ def _model_and_rows(engine, enc: its.Encoded, columns: list[str], min_sup: int, 
         "stopped_by": info["stopped_by"],
         "stopped_in": info.get("stopped_in"),
     }
-    if len(gen) < n:
+    if n_done < n:
+        del arrows, codes
         phases["generate"] = time.perf_counter() - t
         raise TimeLimitStop("generate", result)
     name = engine.temp_name("generated")
-    engine.register_arrow(name, generated_arrow(enc, gen))
-    del gen
+    table = pa.concat_tables(arrows) if arrows else generated_arrow(enc, np.zeros((0, len(columns)), dtype=np.int32), dictionary, labels)
+    del arrows
+    engine.register_arrow(name, table)
+    del table
+    rows_codes = np.concatenate(codes) if codes else np.zeros((0, len(columns)), dtype=np.int32)
     phases["generate"] = time.perf_counter() - t
-    return result, name, ct
+    return result, name, ct, rows_codes
 
 
-def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, name: str, result: dict, phases: dict, rep: Reporter,
+def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, name: str, codes: np.ndarray, result: dict, phases: dict, rep: Reporter,
                       deadline: float | None, started: float, time_limit: float | None, *, target, scores: bool, dissimilarity: bool,
                       registry_path: str | None, risk: bool, population_fraction: float | None, min_sup: int, candidates: str) -> None:
     """Scores, risk figures and the write, each under the run's deadline (:class:`TimeLimitStop`)."""
@@ -281,15 +305,16 @@ def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, n
         gen_source = Source(kind="table", table=name)
         with rep.phase("scores", total=3) as handle:
             tick = _Throttle(rep, handle)
-            soft = None if time_limit is None else started + SCORES_SHARE * float(time_limit)
+            soft = None if time_limit is None else started + min(SCORES_SHARE * float(time_limit), float(time_limit) - RESERVE_SCANS * phases["encode"])
             sc = compare_tables(engine, gen_source, source, columns, min_sup, candidates, dissimilarity_measure=dissimilarity, original=(enc, ct), say=say, deadline=soft,
+                                released=its.encode_codes(engine, enc, codes),
                                 progress=lambda d, k, note: tick(d, k, note, f"scores: {note} done ({d} of {k})"))
         phases["scores"] = time.perf_counter() - t
         result.update(sc)
         if _past(deadline):
             raise TimeLimitStop("scores", result)
         eq = "n/a" if sc["pct_equal_itemsets"] is None else f"{sc['pct_equal_itemsets']:.1f}%"
-        say(f"NAS {sc['nas']:.3f}, {eq} equal itemsets" + (f", dissimilarity {sc['dissimilarity']:.3f}" if "dissimilarity" in sc else ""))
+        say(f"NAS {sc['nas']:.3f}, {eq} equal itemsets" + (f", dissimilarity {sc['dissimilarity']:.3f}" if sc.get("dissimilarity") is not None else ""))
     if risk:  # re-identification risk of the input and of the generated table, every column a QI
         t = time.perf_counter()
         with rep.phase("risk"):

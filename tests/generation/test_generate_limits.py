@@ -87,8 +87,149 @@ def test_scores_share_cuts_the_optional_parts(tmp_path, monkeypatch):
     out_path = tmp_path / "gen.parquet"
     got = run_generate(_csv(tmp_path), format="csv", seed=1, time_limit=100, output=str(out_path))
     assert got["scores_time_limited"] is True and got["pct_equal_itemsets"] is None
-    assert got["dissimilarity_time_limited"] is True and 0.0 <= got["nas"] <= 1.0
+    assert got["dissimilarity_time_limited"] is True and got["dissimilarity"] is None and 0.0 <= got["nas"] <= 1.0
     assert got["stopped_in"] is None and got["written"] is True and out_path.exists()
     monkeypatch.undo()
     free = run_generate(_csv(tmp_path), format="csv", seed=1)
     assert got["nas"] == free["nas"] and got["as"] == free["as"]  # the NAS is the full-data one
+
+
+# ------------------------------------------------------------------------------------------------
+# generation in blocks: the same rows; the scores against a slow pure-Python oracle
+
+
+def _model(seed=0):
+    import numpy as np
+
+    from sqlanon.generation.generator import GeneratorModel
+
+    rnd = np.random.default_rng(seed)
+    item_column = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    sets = [(i,) for i in range(9)] + [(0, 3), (1, 4, 6), (2, 8), (4, 5)]
+    return GeneratorModel.from_code_table(sets, rnd.integers(0, 9, len(sets)), item_column, 3, 0.5)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 10_000])
+def test_blocks_are_the_generated_rows(monkeypatch, block):
+    """The blocks of :func:`generate_blocks`, concatenated, are :func:`generate`'s rows for the
+    seed, at every block size; the pipeline's dictionary-encoded Arrow blocks decode to the same
+    values as the plain (string) Arrow of all rows at once."""
+    import numpy as np
+    import pyarrow as pa
+
+    from sqlanon.generation import generator as g
+    from sqlanon.generation.pipeline import generated_arrow
+
+    monkeypatch.setattr(g, "GENERATE_BLOCK", block)
+    m = _model()
+    whole = g.generate(m, 300, seed=9)
+    parts = list(g.generate_blocks(m, 300, seed=9))
+    assert [lo for lo, _ in parts] == list(range(0, 300, block))
+    assert (np.concatenate([b for _, b in parts]) == whole).all() and (whole >= 0).all()
+
+    class Enc:
+        item_labels = ["a", "b", None, 1, 2, "x", "y", "z", 3.5]
+        columns = ["c0", "c1", "c2"]
+
+    plain = generated_arrow(Enc(), whole)
+    chunked = pa.concat_tables([generated_arrow(Enc(), b, dictionary=True) for _, b in parts])
+    assert {k: [None if v is None else str(v) for v in vs] for k, vs in chunked.to_pydict().items()} == plain.to_pydict()
+
+
+def test_written_rows_are_the_seeded_generation(tmp_path, monkeypatch):
+    """End to end, in tiny blocks: the released rows are those of generating the whole table at
+    once from the same code table and seed (labels of :func:`generate`'s item ids)."""
+    import pyarrow.parquet as pq
+
+    from sqlanon.engine import connect
+    from sqlanon.engine.source import Source
+    from sqlanon.generation import generator as g, itemsets as its
+    from sqlanon.generation.generator import GeneratorModel
+    from sqlanon.release.write import Target
+
+    src_path = _csv(tmp_path, 90)
+    monkeypatch.setattr(g, "GENERATE_BLOCK", 16)
+    out = tmp_path / "gen.parquet"
+    got = pipeline.run(connect(), Source.open(src_path, "csv"), seed=4, scores=False, risk=False, target=Target.from_options(output=str(out)))
+    released = pq.read_table(out).to_pylist()
+    engine = connect()
+    enc = its.encode(engine, Source.open(src_path, "csv"), ["a0", "a1", "a2", "a3"])
+    ct, _, _ = pipeline.build_code_table(engine, enc, 1, "all", pipeline.as_reporter(None))
+    rows = g.generate(GeneratorModel.from_code_table(ct.itemsets, ct.usage, enc.item_column, 4, 0.001), enc.n_rows, seed=4)
+    want = [{c: str(enc.item_labels[i]) for c, i in zip(enc.columns, r)} for r in rows.tolist()]
+    assert got["rows"] == 90 and released == want
+
+
+def _nas_oracle(original: list[tuple], released: list[tuple]) -> float:
+    """Definitions 1-2 by counting, row by row."""
+    support: dict[tuple, int] = {}
+    for r in original:
+        support[r] = support.get(r, 0) + 1
+    rel = set(released)
+    as_p = as_o = 0.0
+    for s in sorted(set(support.values())):
+        ts = [t for t, n in support.items() if n == s]
+        as_p += sum(t in rel for t in ts) / len(ts) / s
+        as_o += 1.0 / s
+    return as_p / as_o
+
+
+def _patterns_oracle(rows: list[tuple], min_sup: int) -> dict[frozenset, int]:
+    """Every frequent itemset ((column, value) pairs) by enumerating each row's subsets."""
+    from itertools import combinations
+
+    counts: dict[frozenset, int] = {}
+    for r in rows:
+        items = list(enumerate(r))
+        for k in range(1, len(items) + 1):
+            for sub in combinations(items, k):
+                counts[frozenset(sub)] = counts.get(frozenset(sub), 0) + 1
+    return {k: v for k, v in counts.items() if v >= min_sup}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_scores_equal_a_pure_python_oracle(tmp_path, seed):
+    """NAS and the frequent-pattern comparison of a generated table against its original equal
+    the pure-Python counts on the written rows."""
+    import pyarrow.parquet as pq
+
+    src = _csv(tmp_path, 60, seed=seed)
+    out = tmp_path / "gen.parquet"
+    got = run_generate(src, format="csv", seed=seed, min_sup=3, output=str(out), dissimilarity=False)
+    lines = open(src).read().split()[1:]
+    original = [tuple(line.split(",")) for line in lines]
+    released = [tuple(r.values()) for r in pq.read_table(out).to_pylist()]
+    assert got["nas"] == pytest.approx(_nas_oracle(original, released))
+    po, pr = _patterns_oracle(original, 3), _patterns_oracle(released, 3)
+    shared = [k for k in po if k in pr]
+    assert got["original_itemsets"] == len(po) and got["released_itemsets"] == len(pr)
+    assert got["pct_equal_itemsets"] == pytest.approx(100.0 * len(shared) / len(po))
+    diff = sum(abs(po[k] / 60 - pr[k] / len(released)) for k in shared) / len(shared)
+    assert got["avg_support_diff_pct"] == pytest.approx(100.0 * diff)
+    new = [pr[k] / len(released) for k in pr if k not in po]
+    assert got["avg_support_new_pct"] == pytest.approx(100.0 * sum(new) / len(new) if new else 0.0)
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_encode_codes_equals_encode_of_the_text(tmp_path, seed):
+    """The scores' encoding of generated item ids equals the SQL encoding of the same rows as
+    text: the same alphabet in the same order, the same distinct rows with the same counts."""
+    import numpy as np
+
+    from sqlanon.engine import connect
+    from sqlanon.engine.source import Source
+    from sqlanon.generation import itemsets as its
+    from sqlanon.generation.pipeline import generated_arrow
+
+    engine = connect()
+    enc = its.encode(engine, Source.open(_csv(tmp_path, 80, seed=seed), "csv"), ["a0", "a1", "a2", "a3"])
+    rnd = np.random.default_rng(seed)
+    by_col = [np.nonzero(enc.item_column == c)[0] for c in range(4)]
+    rows = np.stack([rnd.choice(ids[: max(1, len(ids) - 1)], 200) for ids in by_col], axis=1).astype(np.int32)  # some value never drawn
+    got = its.encode_codes(engine, enc, rows)
+    engine.register_arrow("gen_text", generated_arrow(enc, rows))
+    want = its.encode(engine, Source(kind="table", table="gen_text"), ["a0", "a1", "a2", "a3"])
+    assert got.item_labels == want.item_labels and got.item_column.tolist() == want.item_column.tolist()
+    assert got.db.n_items == want.db.n_items < enc.db.n_items
+    key = lambda db: sorted(zip(map(tuple, db.rows.tolist()), db.weights.tolist()))  # noqa: E731
+    assert key(got.db) == key(want.db) and got.n_rows == 200

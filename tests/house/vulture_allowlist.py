@@ -100,3 +100,6 @@ _.batches  # unused attribute (sqlanon/search/genetic/stats.py:692)
 _.pop_rows  # unused attribute (sqlanon/stats/core.py:141)
 _.pop_rows  # unused attribute (sqlanon/stats/models.py:209)
 pair_counts_query  # unused function (sqlanon/stats/marginals.py:70)
+
+# the generator as one array (the pipeline draws generate_blocks block by block; tests, bench/generation.py and the Python API use it)
+generate  # unused function (sqlanon/generation/generator.py:80)
