@@ -38,7 +38,7 @@ def generate_command(
     overwrite: bool = option(False, "--overwrite", panel=OUTPUT, help="Replace an existing output file/table."),
     dissimilarity: bool = option(True, "--dissimilarity", panel=REPORT, help="--no-dissimilarity: skip the code-table dissimilarity (it runs KRIMP on the output)."),
     memory_limit: Optional[str] = option(None, "--memory-limit", panel=LIMITS, help="DuckDB memory_limit, e.g. 1GB."),
-    time_limit: Optional[float] = option(None, "--time-limit", panel=LIMITS, help="Seconds for mining and KRIMP; when reached, rows are generated from the best code table so far (JSON: stopped_by, code_table_complete)."),
+    time_limit: Optional[float] = option(None, "--time-limit", panel=LIMITS, help="Seconds for the whole run: mining and KRIMP get half (then rows come from the best code table so far: code_table_complete false); if the limit passes while generating, scoring or measuring risk, nothing is written and the exit code is 1 (JSON: stopped_by, stopped_in, kept)."),
     report: Optional[str] = option(None, "--report", panel=REPORT, help="Also write an HTML report here (risk of input and generated table, NAS, itemset overlap)."),
     population_fraction: Optional[float] = option(None, "--population-fraction", panel=REPORT, help="Risk: the input is this fraction of its population; estimate population uniques."),
     as_json: bool = option(False, "--json", panel=OUTPUT, help="Print exactly one JSON object on stdout (the result; an error: {error, exit_code})."),
@@ -57,13 +57,25 @@ def generate_command(
         report=report, population_fraction=population_fraction,
         json_out=as_json,
     )
+    stopped = result.get("written") is False and result.get("stopped_in") in HARD_STOPS
+    if stopped:
+        typer.echo(f"error: --time-limit {time_limit:g} s reached in the {result['stopped_in']} phase: {result['kept']}", err=True)
+        result = {**result, "error": f"time limit reached in the {result['stopped_in']} phase", "exit_code": 1}
     if as_json:
         typer.echo(json.dumps(result, default=str))
+        if stopped:
+            raise typer.Exit(1)
         return
-    for key in ("rows", "code_table_size", "compression_ratio", "stopped_by", "nas", "pct_equal_itemsets", "avg_support_diff_pct", "avg_support_new_pct", "dissimilarity", "output", "release_id", "seconds"):
+    for key in ("rows", "code_table_size", "compression_ratio", "stopped_by", "stopped_in", "nas", "pct_equal_itemsets", "avg_support_diff_pct", "avg_support_new_pct", "dissimilarity", "output", "release_id", "seconds"):
         if key in result:
             value = result[key]
             typer.echo(f"{key:<22}{value:.4f}" if isinstance(value, float) else f"{key:<22}{value}")
+    if stopped:
+        raise typer.Exit(1)
+
+
+#: phases a time limit stops the run in with nothing written (see :func:`sqlanon.generation.pipeline.run`)
+HARD_STOPS = ("generate", "scores", "risk")
 
 
 def run_generate(
@@ -125,7 +137,7 @@ def run_generate(
             candidates=candidates, target=target, dissimilarity=dissimilarity, progress=progress,
             population_fraction=population_fraction, time_limit=time_limit,
         )
-        if report:
+        if report and result.get("stopped_in") not in HARD_STOPS:  # a stopped run writes nothing
             write_html({**result, "search": "generate", "input": source.describe()}, report)
         return result
     finally:

@@ -78,28 +78,40 @@ CACHE_FLOATS = 8_000_000
 
 
 def generate(model: GeneratorModel, n_rows: int, seed: int | None = None, progress=None, deadline: float | None = None, clock=None) -> np.ndarray:
-    """``n_rows`` generated rows as item ids, shape ``(n_rows, n_columns)``, in blocks of
-    ``GENERATE_BLOCK`` rows (one random stream), so the sampler's memory does not grow with
-    ``n_rows``. ``progress(done, total)`` is called after each block. With a ``deadline`` (a
-    ``clock()`` reading, :func:`sqlanon.search.limits.now` by default) the blocks stop once it has
-    passed, the first block always generated: the rows so far are returned (fewer than asked)."""
+    """``n_rows`` generated rows as item ids, shape ``(n_rows, n_columns)``: the blocks of
+    :func:`generate_blocks` in one array (``int32``). With a ``deadline`` fewer rows may come back."""
+    if n_rows < 0:
+        raise ConfigError(f"--rows must be >= 0, got {n_rows}")
+    out = np.full((n_rows, model.n_columns), -1, dtype=np.int32)
+    done = 0
+    for lo, block in generate_blocks(model, n_rows, seed, progress, deadline, clock):
+        out[lo : lo + len(block)] = block
+        done = lo + len(block)
+    return out if done == n_rows else out[:done]
+
+
+def generate_blocks(model: GeneratorModel, n_rows: int, seed: int | None = None, progress=None, deadline: float | None = None, clock=None):
+    """Yield ``(first row, rows)`` blocks of ``GENERATE_BLOCK`` generated rows (item ids, one random
+    stream across blocks), so neither the sampler's memory nor the caller's need grow with
+    ``n_rows``: the caller may turn each block into output before the next is drawn. The blocks,
+    concatenated, are :func:`generate`'s rows for the same seed. ``progress(done, total)`` is
+    called after each block. With a ``deadline`` (a ``clock()`` reading,
+    :func:`sqlanon.search.limits.now` by default) the blocks stop once it has passed, the first
+    block always generated (fewer rows than asked)."""
     if n_rows < 0:
         raise ConfigError(f"--rows must be >= 0, got {n_rows}")
     if clock is None:
         clock = limits.now
     rng = np.random.Generator(np.random.PCG64(seed))
-    out = np.full((n_rows, model.n_columns), -1, dtype=np.int64)
     sampler = _Sampler(model, rng)
-    done = 0
     for lo in range(0, n_rows, GENERATE_BLOCK):
         if lo and deadline is not None and clock() >= deadline:
-            break
+            return
         hi = min(n_rows, lo + GENERATE_BLOCK)
-        out[lo:hi] = _generate_block(model, hi - lo, rng, sampler)
-        done = hi
+        block = _generate_block(model, hi - lo, rng, sampler).astype(np.int32)
         if progress is not None:
-            progress(done, n_rows)
-    return out if done == n_rows else out[:done]
+            progress(hi, n_rows)
+        yield lo, block
 
 
 #: rounds of rejection sampling before a row's element is drawn among the eligible ones directly

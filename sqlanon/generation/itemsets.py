@@ -270,3 +270,28 @@ def drop_table(name: str, dialect) -> exp.Expr:
 
 def drop(engine, enc: Encoded) -> None:
     engine.execute(drop_table(enc.table, engine.dialect))
+
+
+def encode_codes(engine, parent: Encoded, rows: np.ndarray) -> Encoded:
+    """:func:`encode` of a table given as item ids of ``parent`` (generated rows), without a scan
+    of its text: the items that occur, renumbered in :func:`encode`'s order (natural order of the
+    value, then column), and the distinct rows with their counts (one sort of the codes). Equal to
+    :func:`encode` of the same rows written as text, up to the order of the distinct rows."""
+    rows = np.ascontiguousarray(rows)
+    m = len(parent.columns)
+    if not len(rows):
+        raise ConfigError("the generated table has no rows")
+    used = np.unique(rows)
+    order = sorted(used.tolist(), key=lambda i: (natural_key(parent.item_labels[i]), int(parent.item_column[i])))
+    new_id = np.full(len(parent.item_labels), -1, dtype=np.int64)
+    new_id[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+    view = rows.view(np.dtype((np.void, rows.dtype.itemsize * m))).ravel()
+    distinct, first, counts = np.unique(view, return_index=True, return_counts=True)
+    del distinct
+    coded = new_id[rows[first]]
+    item_column = np.asarray(parent.item_column, dtype=np.int64)[order]
+    labels = [parent.item_labels[i] for i in order]
+    table = engine.temp_name("gen_fs")
+    engine.register_arrow(table, pa.table({"cnt": pa.array(np.zeros(0, dtype=np.int64))}))  # a name for drop()
+    db = WeightedDatabase(coded, counts.astype(np.int64), item_column, [str(v) for v in labels], list(parent.columns))
+    return Encoded(db, table, list(parent.columns), item_column, labels)

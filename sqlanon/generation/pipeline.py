@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from sqlanon.errors import ConfigError
 from sqlanon.generation import itemsets as its
-from sqlanon.generation.generator import GeneratorModel, generate
+from sqlanon.generation.generator import GeneratorModel, generate_blocks
 from sqlanon.generation.krimp import CodeTable, krimp, standard_size
 from sqlanon.generation.scores import compare_tables
 from sqlanon.progress import Reporter, RichReporter, as_reporter
@@ -28,12 +28,22 @@ from sqlanon.release import write as release
 from sqlanon.risk.measure import measure_table
 
 
-def generated_arrow(enc: its.Encoded, rows: np.ndarray) -> pa.Table:
+def item_labels(enc: its.Encoded) -> pa.Array:
+    """Every item's value as text (None stays NULL), indexed by item id."""
+    return pa.array([None if v is None else str(v) for v in enc.item_labels], pa.string())
+
+
+def generated_arrow(enc: its.Encoded, rows: np.ndarray, dictionary: bool = False, labels: pa.Array | None = None) -> pa.Table:
     """Generated item ids -> the original values (as text), one column per source column, taken
-    from the labels by Arrow (no Python object per generated value)."""
+    from the labels by Arrow (no Python object per generated value). ``dictionary``: each column
+    a dictionary array (the item ids as indices into the labels, no string per value), which
+    DuckDB reads as VARCHAR."""
     import pyarrow.compute as pc
 
-    labels = pa.array([None if v is None else str(v) for v in enc.item_labels], pa.string())
+    if labels is None:
+        labels = item_labels(enc)
+    if dictionary:
+        return pa.table({name: pa.DictionaryArray.from_arrays(pa.array(rows[:, j].astype(np.int32)), labels) for j, name in enumerate(enc.columns)})
     return pa.table({name: pc.take(labels, pa.array(rows[:, j])) for j, name in enumerate(enc.columns)})
 
 
@@ -60,9 +70,10 @@ def write_release(engine, query: exp.Select, target, source: Source, entry: dict
 
 
 PROGRESS_EVERY = 5.0  # seconds between progress messages when not on a terminal
-#: the share of ``--time-limit`` mining and KRIMP may take; the generation has the rest (it is
-#: linear in the rows and fast: a code table cut short still gets its rows generated)
-CODE_TABLE_SHARE = 0.7
+#: the share of ``--time-limit`` mining and KRIMP may take; the generation, the scores, the risk
+#: figures and the write have the rest (each linear in the rows: a code table cut short still
+#: gets its rows generated and scored)
+CODE_TABLE_SHARE = 0.5
 
 
 class _Throttle:
@@ -98,7 +109,7 @@ def build_code_table(engine, enc: its.Encoded, min_sup: int, candidates: str, re
     info["mine_seconds"] = time.perf_counter() - t
     t = time.perf_counter()
     if cands.time_limited:  # no code table from a part of the candidates: the standard one
-        info["stopped_by"] = "time_limit"
+        info["stopped_by"], info["stopped_in"] = "time_limit", "mining"
         rep.message(f"time limit reached while mining ({n_cands:,} itemsets found): the standard code table is returned")
         cands = its.Itemsets(cands.candidates.select(np.zeros(0, dtype=np.int64)))
     rep.message(f"{enc.n_rows} rows, {len(enc.db.weights)} distinct, {enc.db.n_items} items, {n_cands:,} {candidates} candidates at min_sup {min_sup}")
@@ -114,7 +125,7 @@ def build_code_table(engine, enc: its.Encoded, min_sup: int, candidates: str, re
     del cands
     info["krimp_seconds"] = time.perf_counter() - t
     if ct.time_limited:
-        info["stopped_by"] = "time_limit"
+        info["stopped_by"], info["stopped_in"] = "time_limit", "krimp"
         rep.message(f"time limit reached: best code table so far, after {ct.candidates_tried:,} of {ct.candidates_total:,} candidates")
     return ct, n_cands, info
 
@@ -137,6 +148,34 @@ def check_options(min_sup: int = 1, laplace: float = 0.001, rows: int | None = N
         raise ConfigError(f"--time-limit must be > 0 seconds, got {time_limit}")
 
 
+#: the share of ``--time-limit`` the scores' optional parts (frequent patterns, the released
+#: table's KRIMP run and dissimilarity) may end by; the risk figures and the write have the rest
+SCORES_SHARE = 0.9
+#: ... and at least this many times the frequency-set scan's seconds (the risk figures are two
+#: GROUP BYs of the rows, the write one pass over them)
+RESERVE_SCANS = 5.0
+
+
+class TimeLimitStop(Exception):
+    """The run's ``--time-limit`` passed in ``phase``: nothing is written (see :func:`run`)."""
+
+    def __init__(self, phase: str, result: dict) -> None:
+        super().__init__(phase)
+        self.phase, self.result = phase, result
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and lim.now() >= deadline
+
+
+def _stopped(result: dict, phase: str, say) -> dict:
+    """The result of a run the time limit stopped in ``phase``: what was kept, nothing written."""
+    result.update({"stopped_by": "time_limit", "stopped_in": phase, "output": None, "release_id": None, "written": False})
+    result["kept"] = f"nothing written: the time limit passed in the {phase} phase; {result['rows']:,} of {result['rows_asked']:,} rows generated, discarded"
+    say(f"time limit reached in the {phase} phase: {result['kept']}")
+    return result
+
+
 def run(
     engine,
     source: Source,
@@ -157,52 +196,73 @@ def run(
 ) -> dict:
     """Build the code table, generate ``rows`` rows (default: as many as the source), score, write.
 
-    ``time_limit`` (seconds, counted from the start of the run) bounds mining, KRIMP and the
-    generation: mining and KRIMP stop at :data:`CODE_TABLE_SHARE` of it, and the rows are then
-    generated from the best code table so far (``code_table_complete: false``); when it strikes
-    during the generation, the rows generated so far
-    are released (``rows`` fewer than ``rows_asked``; the first block of
-    :data:`~sqlanon.generation.generator.GENERATE_BLOCK` rows is always generated). Either way
-    ``stopped_by: "time_limit"``. The scores get what is left (their dissimilarity's KRIMP run is
-    cut short, ``dissimilarity_time_limited``); the risk figures and the write are not cut short.
+    ``time_limit`` (seconds, counted from the start of the run) covers every phase. Mining and
+    KRIMP stop at :data:`CODE_TABLE_SHARE` of it and the rows are then generated from the best
+    code table so far (``code_table_complete: false``, ``stopped_in: "krimp"`` or ``"mining"``;
+    the run goes on: that code table is a finished plan). The scores' optional parts (frequent
+    patterns, the released table's KRIMP run and the dissimilarity) end by :data:`SCORES_SHARE`
+    of it, earlier if the frequency-set scan says the risk figures and the write need more
+    (:data:`RESERVE_SCANS`; ``scores_time_limited``: what was not computed is None). If the limit itself passes during the generation, the scores or
+    the risk figures, the run stops there and **nothing is written**: ``stopped_by:
+    "time_limit"``, ``stopped_in`` the phase, ``written: false``, ``kept`` says what was done.
+    The write itself is never cut short (outputs are written whole or not at all).
     """
     rep = as_reporter(progress)
-    say = rep.message
     t_start = time.perf_counter()
     started = lim.now()
     deadline = None if time_limit is None else started + float(time_limit)
-    phases: dict[str, float] = {}
     if columns is None:
         columns = source.column_names(engine)
     check_options(min_sup, laplace, rows, candidates, time_limit)
-
+    phases: dict[str, float] = {}
     t = time.perf_counter()
     with rep.phase("frequency set", engine=engine):
         enc = its.encode(engine, source, list(columns))
     phases["encode"] = time.perf_counter() - t
+    name = None
+    try:
+        result, name, ct, codes = _model_and_rows(engine, enc, list(columns), min_sup, laplace, rows, seed, candidates, rep, started, time_limit, phases)
+        result["time_limit"] = time_limit
+        _report_and_write(engine, source, enc, ct, name, codes, result, phases, rep, deadline, started, time_limit,
+                          target=target, scores=scores, dissimilarity=dissimilarity, registry_path=registry_path, risk=risk,
+                          population_fraction=population_fraction, min_sup=min_sup, candidates=candidates)
+    except TimeLimitStop as stop:
+        result = _stopped(stop.result, stop.phase, rep.message)
+    finally:
+        if name is not None:
+            engine.execute(its.drop_table(name, engine.dialect))
+        its.drop(engine, enc)
+    result["phases"] = phases
+    result["seconds"] = time.perf_counter() - t_start
+    return result
+
+
+def _model_and_rows(engine, enc: its.Encoded, columns: list[str], min_sup: int, laplace: float, rows: int | None, seed: int | None,
+                    candidates: str, rep: Reporter, started: float, time_limit: float | None, phases: dict) -> tuple[dict, str, CodeTable, np.ndarray]:
+    """Mining, KRIMP and the generation; the generated rows registered as a temp table, and
+    returned as item ids (``int32``, for the scores)."""
+    say = rep.message
+    deadline = None if time_limit is None else started + float(time_limit)
     t = time.perf_counter()
     ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, deadline=None if time_limit is None else started + CODE_TABLE_SHARE * float(time_limit))
     phases["mine"], phases["krimp"] = info.pop("mine_seconds"), info.pop("krimp_seconds")
     say(f"code table: {ct.non_singletons} non-singleton elements, L% {ct.compression_ratio:.2f}" + ("" if not ct.time_limited and info["stopped_by"] is None else " (best so far: time limit)"))
-
     complete = info["stopped_by"] is None  # the code table (mining and KRIMP ran to the end)
     t = time.perf_counter()
     model = GeneratorModel.from_code_table(ct.itemsets, ct.usage, enc.item_column, len(columns), laplace)
     n = enc.n_rows if rows is None else int(rows)
+    labels, dictionary = item_labels(enc), engine.dialect == "duckdb"
+    arrows: list[pa.Table] = []  # each block as Arrow as soon as it is drawn (no string per value on DuckDB)
+    codes: list[np.ndarray] = []  # and its item ids (int32), which the scores encode without a scan
     with rep.phase("generate", total=n) as handle:
         tick = _Throttle(rep, handle)
-        gen = generate(model, n, seed, progress=lambda done, total: tick(done, total, f"{done:,} rows", f"generate: {done:,} of {total:,} rows"), deadline=deadline)
-    if len(gen) < n:
-        info["stopped_by"] = "time_limit"
-        say(f"time limit reached while generating: {len(gen):,} of {n:,} rows generated, released as they are")
-    n_asked, n = n, len(gen)
-    name = engine.temp_name("generated")
-    engine.register_arrow(name, generated_arrow(enc, gen))
-    phases["generate"] = time.perf_counter() - t
-
+        for _, block in generate_blocks(model, n, seed, progress=lambda done, total: tick(done, total, f"{done:,} rows", f"generate: {done:,} of {total:,} rows"), deadline=deadline):
+            arrows.append(generated_arrow(enc, block, dictionary, labels))
+            codes.append(block)
+    n_done = sum(len(b) for b in codes)
     result: dict = {
-        "rows": n,
-        "rows_asked": n_asked,
+        "rows": n_done,
+        "rows_asked": n,
         "columns": list(columns),
         "candidates": candidates,
         "candidate_count": n_cands,
@@ -216,34 +276,62 @@ def run(
         "candidates_considered": ct.candidates_tried,
         "code_table_complete": complete,
         "stopped_by": info["stopped_by"],
-        "time_limit": time_limit,
+        "stopped_in": info.get("stopped_in"),
     }
+    if n_done < n:
+        del arrows, codes
+        phases["generate"] = time.perf_counter() - t
+        raise TimeLimitStop("generate", result)
+    name = engine.temp_name("generated")
+    table = pa.concat_tables(arrows) if arrows else generated_arrow(enc, np.zeros((0, len(columns)), dtype=np.int32), dictionary, labels)
+    del arrows
+    engine.register_arrow(name, table)
+    del table
+    rows_codes = np.concatenate(codes) if codes else np.zeros((0, len(columns)), dtype=np.int32)
+    phases["generate"] = time.perf_counter() - t
+    return result, name, ct, rows_codes
+
+
+def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, name: str, codes: np.ndarray, result: dict, phases: dict, rep: Reporter,
+                      deadline: float | None, started: float, time_limit: float | None, *, target, scores: bool, dissimilarity: bool,
+                      registry_path: str | None, risk: bool, population_fraction: float | None, min_sup: int, candidates: str) -> None:
+    """Scores, risk figures and the write, each under the run's deadline (:class:`TimeLimitStop`)."""
+    say = rep.message
+    columns = list(result["columns"])
     if scores:
+        if _past(deadline):
+            raise TimeLimitStop("scores", result)
         t = time.perf_counter()
         gen_source = Source(kind="table", table=name)
-        with rep.phase("scores"):
-            left = None if deadline is None else max(deadline - lim.now(), 0.001)
-            sc = compare_tables(engine, gen_source, source, list(columns), min_sup, candidates, dissimilarity_measure=dissimilarity, original=(enc, ct), say=say, time_limit=left)
+        with rep.phase("scores", total=3) as handle:
+            tick = _Throttle(rep, handle)
+            soft = None if time_limit is None else started + min(SCORES_SHARE * float(time_limit), float(time_limit) - RESERVE_SCANS * phases["encode"])
+            sc = compare_tables(engine, gen_source, source, columns, min_sup, candidates, dissimilarity_measure=dissimilarity, original=(enc, ct), say=say, deadline=soft,
+                                released=its.encode_codes(engine, enc, codes),
+                                progress=lambda d, k, note: tick(d, k, note, f"scores: {note} done ({d} of {k})"))
         phases["scores"] = time.perf_counter() - t
         result.update(sc)
+        if _past(deadline):
+            raise TimeLimitStop("scores", result)
         eq = "n/a" if sc["pct_equal_itemsets"] is None else f"{sc['pct_equal_itemsets']:.1f}%"
-        say(f"NAS {sc['nas']:.3f}, {eq} equal itemsets" + (f", dissimilarity {sc['dissimilarity']:.3f}" if "dissimilarity" in sc else ""))
-
+        say(f"NAS {sc['nas']:.3f}, {eq} equal itemsets" + (f", dissimilarity {sc['dissimilarity']:.3f}" if sc.get("dissimilarity") is not None else ""))
     if risk:  # re-identification risk of the input and of the generated table, every column a QI
-
         t = time.perf_counter()
-        result["risk"] = {
-            "before": measure_table(engine, source, list(columns), population_fraction=population_fraction),
-            "after": measure_table(engine, Source(kind="table", table=name), list(columns), population_fraction=population_fraction),
-        }
+        with rep.phase("risk"):
+            before = measure_table(engine, source, columns, population_fraction=population_fraction)
+            if _past(deadline):
+                raise TimeLimitStop("risk", result)
+            after = measure_table(engine, Source(kind="table", table=name), columns, population_fraction=population_fraction)
+        result["risk"] = {"before": before, "after": after}
         phases["risk"] = time.perf_counter() - t
-
+        if _past(deadline):
+            raise TimeLimitStop("risk", result)
     t = time.perf_counter()
-    types = dict(source.columns(engine))
+    n = result["rows"]
     entry = {
         "source": source.describe(),
         "search": "generate",
-        "policy": {"min_sup": min_sup, "laplace": laplace, "rows": n, "seed": seed, "candidates": candidates, "columns": list(columns)},
+        "policy": {"min_sup": min_sup, "laplace": result["laplace"], "rows": n, "seed": result["seed"], "candidates": candidates, "columns": columns},
         "transformation": {"method": "krimp-generator", "code_table_size": ct.non_singletons, "compression_ratio": ct.compression_ratio},
         "privacy": {k: result[k] for k in ("nas", "as") if k in result},
         "metrics": {k: result[k] for k in ("pct_equal_itemsets", "avg_support_diff_pct", "avg_support_new_pct", "dissimilarity") if k in result},
@@ -251,11 +339,6 @@ def run(
         "suppressed_rows": 0,
         "report": {**result, "search": "generate", "input": source.describe()} if risk else None,
     }
-    written = write_release(engine, release_query(name, list(columns), types), target, source, entry, registry_path)
+    written = write_release(engine, release_query(name, columns, dict(source.columns(engine))), target, source, entry, registry_path)
     phases["write"] = time.perf_counter() - t
-    engine.execute(its.drop_table(name, engine.dialect))
-    its.drop(engine, enc)
-    result.update({"output": written.get("output"), "release_id": written.get("release_id")})
-    result["phases"] = phases
-    result["seconds"] = time.perf_counter() - t_start
-    return result
+    result.update({"output": written.get("output"), "release_id": written.get("release_id"), "written": written.get("output") is not None or written.get("release_id") is not None})

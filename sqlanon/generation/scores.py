@@ -238,6 +238,25 @@ def _patterns(engine, enc_o: its.Encoded, enc_r: its.Encoded, min_sup: int, pats
     return pattern_arrays(keys_o, pats_o.support, enc_o.n_rows, keys_r, pats_r.support, ok_r, enc_r.n_rows)
 
 
+def _dissimilarity_into(out: dict, engine, enc_o: its.Encoded, ct_o: CodeTable, enc_r: its.Encoded, min_sup: int, candidates: str, deadline: float | None) -> None:
+    """The released table's code table (mining and KRIMP until ``deadline``) and the dissimilarity;
+    a KRIMP run the deadline cut short leaves the dissimilarity None (its four covers, linear in
+    both tables' distinct rows, are not started past the deadline)."""
+    cands_r = its.mine(engine, enc_r, min_sup, candidates, deadline=deadline)
+    ct_r = krimp(enc_r.db, cands_r.candidates.select(np.zeros(0, dtype=np.int64)) if cands_r.time_limited else cands_r, deadline=deadline)
+    del cands_r
+    out["released_code_table_size"] = ct_r.non_singletons
+    if ct_r.time_limited or _past(deadline):
+        out["dissimilarity_time_limited"] = out["scores_time_limited"] = True
+        out["dissimilarity"] = None
+        return
+    out["dissimilarity"] = dissimilarity(enc_o, LabelledCodeTable.of(ct_o, enc_o), enc_r, LabelledCodeTable.of(ct_r, enc_r))
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and lim.now() >= deadline
+
+
 def compare_tables(
     engine,
     released_source: Source,
@@ -250,6 +269,9 @@ def compare_tables(
     original_patterns: its.Itemsets | None = None,
     say=None,
     time_limit: float | None = None,
+    progress=None,
+    deadline: float | None = None,
+    released: its.Encoded | None = None,
 ) -> dict:
     """NAS, frequent-pattern comparison and code-table dissimilarity of ``released`` vs ``original``.
 
@@ -260,29 +282,37 @@ def compare_tables(
     in either table the comparison is skipped (``pct_equal_itemsets`` is None, as the paper's
     n/a for mushroom) and ``say`` is told why. ``time_limit`` (seconds from the call) bounds the
     pattern comparison and the KRIMP run on the released table (mining and KRIMP, as in
-    ``generate``); if it strikes, the dissimilarity is that of the code table so far
-    (``dissimilarity_time_limited``).
+    ``generate``); if it strikes, the dissimilarity is None (``dissimilarity_time_limited``), and ``scores_time_limited`` is true when the pattern
+    comparison or the dissimilarity was cut short by it (the NAS, one SQL statement, is always
+    computed on all rows). ``released`` may pass the released table already encoded (the
+    generator's rows: :func:`its.encode_codes`); it is dropped here. ``progress(done, total, note)`` is called as each of the steps (NAS,
+    frequent patterns, dissimilarity) ends.
     """
     if min_sup < 1:
         raise ConfigError(f"--min-sup must be at least 1, got {min_sup}")
-    deadline = None if time_limit is None else lim.now() + float(time_limit)  # the scores' share of the run's limit
-    out: dict = {}
+    if deadline is None and time_limit is not None:  # ``deadline``: a :func:`lim.now` reading, the scores' share of a run's limit
+        deadline = lim.now() + float(time_limit)
+    step = progress or (lambda done, total, note: None)
+    steps = 3 if dissimilarity_measure else 2
+    out: dict = {"scores_time_limited": False}
     out.update(anonymity_scores(engine, released_source, original_source, columns))
+    step(1, steps, "NAS")
     enc_o = original[0] if original else its.encode(engine, original_source, columns)
-    enc_r = its.encode(engine, released_source, columns)
+    enc_r = released if released is not None else its.encode(engine, released_source, columns)
     out.update(_patterns(engine, enc_o, enc_r, min_sup, original_patterns, say, deadline))
+    if out["pct_equal_itemsets"] is None and deadline is not None and lim.now() >= deadline:
+        out["scores_time_limited"] = True
+    step(2, steps, "frequent patterns")
     if dissimilarity_measure:
         if original:
             ct_o = original[1]
         else:
             ct_o = krimp(enc_o.db, its.mine(engine, enc_o, min_sup, candidates))
-        cands_r = its.mine(engine, enc_r, min_sup, candidates, deadline=deadline)
-        ct_r = krimp(enc_r.db, cands_r.candidates.select(np.zeros(0, dtype=np.int64)) if cands_r.time_limited else cands_r, deadline=deadline)
-        del cands_r
-        if ct_r.time_limited or (deadline is not None and lim.now() >= deadline):
-            out["dissimilarity_time_limited"] = True
-        out["dissimilarity"] = dissimilarity(enc_o, LabelledCodeTable.of(ct_o, enc_o), enc_r, LabelledCodeTable.of(ct_r, enc_r))
-        out["released_code_table_size"] = ct_r.non_singletons
+        if deadline is not None and lim.now() >= deadline:  # no time left: not computed at all
+            out.update({"dissimilarity": None, "released_code_table_size": None, "dissimilarity_time_limited": True, "scores_time_limited": True})
+        else:
+            _dissimilarity_into(out, engine, enc_o, ct_o, enc_r, min_sup, candidates, deadline)
+        step(3, steps, "dissimilarity")
     its.drop(engine, enc_r)
     if not original:
         its.drop(engine, enc_o)

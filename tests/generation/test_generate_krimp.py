@@ -314,9 +314,9 @@ def test_pattern_comparison_arrays_equal_dicts(tmp_path, seed):
 
 
 def test_generate_time_limit_shares_between_code_table_and_rows(tmp_path, monkeypatch):
-    """The run's --time-limit counts from its start: mining and KRIMP stop at 70 % of it, the
-    generation at all of it (after its first block), the scores get what is left; a generation the
-    limit cuts short releases the rows so far and says so (``rows`` below ``rows_asked``)."""
+    """The run's --time-limit counts from its start: mining and KRIMP stop at half of it, the
+    generation at all of it (after its first block); a generation the limit cuts short writes
+    nothing (no output file, ``written`` false) and says which phase stopped and what was kept."""
     from sqlanon.cli.generate import run_generate
     from sqlanon.search import limits
     from sqlanon.generation import generator, pipeline
@@ -330,7 +330,7 @@ def test_generate_time_limit_shares_between_code_table_and_rows(tmp_path, monkey
     def timed_build(*args, **kwargs):
         seen["code_table_deadline"] = kwargs["deadline"]
         out = build(*args, **kwargs)
-        t[0] += 5.0  # mining and KRIMP took 5 s of the fake clock
+        t[0] += 3.0  # mining and KRIMP took 3 s of the fake clock
         return out
 
     monkeypatch.setattr(pipeline, "build_code_table", timed_build)
@@ -338,14 +338,18 @@ def test_generate_time_limit_shares_between_code_table_and_rows(tmp_path, monkey
     blocks = generator._generate_block
 
     def timed_block(*args, **kwargs):
-        t[0] += 2.0  # each block of 100 rows takes 2 s
+        t[0] += 3.0  # each block of 100 rows takes 3 s
         return blocks(*args, **kwargs)
 
     monkeypatch.setattr(generator, "_generate_block", timed_block)
     said: list[str] = []
-    out = run_generate(path, format="csv", seed=1, rows=1000, time_limit=10, progress=said.append, dissimilarity=False)
-    assert seen["code_table_deadline"] == pytest.approx(100.0 + 7.0)
-    # 5 s of code table, then blocks at 7, 9, 11 s: the third block ends past the 10 s limit
+    target = tmp_path / "gen.csv"
+    out = run_generate(path, format="csv", seed=1, rows=1000, time_limit=10, progress=said.append, dissimilarity=False, output=str(target))
+    assert seen["code_table_deadline"] == pytest.approx(100.0 + 5.0)
+    # 3 s of code table, then blocks ending at 6, 9, 12 s: the third block ends past the 10 s limit
     assert out["rows"] == 300 and out["rows_asked"] == 1000 and out["stopped_by"] == "time_limit"
+    assert out["stopped_in"] == "generate" and out["written"] is False and out["output"] is None
     assert out["code_table_complete"] is True  # the code table itself was finished
-    assert any("300 of 1,000 rows generated" in m for m in said)
+    assert "nas" not in out and "risk" not in out  # no phase after the one stopped ran
+    assert not target.exists() and not list(tmp_path.glob("gen*"))
+    assert any("generate phase" in m and "300 of 1,000 rows generated" in m for m in said)

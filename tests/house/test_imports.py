@@ -48,7 +48,7 @@ LAZY = {
     ("sqlanon.cli.generate", "sqlanon.generation.pipeline"): "as above: generate loads the pipeline (numpy, pyarrow) when it runs",
     ("sqlanon.cli.generate", "sqlanon.release.write"): "as above: generate loads the release writer (the stats) when it runs",
     ("sqlanon.risk.measure", "sqlanon.stats"): "the policy reads the risk options from sqlanon.risk; the stats (numpy, pyarrow) load when a table is measured",
-    ("sqlanon.stats.histograms", "sqlanon.stats.local.histogram_kernels"): "the histogram kernels (numba) load is loaded when the first model node is rolled up in-process",
+    ("sqlanon.stats.histograms", "sqlanon.stats.local.histogram_kernels"): "the histogram kernels (numba) load when the first model node is rolled up in-process",
 }
 
 #: what each floor package may import (besides itself); privacy and metrics may import each other

@@ -103,3 +103,6 @@ _.pop_rows  # unused attribute (sqlanon/stats/core.py:141)
 _.pop_rows  # unused attribute (sqlanon/stats/models.py:209)
 pair_counts_query  # unused function (sqlanon/stats/marginals.py:70)
 LAZY  # the kernels the load leaves to their first call: read by tests/stats/test_local_eval.py (sqlanon/stats/local/__init__.py)
+
+# the generator as one array (the pipeline draws generate_blocks block by block; tests, bench/generation.py and the Python API use it)
+generate  # unused function (sqlanon/generation/generator.py:80)
