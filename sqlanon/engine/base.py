@@ -38,6 +38,10 @@ class Engine:
     #: base-set rows above which the optimal search's probe paths stop below the incumbent's value
     #: (None: DuckDB's default, :data:`sqlanon.search.lattice.optimal.TRUNCATE_ROWS`)
     truncate_rows: int | None = None
+    #: with more columns than this whose hierarchies are built from the data, their distinct
+    #: values come from one scan for all (``sqlanon.hierarchy.builder_values_many``) rather than
+    #: one statement each; None: the default (``sqlanon.hierarchy.MANY_COLUMNS``)
+    one_scan_columns: int | None = None
     #: the database it opened (a DuckDB file, a PostgreSQL URL); None: in memory, or a connection given
     database: str | None = None
     #: the threads the engine was given (None: its default; DuckDB keeps what it was given)
