@@ -542,7 +542,7 @@ def test_spark_builds_every_hierarchy_from_one_scan_of_distinct_values(spark, pe
     import sqlanon.hierarchy
     import sqlanon.run.session
 
-    args = dict(qi=people["qi"], k=5, max_suppression=0.05, dry_run=True, keep_others=True)
+    args = dict(qi=people["qi"], k=5, max_suppression=0.05, dry_run=True, keep_others=True, keep_columns=["id"])
     duck = sqlanon.anonymize(input=people["csv"], **args)
     scans, singles = [], []
     many, one = sqlanon.run.session.builder_values_many, sqlanon.hierarchy.builder_values
