@@ -152,7 +152,7 @@ class RuntimePolicy(_Section):
     """The engine that runs the SQL and its limits."""
 
     engine: str | None = Field(default=None, description="duckdb | postgres | spark (default: from the input).")
-    memory_limit: str | None = Field(default=None, description="DuckDB memory_limit, e.g. 1GB (default: half the RAM).")
+    memory_limit: str | None = Field(default=None, description="DuckDB memory_limit, e.g. 1GB (default: half the RAM); PostgreSQL work_mem, Spark spark.driver.memory. On every engine it also bounds the base frequency set this process fetches for the in-process path (over it: SQL on the engine; the report's local_route says which).")
     threads: int | None = Field(default=None, description="Threads of DuckDB or Spark (at most 4 per core).", json_schema_extra={"minimum": 1})
     spark_master: str | None = Field(default=None, description="Spark master URL (default local[*]); with --engine spark.")
     spark_conf: dict[str, str] = Field(default_factory=dict, description="Spark setting KEY=VALUE. Repeat; with --engine spark.")

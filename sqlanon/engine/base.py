@@ -14,7 +14,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import DUCKDB, Dialect
-from sqlanon.engine.resources import check_resources
+from sqlanon.engine.resources import check_resources, memory_bytes as resource_bytes
 from sqlanon.engine.statement_log import logged_text
 from sqlanon.errors import ConfigError, EngineError, EngineInputError, shown_path
 
@@ -38,6 +38,10 @@ class Engine:
     #: base-set rows above which the optimal search's probe paths stop below the incumbent's value
     #: (None: DuckDB's default, :data:`sqlanon.search.lattice.optimal.TRUNCATE_ROWS`)
     truncate_rows: int | None = None
+    #: with more columns than this whose hierarchies are built from the data, their distinct
+    #: values come from one scan for all (``sqlanon.hierarchy.builder_values_many``) rather than
+    #: one statement each; None: the default (``sqlanon.hierarchy.MANY_COLUMNS``)
+    one_scan_columns: int | None = None
     #: the database it opened (a DuckDB file, a PostgreSQL URL); None: in memory, or a connection given
     database: str | None = None
     #: the threads the engine was given (None: its default; DuckDB keeps what it was given)
@@ -57,6 +61,9 @@ class Engine:
         #: DuckDB's progress of the running statement is tracked (:mod:`sqlanon.progress` turns it on once)
         self.progress_tracking = False
         self._temps: list[str] = []
+        #: the user's memory limit in bytes (None: not given), :meth:`client_memory_bytes` on engines
+        #: whose limit is the server's or the cluster's
+        self.memory_limit_bytes = resource_bytes(memory_limit) if memory_limit else None
 
     # -- to implement -------------------------------------------------------------------------
     def _run(self, sql: str, fetch: str, params: list | None = None) -> Any:  # pragma: no cover - interface
@@ -158,6 +165,15 @@ class Engine:
         """The engine's memory limit in bytes, when it has one this process lives under (DuckDB's
         ``memory_limit``); None elsewhere (a server or a cluster has its own)."""
         return None
+
+    def client_memory_bytes(self) -> int | None:
+        """What this process may hold of a search's data (the in-process path's fetched
+        frequency set and its buffers: ``stats.local.sets.budget``): the engine's memory limit
+        where the process lives under it (:meth:`memory_bytes`, DuckDB); on a server or a cluster
+        (PostgreSQL, Spark) the ``--memory-limit`` the user gave, which also bounds what is fetched
+        to this driver; None: no limit given (then a share of the memory available)."""
+        limit = self.memory_bytes()
+        return limit if limit else self.memory_limit_bytes
 
     def scan_threads(self) -> int:
         """How many threads the engine scans one table with, when the table is large enough (1:

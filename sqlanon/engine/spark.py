@@ -88,6 +88,9 @@ class SparkEngine(Engine):
     #: job, and the nodes cut are statements saved (1M rows, k=10, 5 %: 481 nodes in 23 batch
     #: statements -> 212 in 14, the same optimum, and faster: docs/measurements.md)
     truncate_rows = 0
+    #: the distinct values of every column whose hierarchy is built from the data come from one
+    #: scan: each statement is a Spark job that reads the source again (a CSV is parsed anew)
+    one_scan_columns = 1
 
     def __init__(self, master: str | None = None, conf=None, connection=None, memory_limit: str | None = None, threads: int | None = None, database: str | None = None, **_: Any) -> None:
         super().__init__(memory_limit, threads, connection)

@@ -83,7 +83,7 @@ class PrivacyOutcome:
 #: the report keys with a field of their own; the others are in :attr:`Release.extra`
 FIELDS = ("search", "k", "transformation", "metric", "privacy", "rows", "suppressed_rows", "suppression_budget",
           "max_suppression", "quasi_identifiers", "hierarchies", "output", "release_id", "nodes_evaluated",
-          "nodes_local", "queries", "seconds", "timings", "cpu_timings", "risk", "utility", "arx_quality",
+          "nodes_local", "local_route", "queries", "seconds", "timings", "cpu_timings", "risk", "utility", "arx_quality",
           "warnings", "dry_run", "stopped_by", "input", "weights")
 
 
@@ -111,6 +111,7 @@ class Release:
     release_id: int | None = property(lambda self: self._report.get("release_id"), doc="Its id in the registry (None: not recorded).")  # type: ignore[assignment]
     nodes_evaluated: int = property(lambda self: self._report.get("nodes_evaluated"), doc="Nodes the search evaluated.")  # type: ignore[assignment]
     nodes_local: int | None = property(lambda self: self._report.get("nodes_local"), doc="Of them, those grouped in-process.")  # type: ignore[assignment]
+    local_route: str | None = property(lambda self: self._report.get("local_route"), doc="Which path the base frequency set's nodes took and why (in-process within the memory budget, or SQL).")  # type: ignore[assignment]
     queries: int = property(lambda self: self._report.get("queries"), doc="SQL statements executed.")  # type: ignore[assignment]
     seconds: float | None = property(lambda self: self._report.get("seconds"), doc="Wall time of the run.")  # type: ignore[assignment]
     stopped_by: str | None = property(lambda self: self._report.get("stopped_by"), doc="Heuristic searches: why the search ended.")  # type: ignore[assignment]

@@ -59,7 +59,7 @@ class Report(_Open):
     nodes_evaluated: int
     queries: int = Field(description="SQL statements executed.")
     nodes_local: int | None = Field(None, description="Of the nodes the statistics evaluated, those grouped in-process over the base frequency set's codes, fetched once (no statement each; search option local_rows). Absent when none.")
-    local_route: str | None = Field(None, description="Which path the base frequency set's nodes took and why: 'in-process: N tuples need X MiB of a Y MiB budget' or 'sql: ...' (the budget is the engine's memory limit, else half the memory available). Absent when the in-process path was not asked (local_rows=0, a requirement needing more than class sizes).")
+    local_route: str | None = Field(None, description="Which path the base frequency set's nodes took and why: 'in-process: N tuples need X MiB of a Y MiB budget' or 'sql: ...' (the budget is the engine's memory limit, on PostgreSQL and Spark the memory_limit given, else half the memory available). Absent when the in-process path was not asked (local_rows=0, a requirement needing more than class sizes).")
     seconds: float | None = Field(description="Wall time of the run.")
     timings: dict[str, float] | None = Field(None, description="Seconds per phase: hierarchies (opening the input, loading and building hierarchies), base_scan, search, verify (the final plan re-measured), report (utility, risk, the SQL listing; the HTML page is written after), write (the release and its registry row). They add up to at most seconds.")
     cpu_timings: dict[str, float] | None = Field(None, description="The same phases in CPU seconds of the process, every thread's (the engine's included): over timings, about the threads a phase kept busy.")

@@ -111,7 +111,8 @@ class Session:
         self.source.require_columns(self.engine, list(qis), "quasi-identifier column")
         bound = self.policy.hierarchies.max_value_length
         built = [column for column, spec in qis.items() if is_builder_spec(spec)]
-        values = builder_values_many(self.engine, self.source, built, bound) if len(built) > MANY_COLUMNS else {}
+        one_scan = MANY_COLUMNS if self.engine.one_scan_columns is None else self.engine.one_scan_columns
+        values = builder_values_many(self.engine, self.source, built, bound) if len(built) > one_scan else {}
         return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchies.hierarchy_delimiter, bound, values.get(column)) for column, spec in qis.items()]
 
     def hierarchy(self, spec, column: str):

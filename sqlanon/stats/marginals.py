@@ -206,16 +206,28 @@ def fits_int64(spans) -> bool:
 
 def subset_counts(stats, subsets) -> dict[tuple[int, ...], tuple[list[np.ndarray], np.ndarray]]:
     """Per subset of QIs, its non-empty cells of leaf codes: the codes (one array per QI) and the
-    rows of each cell. One statement: on a base set of at most :data:`LOCAL_ROWS` rows, its codes
-    and counts, summed per subset here; on a larger one, the engine's grouping
-    (:func:`marginal_counts_query`)."""
+    rows of each cell. No statement where the in-process path holds the base set's codes and
+    counts (``stats.memory.local.set``: summed per subset here); else one: on a base set of at
+    most :data:`LOCAL_ROWS` rows, its codes and counts, summed per subset here; on a larger one,
+    the engine's grouping (:func:`marginal_counts_query`)."""
     used = sorted({i for subset in subsets for i in subset})
+    held = stats.memory.local.set
+    if held is not None and held[0] is stats.base:
+        # the in-process path's fetched set (its leaf codes and counts): no statement at all
+        codes_of = {i: held[1].codes[:, i].astype(np.int64) for i in used}
+        counts = np.asarray(held[1].cnt, dtype=np.int64)
+        return _summed(stats, subsets, used, codes_of, counts)
     if stats.base.rows > LOCAL_ROWS:
         return engine_counts(stats, subsets, used)
     query = exp.select(*[col(stats.qcol(i)) for i in used], exp.alias_(as_bigint(col("cnt")), "n", quoted=True), copy=False)
     table = stats.engine.fetch_arrow(query.from_(table_ref(stats.base.table), copy=False))
     codes_of = {i: arrow_ints(table.column(stats.qcol(i)))[0] for i in used}
     counts = arrow_ints(table.column("n"))[0]
+    return _summed(stats, subsets, used, codes_of, counts)
+
+
+def _summed(stats, subsets, used, codes_of: dict[int, np.ndarray], counts: np.ndarray) -> dict[tuple[int, ...], tuple[list[np.ndarray], np.ndarray]]:
+    """:func:`subset_counts` from the base set's leaf codes and counts, summed per subset here."""
     widths = {i: len(level_maps(stats)[i][0]) for i in used}
     out = {}
     for subset in subsets:

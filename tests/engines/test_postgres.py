@@ -418,3 +418,49 @@ def test_check_a_postgres_release_by_its_own_policy(people):
     assert check_k(as_text(pg_rows(people["url"], "people_k6")), ["zip", "age"], 6, 0.05)["ok"]
     res = CliRunner().invoke(sqlanon.cli.app.app, ["check", "--input", people["url"], "--table", "people_k6", "--k", "50"])
     assert res.exit_code == 3 and "NO" in res.stdout
+
+
+@pytest.mark.local_eval
+def test_the_memory_limit_given_is_the_in_process_budget_and_over_it_nodes_go_by_sql(people, monkeypatch):
+    """On PostgreSQL the ``memory_limit`` the user gives bounds what this process fetches: within
+    it the base set's nodes go in-process and the report's ``local_route`` names that budget;
+    with a budget the set does not fit (faked: one byte) every node goes by SQL on the server and
+    the route says so. Both find what DuckDB finds on the same rows."""
+    from sqlanon.engine.postgres import PostgresEngine
+    from sqlanon.stats import local
+
+    assert local.warm_up(wait=True)
+    args = dict(keep_others=True, qi=people["qi"], k=10, max_suppression=0.05, metric="loss", dry_run=True)
+    duck = sqlanon.run.api.anonymize(input=people["csv"], **args)
+    fits = sqlanon.run.api.anonymize(input=people["url"], table="people", memory_limit="64MB", **args)
+    assert fits.local_route.startswith("in-process:") and fits.local_route.endswith("of a 61.0 MiB budget")
+    assert fits.nodes_local > 0
+    monkeypatch.setattr(PostgresEngine, "client_memory_bytes", lambda self: 1)
+    over = sqlanon.run.api.anonymize(input=people["url"], table="people", **args)
+    assert over.local_route.startswith("sql:") and "over a 0.0 MiB budget" in over.local_route
+    assert over.nodes_local is None and over.nodes_evaluated > 0
+    for r in (fits, over):
+        assert r.transformation == duck.transformation and r.suppressed_rows == duck.suppressed_rows
+        assert r.metric.value == pytest.approx(duck.metric.value, rel=1e-9)
+
+
+def test_integer_results_come_back_whole_by_the_text_route(server):
+    """:meth:`PostgresEngine.fetch_arrow` of integer columns (one row of texts, parsed by Arrow)
+    returns what the driver returns row by row: the values, NULLs, types, and no rows at all;
+    a text column takes the driver's route."""
+    from sqlglot import exp
+
+    from sqlanon.engine.postgres import PostgresEngine
+
+    engine = PostgresEngine(database=server)
+    try:
+        rows = exp.select("*").from_(exp.values([(1, 2**40), (None, -3), (70000, None)], alias="v", columns=["a", "b"]))
+        got = engine.fetch_arrow(rows)
+        assert got.column("a").to_pylist() == [1, None, 70000] and got.column("b").to_pylist() == [2**40, -3, None]
+        assert [str(t) for t in got.schema.types] == ["int32", "int64"]
+        empty = engine.fetch_arrow(exp.select("*").from_(exp.alias_(exp.Subquery(this=rows.copy()), "q", table=True)).where("FALSE"))
+        assert empty.num_rows == 0 and empty.column_names == ["a", "b"]
+        text = engine.fetch_arrow(exp.select(exp.alias_(exp.Literal.string("x"), "s")))
+        assert text.column("s").to_pylist() == ["x"]
+    finally:
+        engine.close()

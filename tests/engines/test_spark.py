@@ -533,3 +533,22 @@ def test_profile_of_a_catalog_table_and_its_policy(spark, tmp_path):
     with pytest.raises(SqlanonError, match=r"column 'sex' \(\d+ rows?\) has NULL values \(nulls: refuse\)"):
         sqlanon.anonymize(policy, connection=spark, nulls="refuse")
     assert sorted(os.listdir(tmp_path / "spark")) == ["policy.country.csv", "policy.yaml"]
+
+
+def test_spark_builds_every_hierarchy_from_one_scan_of_distinct_values(spark, people, monkeypatch):
+    """On Spark the hierarchies built from the data (``mask``, ``bands``) take their distinct values
+    from one statement for all columns, not one Spark job (and one read of the CSV) each, and the
+    run finds what DuckDB finds."""
+    import sqlanon.hierarchy
+    import sqlanon.run.session
+
+    args = dict(qi=people["qi"], k=5, max_suppression=0.05, dry_run=True, keep_others=True, keep_columns=["id"])
+    duck = sqlanon.anonymize(input=people["csv"], **args)
+    scans, singles = [], []
+    many, one = sqlanon.run.session.builder_values_many, sqlanon.hierarchy.builder_values
+    monkeypatch.setattr(sqlanon.run.session, "builder_values_many", lambda engine, source, columns, bound: scans.append(list(columns)) or many(engine, source, columns, bound))
+    monkeypatch.setattr(sqlanon.hierarchy, "builder_values", lambda *a, **kw: singles.append(a[2]) or one(*a, **kw))
+    got = sqlanon.anonymize(input=people["csv"], connection=spark, **args)
+    assert scans == [list(people["qi"])] and singles == []
+    assert got.transformation == duck.transformation and got.suppressed_rows == duck.suppressed_rows
+    assert got.metric.value == pytest.approx(duck.metric.value, rel=1e-9)

@@ -19,6 +19,7 @@ from sqlanon.errors import ConfigError
 from sqlanon.expr.atoms import col, if_, lit, sum_
 from sqlanon.privacy.k_anonymity import KAnonymity
 from sqlanon.stats.marginals import rare_rows
+from sqlanon.stats.local.sets import local_set
 from sqlanon.privacy.diagnosis import closest, unsatisfiable
 from sqlanon.search.lattice.spec import MAX_LATTICE_NODES, lattice_size
 
@@ -296,6 +297,9 @@ class Lattice:
         k = max([m.k for m in self.requirement.models if isinstance(m, KAnonymity)], default=1)
         if triples is None:
             triples = self.requirement.budget > 0
+        # where the in-process path holds the base set, the marginals are summed from it (its one
+        # fetch, needed by the first node batch anyway) instead of an engine statement
+        local_set(self.stats)
         return rare_rows(self.stats, self.nodes, k, pairs, triples)
 
     def tag_marginal(self, pairs: bool = True, triples: bool | None = None) -> int:

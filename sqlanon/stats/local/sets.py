@@ -71,11 +71,12 @@ FALLBACK_AVAILABLE = 1 << 30
 
 def budget(stats) -> int:
     """The bytes the in-process path may hold: the engine's memory limit when it has one
-    (DuckDB's ``memory_limit``), else :data:`AVAILABLE_SHARE` of the memory available
-    (:func:`available_bytes`); asked once per Statistics (``stats.memory.local.budget``)."""
+    (DuckDB's ``memory_limit``; on PostgreSQL and Spark the ``--memory-limit`` given:
+    :meth:`~sqlanon.engine.base.Engine.client_memory_bytes`), else :data:`AVAILABLE_SHARE` of the
+    memory available (:func:`available_bytes`); asked once per Statistics (``stats.memory.local.budget``)."""
     memory = stats.memory.local
     if memory.budget is None:
-        limit = stats.engine.memory_bytes()
+        limit = stats.engine.client_memory_bytes()
         memory.budget = int(limit) if limit else int(AVAILABLE_SHARE * available_bytes())
     return memory.budget
 

@@ -1,0 +1,156 @@
+"""PostgreSQL and Spark side by side, each against its own plain ``GROUP BY`` (issue 43, "engines
+at their floor"): at 1M Adult-like rows, k=10 at 0 % and 5 %, the optimal search in-process (the
+base frequency set fetched once to this process) and all in SQL (``local_rows=0``), with the
+report's phases and which path ran (``local_route``), and whether the plan is DuckDB's.
+
+PostgreSQL is a server of the ``pgserver`` wheel in a temporary directory (the table loaded by
+COPY, not timed; each run a child ``sqlanon anonymize`` process: wall time of the whole command).
+Spark is one local SparkSession (``--master``, default ``local[2]``; the JVM start not counted),
+borrowed by ``sqlanon.anonymize(..., connection=spark)`` in this process. Each engine's GROUP BY of
+the 9 QIs is timed in the same run (median of ``--gb-runs`` after one untimed run) and every
+ratio is against it. Spark is heavy on two cores: one run per case.
+
+    python bench/engines.py                                  # both engines, 1M rows
+    python bench/engines.py --engines postgres --rows 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from adult_like import COLUMNS  # noqa: E402
+from scale_spine import ADULT, measured  # noqa: E402
+from spark_engine import data_file, spark_group_by  # noqa: E402
+from postgres_engine import load_into_postgres  # noqa: E402
+
+PHASES = ("hierarchies", "base_scan", "search", "verify")
+PATHS = (("in-process", {}), ("all-SQL", {"local_rows": 0}))
+
+
+def pg_group_by(url: str, runs: int) -> list[float]:
+    import psycopg
+
+    q = ", ".join('"' + c + '"' for c in COLUMNS)
+    sql = "SELECT COUNT(*) FROM (SELECT " + q + ", COUNT(*) FROM adult GROUP BY " + q + ") g"
+    out = []
+    with psycopg.connect(url) as con:
+        con.execute(sql).fetchone()
+        for _ in range(runs):
+            t = time.perf_counter()
+            con.execute(sql).fetchone()
+            out.append(time.perf_counter() - t)
+    return out
+
+
+def line(engine: str, k: str, sup: str, path: str, seconds: float, gb: float, r: dict, duck: dict | None) -> str:
+    phases = r.get("timings") or {}
+    same = "" if duck is None else ("yes" if r["transformation"] == duck["transformation"] and r["suppressed_rows"] == duck["suppressed_rows"]
+                                    and abs(r["metric"]["value"] - duck["metric"]["value"]) < 1e-9 else "NO")
+    route = (r.get("local_route") or "-").split(":")[0]
+    return (f"{engine:>8} {k:>3} {sup:>5} {path:>10} {seconds:>7.1f} {seconds / gb:>6.1f}x {r['nodes_evaluated']:>5} {r.get('nodes_local') or 0:>5} "
+            f"{r['queries']:>5} " + " ".join(f"{phases.get(p, 0):>6.1f}" for p in PHASES) + f"  {route:<10} {same}")
+
+
+def header() -> str:
+    return (f"{'engine':>8} {'k':>3} {'sup':>5} {'path':>10} {'seconds':>7} {'ratio':>7} {'nodes':>5} {'local':>5} {'stmts':>5} "
+            + " ".join(f"{p[:6]:>6}" for p in PHASES) + "  route      same as DuckDB")
+
+
+def as_dict(release) -> dict:
+    return {"transformation": release.transformation, "suppressed_rows": release.suppressed_rows, "metric": {"value": release.metric.value},
+            "nodes_evaluated": release.nodes_evaluated, "nodes_local": release.nodes_local, "queries": release.queries,
+            "timings": release.timings, "local_route": release.local_route}
+
+
+def run_postgres(path: str, settings: list[tuple[str, str]], gb_runs: int, duck: dict) -> None:
+    import pgserver
+
+    server = pgserver.get_server(tempfile.mkdtemp(prefix="sqlanon_pg_"), cleanup_mode="stop")
+    url = server.get_uri()
+    try:
+        rows, load_s = load_into_postgres(url, f"read_parquet('{path}')")
+        times = pg_group_by(url, gb_runs)
+        gb = statistics.median(times)
+        print(f"\n## postgres: {rows:,} rows (loaded in {load_s:.1f} s, not counted); GROUP BY of the 9 QIs {gb:.2f} s ({'/'.join(f'{t:.2f}' for t in times)})", flush=True)
+        print(header())
+        qi = []
+        for c in COLUMNS:
+            qi += ["--qi", f"{c}={os.path.join(ADULT, f'adult_hierarchy_{c}.csv')}"]
+        for k, sup in settings:
+            for name, options in PATHS:
+                opts = [x for key, v in options.items() for x in ("--option", f"{key}={v}")]
+                seconds, _, out = measured([sys.executable, "-m", "sqlanon", "anonymize", "--input", url, "--table", "adult", *qi, "--k", k,
+                                            "--max-suppression", sup, "--metric", "precision", "--search", "optimal", "--dry-run", "--json", "-q", *opts])
+                print(line("postgres", k, sup, name, seconds, gb, json.loads(out), duck[(k, sup)]), flush=True)
+    finally:
+        server.cleanup()
+
+
+def run_spark(path: str, settings: list[tuple[str, str]], gb_runs: int, duck: dict, master: str) -> None:
+    import sqlanon
+    from pyspark.sql import SparkSession
+
+    from sqlanon.engine.spark import default_conf
+
+    conf = default_conf(master)
+    conf["spark.driver.memory"] = "4g"
+    t = time.perf_counter()
+    builder = SparkSession.builder.master(master).appName("sqlanon-bench")
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    start = time.perf_counter() - t
+    try:
+        _, times = spark_group_by(spark, path, gb_runs)
+        gb = statistics.median(times)
+        print(f"\n## spark {spark.version} {master} (session start {start:.1f} s, not counted); GROUP BY of the 9 QIs {gb:.2f} s ({'/'.join(f'{t:.2f}' for t in times)})", flush=True)
+        print(header())
+        qi = {c: os.path.join(ADULT, f"adult_hierarchy_{c}.csv") for c in COLUMNS}
+        for k, sup in settings:
+            for name, options in PATHS:
+                t = time.perf_counter()
+                r = sqlanon.anonymize(input=path, qi=qi, k=int(k), max_suppression=float(sup), metric="precision", search="optimal", dry_run=True,
+                                      search_options=options, connection=spark)
+                print(line("spark", k, sup, name, time.perf_counter() - t, gb, as_dict(r), duck[(k, sup)]), flush=True)
+    finally:
+        spark.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--settings", default="10:0.0,10:0.05", help="k:max_suppression pairs")
+    ap.add_argument("--engines", default="postgres,spark")
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--gb-runs", type=int, default=3)
+    args = ap.parse_args()
+    import sqlanon
+
+    path = data_file(args.rows)
+    settings = [tuple(s.split(":")) for s in args.settings.split(",")]
+    print(f"# {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC; load average {os.getloadavg()[0]:.2f} (2 cores); {args.rows:,} Adult-like rows", flush=True)
+    qi = {c: os.path.join(ADULT, f"adult_hierarchy_{c}.csv") for c in COLUMNS}
+    duck = {}
+    for k, sup in settings:
+        r = sqlanon.anonymize(input=path, qi=qi, k=int(k), max_suppression=float(sup), metric="precision", search="optimal", dry_run=True)
+        duck[(k, sup)] = as_dict(r)
+    engines = args.engines.split(",")
+    if "postgres" in engines:
+        run_postgres(path, settings, args.gb_runs, duck)
+    if "spark" in engines:
+        run_spark(path, settings, args.gb_runs, duck, args.master)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.2f} (2 cores)")
+
+
+if __name__ == "__main__":
+    main()
