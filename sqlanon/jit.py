@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -51,7 +52,33 @@ def cache_dir(env: Mapping[str, str], dirs=KERNEL_DIRS, can_write: Callable[[str
     if env.get("NUMBA_CACHE_DIR") or all(can_write(os.path.join(d, "__pycache__")) for d in dirs):
         return None
     uid = os.getuid() if hasattr(os, "getuid") else os.getpid()
-    return os.path.join(tempfile.gettempdir(), f"sqlanon-numba-{uid}")
+    return private_dir(os.path.join(tempfile.gettempdir(), f"sqlanon-numba-{uid}"))
+
+
+def private_dir(path: str) -> str:
+    """``path`` when it is (or is made) a directory of this user's only, not a link, writable by
+    no one else; else a fresh private directory beside it: numba's cache files are pickles, so a
+    cache another user could write into must not be loaded.
+
+    >>> import stat, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> private_dir(os.path.join(d, "c")) == os.path.join(d, "c")
+    True
+    >>> os.chmod(os.path.join(d, "c"), 0o777)
+    >>> private_dir(os.path.join(d, "c")) != os.path.join(d, "c")
+    True
+    """
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return tempfile.mkdtemp(prefix=os.path.basename(path) + "-")
+    info = os.lstat(path)
+    uid = os.getuid() if hasattr(os, "getuid") else info.st_uid
+    if stat.S_ISDIR(info.st_mode) and info.st_uid == uid and not info.st_mode & 0o022:
+        return path
+    return tempfile.mkdtemp(prefix=os.path.basename(path) + "-", dir=os.path.dirname(path))
 
 
 os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")

@@ -447,8 +447,11 @@ def run(ctx: SearchContext) -> Plan:
     stats = ctx.stats
     bounds = ctx.bounds
     weights = ctx.weights
+    # the lattice seed's in-process cap: the run's (a lightning seed over a set above the genetic
+    # cap still goes in-process, as lightning alone would)
+    seed_cap = stats.local_rows
     if options.get("local_rows") is not None:
-        stats.local_rows = opts["local_rows"]  # the frequency set's in-process cap (0: SQL only), the seed's too
+        stats.local_rows = seed_cap = opts["local_rows"]  # the frequency set's in-process cap (0: SQL only), the seed's too
     else:
         stats.local_rows = min(int(stats.local_rows), LOCAL_ROWS)  # candidates group the whole set: the lower cap
     layout = Layout.build(ctx.qis, ctx.hierarchies, stats.column_freqs, numeric=opts["numeric"],
@@ -470,7 +473,11 @@ def run(ctx: SearchContext) -> Plan:
         seed_started = limits.now()
         ga.level_parts = level_parts(layout, ctx.hierarchies, bounds)
         if opts.get("seed_lattice", True):
-            ga.seeds = lattice_seed(ctx, layout, name, limits, opts.get("lightning_batch"))
+            genetic_cap, stats.local_rows = stats.local_rows, seed_cap
+            try:
+                ga.seeds = lattice_seed(ctx, layout, name, limits, opts.get("lightning_batch"))
+            finally:
+                stats.local_rows = genetic_cap
         #: the seed's search time (lightning's share of the limit): not the genetic search's own
         ga.seed_seconds = limits.now() - seed_started
         best = ga.run()

@@ -115,3 +115,19 @@ def test_a_batch_is_released_like_a_release_of_a_cut(tmp_path):
     union.update(Counter(tuple(r[q] for q in qis) for r in released))
     assert min(union.values()) >= 5 and batch.extra["incremental"]["lineage_meets_k"]
     duckdb.connect().close()
+
+
+def test_the_genetic_cap_does_not_send_the_lightning_seed_to_sql(tmp_path, monkeypatch):
+    """Under auto the genetic search lowers the in-process cap for its candidates only: lightning's
+    seed over a set above the genetic cap still goes in-process, as lightning alone does."""
+    from sqlanon.run.api import anonymize
+    from sqlanon.search.genetic import planner
+
+    data, qi, qis, _ = wide_table(tmp_path, n_qi=12, n_rows=400, seed=5)
+    monkeypatch.setattr(planner, "LOCAL_ROWS", 10)  # below the set's distinct tuples
+    opts = dict(keep_others=True, input=data, qi=qi, k=5, max_suppression=0.05, metric="loss", dry_run=True)
+    alone = anonymize(search="lightning", search_options={"step_limit": 200}, **opts)
+    auto = anonymize(search="auto", search_options={"step_limit": 400}, **opts)
+    assert alone.nodes_local and alone.local_route.startswith("in-process"), alone.local_route
+    assert auto.extra["search_auto"]["runs"][0]["search"] == "lightning"
+    assert auto.nodes_local, auto.local_route  # the seed's node checks in-process
