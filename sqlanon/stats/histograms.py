@@ -71,10 +71,18 @@ def accepts(stats, nodes, ok: exp.Expr, metric, extra_finals=()) -> bool:
         return False
     if not all(isinstance(n, tuple) for n in nodes) or any(lv != 0 for lv in stats.base.levels):
         return False
-    if stats.base.rows * (len(stats.qis) + len(stats.sensitive_domain)) > HIST_CELLS:
+    cells = stats.base.rows * (len(stats.qis) + len(stats.sensitive_domain))
+    if cells > HIST_CELLS or stats.base.rows > int(stats.local_rows):
+        return False
+    need, room = 8 * cells * (1 + KEPT_ROWS), local.sets.budget(stats)  # int64 cells, the set and its kept roll-ups
+    if need > room:
         return False
     got = _compiled(stats, ok, metric, extra_finals)
-    return got is not None and histogram_set(stats) is not None
+    if got is None or histogram_set(stats) is None:
+        return False
+    # the report's local_route (the compiled kernels' own route is never asked with a sensitive need)
+    stats.memory.local.route = (stats.base, int(stats.local_rows), True, f"in-process (histograms): {stats.base.rows:,} tuples x {len(stats.sensitive_domain):,} sensitive values need at most {need / 2**20:,.1f} MiB of a {room / 2**20:,.1f} MiB budget")
+    return True
 
 
 def _compiled(stats, ok: exp.Expr, metric, extra_finals):

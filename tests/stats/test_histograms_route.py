@@ -119,6 +119,14 @@ def test_refused_needs_go_to_sql(tmp_path, monkeypatch):
         assert histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())
         # an ok the evaluator does not know (a string comparison)
         assert not histograms.accepts(stats, nodes, exp.EQ(this=col("cnt"), expression=exp.Literal.string("x")), METRICS["precision"]())
+        stats.local_rows = stats.base.rows - 1  # a user's row cap below the set
+        assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())
+        stats.local_rows = stats.base.rows
+        assert histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())
+        assert (stats.memory.local.route[3] or "").startswith("in-process (histograms)")  # the report's local_route
+        stats.memory.local.budget = 1  # a memory budget the histograms do not fit
+        assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())
+        stats.memory.local.budget = None
         stats.local_rows = 0
         assert not histograms.accepts(stats, nodes, req.predicate(), METRICS["precision"]())
     finally:
