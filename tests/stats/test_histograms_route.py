@@ -49,6 +49,16 @@ def model(name: str, rng: random.Random, tree):
     return TCloseness(rng.choice([0.1, 0.2, 0.35]), name)
 
 
+def model_stats(engine, case, req, tree, name: str) -> Statistics:
+    """The case's prepared Statistics for ``req`` (the sensitive hierarchy for hierarchical t), bound to it."""
+    hs = [Hierarchy(attribute=q, rows=[list(r) for r in h]) for q, h in zip(case.qis, case.hier_rows)]
+    extras = {"sensitive_hierarchy": Hierarchy(attribute="disease", rows=tree)} if name == "hierarchical" else {}
+    stats = Statistics(engine, Source.open(case.path), case.qis, hs, sensitive=case.sensitive, needs=req.needs, keep_sets=4, **extras)
+    stats.prepare()
+    req.bind(stats)
+    return stats
+
+
 def python_verdicts(case, req, node) -> tuple[list[tuple], int]:
     """Per class (by its generalized key, sorted) the twin's verdict, and the rows it suppresses."""
     groups = brute.group(case, node)
@@ -68,11 +78,7 @@ def test_every_node_equals_sql_and_the_python_twin(name, seed, tmp_path, monkeyp
     req = Requirement([KAnonymity(rng.randint(1, 4)), model(name, rng, tree)])
     engine = connect(threads=1)
     try:
-        hs = [Hierarchy(attribute=q, rows=[list(r) for r in h]) for q, h in zip(case.qis, case.hier_rows)]
-        extras = {"sensitive_hierarchy": Hierarchy(attribute="disease", rows=tree)} if name == "hierarchical" else {}
-        stats = Statistics(engine, Source.open(case.path), case.qis, hs, sensitive=case.sensitive, needs=req.needs, keep_sets=4, **extras)
-        stats.prepare()
-        req.bind(stats)
+        stats = model_stats(engine, case, req, tree, name)
         req.budget = rng.randint(0, case.n // 4)
         ok, metric = req.predicate(), METRICS["precision"]()
         finals = [("x_bad", exp.Sum(this=exp.If(this=col("ok"), true=exp.Literal.number(0), false=exp.Literal.number(1))))]
@@ -178,11 +184,7 @@ def test_numpy_and_compiled_rollups_give_the_same_node_stats(name, tmp_path, mon
         monkeypatch.setattr(histograms, "COMPILED", compiled)
         engine = connect(threads=1)
         try:
-            hs = [Hierarchy(attribute=q, rows=[list(r) for r in h]) for q, h in zip(case.qis, case.hier_rows)]
-            extras = {"sensitive_hierarchy": Hierarchy(attribute="disease", rows=tree)} if name == "hierarchical" else {}
-            stats = Statistics(engine, Source.open(case.path), case.qis, hs, sensitive=case.sensitive, needs=req.needs, keep_sets=4, **extras)
-            stats.prepare()
-            req.bind(stats)
+            stats = model_stats(engine, case, req, tree, name)
             req.budget = 3
             metric = METRICS["precision"]()
             finals = [("x_metric", exp.Sum(this=col("cnt")))]
