@@ -10,12 +10,21 @@ a few of its values (at most :data:`~sqlanon.release.linked.NEAR_SHARE`) is repo
 The hierarchy (:func:`linked_proposal`, for codes and categories; dates and numbers keep theirs):
 the candidate levels are the linked columns and, for codes, the masked prefixes (``012**``); the
 levels are the longest chain of them each a function of the one before with fewer values
-(preferring chains through more linked columns), e.g. ``zip -> 012** -> state -> *``. The
+(preferring chains through more linked columns), e.g. ``zip -> 012** -> state -> *``. Two linked
+columns neither of which follows the other (a city name found in two states) also give the pair as a
+candidate level (``city, state``: ``Springfield, IL``), which the coarser one follows, so the chain
+can keep both: ``zip -> city, state -> state -> *`` (:func:`pairs`). The
 rows (one per distinct QI value) are read by SQL over the whole table and written as a hierarchy
 file beside the policy.
 
 >>> chain({"city": ["a", "b", "c", "c"], "state": ["X", "X", "Y", "Y"], "zip3": ["01*", "02*", "02*", "02*"]}, {"city", "state"})
 ['city', 'state']
+>>> levels = {"city": ["Springfield", "Springfield", "Springfield", "Oakton", "Elm"],
+...           "state": ["IL", "IL", "MA", "MA", "MA"]}
+>>> pairs(levels, ["city", "state"])["city, state"][1:4]
+['Springfield, IL', 'Springfield, MA', 'Oakton, MA']
+>>> chain({**levels, **pairs(levels, ["city", "state"])}, {"city", "state", "city, state"})
+['city, state', 'state']
 """
 
 from __future__ import annotations
@@ -65,6 +74,17 @@ def _masks(qi: str, leaves: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def pairs(levels: dict[str, list[str]], columns: list[str]) -> dict[str, list[str]]:
+    """The pair of two linked ``columns`` as a candidate level (``"city, state"``), where neither
+    column follows the other: each then follows the pair, which keeps the chain through both."""
+    out = {}
+    for i, a in enumerate(columns):
+        for b in columns[i + 1:]:
+            if not _follows(levels[a], levels[b]) and not _follows(levels[b], levels[a]):
+                out[f"{a}, {b}"] = [f"{x}, {y}" for x, y in zip(levels[a], levels[b])]
+    return out
+
+
 def _follows(a: list[str], b: list[str]) -> bool:
     seen: dict[str, str] = {}
     return all(seen.setdefault(x, y) == y for x, y in zip(a, b))
@@ -72,15 +92,16 @@ def _follows(a: list[str], b: list[str]) -> bool:
 
 def chain(levels: dict[str, list[str]], linked: set[str]) -> list[str]:
     """The longest chain of candidate ``levels`` (values per leaf), each a function of the one
-    before with fewer values, preferring chains through more ``linked`` columns."""
+    before with fewer values, preferring chains through more ``linked`` columns, then longer ones,
+    then the one whose last level has fewer values (the steps to ``*`` more even)."""
     sizes = {n: len(set(v)) for n, v in levels.items()}
     names = sorted((n for n in levels if sizes[n] >= 2), key=lambda n: (-sizes[n], n))
-    best: dict[str, tuple[int, int, list[str]]] = {}
+    best: dict[str, tuple[int, int, int, list[str]]] = {}
     for n in reversed(names):
         options = [best[m] for m in names if sizes[m] < sizes[n] and m in best and _follows(levels[n], levels[m])]
-        top = max(options, key=lambda o: (o[0], o[1]), default=(0, 0, []))
-        best[n] = (top[0] + (n in linked), top[1] + 1, [n, *top[2]])
-    return max(best.values(), key=lambda o: (o[0], o[1]))[2] if best else []
+        top = max(options, key=lambda o: o[:3], default=(0, 0, -sizes[n], []))
+        best[n] = (top[0] + (n in linked), top[1] + 1, top[2], [n, *top[3]])
+    return max(best.values(), key=lambda o: o[:3])[3] if best else []
 
 
 def leaf_rows(engine, source, qi: str, columns: list[str]) -> list[tuple]:
@@ -102,10 +123,12 @@ def linked_proposal(engine, source, qi: ColumnStats, base: Proposal, columns: li
     if len(set(leaves)) != len(leaves):
         return base
     levels = {c: [MISSING if r[j + 1] is None else str(r[j + 1]) for r in found] for j, c in enumerate(columns)}
+    together = pairs(levels, columns)
+    levels.update(together)
     if base.kind == "mask":
         levels.update(_masks(qi.name, leaves))
-    picked = [n for n in chain(levels, set(columns)) if len(set(levels[n])) < len(leaves)]
-    if not any(n in columns for n in picked):
+    picked = [n for n in chain(levels, {*columns, *together}) if len(set(levels[n])) < len(leaves)]
+    if not any(n in columns or n in together for n in picked):
         return base
     rows = sorted([leaf, *[levels[n][i] for n in picked], "*"] for i, leaf in enumerate(leaves))
     shown = " -> ".join([qi.name, *[f"{n} ({len(set(levels[n])):,} values)" for n in picked], "*"])

@@ -88,3 +88,27 @@ def test_warehouse_goal_at_200k_rows(tmp_path, k):
     assert at_root(report) == [], report["transformation"]
     assert report["transformation"]["dob"] <= 3  # age:DAY,5,10,20: level 3 is the 10-year bands
     assert classes_under_k(db, f"{warehouse_table.TABLE}_k{k}", [*report["transformation"], "city", "state"], k) == 0
+
+
+def test_city_names_in_two_states_keep_the_state_level(tmp_path):
+    """One zip whose state breaks the zip-prefix blocks (00501 in NY, amid the AL zips) and city names
+    found in two states: neither city nor state nor any prefix follows the other all the way, so the
+    profile's chain goes through the pair ``city, state``, which ``state`` follows; before, it was
+    ``zip -> city -> *`` and the state was lost with the city. The release stays k-anonymous over the
+    QIs and both linked columns."""
+    db = str(tmp_path / "w.duckdb")
+    with duckdb.connect(db) as con:
+        warehouse_table.build(con, 20_000)
+        con.execute(f"INSERT INTO {warehouse_table.TABLE} SELECT * REPLACE ('00501' AS zip, 'Holtsville' AS city, 'NY' AS state) "
+                    f"FROM {warehouse_table.TABLE} WHERE zip IS NOT NULL LIMIT 30")
+        repeated = con.execute(f"SELECT count(*) FROM (SELECT city FROM {warehouse_table.TABLE} GROUP BY city HAVING count(DISTINCT state) > 1)").fetchone()[0]
+    assert repeated > 0  # the premise: some city names repeat across states
+    policy = str(tmp_path / "policy.yaml")
+    out = runner.invoke(app, ["profile", "--input", db, "--table", warehouse_table.TABLE, "--write-policy", policy, "-q"])
+    assert out.exit_code == 0, out.output
+    zip_line = next(line for line in open(policy, encoding="utf-8") if line.startswith("  zip:"))
+    assert "zip -> city, state (" in zip_line and ") -> state (" in zip_line, zip_line
+    rows = {line.split(";")[0]: line.rstrip("\n").split(";") for line in open(tmp_path / "policy.zip.csv", encoding="utf-8")}
+    assert rows["00501"] == ["00501", "Holtsville, NY", "NY", "*"]
+    report = anonymized(policy)
+    assert classes_under_k(db, f"{warehouse_table.TABLE}_k5", [*report["transformation"], "city", "state"], 5) == 0
