@@ -388,8 +388,17 @@ def objective_name(ctx, options: dict) -> str:
     return str(name)
 
 
+def same_value(a: float, b: float) -> bool:
+    """Whether two metric values are the same but for rounding (relative 1e-9).
+
+    >>> same_value(0.18917378917378916, 0.18917378917378910), same_value(0.1891, 0.1892)
+    (True, False)
+    """
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
 def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
-    """The seed's full-domain plan when it beats the genetic search's best solution (or that one
+    """The seed's full-domain plan when it beats or ties the genetic search's best solution (or that one
     does not release): a flexible cut cannot always release the seed's partition (a numeric QI's
     bands whose edges are no potential end points, ``max_endpoints``), so the population's best
     can be worse than the seed it started from. Compared only where both values have one
@@ -398,11 +407,15 @@ def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
     result = ctx.genetic_seed_result
     if result is None or not (name in SHARE_METRICS or not any(c.numeric for c in layout.coders)):
         return None
-    if agg["feasible"] and (float(agg["value"]) < float(result.value) or float(agg["value"]) == float(result.value) and not auto_runs(ctx)):
-        return None  # under auto, a tie is lightning's answer: the genetic search found nothing better
+    tie = agg["feasible"] and same_value(float(agg["value"]), float(result.value))
+    if agg["feasible"] and not tie and float(agg["value"]) < float(result.value):
+        return None
+    # a tie is the seed's: the genetic search found nothing better, and a full-domain node is the
+    # simpler release (levels, not value lists). Within a rounding error: the two values are sums
+    # taken in different orders (in-process or in SQL), so their last bits differ from run to run
     info = ctx.genetic_seed
     ctx.progress(f"genetic: {info['search']}'s seed node ({name} {result.value:.4f}) is "
-                 + ("as good as" if agg["feasible"] and float(agg["value"]) == float(result.value) else "better than")
+                 + ("as good as" if tie else "better than")
                  + " the best cut found" + (f" ({float(agg['value']):.4f})" if agg["feasible"] else " (which does not release)") + "; it is the answer")
     seconds = ga.seconds
     extra = {
@@ -410,6 +423,10 @@ def seed_plan(ctx, layout, name: str, agg: dict, ga, ev) -> Plan | None:
         "evaluations": ev.evaluations, "seed_seconds": round(ga.seed_seconds, 3),
         "evaluations_per_second": round(ev.evaluations / (seconds - ga.seed_seconds), 1) if seconds > ga.seed_seconds else None,
         "iterations": ga.iterations_done, "search_seconds": round(seconds, 3), "stopped_by": ga.limits.stopped_by,
+        # the genetic search that ran, as its own answer reports it
+        "local_evaluations": ev.gstats.local_evaluations, "unique_solutions": len(ga.unique),
+        "population": ga.opts["population"], "mutation_rate": ga.opts["mutation_rate"], "seed": ga.opts["seed"],
+        "time_limit": ga.opts["time_limit"],
     }
     search = "genetic"
     if auto_runs(ctx):
