@@ -7,6 +7,11 @@ both). Both evaluate frequency sets of the same fetched base set in-process (lig
 levels, the genetic search a flexible cut's intervals).
 
     .venv/bin/python bench/wide_rates.py --steps 3000 --repeat 2 [--sup 1.0] [--out bench/results/wide_rates_s51.txt]
+
+On a loaded machine the wall rates move with the load; the CPU columns (the anonymize call's
+process CPU seconds, set-up included, the same for both) move much less. ``--ab OLD_TREE`` runs
+the genetic search of OLD_TREE's sqlanon against this tree's instead (alternated, same steps):
+the ratio is new / old evaluations per CPU second.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ def main() -> None:
     ap.add_argument("--only", default=None)
     ap.add_argument("--folder", default=os.path.join(HERE, ".wide"))
     ap.add_argument("--out", default=None)
+    ap.add_argument("--ab", default=None, metavar="OLD_TREE", help="the genetic search of OLD_TREE against this tree's")
     args = ap.parse_args()
     sys.path.insert(0, HERE)
     import wide_table
@@ -64,21 +70,33 @@ def main() -> None:
 
     say(f"\n## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: bench/wide_rates.py --steps {args.steps} --repeat {args.repeat} --sup {args.sup}"
         f"  ({os.cpu_count()} cores, load1 {os.getloadavg()[0]:.1f}); k=5, ARX's Loss")
-    say(f"{'table':<6}{'pair':>5}{'lightning/s':>12}{'genetic/s':>11}{'ratio':>7}{'light. s':>9}{'gen. s':>8}{'load1':>7}")
     tree = os.path.dirname(HERE)
+    if args.ab:
+        say(f"genetic of {args.ab} (old) against {tree} (new), {args.steps} evaluations each")
+        say(f"{'table':<6}{'pair':>5}{'old/s':>9}{'new/s':>9}{'old cpu':>9}{'new cpu':>9}{'new/old per cpu s':>19}{'same loss':>10}{'load1':>7}")
+    else:
+        say(f"{'table':<6}{'pair':>5}{'lightning/s':>12}{'genetic/s':>11}{'ratio':>7}{'light. s':>9}{'gen. s':>8}{'light. cpu':>11}{'gen. cpu':>9}{'cpu ratio':>10}{'load1':>7}")
     for name, qis, wide, rows in TABLES:
         if args.only and name != args.only:
             continue
         path = wide_table.write(os.path.join(args.folder, f"{name}.parquet"), rows, qis, wide)
         for pair in range(args.repeat):
             got = {}
-            for search in ("lightning", "genetic") if pair % 2 == 0 else ("genetic", "lightning"):
-                out = subprocess.run([sys.executable, "-c", CHILD, tree, HERE, path, str(qis), str(wide), search, args.sup, str(args.steps)],
+            runs = [("old", args.ab, "genetic"), ("new", tree, "genetic")] if args.ab else [("lightning", tree, "lightning"), ("genetic", tree, "genetic")]
+            for label, where, search in runs if pair % 2 == 0 else runs[::-1]:
+                out = subprocess.run([sys.executable, "-c", CHILD, where, HERE, path, str(qis), str(wide), search, args.sup, str(args.steps)],
                                      capture_output=True, text=True, check=True)
-                got[search] = json.loads(out.stdout.strip().splitlines()[-1])
+                got[label] = json.loads(out.stdout.strip().splitlines()[-1])
+            if args.ab:
+                old, new = got["old"], got["new"]
+                per_cpu = (new["evaluations"] / new["cpu"]) / (old["evaluations"] / old["cpu"])
+                say(f"{name:<6}{pair + 1:>5}{old['rate']:>9.1f}{new['rate']:>9.1f}{old['cpu']:>9.2f}{new['cpu']:>9.2f}{per_cpu:>19.2f}"
+                    f"{str(old['loss'] == new['loss']):>10}{os.getloadavg()[0]:>7.1f}")
+                continue
             light, gen = got["lightning"], got["genetic"]
+            cpu_ratio = (gen["evaluations"] / gen["cpu"]) / (light["evaluations"] / light["cpu"])
             say(f"{name:<6}{pair + 1:>5}{light['rate']:>12.1f}{gen['rate']:>11.1f}{gen['rate'] / light['rate']:>7.2f}"
-                f"{light['seconds']:>9.2f}{gen['seconds']:>8.2f}{os.getloadavg()[0]:>7.1f}")
+                f"{light['seconds']:>9.2f}{gen['seconds']:>8.2f}{light['cpu']:>11.2f}{gen['cpu']:>9.2f}{cpu_ratio:>10.2f}{os.getloadavg()[0]:>7.1f}")
     if args.out:
         with open(args.out, "a") as fh:
             fh.write("\n".join(lines) + "\n")

@@ -128,7 +128,8 @@ class LocalFitness:
     As the SQL statement does, the kernel reads one code per **block** of QIs (``blocks``, the
     statement's: their leaf codes in mixed radix, computed once) through a per-candidate block
     list (:func:`block_list`): 12 lookups a row instead of 24 on
-    w24. Per-column LM figures need a sum per QI, so those batches read the QIs one by one."""
+    w24. Per-column LM figures (the share metrics' and the final scoring's) need a sum per QI: those
+    batches are grouped by blocks too, and each class's losses read at its first row's leaf codes."""
 
     def __init__(self, fetched: stats_local.LocalSet, k: int, blocks: Sequence[Sequence[int]], block_mult: Sequence[int], threads: int = 1) -> None:
         # rows in leaf-code order, not the engine's (a parallel GROUP BY returns them in any
@@ -198,8 +199,10 @@ class LocalFitness:
         """``names`` are the SQL path's result columns; with ``lm_within`` (the SQL path would
         decode), ``lm_sup`` is None for the candidates suppressing more than it."""
         if per_column:
+            # grouped by blocks as below; the per-QI losses read at each class's first row's leaf codes
             losses = [cd["leaf_loss"] for cd in candidates] if lm else None
-            summary, sums = stats_local.threshold_many(self.fetched, [cd["codes"] for cd in candidates], self.k, losses, self.threads)
+            maps = [self._block_maps(cd, False)[0] for cd in candidates]
+            summary, sums = stats_local.threshold_many(self.by_block, maps, self.k, losses, self.threads, loss_codes=self.fetched.codes)
         else:
             lists = [self._block_maps(cd, lm) for cd in candidates]
             summary, sums = stats_local.threshold_many(self.by_block, [m for m, _ in lists], self.k, [l for _, l in lists] if lm else None, self.threads)

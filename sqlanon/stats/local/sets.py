@@ -379,11 +379,13 @@ class Grouped(NamedTuple):
 class Threshold(NamedTuple):
     """What :func:`threshold_many`'s kernel summarizes under (unpacked in this order at the jit
     boundary): the class-size threshold ``k``, and per candidate and QI a value per leaf code
-    (``loss_flat`` at ``loss_off[j, i]``; ``loss_off`` has no rows when no losses are asked)."""
+    (``loss_flat`` at ``loss_off[j, i]``; ``loss_off`` has no rows when no losses are asked), read
+    at the rows' leaf codes ``loss_codes`` (rows x QIs)."""
 
     k: int
     loss_flat: np.ndarray
     loss_off: np.ndarray
+    loss_codes: np.ndarray
 
 
 class Summaries(NamedTuple):
@@ -483,25 +485,33 @@ def leaf_keys(stats, codes: np.ndarray) -> np.ndarray:
 
 
 def threshold_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]], k: int, losses: Sequence[Sequence[np.ndarray]] | None = None,
-                   threads: int | None = None) -> Summaries:
+                   threads: int | None = None, loss_codes: np.ndarray | None = None) -> Summaries:
     """:func:`group_many` summarized under a class-size threshold ``k`` (no per-row arrays come
     back): per candidate ``[classes, smallest class, suppressed rows, classes under k]`` (int64)
     and, with ``losses`` (per candidate, per QI a value per leaf code), per QI the sum over the
     classes under ``k`` of their rows times their value (float64; zeros without ``losses``). The
-    genetic search's batches (:mod:`sqlanon.search.genetic.local`)."""
+    genetic search's batches (:mod:`sqlanon.search.genetic.local`). ``loss_codes`` (rows x QIs,
+    the rows of ``local`` in its order) are the leaf codes the losses are read at when
+    ``local``'s columns are blocks of QIs rather than the QIs (default: ``local.codes``)."""
     b, q = len(candidates), local.codes.shape[1]
-    out = Summaries(np.zeros((b, 4), dtype=np.int64), np.zeros((b, q), dtype=np.float64))
+    loss_codes = local.codes if loss_codes is None else np.ascontiguousarray(loss_codes)
+    if loss_codes.shape[0] != local.rows:
+        raise ValueError(f"loss_codes have {loss_codes.shape[0]} rows, the set {local.rows}")
+    q_loss = loss_codes.shape[1]
+    out = Summaries(np.zeros((b, 4), dtype=np.int64), np.zeros((b, q_loss), dtype=np.float64))
     if not b:
         return out
     if any(len(maps) != q for maps in candidates):
         raise ValueError(f"candidates need {q} maps each")
     maps = _threshold_maps(candidates, q)
-    loss_flat, loss_off = np.zeros(1, dtype=np.float64), np.zeros((0, q), dtype=np.int64)
+    loss_flat, loss_off = np.zeros(1, dtype=np.float64), np.zeros((0, q_loss), dtype=np.int64)
     if losses is not None:
+        if any(len(per) != q_loss for per in losses):
+            raise ValueError(f"losses need {q_loss} value lists per candidate")
         values = [np.asarray(v, dtype=np.float64) for per in losses for v in per]
         loss_flat = np.concatenate(values)
-        loss_off = np.concatenate([[0], np.cumsum([len(v) for v in values[:-1]])]).astype(np.int64).reshape(b, q)
-    under = Threshold(int(k), loss_flat, loss_off)
+        loss_off = np.concatenate([[0], np.cumsum([len(v) for v in values[:-1]])]).astype(np.int64).reshape(b, q_loss)
+    under = Threshold(int(k), loss_flat, loss_off, loss_codes)
     kern = base._kernels()
     pool.spread(b, local.rows * q, threads or os.cpu_count() or 1, lambda a, z: kern.threshold_many(local.codes, local.cnt, *maps, *under, a, z, *out))
     return out

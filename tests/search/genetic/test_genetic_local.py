@@ -227,3 +227,42 @@ def test_threshold_many_summarizes_group_many():
                 assert sums[c].tolist() == pytest.approx(want, rel=1e-12, abs=1e-12)
     summary, sums = stats_local.threshold_many(fetched, cands, 3)
     assert not sums.any() and summary[:, 0].min() >= 1
+
+
+def test_threshold_many_grouped_by_blocks_reads_losses_at_leaf_codes():
+    """Grouped by blocks of QIs in mixed radix (fewer lookups a row) with the per-QI losses read
+    at each class's first row's leaf codes (``loss_codes``): the same summaries and the same
+    per-QI sums, bit for bit, as grouping by the QIs themselves (the genetic search's per-column
+    batches, the share metrics', take the block path)."""
+    import numpy as np
+
+    from sqlanon.search.genetic.local import block_list
+    from sqlanon.stats import local as stats_local
+
+    rng = np.random.default_rng(11)
+    sizes = [5, 3, 40, 4, 6, 2]
+    blocks, strides = [[0, 1], [2], [3, 4, 5]], [1, 5, 1, 1, 4, 24]
+    codes = np.stack([rng.integers(0, s, 500) for s in sizes], axis=1).astype(np.int32)
+    fetched = stats_local.LocalSet(np.ascontiguousarray(codes), rng.integers(1, 4, 500).astype(np.int64))
+    by_block = np.stack([sum(codes[:, i].astype(np.int64) * strides[i] for i in b) for b in blocks], axis=1).astype(np.int32)
+    blocked = stats_local.LocalSet(np.ascontiguousarray(by_block), fetched.cnt)
+    cands = [[np.arange(s) // int(rng.integers(1, s + 1)) for s in sizes] for _ in range(7)]
+    losses = [[rng.random(s) for s in sizes] for _ in cands]
+    groups = [[int(m.max()) + 1 for m in c] for c in cands]
+    block_maps = []
+    for c, g in zip(cands, groups):
+        maps = []
+        for b in blocks:
+            radix, m = [], 1
+            for i in b:
+                radix.append(m)
+                m *= g[i]
+            maps.append(block_list([c[i] for i in b], radix))
+        block_maps.append(maps)
+    for k in (2, 4, 9):
+        want = stats_local.threshold_many(fetched, cands, k, losses, 1)
+        got = stats_local.threshold_many(blocked, block_maps, k, losses, 2, loss_codes=fetched.codes)
+        assert got.summary.tolist() == want.summary.tolist() and got.sums.tolist() == want.sums.tolist()
+        assert want.sums.any()
+    with pytest.raises(ValueError, match="loss_codes have 3 rows"):
+        stats_local.threshold_many(blocked, block_maps, 2, losses, 1, loss_codes=fetched.codes[:3])
