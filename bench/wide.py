@@ -205,7 +205,7 @@ def rates(args, say) -> None:
     db, specs = build(args.folder, "w24", 24, 30_000)
     work = f"limit {args.limit} s" + (f" (genetic: {args.iterations} iterations, no limit)" if args.iterations else "")
     say(f"\nw24: 24 QIs, 30,000 rows, k=5, 5 % suppression, {work}; machine load before: {os.getloadavg()[0]:.1f} (cores: {os.cpu_count()})")
-    say(f"{'search':<11}{'path':<12}{'load':<6}{'evals':>7}{'evals/s':>9}{'loss':>9}{'metric':>9}{'stmts':>7}{'stmts/eval':>11}{'seconds':>9}{'cpu s':>7}{'cpu ms/eval':>12}{'load1':>7}")
+    say(f"{'search':<16}{'path':<12}{'load':<6}{'evals':>7}{'evals/s':>9}{'loss':>9}{'metric':>9}{'stmts':>7}{'stmts/eval':>11}{'seconds':>9}{'cpu s':>7}{'cpu ms/eval':>12}{'load1':>7}")
     got = {}
     for load in args.loads.split(","):
         child = None
@@ -329,7 +329,7 @@ def wide_table_runs(args, say) -> None:
     import wide_table
 
     tree = os.path.dirname(HERE)
-    say(f"{'table':<6}{'search':<11}{'limit':>6}{'max_sup':>8}{'loss':>9}{'seed loss':>10}{'suppr.':>8}{'evals':>8}{'evals/s':>9}{'search s':>9}{'seconds':>8}{'RSS MB':>8}{'seed s':>7}  answer from  (stopped; load1)")
+    say(f"{'table':<6}{'search':<16}{'limit':>6}{'max_sup':>8}{'loss':>9}{'seed loss':>10}{'suppr.':>8}{'evals':>8}{'evals/s':>9}{'search s':>9}{'seconds':>8}{'RSS MB':>8}{'seed s':>7}  answer from  (stopped; load1)")
     for name, n_qi, n_wide, rows in WIDE_TABLES:
         if args.only and name != args.only:
             continue
@@ -341,10 +341,10 @@ def wide_table_runs(args, say) -> None:
                                          capture_output=True, text=True, check=True)
                     r = json.loads(out.stdout.strip().splitlines()[-1])
                     if "error" in r:
-                        say(f"{name:<6}{search:<11}{limit:>6.0f}{sup:>8}  error after {r['seconds']} s: {r['error']}")
+                        say(f"{name:<6}{search:<16}{limit:>6.0f}{sup:>8}  error after {r['seconds']} s: {r['error']}")
                         continue
                     seed = f"{r['seed']:.4f}" if r.get("seed") is not None else "-"
-                    say(f"{name:<6}{search:<11}{limit:>6.0f}{sup:>8}{r['loss']:>9.4f}{seed:>10}{r['suppressed']:>8}{r['evaluations']:>8}{(r['evals_per_s'] or 0):>9.1f}"
+                    say(f"{name:<6}{search:<16}{limit:>6.0f}{sup:>8}{r['loss']:>9.4f}{seed:>10}{r['suppressed']:>8}{r['evaluations']:>8}{(r['evals_per_s'] or 0):>9.1f}"
                         f"{(r['search_seconds'] or 0):>9.1f}{r['seconds']:>8}{r['rss_mb']:>8}{(r.get('seed_s') or 0):>7.1f}  {r['answer_from']:<12} ({r['stopped_by']}; {os.getloadavg()[0]:.1f})")
 
 

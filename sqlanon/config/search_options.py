@@ -16,7 +16,7 @@ sqlanon.errors.ConfigError: unknown search option 'iteratons' for search genetic
 >>> parse_search_options("optimal", {"iterations": 5})
 Traceback (most recent call last):
 ...
-sqlanon.errors.ConfigError: search option 'iterations' is read by search genetic, not by optimal; optimal reads: batch, local_rows, lookahead_threads, numeric, probes, step_limit, time_limit
+sqlanon.errors.ConfigError: search option 'iterations' is read by search genetic, lattice-genetic, not by optimal; optimal reads: batch, local_rows, lookahead_threads, numeric, probes, step_limit, time_limit
 
 Each search declares its model in its own folder (``sqlanon/search/<name>/spec.py``), named by
 the registry (:data:`sqlanon.search.registry.SEARCHES`). The defaults declared there are the

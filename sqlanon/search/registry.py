@@ -10,7 +10,7 @@ and privacy models it honours, lightning then the genetic search seeded from lig
 node (:func:`sqlanon.search.choose.choose_search`, :func:`sqlanon.search.genetic.spec.genetic_options`).
 
 >>> sorted(SEARCHES)
-['auto', 'bottom-up', 'genetic', 'incognito', 'lightning', 'optimal', 'samarati', 'top-down']
+['auto', 'bottom-up', 'genetic', 'incognito', 'lattice-genetic', 'lightning', 'optimal', 'samarati', 'top-down']
 >>> resolve_auto(12), resolve_auto(10**6)
 ('optimal', 'lightning')
 """
@@ -22,6 +22,7 @@ from pydantic import ConfigDict, Field
 from sqlanon.search.bottom_up.spec import BOTTOM_UP
 from sqlanon.search.genetic.spec import GENETIC
 from sqlanon.search.lattice.spec import INCOGNITO, OPTIMAL, SAMARATI
+from sqlanon.search.lattice_genetic.spec import LATTICE_GENETIC
 from sqlanon.search.lightning.spec import LIGHTNING, LightningOptions
 from sqlanon.search.spec import SearchSpec
 from sqlanon.search.top_down.spec import TOP_DOWN
@@ -55,6 +56,7 @@ SEARCHES: dict[str, SearchSpec] = {
     "top-down": TOP_DOWN,
     "genetic": GENETIC,
     "lightning": LIGHTNING,
+    "lattice-genetic": LATTICE_GENETIC,
     "auto": AUTO,
 }
 

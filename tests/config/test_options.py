@@ -107,7 +107,7 @@ def test_policy_search_options_are_checked(small):
 def test_api_search_options_are_checked(small):
     with pytest.raises(ConfigError, match="'seed'.*search genetic"):
         sqlanon.anonymize(keep_others=True, input=small["data"], qi={"zip": "mask"}, k=2, search="genetic", metric="lm", search_options={"seed": "abc"}, dry_run=True)
-    with pytest.raises(ConfigError, match="read by search genetic, not by optimal"):
+    with pytest.raises(ConfigError, match="read by search genetic, lattice-genetic, not by optimal"):
         sqlanon.anonymize(keep_others=True, input=small["data"], qi={"zip": "mask"}, k=2, search_options={"iterations": 3}, dry_run=True)
 
 

@@ -106,3 +106,8 @@ LAZY  # the kernels the load leaves to their first call: read by tests/stats/tes
 
 # the generator as one array (the pipeline draws generate_blocks block by block; tests, bench/generation.py and the Python API use it)
 generate  # unused function (sqlanon/generation/generator.py:80)
+elite  # unused variable (sqlanon/search/lattice_genetic/spec.py): LatticeGeneticOptions' field, read as opts['elite'] by lattice_genetic.planner
+production  # unused variable (sqlanon/search/lattice_genetic/spec.py): read as opts['production'] by LatticeGenetic.parents
+mutation  # unused variable (sqlanon/search/lattice_genetic/spec.py): read as opts['mutation'] by LatticeGenetic.mutant
+immigration  # unused variable (sqlanon/search/lattice_genetic/spec.py): read as opts['immigration'] by LatticeGenetic.immigrate
+immigration_interval  # unused variable (sqlanon/search/lattice_genetic/spec.py): read as opts['immigration_interval'] by LatticeGenetic.run

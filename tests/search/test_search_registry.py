@@ -16,7 +16,7 @@ from sqlanon.search.choose import refuse_unhonoured
 from sqlanon.search.registry import SEARCHES
 from sqlanon.search.spec import SearchSpec
 
-LATTICE = ("optimal", "samarati", "incognito", "lightning", "auto")
+LATTICE = ("optimal", "samarati", "incognito", "lightning", "lattice-genetic", "auto")
 #: model (its needs) -> the searches that honour it besides the lattice family
 HONOURED_BY = {
     "ranked": (),  # average re-identification risk: a window over the class table
@@ -51,7 +51,7 @@ def test_a_model_is_refused_by_the_searches_that_cannot_honour_it(aggregate):
             refuse_unhonoured(search, requirement)
             continue
         also = "".join(f" and the {s} search" for s in HONOURED_BY[aggregate] if s in ("bottom-up", "top-down", "genetic"))
-        with pytest.raises(ConfigError, match=rf"model-{aggregate} is computed by the lattice searches \(optimal, samarati, incognito, lightning, auto\){also}; search {search} cannot honour it"):
+        with pytest.raises(ConfigError, match=rf"model-{aggregate} is computed by the lattice searches \(optimal, samarati, incognito, lightning, lattice-genetic, auto\){also}; search {search} cannot honour it"):
             refuse_unhonoured(search, requirement)
 
 

@@ -201,7 +201,7 @@ def test_genetic_computes_estimated_k_map_and_recursive_cl(tmp_path):
         opts = dict(input=path, qi=_qi_specs(tmp_path, qis, hs), search="genetic", metric="lm", max_suppression=1.0,
                     search_options={"iterations": 10, "population": 6, "seed": 1}, dry_run=True, **options)
         assert sqlanon.anonymize(**opts).search == "genetic"
-    with pytest.raises(ConfigError, match=r"k-map is computed by the lattice searches \(optimal, samarati, incognito, lightning, auto\) and the genetic search; search bottom-up cannot honour it"):
+    with pytest.raises(ConfigError, match=r"k-map is computed by the lattice searches \(optimal, samarati, incognito, lightning, lattice-genetic, auto\) and the genetic search; search bottom-up cannot honour it"):
         sqlanon.anonymize(keep_others=True, input=path, qi=_qi_specs(tmp_path, qis, hs), search="bottom-up", k=2, k_map=3, population_size=10**6, dry_run=True)
 
 
