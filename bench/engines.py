@@ -12,6 +12,11 @@ ratio is against it. Spark is heavy on two cores: one run per case.
 
     python bench/engines.py                                  # both engines, 1M rows
     python bench/engines.py --engines postgres --rows 200000
+    python bench/engines.py --engines postgres --before     # + all-SQL with the PostgreSQL shapes off
+
+PostgreSQL's rows also give the server's CPU seconds of the run (every server process: the
+backend, parallel workers) against one GROUP BY's, and the client's: on a machine shared with
+other jobs, wall time moves with their load, CPU much less.
 """
 
 from __future__ import annotations
@@ -34,6 +39,49 @@ from postgres_engine import load_into_postgres  # noqa: E402
 
 PHASES = ("hierarchies", "base_scan", "search", "verify")
 PATHS = (("in-process", {}), ("all-SQL", {"local_rows": 0}))
+#: PostgreSQL only, ``--before``: the all-SQL run as it was before issue 43's PostgreSQL shapes,
+#: in the same run (a child process with them switched off: DuckDB's rule for one branch per node,
+#: the pair marginals by a GROUPING SETS statement over 100,000 base-set rows)
+BEFORE = (
+    "import sys, runpy; from sqlanon.dialect.postgres import PostgresDialect; from sqlanon.engine.postgres import PostgresEngine; "
+    "PostgresDialect.branch_rows = None; PostgresEngine.marginal_fetch_rows = None; "
+    "sys.argv = ['sqlanon', *sys.argv[1:]]; runpy.run_module('sqlanon', run_name='__main__')"
+)
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds of a PostgreSQL server so far: the postmaster's own and its reaped children's
+    (the backends of finished connections, parallel workers) from its ``/proc`` stat, plus its
+    live children's. Less moved by other jobs on a shared machine than wall time."""
+    def stat(p: int) -> list[str]:
+        with open(f"/proc/{p}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+
+    f = stat(pid)
+    total = sum(int(x) for x in f[11:15])
+    for child in os.listdir("/proc"):
+        if child.isdigit():
+            try:
+                c = stat(int(child))
+            except OSError:
+                continue
+            if int(c[1]) == pid:
+                total += int(c[11]) + int(c[12])
+    return total / TICK
+
+
+def postmaster(url: str) -> int | None:
+    """The server's postmaster pid (None where it cannot be read: not this machine's)."""
+    import psycopg
+
+    with psycopg.connect(url) as con:
+        data = con.execute("SHOW data_directory").fetchone()[0]
+    try:
+        with open(os.path.join(data, "postmaster.pid")) as f:
+            return int(f.readline())
+    except OSError:
+        return None
 
 
 def pg_group_by(url: str, runs: int) -> list[float]:
@@ -51,18 +99,19 @@ def pg_group_by(url: str, runs: int) -> list[float]:
     return out
 
 
-def line(engine: str, k: str, sup: str, path: str, seconds: float, gb: float, r: dict, duck: dict | None) -> str:
+def line(engine: str, k: str, sup: str, path: str, seconds: float, gb: float, r: dict, duck: dict | None, cpu: str = "") -> str:
     phases = r.get("timings") or {}
     same = "" if duck is None else ("yes" if r["transformation"] == duck["transformation"] and r["suppressed_rows"] == duck["suppressed_rows"]
                                     and abs(r["metric"]["value"] - duck["metric"]["value"]) < 1e-9 else "NO")
     route = (r.get("local_route") or "-").split(":")[0]
     return (f"{engine:>8} {k:>3} {sup:>5} {path:>10} {seconds:>7.1f} {seconds / gb:>6.1f}x {r['nodes_evaluated']:>5} {r.get('nodes_local') or 0:>5} "
-            f"{r['queries']:>5} " + " ".join(f"{phases.get(p, 0):>6.1f}" for p in PHASES) + f"  {route:<10} {same}")
+            f"{r['queries']:>5} " + " ".join(f"{phases.get(p, 0):>6.1f}" for p in PHASES) + f"  {route:<10} {same:<4} {cpu}")
 
 
-def header() -> str:
+def header(cpu: bool = False) -> str:
     return (f"{'engine':>8} {'k':>3} {'sup':>5} {'path':>10} {'seconds':>7} {'ratio':>7} {'nodes':>5} {'local':>5} {'stmts':>5} "
-            + " ".join(f"{p[:6]:>6}" for p in PHASES) + "  route      same as DuckDB")
+            + " ".join(f"{p[:6]:>6}" for p in PHASES) + "  route      same"
+            + ("  server CPU s (x GROUP BY's) + client CPU s; load" if cpu else ""))
 
 
 def as_dict(release) -> dict:
@@ -71,26 +120,39 @@ def as_dict(release) -> dict:
             "timings": release.timings, "local_route": release.local_route}
 
 
-def run_postgres(path: str, settings: list[tuple[str, str]], gb_runs: int, duck: dict) -> None:
+def run_postgres(path: str, settings: list[tuple[str, str]], gb_runs: int, duck: dict, before: bool) -> None:
     import pgserver
 
     server = pgserver.get_server(tempfile.mkdtemp(prefix="sqlanon_pg_"), cleanup_mode="stop")
     url = server.get_uri()
     try:
         rows, load_s = load_into_postgres(url, f"read_parquet('{path}')")
+        pid = postmaster(url)
+        c0 = server_cpu(pid) if pid else 0.0
         times = pg_group_by(url, gb_runs)
         gb = statistics.median(times)
-        print(f"\n## postgres: {rows:,} rows (loaded in {load_s:.1f} s, not counted); GROUP BY of the 9 QIs {gb:.2f} s ({'/'.join(f'{t:.2f}' for t in times)})", flush=True)
-        print(header())
+        time.sleep(0.5)  # the closed connection's backend reaped
+        gb_cpu = (server_cpu(pid) - c0) / (gb_runs + 1) if pid else 0.0
+        print(f"\n## postgres: {rows:,} rows (loaded in {load_s:.1f} s, not counted); GROUP BY of the 9 QIs {gb:.2f} s ({'/'.join(f'{t:.2f}' for t in times)}), "
+              f"{gb_cpu:.2f} server CPU-s each (its parallel workers' included); load average {os.getloadavg()[0]:.2f}", flush=True)
+        print(header(cpu=pid is not None))
         qi = []
         for c in COLUMNS:
             qi += ["--qi", f"{c}={os.path.join(ADULT, f'adult_hierarchy_{c}.csv')}"]
+        paths = [*PATHS, *((("before/SQL", {"local_rows": 0}),) if before else ())]
         for k, sup in settings:
-            for name, options in PATHS:
+            for name, options in paths:
                 opts = [x for key, v in options.items() for x in ("--option", f"{key}={v}")]
-                seconds, _, out = measured([sys.executable, "-m", "sqlanon", "anonymize", "--input", url, "--table", "adult", *qi, "--k", k,
-                                            "--max-suppression", sup, "--metric", "precision", "--search", "optimal", "--dry-run", "--json", "-q", *opts])
-                print(line("postgres", k, sup, name, seconds, gb, json.loads(out), duck[(k, sup)]), flush=True)
+                head = [sys.executable, "-c", BEFORE] if name.startswith("before") else [sys.executable, "-m", "sqlanon"]
+                c0, client = (server_cpu(pid) if pid else 0.0), []
+                seconds, _, out = measured([*head, "anonymize", "--input", url, "--table", "adult", *qi, "--k", k,
+                                            "--max-suppression", sup, "--metric", "precision", "--search", "optimal", "--dry-run", "--json", "-q", *opts], client)
+                cpu = ""
+                if pid:
+                    time.sleep(0.5)  # the finished run's backend reaped
+                    used = server_cpu(pid) - c0
+                    cpu = f"{used:6.1f} ({used / gb_cpu:4.1f}x) + {client[0]:5.1f}; {os.getloadavg()[0]:.1f}" if gb_cpu else f"{used:6.1f} + {client[0]:5.1f}"
+                print(line("postgres", k, sup, name, seconds, gb, json.loads(out), duck[(k, sup)], cpu), flush=True)
     finally:
         server.cleanup()
 
@@ -133,6 +195,7 @@ def main() -> None:
     ap.add_argument("--engines", default="postgres,spark")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--gb-runs", type=int, default=3)
+    ap.add_argument("--before", action="store_true", help="PostgreSQL: also the all-SQL run with issue 43's PostgreSQL shapes off (see BEFORE)")
     args = ap.parse_args()
     import sqlanon
 
@@ -146,7 +209,7 @@ def main() -> None:
         duck[(k, sup)] = as_dict(r)
     engines = args.engines.split(",")
     if "postgres" in engines:
-        run_postgres(path, settings, args.gb_runs, duck)
+        run_postgres(path, settings, args.gb_runs, duck, args.before)
     if "spark" in engines:
         run_spark(path, settings, args.gb_runs, duck, args.master)
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f} (2 cores)")

@@ -46,6 +46,10 @@ class Dialect:
     #: a batch statement over a large set may take one branch per node
     #: (:func:`sqlanon.stats.batch.branches`; measured on DuckDB)
     node_branches = True
+    #: a batch statement over a set of at least this many rows takes one branch per node
+    #: whatever the base set's size and the number of nodes (None: the rule measured on DuckDB,
+    #: branches only over a large base set, :func:`sqlanon.stats.batch.branches`)
+    branch_rows: int | None = None
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:

@@ -42,6 +42,10 @@ class Engine:
     #: values come from one scan for all (``sqlanon.hierarchy.builder_values_many``) rather than
     #: one statement each; None: the default (``sqlanon.hierarchy.MANY_COLUMNS``)
     one_scan_columns: int | None = None
+    #: a base set of at most this many rows is fetched (its codes and counts) for the lattice's
+    #: pair and triple marginals, summed in numpy, rather than grouped by the engine's
+    #: ``GROUPING SETS`` statement (None: the default, :data:`sqlanon.stats.marginals.LOCAL_ROWS`)
+    marginal_fetch_rows: int | None = None
     #: the database it opened (a DuckDB file, a PostgreSQL URL); None: in memory, or a connection given
     database: str | None = None
     #: the threads the engine was given (None: its default; DuckDB keeps what it was given)

@@ -54,6 +54,11 @@ class PostgresEngine(Engine):
     """A PostgreSQL database named by a ``postgresql://`` URL."""
 
     dialect = POSTGRES
+    #: the lattice's marginals from the base set's codes fetched as texts (:meth:`fetch_arrow`)
+    #: at every size they are read at (pairs: up to 500,000 rows), not by the ``GROUPING SETS``
+    #: statement, several times the fetch's cost on the server (docs/measurements.md, "All in
+    #: SQL on PostgreSQL")
+    marginal_fetch_rows = 2_000_000
 
     def __init__(self, database: str | None = None, memory_limit: str | None = None, threads: int | None = None, connection=None, **_: Any) -> None:
         super().__init__(memory_limit, threads, connection)

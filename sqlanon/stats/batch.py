@@ -496,10 +496,16 @@ def branches(stats, groups) -> bool:
     a source of :data:`BRANCH_ALWAYS_ROWS` rows or more, or of :data:`BRANCH_ROWS` rows or more
     with at most :data:`BRANCH_NODES` nodes: few nodes over a large set are faster as branches,
     many nodes faster joined (the code table is looked up once for all nodes, and every branch
-    is a statement part to build and plan; docs/measurements.md)."""
-    if not stats.dialect.node_branches or not large(stats):
+    is a statement part to build and plan; docs/measurements.md). A dialect with a
+    ``branch_rows`` (PostgreSQL) takes them over every source of that many rows or more,
+    whatever the base set's size and the number of nodes."""
+    if not stats.dialect.node_branches:
         return False
     rows = max(frm.rows for _, _, frm, _ in groups)
+    if stats.dialect.branch_rows is not None:
+        return rows >= stats.dialect.branch_rows
+    if not large(stats):
+        return False
     return rows >= BRANCH_ALWAYS_ROWS or (rows >= BRANCH_ROWS and sum(len(nodes) for _, nodes, _, _ in groups) <= BRANCH_NODES)
 
 

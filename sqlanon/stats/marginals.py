@@ -208,7 +208,8 @@ def subset_counts(stats, subsets) -> dict[tuple[int, ...], tuple[list[np.ndarray
     """Per subset of QIs, its non-empty cells of leaf codes: the codes (one array per QI) and the
     rows of each cell. No statement where the in-process path holds the base set's codes and
     counts (``stats.memory.local.set``: summed per subset here); else one: on a base set of at
-    most :data:`LOCAL_ROWS` rows, its codes and counts, summed per subset here; on a larger one,
+    most :data:`LOCAL_ROWS` rows (the engine's ``marginal_fetch_rows``), its codes and counts,
+    summed per subset here; on a larger one,
     the engine's grouping (:func:`marginal_counts_query`)."""
     used = sorted({i for subset in subsets for i in subset})
     held = stats.memory.local.set
@@ -217,7 +218,8 @@ def subset_counts(stats, subsets) -> dict[tuple[int, ...], tuple[list[np.ndarray
         codes_of = {i: held[1].codes[:, i].astype(np.int64) for i in used}
         counts = np.asarray(held[1].cnt, dtype=np.int64)
         return _summed(stats, subsets, used, codes_of, counts)
-    if stats.base.rows > LOCAL_ROWS:
+    fetch_rows = stats.engine.marginal_fetch_rows
+    if stats.base.rows > (LOCAL_ROWS if fetch_rows is None else fetch_rows):
         return engine_counts(stats, subsets, used)
     query = exp.select(*[col(stats.qcol(i)) for i in used], exp.alias_(as_bigint(col("cnt")), "n", quoted=True), copy=False)
     table = stats.engine.fetch_arrow(query.from_(table_ref(stats.base.table), copy=False))

@@ -425,10 +425,12 @@ def test_node_batch_branches(monkeypatch):
     """The batch statement on a large set (forced here): one branch per node grouping the set by
     the node's packed key, ``UNION ALL``, no node table joined but for the metric's parts: golden
     per dialect, and DuckDB's and PostgreSQL's shapes answer exactly like one statement per node."""
+    from sqlanon.dialect.postgres import PostgresDialect
     from sqlanon.dialect.spark import SparkDialect
     from sqlanon.stats import batch
 
     monkeypatch.setattr(SparkDialect, "node_branches", True)  # Spark spreads the node table instead: the shape still renders
+    monkeypatch.setattr(PostgresDialect, "branch_rows", 0)  # PostgreSQL's own rule: over sets of 20,000 rows
     monkeypatch.setattr(batch, "NARROW_BATCH", 10**9)
     monkeypatch.setattr(batch, "BRANCH_ROWS", 0)
     monkeypatch.setattr(batch, "BRANCH_NODES", 10**9)

@@ -464,3 +464,66 @@ def test_integer_results_come_back_whole_by_the_text_route(server):
         assert text.column("s").to_pylist() == ["x"]
     finally:
         engine.close()
+
+
+def _statements(monkeypatch) -> list[str]:
+    """Every statement the PostgreSQL engine runs from now on, as its text."""
+    from sqlanon.engine.postgres import PostgresEngine
+
+    seen: list[str] = []
+    run = PostgresEngine._run
+
+    def recorded(self, sql, fetch, params=None):
+        seen.append(sql)
+        return run(self, sql, fetch, params)
+
+    monkeypatch.setattr(PostgresEngine, "_run", recorded)
+    return seen
+
+
+def test_batches_take_one_branch_per_node_on_postgres(people, monkeypatch):
+    """All in SQL on PostgreSQL, a batch over a set of ``PostgresDialect.branch_rows`` rows or more
+    takes one branch per node (each node its own ``GROUP BY`` of the set by its packed key, the
+    ``c0``.. parts), never the joined shape (the node table cross-joined to the code table
+    ``w0``), whatever the base set's size; with DuckDB's rule (no ``branch_rows``) this small
+    base set's batches are joined. Both find what DuckDB finds."""
+    from sqlanon.dialect.postgres import PostgresDialect
+
+    args = dict(keep_others=True, qi=people["qi"], k=10, max_suppression=0.05, metric="loss", dry_run=True, search_options={"local_rows": 0})
+    duck = sqlanon.run.api.anonymize(input=people["csv"], **args)
+    seen = _statements(monkeypatch)
+    shapes = {}
+    for rows in (0, None):
+        monkeypatch.setattr(PostgresDialect, "branch_rows", rows)
+        seen.clear()
+        r = sqlanon.run.api.anonymize(input=people["url"], table="people", **args)
+        assert r.transformation == duck.transformation and r.suppressed_rows == duck.suppressed_rows
+        assert r.metric.value == pytest.approx(duck.metric.value, rel=1e-9)
+        shapes[rows] = (sum('"c0" AS (' in s for s in seen), sum('"w0" AS (' in s for s in seen))
+    assert shapes[0][0] > 0 and shapes[0][1] == 0
+    assert shapes[None][1] > 0  # the control: joined on DuckDB's rule
+
+
+def test_marginals_from_the_fetched_base_set_on_postgres(people, monkeypatch):
+    """The lattice's pair marginals on PostgreSQL come from the base set's codes fetched once
+    (``PostgresEngine.marginal_fetch_rows``), never from a ``GROUPING SETS`` statement, even over
+    the default's size (here every size: ``marginals.LOCAL_ROWS`` 0); without the engine's figure
+    they take the statement. The same plan either way, and DuckDB's."""
+    import sqlanon.stats.marginals as marginals
+    from sqlanon.engine.postgres import PostgresEngine
+
+    monkeypatch.setattr(marginals, "LOCAL_ROWS", 0)
+    # batch=4: the lattice needs more than one round, so the pair marginals are read
+    args = dict(keep_others=True, qi=people["qi"], k=10, max_suppression=0.05, metric="loss", dry_run=True, search_options={"local_rows": 0, "batch": 4})
+    duck = sqlanon.run.api.anonymize(input=people["csv"], **args)
+    seen = _statements(monkeypatch)
+    grouping = {}
+    for rows in (PostgresEngine.marginal_fetch_rows, None):
+        monkeypatch.setattr(PostgresEngine, "marginal_fetch_rows", rows)
+        seen.clear()
+        r = sqlanon.run.api.anonymize(input=people["url"], table="people", **args)
+        assert r.transformation == duck.transformation and r.suppressed_rows == duck.suppressed_rows
+        assert r.metric.value == pytest.approx(duck.metric.value, rel=1e-9)
+        grouping[rows] = sum("GROUPING SETS" in s.upper() for s in seen)
+    assert grouping[None] > 0
+    assert grouping[2_000_000] == 0
