@@ -13,6 +13,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.dialect import DUCKDB
+from sqlanon.engine.arrow_columns import arrow_table
 from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
 
@@ -217,10 +218,15 @@ class DuckDBEngine(Engine):
             return 1
 
     def register_columns(self, name: str, columns: dict[str, tuple[pa.DataType, list]]) -> None:
-        """A small table of plain columns is loaded from one bound list per column
-        (:func:`list_select`) without Arrow (whose arrays, and DuckDB's Arrow scan, import pandas:
-        a cost of every process that builds hierarchies: docs/measurements.md); others go
-        through Arrow."""
+        """A small table of integer and text columns is loaded from Arrow arrays built from their
+        buffers (:func:`sqlanon.engine.arrow_columns.arrow_table`: no pandas import, and less CPU
+        than bound lists: docs/measurements.md); other plain columns from one bound list per column
+        (:func:`list_select`) without ``pa.array`` (which imports pandas: a cost of every process
+        that builds hierarchies: docs/measurements.md); the rest through ``pa.array``."""
+        table = arrow_table(columns)
+        if table is not None:
+            self.register_arrow(name, table)
+            return
         listed = list_select(columns)
         if listed is None:
             super().register_columns(name, columns)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from operator import itemgetter
 
 from sqlanon.errors import ConfigError, HierarchyError
 import sqlanon.hierarchy.exact as exact
@@ -133,15 +134,23 @@ def date_levels(values: list[str], levels: list[str], attribute: str, origin: st
     """``value -> label at each level -> *`` (see the module's docstring)."""
     days = _days(values, attribute)
     hours = _check_leaf_levels(values, levels, attribute)
-    by_day = [lv for lv in levels if lv != "hour"]
-    made: dict[dt.date, list[str]] = {}  # values share days: a day's labels are made once
+    # the levels above the day are the month's: made once a month (a birth date's 29,200 days
+    # are 960 months), the hour's and the day's labels per value
+    coarse = [lv for lv in levels if lv not in ("hour", "day")]
+    made: dict[tuple[int, int], list[str]] = {}
+    by_hour, by_day = "hour" in levels, "day" in levels
     rows = []
     for v, d, h in zip(values, days, hours):
-        up = made.get(d)
+        up = made.get((d.year, d.month))
         if up is None:
-            up = made[d] = [*(level_label(lv, d, None) for lv in by_day), "*"]
-        rows.append([v, level_label("hour", d, h), *up] if len(by_day) < len(levels) else [v, *up])
-    rows.sort(key=lambda r: r[0])
+            up = made[(d.year, d.month)] = [*(level_label(lv, d, None) for lv in coarse), "*"]
+        row = [v]
+        if by_hour:
+            row.append(level_label("hour", d, h))
+        if by_day:
+            row.append(d.isoformat())
+        rows.append(row + up)
+    rows.sort(key=itemgetter(0))
     return Hierarchy(attribute=attribute, rows=rows, origin=origin or "dates:" + ",".join(levels))
 
 

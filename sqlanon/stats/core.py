@@ -182,10 +182,14 @@ class Statistics:
 
     def _create_base(self) -> None:
         """The base frequency set's statement; a long scan makes a long search, so the in-process
-        kernels start loading meanwhile (:func:`sqlanon.stats.local.warm_up_during`)."""
+        kernels start loading meanwhile (:func:`sqlanon.stats.local.warm_up_during`). The
+        statement is built first: the load holds the GIL while it imports, and building beside it
+        (the hierarchies' codes, sqlglot) took seconds on a loaded machine, where the database's
+        scan leaves the GIL free (docs/measurements.md)."""
+        statement = self.base_query_create()
         timer = local.warm_up_during() if self.qis and not self.needs.any and int(self.local_rows or 0) > 0 else None
         try:
-            self.engine.execute(self.base_query_create())
+            self.engine.execute(statement)
         finally:
             if timer is not None:
                 timer.cancel()

@@ -133,18 +133,22 @@ def keep_final(stats, node: Node) -> None:
     """Save the released node's frequency set (one roll-up) when the smallest saved set it
     generalizes has over ``materialize_rows`` rows: the verification, the report and the
     release's suppressed classes then read it instead of rolling the large set up each (a
-    search in-process saves no set; what the three roll-ups cost: docs/measurements.md)."""
+    search in-process saves no set; what the three roll-ups cost: docs/measurements.md).
+    The search is over: no later set rolls up from a partial set, so none is made on the way
+    (one roll-up of the large set, not two: at 8M base tuples the partial set's roll-up cost
+    as much as the final one's)."""
     if not isinstance(node, tuple) or stats.keep_sets <= 0:
         return
     frm = smallest_saved(stats, node)
     if tuple(frm.levels) != tuple(node) and frm.rows > stats.materialize_rows and has_room(stats, frm.rows):
-        save_set(stats, node, frm)
+        save_set(stats, node, frm, partial=False)
 
 
-def save_set(stats, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
+def save_set(stats, node: tuple[int, ...], frm: FrequencySet, partial: bool = True) -> FrequencySet:
     """Roll ``frm`` up to ``node`` and save it (its rows are counted): a set several
-    statements are about to roll up from (:func:`sqlanon.stats.batch.save_meets`)."""
-    fs = materialize(stats, node, frm, 0)
+    statements are about to roll up from (:func:`sqlanon.stats.batch.save_meets`); through a
+    partial set (:func:`via_partial`) unless ``partial`` is False."""
+    fs = materialize(stats, node, frm, 0, partial=partial)
     fs.rows = int(stats.engine.scalar(exp.select(exp.Count(this=exp.Star())).from_(table_ref(fs.table))) or 0)
     # these sets can be nearly as large as the base set: keep their rows (and memory) within
     # SAVED_ROWS times the base set's, dropping the largest others first
@@ -157,12 +161,14 @@ def save_set(stats, node: tuple[int, ...], frm: FrequencySet) -> FrequencySet:
     return fs
 
 
-def materialize(stats, node: tuple[int, ...], frm: FrequencySet, rows: int) -> FrequencySet:
+def materialize(stats, node: tuple[int, ...], frm: FrequencySet, rows: int, partial: bool = True) -> FrequencySet:
     """Roll ``frm`` up to ``node`` and save it as a set of ``rows`` rows, evicting the largest
-    saved set (never a partial one) past ``keep_sets``."""
+    saved set (never a partial one) past ``keep_sets``; through a partial set
+    (:func:`via_partial`) unless ``partial`` is False."""
     if tuple(frm.levels) == tuple(node) and frm is not stats.base:
         return frm  # saved already (a partial set at the node's levels)
-    frm = via_partial(stats, node, frm)
+    if partial:
+        frm = via_partial(stats, node, frm)
     name = stats.engine.temp_name("fs")
     create_rolled_up(stats, name, node, frm)
     fs = FrequencySet(name, node, rows)

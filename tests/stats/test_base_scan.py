@@ -106,3 +106,36 @@ def test_the_groups_are_not_grouped_again(tmp_path):
     text = stats.engine.sql_text(stats.base_query())
     assert text.count("GROUP BY") == 1 and "COUNT(*) % 2 = 1" in text
     stats.engine.close()
+
+
+def test_the_statement_is_built_before_the_kernels_load_beside_it(tmp_path, monkeypatch):
+    """The kernels' load (started for the base scan) holds the GIL while it imports: the base
+    statement is built before it starts, and only the scan runs beside it."""
+    import sqlanon.stats.core as core
+
+    path = str(tmp_path / "t.parquet")
+    rows = _table(path, random.Random(2), extra=False, float_qi=False)
+    stats = _stats(path, rows, ["zip", "birth", "n"], None)
+    stats.needs = KAnonymity(2).needs  # k-anonymity alone: the kernels may run its nodes
+    stats.local_rows = 10**6
+    order = []
+    built = stats.base_query_create
+
+    class Timer:
+        def cancel(self):
+            order.append("cancelled")
+
+    def timer():
+        order.append("load started")
+        return Timer()
+
+    def create():
+        order.append("statement built")
+        return built()
+
+    monkeypatch.setattr(core.local, "warm_up_during", timer)
+    monkeypatch.setattr(stats, "base_query_create", create)
+    stats.prepare()
+    assert order == ["statement built", "load started", "cancelled"]
+    assert stats.base.rows > 0
+    stats.engine.close()

@@ -151,3 +151,25 @@ def test_the_released_node_set_is_kept_once(tmp_path):
         assert stats.class_histogram(node) == small.class_histogram(node)
     finally:
         engine.close()
+
+
+def test_the_released_node_set_is_one_roll_up_without_a_partial_set(tmp_path, monkeypatch):
+    """``keep_final`` after the search: partial sets forced on (any shrinking QI, any set size),
+    the released node's set is rolled up straight from the base set (one statement, no partial
+    set made for later roll-ups there are none of), and answers as the base set does."""
+    rng = random.Random(8)
+    case = brute.random_case(rng, tmp_path, n_qi=3, n_rows=300, depths=[2, 2, 2])
+    engine = connect(threads=1)
+    try:
+        ok = Requirement([KAnonymity(3)], budget=10).predicate()
+        plain = make_stats(engine, case, ClassNeeds(), materialize_rows=10**9)
+        node = tuple(h.max_level for h in plain.hierarchies)
+        before = _answers([plain.evaluate(node, ok, [])])
+        _forced(monkeypatch)
+        stats = make_stats(engine, case, ClassNeeds(), materialize_rows=0)
+        assert stats.partial_levels(node, stats.base) is not None  # a partial set would be made on the way
+        stats.keep_final(node)
+        assert [fs.levels for fs in stats.saved] == [node] and not stats.partials
+        assert _answers([stats.evaluate(node, ok, [])]) == before
+    finally:
+        engine.close()
