@@ -25,7 +25,7 @@ from sqlanon.search import limits as lim
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
 from sqlanon.release import write as release
-from sqlanon.risk.measure import measure_table
+from sqlanon.risk.measure import measure_counts
 
 
 def item_labels(enc: its.Encoded) -> pa.Array:
@@ -223,7 +223,13 @@ def run(
     try:
         result, name, ct, codes = _model_and_rows(engine, enc, list(columns), min_sup, laplace, rows, seed, candidates, rep, started, time_limit, phases)
         result["time_limit"] = time_limit
-        _report_and_write(engine, source, enc, ct, name, codes, result, phases, rep, deadline, started, time_limit,
+        # the generated table's frequency set from its item ids (one sort, no scan of its text):
+        # the scores and the risk figures are computed on it and on the input's
+        t = time.perf_counter()
+        released = its.encode_codes(engine, enc, codes) if (scores or risk) else None
+        del codes
+        phases["encode_generated"] = time.perf_counter() - t
+        _report_and_write(engine, source, enc, ct, name, released, result, phases, rep, deadline, started, time_limit,
                           target=target, scores=scores, dissimilarity=dissimilarity, registry_path=registry_path, risk=risk,
                           population_fraction=population_fraction, min_sup=min_sup, candidates=candidates)
     except TimeLimitStop as stop:
@@ -292,7 +298,7 @@ def _model_and_rows(engine, enc: its.Encoded, columns: list[str], min_sup: int, 
     return result, name, ct, rows_codes
 
 
-def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, name: str, codes: np.ndarray, result: dict, phases: dict, rep: Reporter,
+def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, name: str, released: its.Encoded | None, result: dict, phases: dict, rep: Reporter,
                       deadline: float | None, started: float, time_limit: float | None, *, target, scores: bool, dissimilarity: bool,
                       registry_path: str | None, risk: bool, population_fraction: float | None, min_sup: int, candidates: str) -> None:
     """Scores, risk figures and the write, each under the run's deadline (:class:`TimeLimitStop`)."""
@@ -307,7 +313,7 @@ def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, n
             tick = _Throttle(rep, handle)
             soft = None if time_limit is None else started + min(SCORES_SHARE * float(time_limit), float(time_limit) - RESERVE_SCANS * phases["encode"])
             sc = compare_tables(engine, gen_source, source, columns, min_sup, candidates, dissimilarity_measure=dissimilarity, original=(enc, ct), say=say, deadline=soft,
-                                released=its.encode_codes(engine, enc, codes),
+                                released=released, krimp_seconds=phases["mine"] + phases["krimp"],
                                 progress=lambda d, k, note: tick(d, k, note, f"scores: {note} done ({d} of {k})"))
         phases["scores"] = time.perf_counter() - t
         result.update(sc)
@@ -315,17 +321,17 @@ def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, n
             raise TimeLimitStop("scores", result)
         eq = "n/a" if sc["pct_equal_itemsets"] is None else f"{sc['pct_equal_itemsets']:.1f}%"
         say(f"NAS {sc['nas']:.3f}, {eq} equal itemsets" + (f", dissimilarity {sc['dissimilarity']:.3f}" if sc.get("dissimilarity") is not None else ""))
-    if risk:  # re-identification risk of the input and of the generated table, every column a QI
+    if risk and released is not None:  # re-identification risk of the input and of the generated table, every column a QI
         t = time.perf_counter()
-        with rep.phase("risk"):
-            before = measure_table(engine, source, columns, population_fraction=population_fraction)
-            if _past(deadline):
-                raise TimeLimitStop("risk", result)
-            after = measure_table(engine, Source(kind="table", table=name), columns, population_fraction=population_fraction)
-        result["risk"] = {"before": before, "after": after}
+        with rep.phase("risk"):  # each distinct row a class: the two frequency sets' counts
+            before = measure_counts(enc.db.weights, population_fraction=population_fraction)
+            after = measure_counts(released.db.weights, population_fraction=population_fraction)
         phases["risk"] = time.perf_counter() - t
         if _past(deadline):
             raise TimeLimitStop("risk", result)
+        result["risk"] = {"before": before, "after": after}
+    if released is not None and not scores:
+        its.drop(engine, released)
     t = time.perf_counter()
     n = result["rows"]
     entry = {

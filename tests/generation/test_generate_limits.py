@@ -31,13 +31,13 @@ class _Clock:
     def __init__(self, monkeypatch, phase: str, by: float = 1000.0) -> None:
         self.t = 0.0
         monkeypatch.setattr(limits, "clock", lambda: self.t)
-        original = getattr(pipeline, phase) if phase != "risk" else pipeline.measure_table
+        original = getattr(pipeline, phase) if phase != "risk" else pipeline.measure_counts
 
         def jumped(*args, **kwargs):
             self.t += by
             return original(*args, **kwargs)
 
-        monkeypatch.setattr(pipeline, phase if phase != "risk" else "measure_table", jumped)
+        monkeypatch.setattr(pipeline, phase if phase != "risk" else "measure_counts", jumped)
 
 
 @pytest.mark.parametrize("phase, stopped_in", [("compare_tables", "scores"), ("risk", "risk")])
