@@ -156,6 +156,22 @@ SCORES_SHARE = 0.9
 RESERVE_SCANS = 5.0
 
 
+#: the generation, the generated table's frequency set and the write take about this many times
+#: the input's frequency-set scan, per row generated for each row of the input (the figures:
+#: docs/measurements.md): the code table ends early enough to leave them that
+ROWS_SCANS = 8.0
+
+
+def code_table_deadline(started: float, time_limit: float | None, encode_seconds: float, rows: int, source_rows: int) -> float | None:
+    """When mining and KRIMP stop: at :data:`CODE_TABLE_SHARE` of ``time_limit``, or earlier so
+    that :data:`ROWS_SCANS` times the input's scan (``encode_seconds``, scaled by the rows asked
+    against the input's) is left for the rows themselves."""
+    if time_limit is None:
+        return None
+    reserve = ROWS_SCANS * float(encode_seconds) * max(int(rows), 1) / max(int(source_rows), 1)
+    return started + max(0.0, min(CODE_TABLE_SHARE * float(time_limit), float(time_limit) - reserve))
+
+
 class TimeLimitStop(Exception):
     """The run's ``--time-limit`` passed in ``phase``: nothing is written (see :func:`run`)."""
 
@@ -197,7 +213,8 @@ def run(
     """Build the code table, generate ``rows`` rows (default: as many as the source), score, write.
 
     ``time_limit`` (seconds, counted from the start of the run) covers every phase. Mining and
-    KRIMP stop at :data:`CODE_TABLE_SHARE` of it and the rows are then generated from the best
+    KRIMP stop at :data:`CODE_TABLE_SHARE` of it, or earlier to leave the rows their time
+    (:func:`code_table_deadline`), and the rows are then generated from the best
     code table so far (``code_table_complete: false``, ``stopped_in: "krimp"`` or ``"mining"``;
     the run goes on: that code table is a finished plan). The scores' optional parts (frequent
     patterns, the released table's KRIMP run and the dissimilarity) end by :data:`SCORES_SHARE`
@@ -250,13 +267,13 @@ def _model_and_rows(engine, enc: its.Encoded, columns: list[str], min_sup: int, 
     say = rep.message
     deadline = None if time_limit is None else started + float(time_limit)
     t = time.perf_counter()
-    ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, deadline=None if time_limit is None else started + CODE_TABLE_SHARE * float(time_limit))
+    n = enc.n_rows if rows is None else int(rows)
+    ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, deadline=code_table_deadline(started, time_limit, phases["encode"], n, enc.n_rows))
     phases["mine"], phases["krimp"] = info.pop("mine_seconds"), info.pop("krimp_seconds")
     say(f"code table: {ct.non_singletons} non-singleton elements, L% {ct.compression_ratio:.2f}" + ("" if not ct.time_limited and info["stopped_by"] is None else " (best so far: time limit)"))
     complete = info["stopped_by"] is None  # the code table (mining and KRIMP ran to the end)
     t = time.perf_counter()
     model = GeneratorModel.from_code_table(ct.itemsets, ct.usage, enc.item_column, len(columns), laplace)
-    n = enc.n_rows if rows is None else int(rows)
     labels, dictionary = item_labels(enc), engine.dialect == "duckdb"
     arrows: list[pa.Table] = []  # each block as Arrow as soon as it is drawn (no string per value on DuckDB)
     codes: list[np.ndarray] = []  # and its item ids (int32), which the scores encode without a scan

@@ -112,3 +112,18 @@ def test_dissimilarity_started_only_if_it_can_end(tmp_path, monkeypatch, krimp_s
         assert out["dissimilarity"] is None and out["dissimilarity_time_limited"] is True and out["scores_time_limited"] is True
         assert any(m.startswith("dissimilarity skipped:") for m in said)
     assert out["nas"] == pytest.approx(1.0)  # computed whatever the clock says
+
+
+@pytest.mark.parametrize("values", [(3, 1, 7, 2), (10,) * 20])  # packed keys; too wide for a key: byte strings
+def test_distinct_rows_counts_every_row(values):
+    """:func:`its.distinct_rows` equals counting the rows as tuples, on both of its paths."""
+    from collections import Counter
+
+    gen = np.random.default_rng(len(values))
+    item_column = np.concatenate([[j] * v for j, v in enumerate(values)])
+    gen.shuffle(item_column)  # a column's items need not be contiguous ids
+    by_col = [np.nonzero(item_column == j)[0] for j in range(len(values))]
+    rows = np.stack([gen.choice(ids, 500) for ids in by_col], axis=1).astype(np.int32)
+    rows[250:] = rows[:250]  # repeats
+    distinct, counts = its.distinct_rows(rows, item_column)
+    assert dict(zip(map(tuple, distinct.tolist()), counts.tolist())) == Counter(map(tuple, rows.tolist()))
