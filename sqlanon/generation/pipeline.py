@@ -243,7 +243,8 @@ def run(
         # the generated table's frequency set from its item ids (one sort, no scan of its text):
         # the scores and the risk figures are computed on it and on the input's
         t = time.perf_counter()
-        released = its.encode_codes(engine, enc, codes) if (scores or risk) else None
+        with rep.phase("generated frequency set"):
+            released = its.encode_codes(engine, enc, codes) if (scores or risk) else None
         del codes
         phases["encode_generated"] = time.perf_counter() - t
         _report_and_write(engine, source, enc, ct, name, released, result, phases, rep, deadline, started, time_limit,
@@ -362,6 +363,7 @@ def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, n
         "suppressed_rows": 0,
         "report": {**result, "search": "generate", "input": source.describe()} if risk else None,
     }
-    written = write_release(engine, release_query(name, columns, dict(source.columns(engine))), target, source, entry, registry_path)
+    with rep.phase("write", engine=engine):
+        written = write_release(engine, release_query(name, columns, dict(source.columns(engine))), target, source, entry, registry_path)
     phases["write"] = time.perf_counter() - t
     result.update({"output": written.get("output"), "release_id": written.get("release_id"), "written": written.get("output") is not None or written.get("release_id") is not None})
