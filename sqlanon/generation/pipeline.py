@@ -269,7 +269,7 @@ def _model_and_rows(engine, enc: its.Encoded, columns: list[str], min_sup: int, 
     deadline = None if time_limit is None else started + float(time_limit)
     t = time.perf_counter()
     n = enc.n_rows if rows is None else int(rows)
-    ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, deadline=code_table_deadline(started, time_limit, phases["encode"], n, enc.n_rows))
+    ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, deadline=code_table_deadline(started, time_limit, lim.now() - started, n, enc.n_rows))  # the scan, on the limit's clock
     phases["mine"], phases["krimp"] = info.pop("mine_seconds"), info.pop("krimp_seconds")
     say(f"code table: {ct.non_singletons} non-singleton elements, L% {ct.compression_ratio:.2f}" + ("" if not ct.time_limited and info["stopped_by"] is None else " (best so far: time limit)"))
     complete = info["stopped_by"] is None  # the code table (mining and KRIMP ran to the end)
