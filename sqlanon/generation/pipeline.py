@@ -151,8 +151,8 @@ def check_options(min_sup: int = 1, laplace: float = 0.001, rows: int | None = N
 #: the share of ``--time-limit`` the scores' optional parts (frequent patterns, the released
 #: table's KRIMP run and dissimilarity) may end by; the risk figures and the write have the rest
 SCORES_SHARE = 0.9
-#: ... and at least this many times the frequency-set scan's seconds (the risk figures are two
-#: GROUP BYs of the rows, the write one pass over them)
+#: ... and at least this many times the frequency-set scan's seconds before the limit (the write,
+#: one pass over the rows; the risk figures come from the frequency sets, in milliseconds)
 RESERVE_SCANS = 5.0
 
 
