@@ -12,7 +12,9 @@ B. ``sqlanon generate`` end to end on Adult repeated to ``--rows`` rows with ``-
    wall seconds, peak RSS, seconds per phase, rows generated of those asked, ``stopped_by`` and
    ``stopped_in``, whether anything was written, and whether the time limit was kept: the limit
    covers every phase, so the process's wall time (Python's start included) against the limit
-   plus a small slack (``SLACK`` seconds: the start and the write, which is never cut short).
+   plus a small slack (``SLACK`` seconds: the start and the write, which is never cut short);
+   beside it the baseline measured in the same run, one DuckDB GROUP BY of every column of the
+   same file (a fresh process), and the load average at the start and the end of each run.
 The load average is printed with the figures: on a shared machine they are not idle figures.
 """
 
@@ -132,8 +134,21 @@ def e2e(rows: int, limit: float) -> dict:
         # the largest child so far: this one, unless an earlier child (part A) was larger
         rss = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 1024
         result = json.loads(proc.stdout) if proc.stdout.strip() else {"error": proc.stderr[-300:]}
-        return {"wall": wall, "rss_mib": rss, "exit": proc.returncode, "written": os.path.exists(out),
-                **{k: result.get(k) for k in ("rows", "rows_asked", "stopped_by", "stopped_in", "scores_time_limited", "code_table_size", "phases", "error")}}
+        group_by = group_by_seconds(data)
+        return {"wall": wall, "rss_mib": rss, "exit": proc.returncode, "written": os.path.exists(out), "group_by": group_by,
+                **{k: result.get(k) for k in ("rows", "rows_asked", "stopped_by", "stopped_in", "scores_time_limited", "code_table_size", "phases", "error",
+                                              "nas", "pct_equal_itemsets", "dissimilarity")}}
+
+
+def group_by_seconds(path: str) -> float:
+    """The baseline, measured in the same run: one DuckDB GROUP BY of every column of the input
+    (what the frequency-set scan asks), in a fresh process like the run's."""
+    code = ("import duckdb, time; con = duckdb.connect(); t = time.perf_counter(); "
+            "cols = ', '.join('\"' + c + '\"' for c in con.execute('SELECT * FROM read_parquet(?) LIMIT 0', [__import__('sys').argv[1]]).fetchdf().columns); "
+            "con.execute('SELECT ' + cols + ', COUNT(*) FROM read_parquet(?) GROUP BY ' + cols, [__import__('sys').argv[1]]).fetchall(); "
+            "print(time.perf_counter() - t)")
+    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
 
 
 def main() -> None:
@@ -166,7 +181,7 @@ SLACK = 2.0  # seconds past --time-limit the whole process may take (Python's st
 
 
 def e2e_lines(rows: int, limit: float) -> None:
-    print(f"\nB. sqlanon generate on Adult repeated to {rows:,} rows, --time-limit {limit:g}")
+    print(f"\nB. sqlanon generate on Adult repeated to {rows:,} rows, --time-limit {limit:g} (load average {os.getloadavg()[0]:.2f} at start)")
     got = e2e(rows, limit)
     phases = got.get("phases") or {}
     print(f"exit {got['exit']}, wall {got['wall']:.1f} s, peak {got['rss_mib'] or 0:.0f} MiB, rows {got.get('rows')} of {got.get('rows_asked')}, "
@@ -175,6 +190,9 @@ def e2e_lines(rows: int, limit: float) -> None:
     print("phases (s): " + ", ".join(f"{k} {v:.1f}" for k, v in phases.items()) + f"; sum {sum(phases.values()):.1f}")
     print(f"time limit: wall {got['wall']:.1f} s of {limit:g} s + {SLACK:g} s slack: {'kept' if got['wall'] <= limit + SLACK else 'NOT kept'} "
           f"(wall / limit {got['wall'] / limit:.2f})")
+    print(f"scores: NAS {got.get('nas')}, % equal itemsets {got.get('pct_equal_itemsets')}, dissimilarity {got.get('dissimilarity')}")
+    print(f"baseline: one GROUP BY of every column {got['group_by']:.2f} s; wall / GROUP BY {got['wall'] / got['group_by']:.1f}; "
+          f"load average {os.getloadavg()[0]:.2f} at end")
     if got.get("error"):
         print("error:", got["error"])
 

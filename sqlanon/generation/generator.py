@@ -56,6 +56,10 @@ class GeneratorModel:
                 c = int(self.item_column[i])
                 self.values[e, c] = i
                 self.masks[e] |= np.int64(1) << np.int64(c)
+        # the elements' items, flat (CSR): what a chosen element writes, item by item
+        self.lengths = np.asarray([len(items) for items in self.itemsets], dtype=np.int64)
+        self.offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(self.lengths)])
+        self.items = np.asarray([i for items in self.itemsets for i in items], dtype=np.int64)
         self.by_column = [np.nonzero(self.values[:, c] >= 0)[0] for c in range(m)]
         for c in range(m):
             if not len(self.by_column[c]):
@@ -180,31 +184,51 @@ class _Sampler:
 
 
 def _generate_block(model: GeneratorModel, n_rows: int, rng: np.random.Generator, sampler: _Sampler | None = None) -> np.ndarray:
+    """``n_rows`` rows, advanced together one domain per row a wave. The domain a row picks among
+    its unfilled ones, uniformly: each row walks a uniformly random permutation of the domains,
+    past those already filled (the first unfilled domain of the rest of a uniform permutation is
+    uniform among the unfilled ones, whatever filled them), so a wave costs O(rows), not
+    O(rows x domains); a chosen element's items are written item by item (O(items))."""
     m = model.n_columns
     sampler = sampler or _Sampler(model, rng)
     out = np.full((n_rows, m), -1, dtype=np.int64)
     filled = np.zeros(n_rows, dtype=np.int64)
     full = (np.int64(1) << np.int64(m)) - 1
+    perm = rng.permuted(np.tile(np.arange(m, dtype=np.int64), (n_rows, 1)), axis=1)
+    pos = np.zeros(n_rows, dtype=np.int64)
     active = np.arange(n_rows)
-    colbit = np.int64(1) << np.arange(m, dtype=np.int64)
     while len(active):
-        # a random unfilled domain per row
-        keys = rng.random((len(active), m))
-        keys[(filled[active][:, None] & colbit[None, :]) != 0] = np.inf
-        dom = keys.argmin(axis=1)
+        dom = _next_unfilled(perm, pos, filled, active)
         draws = rng.random(len(active))
+        order = np.argsort(dom.astype(np.int16), kind="stable")  # a radix sort on 16-bit keys (m <= 62)
+        bounds = np.searchsorted(dom[order], np.arange(m + 1))
         for c in range(m):
-            sel = np.nonzero(dom == c)[0]
+            sel = order[bounds[c] : bounds[c + 1]]
             if not len(sel):
                 continue
             rows = active[sel]
             chosen = sampler.pick(c, filled[rows], draws[sel])
-            vals = model.values[chosen]
-            r, cc = np.nonzero(vals >= 0)
-            out[rows[r], cc] = vals[r, cc]
+            lens = model.lengths[chosen]
+            first = np.cumsum(lens) - lens
+            at = np.repeat(model.offsets[chosen] - first, lens) + np.arange(int(lens.sum()))
+            items = model.items[at]
+            out[np.repeat(rows, lens), model.item_column[items]] = items
             filled[rows] |= model.masks[chosen]
         active = active[filled[active] != full]
     return out
+
+
+def _next_unfilled(perm: np.ndarray, pos: np.ndarray, filled: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """The next domain of each active row's permutation that is not filled (``pos`` moves past it)."""
+    dom = perm[active, pos[active]]
+    todo = np.nonzero((filled[active] >> dom) & 1)[0]
+    while len(todo):
+        rows = active[todo]
+        pos[rows] += 1
+        dom[todo] = perm[rows, pos[rows]]
+        todo = todo[((filled[rows] >> dom[todo]) & 1) != 0]
+    pos[active] += 1
+    return dom
 
 
 MAX_EXACT_COLUMNS = 20  # the exact recursion memoizes up to 2^columns filled-domain states

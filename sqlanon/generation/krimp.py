@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -383,6 +383,11 @@ def krimp(
         candidates = candidates.candidates
     if not isinstance(candidates, Candidates):
         candidates = Candidates.from_tuples(list(candidates), [] if supports is None else list(supports))
+    if deadline is not None and lim.now() >= deadline and len(candidates):
+        # past the deadline already: the standard code table, without sorting the candidates
+        # into KRIMP's order first (seconds at 2M candidates)
+        state = _Krimp(db, candidates.select(np.zeros(0, dtype=np.int64)))
+        return replace(state.code_table(time_limited=True), candidates_total=int((candidates.lengths > 1).sum()))
     state = _Krimp(db, candidates)
     state.run(progress, deadline)
     return state.code_table(time_limited=state.done < len(state.cands))

@@ -25,7 +25,7 @@ from sqlanon.search import limits as lim
 from sqlanon.engine.source import Source
 from sqlanon.expr.atoms import col, table_ref
 from sqlanon.release import write as release
-from sqlanon.risk.measure import measure_table
+from sqlanon.risk.measure import measure_counts
 
 
 def item_labels(enc: its.Encoded) -> pa.Array:
@@ -151,9 +151,25 @@ def check_options(min_sup: int = 1, laplace: float = 0.001, rows: int | None = N
 #: the share of ``--time-limit`` the scores' optional parts (frequent patterns, the released
 #: table's KRIMP run and dissimilarity) may end by; the risk figures and the write have the rest
 SCORES_SHARE = 0.9
-#: ... and at least this many times the frequency-set scan's seconds (the risk figures are two
-#: GROUP BYs of the rows, the write one pass over them)
+#: ... and at least this many times the frequency-set scan's seconds before the limit (the write,
+#: one pass over the rows; the risk figures come from the frequency sets, in milliseconds)
 RESERVE_SCANS = 5.0
+
+
+#: the generation, the generated table's frequency set and the write take about this many times
+#: the input's frequency-set scan, per row generated for each row of the input (the figures:
+#: docs/measurements.md): the code table ends early enough to leave them that
+ROWS_SCANS = 8.0
+
+
+def code_table_deadline(started: float, time_limit: float | None, encode_seconds: float, rows: int, source_rows: int) -> float | None:
+    """When mining and KRIMP stop: at :data:`CODE_TABLE_SHARE` of ``time_limit``, or earlier so
+    that :data:`ROWS_SCANS` times the input's scan (``encode_seconds``, scaled by the rows asked
+    against the input's) is left for the rows themselves."""
+    if time_limit is None:
+        return None
+    reserve = ROWS_SCANS * float(encode_seconds) * max(int(rows), 1) / max(int(source_rows), 1)
+    return started + max(0.0, min(CODE_TABLE_SHARE * float(time_limit), float(time_limit) - reserve))
 
 
 class TimeLimitStop(Exception):
@@ -197,7 +213,8 @@ def run(
     """Build the code table, generate ``rows`` rows (default: as many as the source), score, write.
 
     ``time_limit`` (seconds, counted from the start of the run) covers every phase. Mining and
-    KRIMP stop at :data:`CODE_TABLE_SHARE` of it and the rows are then generated from the best
+    KRIMP stop at :data:`CODE_TABLE_SHARE` of it, or earlier to leave the rows their time
+    (:func:`code_table_deadline`), and the rows are then generated from the best
     code table so far (``code_table_complete: false``, ``stopped_in: "krimp"`` or ``"mining"``;
     the run goes on: that code table is a finished plan). The scores' optional parts (frequent
     patterns, the released table's KRIMP run and the dissimilarity) end by :data:`SCORES_SHARE`
@@ -223,7 +240,14 @@ def run(
     try:
         result, name, ct, codes = _model_and_rows(engine, enc, list(columns), min_sup, laplace, rows, seed, candidates, rep, started, time_limit, phases)
         result["time_limit"] = time_limit
-        _report_and_write(engine, source, enc, ct, name, codes, result, phases, rep, deadline, started, time_limit,
+        # the generated table's frequency set from its item ids (one sort, no scan of its text):
+        # the scores and the risk figures are computed on it and on the input's
+        t = time.perf_counter()
+        with rep.phase("generated frequency set"):
+            released = its.encode_codes(engine, enc, codes) if (scores or risk) else None
+        del codes
+        phases["encode_generated"] = time.perf_counter() - t
+        _report_and_write(engine, source, enc, ct, name, released, result, phases, rep, deadline, started, time_limit,
                           target=target, scores=scores, dissimilarity=dissimilarity, registry_path=registry_path, risk=risk,
                           population_fraction=population_fraction, min_sup=min_sup, candidates=candidates)
     except TimeLimitStop as stop:
@@ -244,13 +268,13 @@ def _model_and_rows(engine, enc: its.Encoded, columns: list[str], min_sup: int, 
     say = rep.message
     deadline = None if time_limit is None else started + float(time_limit)
     t = time.perf_counter()
-    ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, deadline=None if time_limit is None else started + CODE_TABLE_SHARE * float(time_limit))
+    n = enc.n_rows if rows is None else int(rows)
+    ct, n_cands, info = build_code_table(engine, enc, min_sup, candidates, rep, deadline=code_table_deadline(started, time_limit, lim.now() - started, n, enc.n_rows))  # the scan, on the limit's clock
     phases["mine"], phases["krimp"] = info.pop("mine_seconds"), info.pop("krimp_seconds")
     say(f"code table: {ct.non_singletons} non-singleton elements, L% {ct.compression_ratio:.2f}" + ("" if not ct.time_limited and info["stopped_by"] is None else " (best so far: time limit)"))
     complete = info["stopped_by"] is None  # the code table (mining and KRIMP ran to the end)
     t = time.perf_counter()
     model = GeneratorModel.from_code_table(ct.itemsets, ct.usage, enc.item_column, len(columns), laplace)
-    n = enc.n_rows if rows is None else int(rows)
     labels, dictionary = item_labels(enc), engine.dialect == "duckdb"
     arrows: list[pa.Table] = []  # each block as Arrow as soon as it is drawn (no string per value on DuckDB)
     codes: list[np.ndarray] = []  # and its item ids (int32), which the scores encode without a scan
@@ -292,7 +316,7 @@ def _model_and_rows(engine, enc: its.Encoded, columns: list[str], min_sup: int, 
     return result, name, ct, rows_codes
 
 
-def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, name: str, codes: np.ndarray, result: dict, phases: dict, rep: Reporter,
+def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, name: str, released: its.Encoded | None, result: dict, phases: dict, rep: Reporter,
                       deadline: float | None, started: float, time_limit: float | None, *, target, scores: bool, dissimilarity: bool,
                       registry_path: str | None, risk: bool, population_fraction: float | None, min_sup: int, candidates: str) -> None:
     """Scores, risk figures and the write, each under the run's deadline (:class:`TimeLimitStop`)."""
@@ -307,7 +331,7 @@ def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, n
             tick = _Throttle(rep, handle)
             soft = None if time_limit is None else started + min(SCORES_SHARE * float(time_limit), float(time_limit) - RESERVE_SCANS * phases["encode"])
             sc = compare_tables(engine, gen_source, source, columns, min_sup, candidates, dissimilarity_measure=dissimilarity, original=(enc, ct), say=say, deadline=soft,
-                                released=its.encode_codes(engine, enc, codes),
+                                released=released, krimp_seconds=phases["mine"] + phases["krimp"],
                                 progress=lambda d, k, note: tick(d, k, note, f"scores: {note} done ({d} of {k})"))
         phases["scores"] = time.perf_counter() - t
         result.update(sc)
@@ -315,17 +339,17 @@ def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, n
             raise TimeLimitStop("scores", result)
         eq = "n/a" if sc["pct_equal_itemsets"] is None else f"{sc['pct_equal_itemsets']:.1f}%"
         say(f"NAS {sc['nas']:.3f}, {eq} equal itemsets" + (f", dissimilarity {sc['dissimilarity']:.3f}" if sc.get("dissimilarity") is not None else ""))
-    if risk:  # re-identification risk of the input and of the generated table, every column a QI
+    if risk and released is not None:  # re-identification risk of the input and of the generated table, every column a QI
         t = time.perf_counter()
-        with rep.phase("risk"):
-            before = measure_table(engine, source, columns, population_fraction=population_fraction)
-            if _past(deadline):
-                raise TimeLimitStop("risk", result)
-            after = measure_table(engine, Source(kind="table", table=name), columns, population_fraction=population_fraction)
-        result["risk"] = {"before": before, "after": after}
+        with rep.phase("risk"):  # each distinct row a class: the two frequency sets' counts
+            before = measure_counts(enc.db.weights, population_fraction=population_fraction)
+            after = measure_counts(released.db.weights, population_fraction=population_fraction)
         phases["risk"] = time.perf_counter() - t
         if _past(deadline):
             raise TimeLimitStop("risk", result)
+        result["risk"] = {"before": before, "after": after}
+    if released is not None and not scores:
+        its.drop(engine, released)
     t = time.perf_counter()
     n = result["rows"]
     entry = {
@@ -339,6 +363,7 @@ def _report_and_write(engine, source: Source, enc: its.Encoded, ct: CodeTable, n
         "suppressed_rows": 0,
         "report": {**result, "search": "generate", "input": source.describe()} if risk else None,
     }
-    written = write_release(engine, release_query(name, columns, dict(source.columns(engine))), target, source, entry, registry_path)
+    with rep.phase("write", engine=engine):
+        written = write_release(engine, release_query(name, columns, dict(source.columns(engine))), target, source, entry, registry_path)
     phases["write"] = time.perf_counter() - t
     result.update({"output": written.get("output"), "release_id": written.get("release_id"), "written": written.get("output") is not None or written.get("release_id") is not None})

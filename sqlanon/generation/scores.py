@@ -2,9 +2,10 @@
 
 * **Anonymity Score** (Definition 1): ``AS(p, o) = sum_s 1/s * P(t in p | t in o_s)`` where ``o_s``
   are the transactions of the original with support ``s``; the **NAS** (Definition 2) is
-  ``AS(p, o) / AS(o, o)`` (1 = no privacy, 0 = no original transaction is released). One SQL
-  statement: the original's frequency set LEFT JOINed to the released table's distinct rows,
-  grouped by support.
+  ``AS(p, o) / AS(o, o)`` (1 = no privacy, 0 = no original transaction is released): the
+  original's frequency set matched against the released table's distinct rows, grouped by
+  support; :func:`compare_tables` does it on the two integer-coded frequency sets it holds anyway
+  (:func:`anonymity_levels`, no scan), :func:`anonymity_query` is the same as one SQL statement.
 * **Frequent pattern sets** (Section 5.2): frequent itemsets of both tables at ``min_sup`` (counted
   by SQL, :mod:`sqlanon.generation.itemsets`); % of the original's itemsets also found, average
   support difference on the shared ones and average support of the new ones (both in % of rows).
@@ -66,6 +67,29 @@ def anonymity_scores(engine, released: Source, original: Source, columns: list[s
     """``{"as": AS(p, o), "as_max": AS(o, o), "nas": NAS}``."""
     rows = engine.fetch_all(anonymity_query(engine, released, original, columns, released_columns))
     return anonymity_from_levels([(int(s), int(n), int(f or 0)) for s, n, f in rows])
+
+
+def anonymity_levels(enc_o: its.Encoded, enc_r: its.Encoded) -> list[tuple[int, int, int]]:
+    """:func:`anonymity_query`'s answer from the two frequency sets already encoded (no scan):
+    ``(support s, distinct original rows with support s, of them among the released distinct
+    rows)``. The original's rows are renumbered into the released table's items
+    (:func:`item_map`: the same ``(column, value)``, NULL a value as in the SQL's ``IS NOT
+    DISTINCT FROM``); a row with an item the released table never has is not found; the rest are
+    matched by one sorted intersection of the rows as byte strings. Linear in the distinct rows
+    (after a sort), whatever the rows."""
+    to_r = item_map(enc_o, enc_r)
+    rows_o = to_r[np.asarray(enc_o.db.rows, dtype=np.int64)] if len(enc_o.db.rows) else np.zeros((0, len(enc_o.columns)), dtype=np.int64)
+    known = (rows_o >= 0).all(axis=1)
+    found = np.zeros(len(rows_o), dtype=bool)
+    sel = np.nonzero(known)[0]
+    if len(sel) and len(enc_r.db.rows):
+        _, io, _ = np.intersect1d(_void(rows_o[sel]), _void(np.asarray(enc_r.db.rows, dtype=np.int64)), assume_unique=True, return_indices=True)
+        found[sel[io]] = True
+    sup = np.asarray(enc_o.db.weights, dtype=np.int64)
+    levels, idx = np.unique(sup, return_inverse=True)
+    n = np.bincount(idx, minlength=len(levels))
+    f = np.bincount(idx, weights=found, minlength=len(levels))
+    return [(int(s), int(k), int(h)) for s, k, h in zip(levels.tolist(), n.tolist(), f.tolist())]
 
 
 def anonymity_from_levels(levels: list[tuple[int, int, int]]) -> dict:
@@ -257,6 +281,26 @@ def _past(deadline: float | None) -> bool:
     return deadline is not None and lim.now() >= deadline
 
 
+def dissimilarity_skip(deadline: float | None, krimp_seconds: float | None, enc_o: its.Encoded, enc_r: its.Encoded) -> str | None:
+    """Why the dissimilarity is not started under ``deadline`` (None: start it). It needs KRIMP
+    on the released table, mining and cover of the same kind of data as the input's own run: that
+    run's ``krimp_seconds``, scaled by the released table's distinct rows against the input's,
+    is the estimate. A run that would not end by the deadline would only be cut short and thrown
+    away, so it is not begun; without an estimate it is begun and cut at the deadline."""
+    if deadline is None:
+        return None
+    left = deadline - lim.now()
+    if left <= 0:
+        return "the time limit (the scores' share of it) has passed"
+    if krimp_seconds is None:
+        return None
+    estimate = float(krimp_seconds) * max(1.0, len(enc_r.db.rows) / max(len(enc_o.db.rows), 1))
+    if estimate > left:
+        return (f"the generated table's mining and KRIMP would take about {estimate:.1f} s (the input's took {krimp_seconds:.1f} s), "
+                f"{left:.1f} s are left of the scores' share of the time limit")
+    return None
+
+
 def compare_tables(
     engine,
     released_source: Source,
@@ -272,6 +316,7 @@ def compare_tables(
     progress=None,
     deadline: float | None = None,
     released: its.Encoded | None = None,
+    krimp_seconds: float | None = None,
 ) -> dict:
     """NAS, frequent-pattern comparison and code-table dissimilarity of ``released`` vs ``original``.
 
@@ -283,9 +328,12 @@ def compare_tables(
     n/a for mushroom) and ``say`` is told why. ``time_limit`` (seconds from the call) bounds the
     pattern comparison and the KRIMP run on the released table (mining and KRIMP, as in
     ``generate``); if it strikes, the dissimilarity is None (``dissimilarity_time_limited``), and ``scores_time_limited`` is true when the pattern
-    comparison or the dissimilarity was cut short by it (the NAS, one SQL statement, is always
+    comparison or the dissimilarity was cut short by it (the NAS, from the two frequency sets, is always
     computed on all rows). ``released`` may pass the released table already encoded (the
-    generator's rows: :func:`its.encode_codes`); it is dropped here. ``progress(done, total, note)`` is called as each of the steps (NAS,
+    generator's rows: :func:`its.encode_codes`); it is dropped here. ``krimp_seconds``: what mining
+    and KRIMP took on the original (the generator knows), from which :func:`dissimilarity_skip`
+    decides under ``deadline`` whether the released table's run can end in time (if not, it is not
+    started: ``dissimilarity`` None, and ``say`` is told why). ``progress(done, total, note)`` is called as each of the steps (NAS,
     frequent patterns, dissimilarity) ends.
     """
     if min_sup < 1:
@@ -295,10 +343,10 @@ def compare_tables(
     step = progress or (lambda done, total, note: None)
     steps = 3 if dissimilarity_measure else 2
     out: dict = {"scores_time_limited": False}
-    out.update(anonymity_scores(engine, released_source, original_source, columns))
-    step(1, steps, "NAS")
     enc_o = original[0] if original else its.encode(engine, original_source, columns)
     enc_r = released if released is not None else its.encode(engine, released_source, columns)
+    out.update(anonymity_from_levels(anonymity_levels(enc_o, enc_r)))  # no scan: the two frequency sets
+    step(1, steps, "NAS")
     out.update(_patterns(engine, enc_o, enc_r, min_sup, original_patterns, say, deadline))
     if out["pct_equal_itemsets"] is None and deadline is not None and lim.now() >= deadline:
         out["scores_time_limited"] = True
@@ -308,8 +356,11 @@ def compare_tables(
             ct_o = original[1]
         else:
             ct_o = krimp(enc_o.db, its.mine(engine, enc_o, min_sup, candidates))
-        if deadline is not None and lim.now() >= deadline:  # no time left: not computed at all
+        skip = dissimilarity_skip(deadline, krimp_seconds, enc_o, enc_r)
+        if skip is not None:  # no time left, or not enough for the released table's KRIMP run: not started
             out.update({"dissimilarity": None, "released_code_table_size": None, "dissimilarity_time_limited": True, "scores_time_limited": True})
+            if say is not None:
+                say(f"dissimilarity skipped: {skip}")
         else:
             _dissimilarity_into(out, engine, enc_o, ct_o, enc_r, min_sup, candidates, deadline)
         step(3, steps, "dissimilarity")

@@ -137,6 +137,17 @@ def compact_histogram(hist: list, limit: int = 100) -> list:
     return out
 
 
+def measure_counts(counts, *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
+    """:func:`measure_table`'s figures from a frequency set already at hand: ``counts`` the
+    number of rows of each distinct row (each a class when every column is a quasi-identifier),
+    as an integer array; the class-size histogram is one ``numpy.unique`` of them, no scan."""
+    import numpy as np  # here: the CLI's start loads sqlanon.risk, not numpy
+
+    sizes, classes = np.unique(np.asarray(counts, dtype=np.int64), return_counts=True)
+    hist = [(int(s), int(c)) for s, c in zip(sizes.tolist(), classes.tolist()) if s > 0]
+    return figures_from(figures_row(hist, threshold), hist, threshold, population_fraction)
+
+
 def measure_table(engine, source, columns: list[str], *, threshold: float = DEFAULT_THRESHOLD, population_fraction: float | None = None) -> dict:
     """Risk of a table as it is, every column in ``columns`` a quasi-identifier (generated data:
     ``sqlanon generate``). Builds the table's frequency set with flat hierarchies, then measures."""

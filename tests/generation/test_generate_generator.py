@@ -352,7 +352,9 @@ def test_rejection_and_exact_draws_give_the_exact_distribution(monkeypatch, roun
         assert set(got) <= set(exact)
         for key, p in exact.items():
             sd = (p * (1 - p) / n) ** 0.5
-            assert abs(got.get(key, 0.0) - p) <= 5 * sd + 1e-9, (rounds, rounds_fail, key, got.get(key), p)
+            # 5 sd, and 3 rows more for the cells expected less than once (there the count is
+            # Poisson, not normal: 2 rows where 0.09 are expected happen once in 270)
+            assert abs(got.get(key, 0.0) - p) <= 5 * sd + 3 / n, (rounds, rounds_fail, key, got.get(key), p)
 
 
 def test_generation_stops_at_its_deadline_after_the_first_block(monkeypatch):

@@ -245,7 +245,7 @@ def test_time_limit_returns_the_code_table_so_far(tmp_path, monkeypatch):
         return t[0]
 
     monkeypatch.setattr(limits, "clock", clock)
-    cut = krimp(enc.db, cands, deadline=limits.now() + 1.5)  # one slice, then past it
+    cut = krimp(enc.db, cands, deadline=limits.now() + 2.5)  # the check before the sort, one slice, then past it
     assert cut.time_limited and 0 < cut.candidates_tried < cut.candidates_total
     c = cands.candidates
     order = candidate_permutation(c)
@@ -353,3 +353,24 @@ def test_generate_time_limit_shares_between_code_table_and_rows(tmp_path, monkey
     assert "nas" not in out and "risk" not in out  # no phase after the one stopped ran
     assert not target.exists() and not list(tmp_path.glob("gen*"))
     assert any("generate phase" in m and "300 of 1,000 rows generated" in m for m in said)
+
+
+def test_past_the_deadline_krimp_does_not_sort_the_candidates(tmp_path, monkeypatch):
+    """A deadline already past when KRIMP starts: the standard code table, and the candidates are
+    never put in KRIMP's order (that sort takes seconds at 2M candidates); the code table says how
+    many candidates it did not try."""
+    from sqlanon.generation import krimp as kr
+    from sqlanon.search import limits
+
+    rows = _random_rows(12, 60, [3, 3, 2, 4])
+    engine = connect()
+    enc = its.encode(engine, Source.open(_csv(tmp_path, rows), "csv"), [f"a{j}" for j in range(4)])
+    cands = its.mine(engine, enc, 1, "all")
+    monkeypatch.setattr(limits, "clock", lambda: 10.0)
+    sorted_: list[int] = []
+    real = kr.candidate_permutation
+    monkeypatch.setattr(kr, "candidate_permutation", lambda c: (sorted_.append(len(c)), real(c))[1])
+    cut = krimp(enc.db, cands, deadline=5.0)
+    assert sorted_ == [0] and cut.time_limited and cut.candidates_tried == 0
+    assert cut.candidates_total == int((cands.candidates.lengths > 1).sum()) > 0
+    assert all(len(s) == 1 for s in cut.itemsets) and cut.total_bits == pytest.approx(cut.standard_bits)

@@ -31,13 +31,13 @@ class _Clock:
     def __init__(self, monkeypatch, phase: str, by: float = 1000.0) -> None:
         self.t = 0.0
         monkeypatch.setattr(limits, "clock", lambda: self.t)
-        original = getattr(pipeline, phase) if phase != "risk" else pipeline.measure_table
+        original = getattr(pipeline, phase) if phase != "risk" else pipeline.measure_counts
 
         def jumped(*args, **kwargs):
             self.t += by
             return original(*args, **kwargs)
 
-        monkeypatch.setattr(pipeline, phase if phase != "risk" else "measure_table", jumped)
+        monkeypatch.setattr(pipeline, phase if phase != "risk" else "measure_counts", jumped)
 
 
 @pytest.mark.parametrize("phase, stopped_in", [("compare_tables", "scores"), ("risk", "risk")])
@@ -233,3 +233,27 @@ def test_encode_codes_equals_encode_of_the_text(tmp_path, seed):
     assert got.db.n_items == want.db.n_items < enc.db.n_items
     key = lambda db: sorted(zip(map(tuple, db.rows.tolist()), db.weights.tolist()))  # noqa: E731
     assert key(got.db) == key(want.db) and got.n_rows == 200
+
+
+def test_code_table_deadline_leaves_the_rows_their_time():
+    """Mining and KRIMP end at half the limit, or earlier when ROWS_SCANS input scans (scaled by
+    the rows asked) would not fit after them; never before the start."""
+    d = pipeline.code_table_deadline
+    assert d(100.0, None, 1.0, 10, 10) is None
+    assert d(100.0, 60.0, 1.0, 10, 10) == 130.0  # half of 60 s; 8 s of reserve fit
+    assert d(100.0, 10.0, 1.0, 10, 10) == 102.0  # 10 - 8 x 1 s scan
+    assert d(100.0, 10.0, 0.1, 70, 10) == pytest.approx(104.4)  # 7x the rows: 7 x 8 x 0.1 s
+    assert d(100.0, 10.0, 1.0, 100, 10) == 100.0  # the rows alone need more than the limit
+
+
+def test_no_time_for_a_code_table_still_writes_every_row(tmp_path, monkeypatch):
+    """When the rows need the whole limit (ROWS_SCANS made huge), mining stops at once: the rows
+    come from the standard code table, all of them, and are written."""
+    monkeypatch.setattr(pipeline, "ROWS_SCANS", 1e9)
+    out_path = tmp_path / "gen.parquet"
+    got = run_generate(_csv(tmp_path), format="csv", seed=1, time_limit=600, output=str(out_path))
+    assert got["stopped_in"] == "mining" and got["code_table_complete"] is False and got["code_table_size"] == 0
+    assert got["rows"] == got["rows_asked"] == 150 and got["written"] is True and out_path.exists()
+    monkeypatch.setattr(pipeline, "ROWS_SCANS", 0.0)
+    free = run_generate(_csv(tmp_path), format="csv", seed=1, time_limit=600)
+    assert free["stopped_in"] is None and free["code_table_complete"] is True and free["code_table_size"] > 0

@@ -94,6 +94,8 @@ _.anonymity_vids  # unused method (sqlanon/search/bottom_up/stats.py:327)
 _.segments  # unused method (sqlanon/search/bottom_up/stats.py:337)
 _.bits_from_transformation  # unused method (sqlanon/search/genetic/cut.py:599)
 records_match  # unused function (sqlanon/search/top_down/join.py:177)
+anonymity_scores  # unused function (sqlanon/generation/scores.py:66): the NAS as one SQL statement, the oracle of anonymity_levels
+measure_table  # unused function (sqlanon/risk/measure.py:150): the risk figures by SQL, the oracle of measure_counts
 
 # read by bench/ (the genetic search's statement count, the population's rows) or kept for a golden SQL case
 _.batches  # unused attribute (sqlanon/search/genetic/stats.py:110)
