@@ -34,25 +34,24 @@ def rolled(codes, hist, maps_flat, maps_off, mults, span, dense):
     m = hist.shape[1]
     key = np.zeros(n, dtype=np.int64)
     for i in range(q):
-        off = maps_off[i]
         mult = mults[i]
+        if (mults[i + 1] if i + 1 < q else span) == mult:
+            continue  # one value at this level (the root): nothing to the key
+        off = maps_off[i]
         for r in range(n):
             key[r] += maps_flat[off + codes[i, r]] * mult
     if dense:
         slot = np.zeros(span, dtype=np.int64)
         for r in range(n):
             slot[key[r]] = 1
+        found = np.empty(min(span, n), dtype=np.int64)
         classes = 0
         for v in range(span):
             if slot[v]:
+                slot[v] = classes
+                found[classes] = v
                 classes += 1
-        class_key = np.empty(classes, dtype=np.int64)
-        c = 0
-        for v in range(span):
-            if slot[v]:
-                slot[v] = c
-                class_key[c] = v
-                c += 1
+        class_key = found[:classes]
         out_hist = np.zeros((classes, m), dtype=np.int64)
         for r in range(n):
             c = slot[key[r]]
