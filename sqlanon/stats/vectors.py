@@ -270,8 +270,7 @@ def compiled_aggregate(e: exp.Expr) -> Fn:
     if isinstance(e, exp.Paren):
         return compiled_aggregate(e.this)
     if isinstance(e, exp.Count):
-        if not isinstance(e.this, exp.Star) or e.args.get("distinct"):
-            raise ValueError("COUNT of a value")
+        _count_star(e)
         return lambda cols: len(cols["cnt"])
     if isinstance(e, (exp.Sum, exp.Min, exp.Max)):
         inner = compiled(e.this)
@@ -283,10 +282,8 @@ def compiled_aggregate(e: exp.Expr) -> Fn:
                 return None
             return _scalar(reduce(np.broadcast_to(np.asarray(inner(cols)), (n,))).item())
         return reduced
-    if isinstance(e, (exp.Literal, exp.Boolean)) or type(e) in _ARITH or isinstance(e, (exp.Div, exp.Cast, exp.Neg)):
-        parts: list[Fn] = []
-        template = e.transform(lambda node: _placeholder(node, parts), copy=True)
-        body = compiled(template)
+    if _over_aggregates(e):
+        body, parts = _template(e, compiled_aggregate)
 
         def arithmetic(cols: Cols) -> Any:
             got = {f"__agg{i}": p(cols) for i, p in enumerate(parts)}
@@ -297,12 +294,28 @@ def compiled_aggregate(e: exp.Expr) -> Fn:
     raise ValueError(f"{type(e).__name__}")
 
 
-def _placeholder(node: exp.Expr, parts: list[Fn]) -> exp.Expr:
-    """An aggregate replaced by a column ``__aggN`` (its compiled form appended to ``parts``)."""
-    if isinstance(node, _AGGREGATES):
-        parts.append(compiled_aggregate(node))
-        return exp.column(f"__agg{len(parts) - 1}")
-    return node
+def _count_star(e: exp.Count) -> None:
+    """ValueError unless ``e`` is ``COUNT(*)`` (the only count known here)."""
+    if not isinstance(e.this, exp.Star) or e.args.get("distinct"):
+        raise ValueError("COUNT of a value")
+
+
+def _over_aggregates(e: exp.Expr) -> bool:
+    """Whether ``e`` is a constant or arithmetic whose operands are aggregates (or constants)."""
+    return isinstance(e, (exp.Literal, exp.Boolean)) or type(e) in _ARITH or isinstance(e, (exp.Div, exp.Cast, exp.Neg))
+
+
+def _template(e: exp.Expr, compile_one: Callable[[exp.Expr], Any]) -> tuple[Fn, list]:
+    """``e`` compiled with each aggregate inside read from a column ``__aggN``, and the
+    aggregates compiled by ``compile_one``, in that order."""
+    parts: list = []
+
+    def swap(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, _AGGREGATES):
+            parts.append(compile_one(node))
+            return exp.column(f"__agg{len(parts) - 1}")
+        return node
+    return compiled(e.transform(swap, copy=True)), parts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -328,8 +341,7 @@ def compiled_segments(e: exp.Expr) -> Segments:
     if isinstance(e, exp.Paren):
         return compiled_segments(e.this)
     if isinstance(e, exp.Count):
-        if not isinstance(e.this, exp.Star) or e.args.get("distinct"):
-            raise ValueError("COUNT of a value")
+        _count_star(e)
         return lambda cols, starts, sizes: sizes.tolist()
     if isinstance(e, (exp.Sum, exp.Min, exp.Max)):
         inner = compiled(e.this)
@@ -343,10 +355,8 @@ def compiled_segments(e: exp.Expr) -> Segments:
                 return [v[a:a + n].sum().item() for a, n in zip(starts.tolist(), sizes.tolist())]
             return ufunc.reduceat(v, starts).tolist()
         return reduced
-    if isinstance(e, (exp.Literal, exp.Boolean)) or type(e) in _ARITH or isinstance(e, (exp.Div, exp.Cast, exp.Neg)):
-        parts: list[Segments] = []
-        template = e.transform(lambda node: _segment_placeholder(node, parts), copy=True)
-        body = compiled(template)
+    if _over_aggregates(e):
+        body, parts = _template(e, compiled_segments)
 
         def arithmetic(cols: Cols, starts, sizes) -> list:
             got = {f"__agg{i}": np.asarray(p(cols, starts, sizes)) for i, p in enumerate(parts)}
@@ -354,11 +364,3 @@ def compiled_segments(e: exp.Expr) -> Segments:
             return [int(x) if isinstance(x, bool) else x for x in out]
         return arithmetic
     raise ValueError(f"{type(e).__name__}")
-
-
-def _segment_placeholder(node: exp.Expr, parts: list[Segments]) -> exp.Expr:
-    """An aggregate replaced by a column ``__aggN`` (its segmented form appended to ``parts``)."""
-    if isinstance(node, _AGGREGATES):
-        parts.append(compiled_segments(node))
-        return exp.column(f"__agg{len(parts) - 1}")
-    return node
