@@ -107,6 +107,7 @@ def main() -> None:
     args = ap.parse_args()
     options = {k: int(v) for k, v in (o.split("=", 1) for o in args.option)}
     groups = set(args.group.split(","))
+    print(f"load average at the start: {os.getloadavg()[0]:.1f} (2 cores)")
     print(f"{'metric':<16}{'k':>4}{'sup':>6}  {'ARX optimum':<28}{'sqlanon':<28}{'ARX value':>14}{'sqlanon value':>16}{'suppressed':>11}{'nodes':>7}{'local':>6}{'ARX nodes':>10}{'stmts':>6}{'queries':>8}{'search s':>9}{'nodes/s':>8}{'run s':>7}")
     total = total_search = 0.0
     nodes_total = statements_total = 0

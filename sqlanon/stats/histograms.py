@@ -14,12 +14,15 @@ compiled kernels of :mod:`sqlanon.stats.local` answer k alone. This route answer
    grouped (a dense count when the key's range is small, a sort otherwise) and the histograms
    summed per class, in one compiled pass (:mod:`sqlanon.stats.local.histogram_kernels`, once
    the in-process kernels are loaded; numpy otherwise, with the same classes in the same order);
-3. each model's class column (``distinct_s``, ``nlogn_s``, ``emd_equal``, ``emd_ordered``,
-   ``emd_hier``, ``top_s``/``tail_s``) is computed from the class histograms by the formulas of
-   their SQL (:mod:`sqlanon.stats.models`, the models' ``Aggregate`` forms), the metric's parts per
-   class from the class's codes (:func:`sqlanon.stats.batch.class_terms`' values), and the
-   requirement's ``ok`` and the finals, sqlglot expressions compiled once into closures, are evaluated over those arrays
-   (:mod:`sqlanon.stats.vectors`).
+3. once per round, over all the round's nodes' classes side by side (:func:`_round_stats`: the
+   numpy and Python work is per round, not per node), each model's class column (``distinct_s``,
+   ``nlogn_s``, ``emd_equal``, ``emd_ordered``, ``emd_hier``, ``top_s``/``tail_s``) is computed
+   from the class histograms by the formulas of their SQL (:mod:`sqlanon.stats.models`, the
+   models' ``Aggregate`` forms; the counting ones in one compiled pass,
+   :func:`sqlanon.stats.local.histogram_kernels.class_columns`), the metric's parts per class from
+   the class's codes (:func:`sqlanon.stats.batch.class_terms`' values), and the requirement's
+   ``ok`` and the finals, sqlglot expressions compiled once into closures, are evaluated over
+   those arrays, each final reduced per node (:mod:`sqlanon.stats.vectors`, ``compiled_segments``).
 
 Anything else (a need with no form here, a Recoding, an expression the evaluator does not know,
 a sensitive value missing from the domain, ``local_rows = 0``) is refused by :func:`accepts` and
@@ -48,13 +51,13 @@ import sqlanon.stats.vectors as vectors
 HIST_CELLS = 32_000_000
 #: the needs this route computes (any other asked need sends the nodes to SQL)
 NEEDS = frozenset({"distinct_s", "entropy_s", "emd_equal", "emd_ordered", "emd_hierarchical", "recursive_l"})
-#: ... and of them, the needs it takes by default: where it beat the batch statement in the same
-#: run (``bench/arx_reference.py --group models``, docs/measurements.md) since the roll-up is
-#: compiled and the predicate read once: distinct and entropy l-diversity, equal and hierarchical
-#: t-closeness. Ordered t-closeness and recursive (c,l)-diversity, whose statements are cheap,
-#: were slower in-process in two of three runs and stay SQL when asked alone; the oracle tests
-#: take them all
-PREFERRED = NEEDS - {"emd_ordered", "recursive_l"}
+#: ... and of them, the needs it takes by default: all of them. Where it beat the batch statement
+#: in the same run (``bench/arx_reference.py --group models``, docs/measurements.md): since a
+#: round's columns, ``ok`` and finals are computed once over all its nodes' classes
+#: (:func:`_round_stats`) and the class columns in one compiled pass, every model, ordered
+#: t-closeness and recursive (c,l)-diversity among them, searches several times faster
+#: in-process than by SQL
+PREFERRED = NEEDS
 #: a node's key range is grouped by a dense count up to this many times the rows it groups
 DENSE_FACTOR = 8
 
@@ -67,7 +70,7 @@ def needs_ok(stats) -> bool:
 
 def accepts(stats, nodes, ok: exp.Expr, metric, extra_finals=()) -> bool:
     """Whether :func:`evaluate` answers these nodes."""
-    if not nodes or int(stats.local_rows or 0) <= 0 or not stats.qis or not needs_ok(stats):
+    if not nodes or int(stats.local_rows or 0) <= 0 or not stats.qis or not stats.base.rows or not needs_ok(stats):
         return False
     if not all(isinstance(n, tuple) for n in nodes) or any(lv != 0 for lv in stats.base.levels):
         return False
@@ -99,7 +102,7 @@ def _compiled(stats, ok: exp.Expr, metric, extra_finals):
             finals = [*finals, *extra_finals]
             if vectors.evaluable(ok) and all(vectors.evaluable(e) for _, e in finals):
                 try:
-                    cache[key] = (terms, vectors.compiled(ok), [(name, vectors.compiled_aggregate(e)) for name, e in finals])
+                    cache[key] = (terms, vectors.compiled(ok), [(name, vectors.compiled_segments(e)) for name, e in finals])
                 except ValueError:  # a form the evaluator refuses (a CASE without ELSE, say): SQL
                     cache[key] = None
     return cache[key]
@@ -236,10 +239,10 @@ def _map_table(stats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return memory.table
 
 
-def _rolled(stats, src: tuple[int, ...], codes: np.ndarray, hist: np.ndarray, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+def _rolled(stats, src: tuple[int, ...], codes: np.ndarray, hist: np.ndarray, levels: tuple[int, ...], kern=None) -> tuple[np.ndarray, np.ndarray]:
     """A set at levels ``src`` (``codes``: QIs x rows, ``hist``) grouped at ``levels``: each
-    class's codes there (QIs x classes) and its summed histogram."""
-    kern = _kernels(stats)
+    class's codes there (QIs x classes) and its summed histogram (compiled by ``kern``, the
+    roll-up's module, else numpy)."""
     if kern is not None and levels:
         flat, offsets, widths = _map_table(stats)
         q = np.arange(len(levels))
@@ -316,58 +319,111 @@ def _keep(stats, levels: tuple[int, ...], codes: np.ndarray, hist: np.ndarray) -
         index[1][slot], index[3][slot] = None, _EMPTY
 
 
-def classes_of(stats, node: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+def classes_of(stats, node: tuple[int, ...], kern=None) -> tuple[np.ndarray, np.ndarray]:
     """``node``'s classes: their codes (QIs x classes) and sensitive histograms, rolled up from
-    the smallest kept set it generalizes and kept in turn."""
+    the smallest kept set it generalizes and kept in turn (by the compiled roll-up ``kern``,
+    :func:`_kernels`' module, else numpy)."""
     kept = stats.memory.histograms.kept
     if node in kept:
         return kept[node]
     src, codes, hist = _source(stats, node)
-    got = _rolled(stats, src, codes, hist, node)
+    got = _rolled(stats, src, codes, hist, node, kern)
     _keep(stats, node, *got)
     return got
 
 
 def evaluate(stats, nodes: Sequence[tuple[int, ...]], ok: exp.Expr, metric=None, extra_finals=()) -> list[NodeStats]:
-    """Every node's :class:`NodeStats` (the finals in ``extra`` by name). Call only when :func:`accepts`."""
+    """Every node's :class:`NodeStats` (the finals in ``extra`` by name). Call only when :func:`accepts`.
+
+    Each node's classes are rolled up on their own; their columns, ``ok`` and the finals are
+    computed once for the whole round, over every node's classes side by side (the Python and
+    numpy work per round, not per node)."""
     compiled = _compiled(stats, ok, metric, extra_finals)
     assert compiled is not None
     terms, ok_fn, finals = compiled
+    kern = _kernels(stats)
     nodes = [tuple(int(v) for v in n) for n in nodes]
     if len(nodes) > 1:
         # the round's meet first (its classes hold every node's), when no kept set is as small
-        classes_of(stats, tuple(int(v) for v in np.asarray(nodes, dtype=np.int64).min(axis=0)))
-    out = []
-    for node in nodes:
-        codes, hist = classes_of(stats, node)
-        out.append(_node_stats(stats, node, codes, hist, ok_fn, terms, finals))
+        classes_of(stats, tuple(int(v) for v in np.asarray(nodes, dtype=np.int64).min(axis=0)), kern)
+    out = _round_stats(stats, nodes, [classes_of(stats, node, kern) for node in nodes], ok_fn, terms, finals, kern)
     stats.nodes_evaluated += len(nodes)
     stats.nodes_local = stats.nodes_local + len(nodes)
     store.remember(stats, [(n, stats.base, ns.classes) for n, ns in zip(nodes, out)])
     return out
 
 
-def class_columns(stats, hist: np.ndarray) -> dict[str, np.ndarray]:
-    """The class table's columns from the class histograms (``cnt`` and what the needs ask)."""
+def _round_stats(stats, nodes: list[tuple[int, ...]], rolled: list[tuple[np.ndarray, np.ndarray]], ok: vectors.Fn, terms, finals, kern) -> list[NodeStats]:
+    """The nodes' NodeStats from their classes (``rolled``: each node's generalized codes and
+    histograms), every column computed over all the nodes' classes at once (node ``j``'s classes
+    the rows ``starts[j]:starts[j] + sizes[j]``, none empty)."""
+    sizes = np.fromiter((len(h) for _, h in rolled), dtype=np.int64, count=len(rolled))
+    starts = np.zeros(len(sizes), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    hist = np.concatenate([h for _, h in rolled]) if len(rolled) > 1 else rolled[0][1]
+    cols = class_columns(stats, hist, kern)
+    cnt = cols["cnt"]
+    if terms:
+        codes = np.concatenate([c for c, _ in rolled], axis=1) if len(rolled) > 1 else rolled[0][0]
+        levels = np.repeat(np.asarray(nodes, dtype=np.int64), sizes, axis=0)  # each class's node's levels
+        for name, per_qi in terms:
+            part = np.zeros(len(cnt), dtype=np.float64)
+            for i, per_level in per_qi:
+                values, offsets = _part_table(stats, name, i, per_level)
+                part += values[offsets[levels[:, i]] + codes[i]]
+            cols[name] = cnt * part
+    flag = np.asarray(ok(cols), dtype=bool) & np.ones(len(cnt), dtype=bool)
+    cols["ok"] = flag
+    extra = [(name, fn(cols, starts, sizes)) for name, fn in finals]
+    rows = np.add.reduceat(cnt, starts).tolist()
+    low = np.minimum.reduceat(cnt, starts).tolist()
+    high = np.maximum.reduceat(cnt, starts).tolist()
+    supp = np.add.reduceat(np.where(flag, 0, cnt), starts).tolist()
+    bad = np.add.reduceat((~flag).astype(np.int64), starts).tolist()
+    return [NodeStats(node, n, rows[j], low[j], high[j], supp[j], bad[j], {name: v[j] for name, v in extra})
+            for j, (node, n) in enumerate(zip(nodes, sizes.tolist()))]
+
+
+def class_columns(stats, hist: np.ndarray, kern=None) -> dict[str, np.ndarray]:
+    """The class table's columns from the class histograms (``cnt`` and what the needs ask):
+    the counting ones (``cnt``, ``distinct_s``, ``nlogn_s``, ``emd_ordered``, ``top_s``/``tail_s``)
+    in one compiled pass over the classes when ``kern`` (the roll-up's module), else numpy; the
+    equal and hierarchical EMDs in numpy (whole-array products)."""
     needs = stats.needs
-    cnt = hist.sum(axis=1)
-    cols: dict[str, np.ndarray] = {"cnt": cnt}
     total = float(stats.rows)
     q = np.asarray([n / total for _, n in stats.sensitive_domain], dtype=np.float64)
-    p = hist / np.maximum(cnt, 1)[:, None].astype(np.float64)
+    cols = _compiled_columns(needs, hist, q, kern) if kern is not None else _numpy_columns(needs, hist, q)
+    if needs.emd_equal or needs.emd_hierarchical:
+        diff = hist / np.maximum(cols["cnt"], 1)[:, None].astype(np.float64) - q
+        if needs.emd_equal:
+            cols["emd_equal"] = 0.5 * np.abs(diff).sum(axis=1)
+        if needs.emd_hierarchical:
+            cols["emd_hier"] = _emd_hier(stats, diff)
+    return cols
+
+
+def _compiled_columns(needs, hist: np.ndarray, q: np.ndarray, kern) -> dict[str, np.ndarray]:
+    cnt, distinct, nlogn, emd, top, tail = kern.class_columns(hist, q, bool(needs.entropy_s), bool(needs.emd_ordered), int(needs.recursive_l or 0))
+    cols = {"cnt": cnt}
+    for on, name, v in ((needs.distinct_s, "distinct_s", distinct), (needs.entropy_s, "nlogn_s", nlogn), (needs.emd_ordered, "emd_ordered", emd),
+                        (needs.recursive_l, "top_s", top), (needs.recursive_l, "tail_s", tail)):
+        if on:
+            cols[name] = v
+    return cols
+
+
+def _numpy_columns(needs, hist: np.ndarray, q: np.ndarray) -> dict[str, np.ndarray]:
+    cnt = hist.sum(axis=1)
+    cols = {"cnt": cnt}
     if needs.distinct_s:
         cols["distinct_s"] = (hist > 0).sum(axis=1)
     if needs.entropy_s:
         h = hist.astype(np.float64)
         cols["nlogn_s"] = (h * np.log(np.maximum(h, 1.0))).sum(axis=1)
-    if needs.emd_equal:
-        cols["emd_equal"] = 0.5 * np.abs(p - q).sum(axis=1)
     if needs.emd_ordered:
         m = len(q)
-        cum = np.cumsum(p - q, axis=1)[:, : max(m - 1, 0)]
+        cum = np.cumsum(hist / np.maximum(cnt, 1)[:, None].astype(np.float64) - q, axis=1)[:, : max(m - 1, 0)]
         cols["emd_ordered"] = np.abs(cum).sum(axis=1) / float(max(m - 1, 1))
-    if needs.emd_hierarchical:
-        cols["emd_hier"] = _emd_hier(stats, p - q)
     if needs.recursive_l:
         ranked = -np.sort(-hist, axis=1)
         cols["top_s"] = ranked[:, 0]
@@ -408,26 +464,15 @@ def _hier_levels(stats) -> list[tuple[float, np.ndarray, np.ndarray]]:
     return memory.hier
 
 
-def _part_values(stats, name: str, i: int, level: int, per_level) -> np.ndarray:
-    """A metric part's values over QI ``i``'s codes at ``level`` (kept per search)."""
+def _part_table(stats, name: str, i: int, per_level) -> tuple[np.ndarray, np.ndarray]:
+    """A metric part's values over QI ``i``'s codes at every level, one after another, and where
+    each level's start (kept per search): the value of code ``c`` at level ``lv`` is
+    ``values[offsets[lv] + c]``."""
     cache = stats.memory.histograms.parts
-    key = (name, i, level)
+    key = (name, i)
     if key not in cache:
-        cache[key] = np.asarray([float(v) for v in per_level(level)], dtype=np.float64)
+        per = [np.asarray([float(v) for v in per_level(lv)], dtype=np.float64) for lv in range(stats.hierarchies[i].max_level + 1)]
+        offsets = np.zeros(len(per), dtype=np.int64)
+        np.cumsum([len(v) for v in per[:-1]], out=offsets[1:])
+        cache[key] = (np.concatenate(per), offsets)
     return cache[key]
-
-
-def _node_stats(stats, node, codes: np.ndarray, hist: np.ndarray, ok: vectors.Fn, terms, finals) -> NodeStats:
-    """One node's NodeStats from its classes (generalized ``codes`` and histograms)."""
-    cols = class_columns(stats, hist)
-    cnt = cols["cnt"]
-    for name, per_qi in terms:
-        part = np.zeros(len(cnt), dtype=np.float64)
-        for i, per_level in per_qi:
-            part += _part_values(stats, name, i, node[i], per_level)[codes[i]]
-        cols[name] = cnt * part
-    flag = np.asarray(ok(cols), dtype=bool) & np.ones(len(cnt), dtype=bool)
-    cols["ok"] = flag
-    extra = {name: fn(cols) for name, fn in finals}
-    supp = int(cnt[~flag].sum())
-    return NodeStats(node, len(cnt), int(cnt.sum()), int(cnt.min()) if len(cnt) else 0, int(cnt.max()) if len(cnt) else 0, supp, int((~flag).sum()), extra)

@@ -270,8 +270,7 @@ def compiled_aggregate(e: exp.Expr) -> Fn:
     if isinstance(e, exp.Paren):
         return compiled_aggregate(e.this)
     if isinstance(e, exp.Count):
-        if not isinstance(e.this, exp.Star) or e.args.get("distinct"):
-            raise ValueError("COUNT of a value")
+        _count_star(e)
         return lambda cols: len(cols["cnt"])
     if isinstance(e, (exp.Sum, exp.Min, exp.Max)):
         inner = compiled(e.this)
@@ -283,10 +282,8 @@ def compiled_aggregate(e: exp.Expr) -> Fn:
                 return None
             return _scalar(reduce(np.broadcast_to(np.asarray(inner(cols)), (n,))).item())
         return reduced
-    if isinstance(e, (exp.Literal, exp.Boolean)) or type(e) in _ARITH or isinstance(e, (exp.Div, exp.Cast, exp.Neg)):
-        parts: list[Fn] = []
-        template = e.transform(lambda node: _placeholder(node, parts), copy=True)
-        body = compiled(template)
+    if _over_aggregates(e):
+        body, parts = _template(e, compiled_aggregate)
 
         def arithmetic(cols: Cols) -> Any:
             got = {f"__agg{i}": p(cols) for i, p in enumerate(parts)}
@@ -297,9 +294,73 @@ def compiled_aggregate(e: exp.Expr) -> Fn:
     raise ValueError(f"{type(e).__name__}")
 
 
-def _placeholder(node: exp.Expr, parts: list[Fn]) -> exp.Expr:
-    """An aggregate replaced by a column ``__aggN`` (its compiled form appended to ``parts``)."""
-    if isinstance(node, _AGGREGATES):
-        parts.append(compiled_aggregate(node))
-        return exp.column(f"__agg{len(parts) - 1}")
-    return node
+def _count_star(e: exp.Count) -> None:
+    """ValueError unless ``e`` is ``COUNT(*)`` (the only count known here)."""
+    if not isinstance(e.this, exp.Star) or e.args.get("distinct"):
+        raise ValueError("COUNT of a value")
+
+
+def _over_aggregates(e: exp.Expr) -> bool:
+    """Whether ``e`` is a constant or arithmetic whose operands are aggregates (or constants)."""
+    return isinstance(e, (exp.Literal, exp.Boolean)) or type(e) in _ARITH or isinstance(e, (exp.Div, exp.Cast, exp.Neg))
+
+
+def _template(e: exp.Expr, compile_one: Callable[[exp.Expr], Any]) -> tuple[Fn, list]:
+    """``e`` compiled with each aggregate inside read from a column ``__aggN``, and the
+    aggregates compiled by ``compile_one``, in that order."""
+    parts: list = []
+
+    def swap(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, _AGGREGATES):
+            parts.append(compile_one(node))
+            return exp.column(f"__agg{len(parts) - 1}")
+        return node
+    return compiled(e.transform(swap, copy=True)), parts
+
+
+# ---------------------------------------------------------------------------------------------
+# finals of many nodes at once: each node's classes a run of rows of the same columns
+
+Segments = Callable[[Cols, Any, Any], list]
+
+
+def compiled_segments(e: exp.Expr) -> Segments:
+    """A final as a function ``(columns, starts, sizes)`` giving, per node, what
+    :func:`compiled_aggregate` gives over that node's classes (node ``j``'s classes the rows
+    ``starts[j]:starts[j] + sizes[j]`` of the columns, none empty): the columns computed once
+    for a whole round of nodes. Integer sums, MIN, MAX and COUNT reduce every node at once;
+    a sum of doubles is summed node by node as numpy sums one node's array (the same bits).
+
+    >>> from sqlglot import parse_one
+    >>> cols = {"cnt": np.array([1, 5, 9, 2]), "ok": np.array([False, True, True, False])}
+    >>> e = parse_one("SUM(CASE WHEN ok THEN 0 ELSE cnt END) / CAST(COUNT(*) AS DOUBLE) + MAX(cnt)")
+    >>> starts, sizes = np.array([0, 1]), np.array([1, 3])
+    >>> compiled_segments(e)(cols, starts, sizes) == [compiled_aggregate(e)({k: v[a:a + n] for k, v in cols.items()}) for a, n in zip(starts, sizes)]
+    True
+    """
+    if isinstance(e, exp.Paren):
+        return compiled_segments(e.this)
+    if isinstance(e, exp.Count):
+        _count_star(e)
+        return lambda cols, starts, sizes: sizes.tolist()
+    if isinstance(e, (exp.Sum, exp.Min, exp.Max)):
+        inner = compiled(e.this)
+        ufunc = np.add if isinstance(e, exp.Sum) else np.minimum if isinstance(e, exp.Min) else np.maximum
+
+        def reduced(cols: Cols, starts, sizes) -> list:
+            v = np.broadcast_to(np.asarray(inner(cols)), (len(cols["cnt"]),))
+            if v.dtype == np.bool_:
+                v = v.astype(np.int64)
+            if ufunc is np.add and v.dtype.kind == "f":
+                return [v[a:a + n].sum().item() for a, n in zip(starts.tolist(), sizes.tolist())]
+            return ufunc.reduceat(v, starts).tolist()
+        return reduced
+    if _over_aggregates(e):
+        body, parts = _template(e, compiled_segments)
+
+        def arithmetic(cols: Cols, starts, sizes) -> list:
+            got = {f"__agg{i}": np.asarray(p(cols, starts, sizes)) for i, p in enumerate(parts)}
+            out = np.broadcast_to(np.asarray(body(got)), (len(sizes),)).tolist()
+            return [int(x) if isinstance(x, bool) else x for x in out]
+        return arithmetic
+    raise ValueError(f"{type(e).__name__}")

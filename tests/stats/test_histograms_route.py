@@ -195,3 +195,89 @@ def test_numpy_and_compiled_rollups_give_the_same_node_stats(name, tmp_path, mon
         finally:
             engine.close()
     assert got[True] == got[False]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_class_columns_kernel_equals_python(seed):
+    """The compiled class columns against plain Python over random histograms (zeros, ties, one
+    value, more values than l): rows, distinct values, ``sum h ln h``, the ordered-distance EMD
+    (t-closeness's Python twin) and recursive (c,l)-diversity's r_1 and r_l + ... + r_m."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("numba")
+    import math
+
+    from sqlanon.privacy.t_closeness import emd_ordered
+    from sqlanon.stats.local import histogram_kernels
+
+    rng = random.Random(seed)
+    n, m, l = rng.randint(1, 60), rng.randint(1, 9), rng.randint(1, 5)
+    hist = np.asarray([[rng.choice([0, 0, 1, 2, 3, rng.randint(0, 40)]) for _ in range(m)] for _ in range(n)], dtype=np.int64)
+    weights = [rng.random() + 0.01 for _ in range(m)]
+    q = np.asarray([w / sum(weights) for w in weights], dtype=np.float64)
+    cnt, distinct, nlogn, emd, top, tail = histogram_kernels.class_columns(hist, q, True, True, l)
+    for c in range(n):
+        row = [int(v) for v in hist[c]]
+        total = sum(row)
+        assert cnt[c] == total and distinct[c] == sum(1 for v in row if v)
+        assert nlogn[c] == pytest.approx(sum(v * math.log(v) for v in row if v), rel=1e-12, abs=1e-12)
+        p = {j: v / max(total, 1) for j, v in enumerate(row)}
+        assert emd[c] == pytest.approx(emd_ordered(p, dict(enumerate(q.tolist())), list(range(m))), rel=1e-12, abs=1e-12)
+        ranked = sorted(row, reverse=True)
+        assert top[c] == ranked[0] and tail[c] == sum(ranked[l - 1 :])
+    assert not histogram_kernels.class_columns(hist, q, False, False, 0)[4].any()  # not asked: left zero
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_round_finals_equal_one_node_at_a_time(seed):
+    """A round's finals over all its nodes' classes at once (vectors.compiled_segments) equal,
+    to the last bit and type, each node's own (vectors.compiled_aggregate over its classes)."""
+    np = pytest.importorskip("numpy")
+    from sqlglot import parse_one
+
+    from sqlanon.stats import vectors
+
+    rng = random.Random(seed)
+    sizes = np.asarray([rng.randint(1, 40) for _ in range(rng.randint(1, 12))], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    total = int(sizes.sum())
+    cols = {"cnt": np.asarray([rng.randint(1, 50) for _ in range(total)], dtype=np.int64),
+            "part": np.asarray([rng.random() * 10 ** rng.randint(-3, 3) for _ in range(total)]),
+            "ok": np.asarray([rng.random() < 0.6 for _ in range(total)])}
+    for text in ("SUM(CASE WHEN ok THEN part ELSE 0.0 END)", "SUM(cnt)", "SUM(CASE WHEN ok THEN 0 ELSE 1 END)", "MIN(cnt)", "MAX(part)",
+                 "COUNT(*)", "SUM(ok)", "SUM(part) / CAST(COUNT(*) AS DOUBLE) + MAX(cnt) - 1", "2.5"):
+        e = parse_one(text)
+        got = vectors.compiled_segments(e)(cols, starts, sizes)
+        one = vectors.compiled_aggregate(e)
+        want = [one({k: v[a:a + n] for k, v in cols.items()}) for a, n in zip(starts.tolist(), sizes.tolist())]
+        assert [(type(v), v) for v in got] == [(type(v), v) for v in want], text
+
+
+ADULT = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "adult")
+
+
+@pytest.mark.parametrize("sensitive", ["salary-class", "marital-status"])
+@pytest.mark.parametrize("extra", [{"t": 0.2, "t_distance": "ordered"}, {"l": 2, "c": 3.0, "l_diversity": "recursive"}], ids=["ordered", "recursive"])
+def test_ordered_and_recursive_search_in_process_same_as_sql(extra, sensitive, tmp_path):
+    """Ordered t-closeness and recursive (c,l)-diversity search in-process by default, and the
+    optimal search checks the same nodes and finds the same optimum as with every node by SQL
+    (4,000 rows of Adult, 5 QIs)."""
+    pytest.importorskip("numba")
+    import sqlanon
+
+    with open(os.path.join(ADULT, "adult.csv")) as f:
+        lines = f.read().splitlines()[:4001]
+    path = tmp_path / "adult.csv"
+    path.write_text("\n".join(lines) + "\n")
+    cols = [c for c in ("sex", "age", "race", "marital-status", "education", "workclass") if c != sensitive][:5]
+    qi = {c: os.path.join(ADULT, f"adult_hierarchy_{c}.csv") for c in cols}
+    got = {}
+    for local_rows in (None, 0):
+        options = {} if local_rows is None else {"local_rows": 0}
+        r = sqlanon.anonymize(input=str(path), delimiter=";", qi=qi, k=5, max_suppression=0.05, metric="precision", search="optimal",
+                              search_options=options, sensitive_column=sensitive, **extra)
+        got[local_rows] = (r.transformation, r.nodes_evaluated, r.metric.value, r.suppressed_rows)
+        if local_rows is None:
+            assert r.nodes_local >= 0.9 * r.nodes_evaluated, r.nodes_local  # all but a node or two checked on its own
+        else:
+            assert not r.nodes_local
+    assert got[None] == got[0]

@@ -3,15 +3,21 @@
 A set of classes (their codes, QIs x rows, and sensitive histograms, rows x m integer counts) is
 grouped at a node's levels in one pass per step: every QI's code mapped up (a per-QI map, all
 maps in one flat array), packed into one integer key (mixed radix below 2**62), the keys grouped
-and the histograms summed per class, exactly (integers). Classes come out in key order, as
+and the histograms summed per class, exactly (integers); each class's codes are read back from its
+key (the mixed radix undone: QIs x classes, not QIs x rows). Classes come out in key order, as
 :func:`sqlanon.stats.histograms._group`'s numpy forms number them, so every later sum over the
 classes runs in the same order on either path.
+
+:func:`class_columns` computes the models' class columns (``nlogn_s``, ``emd_ordered``,
+``top_s``/``tail_s``, ...) from the class histograms in one pass over each class's row.
 
 Loaded on first use only (through :func:`sqlanon.stats.histograms._kernels`, once the kernels of
 :mod:`sqlanon.stats.local` are loaded): numba stays out of the CLI's start.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -28,24 +34,32 @@ def rolled(codes, hist, maps_flat, maps_off, mults, span, dense):
     m = hist.shape[1]
     key = np.zeros(n, dtype=np.int64)
     for i in range(q):
-        off = maps_off[i]
         mult = mults[i]
+        if (mults[i + 1] if i + 1 < q else span) == mult:
+            continue  # one value at this level (the root): nothing to the key
+        off = maps_off[i]
         for r in range(n):
             key[r] += maps_flat[off + codes[i, r]] * mult
-    row_class = np.empty(n, dtype=np.int64)
     if dense:
         slot = np.zeros(span, dtype=np.int64)
         for r in range(n):
             slot[key[r]] = 1
+        found = np.empty(min(span, n), dtype=np.int64)
         classes = 0
         for v in range(span):
             if slot[v]:
                 slot[v] = classes
+                found[classes] = v
                 classes += 1
+        class_key = found[:classes]
+        out_hist = np.zeros((classes, m), dtype=np.int64)
         for r in range(n):
-            row_class[r] = slot[key[r]]
+            c = slot[key[r]]
+            for j in range(m):
+                out_hist[c, j] += hist[r, j]
     else:
         order = np.argsort(key)
+        row_class = np.empty(n, dtype=np.int64)
         classes = 0
         last = -1
         for j in range(n):
@@ -54,14 +68,79 @@ def rolled(codes, hist, maps_flat, maps_off, mults, span, dense):
                 classes += 1
                 last = key[r]
             row_class[r] = classes - 1
-    out_hist = np.zeros((classes, m), dtype=np.int64)
-    out_codes = np.empty((q, classes), dtype=np.int64)
-    for r in range(n):
-        c = row_class[r]
-        for j in range(m):
-            out_hist[c, j] += hist[r, j]
-    for i in range(q):
-        off = maps_off[i]
+        class_key = np.empty(classes, dtype=np.int64)
+        out_hist = np.zeros((classes, m), dtype=np.int64)
         for r in range(n):
-            out_codes[i, row_class[r]] = maps_flat[off + codes[i, r]]
+            c = row_class[r]
+            class_key[c] = key[r]
+            for j in range(m):
+                out_hist[c, j] += hist[r, j]
+    out_codes = np.empty((q, classes), dtype=np.int64)
+    for i in range(q):
+        mult = mults[i]
+        width = (mults[i + 1] if i + 1 < q else span) // mult
+        for c in range(classes):
+            out_codes[i, c] = (class_key[c] // mult) % width
     return out_codes, out_hist
+
+
+@njit(cache=True, nogil=True)
+def class_columns(hist, q, entropy, ordered, recursive_l):
+    """Per class (a row of ``hist``): its rows, distinct sensitive values, ``sum h ln h``
+    (``entropy``), the ordered-distance EMD to the table's ``q`` (``ordered``), and the largest
+    count and the sum of the counts from the ``recursive_l``-th largest on (``recursive_l`` > 0).
+    Columns not asked are left zero."""
+    n, m = hist.shape
+    cnt = np.zeros(n, dtype=np.int64)
+    distinct = np.zeros(n, dtype=np.int64)
+    nlogn = np.zeros(n, dtype=np.float64)
+    emd = np.zeros(n, dtype=np.float64)
+    top = np.zeros(n, dtype=np.int64)
+    tail = np.zeros(n, dtype=np.int64)
+    lead = max(recursive_l - 1, 0)  # r_1 .. r_(l-1): the counts left out of the tail
+    best = np.zeros(max(lead, 1), dtype=np.int64)  # the lead largest counts so far, largest first
+    scale = 1.0 / max(m - 1, 1)
+    for c in range(n):
+        total = 0
+        seen = 0
+        for j in range(m):
+            h = hist[c, j]
+            total += h
+            if h > 0:
+                seen += 1
+        cnt[c] = total
+        distinct[c] = seen
+        if entropy:
+            s = 0.0
+            for j in range(m):
+                h = float(hist[c, j])
+                s += h * math.log(max(h, 1.0))
+            nlogn[c] = s
+        if ordered:
+            div = float(max(total, 1))
+            cum = 0.0
+            s = 0.0
+            for j in range(m - 1):
+                cum += hist[c, j] / div - q[j]
+                s += abs(cum)
+            emd[c] = s * scale
+        if recursive_l > 0:
+            for j in range(lead):
+                best[j] = 0
+            largest = 0
+            for j in range(m):
+                h = hist[c, j]
+                if h > largest:
+                    largest = h
+                if lead and h > best[lead - 1]:
+                    p = lead - 1
+                    while p > 0 and best[p - 1] < h:
+                        best[p] = best[p - 1]
+                        p -= 1
+                    best[p] = h
+            kept = 0
+            for j in range(lead):
+                kept += best[j]
+            top[c] = largest
+            tail[c] = total - kept
+    return cnt, distinct, nlogn, emd, top, tail
