@@ -181,14 +181,18 @@ class Statistics:
         self.sets.base = value
 
     def _create_base(self) -> None:
-        """The base frequency set's statement; a long scan makes a long search, so the in-process
-        kernels start loading meanwhile (:func:`sqlanon.stats.local.warm_up_during`)."""
-        timer = local.warm_up_during() if self.qis and not self.needs.any and int(self.local_rows or 0) > 0 else None
+        """The base frequency set's statement, the memory it let go handed back (``engine.free_memory``),
+        then the in-process kernels start loading (``local.warm_up``; during the scan without ``local.AFTER_SCAN``)."""
+        load = bool(self.qis) and not self.needs.any and int(self.local_rows or 0) > 0
+        timer = local.warm_up_during() if load and not local.AFTER_SCAN else None
         try:
             self.engine.execute(self.base_query_create())
         finally:
             if timer is not None:
                 timer.cancel()
+        self.engine.free_memory()  # the scan's hash tables: before the kernels and the fetched set
+        if load and local.AFTER_SCAN:
+            local.warm_up()
 
     @property
     def prepared(self) -> bool:
