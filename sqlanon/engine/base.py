@@ -179,6 +179,17 @@ class Engine:
         limit = self.memory_bytes()
         return limit if limit else self.memory_limit_bytes
 
+    def free_memory(self) -> bool:
+        """Hand memory the engine let go back to the system, where it lives in this process and
+        its allocator keeps freed pages (DuckDB); True when done. Elsewhere nothing to do."""
+        return False
+
+    def held_bytes(self) -> int | None:
+        """What the engine holds now of this process's memory (its tables and buffers), None
+        when its memory is not this process's (a server, a cluster): the in-process path's
+        budget leaves it room (``stats.local.sets.plan_budget``)."""
+        return None
+
     def scan_threads(self) -> int:
         """How many threads the engine scans one table with, when the table is large enough (1:
         the engine plans its own parallelism and nothing is to be split for it)."""

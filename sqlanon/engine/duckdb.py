@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -24,6 +25,28 @@ SIDE_BY_SIDE = True
 #: how a temporary table's statement starts, and the plain table's that replaces it when shared
 TEMP_PREFIX = "CREATE TEMPORARY TABLE "
 PLAIN_PREFIX = "CREATE TABLE "
+#: jemalloc's control call for every arena (``MALLCTL_ARENAS_ALL``): hand their unused pages back
+PURGE = b"arena.4096.purge"
+
+
+@functools.lru_cache(maxsize=1)
+def _jemalloc_control():
+    """jemalloc's ``mallctl``, which DuckDB's Linux builds link in and export
+    (``duckdb_je_mallctl``), or None where DuckDB uses the system's allocator (macOS, Windows,
+    musl) or the symbol is not there."""
+    try:
+        import ctypes
+
+        import _duckdb
+
+        control = ctypes.CDLL(_duckdb.__file__).duckdb_je_mallctl
+    except (ImportError, OSError, AttributeError):
+        return None
+    control.restype = ctypes.c_int
+    control.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    return control
+
+
 #: tables up to this many rows are loaded from bound lists (:meth:`DuckDBEngine.register_columns`)
 LIST_ROWS = 100_000
 #: the Arrow types loaded that way, and their DuckDB types
@@ -75,6 +98,22 @@ class DuckDBEngine(Engine):
         """DuckDB's ``memory_limit`` in bytes (it reports e.g. ``953.6 MiB``)."""
         text = str(self.scalar(exp.select(exp.Anonymous(this="current_setting", expressions=[exp.Literal.string("memory_limit")]))) or "")
         return parse_bytes(text)
+
+    def free_memory(self) -> bool:
+        """Hand the memory DuckDB's statements let go back to the system: DuckDB's allocator
+        (jemalloc) keeps freed pages for its next statements, and after the base scan's hash
+        tables (hundreds of MiB at millions of tuples) they stayed in the process beside the
+        in-process path's arrays, which come from another allocator and cannot reuse them (the
+        run's peak: docs/measurements.md, ``bench/memory_5m.py``). A few ms; the whole process's
+        DuckDB memory, whatever connection freed it. False where there is no jemalloc to ask."""
+        control = _jemalloc_control()
+        return control is not None and control(PURGE, None, None, None, 0) == 0
+
+    def held_bytes(self) -> int | None:
+        """The memory DuckDB's buffer manager holds now (``duckdb_memory()``, summed): DuckDB
+        lives in this process, so the in-process path's budget leaves it room."""
+        total = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))).from_(exp.Table(this=exp.Anonymous(this="duckdb_memory")))
+        return int(self.scalar(total) or 0)
 
     def __init__(
         self,

@@ -181,18 +181,19 @@ class Statistics:
         self.sets.base = value
 
     def _create_base(self) -> None:
-        """The base frequency set's statement; a long scan makes a long search, so the in-process
-        kernels start loading meanwhile (:func:`sqlanon.stats.local.warm_up_during`). The
-        statement is built first: the load holds the GIL while it imports, and building beside it
-        (the hierarchies' codes, sqlglot) took seconds on a loaded machine, where the database's
-        scan leaves the GIL free (docs/measurements.md)."""
+        """The base set's statement (built first: a kernel load holds the GIL), the memory it let go
+        handed back (``engine.free_memory``), then the kernels load (``local.AFTER_SCAN``)."""
         statement = self.base_query_create()
-        timer = local.warm_up_during() if self.qis and not self.needs.any and int(self.local_rows or 0) > 0 else None
+        load = bool(self.qis) and not self.needs.any and int(self.local_rows or 0) > 0
+        timer = local.warm_up_during() if load and not local.AFTER_SCAN else None
         try:
             self.engine.execute(statement)
         finally:
             if timer is not None:
                 timer.cancel()
+        self.engine.free_memory()  # the scan's hash tables: before the kernels and the fetched set
+        if load and local.AFTER_SCAN:
+            local.warm_up()
 
     @property
     def prepared(self) -> bool:

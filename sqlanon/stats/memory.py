@@ -83,6 +83,8 @@ class LocalMemory:
     #: the bytes the in-process path may hold (:func:`sqlanon.stats.local.sets.budget`), None:
     #: not asked yet
     budget: int | None = None
+    #: the figures it came from (:class:`sqlanon.stats.local.sets.Budget`), None: not asked yet
+    budget_figures: Any = None
     #: ``(base set, row cap, whether it goes in-process, why)``: the last decision of
     #: :func:`sqlanon.stats.local.sets.enabled`
     route: tuple[Any, int, bool, str] | None = None

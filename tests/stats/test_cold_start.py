@@ -37,7 +37,8 @@ def recorded(stats, nodes, *args, **kwargs):
     seen.extend([list(n) for n in nodes])
     return evaluate(stats, nodes, *args, **kwargs)
 local.evaluate = recorded
-r = sqlanon.anonymize(input=sys.argv[1], qi={"age": "bands:5,10,20", "zip": "mask", "sex": "mask"}, k=3, max_suppression=0.02)
+r = sqlanon.anonymize(input=sys.argv[1], qi={"age": "bands:5,10,20", "zip": "mask", "sex": "mask"}, k=3, max_suppression=0.02,
+                      memory_limit="1GB")  # a fixed room: without a limit the budget follows the memory available at the time
 import sqlanon.jit as jit
 print(json.dumps({"in_process": seen, "nodes": r.nodes_evaluated, "local": r.nodes_local, "route": r._report.get("local_route"),
                   "plan": r._report.get("transformation"), "cache": jit.CACHE_DIR, "error": local._WARM.get("error")}))

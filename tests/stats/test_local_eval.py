@@ -793,6 +793,9 @@ def test_the_memory_budget_decides_the_route(tmp_path, monkeypatch):
     try:
         need = local.sets.held_bytes(stats)
         assert need == stats.base.rows * (4 * 3 + 16) * (3 + 2 * local.base.KEPT + local.base.STONES)
+        # the engine's memory is not this process's here (as a server's): the budget is the limit
+        monkeypatch.setattr(type(engine), "held_bytes", lambda self: None)
+        monkeypatch.setattr(local.sets, "available_bytes", lambda: 10**15)
         monkeypatch.setattr(type(engine), "memory_bytes", lambda self: need - 1)
         _fresh_route(stats)
         by_statement = stats.evaluate_many(nodes, ok, lambda n: metric.aggregates(stats, n), metric=metric)
@@ -816,6 +819,7 @@ def test_without_an_engine_limit_the_budget_is_half_the_available_memory(tmp_pat
     try:
         need = local.sets.held_bytes(stats)
         monkeypatch.setattr(type(engine), "memory_bytes", lambda self: None)
+        monkeypatch.setattr(type(engine), "held_bytes", lambda self: None)
         monkeypatch.setattr(local.sets, "available_bytes", lambda: 2 * need)
         _fresh_route(stats)
         assert local.sets.budget(stats) == int(local.sets.AVAILABLE_SHARE * 2 * need) and local.sets.enabled(stats)
@@ -830,6 +834,54 @@ def test_without_an_engine_limit_the_budget_is_half_the_available_memory(tmp_pat
         engine.close()
 
 
+def test_the_budget_leaves_the_engine_its_share_of_the_same_memory():
+    """Fake memory figures: the in-process path and an engine in this process (DuckDB) take the
+    same memory, so the budget is the room (the limit, at most a share of the available memory)
+    less the engine's share, never less than the engine holds; a server engine keeps nothing
+    of this process's; the parts add up to the room and the budget is never negative."""
+    MiB = 2**20
+    share, engine_share = local.sets.AVAILABLE_SHARE, local.sets.ENGINE_SHARE
+    got = local.sets.plan_budget(1024 * MiB, 64 * 1024 * MiB, 10 * MiB)
+    assert got.room == 1024 * MiB and got.engine == int(engine_share * 1024 * MiB) and got.bytes == got.room - got.engine
+    assert got.bytes < 1024 * MiB  # the old budget (the limit itself) counted DuckDB's memory twice
+    tight = local.sets.plan_budget(1024 * MiB, 600 * MiB, 10 * MiB)  # little available: half of it
+    assert tight.room == int(share * 600 * MiB) and tight.bytes == tight.room - int(engine_share * tight.room)
+    holding = local.sets.plan_budget(1024 * MiB, 64 * 1024 * MiB, 900 * MiB)  # the engine holds most of its room
+    assert holding.engine == 900 * MiB and holding.bytes == 124 * MiB
+    full = local.sets.plan_budget(1024 * MiB, 64 * 1024 * MiB, 5000 * MiB)  # more than the room: nothing left
+    assert full.bytes == 0 and full.engine == full.room
+    server = local.sets.plan_budget(1024 * MiB, 64 * 1024 * MiB, None)
+    assert server.bytes == server.room == 1024 * MiB and server.engine == 0
+    unlimited = local.sets.plan_budget(None, 8 * 1024 * MiB, 0)
+    assert unlimited.room == int(share * 8 * 1024 * MiB) and unlimited.bytes == unlimited.room - int(engine_share * unlimited.room)
+    assert "left to the engine" in got.describe() and "left to the engine" not in server.describe()
+
+
+def test_duckdb_keeps_its_share_of_the_budget_and_the_route_says_so(tmp_path, monkeypatch):
+    """On DuckDB the budget is its memory limit less what it keeps (its share, at least the
+    memory it holds: the base set), read from the engine itself; the route says the budget and
+    the engine's part, and a set that fits the limit but not what DuckDB leaves goes by SQL."""
+    engine, stats, nodes, metric, ok = _small_case(random.Random(17), tmp_path, 200, "lm")
+    try:
+        held = engine.held_bytes()
+        assert held is not None and held > 0  # the base set and code tables are DuckDB's memory
+        need = local.sets.held_bytes(stats)
+        monkeypatch.setattr(local.sets, "available_bytes", lambda: 10**15)
+        limit = int(need / (1 - local.sets.ENGINE_SHARE)) + held + 4096
+        monkeypatch.setattr(type(engine), "memory_bytes", lambda self: limit)
+        _fresh_route(stats)
+        figures = local.sets.plan_budget(limit, 10**15, engine.held_bytes())
+        assert local.sets.budget(stats) == figures.bytes < limit
+        assert local.sets.enabled(stats)
+        route = local.sets.route(stats)
+        assert route.startswith("in-process:") and figures.describe() in route and "left to the engine" in route
+        monkeypatch.setattr(type(engine), "memory_bytes", lambda self: need + 1)  # the limit alone would fit
+        _fresh_route(stats)
+        assert not local.sets.enabled(stats) and "left to the engine" in local.sets.route(stats)
+    finally:
+        engine.close()
+
+
 def test_the_available_memory_is_read():
     """psutil's figure or /proc/meminfo's, not the fallback: on Linux within a factor of two of
     the kernel's MemAvailable read here."""
@@ -840,9 +892,41 @@ def test_the_available_memory_is_read():
     assert kernel / 2 <= got <= kernel * 2
 
 
+def test_the_base_scan_starts_the_kernel_load_after_its_statement(tmp_path, monkeypatch):
+    """By default (``AFTER_SCAN``) the kernels start loading once the base scan's statement has
+    run (their memory does not come on top of the scan's), when nodes may go in-process; not
+    with ``local_rows=0`` or a requirement needing more than class sizes."""
+    rng = random.Random(15)
+    case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
+    engine = connect(threads=1)
+    calls = []
+    executed = engine.execute
+
+    def execute(stmt, *a, **kw):
+        calls.append("statement")
+        return executed(stmt, *a, **kw)
+
+    monkeypatch.setattr(engine, "execute", execute)
+    monkeypatch.setattr(local, "warm_up", lambda wait=False: calls.append("load"))
+    monkeypatch.setattr(local, "warm_up_during", lambda seconds=local.SCAN_SECONDS: pytest.fail("no load during the scan"))
+    try:
+        make_stats(engine, case, ClassNeeds())
+        assert calls.count("load") == 1 and "statement" in calls[:calls.index("load")]
+        calls.clear()
+        make_stats(engine, case, ClassNeeds(distinct_s=True))
+        assert "load" not in calls
+        monkeypatch.setattr(local, "LOCAL_ROWS", 0)
+        make_stats(engine, case, ClassNeeds())
+        assert "load" not in calls
+    finally:
+        engine.close()
+
+
 def test_the_base_scan_times_the_kernel_load(tmp_path, monkeypatch):
-    """The base scan starts a load timer (and stops it after the scan) when nodes may go
-    in-process; none with ``local_rows=0`` or a requirement needing more than class sizes."""
+    """With ``AFTER_SCAN`` off, the base scan starts a load timer (and stops it after the scan)
+    when nodes may go in-process; none with ``local_rows=0`` or a requirement needing more than
+    class sizes."""
+    monkeypatch.setattr(local, "AFTER_SCAN", False)
     rng = random.Random(15)
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
     engine = connect(threads=1)

@@ -131,6 +131,13 @@ def ready(stats) -> bool:
 #: the kernels start loading this many seconds into the base scan (0: at its start; a node that
 #: may go in-process waits for them anyway, so the earlier the load starts, the less is waited)
 SCAN_SECONDS = 0.0
+#: the kernels start loading when the base scan's statement ends, not during it: loaded, they
+#: are a large part of the process (numba, LLVM and their machine code), which during the scan
+#: came on top of the scan's hash tables, the run's peak (docs/measurements.md,
+#: ``bench/memory_5m.py``); after it they take the memory the scan let go. The load then
+#: overlaps the statements that read the base set (totals, column counts) and the search's
+#: set-up. False: during the scan (:data:`SCAN_SECONDS`).
+AFTER_SCAN = True
 
 
 def warm_up_during(seconds: float = SCAN_SECONDS) -> threading.Timer:

@@ -39,9 +39,9 @@ def enabled(stats) -> bool:
     rows, need = stats.base.rows, held_bytes(stats)
     room = budget(stats)
     fits = rows <= cap and need <= room
-    why = (f"in-process: {rows:,} tuples need {_mib(need)} of a {_mib(room)} budget" if fits
+    why = (f"in-process: {rows:,} tuples need {_mib(need)} of a {_budget_text(stats)}" if fits
            else f"sql: {rows:,} tuples over local_rows={cap:,}" if rows > cap
-           else f"sql: {rows:,} tuples need {_mib(need)}, over a {_mib(room)} budget")
+           else f"sql: {rows:,} tuples need {_mib(need)}, over a {_budget_text(stats)}")
     memory.route = (stats.base, cap, fits, why)
     return fits
 
@@ -62,23 +62,84 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:,.1f} MiB"
 
 
-#: without an engine memory limit, the in-process path may hold this share of the memory
-#: available to the process
+#: the in-process path and the engine together hold at most this share of the memory
+#: available to the process (and at most the engine's memory limit)
 AVAILABLE_SHARE = 0.5
+#: of that room, an engine that lives in this process (DuckDB: its memory is the process's)
+#: keeps at least this share for its own statements while the in-process path holds its arrays
+#: (the search's saved sets, the verification, the release), and never less than it holds
+ENGINE_SHARE = 0.25
 #: the memory assumed available where neither psutil nor /proc/meminfo nor sysconf tells
 FALLBACK_AVAILABLE = 1 << 30
 
 
+class Budget(NamedTuple):
+    """The in-process path's memory budget and the figures it comes from (:func:`plan_budget`)."""
+
+    room: int  # what the run may hold: the engine's memory limit, at most a share of the available
+    engine: int  # what is left to the engine (0 on a server or a cluster)
+    bytes: int  # what the in-process path may hold: room - engine
+
+    def describe(self) -> str:
+        """The budget as the report's ``local_route`` says it.
+
+        >>> Budget(1000 * 2**20, 250 * 2**20, 750 * 2**20).describe()
+        '750.0 MiB budget (1,000.0 MiB room, 250.0 MiB left to the engine)'
+        >>> Budget(8 * 2**20, 0, 8 * 2**20).describe()
+        '8.0 MiB budget'
+        """
+        if not self.engine:
+            return f"{_mib(self.bytes)} budget"
+        return f"{_mib(self.bytes)} budget ({_mib(self.room)} room, {_mib(self.engine)} left to the engine)"
+
+
+def plan_budget(limit: int | None, available: int, engine_held: int | None) -> Budget:
+    """The in-process path's budget from the engine's memory ``limit`` (None: none), the memory
+    ``available`` to the process and what an engine living in this process holds now
+    (``engine_held``; None: the engine is a server or a cluster, its memory is not this
+    process's). Both take the same memory, so the room is the limit, at most
+    :data:`AVAILABLE_SHARE` of the available memory, and an in-process engine keeps
+    :data:`ENGINE_SHARE` of it, never less than it holds: the rest is the budget.
+
+    >>> MiB = 2**20
+    >>> plan_budget(1000 * MiB, 16000 * MiB, 50 * MiB).bytes // MiB     # DuckDB at 1000 MiB: a quarter stays DuckDB's
+    750
+    >>> plan_budget(1000 * MiB, 1000 * MiB, 50 * MiB).bytes // MiB      # little available: half of it, then DuckDB's quarter
+    375
+    >>> plan_budget(1000 * MiB, 16000 * MiB, 400 * MiB).bytes // MiB    # DuckDB holds more than its quarter: all of that stays
+    600
+    >>> plan_budget(1000 * MiB, 16000 * MiB, None).bytes // MiB         # a server engine: --memory-limit bounds this process alone
+    1000
+    >>> plan_budget(None, 16000 * MiB, None).bytes // MiB               # no limit: half the available memory
+    8000
+    """
+    room = int(AVAILABLE_SHARE * available)
+    if limit:
+        room = min(room, int(limit))
+    engine = 0 if engine_held is None else min(room, max(int(engine_held), int(ENGINE_SHARE * room)))
+    return Budget(room, engine, room - engine)
+
+
 def budget(stats) -> int:
-    """The bytes the in-process path may hold: the engine's memory limit when it has one
+    """The bytes the in-process path may hold (:func:`plan_budget`): the engine's memory limit
     (DuckDB's ``memory_limit``; on PostgreSQL and Spark the ``--memory-limit`` given:
-    :meth:`~sqlanon.engine.base.Engine.client_memory_bytes`), else :data:`AVAILABLE_SHARE` of the
-    memory available (:func:`available_bytes`); asked once per Statistics (``stats.memory.local.budget``)."""
+    :meth:`~sqlanon.engine.base.Engine.client_memory_bytes`), at most :data:`AVAILABLE_SHARE` of
+    the memory available (:func:`available_bytes`), less what an engine in this process keeps
+    (:meth:`~sqlanon.engine.base.Engine.held_bytes`); asked once per Statistics
+    (``stats.memory.local.budget``, its figures as ``stats.memory.local.budget_figures``)."""
     memory = stats.memory.local
     if memory.budget is None:
-        limit = stats.engine.client_memory_bytes()
-        memory.budget = int(limit) if limit else int(AVAILABLE_SHARE * available_bytes())
+        figures = plan_budget(stats.engine.client_memory_bytes(), available_bytes(), stats.engine.held_bytes())
+        memory.budget, memory.budget_figures = figures.bytes, figures
     return memory.budget
+
+
+def _budget_text(stats) -> str:
+    """The budget as :func:`enabled`'s route says it (only the bytes when a test set them)."""
+    figures = stats.memory.local.budget_figures
+    if figures is None or figures.bytes != stats.memory.local.budget:
+        return f"{_mib(budget(stats))} budget"
+    return figures.describe()
 
 
 def available_bytes() -> int:
@@ -139,15 +200,20 @@ def local_set(stats) -> base.LocalSet | None:
 def _fetched(stats) -> base.LocalSet:
     """The base set's leaf codes and counts by one statement, sorted when large (:data:`SORT_ROWS`)."""
     q = exp.select(*[col(stats.qcol(i)) for i in range(len(stats.qis))], exp.alias_(as_bigint(col("cnt")), "n", quoted=True), copy=False)
-    table = stats.engine.fetch_arrow(q.from_(table_ref(stats.base.table), copy=False))
+    held = [stats.engine.fetch_arrow(q.from_(table_ref(stats.base.table), copy=False))]
+    table = held[0]
     cnt = np.empty(table.num_rows, dtype=np.int64)
     arrow_into(table.column("n"), cnt)
-    fetched = sorted_from_arrow(stats, table, cnt) if len(cnt) > base.SORT_ROWS else None
+    del table  # the Arrow buffers go as soon as the codes are read (sorted_from_arrow lets them go)
+    fetched = sorted_from_arrow(stats, held[0], cnt, let_go=held.clear) if len(cnt) > base.SORT_ROWS else None
     if fetched is None:
+        table = held.pop()
         codes = np.empty((table.num_rows, len(stats.qis)), dtype=np.int32)
         for i in range(len(stats.qis)):
             arrow_into(table.column(stats.qcol(i)), codes[:, i])
+        del table
         fetched = clustered(stats, codes, cnt) if len(cnt) > base.SORT_ROWS else (codes, cnt)
+    stats.engine.free_memory()  # the Arrow buffers were the engine's
     return base.LocalSet(*fetched)
 
 
@@ -167,7 +233,7 @@ def _cluster_order(stats) -> list[int]:
     return sorted(range(len(stats.qis)), key=lambda i: (len(stats.hierarchies[i].labels(0)), i))
 
 
-def sorted_from_arrow(stats, table, cnt: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def sorted_from_arrow(stats, table, cnt: np.ndarray, let_go=None) -> tuple[np.ndarray, np.ndarray] | None:
     """The fetched set as :func:`clustered` sorts it, built from the Arrow columns: each QI's codes
     go straight from the Arrow buffers into one 63-bit sort key per row (its bits from its
     hierarchy's leaves), the keys are radix-sorted with the counts alongside, and the codes are
@@ -176,7 +242,9 @@ def sorted_from_arrow(stats, table, cnt: np.ndarray) -> tuple[np.ndarray, np.nda
     copying every column into row-major codes first (a strided write whose first column alone
     touches all of the set's codes) and sorting a copy of those: one array of codes fewer, and a
     faster fetch on one thread (the codes' first touch is now the decode's) and on two (the
-    decode's slices fault their pages in on both; docs/measurements.md)."""
+    decode's slices fault their pages in on both; docs/measurements.md). Once the keys are built
+    the table is not read again: ``let_go`` (when given) drops the caller's reference, so its
+    buffers are freed before the sort's (one copy of the set fewer at the fetch's peak)."""
     kern, order = base._kernels(), _cluster_order(stats)
     widths = [len(stats.hierarchies[i].labels(0)) for i in order]
     used = [max(1, (w - 1).bit_length()) for w in widths]
@@ -188,6 +256,9 @@ def sorted_from_arrow(stats, table, cnt: np.ndarray) -> tuple[np.ndarray, np.nda
     shifts = np.asarray([bits - sum(used[: t + 1]) for t in range(len(order))], dtype=np.int64)
     if not _keys_from_chunks(stats, kern, table, order, key, shifts, widths):
         return None
+    del table
+    if let_go is not None:
+        let_go()
     key, cnt = radix_sorted(key, cnt, bits, pool.threads_for(stats))
     codes = np.empty((m, len(order)), dtype=np.int32)
     ordered, width_bits = np.asarray(order, dtype=np.int64), np.asarray(used, dtype=np.int64)
