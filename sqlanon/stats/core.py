@@ -48,7 +48,6 @@ Aggregates = Iterable[tuple[str, exp.Expr]] | Callable[[Params | None], Iterable
 # ---------------------------------------------------------------------------------------------
 # the requirement: privacy models + suppression budget, expressed as per-class predicates
 
-
 QI_PREFIX = "q"
 #: column types whose values hash as the text of their hierarchy's leaves (Statistics.hash_by_groups)
 TEXT_TYPES = {"VARCHAR", "TEXT", "STRING"}
