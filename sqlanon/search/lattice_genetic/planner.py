@@ -184,9 +184,8 @@ class LatticeGenetic(Lightning):
 
 
 def run(stats, requirement, metric, bounds, options: dict | None = None, progress=None) -> LatticeResult:
-    """Search the lattice within ``bounds`` (``[(lowest, highest)]`` per QI)."""
-    opts = parse_options(dict(options or {}))
-    return LatticeGenetic(stats, requirement, metric, list(bounds), opts, progress).run()
+    """Search the lattice within ``bounds`` (``[(lowest, highest)]`` per QI) with the options given."""
+    return LatticeGenetic(stats, requirement, metric, list(bounds), parse_options(dict(options or {})), progress).run()
 
 
 def search(ctx: SearchContext) -> Plan:

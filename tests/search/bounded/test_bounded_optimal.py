@@ -12,7 +12,6 @@ and the release passes the independent checker.
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import sys
@@ -23,12 +22,10 @@ from typer.testing import CliRunner
 sys.path.insert(0, os.path.dirname(__file__))
 
 import checker  # noqa: E402
-import oracle_brute as brute  # noqa: E402
-from test_lightning import _bounds, _stats, assert_unlimited_search_is_exhaustive, wide_table  # noqa: E402
+from test_lightning import _bounds, assert_unlimited_search_is_exhaustive, step_limited_cases, wide_table  # noqa: E402
 
 import sqlanon  # noqa: E402
 from sqlanon.cli.app import app  # noqa: E402
-from sqlanon.engine import connect  # noqa: E402
 from sqlanon.errors import ConfigError, UnsatisfiableError  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
@@ -43,28 +40,18 @@ def test_unlimited_bounded_optimal_proves_the_exhaustive_optimum(seed, tmp_path)
 
 @pytest.mark.parametrize("seed", range(3))
 def test_step_limited_bounded_optimal_never_returns_an_over_budget_plan(seed, tmp_path):
-    rng = random.Random(97 * seed + 1)
-    case = brute.random_case(rng, tmp_path, n_qi=4, n_rows=rng.randint(60, 200), depths=[2, 2, 2, 2])
-    engine = connect(threads=1)
-    try:
-        stats = _stats(engine, case)
-        k = rng.randint(2, 6)
-        for fraction in (0.0, 0.05, 1.0):
-            budget = math.floor(fraction * case.n + 1e-9)
-            table = brute.exhaustive(case, brute.Spec(k=k), budget)
-            for steps in (1, 2, 3, 5, 8, 20):
-                try:
-                    res = bounded.run(stats, Requirement([KAnonymity(k)], budget=budget), METRICS["loss"](), _bounds(stats), {"step_limit": steps})
-                except UnsatisfiableError as err:
-                    assert "optimal (bounded) evaluated before its step limit" in str(err) or "every candidate" in str(err)
-                    continue
-                assert res.nodes_evaluated <= steps
-                suppressed, ok, _ = table[res.node]
-                assert ok and suppressed <= budget and suppressed < case.n, (fraction, steps, res.node)
-                info = res.extra["heuristic"]
-                assert info["stopped_by"] in ("step_limit", "exhausted") and info["optimal"] == (info["stopped_by"] == "exhausted")
-    finally:
-        engine.close()
+    for stats, k, budget, table, n in step_limited_cases(random.Random(97 * seed + 1), tmp_path):
+        for steps in (1, 2, 3, 5, 8, 20):
+            try:
+                res = bounded.run(stats, Requirement([KAnonymity(k)], budget=budget), METRICS["loss"](), _bounds(stats), {"step_limit": steps})
+            except UnsatisfiableError as err:
+                assert "optimal (bounded) evaluated before its step limit" in str(err) or "every candidate" in str(err)
+                continue
+            assert res.nodes_evaluated <= steps
+            suppressed, ok, _ = table[res.node]
+            assert ok and suppressed <= budget and suppressed < n, (budget, steps, res.node)
+            info = res.extra["heuristic"]
+            assert info["stopped_by"] in ("step_limit", "exhausted") and info["optimal"] == (info["stopped_by"] == "exhausted")
 
 
 def test_optimal_on_a_lattice_above_the_limit_runs_bounded_and_says_so(tmp_path):

@@ -16,13 +16,12 @@ from sqlanon.search.genetic import objective
 
 
 def _people(tmp_path):
+    """The PostgreSQL engine test's table (tests/engines/test_postgres.py), as a CSV."""
     rnd = random.Random(7)
-    lines = ["id,zip,age,disease"]
-    for i in range(300):
-        lines.append(f"{i},{rnd.choice(['12345', '12346', '12355', '12356', '13001', '13002'])},{rnd.randint(20, 59)},{rnd.choice(['flu', 'cold', 'hiv', 'cancer'])}")
-    path = tmp_path / "people.csv"
-    path.write_text("\n".join(lines) + "\n")
-    return str(path)
+    zips, diseases = ["12345", "12346", "12355", "12356", "13001", "13002"], ["flu", "cold", "hiv", "cancer"]
+    rows = [f"{i},{rnd.choice(zips)},{rnd.randint(20, 59)},{rnd.choice(diseases)}" for i in range(300)]
+    (tmp_path / "people.csv").write_text("\n".join(["id,zip,age,disease", *rows]) + "\n")
+    return str(tmp_path / "people.csv")
 
 
 @pytest.mark.parametrize("nudge", [-1, 0, 1])

@@ -10,7 +10,6 @@ the release is re-checked by the independent checker and equals the release of i
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import sys
@@ -21,12 +20,10 @@ from typer.testing import CliRunner
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lightning"))
 
 import checker  # noqa: E402
-import oracle_brute as brute  # noqa: E402
-from test_lightning import MODELS, _bounds, _stats, wide_table  # noqa: E402
+from test_lightning import _bounds, exhaustive_cases, step_limited_cases, wide_table  # noqa: E402
 
 import sqlanon  # noqa: E402
 from sqlanon.cli.app import app  # noqa: E402
-from sqlanon.engine import connect  # noqa: E402
 from sqlanon.errors import ConfigError, UnsatisfiableError  # noqa: E402
 from sqlanon.metrics import METRICS  # noqa: E402
 from sqlanon.privacy import KAnonymity, Requirement  # noqa: E402
@@ -35,66 +32,41 @@ from sqlanon.search.lattice_genetic import planner as lattice_genetic  # noqa: E
 
 @pytest.mark.parametrize("seed", [0, 3])
 def test_enough_generations_find_the_exhaustive_optimum_on_small_lattices(seed, tmp_path):
-    rng = random.Random(101 * seed + 7)
-    n_qi = rng.randint(2, 4)
-    case = brute.random_case(rng, tmp_path, n_qi=n_qi, n_rows=rng.randint(60, 200), depths=[rng.randint(1, 2) for _ in range(n_qi)])
-    engine = connect(threads=1)
     checked = 0
-    try:
-        stats = _stats(engine, case)
-        for model_name in MODELS:
-            models, spec = MODELS[model_name](rng.randint(2, 5))
-            for fraction in (0.0, 0.1, 1.0):
-                budget = math.floor(fraction * case.n + 1e-9)
-                table = brute.exhaustive(case, spec, budget)
-                sat = {node: m for node, (_, ok, m) in table.items() if ok}
-                for mname in ("precision", "lm", "loss"):
-                    req = Requirement(models, budget=budget)
-                    opts = {"time_limit": 600, "iterations": 30, "population": 12, "seed": seed}
-                    at = f"seed={seed} model={model_name} budget={budget} metric={mname}"
-                    if not sat:
-                        with pytest.raises(UnsatisfiableError):
-                            lattice_genetic.run(stats, req, METRICS[mname](), _bounds(stats), opts)
-                        continue
-                    res = lattice_genetic.run(stats, req, METRICS[mname](), _bounds(stats), opts)
-                    info = res.extra["heuristic"]
-                    assert res.node in sat and res.node_stats.suppressed == table[res.node][0] < case.n, at
-                    if mname in sat[res.node]:
-                        assert res.value == pytest.approx(sat[res.node][mname], rel=1e-9, abs=1e-9), at
-                        assert res.value == pytest.approx(min(m[mname] for m in sat.values()), rel=1e-9, abs=1e-9), at
-                    assert info["stopped_by"] == "iterations" and info["generations"] == 30 and info["optimal"] is False, at
-                    assert res.nodes_evaluated <= len(table), at
-                    checked += 1
-    finally:
-        engine.close()
+    for stats, req, mname, table, sat, n, at in exhaustive_cases(random.Random(101 * seed + 7), tmp_path, ("precision", "lm", "loss")):
+        opts = {"time_limit": 600, "iterations": 30, "population": 12, "seed": seed}
+        at = f"seed={seed} {at}"
+        if not sat:
+            with pytest.raises(UnsatisfiableError):
+                lattice_genetic.run(stats, req, METRICS[mname](), _bounds(stats), opts)
+            continue
+        res = lattice_genetic.run(stats, req, METRICS[mname](), _bounds(stats), opts)
+        info = res.extra["heuristic"]
+        assert res.node in sat and res.node_stats.suppressed == table[res.node][0] < n, at
+        if mname in sat[res.node]:
+            assert res.value == pytest.approx(sat[res.node][mname], rel=1e-9, abs=1e-9), at
+            assert res.value == pytest.approx(min(m[mname] for m in sat.values()), rel=1e-9, abs=1e-9), at
+        assert info["stopped_by"] == "iterations" and info["generations"] == 30 and info["optimal"] is False, at
+        assert res.nodes_evaluated <= len(table), at
+        checked += 1
     assert checked > 0
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_step_limited_runs_release_within_budget_and_repeat_for_a_seed(seed, tmp_path):
-    rng = random.Random(13 * seed + 2)
-    case = brute.random_case(rng, tmp_path, n_qi=4, n_rows=rng.randint(80, 200), depths=[2, 2, 2, 2])
-    engine = connect(threads=1)
-    try:
-        stats = _stats(engine, case)
-        k = rng.randint(2, 6)
-        for fraction in (0.0, 0.05, 1.0):
-            budget = math.floor(fraction * case.n + 1e-9)
-            table = brute.exhaustive(case, brute.Spec(k=k), budget)
-            for steps in (1, 5, 30):
-                req = Requirement([KAnonymity(k)], budget=budget)
-                opts = {"step_limit": steps, "batch": 4, "population": 6, "seed": seed}
-                try:
-                    res = lattice_genetic.run(stats, req, METRICS["lm"](), _bounds(stats), opts)
-                except UnsatisfiableError as err:
-                    assert "lattice-genetic evaluated before its step limit" in str(err) and f"k={k}" in str(err)
-                    continue
-                suppressed, ok, _ = table[res.node]
-                assert res.nodes_evaluated <= steps and ok and suppressed <= budget and suppressed < case.n, (fraction, steps, res.node)
-                again = lattice_genetic.run(stats, req, METRICS["lm"](), _bounds(stats), opts)
-                assert again.node == res.node and again.value == res.value
-    finally:
-        engine.close()
+    for stats, k, budget, table, n in step_limited_cases(random.Random(13 * seed + 2), tmp_path):
+        req = Requirement([KAnonymity(k)], budget=budget)
+        for steps in (1, 5, 30):
+            opts = {"step_limit": steps, "batch": 4, "population": 6, "seed": seed}
+            try:
+                res = lattice_genetic.run(stats, req, METRICS["lm"](), _bounds(stats), opts)
+            except UnsatisfiableError as err:
+                assert "lattice-genetic evaluated before its step limit" in str(err) and f"k={k}" in str(err)
+                continue
+            suppressed, ok, _ = table[res.node]
+            assert res.nodes_evaluated <= steps and ok and suppressed <= budget and suppressed < n, (budget, steps, res.node)
+            again = lattice_genetic.run(stats, req, METRICS["lm"](), _bounds(stats), opts)
+            assert again.node == res.node and again.value == res.value
 
 
 def test_operators_stay_within_the_level_bounds():

@@ -56,42 +56,49 @@ MODELS = {
 }
 
 
-def assert_unlimited_search_is_exhaustive(run, rng, tmp_path, where: str, proven) -> int:
-    """On a random case (2 to 4 QIs), every model, budget and metric: ``run(stats, requirement,
-    metric, bounds, options)`` given no limit returns the exhaustive optimum (or raises
-    UnsatisfiableError where no node releases) and ``proven(info)`` holds of its report; the
-    number of cases checked. The oracle of lightning and of the bounded optimal search."""
+def exhaustive_cases(rng, tmp_path, metrics=("precision", "lm", "discernibility", "height")):
+    """On a random case (2 to 4 QIs), every model, budget and metric: ``(stats, requirement,
+    metric name, table, sat, rows)`` with the oracle's every node (``table``) and those that
+    release (``sat``, their metrics)."""
     n_qi = rng.randint(2, 4)
     case = brute.random_case(rng, tmp_path, n_qi=n_qi, n_rows=rng.randint(40, 200), depths=[rng.randint(1, 2 if n_qi > 2 else 3) for _ in range(n_qi)])
     engine = connect(threads=1)
     try:
         stats = _stats(engine, case)
-        checked = 0
         for model_name in MODELS:
             models, spec = MODELS[model_name](rng.randint(2, 5))
             for fraction in (0.0, 0.1, 1.0):
                 budget = math.floor(fraction * case.n + 1e-9)
                 table = brute.exhaustive(case, spec, budget)
                 sat = {node: m for node, (_, ok, m) in table.items() if ok}
-                for mname in ("precision", "lm", "discernibility", "height"):
-                    at = f"{where} model={model_name} budget={budget} metric={mname}"
-                    req = Requirement(models, budget=budget)
-                    if not sat:
-                        with pytest.raises(UnsatisfiableError):
-                            run(stats, req, METRICS[mname](), _bounds(stats), {"time_limit": 600})
-                        continue
-                    res = run(stats, req, METRICS[mname](), _bounds(stats), {"time_limit": 600})
-                    info = res.extra["heuristic"]
-                    assert info["stopped_by"] == "exhausted" and info["optimal"] and proven(info), at
-                    assert res.node in sat, at + f": {res.node} does not release within the budget"
-                    assert res.node_stats.suppressed == table[res.node][0] < case.n, at
-                    expected = min(m[mname] for m in sat.values())
-                    assert res.value == pytest.approx(expected, rel=1e-9, abs=1e-9), at
-                    assert res.nodes_evaluated <= len(table), at
-                    checked += 1
-        return checked
+                for mname in metrics:
+                    yield stats, Requirement(models, budget=budget), mname, table, sat, case.n, f"model={model_name} budget={budget} metric={mname}"
     finally:
         engine.close()
+
+
+def assert_unlimited_search_is_exhaustive(run, rng, tmp_path, where: str, proven) -> int:
+    """:func:`exhaustive_cases`: ``run(stats, requirement, metric, bounds, options)`` given no
+    limit returns the exhaustive optimum (or raises UnsatisfiableError where no node releases)
+    and ``proven(info)`` holds of its report; the number of cases checked. The oracle of
+    lightning and of the bounded optimal search."""
+    checked = 0
+    for stats, req, mname, table, sat, n, at in exhaustive_cases(rng, tmp_path):
+        at = f"{where} {at}"
+        if not sat:
+            with pytest.raises(UnsatisfiableError):
+                run(stats, req, METRICS[mname](), _bounds(stats), {"time_limit": 600})
+            continue
+        res = run(stats, req, METRICS[mname](), _bounds(stats), {"time_limit": 600})
+        info = res.extra["heuristic"]
+        assert info["stopped_by"] == "exhausted" and info["optimal"] and proven(info), at
+        assert res.node in sat, at + f": {res.node} does not release within the budget"
+        assert res.node_stats.suppressed == table[res.node][0] < n, at
+        expected = min(m[mname] for m in sat.values())
+        assert res.value == pytest.approx(expected, rel=1e-9, abs=1e-9), at
+        assert res.nodes_evaluated <= len(table), at
+        checked += 1
+    return checked
 
 
 # seeds 0, 1, 5 in the default run (2 to 4 QIs, every model, budget and metric); the rest are slow
@@ -101,30 +108,35 @@ def test_unlimited_lightning_returns_the_exhaustive_optimum(seed, tmp_path):
     assert assert_unlimited_search_is_exhaustive(lightning.run, rng, tmp_path, f"seed={seed}", lambda info: "expansions_from_bottom" in info) > 0
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_step_limited_lightning_never_returns_an_over_budget_plan(seed, tmp_path):
-    rng = random.Random(31 * seed + 5)
-    case = brute.random_case(rng, tmp_path, n_qi=4, n_rows=rng.randint(60, 200), depths=[2, 2, 2, 2])
+def step_limited_cases(rng, tmp_path, min_rows=60):
+    """Cases for a step-limited search on a random 4-QI table: ``(stats, k, budget, table)`` per
+    suppression budget (0 %, 5 %, every row), ``table`` the oracle's every node."""
+    case = brute.random_case(rng, tmp_path, n_qi=4, n_rows=rng.randint(min_rows, 200), depths=[2, 2, 2, 2])
     engine = connect(threads=1)
     try:
         stats = _stats(engine, case)
         k = rng.randint(2, 6)
         for fraction in (0.0, 0.05, 1.0):
             budget = math.floor(fraction * case.n + 1e-9)
-            table = brute.exhaustive(case, brute.Spec(k=k), budget)
-            for steps in (1, 2, 3, 5, 8, 20):
-                req = Requirement([KAnonymity(k)], budget=budget)
-                try:
-                    res = lightning.run(stats, req, METRICS["lm"](), _bounds(stats), {"step_limit": steps, "batch": 3})
-                except UnsatisfiableError as err:
-                    assert "lightning evaluated before its step limit" in str(err) and f"k={k}" in str(err) and "Closest:" in str(err)
-                    continue
-                assert res.nodes_evaluated <= steps
-                suppressed, ok, _ = table[res.node]
-                assert ok and suppressed <= budget and suppressed < case.n, (fraction, steps, res.node)
-                assert res.extra["heuristic"]["stopped_by"] in ("step_limit", "exhausted")
+            yield stats, k, budget, brute.exhaustive(case, brute.Spec(k=k), budget), case.n
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_step_limited_lightning_never_returns_an_over_budget_plan(seed, tmp_path):
+    for stats, k, budget, table, n in step_limited_cases(random.Random(31 * seed + 5), tmp_path):
+        for steps in (1, 2, 3, 5, 8, 20):
+            req = Requirement([KAnonymity(k)], budget=budget)
+            try:
+                res = lightning.run(stats, req, METRICS["lm"](), _bounds(stats), {"step_limit": steps, "batch": 3})
+            except UnsatisfiableError as err:
+                assert "lightning evaluated before its step limit" in str(err) and f"k={k}" in str(err) and "Closest:" in str(err)
+                continue
+            assert res.nodes_evaluated <= steps
+            suppressed, ok, _ = table[res.node]
+            assert ok and suppressed <= budget and suppressed < n, (budget, steps, res.node)
+            assert res.extra["heuristic"]["stopped_by"] in ("step_limit", "exhausted")
 
 
 def test_options_are_checked():
