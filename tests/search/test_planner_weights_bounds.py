@@ -316,7 +316,10 @@ def test_cli_and_policy_file_bounds_and_weights_agree(tmp_path):
         assert res.exit_code == 0, res.output
         cli = json.loads(res.stdout)
         assert cli["transformation"] == from_file.transformation, search
-        assert cli["metric"] == from_file.to_dict()["metric"], search
+        # the value as well, but for its last bits: a genetic run whose best cut ties its lattice seed
+        # answers with the seed's node, whose value is a sum the engine's threads take in any order
+        assert cli["metric"]["name"] == from_file.to_dict()["metric"]["name"], search
+        assert cli["metric"]["value"] == pytest.approx(from_file.to_dict()["metric"]["value"], rel=1e-12), search
         assert cli["level_bounds"][a] == [1, 2] and cli["level_bounds"][b] == [0, 1], search
         assert cli["weights"][b] == 1.0 and cli["weights"][a] == 0.5, search
 
@@ -403,7 +406,7 @@ def test_a_bounded_bands_cut_reads_back_for_sqlanon_check(tmp_path):
     path.write_text("id,age,g\n" + "".join(f"{i},{rng.randint(18, 80)},{rng.choice('abc')}\n" for i in range(300)))
     qi = {"age": "bands:5,10,20", "g": "flat"}
     report = sqlanon.run.api.anonymize(keep_others=True, keep_columns=["id"], input=str(path), qi=qi, k=6, max_suppression=0.03, search="genetic", metric="lm",
-                                   min_level={"age": 1}, search_options=dict(GENETIC_FAST), dry_run=True)
+                                   min_level={"age": 1}, search_options=dict(GENETIC_FAST, seed_lattice=False), dry_run=True)  # a cut, not a tie with a seed node
     assert all(not label.startswith("[") or label.endswith("[") for label in report.transformation["age"])  # band labels
     plan = tmp_path / "plan.json"
     plan.write_text(report.to_json())

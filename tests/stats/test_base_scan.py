@@ -133,6 +133,7 @@ def test_the_statement_is_built_before_the_kernels_load_beside_it(tmp_path, monk
         order.append("statement built")
         return built()
 
+    monkeypatch.setattr(core.local, "AFTER_SCAN", False)  # the load beside the scan (by default it starts after: memory)
     monkeypatch.setattr(core.local, "warm_up_during", timer)
     monkeypatch.setattr(stats, "base_query_create", create)
     stats.prepare()
