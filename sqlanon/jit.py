@@ -1,10 +1,13 @@
 """numba's ``njit`` for the package's compiled kernels (:mod:`sqlanon.stats.local.kernels`,
 :mod:`sqlanon.generation.kernels`), imported here once with the settings they need.
 
-numba's error highlighting calls colorama's init()/deinit() while it compiles, which rebind
-sys.stdout and sys.stderr process-wide; from the background thread that loads the kernels that
-swapped an embedding caller's streams mid-run (a CLI test runner's stdout was closed under it).
-Plain messages instead, unless the caller chose otherwise before numba was imported.
+numba's error highlighting calls colorama's init()/deinit() while it compiles (even while it
+only loads cached kernels: importing its list implementation builds an error message), which
+rebind sys.stdout and sys.stderr process-wide; from the background thread that loads the kernels
+that swapped an embedding caller's streams mid-run (a CLI test runner's stdout was closed under
+it). Plain messages instead when numba is first imported here; when the host imported numba
+before sqlanon with highlighting on, its colours are kept but colorama's stream rebinding is
+switched off (:func:`keep_streams`).
 
 **Where the compiled kernels are cached.** numba caches them in ``__pycache__`` beside the
 kernel modules. Where that is not writable (a read-only site-packages, a container image) and
@@ -90,6 +93,38 @@ if CACHE_DIR is not None:
         "the package's kernel cache is not writable: compiled kernels are cached in %s (the first run there compiles them)", CACHE_DIR)
 
 from numba import njit  # noqa: E402
+
+
+class _StreamsLeftAlone:
+    """numba's ``ColorShell`` without colorama's init/deinit: a context that does nothing."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def keep_streams(errors: Any) -> bool:
+    """Switch off the stream rebinding of numba's error highlighting in its ``errors`` module
+    (numba imported with highlighting on, before this module set it off); True when it was on.
+
+    >>> import types
+    >>> shell = types.SimpleNamespace(ColorShell=object)
+    >>> keep_streams(shell), shell.ColorShell is _StreamsLeftAlone
+    (True, True)
+    >>> keep_streams(types.SimpleNamespace())  # highlighting off: numba has no ColorShell
+    False
+    """
+    if getattr(errors, "ColorShell", None) in (None, _StreamsLeftAlone):
+        return False
+    errors.ColorShell = _StreamsLeftAlone
+    return True
+
+
+import numba.core.errors  # noqa: E402
+
+keep_streams(numba.core.errors)
 
 if CACHE_DIR is not None:  # numba imported earlier by the host reads its settings once
     import numba.core.config

@@ -953,21 +953,30 @@ def test_the_base_scan_times_the_kernel_load(tmp_path, monkeypatch):
         engine.close()
 
 
-def test_numba_leaves_the_process_streams_alone():
-    """Loading the kernels turns numba's error highlighting off (colorama's init/deinit rebind
-    sys.stdout and sys.stderr process-wide: from the background loading thread that closed a CLI
-    test runner's stdout under it), unless the caller set it before; a fresh interpreter."""
+@pytest.mark.parametrize("numba_first", [False, True], ids=["sqlanon-imports-numba", "host-imported-numba-first"])
+def test_numba_leaves_the_process_streams_alone(numba_first):
+    """Loading the kernels never lets numba's error highlighting rebind sys.stdout and sys.stderr
+    (colorama's init/deinit, process-wide: from the background loading thread that closed a CLI
+    test runner's stdout under it). numba first imported by sqlanon: highlighting off, plain
+    messages. numba imported by the host before sqlanon with highlighting on (as a test module's
+    ``pytest.importorskip("numba")`` did): its colours stay, colorama is never called. A fresh
+    interpreter each."""
     import subprocess
 
     code = (
         "import os, colorama; calls = []\n"
         "for name in ('init', 'reinit', 'deinit'):\n"  # numba binds colorama's functions when it is imported
         "    setattr(colorama, name, lambda *a, _n=name, **k: calls.append(_n))\n"
-        "import sqlanon.stats.local.kernels\n"
+        + ("import numba\n" if numba_first else "")
+        + "import sqlanon.stats.local.kernels\n"
         "from numba.core import errors\n"
-        "errors.termcolor().errmsg('x')\n"
-        "assert not calls and type(errors.termcolor()).__name__ == 'NOPColorScheme', (calls, type(errors.termcolor()))\n"
-        "print('ok')\n"
+        "from numba.core.types import functions\n"
+        "for scheme in (errors.termcolor(), functions._termcolor):\n"
+        "    assert 'x' in scheme.errmsg('x') and 'x' in scheme.highlight('x')\n"
+        "errors.TypingError('a message')\n"
+        "plain = type(errors.termcolor()).__name__ == 'NOPColorScheme'\n"
+        "assert not calls and plain is not %r, (calls, type(errors.termcolor()))\n"
+        "print('ok')\n" % numba_first
     )
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"}
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
