@@ -13,9 +13,16 @@ side, from one run:
 * a plain DuckDB ``GROUP BY`` of the three columns (the floor of the base scan), and a plain
   ``COPY`` of the three columns to Parquet (the floor of the write), each in a fresh process
   right after, on the engine's default threads;
-* run / GROUP BY and write / COPY.
+* run / GROUP BY and write / COPY;
+* CPU seconds (the process's user + system, DuckDB's threads among them) beside the wall seconds
+  of the run and of each baseline: on a loaded machine the CPU seconds move less than the wall's;
+* with ``--base-tree DIR`` (a checkout of another commit, e.g. ``git worktree add /tmp/base
+  1880e01``), the same run with that tree's sqlanon right after this one's, each size, so the
+  two compare in one run at one load (``base:`` lines; the ratios then are before -> after).
 
-    .venv/bin/python bench/cardinality.py [--rows 10000000] [--sizes 100000,1000000,3000000,8000000] [--local-rows 0] [--out bench/results/cardinality.txt]
+The load average is printed at the start and the end, and beside each size.
+
+    .venv/bin/python bench/cardinality.py [--rows 10000000] [--sizes 100000,1000000,3000000,8000000] [--local-rows 0] [--base-tree DIR] [--out bench/results/cardinality.txt]
 
 Sizes over 80 % of ``--rows`` are skipped (a set that small has no repeated tuples to speak of).
 """
@@ -67,7 +74,8 @@ if kind == "group_by":
 else:
     con.execute("COPY (SELECT zip, birth, gender FROM " + q + ") TO '" + out.replace("'", "''") + "' (FORMAT parquet)")
     n = 0
-print(json.dumps({"seconds": time.perf_counter() - t, "groups": n, "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
+use = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": time.perf_counter() - t, "cpu": use.ru_utime + use.ru_stime, "groups": n, "peak_rss_mb": round(use.ru_maxrss / 1024)}))
 """
 
 
@@ -78,36 +86,39 @@ def baseline(src: str, out: str, kind: str) -> dict:
 
 
 def one(spec_json: str) -> None:
-    """One run in this process: its report's figures and peak RSS as one JSON line."""
-    sys.path.insert(0, ROOT)
+    """One run in this process (the sqlanon of ``PYTHONPATH``'s first entry): its report's
+    figures, CPU seconds and peak RSS as one JSON line."""
+    sys.path.insert(0, os.environ.get("PYTHONPATH", ROOT).split(os.pathsep)[0])
     import sqlanon
 
     t = time.perf_counter()
     r = sqlanon.anonymize(**json.loads(spec_json))
     rep = r._report
-    print(json.dumps({"timings": r.timings, "seconds": r.seconds, "process": time.perf_counter() - t, "nodes": r.nodes_evaluated,
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"timings": r.timings, "seconds": r.seconds, "process": time.perf_counter() - t, "cpu": use.ru_utime + use.ru_stime, "nodes": r.nodes_evaluated,
                       "local": r.nodes_local or 0, "route": rep.get("local_route"), "transformation": r.transformation,
                       "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
 
 
-def run(spec: dict) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--one", json.dumps(spec)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
+def run(spec: dict, tree: str = ROOT) -> dict:
+    """``spec`` run by the sqlanon of ``tree`` in a fresh process."""
+    out = subprocess.run([sys.executable, __file__, "--one", json.dumps(spec)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": tree})
     if out.returncode:
         raise SystemExit(out.stderr.strip()[-2000:] if out.stderr.strip() else f"exit {out.returncode}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def lines_for(distinct: int, rows: int, res: dict, group_by: dict, copy: dict) -> list[str]:
+def lines_for(distinct: int, rows: int, res: dict, group_by: dict, copy: dict, label: str = "") -> list[str]:
     t = res["timings"] or {}
     parts = " ".join(f"{p} {t.get(p, 0.0):.2f}" for p in PHASES)
     run_ratio = res["seconds"] / group_by["seconds"]
     write_ratio = t.get("write", 0.0) / copy["seconds"]
-    return [f"{distinct:>9,} tuples x {rows:,} rows: run {res['seconds']:.2f} s ({parts}); peak RSS {res['peak_rss_mb']} MB; "
+    return [f"{label}{distinct:>9,} tuples x {rows:,} rows: run {res['seconds']:.2f} s, {res.get('cpu', 0.0):.2f} CPU-s ({parts}); peak RSS {res['peak_rss_mb']} MB; "
             f"nodes {res['nodes']} ({res['local']} in-process); plan {res['transformation']}",
             f"{'':>9}   path: {res['route'] or 'not asked'}",
-            f"{'':>9}   GROUP BY {group_by['seconds']:.2f} s ({group_by['groups']:,} groups, peak RSS {group_by['peak_rss_mb']} MB), "
-            f"COPY {copy['seconds']:.2f} s; run / GROUP BY {run_ratio:.1f}x, base scan / GROUP BY {t.get('base_scan', 0.0) / group_by['seconds']:.2f}x, "
-            f"write / COPY {write_ratio:.2f}x"]
+            f"{'':>9}   GROUP BY {group_by['seconds']:.2f} s, {group_by.get('cpu', 0.0):.2f} CPU-s ({group_by['groups']:,} groups, peak RSS {group_by['peak_rss_mb']} MB), "
+            f"COPY {copy['seconds']:.2f} s, {copy.get('cpu', 0.0):.2f} CPU-s; run / GROUP BY {run_ratio:.1f}x (CPU {res.get('cpu', 0.0) / max(group_by.get('cpu', 0.0), 1e-9):.1f}x), "
+            f"base scan / GROUP BY {t.get('base_scan', 0.0) / group_by['seconds']:.2f}x, write / COPY {write_ratio:.2f}x"]
 
 
 def main() -> None:
@@ -117,12 +128,13 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--max-suppression", type=float, default=0.05)
     ap.add_argument("--local-rows", type=int, help="the search option local_rows (0: every node by SQL, as a set over the memory budget goes)")
+    ap.add_argument("--base-tree", help="also run the sqlanon of this checkout (another commit), right after this one's, each size")
     ap.add_argument("--out")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         return one(args.one)
-    lines = [f"bench/cardinality.py --rows {args.rows} --sizes {args.sizes} (sqlanon at {ROOT}); k={args.k}, {args.max_suppression:.0%}, optimal, local_rows {args.local_rows}; "
+    lines = [f"bench/cardinality.py --rows {args.rows} --sizes {args.sizes}{' --base-tree ' + args.base_tree if args.base_tree else ''} (sqlanon at {ROOT}); k={args.k}, {args.max_suppression:.0%}, optimal, local_rows {args.local_rows}; "
              f"load average at the start {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)"]
     print(lines[0], flush=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,13 +149,20 @@ def main() -> None:
                     "max_suppression": args.max_suppression, "search": "optimal", "output": os.path.join(tmp, f"out_{d}.parquet")}
             if args.local_rows is not None:
                 spec["search_options"] = {"local_rows": args.local_rows}
+            load = os.getloadavg()[0]
             res = run(spec)
             group_by = baseline(src, "", "group_by")
             copy = baseline(src, os.path.join(tmp, f"copy_{d}.parquet"), "copy")
+            got = lines_for(d, args.rows, res, group_by, copy)
+            if args.base_tree:
+                os.remove(spec["output"])
+                before = run(spec, os.path.abspath(args.base_tree))
+                got += lines_for(d, args.rows, before, group_by, copy, "base: ")
             for name in (f"out_{d}.parquet", f"copy_{d}.parquet", f"in_{d}.parquet"):
                 os.remove(os.path.join(tmp, name))
-            lines += lines_for(d, args.rows, res, group_by, copy)
-            print("\n".join(lines[-3:]), flush=True)
+            got.append(f"{'':>9}   load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
+            lines += got
+            print("\n".join(got), flush=True)
     lines.append(f"load average at the end {os.getloadavg()[0]:.1f}")
     print(lines[-1])
     if args.out:

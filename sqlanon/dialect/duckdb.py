@@ -20,10 +20,22 @@ class DuckDBDialect(Dialect):
 
     def lookup(self, values: Sequence, code: exp.Expr, params: list | None = None) -> exp.Expr:
         """``list_extract([..], code + 1)``; with ``params`` the list is a bound parameter, so a
-        node statement's text is the same for every node (cached) and stays small."""
+        node statement's text is the same for every node (cached) and stays small, read through
+        a scalar subquery, ``list_extract((SELECT $1), code + 1)``: a list that is a constant of
+        the statement (a bare ``$1`` or a literal) is copied into every vector of rows DuckDB
+        reads, at a cost linear in its length (a zip's list of tens of thousands of leaves cost a
+        roll-up many times its grouping; the subquery's one row is joined instead:
+        docs/measurements.md).
+
+        >>> from sqlanon.dialect import DUCKDB
+        >>> from sqlanon.expr.atoms import col
+        >>> params = []
+        >>> DUCKDB.render(DUCKDB.lookup([3, 1, 2], col("q0"), params)), params
+        ('LIST_EXTRACT((SELECT $1), "q0" + 1)', [[3, 1, 2]])
+        """
         if params is not None:
             params.append(list(values))
-            ph = exp.Placeholder(this=str(len(params)))
+            ph = exp.Subquery(this=exp.select(exp.Placeholder(this=str(len(params)))))
             return exp.Anonymous(this="list_extract", expressions=[ph, exp.Add(this=code, expression=literal(1))])
         return super().lookup(values, code)
 
