@@ -101,7 +101,7 @@ class _StreamsLeftAlone:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *_exc: object) -> None:
         return None
 
 

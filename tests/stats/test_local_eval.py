@@ -975,8 +975,8 @@ def test_numba_leaves_the_process_streams_alone(numba_first):
         "    assert 'x' in scheme.errmsg('x') and 'x' in scheme.highlight('x')\n"
         "errors.TypingError('a message')\n"
         "plain = type(errors.termcolor()).__name__ == 'NOPColorScheme'\n"
-        "assert not calls and plain is not %r, (calls, type(errors.termcolor()))\n"
-        "print('ok')\n" % numba_first
+        + f"assert not calls and plain is not {numba_first!r}, (calls, type(errors.termcolor()))\n"
+        "print('ok')\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"}
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)

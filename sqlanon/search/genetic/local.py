@@ -202,7 +202,7 @@ class LocalFitness:
             # grouped by blocks as below; the per-QI losses read at each class's first row's leaf codes
             losses = [cd["leaf_loss"] for cd in candidates] if lm else None
             maps = [self._block_maps(cd, False)[0] for cd in candidates]
-            summary, sums = stats_local.threshold_many(self.by_block, maps, self.k, losses, self.threads, loss_codes=self.fetched.codes)
+            summary, sums = stats_local.threshold_many(self.by_block, maps, self.k, losses, self.threads, loss_codes=self.fetched)
         else:
             lists = [self._block_maps(cd, lm) for cd in candidates]
             summary, sums = stats_local.threshold_many(self.by_block, [m for m, _ in lists], self.k, [l for _, l in lists] if lm else None, self.threads)
