@@ -53,7 +53,7 @@ LOCAL_ROWS = 250_000
 
 #: bytes of block lists kept (over all blocks, an equal share each, least recently used dropped
 #: first: a block list is up to 4,096 codes and losses, 64 KB)
-BLOCK_CACHE_BYTES = 64 << 20
+BLOCK_CACHE_BYTES = 16 << 20
 
 
 def block_list(parts: Sequence[np.ndarray], scales: Sequence[float]) -> np.ndarray:

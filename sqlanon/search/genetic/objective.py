@@ -317,7 +317,7 @@ def build_objective(name: str, options: dict, class_column: str | None, lattice_
 
 #: bytes of per-attribute parts kept (an equal share per QI, the oldest dropped first: a part of a
 #: QI with thousands of leaves holds its codes and losses, two arrays of that length)
-PART_CACHE_BYTES = 48 << 20
+PART_CACHE_BYTES = 16 << 20
 #: whole-solution results kept (the oldest dropped first; the population's own are kept by the
 #: search, :class:`sqlanon.search.genetic.planner.GA`)
 MEMO_ENTRIES = 100_000

@@ -29,14 +29,20 @@ _SEED = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True, inline="always")
+def _mix(h, word):
+    """One key word folded into the hash ``h`` (splitmix64's finalizer)."""
+    x = np.uint64(word) ^ h
+    x = (x ^ (x >> np.uint64(30))) * _MIX1
+    x = (x ^ (x >> np.uint64(27))) * _MIX2
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
 def _hash(keys, r, n_words):
     """splitmix64 over row ``r``'s key words."""
     h = _SEED
     for w in range(n_words):
-        x = np.uint64(keys[r, w]) ^ h
-        x = (x ^ (x >> np.uint64(30))) * _MIX1
-        x = (x ^ (x >> np.uint64(27))) * _MIX2
-        h = x ^ (x >> np.uint64(31))
+        h = _mix(h, keys[r, w])
     return h
 
 
@@ -494,36 +500,17 @@ def evaluate_nodes_on(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_o
         summarize(cls_cnt, rep, n, codes, nodes[j], conds, spec, cond_ptr, part_ptr, part_qi, pv_flat, pv_off, summary[j], sums[j])
 
 
-@njit(cache=True, inline="always")
-def _hash_t(keys_t, r, n_words):
-    """:func:`_hash` of row ``r`` of key words laid out word-major (``keys_t``: words x rows)."""
-    h = _SEED
-    for w in range(n_words):
-        x = np.uint64(keys_t[w, r]) ^ h
-        x = (x ^ (x >> np.uint64(30))) * _MIX1
-        x = (x ^ (x >> np.uint64(27))) * _MIX2
-        h = x ^ (x >> np.uint64(31))
-    return h
-
-
-@njit(cache=True, inline="always")
-def _same_t(keys_t, a, b, n_words):
-    for w in range(n_words):
-        if keys_t[w, a] != keys_t[w, b]:
-            return False
-    return True
-
-
 @njit(cache=True, nogil=True)
 def count_classes_t(keys_t, n_words, cnt, table, cls_cnt, rep):
     """:func:`count_classes` (no per-row classes) of key words laid out word-major (``keys_t``:
     at least ``n_words`` words x rows): the same classes, in the same first-row order."""
     m = keys_t.shape[1]
+    keys = keys_t.T  # a view: keys[r, w] is keys_t[w, r]
     mask = np.uint64(table.shape[0] - 1)
     table[:] = -1
     n = 0
     for r in range(m):
-        slot = _hash_t(keys_t, r, n_words) & mask
+        slot = _hash(keys, r, n_words) & mask
         while True:
             c = table[slot]
             if c < 0:
@@ -532,7 +519,7 @@ def count_classes_t(keys_t, n_words, cnt, table, cls_cnt, rep):
                 cls_cnt[n] = cnt[r]
                 n += 1
                 break
-            if _same_t(keys_t, rep[c], r, n_words):
+            if _same(keys, rep[c], r, n_words):
                 cls_cnt[c] += cnt[r]
                 break
             slot = (slot + np.uint64(1)) & mask
