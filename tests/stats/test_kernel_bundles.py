@@ -26,7 +26,7 @@ def test_group_many_takes_its_bundles_in_order():
 
 def test_threshold_many_takes_its_bundles_in_order():
     kern = base._kernels()
-    assert _params(kern.threshold_many) == ["codes", "cnt", *sets.CandidateMaps._fields, *sets.Threshold._fields, "start", "stop",
+    assert _params(kern.threshold_many) == ["codes_t", "cnt", *sets.CandidateMaps._fields, *sets.Threshold._fields, "start", "stop",
                                             *sets.Summaries._fields]
 
 

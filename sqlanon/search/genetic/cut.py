@@ -516,8 +516,9 @@ class IntervalCoder:
         if self._rank is None:  # once per coder: each leaf's rank among the distinct values
             self._rank = np.searchsorted(np.asarray(self.distinct, dtype=np.float64), np.asarray(self.value, dtype=np.float64), side="left")
             self._distinct = np.asarray(self.distinct, dtype=np.float64)
-        cuts = np.asarray(self.endpoints, dtype=np.int64)[np.flatnonzero(np.asarray(bits, dtype=np.int64))]
-        codes = np.minimum(np.searchsorted(cuts, self._rank, side="left"), len(cuts)).astype(np.int64)
+        cuts = np.array([e for e, b in zip(self.endpoints, bits) if b], dtype=np.int64)
+        # at most len(cuts): every leaf's interval, no clipping needed
+        codes = np.searchsorted(cuts, self._rank, side="left").astype(np.int64, copy=False)
         lo = self._distinct[np.concatenate(([0], cuts + 1))]
         hi = self._distinct[np.concatenate((cuts, [len(self.distinct) - 1]))]
         span = self.U - self.L
@@ -606,7 +607,10 @@ class Layout:
         return cls(qis, coders)
 
     def split(self, bits: Sequence[int]) -> list[tuple[int, ...]]:
-        bits = tuple(map(int, bits))
+        """Per QI its part of ``bits`` (a chromosome, a tuple of ints as the search keeps them, is
+        sliced as it is; any other sequence is read as ints first)."""
+        if type(bits) is not tuple:
+            bits = tuple(map(int, bits))
         return [bits[a:b] for a, b in self.offsets]
 
     def join(self, parts: Sequence[Sequence[int]]) -> tuple[int, ...]:
@@ -617,14 +621,17 @@ class Layout:
 
     def repair(self, bits: Sequence[int], keep: Sequence[int] = ()) -> tuple[int, ...]:
         """Every categorical part repaired to its nearest valid cut; positions in ``keep`` (global
-        bit indices, e.g. mutated bits) are kept when a valid cut has them."""
-        if not keep:
-            return self.join([c.repair(p) for c, p in zip(self.coders, self.split(bits))])
-        parts = []
-        for c, p, (a, b) in zip(self.coders, self.split(bits), self.offsets):
+        bit indices, e.g. mutated bits) are kept when a valid cut has them. A numeric part is any
+        bit string (:meth:`IntervalCoder.repair` keeps it): sliced, not rebuilt."""
+        bits = tuple(map(int, bits))
+        out: list[int] = []
+        for c, (a, b) in zip(self.coders, self.offsets):
+            if c.numeric:
+                out.extend(bits[a:b])
+                continue
             local = [j - a for j in keep if a <= j < b]
-            parts.append(c.repair_keeping(p, local) if local and not c.numeric else c.repair(p))
-        return self.join(parts)
+            out.extend(map(int, c.repair_keeping(bits[a:b], local) if local else c.repair(bits[a:b])))
+        return tuple(out)
 
     def is_valid(self, bits: Sequence[int]) -> bool:
         return all(c.is_valid(p) for c, p in zip(self.coders, self.split(bits)))

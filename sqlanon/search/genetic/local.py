@@ -53,7 +53,7 @@ LOCAL_ROWS = 250_000
 
 #: bytes of block lists kept (over all blocks, an equal share each, least recently used dropped
 #: first: a block list is up to 4,096 codes and losses, 64 KB)
-BLOCK_CACHE_BYTES = 64 << 20
+BLOCK_CACHE_BYTES = 16 << 20
 
 
 def block_list(parts: Sequence[np.ndarray], scales: Sequence[float]) -> np.ndarray:
@@ -202,7 +202,7 @@ class LocalFitness:
             # grouped by blocks as below; the per-QI losses read at each class's first row's leaf codes
             losses = [cd["leaf_loss"] for cd in candidates] if lm else None
             maps = [self._block_maps(cd, False)[0] for cd in candidates]
-            summary, sums = stats_local.threshold_many(self.by_block, maps, self.k, losses, self.threads, loss_codes=self.fetched.codes)
+            summary, sums = stats_local.threshold_many(self.by_block, maps, self.k, losses, self.threads, loss_codes=self.fetched)
         else:
             lists = [self._block_maps(cd, lm) for cd in candidates]
             summary, sums = stats_local.threshold_many(self.by_block, [m for m, _ in lists], self.k, [l for _, l in lists] if lm else None, self.threads)

@@ -317,7 +317,7 @@ def build_objective(name: str, options: dict, class_column: str | None, lattice_
 
 #: bytes of per-attribute parts kept (an equal share per QI, the oldest dropped first: a part of a
 #: QI with thousands of leaves holds its codes and losses, two arrays of that length)
-PART_CACHE_BYTES = 48 << 20
+PART_CACHE_BYTES = 16 << 20
 #: whole-solution results kept (the oldest dropped first; the population's own are kept by the
 #: search, :class:`sqlanon.search.genetic.planner.GA`)
 MEMO_ENTRIES = 100_000
@@ -439,8 +439,12 @@ class FlexibleEvaluator:
         """Score ``todo`` (chromosomes not memoized) in one batch; memoize and return them."""
         fresh: dict[bytes, dict] = {}
         cands, parts_of = [], []
+        caches, part = self.part_cache, self.part
         for ch in todo:
-            parts = [self.part(i, p) for i, p in enumerate(self.layout.split(ch))]
+            parts = []
+            for i, bits in enumerate(self.layout.split(ch)):
+                hit = caches[i].get(bits)  # most parts are their parents' (held: no call)
+                parts.append(hit[0] if hit is not None else part(i, bits))
             parts_of.append(parts)
             cands.append({"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts],
                           "group_loss": [p["group_loss"] for p in parts]})
@@ -472,8 +476,10 @@ class FlexibleEvaluator:
             agg["value"] = math.inf if self.objective.metric.needs_lm else self.objective.metric.value(agg, self)
             agg["report"] = {name: (math.inf if m.needs_lm else m.value(agg, self)) for name, m in self.objective.report.items()}
         else:
-            agg["value"] = self.objective.metric.value(agg, self)
-            agg["report"] = {name: m.value(agg, self) for name, m in self.objective.report.items()}
+            metric = self.objective.metric
+            agg["value"] = metric.value(agg, self)
+            # a share metric reports itself: its value once, not twice
+            agg["report"] = {name: (agg["value"] if m is metric else m.value(agg, self)) for name, m in self.objective.report.items()}
         if not per_column:
             agg = {k: agg[k] for k in ("value", "feasible", "suppressed", "report")}
         return agg

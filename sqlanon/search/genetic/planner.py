@@ -177,6 +177,8 @@ class GA:
         self.members: set[tuple] = set()
         #: the members' results (the evaluator's memo is capped and may drop them)
         self.aggs: dict[tuple, dict] = {}
+        #: the members' bit arrays (:meth:`bits_of`), dropped with the member
+        self.arrays: dict[tuple, np.ndarray] = {}
         self.history: list[dict] = []
         self.iterations_done = 0
         self.children = 0
@@ -230,8 +232,8 @@ class GA:
         while j == i and tries < 10 and len(self.pop) > 1:
             j = self.select()
             tries += 1
-        a = np.array(self.pop[i][1], dtype=np.uint8)
-        b = np.array(self.pop[j][1], dtype=np.uint8)
+        a = self.bits_of(self.pop[i][1])
+        b = self.bits_of(self.pop[j][1])
         if n == 0:
             return [tuple(a)]
         if self.opts["crossover"] == "uniform":
@@ -265,6 +267,15 @@ class GA:
         a, b = self.layout.offsets[i]
         return child[:a] + parts[int(self.rng.integers(len(parts)))] + child[b:]
 
+    def bits_of(self, ch: tuple) -> np.ndarray:
+        """A member's chromosome as a bit array (uint8), made once per member: a parent is drawn
+        many times, and a tuple of a thousand ints costs more to read into an array than the
+        crossover that uses it."""
+        bits = self.arrays.get(ch)
+        if bits is None:
+            bits = self.arrays[ch] = np.array(ch, dtype=np.uint8)
+        return bits
+
     def insert(self, ch: tuple, agg: dict) -> bool:
         if ch in self.members:
             return False
@@ -275,6 +286,7 @@ class GA:
             _, worst = self.pop.pop()
             self.members.discard(worst)
             self.aggs.pop(worst, None)
+            self.arrays.pop(worst, None)
         bisect.insort(self.pop, (key, ch))
         self.members.add(ch)
         self.aggs[ch] = agg

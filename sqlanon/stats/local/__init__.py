@@ -98,7 +98,8 @@ HIDE_SCIPY_BLAS = False
 #: before a run calls it): not called by the optimal search's node evaluation (a 1M-row Adult-like
 #: run calls none of them), about half of what compiling every kernel costs (docs/measurements.md,
 #: ``bench/kernel_compile.py``). Either way the same machine code runs.
-LAZY = ("clustered_rows", "first_row_order", "group_by_maps", "group_keys", "group_many", "packed_keys", "radix_sort", "threshold_many")
+LAZY = ("clustered_rows", "count_classes_t", "first_row_order", "group_by_maps", "group_keys", "group_many", "packed_keys", "packed_keys_t", "radix_sort",
+        "threshold_many")
 _WARM: dict[str, Any] = {}
 _WARM_LOCK = threading.Lock()
 

@@ -5,6 +5,7 @@ here, as ``base.NAME``, so a test patches them in one place."""
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -43,6 +44,13 @@ class LocalSet:
     @property
     def rows(self) -> int:
         return int(self.cnt.shape[0])
+
+    @functools.cached_property
+    def columns(self) -> np.ndarray:
+        """The codes column-major (QIs x rows, C-contiguous), made on first use and kept: the
+        kernels that read one column at a time take them so
+        (:func:`sqlanon.stats.local.kernels.threshold_many`)."""
+        return np.ascontiguousarray(self.codes.T)
 
 
 class Classes(NamedTuple):

@@ -29,14 +29,20 @@ _SEED = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True, inline="always")
+def _mix(h, word):
+    """One key word folded into the hash ``h`` (splitmix64's finalizer)."""
+    x = np.uint64(word) ^ h
+    x = (x ^ (x >> np.uint64(30))) * _MIX1
+    x = (x ^ (x >> np.uint64(27))) * _MIX2
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
 def _hash(keys, r, n_words):
     """splitmix64 over row ``r``'s key words."""
     h = _SEED
     for w in range(n_words):
-        x = np.uint64(keys[r, w]) ^ h
-        x = (x ^ (x >> np.uint64(30))) * _MIX1
-        x = (x ^ (x >> np.uint64(27))) * _MIX2
-        h = x ^ (x >> np.uint64(31))
+        h = _mix(h, keys[r, w])
     return h
 
 
@@ -495,32 +501,93 @@ def evaluate_nodes_on(codes, cnt, base_keys, ref, nodes, kp_flat, kp_off, word_o
 
 
 @njit(cache=True, nogil=True)
-def threshold_many(codes, cnt, maps_flat, maps_off, mults, word_of, n_words, k, loss_flat, loss_off, loss_codes, start, stop, summary, sums):
+def count_classes_t(keys_t, n_words, cnt, table, cls_cnt, rep):
+    """:func:`count_classes` (no per-row classes) of key words laid out word-major (``keys_t``:
+    at least ``n_words`` words x rows): the same classes, in the same first-row order."""
+    m = keys_t.shape[1]
+    keys = keys_t.T  # a view: keys[r, w] is keys_t[w, r]
+    mask = np.uint64(table.shape[0] - 1)
+    table[:] = -1
+    n = 0
+    for r in range(m):
+        slot = _hash(keys, r, n_words) & mask
+        while True:
+            c = table[slot]
+            if c < 0:
+                table[slot] = n
+                rep[n] = r
+                cls_cnt[n] = cnt[r]
+                n += 1
+                break
+            if _same(keys, rep[c], r, n_words):
+                cls_cnt[c] += cnt[r]
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return n
+
+
+@njit(cache=True, nogil=True)
+def packed_keys_t(codes_t, maps_flat, maps_off, mults, word_of, keys_t):
+    """Every row's key words (:func:`packed_keys_into`) laid out word-major, from the rows' codes
+    laid out column-major (``codes_t``: columns x rows), one column at a time: a pass reads one
+    column's codes in order and one map (a block list of up to 4,096 codes stays in the first
+    cache level), where a row at a time reads every map at random (twice the time on a 24-QI
+    set, docs/measurements.md). Integer sums: the words are the row-at-a-time ones exactly."""
+    q, m = codes_t.shape
+    n_words = keys_t.shape[0]
+    for w in range(n_words):
+        started = False
+        for i in range(q):
+            if word_of[i] != w:
+                continue
+            mult = mults[i]
+            off = maps_off[i]
+            col = codes_t[i]
+            out = keys_t[w]
+            if not started:
+                for r in range(m):
+                    out[r] = mult * maps_flat[off + col[r]]
+                started = True
+            else:
+                for r in range(m):
+                    out[r] += mult * maps_flat[off + col[r]]
+        if not started:
+            keys_t[w, :] = 0
+
+
+@njit(cache=True, nogil=True)
+def threshold_many(codes_t, cnt, maps_flat, maps_off, mults, word_of, n_words, k, loss_flat, loss_off, loss_codes_t, start, stop, summary, sums):
     """Candidates ``start..stop`` of :func:`group_many` summarized under the class-size threshold
     ``k`` instead of returned: per candidate ``summary`` (classes, smallest class, suppressed rows,
     classes under ``k``) and, when ``loss_off`` has a row per candidate, ``sums[j, i]`` = the
     rows of the classes under ``k`` times QI ``i``'s value of their code
-    (``loss_flat[loss_off[j, i] + code]``, the code a class's first row has in ``loss_codes``:
-    the genetic search's LM of the suppressed rows). ``loss_codes`` are the rows' leaf codes per
-    QI, ``codes`` may be fewer columns (blocks of QIs in mixed radix, :mod:`sqlanon.search.genetic.local`):
-    a class's rows share their released codes, so its first row's leaf codes give its losses.
+    (``loss_flat[loss_off[j, i] + code]``, the code a class's first row has in ``loss_codes_t``:
+    the genetic search's LM of the suppressed rows), summed over those classes in first-row
+    order. ``loss_codes_t`` are the rows' leaf codes per QI (QIs x rows), ``codes_t`` the rows'
+    codes grouped by (columns x rows), which may be fewer columns (blocks of QIs in mixed radix,
+    :mod:`sqlanon.search.genetic.local`): a class's rows share their released codes, so its
+    first row's leaf codes give its losses. Both column-major: every pass (a column's key
+    part, a QI's losses) reads one column and one short list (:func:`packed_keys_t`).
 
     Called with named bundles unpacked at this boundary (numba takes arrays):
-    ``codes, cnt, *CandidateMaps, *Threshold, start, stop, *Summaries``
+    ``codes_t, cnt, *CandidateMaps, *Threshold, start, stop, *Summaries``
     (:mod:`sqlanon.stats.local.sets`)."""
-    m = codes.shape[0]
-    q = loss_codes.shape[1]
+    m = codes_t.shape[1]
+    q = loss_codes_t.shape[0]
     # one set of buffers for the slice, reused candidate after candidate (no per-row classes)
     table = np.empty(table_size(m), dtype=np.int32)
     cls_cnt = np.empty(max(m, 1), dtype=np.int64)
     rep = np.empty(max(m, 1), dtype=np.int32)
-    no_rows = np.empty(0, dtype=np.int32)
-    keys = np.empty((m, 0), dtype=np.int64)
+    bad_rep = np.empty(max(m, 1), dtype=np.int32)
+    bad_size = np.empty(max(m, 1), dtype=np.int64)
+    most = 1
     for j in range(start, stop):
-        if keys.shape[1] != n_words[j]:
-            keys = np.empty((m, n_words[j]), dtype=np.int64)
-        packed_keys_into(codes, maps_flat, maps_off[j], mults[j], word_of[j], keys)
-        n = count_classes(keys, cnt, table, cls_cnt, rep, no_rows)
+        most = max(most, n_words[j])
+    keys_t = np.empty((most, m), dtype=np.int64)
+    for j in range(start, stop):
+        words = keys_t[: n_words[j]]
+        packed_keys_t(codes_t, maps_flat, maps_off[j], mults[j], word_of[j], words)
+        n = count_classes_t(words, n_words[j], cnt, table, cls_cnt, rep)
         lo = cls_cnt[0] if n else 0
         suppressed = 0
         bad = 0
@@ -529,11 +596,19 @@ def threshold_many(codes, cnt, maps_flat, maps_off, mults, word_of, n_words, k, 
             lo = min(lo, size)
             if size < k:
                 suppressed += size
+                bad_rep[bad] = rep[c]
+                bad_size[bad] = size
                 bad += 1
-                if loss_off.shape[0]:
-                    r = rep[c]
-                    for i in range(q):
-                        sums[j, i] += size * loss_flat[loss_off[j, i] + loss_codes[r, i]]
+        if loss_off.shape[0]:
+            # QI after QI, each one's sum over the bad classes in their order (the same
+            # additions, in the same order, as class after class)
+            for i in range(q):
+                values = loss_flat[loss_off[j, i]:]
+                at = loss_codes_t[i]
+                total = sums[j, i]
+                for t in range(bad):
+                    total += bad_size[t] * values[at[bad_rep[t]]]
+                sums[j, i] = total
         summary[j, 0] = n
         summary[j, 1] = lo
         summary[j, 2] = suppressed

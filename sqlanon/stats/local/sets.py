@@ -451,12 +451,12 @@ class Threshold(NamedTuple):
     """What :func:`threshold_many`'s kernel summarizes under (unpacked in this order at the jit
     boundary): the class-size threshold ``k``, and per candidate and QI a value per leaf code
     (``loss_flat`` at ``loss_off[j, i]``; ``loss_off`` has no rows when no losses are asked), read
-    at the rows' leaf codes ``loss_codes`` (rows x QIs)."""
+    at the rows' leaf codes ``loss_codes_t`` (QIs x rows: column-major, :attr:`LocalSet.columns`)."""
 
     k: int
     loss_flat: np.ndarray
     loss_off: np.ndarray
-    loss_codes: np.ndarray
+    loss_codes_t: np.ndarray
 
 
 class Summaries(NamedTuple):
@@ -556,19 +556,24 @@ def leaf_keys(stats, codes: np.ndarray) -> np.ndarray:
 
 
 def threshold_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarray]], k: int, losses: Sequence[Sequence[np.ndarray]] | None = None,
-                   threads: int | None = None, loss_codes: np.ndarray | None = None) -> Summaries:
+                   threads: int | None = None, loss_codes: np.ndarray | base.LocalSet | None = None) -> Summaries:
     """:func:`group_many` summarized under a class-size threshold ``k`` (no per-row arrays come
     back): per candidate ``[classes, smallest class, suppressed rows, classes under k]`` (int64)
     and, with ``losses`` (per candidate, per QI a value per leaf code), per QI the sum over the
     classes under ``k`` of their rows times their value (float64; zeros without ``losses``). The
     genetic search's batches (:mod:`sqlanon.search.genetic.local`). ``loss_codes`` (rows x QIs,
-    the rows of ``local`` in its order) are the leaf codes the losses are read at when
-    ``local``'s columns are blocks of QIs rather than the QIs (default: ``local.codes``)."""
+    the rows of ``local`` in its order; or a :class:`LocalSet` of them, whose column-major copy it
+    keeps) are the leaf codes the losses are read at when ``local``'s columns are blocks of QIs
+    rather than the QIs (default: ``local.codes``). The kernel reads both column-major
+    (:attr:`LocalSet.columns`, made once per set)."""
     b, q = len(candidates), local.codes.shape[1]
-    loss_codes = local.codes if loss_codes is None else np.ascontiguousarray(loss_codes)
-    if loss_codes.shape[0] != local.rows:
-        raise ValueError(f"loss_codes have {loss_codes.shape[0]} rows, the set {local.rows}")
-    q_loss = loss_codes.shape[1]
+    if loss_codes is None or isinstance(loss_codes, base.LocalSet):  # laid out column-major once per set
+        loss_t = (local if loss_codes is None else loss_codes).columns
+    else:
+        loss_t = np.ascontiguousarray(np.asarray(loss_codes).T)
+    if loss_t.shape[1] != local.rows:
+        raise ValueError(f"loss_codes have {loss_t.shape[1]} rows, the set {local.rows}")
+    q_loss = loss_t.shape[0]
     out = Summaries(np.zeros((b, 4), dtype=np.int64), np.zeros((b, q_loss), dtype=np.float64))
     if not b:
         return out
@@ -582,10 +587,12 @@ def threshold_many(local: base.LocalSet, candidates: Sequence[Sequence[np.ndarra
         values = [np.asarray(v, dtype=np.float64) for per in losses for v in per]
         loss_flat = np.concatenate(values)
         loss_off = np.concatenate([[0], np.cumsum([len(v) for v in values[:-1]])]).astype(np.int64).reshape(b, q_loss)
-    under = Threshold(int(k), loss_flat, loss_off, loss_codes)
+    under = Threshold(int(k), loss_flat, loss_off, loss_t)
+    codes_t = local.columns
     kern = base._kernels()
-    pool.spread(b, local.rows * q, threads or os.cpu_count() or 1, lambda a, z: kern.threshold_many(local.codes, local.cnt, *maps, *under, a, z, *out))
+    pool.spread(b, local.rows * q, threads or os.cpu_count() or 1, lambda a, z: kern.threshold_many(codes_t, local.cnt, *maps, *under, a, z, *out))
     return out
+
 
 
 def _threshold_maps(candidates: Sequence[Sequence[np.ndarray]], q: int) -> CandidateMaps:
