@@ -18,6 +18,7 @@ import resource
 import time
 
 import duckdb
+from bench_output import finish
 
 SHAPES = {
     "constant list": "SELECT sum(list_extract($1, q0 % $2 + 1)) FROM fs",
@@ -74,11 +75,7 @@ def main() -> None:
                 wall, used = best[f"{what}, {name}"]
                 lines.append(f"list of {length:>6,}, {what:>7}, {name:>15}: {wall:6.3f} s, {used:6.3f} CPU-s ({used / base[1]:.2f}x the constant list's CPU)")
                 print(lines[-1], flush=True)
-    lines.append(f"load average at the end {os.getloadavg()[0]:.1f}")
-    print(lines[-1])
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
+    finish(lines, args.out)
 
 
 if __name__ == "__main__":
