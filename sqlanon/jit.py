@@ -19,6 +19,7 @@ as a warm install does, for as long as that directory is kept.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
@@ -95,30 +96,20 @@ if CACHE_DIR is not None:
 from numba import njit  # noqa: E402
 
 
-class _StreamsLeftAlone:
-    """numba's ``ColorShell`` without colorama's init/deinit: a context that does nothing."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *_: object) -> None:
-        return None
-
-
 def keep_streams(errors: Any) -> bool:
     """Switch off the stream rebinding of numba's error highlighting in its ``errors`` module
     (numba imported with highlighting on, before this module set it off); True when it was on.
 
     >>> import types
     >>> shell = types.SimpleNamespace(ColorShell=object)
-    >>> keep_streams(shell), shell.ColorShell is _StreamsLeftAlone
+    >>> keep_streams(shell), shell.ColorShell is contextlib.nullcontext
     (True, True)
     >>> keep_streams(types.SimpleNamespace())  # highlighting off: numba has no ColorShell
     False
     """
-    if getattr(errors, "ColorShell", None) in (None, _StreamsLeftAlone):
+    if getattr(errors, "ColorShell", None) in (None, contextlib.nullcontext):
         return False
-    errors.ColorShell = _StreamsLeftAlone
+    errors.ColorShell = contextlib.nullcontext  # ColorShell() without colorama's init/deinit
     return True
 
 
