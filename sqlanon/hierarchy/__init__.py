@@ -63,27 +63,31 @@ def distinct_first(sql_type: str) -> bool:
     return sql_type.strip().upper() in TYPED_FIRST
 
 
-def builder_values(engine, source, column: str, kind: str, bound: int, sql_type: str = "") -> list[str]:
+def builder_values(engine, source, column: str, kind: str, bound: int, sql_type: str = "", rows=None) -> list[str]:
     """The distinct non-NULL values of ``column`` (as text) for a hierarchy builder, refusing
     values longer than ``bound`` characters before any is fetched (a mask of a 100,000-character
     value was 100,000 levels of 100,000 characters: docs/measurements.md). One scan as before: a
     longer value comes back as one NULL, and only then a ``COUNT``/``MAX`` says how many. A
     column of an integer, DATE or BOOLEAN ``sql_type`` (:func:`distinct_first`) is made distinct
-    on its values first, and only the distinct values are cast to text and measured."""
+    on its values first, and only the distinct values are cast to text and measured. ``rows``: a
+    FROM item read instead of the source (alias ``src``, the source's column names: the grouped
+    pass's groups, :mod:`sqlanon.stats.grouped_pass`, the same distinct values in fewer rows);
+    a value too long is then counted in the source's rows, as without it."""
     from sqlglot import exp
 
     src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    read = rows if rows is not None else src
     not_null = exp.Not(this=exp.Is(this=col(column, "src"), expression=exp.Null()))
     v = as_varchar(col(column, "src"))
     length = exp.Length(this=v.copy())
     too_long = exp.GT(this=length, expression=exp.Literal.number(bound))
     if distinct_first(sql_type):
-        typed = exp.select(exp.alias_(col(column, "src"), "d", quoted=True)).distinct().from_(src.copy()).where(not_null.copy())
+        typed = exp.select(exp.alias_(col(column, "src"), "d", quoted=True)).distinct().from_(read.copy()).where(not_null.copy())
         text = as_varchar(col("d", "t"))
         long = exp.GT(this=exp.Length(this=text.copy()), expression=exp.Literal.number(bound))
         q = exp.select(exp.alias_(if_(long, exp.Null(), text), "v", quoted=True)).from_(exp.alias_(exp.Subquery(this=typed), "t", table=True, quoted=True))
     else:
-        q = exp.select(exp.alias_(if_(too_long, exp.Null(), v), "v", quoted=True)).distinct().from_(src).where(not_null)
+        q = exp.select(exp.alias_(if_(too_long, exp.Null(), v), "v", quoted=True)).distinct().from_(read.copy()).where(not_null)
     values = [r[0] for r in engine.fetch_all(q)]
     if any(x is None for x in values):
         count = exp.select(exp.Count(this=exp.Star()), exp.Max(this=length.copy())).from_(src.copy()).where(too_long.copy())
@@ -100,13 +104,14 @@ def builder_values(engine, source, column: str, kind: str, bound: int, sql_type:
 MANY_COLUMNS = 12
 
 
-def builder_values_many(engine, source, columns: list[str], bound: int) -> dict[str, list[str]]:
-    """:func:`builder_values` of several columns in one scan: the source crossed with the
-    columns' numbers, each row's value of that column (as text), distinct. A column with a value
-    longer than ``bound`` is read again alone, so its error is :func:`builder_values`'s."""
+def builder_values_many(engine, source, columns: list[str], bound: int, rows=None) -> dict[str, list[str]]:
+    """:func:`builder_values` of several columns in one scan: the source (or ``rows``, as there)
+    crossed with the columns' numbers, each row's value of that column (as text), distinct. A
+    column with a value longer than ``bound`` is read again alone, so its error is
+    :func:`builder_values`'s."""
     from sqlglot import exp
 
-    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+    src = rows.copy() if rows is not None else exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
     pick = exp.Case(this=col("i", "k"))
     for j, column in enumerate(columns):
         pick = pick.when(exp.Literal.number(j), as_varchar(col(column, "src")), copy=False)
@@ -183,10 +188,10 @@ def _builder(kind: str, arg: str, column: str):
     return lambda values, sql_type: dates.birth_years(values, years, column)
 
 
-def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None, max_value_length: int = MAX_VALUE_LENGTH, values: list[str] | None = None) -> Hierarchy:
-    """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL,
-    after refusing values longer than ``max_value_length``, unless ``values`` holds them
-    already: :func:`builder_values_many`); a :class:`Hierarchy` object (Python API) is used as
+def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: str | None = None, max_value_length: int = MAX_VALUE_LENGTH, values: list[str] | None = None, rows=None) -> Hierarchy:
+    """Turn a spec into a validated :class:`Hierarchy` (builders read distinct values by SQL, of
+    ``rows`` when given (:func:`builder_values`), after refusing values longer than
+    ``max_value_length``, unless ``values`` holds them already: :func:`builder_values_many`); a :class:`Hierarchy` object (Python API) is used as
     it is, for ``column``."""
     if isinstance(spec, Hierarchy):  # a copy: a run may give it a NULL leaf (Statistics.prepare)
         import dataclasses
@@ -204,7 +209,7 @@ def load_hierarchy(spec: str, column: str, engine=None, source=None, delimiter: 
         if values is None:
             source.require_columns(engine, [column], "quasi-identifier column")
             sql_type = _column_type(engine, source, column)
-            values = builder_values(engine, source, column, kind, max_value_length, sql_type)
+            values = builder_values(engine, source, column, kind, max_value_length, sql_type, rows)
         if build is not None:
             return build(values, _column_type(engine, source, column) if sql_type is None else sql_type)
         if kind == "mask":

@@ -30,6 +30,7 @@ from sqlanon.search.lattice.lattice import level_bounds
 from sqlanon.expr.atoms import Params, col
 from sqlanon.privacy.needs import ClassNeeds
 from sqlanon.stats import Statistics
+import sqlanon.stats.grouped_pass as grouped_pass
 from sqlanon.stats.local.sets import route as local_route
 from sqlanon.expr.atoms import if_
 from sqlanon.run.session import Session
@@ -248,8 +249,48 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     if run.releases:  # a release (or, dry, the one it would be): the refusals of one pass come before the hierarchies
         refuse_in_one_pass(session.engine, session.source, list(qis), policy.release, roles.kept_others(policy, session, qis), policy.privacy.sensitive_column,
                            first=lambda: roles.refuse_unassigned(policy, session, qis))
-    with run.reporter.phase("hierarchies"):
-        hierarchies = session.hierarchies(qis)
+    grouped = _grouped_pass(run, list(qis))
+    try:
+        with run.reporter.phase("hierarchies"):
+            hierarchies = session.hierarchies(qis, grouped.item() if grouped is not None else None)
+        stats, requirement, metric = _set_up_rest(run, qis, hierarchies, grouped)
+    except BaseException:
+        grouped_pass.drop(session.engine, grouped)
+        raise
+    if grouped is not None and stats.grouped is None:  # the groups do not serve this base scan
+        grouped_pass.drop(session.engine, grouped)
+    run.clock.lap("hierarchies")
+    return stats, requirement, metric
+
+
+def _grouped_pass(run: _Run, qis: list[str]) -> grouped_pass.GroupedPass | None:
+    """The source grouped once on its raw key columns (:mod:`sqlanon.stats.grouped_pass`), the
+    set-up's and the base scan's one read of it; None where it does not apply (SafePub, whose
+    statistics read a sample; a key column whose values group otherwise than their text)."""
+    policy, session = run.policy, run.session
+    if policy.privacy.epsilon is not None:
+        return None
+    try:
+        hashed = grouped_pass.hashed(session.engine, session.source, qis, run.writes, policy.hierarchies.nulls)
+    except ConfigError:  # nulls naming no QI: refused where it always was (Statistics)
+        return None
+    keys = grouped_pass.key_columns(qis, policy.privacy.sensitive_column, policy.quality.class_column)
+    run.clock.lap("hierarchies")
+    engine = session.engine
+    keep_log, engine.keep_log = engine.keep_log, True  # the report shows the statement as it ran
+    try:
+        with run.reporter.phase("grouped pass", engine=engine):
+            grouped = grouped_pass.create(engine, session.source, keys, hashed)
+    finally:
+        engine.keep_log = keep_log
+    run.clock.lap("base_scan")  # the base scan's grouping, made first
+    return grouped
+
+
+def _set_up_rest(run: _Run, qis: dict, hierarchies: list, grouped) -> tuple[Statistics, Requirement, Any]:
+    """The set-up after the hierarchies: the requirement, the metric, the refusals before the
+    scan and the statistics (reading ``grouped``'s groups when they serve the base scan)."""
+    policy, session = run.policy, run.session
     requirement, model_extras = build_requirement(policy, session)
     if policy.privacy.epsilon is not None:  # SafePub: sample by SQL, k derived from epsilon and delta
         session.safepub = safepub.prepare(policy, session, requirement)
@@ -264,8 +305,8 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
         needs = needs.merge(ClassNeeds(majority_y=True))
     if run.releases:
         roles.refuse_unassigned(policy, session, qis)  # every released column has a role (or keep_others keeps the rest)
-    stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, nulls=policy.hierarchies.nulls, **model_extras)
-    run.clock.lap("hierarchies")
+    stats = Statistics(session.engine, session.source, list(qis), hierarchies, policy.privacy.sensitive_column, class_column, needs, row_hash=run.writes, nulls=policy.hierarchies.nulls,
+                       grouped=grouped, **model_extras)
     return stats, requirement, metric
 
 
@@ -598,8 +639,11 @@ def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str,
         aggs = make_metric(policy, stats.qis).aggregates(stats, node) if plan.node is not None else []
         import sqlglot
 
-        ran = [text for text in stats.engine.log if stats.base.table in text and text.lstrip().upper().startswith("CREATE")]
-        base = sqlglot.transpile(ran[0], read=stats.dialect.name, write=stats.dialect.name, pretty=True)[0] if ran else "(not recorded)"
+        created = [text for text in stats.engine.log if text.lstrip().upper().startswith("CREATE")]
+        ran = [text for text in created if stats.base.table in text]
+        # the base set coded from the grouped pass's groups: that statement first (:mod:`sqlanon.stats.grouped_pass`)
+        ran = [text for text in created if ran and grouped_pass.PREFIX in text and text != ran[0] and grouped_pass.PREFIX in ran[0]][:1] + ran[:1]
+        base = ";\n\n".join(sqlglot.transpile(text, read=stats.dialect.name, write=stats.dialect.name, pretty=True)[0] for text in ran) if ran else "(not recorded)"
         # long code lists are bound parameters here as when the statement ran: the listing (kept
         # in the report and the registry) does not grow with the columns' distinct values
 

@@ -106,14 +106,17 @@ class Session:
             what = f"table {self.source.table!r} not found in the Spark catalog" if self.source.kind == "table" else f"cannot read input {self.source.path}"
             raise ConfigError(what) from None
 
-    def hierarchies(self, qis: dict[str, str]) -> list:
+    def hierarchies(self, qis: dict[str, str], rows=None) -> list:
+        """Each QI's hierarchy; a built one from the distinct values of ``rows`` when given (a
+        FROM item ``src`` with the source's column names: the grouped pass's groups,
+        :mod:`sqlanon.stats.grouped_pass`), else of the source."""
         require_bound_used([*qis.values(), self.policy.privacy.t_hierarchy], self.policy.hierarchies.max_value_length)
         self.source.require_columns(self.engine, list(qis), "quasi-identifier column")
         bound = self.policy.hierarchies.max_value_length
         built = [column for column, spec in qis.items() if is_builder_spec(spec)]
         one_scan = MANY_COLUMNS if self.engine.one_scan_columns is None else self.engine.one_scan_columns
-        values = builder_values_many(self.engine, self.source, built, bound) if len(built) > one_scan else {}
-        return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchies.hierarchy_delimiter, bound, values.get(column)) for column, spec in qis.items()]
+        values = builder_values_many(self.engine, self.source, built, bound, rows) if len(built) > one_scan else {}
+        return [load_hierarchy(spec, column, self.engine, self.source, self.policy.hierarchies.hierarchy_delimiter, bound, values.get(column), rows) for column, spec in qis.items()]
 
     def hierarchy(self, spec, column: str):
         """One column's hierarchy (a model's own: the sensitive column's of hierarchical t-closeness)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sqlanon.expr.atoms import col, lit
+from sqlanon.expr.atoms import col, lit, sum_, table_ref
 
 #: column types (as the engines name them, parameters left off) whose text, the leaf a value is
 #: joined on, tells apart exactly the values ``GROUP BY`` tells apart
@@ -30,6 +30,8 @@ ONE_TO_ONE = frozenset({
     "INT1", "INT2", "INT4", "INT8", "BYTE", "SHORT", "LONG",
     "DATE", "BOOLEAN", "BOOL",
 })
+#: column types whose values hash as the text of their hierarchy's leaves (:func:`hash_by_groups`)
+TEXT_TYPES = frozenset({"VARCHAR", "TEXT", "STRING"})
 #: the groups' own row count and hash, named apart from any source column
 COUNT, HASH = "sqlanon_n", "sqlanon_h"
 
@@ -49,33 +51,80 @@ def _base_type(kind) -> str:
     return str(kind or "").split("(")[0].strip().upper()
 
 
+def one_to_one(kind) -> bool:
+    """Whether a column of engine type ``kind`` groups as its text is told apart (:data:`ONE_TO_ONE`).
+
+    >>> one_to_one("VARCHAR"), one_to_one("DATE"), one_to_one("DOUBLE"), one_to_one("numeric(10,2)")
+    (True, True, False, False)
+    """
+    return _base_type(kind) in ONE_TO_ONE
+
+
+def hash_by_groups(columns, qis) -> bool:
+    """Whether every source column (``(name, type)`` pairs) is a text QI: a row's hash is then its
+    group's (:attr:`Statistics.hash_by_groups`), taken over the base set, not per row."""
+    return sorted(name for name, _ in columns) == sorted(qis) and all(str(kind).upper() in TEXT_TYPES for _, kind in columns)
+
+
 def groups_first(stats) -> bool:
     """Whether the base scan groups the source's rows before coding them (the module's
     docstring): every key column's type is one of :data:`ONE_TO_ONE`, and the names
     :data:`COUNT` and :data:`HASH` are free."""
     kinds = dict(stats.source.columns(stats.engine))
     keys = key_columns(stats)
-    return bool(keys) and COUNT not in kinds and HASH not in kinds and all(_base_type(kinds.get(k)) in ONE_TO_ONE for k in keys)
+    return bool(keys) and COUNT not in kinds and HASH not in kinds and all(one_to_one(kinds.get(k)) for k in keys)
+
+
+def grouped_select(item: exp.Expr, keys: list[str], dialect, hash_columns: list[str] | None = None) -> exp.Select:
+    """``item``'s rows (alias ``src``) grouped on ``keys``: each group's row count (:data:`COUNT`)
+    and, given the source's ``hash_columns``, its part of the input hash (:data:`HASH`)."""
+    src = exp.alias_(item.copy(), "src", table=True, quoted=True)
+    q = exp.select(*[col(k, "src") for k in keys], exp.alias_(exp.Count(this=exp.Star()), COUNT, quoted=True)).from_(src)
+    if hash_columns is not None:
+        row = dialect.row_hash(hash_columns, "src")
+        if set(hash_columns) <= set(keys):  # a group's rows are equal: their XOR is one hash or 0
+            odd = exp.EQ(this=exp.Mod(this=exp.Count(this=exp.Star()), expression=lit(2)), expression=lit(1))
+            part: exp.Expr = exp.Case().when(odd, row).else_(lit(0))
+        else:
+            part = exp.Anonymous(this="bit_xor", expressions=[row])
+        q = q.select(exp.alias_(part, HASH, quoted=True))
+    return q.group_by(*[col(k, "src") for k in keys])
 
 
 def grouped_rows(stats) -> exp.Expr:
     """The source's rows grouped on :func:`key_columns` (alias ``src``, the source's own column
     names): each group's row count (:data:`COUNT`) and, with the input hash, its part of it
     (:data:`HASH`)."""
-    keys = key_columns(stats)
-    src = exp.alias_(stats.source_item.copy(), "src", table=True, quoted=True)
-    q = exp.select(*[col(k, "src") for k in keys], exp.alias_(exp.Count(this=exp.Star()), COUNT, quoted=True)).from_(src)
-    if stats.row_hash and not stats.hash_by_groups:
-        columns = stats.source.column_names(stats.engine)
-        row = stats.dialect.row_hash(columns, "src")
-        if set(columns) <= set(keys):  # a group's rows are equal: their XOR is one hash or 0
-            odd = exp.EQ(this=exp.Mod(this=exp.Count(this=exp.Star()), expression=lit(2)), expression=lit(1))
-            part: exp.Expr = exp.Case().when(odd, row).else_(lit(0))
-        else:
-            part = exp.Anonymous(this="bit_xor", expressions=[row])
-        q = q.select(exp.alias_(part, HASH, quoted=True))
-    q = q.group_by(*[col(k, "src") for k in keys])
+    hashed = stats.row_hash and not stats.hash_by_groups
+    q = grouped_select(stats.source_item, key_columns(stats), stats.dialect, stats.source.column_names(stats.engine) if hashed else None)
     return exp.alias_(exp.Subquery(this=q), "src", table=True, quoted=True)
+
+
+def _saved_groups(stats) -> exp.Expr:
+    """The grouped pass's groups (:mod:`sqlanon.stats.grouped_pass`) the base set is made of, as
+    the FROM item ``src``: the rows a ``nulls: suppress`` QI withholds left out."""
+    item = stats.grouped.item()
+    if stats.withheld_condition() is None:
+        return item
+    return exp.alias_(stats.kept_rows(table_ref(stats.grouped.table)), "src", table=True, quoted=True)
+
+
+def _from_saved_groups(stats, hashed: bool) -> exp.Select:
+    """The base set's select over the grouped pass's groups: coded as they are when they were
+    grouped on the base set's keys, else coded and summed (a column the pass grouped on that
+    the base set does not read: the groups it told apart are one class of the base set)."""
+    coded = stats.encoded_select(rows=_saved_groups(stats))
+    if stats.grouped.keys == key_columns(stats):  # one group, one base-set row
+        coded = coded.select(exp.alias_(col(COUNT, "src"), "cnt", quoted=True), copy=False)
+        return coded.select(exp.alias_(col(HASH, "src"), "h", quoted=True), copy=False) if hashed else coded
+    keys = stats.qnames + (["s"] if stats.has_s else []) + (["y"] if stats.has_y else [])
+    coded = coded.select(exp.alias_(col(COUNT, "src"), "n", quoted=True), copy=False)
+    q = exp.select(*[col(k) for k in keys], exp.alias_(sum_(col("n")), "cnt", quoted=True))
+    if hashed:
+        coded = coded.select(exp.alias_(col(HASH, "src"), "hp", quoted=True), copy=False)
+        q = q.select(exp.alias_(exp.Anonymous(this="bit_xor", expressions=[col("hp")]), "h", quoted=True))
+    q = q.from_(exp.alias_(exp.Subquery(this=coded), "enc", table=True, quoted=True), copy=False)
+    return q.group_by(*[col(k) for k in keys], copy=False)
 
 
 def base_query(stats) -> exp.Select:
@@ -83,6 +132,8 @@ def base_query(stats) -> exp.Select:
     ``h`` with the input hash taken per row (:attr:`Statistics.row_hash`)."""
     keys = stats.qnames + (["s"] if stats.has_s else []) + (["y"] if stats.has_y else [])
     hashed = stats.row_hash and not stats.hash_by_groups
+    if stats.grouped is not None:  # the source grouped already, by the grouped pass
+        return _from_saved_groups(stats, hashed)
     if groups_first(stats):  # the groups are the base set's rows: coded, not grouped again
         q = stats.encoded_select(rows=grouped_rows(stats))
         q = q.select(exp.alias_(col(COUNT, "src"), "cnt", quoted=True), copy=False)

@@ -32,6 +32,7 @@ from sqlanon.dialect import lookup
 from sqlanon.privacy.needs import ClassNeeds, NodeStats
 from sqlanon.stats.frequency import FrequencySet
 from sqlanon.stats.memory import Memory
+from sqlanon.stats.grouped_pass import GroupedPass
 from sqlanon.stats.store import Node, SetStore
 from sqlanon.stats.models import population_ctes, prepare_population, prepare_sensitive_hierarchy
 from sqlanon.plan import Recoding
@@ -39,6 +40,7 @@ import sqlanon.stats.base_scan as base_scan
 import sqlanon.stats.batch as batch
 import sqlanon.stats.classes as classes
 import sqlanon.stats.evaluate as evaluate
+import sqlanon.stats.grouped_pass as grouped_pass
 import sqlanon.stats.local as local
 import sqlanon.stats.store as store
 
@@ -50,7 +52,7 @@ Aggregates = Iterable[tuple[str, exp.Expr]] | Callable[[Params | None], Iterable
 
 QI_PREFIX = "q"
 #: column types whose values hash as the text of their hierarchy's leaves (Statistics.hash_by_groups)
-TEXT_TYPES = {"VARCHAR", "TEXT", "STRING"}
+TEXT_TYPES = base_scan.TEXT_TYPES
 #: with more QIs than this, the base scan and the release code each hierarchy of at most
 #: :data:`INLINE_LEAVES` leaves inline instead of joining its table (:meth:`Statistics.inlined`):
 #: DuckDB plans a statement of hundreds of joins in tens of seconds. Up to it the joins stay
@@ -65,7 +67,7 @@ FIELDS = (
     "sensitive", "class_column", "needs", "keep_sets", "materialize_rows", "sets", "rows", "column_freqs",
     "sensitive_domain", "_map_names", "_pending_maps", "domain_table", "nodes_evaluated", "nodes_local", "local_rows",
     "_sql_cache", "memory", "_base_name_v", "_withheld_rows", "row_hash", "input_hash",
-    "population", "pop_base", "pop_rows", "sensitive_hierarchy", "s_hier_table", "withheld",
+    "population", "pop_base", "pop_rows", "sensitive_hierarchy", "s_hier_table", "withheld", "grouped",
 )  # fmt: skip
 
 
@@ -88,6 +90,7 @@ class Statistics:
         sensitive_hierarchy: Hierarchy | None = None,
         dialect: Dialect | str | None = None,
         nulls: Mapping[str, str] | str | None = None,
+        grouped: GroupedPass | None = None,
     ) -> None:
         if len(qis) != len(hierarchies):
             raise ConfigError("one hierarchy per quasi-identifier is required")
@@ -150,6 +153,16 @@ class Statistics:
         self.source_item = self.kept_rows(self.source_item)
         if self.suppressing_nulls:  # the input hash is over every input row: the release takes it
             self.row_hash = False
+        #: the source's rows grouped already (:mod:`sqlanon.stats.grouped_pass`), read by the base
+        #: scan instead of the source when they serve it; None after the base scan
+        self.grouped: GroupedPass | None = None
+        if grouped is not None and self._served_by(grouped):
+            self.grouped = grouped
+
+    def _served_by(self, grouped: GroupedPass) -> bool:
+        """Whether the grouped pass's groups hold what the base scan reads: every key column
+        (:func:`base_scan.key_columns`) and the input hash's parts exactly when it takes them."""
+        return set(base_scan.key_columns(self)) <= set(grouped.keys) and grouped.hashed == (self.row_hash and not self.hash_by_groups)
 
     def for_dialect(self, dialect: Dialect | str) -> Statistics:
         """A copy that builds statements for ``dialect`` (``sqlanon sql --dialect``): same state,
@@ -160,6 +173,7 @@ class Statistics:
         other.source_item = other.kept_rows(other.input_item)
         other._sql_cache = {}
         other.memory = self.memory.copy()
+        other.grouped = None  # a script reads the source itself
         return other
 
     def qcol(self, i: int) -> str:
@@ -219,9 +233,13 @@ class Statistics:
     def prepare(self) -> None:
         self._check_columns()
         self._register_code_tables()
-        self._count_withheld()
-        self._create_base()
-        self._read_base()
+        try:
+            self._count_withheld()
+            self._create_base()
+            self._read_base()
+        finally:  # the grouped pass's groups are read by the base scan alone
+            grouped, self.grouped = self.grouped, None
+            grouped_pass.drop(self.engine, grouped)
         self.column_freqs = self._column_freqs()
         if self.has_s:
             self._prepare_sensitive_domain()
@@ -287,8 +305,7 @@ class Statistics:
         the per-row hash costs the base scan: docs/measurements.md)."""
         if not self.row_hash:
             return False
-        columns = self.source.columns(self.engine)
-        return sorted(name for name, _ in columns) == sorted(self.qis) and all(str(kind).upper() in TEXT_TYPES for _, kind in columns)
+        return base_scan.hash_by_groups(self.source.columns(self.engine), self.qis)
 
     def _group_hash(self, params: Params | None = None) -> exp.Expr:
         """A base-set group's part of the input hash (:attr:`hash_by_groups`): the row hash of
@@ -325,14 +342,20 @@ class Statistics:
         return exp.Subquery(this=exp.select(exp.Star()).from_(src).where(exp.Not(this=exp.Paren(this=withheld))))
 
     def _count_withheld(self) -> None:
-        """Count the withheld rows (one more scan, only when a QI suppresses its NULLs)."""
+        """Count the withheld rows (only when a QI suppresses its NULLs): one more scan of the
+        source, or a sum over the grouped pass's groups (:mod:`sqlanon.stats.grouped_pass`)."""
         withheld = self.withheld_condition()
         if withheld is None:
             return
-        src = exp.alias_(self.input_item.copy(), "src", table=True, quoted=True)
         which = [i for i, mode in enumerate(self.null_modes) if mode == "suppress"]
-        per_qi = [sum_(if_(exp.Is(this=col(self.qis[i], "src"), expression=exp.Null()), lit(1), lit(0))) for i in which]
-        row = self.engine.fetch_one(exp.select(exp.Count(this=exp.Star()), *per_qi).from_(src).where(withheld))
+        if self.grouped is not None:
+            src, one = self.grouped.item(), col(base_scan.COUNT, "src")
+            total: exp.Expr = sum_(one.copy())
+        else:
+            src, one = exp.alias_(self.input_item.copy(), "src", table=True, quoted=True), lit(1)
+            total = exp.Count(this=exp.Star())
+        per_qi = [sum_(if_(exp.Is(this=col(self.qis[i], "src"), expression=exp.Null()), one.copy(), lit(0))) for i in which]
+        row = self.engine.fetch_one(exp.select(total, *per_qi).from_(src).where(withheld))
         self.withheld = int(row[0] or 0)
         self._withheld_rows = {i: int(n or 0) for i, n in zip(which, row[1:])}
 
@@ -488,7 +511,8 @@ class Statistics:
             self.column_freqs = [f + [0] if j == i else f for j, f in enumerate(self.column_freqs)]
 
     def _unmapped_select(self, i: int) -> exp.Select:
-        src = exp.alias_(self.source_item.copy(), "src", table=True, quoted=True)
+        rows = self.source_item if self.grouped is None else self.kept_rows(table_ref(self.grouped.table))  # the same distinct values
+        src = exp.alias_(rows.copy(), "src", table=True, quoted=True)
         name = self.qis[i]
         cond = exp.EQ(this=col("level_0", "h"), expression=as_varchar(col(name, "src")))
         return (
