@@ -95,7 +95,7 @@ def one(spec_json: str) -> None:
     r = sqlanon.anonymize(**json.loads(spec_json))
     rep = r._report
     use = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"timings": r.timings, "seconds": r.seconds, "process": time.perf_counter() - t, "cpu": use.ru_utime + use.ru_stime, "nodes": r.nodes_evaluated,
+    print(json.dumps({"timings": r.timings, "cpu_timings": rep.get("cpu_timings"), "seconds": r.seconds, "process": time.perf_counter() - t, "cpu": use.ru_utime + use.ru_stime, "nodes": r.nodes_evaluated,
                       "local": r.nodes_local or 0, "route": rep.get("local_route"), "transformation": r.transformation,
                       "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
 
@@ -111,10 +111,13 @@ def run(spec: dict, tree: str = ROOT) -> dict:
 def lines_for(distinct: int, rows: int, res: dict, group_by: dict, copy: dict, label: str = "") -> list[str]:
     t = res["timings"] or {}
     parts = " ".join(f"{p} {t.get(p, 0.0):.2f}" for p in PHASES)
+    cpu = res.get("cpu_timings") or {}
+    cpu_parts = " ".join(f"{p} {cpu.get(p, 0.0):.2f}" for p in PHASES)
     run_ratio = res["seconds"] / group_by["seconds"]
     write_ratio = t.get("write", 0.0) / copy["seconds"]
     return [f"{label}{distinct:>9,} tuples x {rows:,} rows: run {res['seconds']:.2f} s, {res.get('cpu', 0.0):.2f} CPU-s ({parts}); peak RSS {res['peak_rss_mb']} MB; "
             f"nodes {res['nodes']} ({res['local']} in-process); plan {res['transformation']}",
+            f"{'':>9}   CPU-s per phase: {cpu_parts}",
             f"{'':>9}   path: {res['route'] or 'not asked'}",
             f"{'':>9}   GROUP BY {group_by['seconds']:.2f} s, {group_by.get('cpu', 0.0):.2f} CPU-s ({group_by['groups']:,} groups, peak RSS {group_by['peak_rss_mb']} MB), "
             f"COPY {copy['seconds']:.2f} s, {copy.get('cpu', 0.0):.2f} CPU-s; run / GROUP BY {run_ratio:.1f}x (CPU {res.get('cpu', 0.0) / max(group_by.get('cpu', 0.0), 1e-9):.1f}x), "

@@ -246,11 +246,11 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     roles.resolve_policy_columns(policy, session)  # ``--qi zip`` names a column ``ZIP`` on DuckDB
     qis = qi_specs(policy)
     _check_columns(run, qis)
-    if run.releases:  # a release (or, dry, the one it would be): the refusals of one pass come before the hierarchies
-        refuse_in_one_pass(session.engine, session.source, list(qis), policy.release, roles.kept_others(policy, session, qis), policy.privacy.sensitive_column,
-                           first=lambda: roles.refuse_unassigned(policy, session, qis))
     grouped = _grouped_pass(run, list(qis))
     try:
+        if run.releases:  # a release (or, dry, the one it would be): the refusals of one pass come before the hierarchies
+            refuse_in_one_pass(session.engine, session.source, list(qis), policy.release, roles.kept_others(policy, session, qis), policy.privacy.sensitive_column,
+                               first=lambda: roles.refuse_unassigned(policy, session, qis), groups=grouped)
         with run.reporter.phase("hierarchies"):
             hierarchies = session.hierarchies(qis, grouped.item() if grouped is not None else None)
         stats, requirement, metric = _set_up_rest(run, qis, hierarchies, grouped)

@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from sqlanon.expr.atoms import col
+from sqlanon.expr.atoms import col, if_, lit, sum_
+import sqlanon.stats.base_scan as base_scan
 from sqlanon.release.linked import dependencies, linking, plausible_pairs, refuse_linked_in_clear
 from sqlanon.release.write import MIN_ROWS, NEAR_UNIQUE, NEARLY_UNIQUE_APPROX, refuse_row_keys
 
@@ -32,11 +33,19 @@ def flagged(approx: int, rows: int, nonnull: int | None) -> bool:
     return nonnull >= MIN_ROWS and approx >= NEARLY_UNIQUE_APPROX * nonnull
 
 
-def sketch(engine, source, columns: list[str], nearly: list[str]) -> tuple[int, dict[str, int], dict[str, int]]:
+def sketch(engine, source, columns: list[str], nearly: list[str], groups=None) -> tuple[int, dict[str, int], dict[str, int]]:
     """``(rows, approximate distinct values per column, non-NULL values per column of nearly)``:
-    one statement, one pass over the source."""
-    src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
-    q = exp.select(exp.Count(this=exp.Star()), *[engine.dialect.approx_distinct(col(c, "src")) for c in columns], *[exp.Count(this=col(c, "src")) for c in nearly]).from_(src)
+    one statement, one pass over the source, or over ``groups`` (the grouped pass's groups,
+    :mod:`sqlanon.stats.grouped_pass`, holding every column: a sketch of distinct values reads
+    the same values there, and the rows are their counts summed)."""
+    if groups is not None:
+        src, n = groups.item(), col(base_scan.COUNT, "src")
+        total: exp.Expr = sum_(n.copy())
+        counts = [sum_(if_(exp.Is(this=col(c, "src"), expression=exp.Null()), lit(0), n.copy())) for c in nearly]
+    else:
+        src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
+        total, counts = exp.Count(this=exp.Star()), [exp.Count(this=col(c, "src")) for c in nearly]
+    q = exp.select(total, *[engine.dialect.approx_distinct(col(c, "src")) for c in columns], *counts).from_(src)
     row = engine.fetch_one(q) or (0,)
     counts = {c: int(n or 0) for c, n in zip(columns, row[1:1 + len(columns)])}
     return int(row[0] or 0), counts, {c: int(n or 0) for c, n in zip(nearly, row[1 + len(columns):])}
@@ -52,17 +61,20 @@ def checked_columns(names: list[str], qis: list[str], release, sensitive: str | 
     return keys, [c for c in names if c not in skip] if qis else []
 
 
-def refuse_in_one_pass(engine, source, qis: list[str], release, kept_others: list[str], sensitive: str | None, first: Callable[[], None] = lambda: None) -> None:
+def refuse_in_one_pass(engine, source, qis: list[str], release, kept_others: list[str], sensitive: str | None, first: Callable[[], None] = lambda: None,
+                       groups=None) -> None:
     """The row-key and linked-in-clear refusals of a release (its ``release`` section), from one
     pass of sketches; the exact checks only of what the sketches flag, each after ``first`` (the
-    refusals that come before them: the columns without a role)."""
+    refusals that come before them: the columns without a role). ``groups``: the grouped pass's
+    groups (:mod:`sqlanon.stats.grouped_pass`), sketched instead of the source when they hold
+    every column sketched."""
     source.require_columns(engine, qis, "quasi-identifier column")  # a misspelt QI is said first
     keys, clear = checked_columns(source.column_names(engine), qis, release, sensitive)
     columns = list(dict.fromkeys([*keys, *([*qis, *clear] if clear else [])]))
     if not columns:
         return
     nearly = [c for c in keys if c in set(kept_others)]
-    rows, counts, nonnull = sketch(engine, source, columns, nearly)
+    rows, counts, nonnull = sketch(engine, source, columns, nearly, groups if groups is not None and set(columns) <= set(groups.keys) else None)
     near = {c for c in keys if flagged(counts[c], rows, nonnull.get(c))}
     dropped, micro = list(release.drop_columns or ()), list(release.microaggregate or {})
     if near:  # the release's own check of those columns alone: its exact count, its message
