@@ -59,6 +59,27 @@ LEFT JOIN "sqlanon_h0_N" AS "h0"
 LEFT JOIN "sqlanon_h1_N" AS "h1"
   ON "h1"."level_0" = CAST("src"."zip" AS VARCHAR)
 
+-- name: grouped_pass
+CREATE TEMPORARY TABLE "sqlanon_grouped_N" AS
+SELECT
+  "src"."age",
+  "src"."zip",
+  COUNT(*) AS "sqlanon_n"
+FROM "source" AS "src"
+GROUP BY
+  "src"."age",
+  "src"."zip";
+
+SELECT
+  CASE WHEN "src"."age" IS NULL THEN 3 ELSE COALESCE("h0"."code", -1) END AS "q0",
+  CASE WHEN "src"."zip" IS NULL THEN 3 ELSE COALESCE("h1"."code", -1) END AS "q1",
+  "src"."sqlanon_n" AS "cnt"
+FROM "sqlanon_grouped_N" AS "src"
+LEFT JOIN "sqlanon_h0_N" AS "h0"
+  ON "h0"."level_0" = CAST("src"."age" AS VARCHAR)
+LEFT JOIN "sqlanon_h1_N" AS "h1"
+  ON "h1"."level_0" = CAST("src"."zip" AS VARCHAR)
+
 -- name: grouped_sums
 SELECT
   0 AS "p",
