@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import operator
+
 from sqlanon.errors import HierarchyError
 import sqlanon.hierarchy.dates as dates
 import sqlanon.hierarchy.exact as exact
@@ -66,15 +68,19 @@ def masking(values: list[str], attribute: str, char: str = "*") -> Hierarchy:
             f"column {attribute!r}: a mask hierarchy of its {len(values):,} distinct values would hold {size:,} characters "
             f"(at most {MASK_CHARS:,}); give a hierarchy file or use flat"
         )
-    rows = []
+    by_length: dict[int, list[str]] = {}
     for value in values:
-        row = [value]
+        by_length.setdefault(len(value), []).append(value)
+    rows: list[list[str]] = []
+    for length, same in by_length.items():  # a level's labels per length, a column at a time
+        levels = [same]
         for i in hidden:
-            keep = max(len(value) - i, 0)
-            row.append(value[:keep] + char * (len(value) - keep))
-        row.append(char)
-        rows.append(row)
-    rows.sort(key=lambda r: r[0])
+            keep = max(length - i, 0)
+            pad = char * (length - keep)
+            levels.append([v[:keep] + pad for v in same])
+        levels.append([char] * len(same))
+        rows.extend(map(list, zip(*levels)))
+    rows.sort(key=operator.itemgetter(0))
     return Hierarchy(attribute=attribute, rows=rows, origin="mask" if step == 1 else f"mask ({step} characters per level)")
 
 
