@@ -22,12 +22,14 @@ a run fails earlier (:meth:`sqlanon.engine.base.Engine.close`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from sqlanon.engine.source import Source
+from sqlanon.errors import EngineError
 from sqlanon.expr.atoms import table_ref
 from sqlanon.hierarchy.nulls import modes as null_modes
 import sqlanon.stats.base_scan as base_scan
@@ -88,4 +90,5 @@ def create(engine, source: Source, keys: list[str], row_hash: bool) -> GroupedPa
 def drop(engine, grouped: GroupedPass | None) -> None:
     """Drop the groups' table (after the base scan, or when the run ends)."""
     if grouped is not None:
-        engine.execute(engine.dialect.drop_temp(grouped.table))
+        with contextlib.suppress(EngineError):  # a failed run's error is the one said (an aborted PostgreSQL transaction refuses the drop)
+            engine.execute(engine.dialect.drop_temp(grouped.table))
