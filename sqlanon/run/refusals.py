@@ -41,11 +41,11 @@ def sketch(engine, source, columns: list[str], nearly: list[str], groups=None) -
     if groups is not None:
         src, n = groups.item(), col(base_scan.COUNT, "src")
         total: exp.Expr = sum_(n.copy())
-        counts = [sum_(if_(exp.Is(this=col(c, "src"), expression=exp.Null()), lit(0), n.copy())) for c in nearly]
+        non_null = [sum_(if_(exp.Is(this=col(c, "src"), expression=exp.Null()), lit(0), n.copy())) for c in nearly]
     else:
         src = exp.alias_(engine.source_from(source), "src", table=True, quoted=True)
-        total, counts = exp.Count(this=exp.Star()), [exp.Count(this=col(c, "src")) for c in nearly]
-    q = exp.select(total, *[engine.dialect.approx_distinct(col(c, "src")) for c in columns], *counts).from_(src)
+        total, non_null = exp.Count(this=exp.Star()), [exp.Count(this=col(c, "src")) for c in nearly]
+    q = exp.select(total, *[engine.dialect.approx_distinct(col(c, "src")) for c in columns], *non_null).from_(src)
     row = engine.fetch_one(q) or (0,)
     counts = {c: int(n or 0) for c, n in zip(columns, row[1:1 + len(columns)])}
     return int(row[0] or 0), counts, {c: int(n or 0) for c, n in zip(nearly, row[1 + len(columns):])}

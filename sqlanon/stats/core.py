@@ -348,9 +348,12 @@ class Statistics:
         if withheld is None:
             return
         which = [i for i, mode in enumerate(self.null_modes) if mode == "suppress"]
+        src: exp.Expr
+        one: exp.Expr
+        total: exp.Expr
         if self.grouped is not None:
             src, one = self.grouped.item(), col(base_scan.COUNT, "src")
-            total: exp.Expr = sum_(one.copy())
+            total = sum_(one.copy())
         else:
             src, one = exp.alias_(self.input_item.copy(), "src", table=True, quoted=True), lit(1)
             total = exp.Count(this=exp.Star())
