@@ -33,7 +33,7 @@ def spied(monkeypatch):
     """Records the hierarchy step, the statements that count exactly and the one-pass sketches."""
     seen: list[str] = []
     hierarchies = Session.hierarchies
-    monkeypatch.setattr(Session, "hierarchies", lambda self, qis: seen.append("hierarchies") or hierarchies(self, qis))
+    monkeypatch.setattr(Session, "hierarchies", lambda self, qis, *rows: seen.append("hierarchies") or hierarchies(self, qis, *rows))
     row_keys = refusals.refuse_row_keys
     monkeypatch.setattr(refusals, "refuse_row_keys", lambda *a, **kw: seen.append("exact") or row_keys(*a, **kw))
     sketch = refusals.sketch
