@@ -38,7 +38,7 @@ from sqlanon.search.lattice import local_recoding
 from sqlanon.config.frontdoor import normalize
 from sqlanon.release.result import Release, lazy_release
 from sqlanon.release.linked import check_links
-from sqlanon.run.refusals import refuse_in_one_pass
+from sqlanon.run.refusals import refuse_in_one_pass, sketched_columns
 from sqlanon.release import in_memory
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.progress import as_reporter
@@ -246,11 +246,20 @@ def _set_up(run: _Run) -> tuple[Statistics, Requirement, Any]:
     roles.resolve_policy_columns(policy, session)  # ``--qi zip`` names a column ``ZIP`` on DuckDB
     qis = qi_specs(policy)
     _check_columns(run, qis)
+    def refuse(groups=None) -> None:  # a release (or, dry, the one it would be): the refusals of one pass come before the hierarchies
+        refuse_in_one_pass(session.engine, session.source, list(qis), policy.release, roles.kept_others(policy, session, qis), policy.privacy.sensitive_column,
+                           first=lambda: roles.refuse_unassigned(policy, session, qis), groups=groups)
+
+    # the sketches read the grouped pass's groups when those hold every column they read; else
+    # they read the source first, so a refused run stops after one pass either way
+    sketched = sketched_columns(session.source.column_names(session.engine), list(qis), policy.release, policy.privacy.sensitive_column) if run.releases else []
+    alone = bool(sketched) and not set(sketched) <= set(grouped_pass.key_columns(list(qis), policy.privacy.sensitive_column, policy.quality.class_column))
+    if run.releases and alone:
+        refuse()
     grouped = _grouped_pass(run, list(qis))
     try:
-        if run.releases:  # a release (or, dry, the one it would be): the refusals of one pass come before the hierarchies
-            refuse_in_one_pass(session.engine, session.source, list(qis), policy.release, roles.kept_others(policy, session, qis), policy.privacy.sensitive_column,
-                               first=lambda: roles.refuse_unassigned(policy, session, qis), groups=grouped)
+        if run.releases and not alone:
+            refuse(grouped)
         with run.reporter.phase("hierarchies"):
             hierarchies = session.hierarchies(qis, grouped.item() if grouped is not None else None)
         stats, requirement, metric = _set_up_rest(run, qis, hierarchies, grouped)

@@ -61,6 +61,13 @@ def checked_columns(names: list[str], qis: list[str], release, sensitive: str | 
     return keys, [c for c in names if c not in skip] if qis else []
 
 
+def sketched_columns(names: list[str], qis: list[str], release, sensitive: str | None) -> list[str]:
+    """The columns :func:`refuse_in_one_pass` sketches (none: no sketch is made): those the two
+    refusals check, and the QIs with them when a column may be kept in clear."""
+    keys, clear = checked_columns(names, qis, release, sensitive)
+    return list(dict.fromkeys([*keys, *([*qis, *clear] if clear else [])]))
+
+
 def refuse_in_one_pass(engine, source, qis: list[str], release, kept_others: list[str], sensitive: str | None, first: Callable[[], None] = lambda: None,
                        groups=None) -> None:
     """The row-key and linked-in-clear refusals of a release (its ``release`` section), from one
@@ -70,7 +77,7 @@ def refuse_in_one_pass(engine, source, qis: list[str], release, kept_others: lis
     every column sketched."""
     source.require_columns(engine, qis, "quasi-identifier column")  # a misspelt QI is said first
     keys, clear = checked_columns(source.column_names(engine), qis, release, sensitive)
-    columns = list(dict.fromkeys([*keys, *([*qis, *clear] if clear else [])]))
+    columns = sketched_columns(source.column_names(engine), qis, release, sensitive)
     if not columns:
         return
     nearly = [c for c in keys if c in set(kept_others)]

@@ -193,3 +193,19 @@ def test_a_value_too_long_is_counted_in_rows_as_before(tmp_path, monkeypatch):
     with pytest.raises(HierarchyError) as from_source:
         sqlanon.anonymize(**kw)
     assert str(with_groups.value) == str(from_source.value) and "7 row(s)" in str(with_groups.value)
+
+
+def test_a_unique_kept_column_is_refused_before_the_grouped_pass(tmp_path, monkeypatch):
+    """A kept column is no key of the groups: its sketch reads the source first, so a refused run
+    stops after that one pass, the grouped pass not made."""
+    from sqlanon.errors import ConfigError
+
+    path = str(tmp_path / "t.csv")
+    with open(path, "w") as f:
+        f.write("id,zip,n\n" + "".join(f"{i},{12340 + i % 8},{i % 3}\n" for i in range(400)))
+    made: list = []
+    create = grouped_pass.create
+    monkeypatch.setattr(grouped_pass, "create", lambda *a, **kw: made.append(1) or create(*a, **kw))
+    with pytest.raises(ConfigError, match="unique per row"):
+        sqlanon.anonymize(input=path, qi={"zip": "mask", "n": "flat"}, k=3, keep_others=True, output=str(tmp_path / "o.parquet"))
+    assert made == []
