@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sqlanon.expr.atoms import col, lit, sum_, table_ref
+from sqlanon.expr.atoms import as_varchar, col, if_, lit, sum_, table_ref
 
 #: column types (as the engines name them, parameters left off) whose text, the leaf a value is
 #: joined on, tells apart exactly the values ``GROUP BY`` tells apart
@@ -144,3 +144,31 @@ def base_query(stats) -> exp.Select:
         q = q.select(exp.alias_(exp.Anonymous(this="bit_xor", expressions=[col("rh")]), "h", quoted=True))
     q = q.from_(exp.alias_(exp.Subquery(this=inner), "enc", table=True, quoted=True), copy=False)
     return q.group_by(*[col(k) for k in keys], copy=False)
+
+
+def withheld_query(stats, which: list[int], withheld: exp.Expr) -> exp.Select:
+    """The withheld rows (``withheld``: NULL in a ``nulls: suppress`` QI) counted, in all and per
+    QI of ``which``: over the source's rows, or the grouped pass's groups' counts summed."""
+    src: exp.Expr
+    one: exp.Expr
+    total: exp.Expr
+    if stats.grouped is not None:
+        src, one = stats.grouped.item(), col(COUNT, "src")
+        total = sum_(one.copy())
+    else:
+        src, one = exp.alias_(stats.input_item.copy(), "src", table=True, quoted=True), lit(1)
+        total = exp.Count(this=exp.Star())
+    per_qi = [sum_(if_(exp.Is(this=col(stats.qis[i], "src"), expression=exp.Null()), one.copy(), lit(0))) for i in which]
+    return exp.select(total, *per_qi).from_(src).where(withheld)
+
+
+def unmapped_select(stats, i: int) -> exp.Select:
+    """The distinct values of QI ``i`` missing from its hierarchy (non-NULL, as text): of the
+    source's rows, or of the grouped pass's groups (the same distinct values)."""
+    rows = stats.source_item if stats.grouped is None else stats.kept_rows(table_ref(stats.grouped.table))
+    src = exp.alias_(rows.copy(), "src", table=True, quoted=True)
+    name = stats.qis[i]
+    cond = exp.EQ(this=col("level_0", "h"), expression=as_varchar(col(name, "src")))
+    missing = exp.and_(exp.Is(this=col("code", "h"), expression=exp.Null()), exp.Not(this=exp.Is(this=col(name, "src"), expression=exp.Null())))
+    q = exp.select(exp.alias_(as_varchar(col(name, "src")), "v", quoted=True)).distinct().from_(src)
+    return q.join(table_ref(stats.map_tables[i], alias="h"), on=cond, join_type="left").where(missing)

@@ -156,13 +156,8 @@ class Statistics:
         #: the source's rows grouped already (:mod:`sqlanon.stats.grouped_pass`), read by the base
         #: scan instead of the source when they serve it; None after the base scan
         self.grouped: GroupedPass | None = None
-        if grouped is not None and self._served_by(grouped):
+        if grouped is not None and grouped_pass.serves(grouped, self):
             self.grouped = grouped
-
-    def _served_by(self, grouped: GroupedPass) -> bool:
-        """Whether the grouped pass's groups hold what the base scan reads: every key column
-        (:func:`base_scan.key_columns`) and the input hash's parts exactly when it takes them."""
-        return set(base_scan.key_columns(self)) <= set(grouped.keys) and grouped.hashed == (self.row_hash and not self.hash_by_groups)
 
     def for_dialect(self, dialect: Dialect | str) -> Statistics:
         """A copy that builds statements for ``dialect`` (``sqlanon sql --dialect``): same state,
@@ -348,17 +343,7 @@ class Statistics:
         if withheld is None:
             return
         which = [i for i, mode in enumerate(self.null_modes) if mode == "suppress"]
-        src: exp.Expr
-        one: exp.Expr
-        total: exp.Expr
-        if self.grouped is not None:
-            src, one = self.grouped.item(), col(base_scan.COUNT, "src")
-            total = sum_(one.copy())
-        else:
-            src, one = exp.alias_(self.input_item.copy(), "src", table=True, quoted=True), lit(1)
-            total = exp.Count(this=exp.Star())
-        per_qi = [sum_(if_(exp.Is(this=col(self.qis[i], "src"), expression=exp.Null()), one.copy(), lit(0))) for i in which]
-        row = self.engine.fetch_one(exp.select(total, *per_qi).from_(src).where(withheld))
+        row = self.engine.fetch_one(base_scan.withheld_query(self, which, withheld))
         self.withheld = int(row[0] or 0)
         self._withheld_rows = {i: int(n or 0) for i, n in zip(which, row[1:])}
 
@@ -514,22 +499,7 @@ class Statistics:
             self.column_freqs = [f + [0] if j == i else f for j, f in enumerate(self.column_freqs)]
 
     def _unmapped_select(self, i: int) -> exp.Select:
-        rows = self.source_item if self.grouped is None else self.kept_rows(table_ref(self.grouped.table))  # the same distinct values
-        src = exp.alias_(rows.copy(), "src", table=True, quoted=True)
-        name = self.qis[i]
-        cond = exp.EQ(this=col("level_0", "h"), expression=as_varchar(col(name, "src")))
-        return (
-            exp.select(exp.alias_(as_varchar(col(name, "src")), "v", quoted=True))
-            .distinct()
-            .from_(src)
-            .join(table_ref(self.map_tables[i], alias="h"), on=cond, join_type="left")
-            .where(
-                exp.and_(
-                    exp.Is(this=col("code", "h"), expression=exp.Null()),
-                    exp.Not(this=exp.Is(this=col(name, "src"), expression=exp.Null())),
-                )
-            )
-        )
+        return base_scan.unmapped_select(self, i)
 
     def unmapped_examples(self, i: int, limit: int = 5) -> list[str]:
         q = self._unmapped_select(i).order_by(col("v")).limit(limit)

@@ -14,7 +14,7 @@ The keys are the QIs and the sensitive and class columns the policy names (a mod
 not read one leaves it out of the base set, and the base scan then sums the groups the column
 told apart: :func:`sqlanon.stats.base_scan.base_query`). Every row is grouped, the rows a
 ``nulls: suppress`` QI withholds among them: their count is read from the groups too
-(:meth:`Statistics._count_withheld`). Where the pass does not apply (a key column of another
+(:func:`sqlanon.stats.base_scan.withheld_query`). Where the pass does not apply (a key column of another
 type, a name taken), :func:`create` returns None and the run reads the source as before. The
 table is dropped after the base scan (:func:`drop`), and with the engine's temporary tables when
 a run fails earlier (:meth:`sqlanon.engine.base.Engine.close`).
@@ -85,6 +85,12 @@ def create(engine, source: Source, keys: list[str], row_hash: bool) -> GroupedPa
     statement = engine.dialect.create_temp(name, query)
     engine.execute(statement)
     return GroupedPass(name, keys, row_hash, statement)
+
+
+def serves(grouped: GroupedPass, stats) -> bool:
+    """Whether the groups hold what ``stats``' base scan reads: every key column
+    (:func:`base_scan.key_columns`), and the input hash's parts exactly when it takes them."""
+    return set(base_scan.key_columns(stats)) <= set(grouped.keys) and grouped.hashed == (stats.row_hash and not stats.hash_by_groups)
 
 
 def drop(engine, grouped: GroupedPass | None) -> None:
