@@ -207,7 +207,7 @@ class _scipy_blas_hidden:
 def _read_only(values: np.ndarray) -> np.ndarray:
     """``values`` marked read-only, as the Arrow buffers a run hands to the kernels are: numba
     compiles one specialisation per writability, so the load calls with the one the runs use."""
-    values.flags.writeable = False
+    values.setflags(write=False)
     return values
 
 
