@@ -131,7 +131,7 @@ def _jobs(folder: str) -> dict[str, Callable[[], object]]:
     }
 
 
-def _kernels() -> dict[str, dict[str, object]]:
+def _kernels() -> dict[str, dict[str, CPUDispatcher]]:
     """Every kernel (a numba dispatcher) of the kernel modules called from Python, by module (not
     those inlined into others: they have no machine code of their own)."""
     out = {}
