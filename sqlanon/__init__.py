@@ -25,7 +25,14 @@ def profile(*args, **kwargs):
     return _profile(*args, **kwargs)
 
 
-__all__ = ["anonymize", "check", "profile", "SqlanonError", "ConfigError", "HierarchyError", "UnsatisfiableError", "EngineError", "EngineInputError", "__version__"]
+def warm_up(*args, **kwargs):
+    """See :func:`sqlanon.run.warm_up.warm_up`."""
+    from sqlanon.run.warm_up import warm_up as _warm_up
+
+    return _warm_up(*args, **kwargs)
+
+
+__all__ = ["anonymize", "check", "profile", "warm_up", "SqlanonError", "ConfigError", "HierarchyError", "UnsatisfiableError", "EngineError", "EngineInputError", "__version__"]
 
 
 #: the Python API's nouns, imported on first use (``sqlanon.bands(5, 10, 20)``,

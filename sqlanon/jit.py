@@ -22,67 +22,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import stat
-import tempfile
-from collections.abc import Callable, Mapping
 from typing import Any
 
-#: the packages whose modules hold ``@njit(cache=True)`` kernels
-KERNEL_DIRS = tuple(os.path.join(os.path.dirname(__file__), *parts) for parts in (("stats", "local"), ("generation",)))
-
-
-def writable(path: str) -> bool:
-    """Whether numba could write its cache files into the directory ``path`` (made if absent)."""
-    try:
-        os.makedirs(path, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            return True
-    except OSError:
-        return False
-
-
-def cache_dir(env: Mapping[str, str], dirs=KERNEL_DIRS, can_write: Callable[[str], bool] = writable) -> str | None:
-    """The directory to give numba as ``NUMBA_CACHE_DIR``: None when it is set already or every
-    kernel package's ``__pycache__`` is writable (numba's own place), else
-    ``$TMPDIR/sqlanon-numba-<uid>``.
-
-    >>> cache_dir({"NUMBA_CACHE_DIR": "/x"}, can_write=lambda p: False) is None
-    True
-    >>> cache_dir({}, can_write=lambda p: True) is None
-    True
-    >>> os.path.basename(cache_dir({}, can_write=lambda p: False)).startswith("sqlanon-numba-")
-    True
-    """
-    if env.get("NUMBA_CACHE_DIR") or all(can_write(os.path.join(d, "__pycache__")) for d in dirs):
-        return None
-    uid = os.getuid() if hasattr(os, "getuid") else os.getpid()
-    return private_dir(os.path.join(tempfile.gettempdir(), f"sqlanon-numba-{uid}"))
-
-
-def private_dir(path: str) -> str:
-    """``path`` when it is (or is made) a directory of this user's only, not a link, writable by
-    no one else; else a fresh private directory beside it: numba's cache files are pickles, so a
-    cache another user could write into must not be loaded.
-
-    >>> import stat, tempfile
-    >>> d = tempfile.mkdtemp()
-    >>> private_dir(os.path.join(d, "c")) == os.path.join(d, "c")
-    True
-    >>> os.chmod(os.path.join(d, "c"), 0o777)
-    >>> private_dir(os.path.join(d, "c")) != os.path.join(d, "c")
-    True
-    """
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return tempfile.mkdtemp(prefix=os.path.basename(path) + "-")
-    info = os.lstat(path)
-    uid = os.getuid() if hasattr(os, "getuid") else info.st_uid
-    if stat.S_ISDIR(info.st_mode) and info.st_uid == uid and not info.st_mode & 0o022:
-        return path
-    return tempfile.mkdtemp(prefix=os.path.basename(path) + "-", dir=os.path.dirname(path))
+from sqlanon.kernel_cache import cache_dir  # noqa: E402  (numba-free: read before numba loads)
 
 
 os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")

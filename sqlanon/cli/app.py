@@ -17,6 +17,7 @@ from sqlanon.cli.flags import CHECK_FLAGS, PRIVACY_FLAGS, SOURCE_FLAGS, given_fl
 from sqlanon.cli.generate import register as register_generate
 from sqlanon.privacy.registry import check_keys, figures
 from sqlanon.cli.dbt import register as register_dbt
+from sqlanon.cli.warm_up import register as register_warm_up
 from sqlanon.cli.process_exit import leave
 from sqlanon.cli.incremental import incremental_summary, lineage_line
 from sqlanon.cli.lazy import after_import
@@ -543,6 +544,7 @@ def _load_for_cli(spec, column, input, format, delimiter, table, hierarchy_delim
 
 register_generate(app)
 register_dbt(app)
+register_warm_up(app)
 
 
 def _kernels_for_the_cli(stats_local) -> None:

@@ -190,17 +190,17 @@ class Statistics:
 
     def _create_base(self) -> None:
         """The base set's statement (built first: a kernel load holds the GIL), the memory it let go
-        handed back (``engine.free_memory``), then the kernels load (``local.AFTER_SCAN``)."""
-        statement = self.base_query_create()
-        load = bool(self.qis) and not self.needs.any and int(self.local_rows or 0) > 0
-        timer = local.warm_up_during() if load and not local.AFTER_SCAN else None
+        handed back, then the kernels load (``local.AFTER_SCAN``; with the scan if uncompiled)."""
+        statement, load = self.base_query_create(), bool(self.qis) and not self.needs.any and int(self.local_rows or 0) > 0
+        after = load and local.AFTER_SCAN and local.compiled()
+        timer = local.warm_up_during() if load and not after else None
         try:
             self.engine.execute(statement)
         finally:
             if timer is not None:
                 timer.cancel()
         self.engine.free_memory()  # the scan's hash tables: before the kernels and the fetched set
-        if load and local.AFTER_SCAN:
+        if after:
             local.warm_up()
 
     @property

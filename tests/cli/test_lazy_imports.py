@@ -30,7 +30,7 @@ def _loaded(args: list[str], heavy=HEAVY) -> list[str]:
 
 
 @pytest.mark.parametrize("args", [[], ["--help"], ["anonymize", "--help"], ["check", "--help"], ["sql", "--help"], ["profile", "--help"],
-                                  ["generate", "--help"], ["hierarchy", "show", "--help"], ["releases", "--help"], ["dbt", "--help"], ["schema", "--help"]])
+                                  ["generate", "--help"], ["hierarchy", "show", "--help"], ["releases", "--help"], ["dbt", "--help"], ["schema", "--help"], ["warm-up", "--help"]])
 def test_help_and_light_commands_load_no_engine_nor_numpy(args):
     assert _loaded(args) == []
 

@@ -30,6 +30,8 @@ ROOT = paths.PACKAGE
 LAZY = {
     ("sqlanon", "sqlanon.run.check"): "as below: `sqlanon.check` loads the checker on first use",
     ("sqlanon", "sqlanon.run.profile"): "as below: `sqlanon.profile` loads the profiler on first use",
+    ("sqlanon", "sqlanon.run.warm_up"): "as below: `sqlanon.warm_up` loads numba and the jobs on first use",
+    ("sqlanon.cli.warm_up", "sqlanon.run.warm_up"): "as below: warm-up loads numba and the run when it runs",
     ("sqlanon", "sqlanon.run.api"): "the API nouns of `import sqlanon` (anonymize, check, ...) load on first use: "
     "`import sqlanon` (and the CLI's start) stays free of duckdb, sqlglot and pyarrow",
     ("sqlanon.cli.launch", "sqlanon.cli.app"): "the console script answers `sqlanon --version` before the app (typer, rich) is imported",

@@ -908,6 +908,7 @@ def test_the_base_scan_starts_the_kernel_load_after_its_statement(tmp_path, monk
 
     monkeypatch.setattr(engine, "execute", execute)
     monkeypatch.setattr(local, "warm_up", lambda wait=False: calls.append("load"))
+    monkeypatch.setattr(local, "compiled", lambda: True)  # a filled kernel cache (an empty one: the next test)
     monkeypatch.setattr(local, "warm_up_during", lambda seconds=local.SCAN_SECONDS: pytest.fail("no load during the scan"))
     try:
         make_stats(engine, case, ClassNeeds())
@@ -922,11 +923,13 @@ def test_the_base_scan_starts_the_kernel_load_after_its_statement(tmp_path, monk
         engine.close()
 
 
-def test_the_base_scan_times_the_kernel_load(tmp_path, monkeypatch):
-    """With ``AFTER_SCAN`` off, the base scan starts a load timer (and stops it after the scan)
-    when nodes may go in-process; none with ``local_rows=0`` or a requirement needing more than
-    class sizes."""
-    monkeypatch.setattr(local, "AFTER_SCAN", False)
+@pytest.mark.parametrize("after_scan, cache", [(False, "filled"), (True, "empty")])
+def test_the_base_scan_times_the_kernel_load(tmp_path, monkeypatch, after_scan, cache):
+    """With ``AFTER_SCAN`` off, or on an empty kernel cache (the load compiles: it overlaps the
+    scan), the base scan starts a load timer (and stops it after the scan) when nodes may go
+    in-process; none with ``local_rows=0`` or a requirement needing more than class sizes."""
+    monkeypatch.setattr(local, "AFTER_SCAN", after_scan)
+    monkeypatch.setattr(local, "compiled", lambda: cache == "filled")
     rng = random.Random(15)
     case = brute.random_case(rng, tmp_path, n_qi=2, n_rows=60)
     engine = connect(threads=1)

@@ -50,6 +50,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from sqlglot import exp
 
+import sqlanon.kernel_cache as kernel_cache
 from sqlanon.privacy.needs import NodeStats
 import sqlanon.stats.batch as batch
 import sqlanon.stats.store as store
@@ -141,6 +142,15 @@ SCAN_SECONDS = 0.0
 AFTER_SCAN = True
 
 
+def compiled() -> bool:
+    """Whether the kernel cache holds the node kernels (:mod:`sqlanon.kernel_cache`, read without
+    importing numba): when it does not (a fresh install without ``sqlanon warm-up``), the load
+    compiles them, a few CPU seconds the base scan's statement overlaps (the load starts with the
+    scan, not after it, whatever :data:`AFTER_SCAN`): the compile then runs while the database
+    scans, and the nodes wait less for it."""
+    return kernel_cache.compiled("evaluate_nodes_on")
+
+
 def warm_up_during(seconds: float = SCAN_SECONDS) -> threading.Timer:
     """A timer that starts loading the kernels (:func:`warm_up`) after ``seconds``: started
     before the base scan and cancelled after it (a load once started goes on). The load
@@ -194,6 +204,13 @@ class _scipy_blas_hidden:
             del sys.modules["scipy.linalg"]
 
 
+def _read_only(values: np.ndarray) -> np.ndarray:
+    """``values`` marked read-only, as the Arrow buffers a run hands to the kernels are: numba
+    compiles one specialisation per writability, so the load calls with the one the runs use."""
+    values.setflags(write=False)
+    return values
+
+
 def _load() -> None:
     try:
         kern = base._kernels()
@@ -212,7 +229,7 @@ def _load() -> None:
         kern.first_rows_marked(rep[:n].copy(), 0, n, marks)
         kern.first_rows_counted(marks, 0, 2)
         kern.first_rows_placed(marks, cls_cnt[:n].copy(), 0, 2, 0, rep, cls_cnt)
-        kern.key_bits(np.zeros(2, dtype=np.int64), 0, codes[:, 0].copy(), 0, 1)
+        kern.key_bits(np.zeros(2, dtype=np.int64), 0, _read_only(codes[:, 0].copy()), 0, 1)  # as an Arrow chunk's buffer
         kern.decode_keys(np.zeros(2, dtype=np.int64), 0, 2, zero, zero, one, codes)
         digits = np.zeros(65536, dtype=np.int64)
         kern.radix_counts(zero, 0, 1, 0, digits)
