@@ -170,7 +170,7 @@ def run_postgres(path: str, settings: list[tuple[str, str]], gb_runs: int, duck:
                     time.sleep(0.5)  # the finished run's backend reaped
                     used = server_cpu(pid) - c0
                     cpu = f"{used:6.1f} ({used / gb_cpu:4.1f}x) + {client[0]:5.1f}; {os.getloadavg()[0]:.1f}" if gb_cpu else f"{used:6.1f} + {client[0]:5.1f}"
-                say(line("postgres", k, sup, name if tree is None else "base " + name[:5], seconds, gb, json.loads(out), duck[(k, sup)], cpu))
+                say(line("postgres", k, sup, name if tree is None else "base/" + ("SQL" if "SQL" in name else "in-pr"), seconds, gb, json.loads(out), duck[(k, sup)], cpu))
     finally:
         server.cleanup()
 
