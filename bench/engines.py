@@ -13,6 +13,12 @@ ratio is against it. Spark is heavy on two cores: one run per case.
     python bench/engines.py                                  # both engines, 1M rows
     python bench/engines.py --engines postgres --rows 200000
     python bench/engines.py --engines postgres --before     # + all-SQL with the PostgreSQL shapes off
+    python bench/engines.py --engines postgres --paths all-SQL --base-tree /tmp/base --out bench/results/X.txt
+
+``--base-tree DIR`` (a checkout of another commit, e.g. ``git worktree add --detach /tmp/base main``):
+PostgreSQL only, each case is run with that tree's sqlanon too, alternately (this tree's, the
+base's, ``--repeat`` times), on the same server at the same load (``base`` rows).
+``--out FILE`` writes every printed line to FILE.
 
 PostgreSQL's rows also give the server's CPU seconds of the run (every server process: the
 backend, parallel workers) against one GROUP BY's, and the client's: on a machine shared with
@@ -22,6 +28,7 @@ other jobs, wall time moves with their load, CPU much less.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -36,6 +43,7 @@ from adult_like import COLUMNS  # noqa: E402
 from scale_spine import ADULT, measured  # noqa: E402
 from spark_engine import data_file, spark_group_by  # noqa: E402
 from postgres_engine import load_into_postgres  # noqa: E402
+from bench_output import finish  # noqa: E402
 
 PHASES = ("hierarchies", "base_scan", "search", "verify")
 PATHS = (("in-process", {}), ("all-SQL", {"local_rows": 0}))
@@ -48,6 +56,14 @@ BEFORE = (
     "sys.argv = ['sqlanon', *sys.argv[1:]]; runpy.run_module('sqlanon', run_name='__main__')"
 )
 TICK = os.sysconf("SC_CLK_TCK")
+#: every line printed, for ``--out``
+LINES: list[str] = []
+
+
+def say(text: str) -> None:
+    """Print ``text`` now and keep it for ``--out``."""
+    print(text, flush=True)
+    LINES.extend(text.split("\n"))
 
 
 def server_cpu(pid: int) -> float:
@@ -120,7 +136,7 @@ def as_dict(release) -> dict:
             "timings": release.timings, "local_route": release.local_route}
 
 
-def run_postgres(path: str, settings: list[tuple[str, str]], gb_runs: int, duck: dict, before: bool) -> None:
+def run_postgres(path: str, settings: list[tuple[str, str]], gb_runs: int, duck: dict, before: bool, paths: list, base_tree: str | None = None, repeat: int = 1) -> None:
     import pgserver
 
     server = pgserver.get_server(tempfile.mkdtemp(prefix="sqlanon_pg_"), cleanup_mode="stop")
@@ -133,31 +149,33 @@ def run_postgres(path: str, settings: list[tuple[str, str]], gb_runs: int, duck:
         gb = statistics.median(times)
         time.sleep(0.5)  # the closed connection's backend reaped
         gb_cpu = (server_cpu(pid) - c0) / (gb_runs + 1) if pid else 0.0
-        print(f"\n## postgres: {rows:,} rows (loaded in {load_s:.1f} s, not counted); GROUP BY of the 9 QIs {gb:.2f} s ({'/'.join(f'{t:.2f}' for t in times)}), "
-              f"{gb_cpu:.2f} server CPU-s each (its parallel workers' included); load average {os.getloadavg()[0]:.2f}", flush=True)
-        print(header(cpu=pid is not None))
+        say(f"\n## postgres: {rows:,} rows (loaded in {load_s:.1f} s, not counted); GROUP BY of the 9 QIs {gb:.2f} s ({'/'.join(f'{t:.2f}' for t in times)}), "
+              f"{gb_cpu:.2f} server CPU-s each (its parallel workers' included); load average {os.getloadavg()[0]:.2f}")
+        say(header(cpu=pid is not None))
         qi = []
         for c in COLUMNS:
             qi += ["--qi", f"{c}={os.path.join(ADULT, f'adult_hierarchy_{c}.csv')}"]
-        paths = [*PATHS, *((("before/SQL", {"local_rows": 0}),) if before else ())]
+        paths = [*paths, *((("before/SQL", {"local_rows": 0}),) if before else ())]
+        trees = [None, *([os.path.abspath(base_tree)] if base_tree else [])]
         for k, sup in settings:
-            for name, options in paths:
+            for (name, options), _run, tree in itertools.product(paths, range(repeat), trees):
                 opts = [x for key, v in options.items() for x in ("--option", f"{key}={v}")]
                 head = [sys.executable, "-c", BEFORE] if name.startswith("before") else [sys.executable, "-m", "sqlanon"]
                 c0, client = (server_cpu(pid) if pid else 0.0), []
+                env = dict(os.environ, PYTHONPATH=tree) if tree else None
                 seconds, _, out = measured([*head, "anonymize", "--input", url, "--table", "adult", *qi, "--k", k,
-                                            "--max-suppression", sup, "--metric", "precision", "--search", "optimal", "--dry-run", "--json", "-q", *opts], client)
+                                            "--max-suppression", sup, "--metric", "precision", "--search", "optimal", "--dry-run", "--json", "-q", *opts], client, env)
                 cpu = ""
                 if pid:
                     time.sleep(0.5)  # the finished run's backend reaped
                     used = server_cpu(pid) - c0
                     cpu = f"{used:6.1f} ({used / gb_cpu:4.1f}x) + {client[0]:5.1f}; {os.getloadavg()[0]:.1f}" if gb_cpu else f"{used:6.1f} + {client[0]:5.1f}"
-                print(line("postgres", k, sup, name, seconds, gb, json.loads(out), duck[(k, sup)], cpu), flush=True)
+                say(line("postgres", k, sup, name if tree is None else "base/" + ("SQL" if "SQL" in name else "in-pr"), seconds, gb, json.loads(out), duck[(k, sup)], cpu))
     finally:
         server.cleanup()
 
 
-def run_spark(path: str, settings: list[tuple[str, str]], gb_runs: int, duck: dict, master: str) -> None:
+def run_spark(path: str, settings: list[tuple[str, str]], gb_runs: int, duck: dict, master: str, paths: list) -> None:
     import sqlanon
     from pyspark.sql import SparkSession
 
@@ -175,15 +193,15 @@ def run_spark(path: str, settings: list[tuple[str, str]], gb_runs: int, duck: di
     try:
         _, times = spark_group_by(spark, path, gb_runs)
         gb = statistics.median(times)
-        print(f"\n## spark {spark.version} {master} (session start {start:.1f} s, not counted); GROUP BY of the 9 QIs {gb:.2f} s ({'/'.join(f'{t:.2f}' for t in times)})", flush=True)
-        print(header())
+        say(f"\n## spark {spark.version} {master} (session start {start:.1f} s, not counted); GROUP BY of the 9 QIs {gb:.2f} s ({'/'.join(f'{t:.2f}' for t in times)}); load average {os.getloadavg()[0]:.2f}")
+        say(header())
         qi = {c: os.path.join(ADULT, f"adult_hierarchy_{c}.csv") for c in COLUMNS}
         for k, sup in settings:
-            for name, options in PATHS:
+            for name, options in paths:
                 t = time.perf_counter()
                 r = sqlanon.anonymize(input=path, qi=qi, k=int(k), max_suppression=float(sup), metric="precision", search="optimal", dry_run=True,
                                       search_options=options, connection=spark)
-                print(line("spark", k, sup, name, time.perf_counter() - t, gb, as_dict(r), duck[(k, sup)]), flush=True)
+                say(line("spark", k, sup, name, time.perf_counter() - t, gb, as_dict(r), duck[(k, sup)], f"load {os.getloadavg()[0]:.1f}"))
     finally:
         spark.stop()
 
@@ -196,12 +214,17 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--gb-runs", type=int, default=3)
     ap.add_argument("--before", action="store_true", help="PostgreSQL: also the all-SQL run with issue 43's PostgreSQL shapes off (see BEFORE)")
+    ap.add_argument("--paths", default="in-process,all-SQL", help="which of " + ",".join(n for n, _ in PATHS))
+    ap.add_argument("--base-tree", help="PostgreSQL: also run the sqlanon of this checkout (another commit), alternately with this one's")
+    ap.add_argument("--repeat", type=int, default=1, help="PostgreSQL: runs of each case (each tree's, alternately)")
+    ap.add_argument("--out", help="write the printed lines to this file")
     args = ap.parse_args()
+    paths = [p for p in PATHS if p[0] in args.paths.split(",")]
     import sqlanon
 
     path = data_file(args.rows)
     settings = [tuple(s.split(":")) for s in args.settings.split(",")]
-    print(f"# {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC; load average {os.getloadavg()[0]:.2f} (2 cores); {args.rows:,} Adult-like rows", flush=True)
+    say(f"# bench/engines.py {' '.join(sys.argv[1:])}\n# {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC; load average {os.getloadavg()[0]:.2f} (2 cores); {args.rows:,} Adult-like rows")
     qi = {c: os.path.join(ADULT, f"adult_hierarchy_{c}.csv") for c in COLUMNS}
     duck = {}
     for k, sup in settings:
@@ -209,10 +232,10 @@ def main() -> None:
         duck[(k, sup)] = as_dict(r)
     engines = args.engines.split(",")
     if "postgres" in engines:
-        run_postgres(path, settings, args.gb_runs, duck, args.before)
+        run_postgres(path, settings, args.gb_runs, duck, args.before, paths, args.base_tree, args.repeat)
     if "spark" in engines:
-        run_spark(path, settings, args.gb_runs, duck, args.master)
-    print(f"\nload average at the end: {os.getloadavg()[0]:.2f} (2 cores)")
+        run_spark(path, settings, args.gb_runs, duck, args.master, paths)
+    finish(LINES, args.out)
 
 
 if __name__ == "__main__":

@@ -59,11 +59,11 @@ ONE_AT_A_TIME = "import sqlanon.engine.duckdb as d; d.SIDE_BY_SIDE = False; from
 HUGE_PAGES = "import sqlanon.stats.pages as p; p.SMALL = False; from sqlanon.cli.app import main; main()"
 
 
-def measured(cmd: list[str], cpu: list[float] | None = None) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) and stdout of ``cmd``; its CPU seconds (user + system, every
-    thread's) are appended to ``cpu`` when given."""
+def measured(cmd: list[str], cpu: list[float] | None = None, env: dict | None = None) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) and stdout of ``cmd`` (run with ``env`` when given); its CPU
+    seconds (user + system, every thread's) are appended to ``cpu`` when given."""
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     out_chunks = proc.stdout.read()
     err = proc.stderr.read()
     _, status, rusage = os.wait4(proc.pid, 0)

@@ -180,6 +180,12 @@ class Dialect:
     def drop_table(self, table: exp.Table, if_exists: bool = False) -> exp.Expr:
         return exp.Drop(tables=[table], kind="TABLE", exists=if_exists)
 
+    # -- sums of counts -------------------------------------------------------------------------
+    def count_sum(self, count: exp.Expr, rows: int) -> exp.Expr:
+        """``SUM(count)`` of a count column (``cnt``: a BIGINT) over a table of ``rows`` source
+        rows, which bounds every count and every sum of them. Here the plain sum."""
+        return exp.Sum(this=count)
+
     # -- sums over several groupings ------------------------------------------------------------
     def grouped_sums(self, table: str, groupings: Sequence[Sequence[str]], names: Sequence[str], tag: str, measure: str = "cnt") -> exp.Expr:
         """``SUM(measure)`` of ``table`` per group, for several groupings (column lists, each as

@@ -9,7 +9,10 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from sqlanon.dialect.base import Dialect
-from sqlanon.expr.atoms import literal
+from sqlanon.expr.atoms import cast, literal
+
+#: the largest PostgreSQL ``INTEGER``
+INT4_MAX = 2**31 - 1
 
 
 class PostgresDialect(Dialect):
@@ -21,6 +24,22 @@ class PostgresDialect(Dialect):
     #: picks every QI's code by a ``CASE`` on the node per joined row, which PostgreSQL
     #: evaluates row by row; what it saves: docs/measurements.md, "All in SQL on PostgreSQL")
     branch_rows = 20_000
+
+    def count_sum(self, count: exp.Expr, rows: int) -> exp.Expr:
+        """``SUM(CAST(count AS INTEGER))`` when the source's ``rows`` (known, at most
+        :data:`INT4_MAX`) bound every count below 2^31: PostgreSQL sums a BIGINT into a
+        ``NUMERIC`` (arbitrary precision, row by row) and an INTEGER into a BIGINT, ~30 % less
+        server CPU a branch statement (docs/measurements.md). Otherwise (``rows`` unknown, 0,
+        or 2^31 and more) the BIGINT's sum: a cast can never overflow.
+
+        >>> from sqlanon.dialect import get_dialect
+        >>> pg = get_dialect("postgres")
+        >>> pg.render(pg.count_sum(exp.column("cnt"), 1_000_000)), pg.render(pg.count_sum(exp.column("cnt"), 2**31))
+        ('SUM(CAST(cnt AS INT))', 'SUM(cnt)')
+        """
+        if 0 < rows <= INT4_MAX:
+            return exp.Sum(this=cast(count, "INT"))
+        return super().count_sum(count, rows)
 
     def approx_distinct(self, expression: exp.Expr) -> exp.Expr:
         """PostgreSQL has no approximate distinct count built in: the exact one."""

@@ -35,7 +35,7 @@ from sqlglot import exp
 from sqlanon.dialect import SPARK
 from sqlanon.engine.base import Engine, bare, engine_error
 from sqlanon.errors import ConfigError, EngineError
-from sqlanon.engine.spark_conf import parse_conf
+from sqlanon.engine.spark_conf import parse_conf, spark_bytes
 from sqlanon.engine.spark_session import is_spark_session
 from sqlanon.expr.atoms import table_ref
 
@@ -132,6 +132,26 @@ class SparkEngine(Engine):
         #: temp views live in the session: names unique per engine, so several runs (or a run
         #: whose engine was not closed) sharing one session never collide
         self._token = uuid.uuid4().hex[:6]
+
+    # -- the driver's memory ---------------------------------------------------------------------
+    def client_memory_bytes(self) -> int | None:
+        """What the driver may hold of a search's data (the in-process path's fetched frequency
+        set and its buffers, ``stats.local.sets.budget``): the ``--memory-limit`` given (the
+        driver's memory, when the session is ours), at most the session's
+        ``spark.driver.maxResultSize`` (the most a statement may collect to the driver: a set
+        fetched past it would fail in the JVM), which the user sets on a session they pass.
+        Beyond it the nodes go by SQL on the executors, and the report's ``local_route`` says
+        which path ran and against what budget. None: neither bounds (a ``maxResultSize`` of 0)."""
+        limits = [b for b in (self.memory_limit_bytes, self.result_size_bytes()) if b]
+        return min(limits) if limits else None
+
+    def result_size_bytes(self) -> int | None:
+        """The session's ``spark.driver.maxResultSize`` in bytes (Spark's default ``1g`` when
+        unset; 0: unlimited; None where it cannot be read)."""
+        try:
+            return spark_bytes(self.spark.conf.get("spark.driver.maxResultSize", "1g"))
+        except self._errors():
+            return None
 
     # -- running ----------------------------------------------------------------------------------
     def _errors(self):

@@ -467,6 +467,12 @@ def _pick(stats, i: int, used=None) -> exp.Expr:
     return exp.Case(this=col(level_col(i), "n"), ifs=ifs, default=col(code_col(i, levels[-1]), "r"))
 
 
+def count_sum(stats) -> exp.Expr:
+    """``SUM(cnt)`` grouping a set's rows into classes, as the dialect sums counts bounded by
+    the source's rows (PostgreSQL: as INTEGERs below 2^31 rows, :meth:`Dialect.count_sum`)."""
+    return stats.dialect.count_sum(col("cnt"), stats.rows)
+
+
 def _sum(terms: list[exp.Expr]) -> exp.Expr:
     total = terms[0]
     for t in terms[1:]:
@@ -555,7 +561,7 @@ def build_branches(stats, groups, ok: exp.Expr, metric=None, params=None, extra_
                 ctes.append((f"r{j}", cls))
                 classes, extra = sensitive_classes(stats, ctes, f"r{j}", kcols, f"n{j}_")
             else:
-                cls = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False).from_(table_ref(src.table), copy=False)
+                cls = exp.select(*keys, exp.alias_(count_sum(stats), "cnt", quoted=True), copy=False).from_(table_ref(src.table), copy=False)
                 ctes.append((f"c{j}", cls.group_by(*[col(k) for k in kcols], copy=False)))
                 classes = f"c{j}"
             if terms:
@@ -608,7 +614,7 @@ def _batch_classes(stats, ctes: list[tuple[str, exp.Expr]], hist, kcols: list[st
     if stats.has_s:
         return sensitive_classes(stats, ctes, "gen", [NODE_ID, *kcols])
     keys = [col(NODE_ID), *[col(k) for k in kcols]]
-    cls = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
+    cls = exp.select(*keys, exp.alias_(count_sum(stats), "cnt", quoted=True), copy=False)
     ctes.append(("cls", cls.from_(table_ref("gen"), copy=False).group_by(*keys, copy=False)))
     return "cls", []
 

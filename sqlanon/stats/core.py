@@ -631,7 +631,7 @@ class Statistics:
         gens = [exp.alias_(lookup(m, col(self.qcol(i)), self.dialect, params), self.qcol(i), quoted=True) for i, m in enumerate(maps)]
         inner = exp.select(*gens, *extras, col("cnt"), copy=False).from_(table_ref(frm.table), copy=False)
         keys = [col(n) for n in self.qnames] + [col("s")] * self.has_s + [col("y")] * self.has_y
-        q = exp.select(*keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True), copy=False)
+        q = exp.select(*keys, exp.alias_(self.dialect.count_sum(col("cnt"), self.rows), "cnt", quoted=True), copy=False)
         q = q.from_(exp.alias_(exp.Subquery(this=inner), "r", table=True, quoted=True), copy=False)
         keys = [col(n) for n in self.qnames] + [col("s")] * self.has_s + [col("y")] * self.has_y
         return q.group_by(*keys, copy=False) if keys else q

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from sqlanon.dialect import lookup
-from sqlanon.expr.atoms import NODE_ID, Params, add_all, as_bigint, class_summary, col, cte_select, lit, sum_, table_ref, union_all
+from sqlanon.expr.atoms import NODE_ID, Params, add_all, as_bigint, class_summary, col, cte_select, lit, table_ref, union_all
 import sqlanon.stats.batch as batch
 
 #: a group's source set (its meet, or the saved set it rolls up from) of at least this many rows
@@ -198,7 +198,7 @@ def build(stats, groups, ok: exp.Expr, metric=None, params: Params | None = None
                 # its order of evaluation to stay in BIGINT
                 gains = [as_bigint(lookup(delta_values(stats, i, src.levels[i], ref[i], int(node[i])), col(stats.qcol(i)), stats.dialect, params)) for i, _ in word if i in diff]
                 keys.append(exp.alias_(add_all([col(f"b{w}"), *gains]), kcols[w], quoted=True, copy=False))
-            cls = exp.select(exp.alias_(lit(int(j)), NODE_ID, quoted=True, copy=False), *keys, exp.alias_(sum_(col("cnt")), "cnt", quoted=True, copy=False), copy=False).from_(table_ref(sources[g]), copy=False)
+            cls = exp.select(exp.alias_(lit(int(j)), NODE_ID, quoted=True, copy=False), *keys, exp.alias_(batch.count_sum(stats), "cnt", quoted=True, copy=False), copy=False).from_(table_ref(sources[g]), copy=False)
             branches.append(cls.group_by(*[col(k) for k in kcols], copy=False))
     ctes.append(("cls", union_all(branches)))
     ctes.append(("flagged", exp.select(exp.Star(), exp.alias_(ok.copy(), "ok", quoted=True), copy=False).from_(table_ref("cls"), copy=False)))

@@ -552,3 +552,39 @@ def test_spark_builds_every_hierarchy_from_one_scan_of_distinct_values(spark, pe
     assert scans == [list(people["qi"])] and singles == []
     assert got.transformation == duck.transformation and got.suppressed_rows == duck.suppressed_rows
     assert got.metric.value == pytest.approx(duck.metric.value, rel=1e-9)
+
+
+@pytest.mark.local_eval
+def test_the_driver_side_frequency_set_is_bounded_and_over_it_nodes_go_by_sql(spark, people, monkeypatch):
+    """On Spark what the driver fetches is bounded: by ``spark.driver.maxResultSize`` of the
+    session (Spark's default 1g here: the most a statement may collect to the driver) and the
+    ``--memory-limit`` given, the smaller; within it the base set's nodes go in-process and the
+    report's ``local_route`` names the budget; with a bound the set does not fit (faked: one
+    byte) every node goes by SQL on the executors and the route says so. Both find what DuckDB
+    finds on the same rows."""
+    from sqlanon.engine.spark import SparkEngine
+    from sqlanon.stats import local
+
+    engine = SparkEngine(connection=spark)
+    assert engine.result_size_bytes() == 2**30 and engine.client_memory_bytes() == 2**30
+    engine.memory_limit_bytes = 2**20
+    assert engine.client_memory_bytes() == 2**20  # the smaller of the two
+    monkeypatch.setattr(SparkEngine, "result_size_bytes", lambda self: 0)
+    assert engine.client_memory_bytes() == 2**20  # maxResultSize 0: unlimited
+    engine.memory_limit_bytes = None
+    assert engine.client_memory_bytes() is None
+    engine.close()
+    monkeypatch.undo()
+
+    assert local.warm_up(wait=True)
+    args = dict(keep_others=True, keep_columns=["id"], qi=people["qi"], k=10, max_suppression=0.05, metric="loss", dry_run=True)
+    duck = sqlanon.anonymize(input=people["parquet"], **args)
+    fits = sqlanon.anonymize(input=people["parquet"], connection=spark, **args)
+    assert fits.local_route.startswith("in-process:") and fits.nodes_local > 0, fits.local_route
+    monkeypatch.setattr(SparkEngine, "result_size_bytes", lambda self: 1)
+    over = sqlanon.anonymize(input=people["parquet"], connection=spark, **args)
+    assert over.local_route.startswith("sql:") and "over a 0.0 MiB budget" in over.local_route, over.local_route
+    assert over.nodes_local is None and over.nodes_evaluated > 0
+    for r in (fits, over):
+        assert r.transformation == duck.transformation and r.suppressed_rows == duck.suppressed_rows
+        assert r.metric.value == pytest.approx(duck.metric.value, rel=1e-9)

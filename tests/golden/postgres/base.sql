@@ -7,7 +7,7 @@ WITH "gen" AS (
   SELECT
     "q0",
     "q1",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM (
     SELECT
       (

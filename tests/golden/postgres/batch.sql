@@ -33,7 +33,7 @@ WITH "w0" AS (
   SELECT
     "nid",
     "k0",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM "gen"
   GROUP BY
     "nid",
@@ -80,7 +80,7 @@ GROUP BY
 WITH "c0" AS (
   SELECT
     CAST("q0" AS BIGINT) + CAST("q1" AS BIGINT) * 3 AS "k0",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM "sqlanon_fs0_N"
   GROUP BY
     "k0"
@@ -110,7 +110,7 @@ WITH "c0" AS (
     )["q0" + 1] AS BIGINT) + CAST((
       ARRAY[0, 0, 1]
     )["q1" + 1] AS BIGINT) * 3 AS "k0",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM "sqlanon_fs0_N"
   GROUP BY
     "k0"
@@ -138,7 +138,7 @@ WITH "c0" AS (
     CAST((
       ARRAY[0, 0, 1]
     )["q0" + 1] AS BIGINT) + CAST(0 AS BIGINT) * 3 AS "k0",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM "sqlanon_fs0_N"
   GROUP BY
     "k0"
@@ -166,7 +166,7 @@ WITH "c0" AS (
     CAST(0 AS BIGINT) + CAST((
       ARRAY[0, 0, 1]
     )["q1" + 1] AS BIGINT) * 3 AS "k0",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM "sqlanon_fs0_N"
   GROUP BY
     "k0"

@@ -7,7 +7,7 @@ WITH "gen" AS (
     "q0",
     "q1",
     "y",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM (
     SELECT
       (
@@ -68,7 +68,7 @@ WITH "gen" AS (
     "q0",
     "q1",
     "s",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM (
     SELECT
       (
@@ -116,7 +116,7 @@ WITH "gen" AS (
     "q0",
     "q1",
     "s",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM (
     SELECT
       (
@@ -163,7 +163,7 @@ WITH "gen" AS (
   SELECT
     "q0",
     "q1",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM (
     SELECT
       (
@@ -198,7 +198,7 @@ WITH "gen" AS (
   SELECT
     "q0",
     "q1",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM (
     SELECT
       (
@@ -247,7 +247,7 @@ WITH "gen" AS (
     "q0",
     "q1",
     "s",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM (
     SELECT
       (
@@ -310,7 +310,7 @@ WITH "gen" AS (
     "q0",
     "q1",
     "s",
-    SUM("cnt") AS "cnt"
+    SUM(CAST("cnt" AS INT)) AS "cnt"
   FROM (
     SELECT
       (
