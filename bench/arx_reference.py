@@ -17,8 +17,14 @@ The model cases (issue 44) run ``--repeat`` times each (a warm process's later s
 once more with every node by SQL (``local_rows=0``: the baseline of the ``SQL/ours`` ratio, in
 the same run); ARX 3.9.2's transformations checked and median seconds (a warm JVM, with its load
 average then) are read from ``../shared/datasets/adult/arx_reference/arx-3.9.2-adult.json``.
+Every row prints the search's CPU seconds (``cpu s``: the process's, every thread's, DuckDB's
+among them: what the load does not inflate), the route its nodes took (``histogram``: the
+in-process model route, ``local``: the k-only kernels, ``SQL``) and the 1-minute load average
+when the case started. The output ends with a table per model case over its repeats: our best
+and worst search seconds, ARX's median, the best and worst ratio (ARX s / ours), the worst on
+our CPU seconds, and ``2x: yes`` only when the worst wall ratio is at least 2 (issue 44's goal).
 
-    python bench/arx_reference.py [--group arx,loss,models] [--repeat 2] [--search optimal|incognito|samarati] [--option batch=1]
+    python bench/arx_reference.py [--group arx,loss,models] [--repeat 2] [--search optimal|incognito|samarati] [--option batch=1] [--no-sql] [--out bench/results/arx_reference_models.txt]
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ import argparse
 import json
 import os
 import time
+
+from bench_output import finish
 
 import sqlanon
 from sqlanon.stats import local
@@ -98,23 +106,63 @@ def run_case(args, options, metric, k, sup, columns, extra):
     return r, time.perf_counter() - t
 
 
+def route_of(r) -> str:
+    """The route a case's nodes took: ``histogram`` (the in-process model route,
+    :mod:`sqlanon.stats.histograms`), ``local`` (the compiled k-only kernels), ``SQL``, or
+    ``mixed`` when only some nodes were in-process."""
+    n_local = r.nodes_local or 0
+    if not n_local:
+        return "SQL"
+    kind = "histogram" if (r.local_route or "").startswith("in-process (histograms)") else "local"
+    return kind if n_local >= r.nodes_evaluated - 1 else f"{kind}+SQL"
+
+
+def ratio_table(models: list, out) -> None:
+    """Per model case with an ARX figure: our search seconds over the repeats (best, worst), ARX's
+    median over them (best and worst ratio), the worst ratio on our search CPU seconds, and whether
+    every repeat is at least twice as fast as ARX (issue 44's goal)."""
+    out("ARX s / ours per case over its repeats (wall: search seconds; cpu: the search's CPU seconds, every thread's); 2x: the worst wall ratio >= 2")
+    out(f"{'case':<15}{'repeats':>8}{'best s':>8}{'worst s':>8}{'ARX s':>8}{'best':>8}{'worst':>8}{'cpu worst':>10}{'loads':>14}  2x")
+    for label in dict.fromkeys(m[0] for m in models):
+        rows = [m for m in models if m[0] == label]
+        arx = arx_case(rows[0][3])
+        walls = [m[5] for m in rows]
+        cpus = [m[7] for m in rows]
+        loads = [m[8] for m in rows]
+        load_text = f"{min(loads):.1f}-{max(loads):.1f}"
+        if "seconds" not in arx:
+            out(f"{label:<15}{len(rows):>8}{min(walls):>8.2f}{max(walls):>8.2f}{'n/a':>8}{'-':>8}{'-':>8}{'-':>10}{load_text:>14}  -")
+            continue
+        best, worst = arx["seconds"] / max(min(walls), 1e-9), arx["seconds"] / max(max(walls), 1e-9)
+        cpu_worst = arx["seconds"] / max(max(cpus), 1e-9)
+        out(f"{label:<15}{len(rows):>8}{min(walls):>8.2f}{max(walls):>8.2f}{arx['seconds']:>8.2f}{best:>7.2f}x{worst:>7.2f}x{cpu_worst:>9.2f}x{load_text:>14}  {'yes' if worst >= 2 else 'NO'}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--search", default="optimal")
     ap.add_argument("--group", default="arx,loss,models", help="case groups: arx (ARX's 12 optima), loss, models")
     ap.add_argument("--repeat", type=int, default=2, help="runs of each model case (the figures of every run printed)")
     ap.add_argument("--option", action="append", default=[], help="search option KEY=VALUE (e.g. batch=1, probes=1)")
+    ap.add_argument("--no-sql", action="store_true", help="skip the model cases' every-node-by-SQL baseline runs")
+    ap.add_argument("--out", help="also write the printed lines to this file")
     args = ap.parse_args()
     options = {k: int(v) for k, v in (o.split("=", 1) for o in args.option)}
     groups = set(args.group.split(","))
-    print(f"load average at the start: {os.getloadavg()[0]:.1f} (2 cores)")
-    print(f"{'metric':<16}{'k':>4}{'sup':>6}  {'ARX optimum':<28}{'sqlanon':<28}{'ARX value':>14}{'sqlanon value':>16}{'suppressed':>11}{'nodes':>7}{'local':>6}{'ARX nodes':>10}{'stmts':>6}{'queries':>8}{'search s':>9}{'nodes/s':>8}{'run s':>7}")
+    lines: list[str] = []
+
+    def out(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
+    out(f"load average at the start: {os.getloadavg()[0]:.1f} (2 cores)")
+    out(f"{'metric':<16}{'k':>4}{'sup':>6}  {'ARX optimum':<28}{'sqlanon':<28}{'ARX value':>14}{'sqlanon value':>16}{'suppressed':>11}{'nodes':>7}{'local':>6}{'ARX nodes':>10}{'stmts':>6}{'queries':>8}{'search s':>9}{'cpu s':>7}{'nodes/s':>8}{'run s':>7}  {'route':<10}{'load':>5}")
     total = total_search = 0.0
     nodes_total = statements_total = 0
-    models: list = []  # (label, nodes, ARX key, statements, search seconds) of the model cases
+    models: list = []  # (label, nodes, local, ARX key, statements, search s, node, search CPU s, load) of the model cases
     cases = [(m, k, s, a, v, COLUMNS, {}, m) for m, k, s, a, v in (CASES if "arx" in groups else []) + (LOSS if "loss" in groups else [])]
     if "models" in groups:
-        # every model case twice (a warm process's second search beside its first)
+        # every model case --repeat times (a warm process's later searches beside its first)
         cases += [("precision", k, 0.05, None, None, COLUMNS[:-1], {"sensitive_column": "salary-class", **extra}, label) for label, k, extra in MODELS for _ in range(args.repeat)]
     if cases:  # one unprinted run first, so the first row's seconds are a warm process's like the rest
         metric, k, sup, _, _, columns, extra, _ = cases[0]
@@ -124,9 +172,11 @@ def main() -> None:
         # as ARX's figures are a warm JVM's; a short search in a fresh process stays SQL meanwhile
         local.warm_up(wait=True)
     for metric, k, sup, arx, value, columns, extra, label in cases:
+        load = os.getloadavg()[0]
         r, seconds = run_case(args, options, metric, k, sup, columns, extra)
         total += seconds
         search_s = r.extra.get("search_seconds", seconds)
+        search_cpu = (r.cpu_timings or {}).get("search", float("nan"))
         total_search += search_s
         nodes_total += r.nodes_evaluated
         statements_total += r.extra.get("statements", 0)
@@ -136,26 +186,27 @@ def main() -> None:
         arx_text = "-" if arx is None else str(arx)
         arx_value = f"{value:>14.4f}" if value is not None else f"{'-':>14}"
         if extra:
-            models.append((label, r.nodes_evaluated, r.nodes_local or 0, key, r.extra.get("statements", 0), search_s, node))
-        print(f"{label:<16}{k:>4}{sup:>6.0%}  {arx_text:<28}{str(node) + same:<28}{arx_value}{r.metric.value:>16.4f}{r.suppressed_rows:>11}{r.nodes_evaluated:>7}{r.nodes_local or 0:>6}{arx_nodes(key):>10}{r.extra.get('statements', 0):>6}{r.queries:>8}{search_s:>9.2f}{r.nodes_evaluated / max(search_s, 1e-9):>8.0f}{seconds:>7.1f}", flush=True)
-    print(f"total: search {total_search:.1f} s, runs {total:.1f} s, {nodes_total} nodes in {statements_total} statements   (= same node as ARX, ~ a different node with the same value; ARX nodes * = ARX 2.x's test suite)")
+            models.append((label, r.nodes_evaluated, r.nodes_local or 0, key, r.extra.get("statements", 0), search_s, node, search_cpu, load))
+        out(f"{label:<16}{k:>4}{sup:>6.0%}  {arx_text:<28}{str(node) + same:<28}{arx_value}{r.metric.value:>16.4f}{r.suppressed_rows:>11}{r.nodes_evaluated:>7}{r.nodes_local or 0:>6}{arx_nodes(key):>10}{r.extra.get('statements', 0):>6}{r.queries:>8}{search_s:>9.2f}{search_cpu:>7.2f}{r.nodes_evaluated / max(search_s, 1e-9):>8.0f}{seconds:>7.1f}  {route_of(r):<10}{load:>5.1f}")
+    out(f"total: search {total_search:.1f} s, runs {total:.1f} s, {nodes_total} nodes in {statements_total} statements   (= same node as ARX, ~ a different node with the same value; ARX nodes * = ARX 2.x's test suite)")
     baseline: dict[str, float] = {}
-    if models and "local_rows" not in options:
+    if models and "local_rows" not in options and not args.no_sql:
         # the same model cases with every node by SQL (local_rows=0), in this run: the ratio's baseline
         for label, k, extra in MODELS:
             r, _ = run_case(args, {**options, "local_rows": 0}, "precision", k, 0.05, COLUMNS[:-1], {"sensitive_column": "salary-class", **extra})
             baseline[label] = r.extra.get("search_seconds", 0.0)
     if models:
-        print("models (8 QIs, salary-class sensitive, 5 %, precision; ARX 3.9.2's median seconds in a warm JVM, its load average then): ours beside ARX's")
-        print(f"{'case':<15}{'nodes':>7}{'local':>6}{'ARX nodes':>10}{'stmts':>6}{'search s':>9}{'ARX s':>7}{'ARX load':>9}{'ARX s/ours':>11}{'SQL s':>7}{'SQL/ours':>9}  node = ARX's")
-        for label, nodes, n_local, key, statements, search_s, node in models:
+        out("models (8 QIs, salary-class sensitive, 5 %, precision; ARX 3.9.2's median seconds in a warm JVM, its load average then): ours beside ARX's")
+        out(f"{'case':<15}{'nodes':>7}{'local':>6}{'ARX nodes':>10}{'stmts':>6}{'search s':>9}{'cpu s':>7}{'load':>6}{'ARX s':>7}{'ARX load':>9}{'ARX s/ours':>11}{'SQL s':>7}{'SQL/ours':>9}  node = ARX's")
+        for label, nodes, n_local, key, statements, search_s, node, search_cpu, load in models:
             arx = arx_case(key)
             ratio = f"{arx['seconds'] / max(search_s, 1e-9):.2f}x" if "seconds" in arx else "-"
             same = "-" if "node" not in arx else str(arx["node"] == node)
             sql_s = baseline.get(label)
             sql_text = f"{sql_s:>7.2f}{sql_s / max(search_s, 1e-9):>8.2f}x" if sql_s is not None else f"{'-':>7}{'-':>9}"
-            print(f"{label:<15}{nodes:>7}{n_local:>6}{arx_nodes(key):>10}{statements:>6}{search_s:>9.2f}{str(arx.get('seconds', 'n/a')):>7}{str(arx.get('load', '-')):>9}{ratio:>11}{sql_text}  {same}")
-    print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
+            out(f"{label:<15}{nodes:>7}{n_local:>6}{arx_nodes(key):>10}{statements:>6}{search_s:>9.2f}{search_cpu:>7.2f}{load:>6.1f}{str(arx.get('seconds', 'n/a')):>7}{str(arx.get('load', '-')):>9}{ratio:>11}{sql_text}  {same}")
+        ratio_table(models, out)
+    finish(lines, args.out)
 
 
 if __name__ == "__main__":

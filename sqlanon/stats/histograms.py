@@ -33,6 +33,7 @@ node's verdict and suppression equal the SQL route's and the Python twins').
 from __future__ import annotations
 
 from collections.abc import Sequence
+import math
 
 import numpy as np
 import pyarrow as pa
@@ -217,9 +218,10 @@ def _between(stats, i: int, low: int, level: int) -> tuple[np.ndarray, int]:
     return cache[key]
 
 
-def _map_table(stats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _map_table(stats) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """Every QI's maps between its levels (:func:`_between`, ``low <= level``) in one flat array,
-    their offsets (QI x low x level) and the codes' widths (QI x level), kept."""
+    their offsets (QI x low x level), the codes' widths (QI x level), and whether every node's
+    packed key fits 62 bits (the widest level of every QI's, multiplied), kept."""
     memory = stats.memory.histograms
     if memory.table is None:
         heights = [h.max_level + 1 for h in stats.hierarchies]
@@ -235,7 +237,8 @@ def _map_table(stats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                     widths[i, level] = width
                     parts.append(up)
                     at += len(up)
-        memory.table = (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64), offsets, widths)
+        fits = math.prod(max(int(w), 1) for w in widths.max(axis=1).tolist()) < 1 << 62
+        memory.table = (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64), offsets, widths, fits)
     return memory.table
 
 
@@ -244,7 +247,9 @@ def _rolled(stats, src: tuple[int, ...], codes: np.ndarray, hist: np.ndarray, le
     class's codes there (QIs x classes) and its summed histogram (compiled by ``kern``, the
     roll-up's module, else numpy)."""
     if kern is not None and levels:
-        flat, offsets, widths = _map_table(stats)
+        flat, offsets, widths, fits = _map_table(stats)
+        if fits:  # the maps, multipliers and key range read in the kernel: no per-node numpy
+            return kern.rolled_at(codes, hist, flat, offsets, widths, np.asarray(src, dtype=np.int64), np.asarray(levels, dtype=np.int64), DENSE_FACTOR)
         q = np.arange(len(levels))
         mults, span = _mults(widths[q, levels].tolist())
         if span:
@@ -267,36 +272,43 @@ _EMPTY = np.iinfo(np.int64).max
 
 def _index(stats):
     """The kept sets' index ``(slot of each levels, levels at each slot, levels as a matrix,
-    rows: empty slots the largest int)``, kept in step with the kept sets (built when None)."""
+    rows: empty slots the largest int, the empty slots, the lowest last)``, kept in step with
+    the kept sets (built when None)."""
     memory = stats.memory.histograms
     if memory.index is None:
         size = KEPT_SETS + 1
         grid = np.zeros((size, len(stats.qis)), dtype=np.int64)
         rows = np.full(size, _EMPTY, dtype=np.int64)
-        memory.index = ({}, [None] * size, grid, rows)
+        memory.index = ({}, [None] * size, grid, rows, list(range(size - 1, -1, -1)))
         for levels, (_, hist) in memory.kept.items():
             _indexed(memory.index, levels, len(hist))
     return memory.index
 
 
 def _indexed(index, levels: tuple[int, ...], rows: int) -> None:
-    slot_of, at, grid, sizes = index
+    slot_of, at, grid, sizes, free = index
     slot = slot_of.get(levels)
     if slot is None:
-        slot = slot_of[levels] = int(np.argmax(sizes == _EMPTY))
+        slot = slot_of[levels] = free.pop()
     at[slot] = levels
     grid[slot] = levels
     sizes[slot] = rows
 
 
-def _source(stats, node: tuple[int, ...]) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
+def _source(stats, node: tuple[int, ...], kern=None) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
     """The smallest kept set ``node`` generalizes (its levels, codes and histograms), else the
-    base set. Which one does not change the classes (numbered in key order), only the work."""
+    base set (picked by the compiled ``kern``'s loop when given). Which one does not change the
+    classes (numbered in key order), only the work."""
     memory = stats.memory.histograms
     got = histogram_set(stats)
     assert got is not None
-    if memory.kept:
-        _, at, grid, rows = _index(stats)
+    if memory.kept and kern is not None:
+        _, at, grid, rows, _ = _index(stats)
+        best = kern.smallest_under(grid, rows, np.asarray(node, dtype=np.int64), len(got[1]))
+        if best >= 0:
+            return (at[best], *memory.kept[at[best]])
+    elif memory.kept:
+        _, at, grid, rows, _ = _index(stats)
         under = (grid <= np.asarray(node, dtype=np.int64)).all(axis=1)
         best = int(np.argmin(np.where(under, rows, _EMPTY)))
         if under[best] and rows[best] < len(got[1]):
@@ -317,6 +329,7 @@ def _keep(stats, levels: tuple[int, ...], codes: np.ndarray, hist: np.ndarray) -
         memory.kept_rows -= len(kept.pop(gone)[1])
         slot = index[0].pop(gone)
         index[1][slot], index[3][slot] = None, _EMPTY
+        index[4].append(slot)
 
 
 def classes_of(stats, node: tuple[int, ...], kern=None) -> tuple[np.ndarray, np.ndarray]:
@@ -326,7 +339,7 @@ def classes_of(stats, node: tuple[int, ...], kern=None) -> tuple[np.ndarray, np.
     kept = stats.memory.histograms.kept
     if node in kept:
         return kept[node]
-    src, codes, hist = _source(stats, node)
+    src, codes, hist = _source(stats, node, kern)
     got = _rolled(stats, src, codes, hist, node, kern)
     _keep(stats, node, *got)
     return got

@@ -169,6 +169,57 @@ def test_compiled_rollup_equals_a_python_grouping(seed, dense):
     assert got_hist.tolist() == [want[k] for k in keys]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_rollup_at_levels_and_source_pick_equal_python(seed):
+    """The kernel that reads a node's maps from the tables of every QI's maps (``rolled_at``)
+    equals :func:`rolled` given the maps, multipliers and range by Python; the compiled pick of
+    the smallest kept set a node generalizes (``smallest_under``) equals a Python scan (the
+    first of equals, -1 when none is below the limit)."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("numba")
+    from sqlanon.stats.local import histogram_kernels
+
+    rng = random.Random(1000 + seed)
+    q, n, m, top = rng.randint(1, 4), rng.randint(1, 300), rng.randint(1, 5), 3
+    widths = np.ones((q, top), dtype=np.int64)
+    offsets = np.zeros((q, top, top), dtype=np.int64)
+    parts, at = [], 0
+    base = [rng.randint(1, 12) for _ in range(q)]
+    for i in range(q):
+        level_codes = [list(range(base[i]))]
+        for _ in range(1, top):  # each level a coarsening of the one below
+            width = max(1, (max(level_codes[-1]) + 1) // 2)
+            level_codes.append([c * width // (max(level_codes[-1]) + 1) for c in level_codes[-1]])
+        for lv in range(top):
+            widths[i, lv] = max(level_codes[lv]) + 1
+        for low in range(top):
+            for lv in range(low, top):
+                up = np.zeros(max(level_codes[low]) + 1, dtype=np.int64)
+                up[level_codes[low]] = level_codes[lv]
+                offsets[i, low, lv] = at
+                parts.append(up)
+                at += len(up)
+    flat = np.concatenate(parts)
+    src = np.asarray([rng.randint(0, 1) for _ in range(q)], dtype=np.int64)
+    levels = np.asarray([rng.randint(int(s), top - 1) for s in src], dtype=np.int64)
+    codes = np.asarray([[rng.randrange(int(widths[i, src[i]])) for _ in range(n)] for i in range(q)], dtype=np.int64).reshape(q, n)
+    hist = np.asarray([[rng.randint(0, 5) for _ in range(m)] for _ in range(n)], dtype=np.int64)
+    mults, span = histograms._mults(widths[np.arange(q), levels].tolist())
+    for factor in (0, 8, 10**6):  # a sort, the default, a dense count
+        got = histogram_kernels.rolled_at(codes, hist, flat, offsets, widths, src, levels, factor)
+        want = histogram_kernels.rolled(codes, hist, flat, offsets[np.arange(q), src, levels], mults, span, span <= factor * n)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    slots = rng.randint(1, 30)
+    grid = np.asarray([[rng.randint(0, 3) for _ in range(q)] for _ in range(slots)], dtype=np.int64).reshape(slots, q)
+    rows = np.asarray([rng.choice([rng.randint(1, 9), histograms._EMPTY]) for _ in range(slots)], dtype=np.int64)
+    for _ in range(20):
+        node = np.asarray([rng.randint(0, 3) for _ in range(q)], dtype=np.int64)
+        limit = rng.randint(1, 10)
+        under = [s for s in range(slots) if all(grid[s, i] <= node[i] for i in range(q)) and rows[s] < limit]
+        want_slot = min(under, key=lambda s: (rows[s], s)) if under else -1
+        assert histogram_kernels.smallest_under(grid, rows, node, limit) == want_slot
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_numpy_and_compiled_rollups_give_the_same_node_stats(name, tmp_path, monkeypatch):
     """Every node's NodeStats by the compiled roll-up equal the numpy form's (the same class

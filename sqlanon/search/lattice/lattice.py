@@ -97,6 +97,8 @@ class Lattice:
         self.maxes = [int(hi) for _, hi in bounds]
         require_size(bounds, max_nodes)
         spans = [hi - lo + 1 for lo, hi in zip(self.mins, self.maxes)]
+        #: the per-node arrays' shape as the grid of levels (:meth:`cone`'s boxes)
+        self.shape = tuple(spans)
         # every node in itertools.product's order (the last QI fastest), built by numpy
         grid = np.indices(spans, dtype=np.int16).reshape(len(spans), math.prod(spans))
         self.nodes = np.ascontiguousarray(grid.T) + np.array(self.mins, dtype=np.int16)
@@ -217,6 +219,18 @@ class Lattice:
                 out &= m
         return out
 
+    def cone(self, values: np.ndarray, node: tuple[int, ...], up: bool) -> np.ndarray:
+        """The view of ``values`` (a per-node array of the lattice's, C-ordered) at ``node``'s
+        generalizations (``up``) or specializations, the node itself included: a box of the grid
+        of levels, so tagging a cone is one strided assignment, not a mask of every node."""
+        if up:
+            box = tuple(slice(v - lo, None) for v, lo in zip(node, self.mins))
+        else:
+            box = tuple(slice(0, v - lo + 1) for v, lo in zip(node, self.mins))
+        grid = values.reshape(self.shape)
+        assert np.may_share_memory(grid, values)  # a view: what is assigned lands in values
+        return grid[box]
+
     def _record(self, idx: int, ns) -> bool:
         node = self.node(idx)
         # within the budget and releasing a row (Requirement.fits): both parts are monotone under
@@ -225,22 +239,22 @@ class Lattice:
         value = self.metric.value(self.stats, node, ns) if satisfies else math.inf
         self.evaluated[idx] = (ns, satisfies, value)
         self.is_evaluated[idx] = True
-        below = self.tag(idx, satisfies)
+        self.tag(idx, satisfies, node)
         if ns.suppressed and self.requirement.monotone:
-            below = self.below(idx) if below is None else below
-            np.maximum(self.s_lower, ns.suppressed, out=self.s_lower, where=below)
+            below = self.cone(self.s_lower, node, up=False)
+            np.maximum(below, ns.suppressed, out=below)
         elif self.mono_finals:
-            self._tag_monotone_part(idx, ns)
+            self._tag_monotone_part(idx, ns, node)
         if satisfies and (value < self.best_value or (value == self.best_value and self.best_idx is not None and self.height[idx] < self.height[self.best_idx])):
             self.best_value, self.best_idx = value, idx
         qb = self.metric.query_bound(self.stats, node, ns)
         if qb is not None and qb >= self.best_value:
-            self.prune_above(idx)
+            self.prune_above(idx, node)
         if self.progress:
             self.progress(len(self.evaluated))
         return satisfies
 
-    def _tag_monotone_part(self, idx: int, ns) -> None:
+    def _tag_monotone_part(self, idx: int, ns, node: tuple[int, ...]) -> None:
         """A requirement that is not monotone: the rows its monotone part suppresses at the node
         bound the suppressed rows of every specialization (the metric bounds read ``s_lower``),
         and when they exceed the budget (or are every row) every specialization fails."""
@@ -248,14 +262,14 @@ class Lattice:
             return  # evaluated without the part's column (a search's own statement): nothing known
         mono = int(ns.extra[MONO] or 0)
         if mono <= self.requirement.budget and mono < ns.rows:
-            self.mono_status[self.above(idx)] = SATISFIES
+            self.cone(self.mono_status, node, up=True)[...] = SATISFIES
         if not mono:
             return
-        below = self.below(idx)
-        np.maximum(self.s_lower, mono, out=self.s_lower, where=below)
+        below = self.cone(self.s_lower, node, up=False)
+        np.maximum(below, mono, out=below)
         if mono > self.requirement.budget or mono >= ns.rows:
-            self.status[below] = FAILS
-            self.mono_status[below] = FAILS
+            self.cone(self.status, node, up=False)[...] = FAILS
+            self.cone(self.mono_status, node, up=False)[...] = FAILS
 
     @property
     def path_status(self) -> np.ndarray:
@@ -265,19 +279,13 @@ class Lattice:
         and the nodes that meet the part are checked one by one."""
         return self.mono_status if self.mono_finals else self.status
 
-    def tag(self, idx: int, satisfies: bool) -> np.ndarray | None:
-        """Tag the node's cone; returns the mask of its specializations when it computed it (a
-        failing node's), for :meth:`_record` to reuse."""
+    def tag(self, idx: int, satisfies: bool, node: tuple[int, ...] | None = None) -> None:
+        """Tag the node's cone (``node``: its levels, when known)."""
         if not self.requirement.monotone:
             # entropy l-diversity / t-closeness with a budget: a node says nothing about others
             self.status[idx] = SATISFIES if satisfies else FAILS
-            return None
-        if satisfies:
-            self.status[self.above(idx)] = SATISFIES
-            return None
-        below = self.below(idx)
-        self.status[below] = FAILS
-        return below
+            return
+        self.cone(self.status, self.node(idx) if node is None else node, up=satisfies)[...] = SATISFIES if satisfies else FAILS
 
     def offer(self, idx: int, value: float) -> None:
         """A node tagged as satisfying whose value is known without a query (``Metric.known_value``):
@@ -335,10 +343,11 @@ class Lattice:
             reach[ids] |= got
         return above
 
-    def prune_above(self, idx: int) -> None:
-        mask = self.above(idx)
-        mask[idx] = False
-        self.pruned |= mask
+    def prune_above(self, idx: int, node: tuple[int, ...] | None = None) -> None:
+        """Prune the node's strict generalizations (``node``: its levels, when known)."""
+        itself = self.pruned[idx]
+        self.cone(self.pruned, self.node(idx) if node is None else node, up=True)[...] = True
+        self.pruned[idx] = itself
 
     def satisfies(self, idx: int) -> bool:
         if self.status[idx] == UNKNOWN:

@@ -3,11 +3,14 @@
 A set of classes (their codes, QIs x rows, and sensitive histograms, rows x m integer counts) is
 grouped at a node's levels in one pass per step: every QI's code mapped up (a per-QI map, all
 maps in one flat array), packed into one integer key (mixed radix below 2**62), the keys grouped
-and the histograms summed per class, exactly (integers); each class's codes are read back from its
-key (the mixed radix undone: QIs x classes, not QIs x rows). Classes come out in key order, as
+and the histograms summed per class, exactly (integers); each class's codes are those of one of
+its rows, mapped (a gather per QI and class: undoing the mixed radix by a division per QI and
+class cost more than the grouping itself when a node has many classes). Classes come out in key order, as
 :func:`sqlanon.stats.histograms._group`'s numpy forms number them, so every later sum over the
 classes runs in the same order on either path.
 
+:func:`rolled_at` reads a node's maps, multipliers and key range from the tables of every QI's
+maps (no per-node Python), :func:`smallest_under` picks the smallest kept set a node generalizes.
 :func:`class_columns` computes the models' class columns (``nlogn_s``, ``emd_ordered``,
 ``top_s``/``tail_s``, ...) from the class histograms in one pass over each class's row.
 
@@ -29,7 +32,8 @@ def rolled(codes, hist, maps_flat, maps_off, mults, span, dense):
     """``(codes at the node's levels: QIs x classes, histograms: classes x m)`` of the rows of
     ``codes``/``hist`` grouped by their mapped codes (QI ``i``'s map is
     ``maps_flat[maps_off[i]:maps_off[i + 1]]``, its multiplier ``mults[i]``, the key's range
-    ``span``): by a table over the key's range when ``dense``, a sort otherwise."""
+    ``span``): by a table over the key's range when ``dense``, a sort otherwise. Each class's
+    codes are mapped from one of its rows (a gather per QI, no division of the key)."""
     q, n = codes.shape
     m = hist.shape[1]
     key = np.zeros(n, dtype=np.int64)
@@ -43,15 +47,14 @@ def rolled(codes, hist, maps_flat, maps_off, mults, span, dense):
     if dense:
         slot = np.zeros(span, dtype=np.int64)
         for r in range(n):
-            slot[key[r]] = 1
-        found = np.empty(min(span, n), dtype=np.int64)
+            slot[key[r]] = r + 1  # a row of the key's class, 1-based (0: no row)
+        rep = np.empty(min(span, n), dtype=np.int64)
         classes = 0
         for v in range(span):
             if slot[v]:
+                rep[classes] = slot[v] - 1
                 slot[v] = classes
-                found[classes] = v
                 classes += 1
-        class_key = found[:classes]
         out_hist = np.zeros((classes, m), dtype=np.int64)
         for r in range(n):
             c = slot[key[r]]
@@ -60,28 +63,64 @@ def rolled(codes, hist, maps_flat, maps_off, mults, span, dense):
     else:
         order = np.argsort(key)
         row_class = np.empty(n, dtype=np.int64)
+        rep = np.empty(n, dtype=np.int64)
         classes = 0
         last = -1
         for j in range(n):
             r = order[j]
             if j == 0 or key[r] != last:
+                rep[classes] = r
                 classes += 1
                 last = key[r]
             row_class[r] = classes - 1
-        class_key = np.empty(classes, dtype=np.int64)
         out_hist = np.zeros((classes, m), dtype=np.int64)
         for r in range(n):
             c = row_class[r]
-            class_key[c] = key[r]
             for j in range(m):
                 out_hist[c, j] += hist[r, j]
     out_codes = np.empty((q, classes), dtype=np.int64)
     for i in range(q):
-        mult = mults[i]
-        width = (mults[i + 1] if i + 1 < q else span) // mult
+        off = maps_off[i]
         for c in range(classes):
-            out_codes[i, c] = (class_key[c] // mult) % width
+            out_codes[i, c] = maps_flat[off + codes[i, rep[c]]]
     return out_codes, out_hist
+
+
+@njit(cache=True, nogil=True)
+def rolled_at(codes, hist, maps_flat, offsets, widths, src, levels, dense_factor):
+    """:func:`rolled` of a set at levels ``src`` to ``levels``, its maps, multipliers and key
+    range read here from the tables of every QI's maps (``offsets``: QI x low x level into
+    ``maps_flat``, ``widths``: QI x level; the key's range must fit 62 bits at every level),
+    grouped densely when the range is at most ``dense_factor`` times the rows."""
+    q = len(levels)
+    maps_off = np.empty(q, dtype=np.int64)
+    mults = np.ones(q, dtype=np.int64)
+    span = 1
+    for i in range(q):
+        maps_off[i] = offsets[i, src[i], levels[i]]
+        mults[i] = span
+        span *= max(widths[i, levels[i]], 1)
+    return rolled(codes, hist, maps_flat, maps_off, mults, span, span <= dense_factor * max(hist.shape[0], 1))
+
+
+@njit(cache=True, nogil=True)
+def smallest_under(grid, rows, node, limit):
+    """The slot of the fewest ``rows`` (below ``limit``; the first of equals) whose levels
+    (``grid``'s row) are at or below ``node`` in every QI, -1 when none is."""
+    best = -1
+    fewest = limit
+    for s in range(grid.shape[0]):
+        if rows[s] >= fewest:
+            continue
+        under = True
+        for i in range(grid.shape[1]):
+            if grid[s, i] > node[i]:
+                under = False
+                break
+        if under:
+            best = s
+            fewest = rows[s]
+    return best
 
 
 @njit(cache=True, nogil=True)
