@@ -104,9 +104,9 @@ def released_figures(stats, recoding: Recoding, ok: exp.Expr, node=None) -> tupl
     the released classes are kept in a temporary table (one row per class), then one statement
     sums them (:meth:`sqlanon.dialect.Dialect.grouped_sums`: one ``GROUP BY`` per QI and one by
     class size in a ``UNION ALL``, on Spark one ``GROUPING SETS``; the histogram's sum of ``cnt``
-    per size is ``size x classes``). Not one statement with the classes as a CTE: DuckDB ran its
-    25 branches over the CTE at +100 MB on a 30K-row, 24-QI table (the report's peak after a
-    genetic run, docs/genetic.md#memory), +10 MB over the table. With the full-domain ``node``
+    per size is ``size x classes``). Not one statement with the classes as a CTE under the
+    ``UNION ALL``: DuckDB held many times the memory for it, the peak of a whole wide-table run
+    (docs/genetic.md#memory, ``bench/genetic_memory.py``). With the full-domain ``node``
     the recoding is of, its classes are rolled up from the smallest saved set (a recoding's from
     the base set)."""
     params = Params() if stats.dialect.binds_lists else None  # code lists bound, not spelled out
