@@ -115,7 +115,11 @@ def released_figures(stats, recoding: Recoding, ok: exp.Expr, node=None) -> tupl
     ctes.append(("flagged", exp.select(*[col(q) for q in names], col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
     released = stats.engine.temp_name("released")
     classes = exp.select(*[col(q) for q in names], col("cnt")).from_(table_ref("flagged")).where(col("ok"))
-    stats.engine.execute(stats.dialect.create_temp(released, cte_select(ctes, classes)), params or None)
+    create = stats.dialect.create_temp(released, cte_select(ctes, classes))
+    if params:  # the bound code lists (an engine's execute takes them only when there are some)
+        stats.engine.execute(create, params)
+    else:
+        stats.engine.execute(create)
     out = [[0] * len(labels) for labels in recoding.labels]
     sizes: dict[int, int] = {}
     try:
