@@ -101,27 +101,39 @@ def released_counts(stats, recoding: Recoding, ok: exp.Expr, node=None) -> list[
 def released_figures(stats, recoding: Recoding, ok: exp.Expr, node=None) -> tuple[list[list[int]], list[tuple[int, int]]]:
     """Per QI, released rows per recoded value, and the released classes' size histogram
     (``(size, classes)`` by size, as :func:`sqlanon.risk.measure.class_histogram_query` gives it):
-    one statement over the released classes (:meth:`sqlanon.dialect.Dialect.grouped_sums`: one
-    ``GROUP BY`` per QI and one by class size in a ``UNION ALL``, on Spark one ``GROUPING SETS``;
-    the histogram's sum of ``cnt`` per size is ``size x classes``). With the full-domain ``node``
+    the released classes are kept in a temporary table (one row per class), then one statement
+    sums them (:meth:`sqlanon.dialect.Dialect.grouped_sums`: one ``GROUP BY`` per QI and one by
+    class size in a ``UNION ALL``, on Spark one ``GROUPING SETS``; the histogram's sum of ``cnt``
+    per size is ``size x classes``). Not one statement with the classes as a CTE under the
+    ``UNION ALL``: DuckDB held many times the memory for it, the peak of a whole wide-table run
+    (docs/genetic.md#memory, ``bench/genetic_memory.py``). With the full-domain ``node``
     the recoding is of, its classes are rolled up from the smallest saved set (a recoding's from
     the base set)."""
     params = Params() if stats.dialect.binds_lists else None  # code lists bound, not spelled out
     ctes, cls = stats.class_ctes(tuple(node) if node is not None else recoding, params=params)
     names = [stats.qcol(i) for i in range(len(stats.qis))]
     ctes.append(("flagged", exp.select(*[col(q) for q in names], col("cnt"), exp.alias_(ok.copy(), "ok", quoted=True)).from_(table_ref(cls))))
-    ctes.append(("released", exp.select(*[col(q) for q in names], col("cnt")).from_(table_ref("flagged")).where(col("ok"))))
+    released = stats.engine.temp_name("released")
+    classes = exp.select(*[col(q) for q in names], col("cnt")).from_(table_ref("flagged")).where(col("ok"))
+    create = stats.dialect.create_temp(released, cte_select(ctes, classes))
+    if params:  # the bound code lists (an engine's execute takes them only when there are some)
+        stats.engine.execute(create, params)
+    else:
+        stats.engine.execute(create)
     out = [[0] * len(labels) for labels in recoding.labels]
     sizes: dict[int, int] = {}
-    query = cte_select(ctes, stats.dialect.grouped_sums("released", [[q] for q in names] + [["cnt"]], ["code"], "i"))
-    for i, code, n in stats.engine.fetch_all(query, params or None):
+    try:
+        rows = stats.engine.fetch_all(stats.dialect.grouped_sums(released, [[q] for q in names] + [["cnt"]], ["code"], "i"))
+    finally:
+        stats.engine.execute(stats.dialect.drop_temp(released))
+    for i, code, n in rows:
         if int(i) < len(names):
             out[int(i)][int(code)] = int(n)
         else:
-            size, rows = int(code), int(n)
-            if rows % size:
-                raise AssertionError(f"released rows {rows} of classes of size {size} are no multiple of it")
-            sizes[size] = rows // size
+            size, in_size = int(code), int(n)
+            if in_size % size:
+                raise AssertionError(f"released rows {in_size} of classes of size {size} are no multiple of it")
+            sizes[size] = in_size // size
     return out, sorted(sizes.items())
 
 

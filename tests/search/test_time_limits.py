@@ -90,9 +90,9 @@ def _genetic_clock(monkeypatch, clock, prepare_seconds: float):
     monkeypatch.setattr(FlexibleEvaluator, "prepare", prepare)
     original_score = FlexibleEvaluator.score
 
-    def score(self, chromosomes, per_column=False):
+    def score(self, chromosomes, per_column=False, keys=None):
         before = self.evaluations
-        out = original_score(self, chromosomes, per_column)
+        out = original_score(self, chromosomes, per_column, keys)
         if self.evaluations > before and not per_column:
             clock.spend(0.02 + 0.01 * (self.evaluations - before))
         return out

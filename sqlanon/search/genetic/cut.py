@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from sqlanon.hierarchy.builders import is_number
 from sqlanon.errors import ConfigError, HierarchyError
 from sqlanon.plan import Recoding
@@ -565,6 +567,18 @@ def parse_intervals(labels: Sequence[str], attribute: str) -> list[tuple[float, 
 
 # ---------------------------------------------------------------------------------------------
 # a whole solution
+
+
+def chromosome_key(chromosome: Sequence[int]) -> bytes:
+    """A chromosome (a tuple of 0/1 bits) as a dict key: its bits packed 8 to a byte (every
+    chromosome of a layout has the same length, so distinct chromosomes get distinct keys). The
+    memo and the set of unique solutions hold one per solution scored: on t24 (1,196 bits) 150
+    bytes instead of ``bytes(chromosome)``'s 1,196.
+
+    >>> chromosome_key((1, 0, 0, 0, 0, 0, 0, 1, 1)), len(chromosome_key((0,) * 1196))
+    (b'\\x81\\x80', 150)
+    """
+    return np.packbits(np.frombuffer(bytes(chromosome), dtype=np.uint8)).tobytes()
 
 
 class Layout:

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sqlanon.errors import ConfigError
+from sqlanon.search.genetic.cut import chromosome_key
 from sqlanon.search.genetic.stats import ClassTarget, GeneticStats, RegressionTarget
 from sqlanon.files.strict_load import load_json_spec
 from sqlanon.metrics import METRICS
@@ -416,31 +417,34 @@ class FlexibleEvaluator:
         """Bytes held by the per-attribute parts (at most :data:`PART_CACHE_BYTES` plus one part)."""
         return sum(self.part_bytes)
 
-    def score(self, chromosomes: Sequence[tuple], per_column: bool = False) -> list[dict]:
-        """Aggregates + objective value + reported metrics per chromosome (memoized)."""
+    def score(self, chromosomes: Sequence[tuple], per_column: bool = False, keys: Sequence[bytes] | None = None) -> list[dict]:
+        """Aggregates + objective value + reported metrics per chromosome (memoized by
+        :func:`sqlanon.search.genetic.cut.chromosome_key`; ``keys``: the chromosomes' keys when
+        the caller has them)."""
+        keys = [chromosome_key(ch) for ch in chromosomes] if keys is None else keys
         todo, seen, known = [], set(), {}
-        for ch in chromosomes:
-            key = bytes(ch)
+        for ch, key in zip(chromosomes, keys):
             if key in self.memo and not per_column:
                 known[key] = self.memo[key]  # held here: scoring the others may evict it
             elif key not in seen:
                 seen.add(key)
-                todo.append(ch)
+                todo.append((ch, key))
         fresh = self._evaluate(todo, per_column) if todo else {}
         known.update(fresh)
-        return [known[bytes(ch)] for ch in chromosomes]
+        return [known[key] for key in keys]
 
     def _per_column(self, per_column: bool) -> bool:
         """Whether a batch is scored per column: asked for, or a share metric (its value needs
         every QI's suppressed share)."""
         return per_column or self.unit == "share"
 
-    def _evaluate(self, todo: list, per_column: bool) -> dict[bytes, dict]:
-        """Score ``todo`` (chromosomes not memoized) in one batch; memoize and return them."""
+    def _evaluate(self, todo: list[tuple[tuple, bytes]], per_column: bool) -> dict[bytes, dict]:
+        """Score ``todo`` (chromosomes not memoized, with their keys) in one batch; memoize and
+        return them."""
         fresh: dict[bytes, dict] = {}
         cands, parts_of = [], []
         caches, part = self.part_cache, self.part
-        for ch in todo:
+        for ch, _ in todo:
             parts = []
             for i, bits in enumerate(self.layout.split(ch)):
                 hit = caches[i].get(bits)  # most parts are their parents' (held: no call)
@@ -449,12 +453,12 @@ class FlexibleEvaluator:
             cands.append({"codes": [p["codes"] for p in parts], "groups": [p["groups"] for p in parts], "leaf_loss": [p["loss"] for p in parts],
                           "group_loss": [p["group_loss"] for p in parts]})
         rows = self.gstats.evaluate(cands, lm=self.lm, per_column=self._per_column(per_column), lm_within=self.lm_within)
-        for ch, parts, row in zip(todo, parts_of, rows):
+        for (_, key), parts, row in zip(todo, parts_of, rows):
             agg = self._scored(dict(row), parts, per_column)
             while len(self.memo) >= max(self.memo_limit, 1):  # the oldest go first
                 del self.memo[next(iter(self.memo))]
-            self.memo[bytes(ch)] = agg
-            fresh[bytes(ch)] = agg
+            self.memo[key] = agg
+            fresh[key] = agg
         return fresh
 
     def _scored(self, agg: dict, parts: list[dict], per_column: bool) -> dict:

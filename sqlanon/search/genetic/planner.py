@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from sqlanon.search.genetic.cut import Layout, recoding_from_transformation
+from sqlanon.search.genetic.cut import Layout, chromosome_key, recoding_from_transformation
 from sqlanon.errors import ConfigError
 from sqlanon.search.genetic.objective import SHARE_METRICS, FlexibleEvaluator, build_objective
 from sqlanon.plan import Plan
@@ -320,10 +320,14 @@ class GA:
         return int(self.ev.budget) if worst[0] == 0 else max(int(self.ev.budget), int(worst[1]))
 
     def score(self, chromosomes: list[tuple]) -> list[dict]:
-        """Score by one statement, timed for the time limit (memo hits cost nothing)."""
+        """Score by one statement, timed for the time limit (memo hits cost nothing); each
+        chromosome's key (:func:`chromosome_key`, packed bits) is made once, for the memo and
+        the unique solutions."""
         before = self.ev.evaluations
         t0 = self.limits.now()
-        out = self.ev.score(chromosomes)
+        keys = [chromosome_key(ch) for ch in chromosomes]
+        out = self.ev.score(chromosomes, keys=keys)
+        self.unique.update(keys)
         # evaluations (memo hits are free) count against the step limit
         self.limits.record(self.ev.evaluations - before, self.limits.now() - t0)
         return out
@@ -341,7 +345,6 @@ class GA:
                 room = max(room, 1 + len(self.seeds))
             chunk = init[done : done + room]
             for ch, agg in zip(chunk, self.score(chunk)):
-                self.unique.add(bytes(ch))
                 self.insert(ch, agg)
             done += len(chunk)
 
@@ -367,7 +370,6 @@ class GA:
             aggs = self.score(kids)
             for ch, agg in zip(kids, aggs):
                 self.children += 1
-                self.unique.add(bytes(ch))
                 self.inserted += self.insert(ch, agg)
             before = self.iterations_done
             self.iterations_done += steps

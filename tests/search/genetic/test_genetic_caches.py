@@ -81,3 +81,35 @@ def test_population_results_survive_the_memo(tmp_path, monkeypatch):
     assert report.extra["best_so_far"] and report.suppressed_rows <= report.suppression_budget
     # the same search (the memo only saves work): the same answer, its dropped results scored again
     assert report.transformation == free.transformation and report.extra["evaluations"] > free.extra["evaluations"]
+
+
+def test_memo_keys_are_packed_bits_one_per_distinct_chromosome(tmp_path, monkeypatch):
+    """The memo and the unique-solution count key a chromosome by its bits packed 8 to a byte
+    (:func:`sqlanon.search.genetic.cut.chromosome_key`): distinct chromosomes never share a key
+    (an oracle over random bit strings, trailing zeros included), the memo's keys are
+    ``ceil(bits / 8)`` bytes, and ``unique_solutions`` counts the distinct chromosomes scored."""
+    from sqlanon.search.genetic import planner
+    from sqlanon.search.genetic.cut import chromosome_key
+
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 8, 9, 61, 1196):
+        chromosomes = {tuple(int(b) for b in rng.integers(0, 2, n)) for _ in range(200)} | {(0,) * n, (0,) * (n - 1) + (1,)}
+        keys = {chromosome_key(ch) for ch in chromosomes}
+        assert len(keys) == len(chromosomes) and {len(k) for k in keys} == {(n + 7) // 8}
+        assert all(np.array_equal(np.unpackbits(np.frombuffer(chromosome_key(ch), dtype=np.uint8))[:n], ch) for ch in chromosomes)
+    data, qi, _, _ = wide_table(tmp_path, n_qi=12, n_rows=300, seed=2)
+    scored: set = set()
+    seen: dict = {}
+    original = planner.GA.score
+
+    def watched(self, chromosomes):
+        scored.update(chromosomes)
+        out = original(self, chromosomes)
+        seen["nbits"] = self.layout.nbits
+        seen["key_sizes"] = {len(k) for k in self.ev.memo}
+        return out
+
+    monkeypatch.setattr(planner.GA, "score", watched)
+    report = run(data, qi)
+    assert seen["key_sizes"] == {(seen["nbits"] + 7) // 8}
+    assert report.extra["unique_solutions"] == len(scored)

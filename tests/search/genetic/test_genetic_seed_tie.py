@@ -30,8 +30,8 @@ def test_a_tie_within_rounding_is_the_seed_node(tmp_path, monkeypatch, nudge):
     seed's full-domain node (levels), and the report still says how the genetic search ran."""
     score = objective.FlexibleEvaluator.score
 
-    def nudged(self, chromosomes, per_column=False):
-        out = score(self, chromosomes, per_column)
+    def nudged(self, chromosomes, per_column=False, keys=None):
+        out = score(self, chromosomes, per_column, keys)
         if per_column and nudge:  # the final scoring of the best solution
             out = [dict(a, value=math.nextafter(float(a["value"]), -math.inf if nudge < 0 else math.inf)) for a in out]
         return out
