@@ -546,7 +546,7 @@ def test_spark_builds_every_hierarchy_from_one_scan_of_distinct_values(spark, pe
     duck = sqlanon.anonymize(input=people["csv"], **args)
     scans, singles = [], []
     many, one = sqlanon.run.session.builder_values_many, sqlanon.hierarchy.builder_values
-    monkeypatch.setattr(sqlanon.run.session, "builder_values_many", lambda engine, source, columns, bound: scans.append(list(columns)) or many(engine, source, columns, bound))
+    monkeypatch.setattr(sqlanon.run.session, "builder_values_many", lambda engine, source, columns, bound, rows=None: scans.append(list(columns)) or many(engine, source, columns, bound, rows))
     monkeypatch.setattr(sqlanon.hierarchy, "builder_values", lambda *a, **kw: singles.append(a[2]) or one(*a, **kw))
     got = sqlanon.anonymize(input=people["csv"], connection=spark, **args)
     assert scans == [list(people["qi"])] and singles == []
