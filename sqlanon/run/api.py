@@ -649,9 +649,11 @@ def report_sql(policy: Policy, stats: Statistics, plan: Plan) -> list[tuple[str,
         import sqlglot
 
         created = [text for text in stats.engine.log if text.lstrip().upper().startswith("CREATE")]
-        ran = [text for text in created if stats.base.table in text]
-        # the base set coded from the grouped pass's groups: that statement first (:mod:`sqlanon.stats.grouped_pass`)
-        ran = [text for text in created if ran and grouped_pass.PREFIX in text and text != ran[0] and grouped_pass.PREFIX in ran[0]][:1] + ran[:1]
+        base_statement = [text for text in created if stats.base.table in text][:1]
+        # a base set coded from the grouped pass's groups: the pass's statement first (:mod:`sqlanon.stats.grouped_pass`)
+        from_groups = bool(base_statement) and grouped_pass.PREFIX in base_statement[0]
+        groups_statement = [text for text in created if from_groups and grouped_pass.PREFIX in text and text != base_statement[0]][:1]
+        ran = groups_statement + base_statement
         base = ";\n\n".join(sqlglot.transpile(text, read=stats.dialect.name, write=stats.dialect.name, pretty=True)[0] for text in ran) if ran else "(not recorded)"
         # long code lists are bound parameters here as when the statement ran: the listing (kept
         # in the report and the registry) does not grow with the columns' distinct values
