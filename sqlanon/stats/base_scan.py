@@ -29,6 +29,7 @@ ONE_TO_ONE = frozenset({
     "TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT",
     "INT1", "INT2", "INT4", "INT8", "BYTE", "SHORT", "LONG",
     "DATE", "BOOLEAN", "BOOL",
+    "TIMESTAMP", "DATETIME",  # a timestamp without a zone: one text per value, to the microsecond
 })
 #: column types whose values hash as the text of their hierarchy's leaves (:func:`hash_by_groups`)
 TEXT_TYPES = frozenset({"VARCHAR", "TEXT", "STRING"})
